@@ -1,0 +1,599 @@
+//! A captured frame decoded from its link header to the RoCE payload (WIRE.md A.1): link layer
+//! (Ethernet with 0-2 VLAN tags, Linux cooked v1/v2, raw IP), IPv4/IPv6 and UDP through
+//! etherparse's borrowed header slices, then RoCEv2 (UDP 4791 either way), RoCEv1 (EtherType
+//! 0x8915 + GRH), MAC control (PAUSE/PFC) and CM MADs. Parsing never allocates and never fails:
+//! what cannot be decoded becomes a warning, and decoding stops where the captured bytes stop.
+
+use core::ops::Range;
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
+
+use etherparse::{Ethernet2HeaderSlice, Ipv4HeaderSlice, Ipv6HeaderSlice, SingleVlanHeaderSlice, UdpHeaderSlice};
+
+use crate::field::FieldId as F;
+use crate::ib::icrc::{self, IcrcNet};
+use crate::ib::{CmMad, Hdr, RocePacket, Syndrome};
+use crate::mac_control::{self, MacControl};
+use crate::profile::Profile;
+use crate::value::Value;
+use crate::warning::{Layer, Warning, Warnings};
+
+/// The RoCEv2 UDP port.
+pub const ROCEV2_PORT: u16 = 4791;
+/// RoCEv1 EtherType.
+pub const ETHERTYPE_ROCEV1: u16 = 0x8915;
+const ETHERTYPE_IPV4: u16 = 0x0800;
+const ETHERTYPE_IPV6: u16 = 0x86dd;
+const GRH_LEN: usize = 40;
+/// IPv6 next header / GRH NxtHdr value for the IBA transport.
+const NXT_HDR_IBA: u8 = 0x1b;
+
+/// The capture's link type.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum LinkType {
+    /// DLT_EN10MB (1).
+    Ethernet,
+    /// Linux cooked capture v1 (113).
+    LinuxSll,
+    /// Linux cooked capture v2 (276).
+    LinuxSll2,
+    /// Raw IPv4/IPv6 (101).
+    RawIp,
+}
+
+impl LinkType {
+    /// Maps a pcap LINKTYPE_ value.
+    pub fn from_linktype(v: u32) -> Option<LinkType> {
+        Some(match v {
+            1 => LinkType::Ethernet,
+            113 => LinkType::LinuxSll,
+            276 => LinkType::LinuxSll2,
+            101 | 12 | 14 => LinkType::RawIp,
+            _ => return None,
+        })
+    }
+}
+
+/// Decoding options that do not depend on the profile.
+#[derive(Clone, Copy, Debug)]
+pub struct DecodeOptions {
+    /// Compute and compare ICRCs (and IPv4 header checksums).
+    pub verify: bool,
+}
+
+impl Default for DecodeOptions {
+    fn default() -> Self {
+        DecodeOptions { verify: true }
+    }
+}
+
+/// The ICRC verdict (`rocescope.icrc.status`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum IcrcStatus {
+    Good,
+    Bad,
+    /// No ICRC by design (or a packet too short to hold one).
+    Absent,
+    /// The ICRC or the bytes it covers were not captured.
+    Truncated,
+    /// Verification was not asked for.
+    Unchecked,
+}
+
+impl IcrcStatus {
+    pub fn name(self) -> Option<&'static str> {
+        Some(match self {
+            IcrcStatus::Good => "good",
+            IcrcStatus::Bad => "bad",
+            IcrcStatus::Absent => "absent",
+            IcrcStatus::Truncated => "truncated",
+            IcrcStatus::Unchecked => return None,
+        })
+    }
+}
+
+/// The network layer that carries a RoCE packet or other IP traffic.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Net {
+    Ipv4 { off: usize, hdr_len: usize },
+    Ipv6 { off: usize },
+    /// RoCEv1 Global Route Header.
+    Grh { off: usize },
+}
+
+/// A decoded frame.
+#[derive(Clone, Copy, Debug)]
+pub struct Frame<'a> {
+    data: &'a [u8],
+    link: LinkType,
+    vlans: u8,
+    vlan_off: [u16; 2],
+    ethertype: Option<u16>,
+    net: Option<Net>,
+    udp_off: Option<usize>,
+    roce_off: usize,
+    roce: Option<RocePacket<'a>>,
+    mac_ctrl_off: Option<usize>,
+    /// Offset of the CM MAD in `data`.
+    cm_off: Option<usize>,
+    truncated: bool,
+    icrc: IcrcStatus,
+    profile: Profile,
+    /// Problems found.
+    pub warnings: Warnings,
+}
+
+impl<'a> Frame<'a> {
+    /// Decodes one captured frame. `orig_len` is the frame's length on the wire (the pcap
+    /// record's original length); `data` may be shorter (snaplen).
+    pub fn parse(link: LinkType, data: &'a [u8], orig_len: usize, opts: &DecodeOptions) -> Frame<'a> {
+        let mut f = Frame {
+            data,
+            link,
+            vlans: 0,
+            vlan_off: [0; 2],
+            ethertype: None,
+            net: None,
+            udp_off: None,
+            roce_off: 0,
+            roce: None,
+            mac_ctrl_off: None,
+            cm_off: None,
+            truncated: false,
+            icrc: IcrcStatus::Unchecked,
+            profile: Profile::Std,
+            warnings: Warnings::default(),
+        };
+        let wire_len = orig_len.max(data.len());
+        let Some((ethertype, l3)) = f.parse_link() else {
+            f.truncated = data.len() < wire_len;
+            return f;
+        };
+        f.ethertype = Some(ethertype);
+        match ethertype {
+            ETHERTYPE_IPV4 | ETHERTYPE_IPV6 => f.parse_ip(l3, wire_len, opts),
+            ETHERTYPE_ROCEV1 => f.parse_grh(l3, wire_len, opts),
+            mac_control::ETHERTYPE => f.parse_mac_control(l3),
+            _ => f.truncated = data.len() < wire_len,
+        }
+        f
+    }
+
+    /// Link header: returns the EtherType and the offset of what follows.
+    fn parse_link(&mut self) -> Option<(u16, usize)> {
+        let d = self.data;
+        let (mut ethertype, mut off) = match self.link {
+            LinkType::Ethernet => match Ethernet2HeaderSlice::from_slice(d) {
+                Ok(e) => (e.ether_type().0, 14),
+                Err(_) => return self.short(Layer::Link, 14, d.len()),
+            },
+            LinkType::LinuxSll => match d.get(14..16) {
+                Some(p) => (u16::from_be_bytes([p[0], p[1]]), 16),
+                None => return self.short(Layer::Link, 16, d.len()),
+            },
+            LinkType::LinuxSll2 => match d.get(..20) {
+                Some(h) => (u16::from_be_bytes([h[0], h[1]]), 20),
+                None => return self.short(Layer::Link, 20, d.len()),
+            },
+            LinkType::RawIp => match d.first() {
+                Some(b) if b >> 4 == 4 => (ETHERTYPE_IPV4, 0),
+                Some(b) if b >> 4 == 6 => (ETHERTYPE_IPV6, 0),
+                Some(_) => return None,
+                None => return self.short(Layer::Link, 1, 0),
+            },
+        };
+        while matches!(ethertype, 0x8100 | 0x88a8 | 0x9100) {
+            if self.vlans as usize == self.vlan_off.len() {
+                self.warnings.push(Warning::Unsupported("more than two VLAN tags"));
+                return None;
+            }
+            match SingleVlanHeaderSlice::from_slice(&d[off..]) {
+                Ok(v) => {
+                    self.vlan_off[self.vlans as usize] = off as u16;
+                    self.vlans += 1;
+                    ethertype = v.ether_type().0;
+                    off += 4;
+                }
+                Err(_) => return self.short(Layer::Vlan, 4, d.len() - off),
+            }
+        }
+        Some((ethertype, off))
+    }
+
+    fn short<T>(&mut self, layer: Layer, need: usize, have: usize) -> Option<T> {
+        self.truncated = true;
+        self.warnings.push(Warning::Truncated { layer, need: need as u16, have: have as u16 });
+        None
+    }
+
+    /// IPv4 or IPv6, then UDP, then RoCEv2 on port 4791.
+    fn parse_ip(&mut self, l3: usize, wire_len: usize, opts: &DecodeOptions) {
+        let d = &self.data[l3..];
+        let on_wire = wire_len - l3;
+        let (net, hdr_len, ip_len, is_udp) = match d.first().map(|b| b >> 4) {
+            Some(4) => {
+                let need = d.first().map_or(20, |b| ((b & 0x0f) as usize * 4).max(20));
+                if d.len() < need {
+                    self.truncated = true;
+                    return self.warnings.push(Warning::Truncated { layer: Layer::Ipv4, need: need as u16, have: d.len() as u16 });
+                }
+                let ip = match Ipv4HeaderSlice::from_slice(d) {
+                    Ok(ip) => ip,
+                    Err(_) => {
+                        return self.warnings.push(Warning::LengthTooShort {
+                            layer: Layer::Ipv4,
+                            claimed: u16::from_be_bytes([d[2], d[3]]) as u32,
+                            minimum: need as u32,
+                        })
+                    }
+                };
+                if ip.is_fragmenting_payload() {
+                    self.warnings.push(Warning::Unsupported("IPv4 fragment"));
+                    return;
+                }
+                if opts.verify {
+                    let computed = ip.to_header().calc_header_checksum();
+                    if computed != ip.header_checksum() {
+                        self.warnings.push(Warning::Ipv4Checksum { wire: ip.header_checksum(), computed });
+                    }
+                }
+                let hl = ip.slice().len();
+                (Net::Ipv4 { off: l3, hdr_len: hl }, hl, ip.total_len() as usize, ip.protocol().0 == 17)
+            }
+            Some(6) => {
+                let ip = match Ipv6HeaderSlice::from_slice(d) {
+                    Ok(ip) => ip,
+                    Err(_) => {
+                        self.truncated = true;
+                        return self.warnings.push(Warning::Truncated { layer: Layer::Ipv6, need: 40, have: d.len() as u16 });
+                    }
+                };
+                let nh = ip.next_header().0;
+                if matches!(nh, 0 | 43 | 44 | 60) {
+                    self.warnings.push(Warning::Unsupported("IPv6 extension headers"));
+                }
+                (Net::Ipv6 { off: l3 }, 40, 40 + ip.payload_length() as usize, nh == 17)
+            }
+            Some(_) => return,
+            None => {
+                self.truncated = true;
+                return self.warnings.push(Warning::Truncated { layer: Layer::Ipv4, need: 20, have: 0 });
+            }
+        };
+        self.net = Some(net);
+        let layer = if matches!(net, Net::Ipv4 { .. }) { Layer::Ipv4 } else { Layer::Ipv6 };
+        let mut ip_len = ip_len;
+        if ip_len > on_wire {
+            self.warnings.push(Warning::LengthBeyondFrame { layer, claimed: ip_len as u32, available: on_wire as u32 });
+            ip_len = on_wire;
+        }
+        self.truncated = d.len() < ip_len;
+        if !is_udp {
+            return;
+        }
+        let udp_off = l3 + hdr_len;
+        let udp = match UdpHeaderSlice::from_slice(&self.data[udp_off..]) {
+            Ok(u) => u,
+            Err(_) => {
+                self.truncated = true;
+                return self.warnings.push(Warning::Truncated { layer: Layer::Udp, need: 8, have: (d.len() - hdr_len) as u16 });
+            }
+        };
+        self.udp_off = Some(udp_off);
+        if udp.source_port() != ROCEV2_PORT && udp.destination_port() != ROCEV2_PORT {
+            return;
+        }
+        let ip_payload = ip_len.saturating_sub(hdr_len);
+        let udp_len = udp.length() as usize;
+        let mut roce_len = udp_len.saturating_sub(8);
+        if udp_len < 8 {
+            self.warnings.push(Warning::LengthTooShort { layer: Layer::Udp, claimed: udp_len as u32, minimum: 8 });
+        } else if udp_len != ip_payload {
+            self.warnings.push(Warning::IpUdpLengthMismatch { ip_payload: ip_payload as u16, udp: udp_len as u16 });
+            roce_len = roce_len.min(ip_payload.saturating_sub(8));
+        }
+        self.parse_roce(udp_off + 8, roce_len, opts);
+    }
+
+    /// RoCEv1: GRH (40 bytes, PayLen = bytes after it) then the IBA transport.
+    fn parse_grh(&mut self, l3: usize, wire_len: usize, opts: &DecodeOptions) {
+        let d = &self.data[l3..];
+        if d.len() < GRH_LEN {
+            self.truncated = true;
+            return self.warnings.push(Warning::Truncated { layer: Layer::Grh, need: GRH_LEN as u16, have: d.len() as u16 });
+        }
+        self.net = Some(Net::Grh { off: l3 });
+        if d[6] != NXT_HDR_IBA {
+            self.warnings.push(Warning::Unsupported("GRH next header is not the IBA transport"));
+            return;
+        }
+        let mut len = u16::from_be_bytes([d[4], d[5]]) as usize;
+        let on_wire = wire_len - l3 - GRH_LEN;
+        if len > on_wire {
+            self.warnings.push(Warning::LengthBeyondFrame { layer: Layer::Grh, claimed: len as u32, available: on_wire as u32 });
+            len = on_wire;
+        }
+        self.parse_roce(l3 + GRH_LEN, len, opts);
+    }
+
+    fn parse_roce(&mut self, off: usize, wire_len: usize, opts: &DecodeOptions) {
+        self.roce_off = off;
+        let captured = &self.data[off.min(self.data.len())..];
+        let Some(p) = RocePacket::parse(captured, wire_len, &mut self.warnings) else {
+            self.truncated |= captured.len() < wire_len;
+            return;
+        };
+        self.truncated |= p.is_truncated();
+        self.roce = Some(p);
+        self.icrc = match (p.icrc_offset(), p.icrc_bytes(), p.icrc_covered()) {
+            (None, _, _) => IcrcStatus::Absent,
+            (Some(_), Some(wire), Some(covered)) => {
+                if opts.verify {
+                    let computed = icrc::compute(self.icrc_net(), covered);
+                    let wire = u32::from_le_bytes([wire[0], wire[1], wire[2], wire[3]]);
+                    if computed == wire {
+                        IcrcStatus::Good
+                    } else {
+                        self.warnings.push(Warning::IcrcMismatch { wire, computed });
+                        IcrcStatus::Bad
+                    }
+                } else {
+                    IcrcStatus::Unchecked
+                }
+            }
+            _ => IcrcStatus::Truncated,
+        };
+        // CM MADs: the payload of a UD SEND Only to QP1.
+        if p.opcode().0 == 0x64 && p.bth().dest_qp() == 1 {
+            match CmMad::new_checked(p.payload()) {
+                Ok(_) => self.cm_off = Some(off + p.payload_offset()),
+                Err(crate::ib::cm::CmError::Attribute(a)) => self.warnings.push(Warning::CmAttribute(a)),
+                Err(crate::ib::cm::CmError::Short(n)) if p.payload().len() == p.payload_len() => {
+                    self.warnings.push(Warning::LengthTooShort { layer: Layer::Cm, claimed: n as u32, minimum: CmMad::<&[u8]>::MIN_LEN as u32 })
+                }
+                Err(_) => {}
+            }
+        }
+    }
+
+    fn icrc_net(&self) -> IcrcNet<'a> {
+        let d = self.data;
+        match self.net {
+            Some(Net::Ipv4 { off, hdr_len }) => {
+                IcrcNet::Ipv4 { ip: &d[off..off + hdr_len], udp: &d[off + hdr_len..off + hdr_len + 8] }
+            }
+            Some(Net::Ipv6 { off }) => IcrcNet::Ipv6 { ip: &d[off..off + 40], udp: &d[off + 40..off + 48] },
+            Some(Net::Grh { off }) => IcrcNet::Grh { grh: &d[off..off + GRH_LEN] },
+            None => IcrcNet::Grh { grh: &[] },
+        }
+    }
+
+    fn parse_mac_control(&mut self, off: usize) {
+        let mc = MacControl::new_unchecked(&self.data[off..]);
+        match (mc.opcode(), mc.needed_len()) {
+            (None, _) => {
+                self.truncated = true;
+                self.warnings.push(Warning::Truncated { layer: Layer::Pfc, need: 2, have: (self.data.len() - off) as u16 })
+            }
+            (Some(op), None) => self.warnings.push(Warning::MacControlOpcode(op)),
+            (Some(_), Some(need)) if self.data.len() - off < need => {
+                self.truncated = true;
+                self.warnings.push(Warning::Truncated { layer: Layer::Pfc, need: need as u16, have: (self.data.len() - off) as u16 })
+            }
+            _ => self.mac_ctrl_off = Some(off),
+        }
+    }
+
+    // ---- accessors ----
+
+    /// The captured bytes.
+    pub fn data(&self) -> &'a [u8] {
+        self.data
+    }
+    pub fn link(&self) -> LinkType {
+        self.link
+    }
+    /// The EtherType after any VLAN tags.
+    pub fn ethertype(&self) -> Option<u16> {
+        self.ethertype
+    }
+    /// VLAN IDs of the tags present (outer first).
+    pub fn vlan_ids(&self) -> impl Iterator<Item = u16> + '_ {
+        self.vlan_off[..self.vlans as usize]
+            .iter()
+            .map(|&o| u16::from_be_bytes([self.data[o as usize], self.data[o as usize + 1]]) & 0x0fff)
+    }
+    pub fn net(&self) -> Option<Net> {
+        self.net
+    }
+    /// The RoCE packet, for RoCEv2 and RoCEv1 frames.
+    #[inline]
+    pub fn roce(&self) -> Option<&RocePacket<'a>> {
+        self.roce.as_ref()
+    }
+    /// Offset of the BTH in the frame.
+    pub fn roce_offset(&self) -> usize {
+        self.roce_off
+    }
+    /// RoCEv1 (GRH) rather than RoCEv2 (UDP).
+    pub fn is_rocev1(&self) -> bool {
+        matches!(self.net, Some(Net::Grh { .. }))
+    }
+    pub fn truncated(&self) -> bool {
+        self.truncated
+    }
+    pub fn icrc_status(&self) -> IcrcStatus {
+        self.icrc
+    }
+    pub fn profile(&self) -> Profile {
+        self.profile
+    }
+    /// Source and destination addresses (IPv4, IPv6 or GRH GIDs).
+    pub fn ip_addrs(&self) -> Option<(IpAddr, IpAddr)> {
+        let d = self.data;
+        match self.net? {
+            Net::Ipv4 { off, .. } => {
+                let a = |o: usize| IpAddr::V4(Ipv4Addr::new(d[o], d[o + 1], d[o + 2], d[o + 3]));
+                Some((a(off + 12), a(off + 16)))
+            }
+            Net::Ipv6 { off } | Net::Grh { off } => {
+                let a = |o: usize| {
+                    let mut b = [0u8; 16];
+                    b.copy_from_slice(&d[o..o + 16]);
+                    IpAddr::V6(Ipv6Addr::from(b))
+                };
+                Some((a(off + 8), a(off + 24)))
+            }
+        }
+    }
+    /// The IPv4 ToS / IPv6 traffic-class byte (DSCP and ECN).
+    pub fn tos(&self) -> Option<u8> {
+        let d = self.data;
+        match self.net? {
+            Net::Ipv4 { off, .. } => Some(d[off + 1]),
+            Net::Ipv6 { off } | Net::Grh { off } => Some((d[off] << 4) | (d[off + 1] >> 4)),
+        }
+    }
+    /// UDP source and destination ports.
+    pub fn udp_ports(&self) -> Option<(u16, u16)> {
+        let o = self.udp_off?;
+        let d = self.data;
+        Some((u16::from_be_bytes([d[o], d[o + 1]]), u16::from_be_bytes([d[o + 2], d[o + 3]])))
+    }
+    /// The CM MAD, for a CM message on QP1.
+    pub fn cm(&self) -> Option<CmMad<&'a [u8]>> {
+        self.cm_off.map(|o| CmMad::new_checked(&self.data[o..]).expect("checked in parse"))
+    }
+    /// The MAC control payload, for a PAUSE or PFC frame.
+    pub fn mac_control(&self) -> Option<MacControl<&'a [u8]>> {
+        self.mac_ctrl_off.map(|o| MacControl::new_unchecked(&self.data[o..]))
+    }
+    /// The frame carries something rocescope decodes (RoCE, PAUSE/PFC).
+    pub fn is_decoded(&self) -> bool {
+        self.roce.is_some() || self.mac_ctrl_off.is_some()
+    }
+
+    // ---- the one walk over the fields ----
+
+    /// Calls `f` once per field value, in header order, with the value's byte range in the
+    /// frame (empty for derived values). All outputs (fields, JSON, text, the browser and the
+    /// dissector's tests) are built on this walk.
+    pub fn visit(&self, mut f: impl FnMut(F, Value<'a>, Range<usize>)) {
+        if let Some(p) = &self.roce {
+            self.visit_roce(p, &mut f);
+        }
+        if let Some(mc) = self.mac_control() {
+            let base = self.mac_ctrl_off.unwrap_or(0);
+            f(F::Truncated, Value::Bool(self.truncated), 0..0);
+            if let Some(ce) = mc.class_enable() {
+                f(F::PfcClassEnable, Value::UInt(ce as u64), base + 2..base + 4);
+            }
+            for i in 0..mc.quanta_count() {
+                let o = base + mc.quanta_offset(i);
+                f(F::PfcQuanta, Value::UInt(mc.quanta(i) as u64), o..o + 2);
+            }
+        }
+        for w in self.warnings.iter() {
+            f(F::Warning, Value::Warning(*w), 0..0);
+        }
+    }
+
+    fn visit_roce(&self, p: &RocePacket<'a>, f: &mut impl FnMut(F, Value<'a>, Range<usize>)) {
+        let b = self.roce_off;
+        let u = |v: u64| Value::UInt(v);
+        let r = |o: usize, n: usize| b + o..b + o + n;
+        f(F::Profile, Value::Str(self.profile.name()), 0..0);
+        f(F::Truncated, Value::Bool(self.truncated), 0..0);
+        f(F::OpcodeName, Value::Str(p.opcode().name()), r(0, 1));
+        let bth = p.bth();
+        f(F::BthOpcode, u(bth.opcode() as u64), r(0, 1));
+        f(F::BthSe, Value::Bool(bth.se()), r(1, 1));
+        f(F::BthM, Value::Bool(bth.mig_req()), r(1, 1));
+        f(F::BthPadcnt, u(bth.pad_cnt() as u64), r(1, 1));
+        f(F::BthTver, u(bth.tver() as u64), r(1, 1));
+        f(F::BthPKey, u(bth.p_key() as u64), r(2, 2));
+        f(F::BthFecn, Value::Bool(bth.fecn()), r(4, 1));
+        f(F::BthBecn, Value::Bool(bth.becn()), r(4, 1));
+        f(F::BthDestqp, u(bth.dest_qp() as u64), r(5, 3));
+        f(F::BthA, Value::Bool(bth.ack_req()), r(8, 1));
+        f(F::BthPsn, u(bth.psn() as u64), r(9, 3));
+        let at = |h: Hdr| p.header_offset(h).unwrap_or(0);
+        if let Some(h) = p.rdeth() {
+            f(F::RdethEecnxt, u(h.eecnxt() as u64), r(at(Hdr::Rdeth) + 1, 3));
+        }
+        if let Some(h) = p.deth() {
+            let o = at(Hdr::Deth);
+            f(F::DethQKey, u(h.q_key() as u64), r(o, 4));
+            f(F::DethSrcqp, u(h.src_qp() as u64), r(o + 5, 3));
+        }
+        if let Some(h) = p.xrceth() {
+            f(F::XrcethXrcsrq, u(h.xrc_srq() as u64), r(at(Hdr::Xrceth) + 1, 3));
+        }
+        if let Some(h) = p.feth() {
+            let o = at(Hdr::Feth);
+            f(F::FethSel, u(h.sel() as u64), r(o + 3, 1));
+            f(F::FethPlt, u(h.plt() as u64), r(o + 3, 1));
+        }
+        if let Some(h) = p.reth() {
+            let o = at(Hdr::Reth);
+            f(F::RethVa, u(h.va()), r(o, 8));
+            f(F::RethRKey, u(h.r_key() as u64), r(o + 8, 4));
+            f(F::RethDmalen, u(h.dma_len() as u64), r(o + 12, 4));
+        }
+        if let Some(h) = p.atomic_eth() {
+            let o = at(Hdr::AtomicEth);
+            f(F::AtomicethVa, u(h.va()), r(o, 8));
+            f(F::AtomicethRKey, u(h.r_key() as u64), r(o + 8, 4));
+            f(F::AtomicethSwapdt, u(h.swap_add()), r(o + 12, 8));
+            f(F::AtomicethCmpdt, u(h.compare()), r(o + 20, 8));
+        }
+        if let Some(h) = p.aeth() {
+            let o = at(Hdr::Aeth);
+            let s = h.syndrome();
+            f(F::AethSyndrome, u(h.syndrome_byte() as u64), r(o, 1));
+            f(F::AethMsn, u(h.msn() as u64), r(o + 1, 3));
+            f(F::AethKind, Value::Str(s.kind_name()), r(o, 1));
+            match s {
+                Syndrome::Ack { credit } => f(F::AethCredit, u(credit as u64), r(o, 1)),
+                Syndrome::RnrNak { timer } => f(F::AethRnrTimer, u(timer as u64), r(o, 1)),
+                Syndrome::Nak { code } => f(F::AethNakCode, u(code as u64), r(o, 1)),
+                Syndrome::Reserved(_) => {}
+            }
+        }
+        if let Some(h) = p.irn_sack() {
+            f(F::IrnSackPsn, u(h.sack_psn() as u64), r(p.sack_offset().unwrap_or(0) + 1, 3));
+        }
+        if let Some(h) = p.atomic_ack_eth() {
+            f(F::AtomicackethOrigremdt, u(h.orig_rem_data()), r(at(Hdr::AtomicAckEth), 8));
+        }
+        if let Some(h) = p.immdt() {
+            f(F::Immdt, u(h.imm() as u64), r(at(Hdr::ImmDt), 4));
+        }
+        if let Some(h) = p.ieth() {
+            f(F::IethRKey, u(h.r_key() as u64), r(at(Hdr::Ieth), 4));
+        }
+        f(F::PayloadLen, u(p.payload_len() as u64), r(p.payload_offset(), p.payload().len()));
+        if let Some(cm) = self.cm() {
+            let mb = self.cm_off.unwrap_or(0);
+            f(F::CmMsg, Value::Str(cm.msg().name()), mb + 16..mb + 18);
+            f(F::CmLocalCommId, u(cm.local_comm_id() as u64), mb + 24..mb + 28);
+            if let Some(v) = cm.remote_comm_id() {
+                f(F::CmRemoteCommId, u(v as u64), mb + 28..mb + 32);
+            }
+            if let (Some(v), Some(rg)) = (cm.local_qpn(), cm.local_qpn_range()) {
+                f(F::CmLocalQpn, u(v as u64), mb + rg.start..mb + rg.end);
+            }
+            if let (Some(v), Some(rg)) = (cm.remote_qpn(), cm.remote_qpn_range()) {
+                f(F::CmRemoteQpn, u(v as u64), mb + rg.start..mb + rg.end);
+            }
+            if let (Some(v), Some(rg)) = (cm.start_psn(), cm.start_psn_range()) {
+                f(F::CmStartPsn, u(v as u64), mb + rg.start..mb + rg.end);
+            }
+        }
+        if let (Some(o), Some(bytes)) = (p.icrc_offset(), p.icrc_bytes()) {
+            f(F::Icrc, Value::Bytes(bytes), r(o, 4));
+        }
+        if let Some(name) = self.icrc.name() {
+            f(F::IcrcStatus, Value::Str(name), 0..0);
+        }
+    }
+}

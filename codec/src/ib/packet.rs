@@ -1,0 +1,289 @@
+//! A RoCE packet from its BTH to its ICRC (WIRE.md A.1-A.4): where each extension header,
+//! the payload, the pad and the ICRC are, found from the opcode table and the length the
+//! encapsulation gives (never from the frame length). Decoding goes as far as the captured bytes
+//! go; every problem becomes a [`Warning`].
+
+use super::aeth::{Aeth, Syndrome};
+use super::bth::Bth;
+use super::ext_headers::*;
+use super::feth::Feth;
+use super::opcode::{Hdr, HeaderSet, OpInfo, Opcode};
+use crate::warning::{Layer, Warning, Warnings};
+
+/// ICRC length.
+pub const ICRC_LEN: usize = 4;
+/// CNP: reserved bytes after the BTH.
+pub const CNP_RESERVED: usize = 16;
+
+/// A parsed RoCE packet. Offsets are relative to the BTH.
+#[derive(Clone, Copy, Debug)]
+pub struct RocePacket<'a> {
+    /// Captured bytes of the packet, from the BTH, never beyond its wire length.
+    buf: &'a [u8],
+    /// Length of the packet on the wire (from the UDP length or the GRH PayLen).
+    wire_len: usize,
+    info: Option<OpInfo>,
+    /// Offset of each present extension header (0 = absent: the BTH is at 0).
+    offsets: [u8; 10],
+    /// Offset of the IRN SACK tail, 0 if absent.
+    sack_at: u8,
+    /// Offset after the headers (and after the CNP reserved bytes / SACK tail).
+    hdr_end: usize,
+    payload_len: usize,
+    /// Offset of the ICRC, if the packet is long enough to hold one.
+    icrc_at: Option<usize>,
+}
+
+impl<'a> RocePacket<'a> {
+    /// Parses the packet in `captured` (from the BTH on; may be cut short by the snaplen) whose
+    /// length on the wire is `wire_len`. Returns `None` when not even the BTH was captured.
+    pub fn parse(captured: &'a [u8], wire_len: usize, warnings: &mut Warnings) -> Option<Self> {
+        let buf = &captured[..captured.len().min(wire_len)];
+        if wire_len < Bth::<&[u8]>::LEN {
+            warnings.push(Warning::LengthTooShort {
+                layer: Layer::Bth,
+                claimed: wire_len as u32,
+                minimum: Bth::<&[u8]>::LEN as u32,
+            });
+        }
+        let bth = match Bth::new_checked(buf) {
+            Ok(b) => b,
+            Err(short) => {
+                if wire_len >= Bth::<&[u8]>::LEN {
+                    warnings.push(short.into());
+                }
+                return None;
+            }
+        };
+        let opcode = Opcode(bth.opcode());
+        let info = opcode.info();
+        if bth.tver() != 0 {
+            warnings.push(Warning::TVer(bth.tver()));
+        }
+        let (icrc_at, body_end) = if wire_len >= Bth::<&[u8]>::LEN + ICRC_LEN {
+            (Some(wire_len - ICRC_LEN), wire_len - ICRC_LEN)
+        } else {
+            if wire_len >= Bth::<&[u8]>::LEN {
+                warnings.push(Warning::LengthTooShort {
+                    layer: Layer::Icrc,
+                    claimed: wire_len as u32,
+                    minimum: (Bth::<&[u8]>::LEN + ICRC_LEN) as u32,
+                });
+            }
+            (None, wire_len)
+        };
+        let headers = match info {
+            Some(i) => i.headers,
+            None => {
+                warnings.push(Warning::UnknownOpcode(opcode.0));
+                HeaderSet::EMPTY
+            }
+        };
+        if opcode.0 == 0x80 {
+            warnings.push(Warning::CnpOpcode0x80);
+        }
+        let mut p = RocePacket {
+            buf,
+            wire_len,
+            info,
+            offsets: [0; 10],
+            sack_at: 0,
+            hdr_end: Bth::<&[u8]>::LEN,
+            payload_len: 0,
+            icrc_at,
+        };
+        let mut off = Bth::<&[u8]>::LEN;
+        for h in headers.iter() {
+            if off + h.len() > body_end {
+                warnings.push(Warning::LengthTooShort {
+                    layer: h.layer(),
+                    claimed: body_end.saturating_sub(off) as u32,
+                    minimum: h.len() as u32,
+                });
+                p.hdr_end = body_end.max(off);
+                return Some(p);
+            }
+            p.offsets[h as usize] = off as u8;
+            off += h.len();
+        }
+        let avail = body_end.saturating_sub(off);
+        let pad = bth.pad_cnt() as usize;
+        let info = match info {
+            Some(i) => i,
+            None => {
+                p.hdr_end = off;
+                p.payload_len = avail;
+                return Some(p);
+            }
+        };
+        if info.cnp {
+            if avail != CNP_RESERVED {
+                warnings.push(Warning::LengthTooShort {
+                    layer: Layer::Cnp,
+                    claimed: avail as u32,
+                    minimum: CNP_RESERVED as u32,
+                });
+            }
+            p.hdr_end = off + avail.min(CNP_RESERVED);
+            p.payload_len = avail.saturating_sub(CNP_RESERVED);
+            if pad != 0 {
+                warnings.push(Warning::PadOnNoPayload { padcnt: pad as u8 });
+            }
+            return Some(p);
+        }
+        // IRN's selective NAK: an RC Acknowledge NAK(PSN sequence error) with 4 more bytes.
+        if opcode.0 == 0x11 && avail == IrnSack::<&[u8]>::LEN {
+            if let Some(aeth) = p.aeth() {
+                if aeth.syndrome().is_psn_seq_error() {
+                    p.sack_at = off as u8;
+                    off += IrnSack::<&[u8]>::LEN;
+                }
+            }
+        }
+        let avail = body_end.saturating_sub(off);
+        p.hdr_end = off;
+        if info.payload {
+            if pad > avail {
+                warnings.push(Warning::PadCntTooLarge { padcnt: pad as u8, available: avail as u16 });
+                p.payload_len = avail;
+            } else {
+                p.payload_len = avail - pad;
+            }
+            if opcode.op() == 0x1D && p.payload_len != 8 && opcode.transport() == super::opcode::Transport::Rc {
+                warnings.push(Warning::AtomicWriteLength { len: p.payload_len as u16 });
+            }
+        } else {
+            if pad != 0 {
+                warnings.push(Warning::PadOnNoPayload { padcnt: pad as u8 });
+            }
+            if avail > 0 {
+                warnings.push(Warning::UnexpectedPayload { len: avail.min(u16::MAX as usize) as u16 });
+            }
+            p.payload_len = avail;
+        }
+        if let Some(aeth) = p.aeth() {
+            if let Syndrome::Reserved(s) = aeth.syndrome() {
+                warnings.push(Warning::AethReserved(s));
+            }
+        }
+        Some(p)
+    }
+
+    /// The captured bytes (BTH first).
+    #[inline]
+    pub fn bytes(&self) -> &'a [u8] {
+        self.buf
+    }
+    /// The packet's length on the wire, BTH to ICRC inclusive.
+    #[inline]
+    pub fn wire_len(&self) -> usize {
+        self.wire_len
+    }
+    /// Fewer bytes were captured than the packet holds.
+    #[inline]
+    pub fn is_truncated(&self) -> bool {
+        self.buf.len() < self.wire_len
+    }
+    #[inline]
+    pub fn bth(&self) -> Bth<&'a [u8]> {
+        Bth::new_unchecked(self.buf)
+    }
+    #[inline]
+    pub fn opcode(&self) -> Opcode {
+        Opcode(self.buf[0])
+    }
+    /// The opcode table's entry (None for an unknown opcode).
+    #[inline]
+    pub fn info(&self) -> Option<OpInfo> {
+        self.info
+    }
+    /// Offset of a header, if the opcode calls for it and the packet is long enough to hold it
+    /// (it may still be cut by the snaplen: see [`Self::header`]).
+    #[inline]
+    pub fn header_offset(&self, h: Hdr) -> Option<usize> {
+        match self.offsets[h as usize] {
+            0 => None,
+            o => Some(o as usize),
+        }
+    }
+    /// The bytes of a header, if present and fully captured.
+    #[inline]
+    pub fn header(&self, h: Hdr) -> Option<&'a [u8]> {
+        let o = self.header_offset(h)?;
+        self.buf.get(o..o + h.len())
+    }
+    /// Headers the packet holds (whether captured or not).
+    pub fn headers(&self) -> HeaderSet {
+        Hdr::ALL
+            .into_iter()
+            .filter(|h| self.offsets[*h as usize] != 0)
+            .fold(HeaderSet::EMPTY, |s, h| s.with(h))
+    }
+    pub fn rdeth(&self) -> Option<Rdeth<&'a [u8]>> {
+        self.header(Hdr::Rdeth).map(Rdeth::new_unchecked)
+    }
+    pub fn deth(&self) -> Option<Deth<&'a [u8]>> {
+        self.header(Hdr::Deth).map(Deth::new_unchecked)
+    }
+    pub fn xrceth(&self) -> Option<Xrceth<&'a [u8]>> {
+        self.header(Hdr::Xrceth).map(Xrceth::new_unchecked)
+    }
+    pub fn feth(&self) -> Option<Feth<&'a [u8]>> {
+        self.header(Hdr::Feth).map(Feth::new_unchecked)
+    }
+    pub fn reth(&self) -> Option<Reth<&'a [u8]>> {
+        self.header(Hdr::Reth).map(Reth::new_unchecked)
+    }
+    pub fn atomic_eth(&self) -> Option<AtomicEth<&'a [u8]>> {
+        self.header(Hdr::AtomicEth).map(AtomicEth::new_unchecked)
+    }
+    pub fn aeth(&self) -> Option<Aeth<&'a [u8]>> {
+        self.header(Hdr::Aeth).map(Aeth::new_unchecked)
+    }
+    pub fn atomic_ack_eth(&self) -> Option<AtomicAckEth<&'a [u8]>> {
+        self.header(Hdr::AtomicAckEth).map(AtomicAckEth::new_unchecked)
+    }
+    pub fn immdt(&self) -> Option<ImmDt<&'a [u8]>> {
+        self.header(Hdr::ImmDt).map(ImmDt::new_unchecked)
+    }
+    pub fn ieth(&self) -> Option<Ieth<&'a [u8]>> {
+        self.header(Hdr::Ieth).map(Ieth::new_unchecked)
+    }
+    /// Offset of IRN's SACK tail, if this is an IRN selective NAK.
+    pub fn sack_offset(&self) -> Option<usize> {
+        (self.sack_at != 0).then_some(self.sack_at as usize)
+    }
+    pub fn irn_sack(&self) -> Option<IrnSack<&'a [u8]>> {
+        let o = self.sack_offset()?;
+        self.buf.get(o..o + 4).map(IrnSack::new_unchecked)
+    }
+    /// Offset of the payload (right after the headers).
+    #[inline]
+    pub fn payload_offset(&self) -> usize {
+        self.hdr_end
+    }
+    /// Payload length on the wire (bytes between the last header and the pad).
+    #[inline]
+    pub fn payload_len(&self) -> usize {
+        self.payload_len
+    }
+    /// The captured part of the payload.
+    pub fn payload(&self) -> &'a [u8] {
+        let start = self.hdr_end.min(self.buf.len());
+        let end = (self.hdr_end + self.payload_len).min(self.buf.len());
+        &self.buf[start..end]
+    }
+    /// Offset of the ICRC, if the packet is long enough to hold one.
+    pub fn icrc_offset(&self) -> Option<usize> {
+        self.icrc_at
+    }
+    /// The ICRC bytes as on the wire, if captured.
+    pub fn icrc_bytes(&self) -> Option<&'a [u8]> {
+        let o = self.icrc_at?;
+        self.buf.get(o..o + ICRC_LEN)
+    }
+    /// The bytes the ICRC covers after the BTH (BTH .. ICRC), if all were captured.
+    pub fn icrc_covered(&self) -> Option<&'a [u8]> {
+        self.buf.get(..self.icrc_at?)
+    }
+}

@@ -1,0 +1,23 @@
+//! rocescope-codec: a zero-copy codec for RoCEv2 and RoCEv1 (the InfiniBand transport over
+//! Ethernet), following `shared/spec/WIRE.md`.
+//!
+//! - [`frame::Frame::parse`] decodes a captured frame without allocating; [`frame::Frame::visit`]
+//!   walks every decoded field with its registry id ([`field`]), value ([`value::Value`]) and
+//!   byte range.
+//! - [`ib`] holds one module per IBTA header, each a borrowed view plus an owned `Repr`.
+//! - [`build`] emits byte-exact frames (lengths, checksums, ICRC) from `Repr`s.
+
+pub mod build;
+pub mod field;
+pub mod frame;
+pub mod ib;
+pub mod mac_control;
+pub mod profile;
+pub mod value;
+pub mod warning;
+
+pub use field::{FieldDef, FieldId, FieldType, FIELDS};
+pub use frame::{DecodeOptions, Frame, IcrcStatus, LinkType};
+pub use profile::Profile;
+pub use value::Value;
+pub use warning::{Layer, Warning, Warnings};

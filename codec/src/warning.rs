@@ -1,0 +1,184 @@
+//! Per-packet problems. Each is a small `Copy` value (no allocation) with a short text; a frame
+//! keeps up to [`Warnings::CAPACITY`] of them and counts the rest.
+
+use core::fmt;
+
+/// The layer or header a problem was found in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Layer {
+    Link,
+    Vlan,
+    Ipv4,
+    Ipv6,
+    Grh,
+    Udp,
+    Bth,
+    Rdeth,
+    Deth,
+    Xrceth,
+    Feth,
+    Reth,
+    AtomicEth,
+    Aeth,
+    AtomicAckEth,
+    ImmDt,
+    Ieth,
+    IrnSack,
+    Cnp,
+    Payload,
+    Icrc,
+    Cm,
+    Pfc,
+}
+
+impl Layer {
+    pub fn name(self) -> &'static str {
+        use Layer::*;
+        match self {
+            Link => "link header",
+            Vlan => "VLAN tag",
+            Ipv4 => "IPv4 header",
+            Ipv6 => "IPv6 header",
+            Grh => "GRH",
+            Udp => "UDP header",
+            Bth => "BTH",
+            Rdeth => "RDETH",
+            Deth => "DETH",
+            Xrceth => "XRCETH",
+            Feth => "FETH",
+            Reth => "RETH",
+            AtomicEth => "AtomicETH",
+            Aeth => "AETH",
+            AtomicAckEth => "AtomicAckETH",
+            ImmDt => "ImmDt",
+            Ieth => "IETH",
+            IrnSack => "IRN SACK",
+            Cnp => "CNP reserved bytes",
+            Payload => "payload",
+            Icrc => "ICRC",
+            Cm => "CM MAD",
+            Pfc => "MAC control frame",
+        }
+    }
+}
+
+/// One problem with a packet.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Warning {
+    /// The capture stops inside a header (snaplen): `have` of `need` bytes were captured.
+    Truncated { layer: Layer, need: u16, have: u16 },
+    /// The packet claims more bytes than the frame had on the wire.
+    LengthBeyondFrame { layer: Layer, claimed: u32, available: u32 },
+    /// A length field too small for the header it must contain.
+    LengthTooShort { layer: Layer, claimed: u32, minimum: u32 },
+    /// IP payload length and UDP length disagree.
+    IpUdpLengthMismatch { ip_payload: u16, udp: u16 },
+    /// The opcode is not in the IBTA tables.
+    UnknownOpcode(u8),
+    /// 0x80 is read as a CNP (Linux names 0x80 the CNP base; hardware sends 0x81).
+    CnpOpcode0x80,
+    /// PadCnt exceeds the bytes after the headers.
+    PadCntTooLarge { padcnt: u8, available: u16 },
+    /// PadCnt is not 0 on an opcode that carries no payload.
+    PadOnNoPayload { padcnt: u8 },
+    /// Payload present on an opcode that carries none.
+    UnexpectedPayload { len: u16 },
+    /// An ATOMIC WRITE must carry exactly 8 bytes.
+    AtomicWriteLength { len: u16 },
+    /// TVer other than 0.
+    TVer(u8),
+    /// The AETH syndrome uses the reserved pattern 10 (or bit 7).
+    AethReserved(u8),
+    /// ICRC on the wire differs from the computed one.
+    IcrcMismatch { wire: u32, computed: u32 },
+    /// IPv4 header checksum is wrong.
+    Ipv4Checksum { wire: u16, computed: u16 },
+    /// A CM MAD of an unknown or unsupported attribute.
+    CmAttribute(u16),
+    /// A MAC control frame with an opcode other than PAUSE or PFC.
+    MacControlOpcode(u16),
+    /// Something in the IP/UDP encapsulation this decoder does not follow (fragments, IPv6
+    /// extension headers).
+    Unsupported(&'static str),
+}
+
+impl fmt::Display for Warning {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        use Warning::*;
+        match *self {
+            Truncated { layer, need, have } => {
+                write!(f, "truncated in {}: {have} of {need} bytes captured", layer.name())
+            }
+            LengthBeyondFrame { layer, claimed, available } => write!(
+                f,
+                "{} length {claimed} exceeds the {available} bytes in the frame",
+                layer.name()
+            ),
+            LengthTooShort { layer, claimed, minimum } => {
+                write!(f, "{} length {claimed} is below the minimum {minimum}", layer.name())
+            }
+            IpUdpLengthMismatch { ip_payload, udp } => {
+                write!(f, "IP payload length {ip_payload} and UDP length {udp} disagree")
+            }
+            UnknownOpcode(op) => write!(f, "unknown opcode 0x{op:02x}: payload left opaque"),
+            CnpOpcode0x80 => f.write_str("opcode 0x80 read as CNP (hardware sends 0x81)"),
+            PadCntTooLarge { padcnt, available } => {
+                write!(f, "PadCnt {padcnt} exceeds the {available} bytes after the headers")
+            }
+            PadOnNoPayload { padcnt } => {
+                write!(f, "PadCnt {padcnt} on an opcode that carries no payload")
+            }
+            UnexpectedPayload { len } => {
+                write!(f, "{len} payload bytes on an opcode that carries no payload")
+            }
+            AtomicWriteLength { len } => {
+                write!(f, "ATOMIC WRITE carries {len} payload bytes instead of 8")
+            }
+            TVer(v) => write!(f, "BTH TVer {v} (expected 0)"),
+            AethReserved(s) => write!(f, "AETH syndrome 0x{s:02x} uses a reserved pattern"),
+            IcrcMismatch { wire, computed } => {
+                write!(f, "ICRC mismatch: wire {wire:08x}, computed {computed:08x}")
+            }
+            Ipv4Checksum { wire, computed } => {
+                write!(f, "IPv4 header checksum 0x{wire:04x}, expected 0x{computed:04x}")
+            }
+            CmAttribute(a) => write!(f, "CM MAD attribute 0x{a:04x} not decoded"),
+            MacControlOpcode(op) => write!(f, "MAC control opcode 0x{op:04x} not decoded"),
+            Unsupported(what) => write!(f, "not decoded: {what}"),
+        }
+    }
+}
+
+/// A frame's warnings: a fixed-size list (no allocation) plus a count of any that did not fit.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Warnings {
+    items: [Option<Warning>; Warnings::CAPACITY],
+    len: u8,
+    dropped: u16,
+}
+
+impl Warnings {
+    pub const CAPACITY: usize = 6;
+
+    #[inline]
+    pub fn push(&mut self, w: Warning) {
+        if (self.len as usize) < Self::CAPACITY {
+            self.items[self.len as usize] = Some(w);
+            self.len += 1;
+        } else {
+            self.dropped = self.dropped.saturating_add(1);
+        }
+    }
+    pub fn len(&self) -> usize {
+        self.len as usize + self.dropped as usize
+    }
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+    pub fn iter(&self) -> impl Iterator<Item = &Warning> {
+        self.items[..self.len as usize].iter().flatten()
+    }
+    pub fn contains(&self, pred: impl Fn(&Warning) -> bool) -> bool {
+        self.iter().any(pred)
+    }
+}
