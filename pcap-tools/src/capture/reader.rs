@@ -1,0 +1,288 @@
+//! Streaming pcap/pcapng reader (pcap-file's slice parsers over a growing buffer) that knows the
+//! byte offset of every record, so an unusable file is reported as `FILE: byte N: what`.
+//! Memory is bounded by the largest record, not the file size.
+
+use std::io::Read;
+
+use pcap_file::pcap::PcapParser;
+use pcap_file::pcapng::{Block, PcapNgParser};
+use pcap_file::PcapError;
+
+/// Largest record accepted (a corrupt length field must not make us allocate gigabytes).
+const MAX_RECORD: usize = 64 << 20;
+const READ_CHUNK: usize = 256 << 10;
+
+/// An unusable capture: what went wrong and at which byte of the file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CaptureError {
+    pub offset: u64,
+    pub message: String,
+}
+
+impl std::fmt::Display for CaptureError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "byte {}: {}", self.offset, self.message)
+    }
+}
+
+/// One captured frame.
+#[derive(Debug, Clone, Copy)]
+pub struct Record<'a> {
+    /// 1-based frame number, as in Wireshark.
+    pub number: u64,
+    /// pcap LINKTYPE_ value.
+    pub linktype: u32,
+    /// Nanoseconds since the Unix epoch.
+    pub ts_ns: u64,
+    /// Length on the wire.
+    pub orig_len: u32,
+    /// Captured bytes.
+    pub data: &'a [u8],
+    /// File offset of the record.
+    pub offset: u64,
+    /// pcapng interface id (0 for pcap).
+    pub interface: u32,
+}
+
+enum Format {
+    Pcap { parser: PcapParser, linktype: u32 },
+    PcapNg { parser: PcapNgParser, ifaces: Vec<Iface> },
+}
+
+#[derive(Clone, Copy)]
+struct Iface {
+    linktype: u32,
+    /// Timestamp units per second.
+    units_per_sec: u64,
+}
+
+/// Reads records one at a time.
+pub struct CaptureReader<R: Read> {
+    src: R,
+    buf: Vec<u8>,
+    start: usize,
+    end: usize,
+    /// File offset of `buf[0]`.
+    base: u64,
+    eof: bool,
+    format: Format,
+    number: u64,
+}
+
+fn err(offset: u64, message: impl Into<String>) -> CaptureError {
+    CaptureError { offset, message: message.into() }
+}
+
+fn describe(e: &PcapError) -> String {
+    match e {
+        PcapError::IncompleteBuffer => "file ends in the middle of a record".into(),
+        PcapError::IoError(e) => format!("read error: {e}"),
+        PcapError::InvalidField(s) => format!("invalid field: {s}"),
+        PcapError::Utf8Error(e) => format!("invalid text: {e}"),
+        PcapError::FromUtf8Error(e) => format!("invalid text: {e}"),
+        PcapError::InvalidInterfaceId(i) => format!("packet names interface {i}, which was never described"),
+    }
+}
+
+impl<R: Read> CaptureReader<R> {
+    /// Reads the file header; fails on anything that is not pcap or pcapng.
+    pub fn new(src: R) -> Result<Self, CaptureError> {
+        let mut r = CaptureReader {
+            src,
+            buf: Vec::with_capacity(READ_CHUNK),
+            start: 0,
+            end: 0,
+            base: 0,
+            eof: false,
+            format: Format::Pcap { parser: PcapParser::new(&PCAP_DUMMY).unwrap().1, linktype: 1 },
+            number: 0,
+        };
+        r.fill(24)?;
+        let head = &r.buf[..r.end];
+        if head.len() < 4 {
+            return Err(err(0, if head.is_empty() { "empty file" } else { "file too short for a capture header" }));
+        }
+        let magic = u32::from_be_bytes([head[0], head[1], head[2], head[3]]);
+        match magic {
+            0xa1b2c3d4 | 0xd4c3b2a1 | 0xa1b23c4d | 0x4d3cb2a1 => {
+                if head.len() < 24 {
+                    return Err(err(0, "file too short for a pcap header"));
+                }
+                let (rem, parser) = PcapParser::new(head).map_err(|e| err(0, describe(&e)))?;
+                let linktype = u32::from(parser.header().datalink);
+                r.start = r.end - rem.len();
+                r.format = Format::Pcap { parser, linktype };
+            }
+            0x0a0d0d0a => {
+                let need = r.block_len_at(0)?;
+                r.fill(need)?;
+                let head = &r.buf[..r.end];
+                let (rem, parser) = PcapNgParser::new(head).map_err(|e| err(0, describe(&e)))?;
+                r.start = r.end - rem.len();
+                r.format = Format::PcapNg { parser, ifaces: Vec::new() };
+            }
+            _ => return Err(err(0, format!("not a pcap or pcapng file (magic {magic:08x})"))),
+        }
+        Ok(r)
+    }
+
+    /// Byte offset of the next record.
+    pub fn offset(&self) -> u64 {
+        self.base + self.start as u64
+    }
+
+    /// Makes at least `n` unread bytes available, unless the file ends first.
+    fn fill(&mut self, n: usize) -> Result<(), CaptureError> {
+        if n > MAX_RECORD {
+            return Err(err(self.offset(), format!("record length {n} exceeds the {MAX_RECORD}-byte limit")));
+        }
+        while self.end - self.start < n && !self.eof {
+            if self.start > 0 {
+                self.buf.copy_within(self.start..self.end, 0);
+                self.base += self.start as u64;
+                self.end -= self.start;
+                self.start = 0;
+            }
+            let want = (n - self.end).max(READ_CHUNK);
+            if self.buf.len() < self.end + want {
+                self.buf.resize(self.end + want, 0);
+            }
+            match self.src.read(&mut self.buf[self.end..]) {
+                Ok(0) => self.eof = true,
+                Ok(k) => self.end += k,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(err(self.base + self.end as u64, format!("read error: {e}"))),
+            }
+        }
+        Ok(())
+    }
+
+    /// Length of the pcapng block at `start + at` (its Block Total Length).
+    fn block_len_at(&mut self, at: usize) -> Result<usize, CaptureError> {
+        self.fill(at + 12)?;
+        let b = &self.buf[self.start + at..self.end];
+        if b.len() < 12 {
+            return Ok(12);
+        }
+        let big = match &self.format {
+            Format::PcapNg { parser, .. } => parser.section().endianness == pcap_file::Endianness::Big,
+            _ => b[8..12] == [0x1a, 0x2b, 0x3c, 0x4d],
+        };
+        let len = if big {
+            u32::from_be_bytes([b[4], b[5], b[6], b[7]])
+        } else {
+            u32::from_le_bytes([b[4], b[5], b[6], b[7]])
+        } as usize;
+        if len < 12 || len % 4 != 0 {
+            return Err(err(self.offset() + at as u64, format!("invalid pcapng block length {len}")));
+        }
+        Ok(len)
+    }
+
+    /// The next frame, `Ok(None)` at the end of the file.
+    pub fn next_record(&mut self) -> Result<Option<Record<'_>>, CaptureError> {
+        loop {
+            let offset = self.offset();
+            let big_pcap = match &self.format {
+                Format::Pcap { parser, .. } => Some(parser.header().endianness == pcap_file::Endianness::Big),
+                Format::PcapNg { .. } => None,
+            };
+            let need = match big_pcap {
+                Some(big) => {
+                    self.fill(16)?;
+                    let h = &self.buf[self.start..self.end];
+                    if h.is_empty() {
+                        return Ok(None);
+                    }
+                    if h.len() < 16 {
+                        return Err(err(offset, "file ends in the middle of a record header"));
+                    }
+                    let incl = if big {
+                        u32::from_be_bytes([h[8], h[9], h[10], h[11]])
+                    } else {
+                        u32::from_le_bytes([h[8], h[9], h[10], h[11]])
+                    };
+                    16 + incl as usize
+                }
+                None => {
+                    self.fill(1)?;
+                    if self.start == self.end {
+                        return Ok(None);
+                    }
+                    self.block_len_at(0)?
+                }
+            };
+            self.fill(need)?;
+            if self.end - self.start < need {
+                return Err(err(offset, format!("file ends in the middle of a record ({} of {need} bytes)", self.end - self.start)));
+            }
+            let slice = &self.buf[self.start..self.start + need];
+            let base_ptr = self.buf.as_ptr() as usize;
+            // Parse; remember where the packet bytes are so the borrow of `buf` can end.
+            let parsed: Option<(u32, u64, u32, usize, usize, u32)> = match &mut self.format {
+                Format::Pcap { parser, linktype } => {
+                    let (_, pkt) = parser.next_packet(slice).map_err(|e| err(offset, describe(&e)))?;
+                    let ts = pkt.timestamp.as_nanos() as u64;
+                    let d = &pkt.data;
+                    Some((*linktype, ts, pkt.orig_len, d.as_ptr() as usize - base_ptr, d.len(), 0))
+                }
+                Format::PcapNg { parser, ifaces } => {
+                    let (_, block) = parser.next_block(slice).map_err(|e| err(offset, describe(&e)))?;
+                    match block {
+                        Block::InterfaceDescription(idb) => {
+                            let mut units = 1_000_000u64;
+                            for o in &idb.options {
+                                if let pcap_file::pcapng::blocks::interface_description::InterfaceDescriptionOption::IfTsResol(r) = o {
+                                    units = if r & 0x80 != 0 {
+                                        1u64.checked_shl((r & 0x7f) as u32).unwrap_or(u64::MAX)
+                                    } else {
+                                        10u64.checked_pow(*r as u32).unwrap_or(u64::MAX)
+                                    };
+                                }
+                            }
+                            ifaces.push(Iface { linktype: u32::from(idb.linktype), units_per_sec: units.max(1) });
+                            None
+                        }
+                        Block::SectionHeader(_) => {
+                            ifaces.clear();
+                            None
+                        }
+                        Block::EnhancedPacket(epb) => {
+                            let iface = ifaces.get(epb.interface_id as usize).copied().ok_or_else(|| {
+                                err(offset, format!("packet names interface {}, which was never described", epb.interface_id))
+                            })?;
+                            let raw = epb.timestamp.as_nanos();
+                            let ts = (raw * 1_000_000_000 / iface.units_per_sec as u128) as u64;
+                            let d = &epb.data;
+                            Some((iface.linktype, ts, epb.original_len, d.as_ptr() as usize - base_ptr, d.len(), epb.interface_id))
+                        }
+                        Block::SimplePacket(spb) => {
+                            let iface = ifaces.first().copied().ok_or_else(|| err(offset, "simple packet before any interface"))?;
+                            let d = &spb.data;
+                            Some((iface.linktype, 0, spb.original_len, d.as_ptr() as usize - base_ptr, d.len(), 0))
+                        }
+                        _ => None,
+                    }
+                }
+            };
+            self.start += need;
+            if let Some((linktype, ts_ns, orig_len, at, len, interface)) = parsed {
+                self.number += 1;
+                return Ok(Some(Record {
+                    number: self.number,
+                    linktype,
+                    ts_ns,
+                    orig_len,
+                    data: &self.buf[at..at + len],
+                    offset,
+                    interface,
+                }));
+            }
+        }
+    }
+}
+
+/// A minimal pcap header used only to initialise the reader before the real one is read.
+static PCAP_DUMMY: [u8; 24] = [
+    0xd4, 0xc3, 0xb2, 0xa1, 2, 0, 4, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 0, 0, 1, 0, 0, 0,
+];
