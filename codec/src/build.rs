@@ -157,7 +157,9 @@ impl<'p> RoceRepr<'p> {
             ieth: p.ieth().map(|v| IethRepr::parse(&v)),
             irn_sack: p.irn_sack().map(|v| IrnSackRepr::parse(&v)),
             payload: if p.info().is_some_and(|i| i.cnp) {
-                p.bytes().get(p.payload_offset() - CNP_RESERVED.len()..p.payload_offset()).unwrap_or(&[])
+                // A CNP has no extension header: its reserved bytes follow the BTH (fewer than 16
+                // when the UDP length is short).
+                p.bytes().get(BthRepr::LEN..p.payload_offset()).unwrap_or(&[])
             } else {
                 p.payload()
             },
@@ -367,14 +369,8 @@ pub fn fix_icrc(link: crate::frame::LinkType, frame: &mut [u8]) -> bool {
         if p.icrc_bytes().is_none() {
             return false;
         }
-        let net = match f.net() {
-            Some(crate::frame::Net::Ipv4 { off, hdr_len }) => {
-                IcrcNet::Ipv4 { ip: &frame[off..off + hdr_len], udp: &frame[off + hdr_len..off + hdr_len + 8] }
-            }
-            Some(crate::frame::Net::Ipv6 { off }) => IcrcNet::Ipv6 { ip: &frame[off..off + 40], udp: &frame[off + 40..off + 48] },
-            Some(crate::frame::Net::Grh { off }) => IcrcNet::Grh { grh: &frame[off..off + 40] },
-            None => return false,
-        };
+        let Some(n) = f.net() else { return false };
+        let net = n.icrc_net(frame);
         (f.roce_offset(), at, icrc::compute(net, covered))
     };
     frame[off + at..off + at + 4].copy_from_slice(&crc.to_le_bytes());

@@ -15,7 +15,7 @@ use crate::ib::{CmMad, Hdr, RocePacket, Syndrome};
 use crate::mac_control::{self, MacControl};
 use crate::profile::Profile;
 use crate::value::Value;
-use crate::warning::{Layer, Warning, Warnings};
+use crate::warning::{Layer, Unsupported, Warning, Warnings};
 
 /// The RoCEv2 UDP port.
 pub const ROCEV2_PORT: u16 = 4791;
@@ -94,10 +94,35 @@ impl IcrcStatus {
 /// The network layer that carries a RoCE packet or other IP traffic.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Net {
-    Ipv4 { off: usize, hdr_len: usize },
-    Ipv6 { off: usize },
+    Ipv4 { off: u32, hdr_len: u32 },
+    Ipv6 { off: u32 },
     /// RoCEv1 Global Route Header.
-    Grh { off: usize },
+    Grh { off: u32 },
+}
+
+impl Net {
+    /// Offset of the network header in the frame.
+    pub fn offset(self) -> usize {
+        match self {
+            Net::Ipv4 { off, .. } | Net::Ipv6 { off } | Net::Grh { off } => off as usize,
+        }
+    }
+    /// Length of the network header.
+    pub fn header_len(self) -> usize {
+        match self {
+            Net::Ipv4 { hdr_len, .. } => hdr_len as usize,
+            Net::Ipv6 { .. } | Net::Grh { .. } => 40,
+        }
+    }
+    /// The headers the ICRC covers, in `data` (the frame this was parsed from).
+    pub fn icrc_net(self, data: &[u8]) -> IcrcNet<'_> {
+        let (o, hl) = (self.offset(), self.header_len());
+        match self {
+            Net::Ipv4 { .. } => IcrcNet::Ipv4 { ip: &data[o..o + hl], udp: &data[o + hl..o + hl + 8] },
+            Net::Ipv6 { .. } => IcrcNet::Ipv6 { ip: &data[o..o + hl], udp: &data[o + hl..o + hl + 8] },
+            Net::Grh { .. } => IcrcNet::Grh { grh: &data[o..o + hl] },
+        }
+    }
 }
 
 /// A decoded frame.
@@ -109,12 +134,13 @@ pub struct Frame<'a> {
     vlan_off: [u16; 2],
     ethertype: Option<u16>,
     net: Option<Net>,
-    udp_off: Option<usize>,
-    roce_off: usize,
+    /// Offsets in `data` (0: absent; none of these can start a frame).
+    udp_off: u32,
+    roce_off: u32,
     roce: Option<RocePacket<'a>>,
-    mac_ctrl_off: Option<usize>,
-    /// Offset of the CM MAD in `data`.
-    cm_off: Option<usize>,
+    mac_ctrl_off: u32,
+    /// Offset of the CM MAD.
+    cm_off: u32,
     truncated: bool,
     icrc: IcrcStatus,
     profile: Profile,
@@ -125,37 +151,53 @@ pub struct Frame<'a> {
 impl<'a> Frame<'a> {
     /// Decodes one captured frame. `orig_len` is the frame's length on the wire (the pcap
     /// record's original length); `data` may be shorter (snaplen).
+    ///
+    /// This returns a 184-byte value; in a hot loop, `Frame::new` followed by
+    /// [`Frame::decode`] decodes in place and saves the copy.
+    #[inline]
     pub fn parse(link: LinkType, data: &'a [u8], orig_len: usize, opts: &DecodeOptions) -> Frame<'a> {
-        let mut f = Frame {
+        let mut f = Frame::new(link, data);
+        f.decode(orig_len, opts);
+        f
+    }
+
+    /// An undecoded frame over `data`; [`Frame::decode`] fills it in.
+    #[inline(always)]
+    pub fn new(link: LinkType, data: &'a [u8]) -> Frame<'a> {
+        Frame {
             data,
             link,
             vlans: 0,
             vlan_off: [0; 2],
             ethertype: None,
             net: None,
-            udp_off: None,
+            udp_off: 0,
             roce_off: 0,
             roce: None,
-            mac_ctrl_off: None,
-            cm_off: None,
+            mac_ctrl_off: 0,
+            cm_off: 0,
             truncated: false,
             icrc: IcrcStatus::Unchecked,
             profile: Profile::Std,
             warnings: Warnings::default(),
-        };
-        let wire_len = orig_len.max(data.len());
-        let Some((ethertype, l3)) = f.parse_link() else {
-            f.truncated = data.len() < wire_len;
-            return f;
-        };
-        f.ethertype = Some(ethertype);
-        match ethertype {
-            ETHERTYPE_IPV4 | ETHERTYPE_IPV6 => f.parse_ip(l3, wire_len, opts),
-            ETHERTYPE_ROCEV1 => f.parse_grh(l3, wire_len, opts),
-            mac_control::ETHERTYPE => f.parse_mac_control(l3),
-            _ => f.truncated = data.len() < wire_len,
         }
-        f
+    }
+
+    /// Decodes the frame created by [`Frame::new`] (call once).
+    pub fn decode(&mut self, orig_len: usize, opts: &DecodeOptions) {
+        let data = self.data;
+        let wire_len = orig_len.max(data.len());
+        let Some((ethertype, l3)) = self.parse_link() else {
+            self.truncated = data.len() < wire_len;
+            return;
+        };
+        self.ethertype = Some(ethertype);
+        match ethertype {
+            ETHERTYPE_IPV4 | ETHERTYPE_IPV6 => self.parse_ip(l3, wire_len, opts),
+            ETHERTYPE_ROCEV1 => self.parse_grh(l3, wire_len, opts),
+            mac_control::ETHERTYPE => self.parse_mac_control(l3),
+            _ => self.truncated = data.len() < wire_len,
+        }
     }
 
     /// Link header: returns the EtherType and the offset of what follows.
@@ -183,7 +225,7 @@ impl<'a> Frame<'a> {
         };
         while matches!(ethertype, 0x8100 | 0x88a8 | 0x9100) {
             if self.vlans as usize == self.vlan_off.len() {
-                self.warnings.push(Warning::Unsupported("more than two VLAN tags"));
+                self.warnings.push(Warning::Unsupported(Unsupported::VlanDepth));
                 return None;
             }
             match SingleVlanHeaderSlice::from_slice(&d[off..]) {
@@ -227,7 +269,7 @@ impl<'a> Frame<'a> {
                     }
                 };
                 if ip.is_fragmenting_payload() {
-                    self.warnings.push(Warning::Unsupported("IPv4 fragment"));
+                    self.warnings.push(Warning::Unsupported(Unsupported::Ipv4Fragment));
                     return;
                 }
                 if opts.verify {
@@ -237,7 +279,7 @@ impl<'a> Frame<'a> {
                     }
                 }
                 let hl = ip.slice().len();
-                (Net::Ipv4 { off: l3, hdr_len: hl }, hl, ip.total_len() as usize, ip.protocol().0 == 17)
+                (Net::Ipv4 { off: l3 as u32, hdr_len: hl as u32 }, hl, ip.total_len() as usize, ip.protocol().0 == 17)
             }
             Some(6) => {
                 let ip = match Ipv6HeaderSlice::from_slice(d) {
@@ -249,9 +291,9 @@ impl<'a> Frame<'a> {
                 };
                 let nh = ip.next_header().0;
                 if matches!(nh, 0 | 43 | 44 | 60) {
-                    self.warnings.push(Warning::Unsupported("IPv6 extension headers"));
+                    self.warnings.push(Warning::Unsupported(Unsupported::Ipv6ExtensionHeaders));
                 }
-                (Net::Ipv6 { off: l3 }, 40, 40 + ip.payload_length() as usize, nh == 17)
+                (Net::Ipv6 { off: l3 as u32 }, 40, 40 + ip.payload_length() as usize, nh == 17)
             }
             Some(_) => return,
             None => {
@@ -278,7 +320,7 @@ impl<'a> Frame<'a> {
                 return self.warnings.push(Warning::Truncated { layer: Layer::Udp, need: 8, have: (d.len() - hdr_len) as u16 });
             }
         };
-        self.udp_off = Some(udp_off);
+        self.udp_off = udp_off as u32;
         if udp.source_port() != ROCEV2_PORT && udp.destination_port() != ROCEV2_PORT {
             return;
         }
@@ -301,9 +343,9 @@ impl<'a> Frame<'a> {
             self.truncated = true;
             return self.warnings.push(Warning::Truncated { layer: Layer::Grh, need: GRH_LEN as u16, have: d.len() as u16 });
         }
-        self.net = Some(Net::Grh { off: l3 });
+        self.net = Some(Net::Grh { off: l3 as u32 });
         if d[6] != NXT_HDR_IBA {
-            self.warnings.push(Warning::Unsupported("GRH next header is not the IBA transport"));
+            self.warnings.push(Warning::Unsupported(Unsupported::GrhNextHeader));
             return;
         }
         let mut len = u16::from_be_bytes([d[4], d[5]]) as usize;
@@ -316,7 +358,7 @@ impl<'a> Frame<'a> {
     }
 
     fn parse_roce(&mut self, off: usize, wire_len: usize, opts: &DecodeOptions) {
-        self.roce_off = off;
+        self.roce_off = off as u32;
         let captured = &self.data[off.min(self.data.len())..];
         let Some(p) = RocePacket::parse(captured, wire_len, &mut self.warnings) else {
             self.truncated |= captured.len() < wire_len;
@@ -345,7 +387,7 @@ impl<'a> Frame<'a> {
         // CM MADs: the payload of a UD SEND Only to QP1.
         if p.opcode().0 == 0x64 && p.bth().dest_qp() == 1 {
             match CmMad::new_checked(p.payload()) {
-                Ok(_) => self.cm_off = Some(off + p.payload_offset()),
+                Ok(_) => self.cm_off = (off + p.payload_offset()) as u32,
                 Err(crate::ib::cm::CmError::Attribute(a)) => self.warnings.push(Warning::CmAttribute(a)),
                 Err(crate::ib::cm::CmError::Short(n)) if p.payload().len() == p.payload_len() => {
                     self.warnings.push(Warning::LengthTooShort { layer: Layer::Cm, claimed: n as u32, minimum: CmMad::<&[u8]>::MIN_LEN as u32 })
@@ -356,13 +398,8 @@ impl<'a> Frame<'a> {
     }
 
     fn icrc_net(&self) -> IcrcNet<'a> {
-        let d = self.data;
         match self.net {
-            Some(Net::Ipv4 { off, hdr_len }) => {
-                IcrcNet::Ipv4 { ip: &d[off..off + hdr_len], udp: &d[off + hdr_len..off + hdr_len + 8] }
-            }
-            Some(Net::Ipv6 { off }) => IcrcNet::Ipv6 { ip: &d[off..off + 40], udp: &d[off + 40..off + 48] },
-            Some(Net::Grh { off }) => IcrcNet::Grh { grh: &d[off..off + GRH_LEN] },
+            Some(net) => net.icrc_net(self.data),
             None => IcrcNet::Grh { grh: &[] },
         }
     }
@@ -379,7 +416,7 @@ impl<'a> Frame<'a> {
                 self.truncated = true;
                 self.warnings.push(Warning::Truncated { layer: Layer::Pfc, need: need as u16, have: (self.data.len() - off) as u16 })
             }
-            _ => self.mac_ctrl_off = Some(off),
+            _ => self.mac_ctrl_off = off as u32,
         }
     }
 
@@ -412,7 +449,7 @@ impl<'a> Frame<'a> {
     }
     /// Offset of the BTH in the frame.
     pub fn roce_offset(&self) -> usize {
-        self.roce_off
+        self.roce_off as usize
     }
     /// RoCEv1 (GRH) rather than RoCEv2 (UDP).
     pub fn is_rocev1(&self) -> bool {
@@ -430,12 +467,13 @@ impl<'a> Frame<'a> {
     /// Source and destination addresses (IPv4, IPv6 or GRH GIDs).
     pub fn ip_addrs(&self) -> Option<(IpAddr, IpAddr)> {
         let d = self.data;
+        let off = self.net?.offset();
         match self.net? {
-            Net::Ipv4 { off, .. } => {
+            Net::Ipv4 { .. } => {
                 let a = |o: usize| IpAddr::V4(Ipv4Addr::new(d[o], d[o + 1], d[o + 2], d[o + 3]));
                 Some((a(off + 12), a(off + 16)))
             }
-            Net::Ipv6 { off } | Net::Grh { off } => {
+            Net::Ipv6 { .. } | Net::Grh { .. } => {
                 let a = |o: usize| {
                     let mut b = [0u8; 16];
                     b.copy_from_slice(&d[o..o + 16]);
@@ -448,28 +486,32 @@ impl<'a> Frame<'a> {
     /// The IPv4 ToS / IPv6 traffic-class byte (DSCP and ECN).
     pub fn tos(&self) -> Option<u8> {
         let d = self.data;
+        let off = self.net?.offset();
         match self.net? {
-            Net::Ipv4 { off, .. } => Some(d[off + 1]),
-            Net::Ipv6 { off } | Net::Grh { off } => Some((d[off] << 4) | (d[off + 1] >> 4)),
+            Net::Ipv4 { .. } => Some(d[off + 1]),
+            Net::Ipv6 { .. } | Net::Grh { .. } => Some((d[off] << 4) | (d[off + 1] >> 4)),
         }
     }
     /// UDP source and destination ports.
     pub fn udp_ports(&self) -> Option<(u16, u16)> {
-        let o = self.udp_off?;
+        let o = self.udp_off as usize;
+        if o == 0 {
+            return None;
+        }
         let d = self.data;
         Some((u16::from_be_bytes([d[o], d[o + 1]]), u16::from_be_bytes([d[o + 2], d[o + 3]])))
     }
     /// The CM MAD, for a CM message on QP1.
     pub fn cm(&self) -> Option<CmMad<&'a [u8]>> {
-        self.cm_off.map(|o| CmMad::new_checked(&self.data[o..]).expect("checked in parse"))
+        (self.cm_off != 0).then(|| CmMad::new_checked(&self.data[self.cm_off as usize..]).expect("checked in parse"))
     }
     /// The MAC control payload, for a PAUSE or PFC frame.
     pub fn mac_control(&self) -> Option<MacControl<&'a [u8]>> {
-        self.mac_ctrl_off.map(|o| MacControl::new_unchecked(&self.data[o..]))
+        (self.mac_ctrl_off != 0).then(|| MacControl::new_unchecked(&self.data[self.mac_ctrl_off as usize..]))
     }
     /// The frame carries something rocescope decodes (RoCE, PAUSE/PFC).
     pub fn is_decoded(&self) -> bool {
-        self.roce.is_some() || self.mac_ctrl_off.is_some()
+        self.roce.is_some() || self.mac_ctrl_off != 0
     }
 
     // ---- the one walk over the fields ----
@@ -482,7 +524,7 @@ impl<'a> Frame<'a> {
             self.visit_roce(p, &mut f);
         }
         if let Some(mc) = self.mac_control() {
-            let base = self.mac_ctrl_off.unwrap_or(0);
+            let base = self.mac_ctrl_off as usize;
             f(F::Truncated, Value::Bool(self.truncated), 0..0);
             if let Some(ce) = mc.class_enable() {
                 f(F::PfcClassEnable, Value::UInt(ce as u64), base + 2..base + 4);
@@ -492,13 +534,16 @@ impl<'a> Frame<'a> {
                 f(F::PfcQuanta, Value::UInt(mc.quanta(i) as u64), o..o + 2);
             }
         }
+        if self.roce.is_none() && self.mac_ctrl_off == 0 && self.truncated {
+            f(F::Truncated, Value::Bool(true), 0..0);
+        }
         for w in self.warnings.iter() {
             f(F::Warning, Value::Warning(*w), 0..0);
         }
     }
 
     fn visit_roce(&self, p: &RocePacket<'a>, f: &mut impl FnMut(F, Value<'a>, Range<usize>)) {
-        let b = self.roce_off;
+        let b = self.roce_off as usize;
         let u = |v: u64| Value::UInt(v);
         let r = |o: usize, n: usize| b + o..b + o + n;
         f(F::Profile, Value::Str(self.profile.name()), 0..0);
@@ -571,9 +616,11 @@ impl<'a> Frame<'a> {
         if let Some(h) = p.ieth() {
             f(F::IethRKey, u(h.r_key() as u64), r(at(Hdr::Ieth), 4));
         }
-        f(F::PayloadLen, u(p.payload_len() as u64), r(p.payload_offset(), p.payload().len()));
+        // The range covers the captured payload (it starts no later than the capture ends).
+        let payload_at = p.payload_offset().min(p.bytes().len());
+        f(F::PayloadLen, u(p.payload_len() as u64), r(payload_at, p.payload().len()));
         if let Some(cm) = self.cm() {
-            let mb = self.cm_off.unwrap_or(0);
+            let mb = self.cm_off as usize;
             f(F::CmMsg, Value::Str(cm.msg().name()), mb + 16..mb + 18);
             f(F::CmLocalCommId, u(cm.local_comm_id() as u64), mb + 24..mb + 28);
             if let Some(v) = cm.remote_comm_id() {

@@ -97,9 +97,28 @@ pub enum Warning {
     CmAttribute(u16),
     /// A MAC control frame with an opcode other than PAUSE or PFC.
     MacControlOpcode(u16),
-    /// Something in the IP/UDP encapsulation this decoder does not follow (fragments, IPv6
-    /// extension headers).
-    Unsupported(&'static str),
+    /// Something in the encapsulation this decoder does not follow.
+    Unsupported(Unsupported),
+}
+
+/// Encapsulations not decoded (each a warning, never an error).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Unsupported {
+    VlanDepth,
+    Ipv4Fragment,
+    Ipv6ExtensionHeaders,
+    GrhNextHeader,
+}
+
+impl Unsupported {
+    pub fn text(self) -> &'static str {
+        match self {
+            Unsupported::VlanDepth => "more than two VLAN tags",
+            Unsupported::Ipv4Fragment => "IPv4 fragment",
+            Unsupported::Ipv6ExtensionHeaders => "IPv6 extension headers",
+            Unsupported::GrhNextHeader => "GRH next header is not the IBA transport",
+        }
+    }
 }
 
 impl fmt::Display for Warning {
@@ -144,7 +163,7 @@ impl fmt::Display for Warning {
             }
             CmAttribute(a) => write!(f, "CM MAD attribute 0x{a:04x} not decoded"),
             MacControlOpcode(op) => write!(f, "MAC control opcode 0x{op:04x} not decoded"),
-            Unsupported(what) => write!(f, "not decoded: {what}"),
+            Unsupported(what) => write!(f, "not decoded: {}", what.text()),
         }
     }
 }

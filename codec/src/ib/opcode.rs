@@ -134,6 +134,10 @@ pub struct OpInfo {
     pub payload: bool,
     /// CNP: 16 reserved bytes after the BTH.
     pub cnp: bool,
+    /// Offset from the BTH of each header in `headers` (indexed by [`Hdr`]; 0 when absent).
+    pub offsets: [u8; 10],
+    /// Total length of `headers`.
+    pub headers_len: u8,
 }
 
 /// A BTH OpCode.
@@ -217,17 +221,17 @@ macro_rules! names {
     };
 }
 
-static RC_NAMES: [&str; 32] = names!("RC");
-static UC_NAMES: [&str; 32] = names!("UC");
-static RD_NAMES: [&str; 32] = names!("RD");
-static XRC_NAMES: [&str; 32] = names!("XRC");
+const RC_NAMES: [&str; 32] = names!("RC");
+const UC_NAMES: [&str; 32] = names!("UC");
+const RD_NAMES: [&str; 32] = names!("RD");
+const XRC_NAMES: [&str; 32] = names!("XRC");
 
 impl Opcode {
     /// The CNP opcode as hardware, scapy and DPDK send it (WIRE.md A.4).
     pub const CNP: Opcode = Opcode(0x81);
 
     #[inline]
-    pub fn transport(self) -> Transport {
+    pub const fn transport(self) -> Transport {
         match self.0 >> 5 {
             0 => Transport::Rc,
             1 => Transport::Uc,
@@ -246,52 +250,9 @@ impl Opcode {
     }
 
     /// The table entry, or `None` for an opcode outside the table.
-    pub fn info(self) -> Option<OpInfo> {
-        use Hdr::*;
-        let op = self.op();
-        let t = self.transport();
-        let mk = |name, headers, payload| {
-            Some(OpInfo { name, transport: t, headers, payload, cnp: false })
-        };
-        match t {
-            Transport::Rc => {
-                let (_, h, p) = rc_op(op)?;
-                mk(RC_NAMES[op as usize], h, p)
-            }
-            Transport::Uc if op <= 0x0B => {
-                let (_, h, p) = rc_op(op)?;
-                mk(UC_NAMES[op as usize], h, p)
-            }
-            Transport::Rd if op == 0x15 => {
-                mk(RD_NAMES[0x15], HeaderSet::of(&[Rdeth, Deth]), false)
-            }
-            Transport::Rd if op <= 0x14 => {
-                let (_, h, p) = rc_op(op)?;
-                let base = if is_response(op) {
-                    HeaderSet::of(&[Rdeth])
-                } else {
-                    HeaderSet::of(&[Rdeth, Deth])
-                };
-                mk(RD_NAMES[op as usize], merge(base, h), p)
-            }
-            Transport::Ud if op == 0x04 => mk("UD SEND Only", HeaderSet::of(&[Deth]), true),
-            Transport::Ud if op == 0x05 => {
-                mk("UD SEND Only with Immediate", HeaderSet::of(&[Deth, ImmDt]), true)
-            }
-            Transport::Cnp if self.0 == 0x81 || self.0 == 0x80 => Some(OpInfo {
-                name: "CNP",
-                transport: t,
-                headers: HeaderSet::EMPTY,
-                payload: false,
-                cnp: true,
-            }),
-            Transport::Xrc if op <= 0x17 && op != 0x15 => {
-                let (_, h, p) = rc_op(op)?;
-                let h = if is_response(op) { h } else { merge(HeaderSet::of(&[Xrceth]), h) };
-                mk(XRC_NAMES[op as usize], h, p)
-            }
-            _ => None,
-        }
+    #[inline]
+    pub fn info(self) -> Option<&'static OpInfo> {
+        OP_TABLE[self.0 as usize].as_ref()
     }
 
     /// The opcode's name, or "Unknown" outside the table ("Vendor" for 0xC0-0xFF).
@@ -336,6 +297,63 @@ pub enum Position {
 
 const fn merge(a: HeaderSet, b: HeaderSet) -> HeaderSet {
     HeaderSet(a.0 | b.0)
+}
+
+/// The whole table, computed at compile time so a lookup is one load.
+static OP_TABLE: [Option<OpInfo>; 256] = {
+    let mut t = [None; 256];
+    let mut i = 0;
+    while i < 256 {
+        t[i] = lookup(i as u8);
+        i += 1;
+    }
+    t
+};
+
+const fn entry(name: &'static str, transport: Transport, headers: HeaderSet, payload: bool) -> Option<OpInfo> {
+    let mut offsets = [0u8; 10];
+    let mut off = 12usize;
+    let mut i = 0;
+    while i < Hdr::ALL.len() {
+        let h = Hdr::ALL[i];
+        if headers.contains(h) {
+            offsets[i] = off as u8;
+            off += h.len();
+        }
+        i += 1;
+    }
+    Some(OpInfo { name, transport, headers, payload, cnp: false, offsets, headers_len: (off - 12) as u8 })
+}
+
+/// WIRE.md A.4, one opcode at a time.
+const fn lookup(code: u8) -> Option<OpInfo> {
+    use Hdr::*;
+    let op = code & 0x1f;
+    let t = Opcode(code).transport();
+    let (h, p) = match rc_op(op) {
+        Some((_, h, p)) => (h, p),
+        None => (HeaderSet::EMPTY, false),
+    };
+    let known = rc_op(op).is_some();
+    match t {
+        Transport::Rc if known => entry(RC_NAMES[op as usize], t, h, p),
+        Transport::Uc if known && op <= 0x0B => entry(UC_NAMES[op as usize], t, h, p),
+        Transport::Rd if op == 0x15 => entry(RD_NAMES[0x15], t, HeaderSet::of(&[Rdeth, Deth]), false),
+        Transport::Rd if known && op <= 0x14 => {
+            let base = if is_response(op) { HeaderSet::of(&[Rdeth]) } else { HeaderSet::of(&[Rdeth, Deth]) };
+            entry(RD_NAMES[op as usize], t, merge(base, h), p)
+        }
+        Transport::Ud if op == 0x04 => entry("UD SEND Only", t, HeaderSet::of(&[Deth]), true),
+        Transport::Ud if op == 0x05 => entry("UD SEND Only with Immediate", t, HeaderSet::of(&[Deth, ImmDt]), true),
+        Transport::Cnp if code == 0x81 || code == 0x80 => {
+            Some(OpInfo { name: "CNP", transport: t, headers: HeaderSet::EMPTY, payload: false, cnp: true, offsets: [0; 10], headers_len: 0 })
+        }
+        Transport::Xrc if known && op <= 0x17 => {
+            let h = if is_response(op) { h } else { merge(HeaderSet::of(&[Xrceth]), h) };
+            entry(XRC_NAMES[op as usize], t, h, p)
+        }
+        _ => None,
+    }
 }
 
 #[cfg(test)]

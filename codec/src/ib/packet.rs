@@ -21,22 +21,23 @@ pub struct RocePacket<'a> {
     /// Captured bytes of the packet, from the BTH, never beyond its wire length.
     buf: &'a [u8],
     /// Length of the packet on the wire (from the UDP length or the GRH PayLen).
-    wire_len: usize,
-    info: Option<OpInfo>,
-    /// Offset of each present extension header (0 = absent: the BTH is at 0).
-    offsets: [u8; 10],
+    wire_len: u32,
+    info: Option<&'static OpInfo>,
+    /// The extension headers the packet is long enough to hold (offsets come from the table).
+    present: HeaderSet,
     /// Offset of the IRN SACK tail, 0 if absent.
     sack_at: u8,
     /// Offset after the headers (and after the CNP reserved bytes / SACK tail).
-    hdr_end: usize,
-    payload_len: usize,
-    /// Offset of the ICRC, if the packet is long enough to hold one.
-    icrc_at: Option<usize>,
+    hdr_end: u32,
+    payload_len: u32,
+    /// Offset of the ICRC (0: the packet is too short to hold one).
+    icrc_at: u32,
 }
 
 impl<'a> RocePacket<'a> {
     /// Parses the packet in `captured` (from the BTH on; may be cut short by the snaplen) whose
     /// length on the wire is `wire_len`. Returns `None` when not even the BTH was captured.
+    #[inline(always)]
     pub fn parse(captured: &'a [u8], wire_len: usize, warnings: &mut Warnings) -> Option<Self> {
         let buf = &captured[..captured.len().min(wire_len)];
         if wire_len < Bth::<&[u8]>::LEN {
@@ -84,35 +85,41 @@ impl<'a> RocePacket<'a> {
         }
         let mut p = RocePacket {
             buf,
-            wire_len,
+            wire_len: wire_len as u32,
             info,
-            offsets: [0; 10],
+            present: HeaderSet::EMPTY,
             sack_at: 0,
-            hdr_end: Bth::<&[u8]>::LEN,
+            hdr_end: Bth::<&[u8]>::LEN as u32,
             payload_len: 0,
-            icrc_at,
+            icrc_at: icrc_at.unwrap_or(0) as u32,
         };
         let mut off = Bth::<&[u8]>::LEN;
-        for h in headers.iter() {
-            if off + h.len() > body_end {
-                warnings.push(Warning::LengthTooShort {
-                    layer: h.layer(),
-                    claimed: body_end.saturating_sub(off) as u32,
-                    minimum: h.len() as u32,
-                });
-                p.hdr_end = body_end.max(off);
-                return Some(p);
+        let all_len = info.map_or(0, |i| i.headers_len as usize);
+        if off + all_len <= body_end {
+            p.present = headers;
+            off += all_len;
+        } else {
+            for h in headers.iter() {
+                if off + h.len() > body_end {
+                    warnings.push(Warning::LengthTooShort {
+                        layer: h.layer(),
+                        claimed: body_end.saturating_sub(off) as u32,
+                        minimum: h.len() as u32,
+                    });
+                    p.hdr_end = (body_end.max(off)) as u32;
+                    return Some(p);
+                }
+                p.present = p.present.with(h);
+                off += h.len();
             }
-            p.offsets[h as usize] = off as u8;
-            off += h.len();
         }
         let avail = body_end.saturating_sub(off);
         let pad = bth.pad_cnt() as usize;
         let info = match info {
             Some(i) => i,
             None => {
-                p.hdr_end = off;
-                p.payload_len = avail;
+                p.hdr_end = (off) as u32;
+                p.payload_len = (avail) as u32;
                 return Some(p);
             }
         };
@@ -124,30 +131,31 @@ impl<'a> RocePacket<'a> {
                     minimum: CNP_RESERVED as u32,
                 });
             }
-            p.hdr_end = off + avail.min(CNP_RESERVED);
-            p.payload_len = avail.saturating_sub(CNP_RESERVED);
+            p.hdr_end = (off + avail.min(CNP_RESERVED)) as u32;
+            p.payload_len = (avail.saturating_sub(CNP_RESERVED)) as u32;
             if pad != 0 {
                 warnings.push(Warning::PadOnNoPayload { padcnt: pad as u8 });
             }
             return Some(p);
         }
-        // IRN's selective NAK: an RC Acknowledge NAK(PSN sequence error) with 4 more bytes.
+        // IRN's selective NAK: an RC Acknowledge NAK(PSN sequence error) with 4 more bytes. When
+        // the snaplen cut the AETH's syndrome byte, the length alone decides (as it does for
+        // every other header), so a truncated capture decodes like the whole packet.
         if opcode.0 == 0x11 && avail == IrnSack::<&[u8]>::LEN {
-            if let Some(aeth) = p.aeth() {
-                if aeth.syndrome().is_psn_seq_error() {
-                    p.sack_at = off as u8;
-                    off += IrnSack::<&[u8]>::LEN;
-                }
+            let syndrome = p.header_offset(Hdr::Aeth).and_then(|o| buf.get(o)).map(|&b| Syndrome::from_byte(b));
+            if syndrome.map_or(true, |s| s.is_psn_seq_error()) {
+                p.sack_at = off as u8;
+                off += IrnSack::<&[u8]>::LEN;
             }
         }
         let avail = body_end.saturating_sub(off);
-        p.hdr_end = off;
+        p.hdr_end = (off) as u32;
         if info.payload {
             if pad > avail {
                 warnings.push(Warning::PadCntTooLarge { padcnt: pad as u8, available: avail as u16 });
-                p.payload_len = avail;
+                p.payload_len = (avail) as u32;
             } else {
-                p.payload_len = avail - pad;
+                p.payload_len = (avail - pad) as u32;
             }
             if opcode.op() == 0x1D && p.payload_len != 8 && opcode.transport() == super::opcode::Transport::Rc {
                 warnings.push(Warning::AtomicWriteLength { len: p.payload_len as u16 });
@@ -159,7 +167,7 @@ impl<'a> RocePacket<'a> {
             if avail > 0 {
                 warnings.push(Warning::UnexpectedPayload { len: avail.min(u16::MAX as usize) as u16 });
             }
-            p.payload_len = avail;
+            p.payload_len = (avail) as u32;
         }
         if let Some(aeth) = p.aeth() {
             if let Syndrome::Reserved(s) = aeth.syndrome() {
@@ -177,12 +185,12 @@ impl<'a> RocePacket<'a> {
     /// The packet's length on the wire, BTH to ICRC inclusive.
     #[inline]
     pub fn wire_len(&self) -> usize {
-        self.wire_len
+        self.wire_len as usize
     }
     /// Fewer bytes were captured than the packet holds.
     #[inline]
     pub fn is_truncated(&self) -> bool {
-        self.buf.len() < self.wire_len
+        self.buf.len() < self.wire_len as usize
     }
     #[inline]
     pub fn bth(&self) -> Bth<&'a [u8]> {
@@ -194,16 +202,17 @@ impl<'a> RocePacket<'a> {
     }
     /// The opcode table's entry (None for an unknown opcode).
     #[inline]
-    pub fn info(&self) -> Option<OpInfo> {
+    pub fn info(&self) -> Option<&'static OpInfo> {
         self.info
     }
     /// Offset of a header, if the opcode calls for it and the packet is long enough to hold it
     /// (it may still be cut by the snaplen: see [`Self::header`]).
     #[inline]
     pub fn header_offset(&self, h: Hdr) -> Option<usize> {
-        match self.offsets[h as usize] {
-            0 => None,
-            o => Some(o as usize),
+        if self.present.contains(h) {
+            self.info.map(|i| i.offsets[h as usize] as usize)
+        } else {
+            None
         }
     }
     /// The bytes of a header, if present and fully captured.
@@ -214,10 +223,7 @@ impl<'a> RocePacket<'a> {
     }
     /// Headers the packet holds (whether captured or not).
     pub fn headers(&self) -> HeaderSet {
-        Hdr::ALL
-            .into_iter()
-            .filter(|h| self.offsets[*h as usize] != 0)
-            .fold(HeaderSet::EMPTY, |s, h| s.with(h))
+        self.present
     }
     pub fn rdeth(&self) -> Option<Rdeth<&'a [u8]>> {
         self.header(Hdr::Rdeth).map(Rdeth::new_unchecked)
@@ -260,30 +266,30 @@ impl<'a> RocePacket<'a> {
     /// Offset of the payload (right after the headers).
     #[inline]
     pub fn payload_offset(&self) -> usize {
-        self.hdr_end
+        self.hdr_end as usize
     }
     /// Payload length on the wire (bytes between the last header and the pad).
     #[inline]
     pub fn payload_len(&self) -> usize {
-        self.payload_len
+        self.payload_len as usize
     }
     /// The captured part of the payload.
     pub fn payload(&self) -> &'a [u8] {
-        let start = self.hdr_end.min(self.buf.len());
-        let end = (self.hdr_end + self.payload_len).min(self.buf.len());
+        let start = (self.hdr_end as usize).min(self.buf.len());
+        let end = (self.hdr_end as usize + self.payload_len as usize).min(self.buf.len());
         &self.buf[start..end]
     }
     /// Offset of the ICRC, if the packet is long enough to hold one.
     pub fn icrc_offset(&self) -> Option<usize> {
-        self.icrc_at
+        (self.icrc_at != 0).then_some(self.icrc_at as usize)
     }
     /// The ICRC bytes as on the wire, if captured.
     pub fn icrc_bytes(&self) -> Option<&'a [u8]> {
-        let o = self.icrc_at?;
+        let o = self.icrc_offset()?;
         self.buf.get(o..o + ICRC_LEN)
     }
     /// The bytes the ICRC covers after the BTH (BTH .. ICRC), if all were captured.
     pub fn icrc_covered(&self) -> Option<&'a [u8]> {
-        self.buf.get(..self.icrc_at?)
+        self.buf.get(..self.icrc_offset()?)
     }
 }

@@ -4,7 +4,7 @@ use std::borrow::Cow;
 use std::io::Write;
 use std::time::Duration;
 
-use pcap_file::pcapng::blocks::enhanced_packet::EnhancedPacketBlock;
+use pcap_file::pcapng::blocks::enhanced_packet::{EnhancedPacketBlock, EnhancedPacketOption};
 use pcap_file::pcapng::blocks::interface_description::{InterfaceDescriptionBlock, InterfaceDescriptionOption};
 use pcap_file::pcapng::PcapNgWriter;
 use pcap_file::DataLink;
@@ -39,13 +39,23 @@ impl<W: Write> CaptureWriter<W> {
 
     /// Appends the first `caplen` bytes of a frame (a snaplen-cut capture).
     pub fn write_truncated(&mut self, interface: u32, ts_ns: u64, frame: &[u8], caplen: usize) -> std::io::Result<()> {
+        self.write_block(interface, ts_ns, frame, caplen, None)
+    }
+
+    /// Appends a frame with a packet comment (`opt_comment`, shown by Wireshark as
+    /// `frame.comment`).
+    pub fn write_with_comment(&mut self, interface: u32, ts_ns: u64, frame: &[u8], comment: &str) -> std::io::Result<()> {
+        self.write_block(interface, ts_ns, frame, frame.len(), Some(comment))
+    }
+
+    fn write_block(&mut self, interface: u32, ts_ns: u64, frame: &[u8], caplen: usize, comment: Option<&str>) -> std::io::Result<()> {
         let epb = EnhancedPacketBlock {
             interface_id: interface,
             // pcap-file stores the raw timestamp units in a Duration's nanoseconds.
             timestamp: Duration::from_nanos(ts_ns),
             original_len: frame.len() as u32,
             data: Cow::Borrowed(&frame[..caplen.min(frame.len())]),
-            options: vec![],
+            options: comment.map(|c| EnhancedPacketOption::Comment(Cow::Borrowed(c))).into_iter().collect(),
         };
         self.inner.write_pcapng_block(epb).map_err(to_io)?;
         Ok(())
