@@ -17,11 +17,15 @@ pub struct RoceRepr<'p> {
     pub rdeth: Option<RdethRepr>,
     pub deth: Option<DethRepr>,
     pub xrceth: Option<XrcethRepr>,
+    /// DCP data packets (WIRE.md B.1).
+    pub dcpeth: Option<DcpethRepr>,
     pub feth: Option<FethRepr>,
     pub reth: Option<RethRepr>,
     pub atomic_eth: Option<AtomicEthRepr>,
     pub aeth: Option<AethRepr>,
     pub atomic_ack_eth: Option<AtomicAckEthRepr>,
+    /// DCP SEND packets and the last packet of a WRITE with Immediate.
+    pub sseth: Option<SsethRepr>,
     pub immdt: Option<ImmDtRepr>,
     pub ieth: Option<IethRepr>,
     /// IRN's selective NAK tail after the AETH.
@@ -37,21 +41,33 @@ impl<'p> RoceRepr<'p> {
     /// A packet with the given opcode, DestQP and PSN, P_Key 0xFFFF, and every extension header
     /// the opcode table calls for set to zero values (fill them in afterwards).
     pub fn new(opcode: u8, dest_qp: u32, psn: u32) -> Self {
+        Self::from_info(opcode, dest_qp, psn, Opcode(opcode).info())
+    }
+
+    /// A DCP data packet (tag 10, WIRE.md B.1): as [`Self::new`] with the DCPETH, RETH and
+    /// SSNETH the DCP table adds.
+    pub fn new_dcp(opcode: u8, dest_qp: u32, psn: u32) -> Self {
+        Self::from_info(opcode, dest_qp, psn, Opcode(opcode).info_dcp())
+    }
+
+    fn from_info(opcode: u8, dest_qp: u32, psn: u32, info: Option<&OpInfo>) -> Self {
         let mut r = RoceRepr {
             bth: BthRepr { opcode, p_key: 0xffff, dest_qp, psn, ..Default::default() },
             ..Default::default()
         };
-        if let Some(info) = Opcode(opcode).info() {
+        if let Some(info) = info {
             for h in info.headers.iter() {
                 match h {
                     Hdr::Rdeth => r.rdeth = Some(Default::default()),
                     Hdr::Deth => r.deth = Some(Default::default()),
                     Hdr::Xrceth => r.xrceth = Some(Default::default()),
+                    Hdr::Dcpeth => r.dcpeth = Some(Default::default()),
                     Hdr::Feth => r.feth = Some(Default::default()),
                     Hdr::Reth => r.reth = Some(Default::default()),
                     Hdr::AtomicEth => r.atomic_eth = Some(Default::default()),
                     Hdr::Aeth => r.aeth = Some(AethRepr { syndrome: Syndrome::Ack { credit: 31 }, msn: 0 }),
                     Hdr::AtomicAckEth => r.atomic_ack_eth = Some(Default::default()),
+                    Hdr::Sseth => r.sseth = Some(Default::default()),
                     Hdr::ImmDt => r.immdt = Some(Default::default()),
                     Hdr::Ieth => r.ieth = Some(Default::default()),
                 }
@@ -76,12 +92,14 @@ impl<'p> RoceRepr<'p> {
             self.rdeth.map(|_| RdethRepr::LEN),
             self.deth.map(|_| DethRepr::LEN),
             self.xrceth.map(|_| XrcethRepr::LEN),
+            self.dcpeth.map(|_| DcpethRepr::LEN),
             self.feth.map(|_| FethRepr::LEN),
             self.reth.map(|_| RethRepr::LEN),
             self.atomic_eth.map(|_| AtomicEthRepr::LEN),
             self.aeth.map(|_| AethRepr::LEN),
             self.irn_sack.map(|_| IrnSackRepr::LEN),
             self.atomic_ack_eth.map(|_| AtomicAckEthRepr::LEN),
+            self.sseth.map(|_| SsethRepr::LEN),
             self.immdt.map(|_| ImmDtRepr::LEN),
             self.ieth.map(|_| IethRepr::LEN),
         ]
@@ -112,6 +130,9 @@ impl<'p> RoceRepr<'p> {
         if let Some(h) = self.xrceth {
             put(XrcethRepr::LEN, &|b| h.emit(b));
         }
+        if let Some(h) = self.dcpeth {
+            put(DcpethRepr::LEN, &|b| h.emit(b));
+        }
         if let Some(h) = self.feth {
             put(FethRepr::LEN, &|b| h.emit(b));
         }
@@ -129,6 +150,9 @@ impl<'p> RoceRepr<'p> {
         }
         if let Some(h) = self.atomic_ack_eth {
             put(AtomicAckEthRepr::LEN, &|b| h.emit(b));
+        }
+        if let Some(h) = self.sseth {
+            put(SsethRepr::LEN, &|b| h.emit(b));
         }
         if let Some(h) = self.immdt {
             put(ImmDtRepr::LEN, &|b| h.emit(b));
@@ -148,11 +172,13 @@ impl<'p> RoceRepr<'p> {
             rdeth: p.rdeth().map(|v| RdethRepr::parse(&v)),
             deth: p.deth().map(|v| DethRepr::parse(&v)),
             xrceth: p.xrceth().map(|v| XrcethRepr::parse(&v)),
+            dcpeth: p.dcpeth().map(|v| DcpethRepr::parse(&v)),
             feth: p.feth().map(|v| FethRepr::parse(&v)),
             reth: p.reth().map(|v| RethRepr::parse(&v)),
             atomic_eth: p.atomic_eth().map(|v| AtomicEthRepr::parse(&v)),
             aeth: p.aeth().map(|v| AethRepr::parse(&v)),
             atomic_ack_eth: p.atomic_ack_eth().map(|v| AtomicAckEthRepr::parse(&v)),
+            sseth: p.sseth().map(|v| SsethRepr::parse(&v)),
             immdt: p.immdt().map(|v| ImmDtRepr::parse(&v)),
             ieth: p.ieth().map(|v| IethRepr::parse(&v)),
             irn_sack: p.irn_sack().map(|v| IrnSackRepr::parse(&v)),
@@ -361,7 +387,7 @@ fn udp_checksum(ip: &[u8], udp: &[u8], payload: &[u8]) -> u16 {
 /// Recomputes the ICRC of an already built RoCE frame in place (after a test mutated it).
 /// Returns false when the frame is not a complete RoCE packet.
 pub fn fix_icrc(link: crate::frame::LinkType, frame: &mut [u8]) -> bool {
-    let opts = crate::frame::DecodeOptions { verify: false };
+    let opts = crate::frame::DecodeOptions { verify: false, ..Default::default() };
     let (off, at, crc) = {
         let f = crate::frame::Frame::parse(link, frame, frame.len(), &opts);
         let Some(p) = f.roce() else { return false };

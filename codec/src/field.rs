@@ -68,6 +68,12 @@ pub const AETH_KIND_VALUES: &[&str] = &["ack", "rnr_nak", "nak", "reserved"];
 pub const ICRC_STATUS_VALUES: &[&str] = &["good", "bad", "absent", "truncated"];
 /// CM message kinds (`rocescope.cm.msg`).
 pub const CM_MSG_VALUES: &[&str] = &["req", "rep", "rtu", "dreq", "drep", "rej", "mra"];
+/// SDR control message types (`rocescope.sdr.ctrl.type`), type codes 1-5 in order.
+pub const SDR_CTRL_VALUES: &[&str] = &["cts", "sr_ack", "sr_nack", "ec_ack", "ec_nack"];
+/// Flor SEND header types (`rocescope.flor.send.type`), type codes 1-4 in order.
+pub const FLOR_SEND_VALUES: &[&str] = &["data", "write_retx", "addr_req", "addr_resp"];
+/// NetRT message types (`rocescope.netrt.type`), type codes 1-2 in order.
+pub const NETRT_VALUES: &[&str] = &["request", "unfulfilled"];
 
 registry! {
     Profile = "rocescope.profile", Enum, "Transport profile the packet was decoded with", values = PROFILE_VALUES;
@@ -123,6 +129,65 @@ registry! {
 
     PfcClassEnable = "rocescope.pfc.class_enable", UInt(16), "PFC class-enable vector";
     PfcQuanta = "rocescope.pfc.quanta", UInt(16), "Pause time per class in quanta (one value for 802.3x PAUSE)", repeated = true;
+
+    DcpTag = "rocescope.dcp.tag", UInt(8), "DCP ToS tag (0 non-DCP, 2 data, 3 header-only, 1 ACK)";
+    DcpMsn = "rocescope.dcp.msn", UInt(24), "DCP message sequence number (DCPETH, or the header-only packet's 3 bytes)";
+    DcpSretryno = "rocescope.dcp.sretryno", UInt(8), "DCP sender retry number (DCPETH)";
+    DcpSsn = "rocescope.dcp.ssn", UInt(24), "DCP SEND sequence number (SSNETH)";
+    DcpEmsn = "rocescope.dcp.emsn", UInt(24), "DCP ACK: receiver's expected MSN (all messages below it are complete)";
+    DcpHo = "rocescope.dcp.ho", Bool, "DCP header-only (trimmed) packet";
+
+    SdrMsgId = "rocescope.sdr.msg_id", UInt(32), "SDR message id (immediate)";
+    SdrPktOff = "rocescope.sdr.pkt_off", UInt(32), "SDR packet offset in MTUs from the buffer start (immediate)";
+    SdrImmFrag = "rocescope.sdr.imm_frag", UInt(8), "SDR user-immediate fragment carried by this packet";
+    SdrUserImm = "rocescope.sdr.user_imm", UInt(32), "SDR user immediate, once rebuilt from its fragments";
+    SdrVaOk = "rocescope.sdr.va_ok", Bool, "SDR RETH VA agrees with msg_id and pkt_off";
+    SdrCtrlType = "rocescope.sdr.ctrl.type", Enum, "SDR control message type", values = SDR_CTRL_VALUES;
+    SdrCtrlMsgSeq = "rocescope.sdr.ctrl.msg_seq", UInt(32), "SDR control: posted-receive sequence number";
+    SdrCtrlBufLen = "rocescope.sdr.ctrl.buf_len", UInt(64), "SDR CTS: posted buffer length in bytes";
+    SdrCtrlCumAck = "rocescope.sdr.ctrl.cum_ack", UInt(32), "SDR SR_ACK: index of the first missing chunk";
+    SdrCtrlSackBits = "rocescope.sdr.ctrl.sack_bits", UInt(32), "SDR SR_ACK: number of bitmap bits";
+    SdrCtrlSack = "rocescope.sdr.ctrl.sack", Bytes, "SDR SR_ACK: chunk bitmap after cum_ack";
+    SdrCtrlCount = "rocescope.sdr.ctrl.count", UInt(32), "SDR NACK: number of indices";
+    SdrCtrlIndices = "rocescope.sdr.ctrl.indices", UInt(32), "SDR NACK: chunk (SR) or data-submessage (EC) indices", repeated = true;
+
+    FlorHint = "rocescope.flor.hint", Bool, "Flor hint: last WQE in the congestion window";
+    FlorMid = "rocescope.flor.mid", UInt(32), "Flor message id (WRITE immediate)";
+    FlorChunkOff = "rocescope.flor.chunk_off", UInt(32), "Flor chunk offset in UNIT_SIZE units (WRITE immediate)";
+    FlorSendType = "rocescope.flor.send.type", Enum, "Flor SEND header type", values = FLOR_SEND_VALUES;
+    FlorSendFlags = "rocescope.flor.send.flags", UInt(8), "Flor SEND header flags (bit 7 hint, bit 6 retransmission)";
+    FlorSendRn = "rocescope.flor.send.rn", UInt(32), "Flor SEND reliable sequence number";
+    FlorSendGn = "rocescope.flor.send.gn", UInt(64), "Flor global sequence number";
+    FlorSendWriteRn = "rocescope.flor.send.write_rn", UInt(32), "Flor WRITE_RETX: original WRITE reliable sequence number";
+    FlorSendBodyLen = "rocescope.flor.send.body_len", UInt(32), "Flor SEND header: message bytes after the header";
+    FlorAddrMid = "rocescope.flor.addr.mid", UInt(32), "Flor address exchange: message id";
+    FlorAddrMsgLen = "rocescope.flor.addr.msg_len", UInt(64), "Flor ADDR_REQ: message length";
+    FlorAddrRKey = "rocescope.flor.addr.r_key", UInt(32), "Flor ADDR_RESP: remote key";
+    FlorAddrVa = "rocescope.flor.addr.va", UInt(64), "Flor ADDR_RESP: remote address";
+    FlorAddrBufLen = "rocescope.flor.addr.buf_len", UInt(64), "Flor ADDR_RESP: buffer length";
+    FlorAckQpn = "rocescope.flor.ack.qpn", UInt(32), "Flor ACK: data QP acknowledged";
+    FlorAckBitmap = "rocescope.flor.ack.bitmap", Bytes, "Flor ACK: entry kinds (bit 31 = entry 0)";
+    FlorAckLeastGn = "rocescope.flor.ack.least_gn", UInt(64), "Flor ACK: least acknowledged global sequence number";
+    FlorAckDelayNs = "rocescope.flor.ack.delay_ns", UInt(64), "Flor ACK: ACK delay in nanoseconds";
+    FlorAckCount = "rocescope.flor.ack.count", UInt(32), "Flor ACK: number of entries";
+    FlorAckAcked = "rocescope.flor.ack.acked", UInt(64), "Flor ACK: acknowledged numbers (SEND entries as global numbers)", repeated = true;
+
+    NetrtType = "rocescope.netrt.type", Enum, "NetRT message type", values = NETRT_VALUES;
+    NetrtEpsn = "rocescope.netrt.epsn", UInt(24), "NetRT request: expected PSN at the destination ToR";
+    NetrtBitmap = "rocescope.netrt.bitmap", Bytes, "NetRT request: PSNs ePSN+1+i held (bit 0 = last byte's LSB)";
+    NetrtRequested = "rocescope.netrt.requested", UInt(24), "NetRT request: PSNs asked for", repeated = true;
+    NetrtUnfulfilledPsn = "rocescope.netrt.unfulfilled_psn", UInt(24), "NetRT: PSN the source ToR could not resend";
+    NetrtRtxMark = "rocescope.netrt.rtx_mark", Bool, "NetRT in-network retransmission mark (BTH byte 4 bit 0)";
+
+    ErdType = "rocescope.erd.type", UInt(8), "ERD EETH type (1: part of a multi-packet message)";
+    ErdLast = "rocescope.erd.last", Bool, "ERD EETH: packet holds the message's final bytes";
+    ErdMsgId = "rocescope.erd.msg_id", UInt(16), "ERD EETH message id";
+    ErdSLen = "rocescope.erd.s_len", UInt(16), "ERD EETH: valid payload bytes after the EETH";
+    ErdSOffset = "rocescope.erd.s_offset", UInt(32), "ERD EETH: byte offset of this payload in the message";
+    ErdNackCount = "rocescope.erd.nack.count", UInt(16), "ERD NACK message: number of entries", repeated = true;
+    ErdNackSrcQpn = "rocescope.erd.nack.src_qpn", UInt(24), "ERD NACK: source QPN", repeated = true;
+    ErdNackDstQpn = "rocescope.erd.nack.dst_qpn", UInt(24), "ERD NACK: destination QPN", repeated = true;
+    ErdNackPsn = "rocescope.erd.nack.psn", UInt(24), "ERD NACK: lost PSN", repeated = true;
 }
 
 impl FieldId {

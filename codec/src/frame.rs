@@ -11,8 +11,11 @@ use etherparse::{Ethernet2HeaderSlice, Ipv4HeaderSlice, Ipv6HeaderSlice, SingleV
 
 use crate::field::FieldId as F;
 use crate::ib::icrc::{self, IcrcNet};
+use crate::ib::packet::Layout;
 use crate::ib::{CmMad, Hdr, RocePacket, Syndrome};
 use crate::mac_control::{self, MacControl};
+use crate::ext::{self, Ctx, Ext};
+use crate::params::Params;
 use crate::profile::Profile;
 use crate::value::Value;
 use crate::warning::{Layer, Unsupported, Warning, Warnings};
@@ -53,16 +56,28 @@ impl LinkType {
     }
 }
 
-/// Decoding options that do not depend on the profile.
+/// How to decode one frame.
 #[derive(Clone, Copy, Debug)]
 pub struct DecodeOptions {
     /// Compute and compare ICRCs (and IPv4 header checksums).
     pub verify: bool,
+    /// The profile to decode with. A profile that does not apply to a packet leaves it `std`,
+    /// without warnings. (Choosing the profile per flow is `crate::decoder`'s job.)
+    pub profile: Profile,
+    /// The transports' parameters.
+    pub params: Params,
 }
 
 impl Default for DecodeOptions {
     fn default() -> Self {
-        DecodeOptions { verify: true }
+        DecodeOptions { verify: true, profile: Profile::Std, params: Params::default() }
+    }
+}
+
+impl DecodeOptions {
+    /// Defaults with the given profile.
+    pub fn with_profile(profile: Profile) -> Self {
+        DecodeOptions { profile, ..Default::default() }
     }
 }
 
@@ -144,6 +159,7 @@ pub struct Frame<'a> {
     truncated: bool,
     icrc: IcrcStatus,
     profile: Profile,
+    ext: Ext,
     /// Problems found.
     pub warnings: Warnings,
 }
@@ -179,6 +195,7 @@ impl<'a> Frame<'a> {
             truncated: false,
             icrc: IcrcStatus::Unchecked,
             profile: Profile::Std,
+            ext: Ext::None,
             warnings: Warnings::default(),
         }
     }
@@ -360,12 +377,21 @@ impl<'a> Frame<'a> {
     fn parse_roce(&mut self, off: usize, wire_len: usize, opts: &DecodeOptions) {
         self.roce_off = off as u32;
         let captured = &self.data[off.min(self.data.len())..];
-        let Some(p) = RocePacket::parse(captured, wire_len, &mut self.warnings) else {
+        let ctx = Ctx { tos: if self.is_rocev1() { None } else { self.tos() }, params: &opts.params };
+        let layout = match (opts.profile, captured.first()) {
+            (Profile::Std, _) | (_, None) => Layout::Std,
+            (profile, Some(&op)) => ext::layout(profile, &ctx, op),
+        };
+        let Some(p) = RocePacket::parse_with(captured, wire_len, layout, &mut self.warnings) else {
             self.truncated |= captured.len() < wire_len;
             return;
         };
         self.truncated |= p.is_truncated();
         self.roce = Some(p);
+        if opts.profile != Profile::Std {
+            self.ext = ext::parse(opts.profile, &ctx, &p, &mut self.warnings);
+            self.profile = self.ext.profile();
+        }
         self.icrc = match (p.icrc_offset(), p.icrc_bytes(), p.icrc_covered()) {
             (None, _, _) => IcrcStatus::Absent,
             (Some(_), Some(wire), Some(covered)) => {
@@ -463,6 +489,10 @@ impl<'a> Frame<'a> {
     }
     pub fn profile(&self) -> Profile {
         self.profile
+    }
+    /// What the profile's extension decoded.
+    pub fn ext(&self) -> &Ext {
+        &self.ext
     }
     /// Source and destination addresses (IPv4, IPv6 or GRH GIDs).
     pub fn ip_addrs(&self) -> Option<(IpAddr, IpAddr)> {
@@ -619,6 +649,7 @@ impl<'a> Frame<'a> {
         // The range covers the captured payload (it starts no later than the capture ends).
         let payload_at = p.payload_offset().min(p.bytes().len());
         f(F::PayloadLen, u(p.payload_len() as u64), r(payload_at, p.payload().len()));
+        self.ext.visit(p, b, f);
         if let Some(cm) = self.cm() {
             let mb = self.cm_off as usize;
             f(F::CmMsg, Value::Str(cm.msg().name()), mb + 16..mb + 18);

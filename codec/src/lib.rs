@@ -8,16 +8,19 @@
 //! - [`build`] emits byte-exact frames (lengths, checksums, ICRC) from `Repr`s.
 
 pub mod build;
+pub mod ext;
 pub mod field;
 pub mod frame;
 pub mod ib;
 pub mod mac_control;
+pub mod params;
 pub mod profile;
 pub mod value;
 pub mod warning;
 
 pub use field::{FieldDef, FieldId, FieldType, FIELDS};
 pub use frame::{DecodeOptions, Frame, IcrcStatus, LinkType};
+pub use params::{FlorAckSetMeans, ImmSplit, Params};
 pub use profile::Profile;
 pub use value::Value;
 pub use warning::{Layer, Warning, Warnings};

@@ -29,6 +29,13 @@ pub enum Layer {
     Icrc,
     Cm,
     Pfc,
+    Dcpeth,
+    Sseth,
+    Tcp,
+    Sdr,
+    Flor,
+    Netrt,
+    Erd,
 }
 
 impl Layer {
@@ -58,6 +65,13 @@ impl Layer {
             Icrc => "ICRC",
             Cm => "CM MAD",
             Pfc => "MAC control frame",
+            Dcpeth => "DCPETH",
+            Sseth => "SSNETH",
+            Tcp => "TCP header",
+            Sdr => "SDR control message",
+            Flor => "Flor header",
+            Netrt => "NetRT message",
+            Erd => "ERD header",
         }
     }
 }
@@ -97,8 +111,76 @@ pub enum Warning {
     CmAttribute(u16),
     /// A MAC control frame with an opcode other than PAUSE or PFC.
     MacControlOpcode(u16),
+    /// A DCP header-only packet whose RoCE part is not BTH + 3 bytes.
+    HeaderOnlyLength { len: u16 },
+    /// An extension's data does not parse: which extension, and what is wrong.
+    Ext { layer: Layer, what: ExtProblem },
     /// Something in the encapsulation this decoder does not follow.
     Unsupported(Unsupported),
+}
+
+/// What is wrong with an extension's data (WIRE.md part B), with the values involved.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ExtProblem {
+    /// A magic or version byte other than expected.
+    Magic { got: u8, want: u8 },
+    Version { got: u8, want: u8 },
+    /// A type code outside the defined ones.
+    Type(u8),
+    /// A body length that does not match its type: `got` bytes where `want` were expected.
+    BodyLength { got: u32, want: u32 },
+    /// A header cut short: `got` of `want` bytes present.
+    Short { got: u32, want: u32 },
+    /// A field that disagrees with another: `got` in the packet, `want` from the other.
+    Mismatch { field: crate::field::FieldId, got: u32, want: u32 },
+    /// A problem described by a fixed note.
+    Other(Note),
+}
+
+impl fmt::Display for ExtProblem {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match *self {
+            ExtProblem::Magic { got, want } => write!(f, "magic 0x{got:02x} (expected 0x{want:02x})"),
+            ExtProblem::Version { got, want } => write!(f, "version {got} (expected {want})"),
+            ExtProblem::Type(t) => write!(f, "unknown type {t}"),
+            ExtProblem::BodyLength { got, want } => {
+                write!(f, "body of {got} bytes where its type needs {want}")
+            }
+            ExtProblem::Short { got, want } => write!(f, "only {got} of {want} bytes present"),
+            ExtProblem::Mismatch { field, got, want } => {
+                write!(f, "{} {got} disagrees with {want}", field.name())
+            }
+            ExtProblem::Other(n) => f.write_str(n.text()),
+        }
+    }
+}
+
+/// Fixed texts for extension problems that carry no values (a one-byte code keeps warnings
+/// small).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Note {
+    /// SDR: a retransmitted fragment differs from the one seen before.
+    SdrFragmentConflict,
+    /// SDR: RETH VA does not match the immediate.
+    SdrVaMismatch,
+    /// NetRT: BTH fields that must be zero are not.
+    NetrtBthFlags,
+    /// ERD: a TCP segment left a gap in the NACK stream.
+    ErdStreamGap,
+    /// Auto-detection: no rule or several rules matched this flow.
+    DetectionUnsure,
+}
+
+impl Note {
+    pub fn text(self) -> &'static str {
+        match self {
+            Note::SdrFragmentConflict => "user-immediate fragment differs from the one seen before",
+            Note::SdrVaMismatch => "RETH VA does not match the immediate's message id and offset",
+            Note::NetrtBthFlags => "BTH SE, M, PadCnt, TVer, byte 4 and A must be 0",
+            Note::ErdStreamGap => "bytes missing in the NACK stream; resynchronised",
+            Note::DetectionUnsure => "profile not detected",
+        }
+    }
 }
 
 /// Encapsulations not decoded (each a warning, never an error).
@@ -164,6 +246,10 @@ impl fmt::Display for Warning {
             CmAttribute(a) => write!(f, "CM MAD attribute 0x{a:04x} not decoded"),
             MacControlOpcode(op) => write!(f, "MAC control opcode 0x{op:04x} not decoded"),
             Unsupported(what) => write!(f, "not decoded: {}", what.text()),
+            HeaderOnlyLength { len } => {
+                write!(f, "DCP header-only packet with {len} bytes after UDP (expected BTH + 3)")
+            }
+            Ext { layer, what } => write!(f, "{}: {what}", layer.name()),
         }
     }
 }

@@ -72,3 +72,18 @@ fixed_header! {
         sack_psn: u32 = 1..4,
     }
 }
+
+fixed_header! {
+    /// DCPETH (DCP, WIRE.md B.1, pinned): MSN 24 · sRetryNo 8, right after the BTH.
+    Dcpeth / DcpethRepr, len 4, Dcpeth {
+        msn: u32 = 0..3,
+        sretryno: u8 = 3..4,
+    }
+}
+
+fixed_header! {
+    /// SSNETH (DCP, WIRE.md B.1, pinned): SSN 24 · reserved 8.
+    Sseth / SsethRepr, len 4, Sseth {
+        ssn: u32 = 0..3,
+    }
+}

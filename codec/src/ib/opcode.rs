@@ -8,25 +8,31 @@ pub enum Hdr {
     Rdeth,
     Deth,
     Xrceth,
+    /// DCP: MSN · sRetryNo (WIRE.md B.1).
+    Dcpeth,
     Feth,
     Reth,
     AtomicEth,
     Aeth,
     AtomicAckEth,
+    /// DCP: SSN · reserved (WIRE.md B.1).
+    Sseth,
     ImmDt,
     Ieth,
 }
 
 impl Hdr {
-    pub const ALL: [Hdr; 10] = [
+    pub const ALL: [Hdr; 12] = [
         Hdr::Rdeth,
         Hdr::Deth,
         Hdr::Xrceth,
+        Hdr::Dcpeth,
         Hdr::Feth,
         Hdr::Reth,
         Hdr::AtomicEth,
         Hdr::Aeth,
         Hdr::AtomicAckEth,
+        Hdr::Sseth,
         Hdr::ImmDt,
         Hdr::Ieth,
     ];
@@ -35,6 +41,7 @@ impl Hdr {
     pub const fn len(self) -> usize {
         match self {
             Hdr::Rdeth | Hdr::Xrceth | Hdr::Feth | Hdr::Aeth | Hdr::ImmDt | Hdr::Ieth => 4,
+            Hdr::Dcpeth | Hdr::Sseth => 4,
             Hdr::Deth | Hdr::AtomicAckEth => 8,
             Hdr::Reth => 16,
             Hdr::AtomicEth => 28,
@@ -54,6 +61,8 @@ impl Hdr {
             Hdr::AtomicAckEth => Layer::AtomicAckEth,
             Hdr::ImmDt => Layer::ImmDt,
             Hdr::Ieth => Layer::Ieth,
+            Hdr::Dcpeth => Layer::Dcpeth,
+            Hdr::Sseth => Layer::Sseth,
         }
     }
 }
@@ -135,7 +144,7 @@ pub struct OpInfo {
     /// CNP: 16 reserved bytes after the BTH.
     pub cnp: bool,
     /// Offset from the BTH of each header in `headers` (indexed by [`Hdr`]; 0 when absent).
-    pub offsets: [u8; 10],
+    pub offsets: [u8; 12],
     /// Total length of `headers`.
     pub headers_len: u8,
 }
@@ -255,6 +264,19 @@ impl Opcode {
         OP_TABLE[self.0 as usize].as_ref()
     }
 
+    /// The entry for a DCP data packet (tag 10, WIRE.md B.1): every RC SEND, RDMA WRITE and
+    /// RDMA READ Request gains a DCPETH after the BTH, every WRITE a RETH, every SEND and the
+    /// last packet of a WRITE with Immediate an SSNETH. Other opcodes are as in [`Self::info`].
+    #[inline]
+    pub fn info_dcp(self) -> Option<&'static OpInfo> {
+        DCP_TABLE[self.0 as usize].as_ref()
+    }
+
+    /// RC SEND, RDMA WRITE or RDMA READ Request: the packets that carry DCP headers.
+    pub const fn is_dcp_request(self) -> bool {
+        self.0 <= 0x0C || self.0 == 0x16 || self.0 == 0x17
+    }
+
     /// The opcode's name, or "Unknown" outside the table ("Vendor" for 0xC0-0xFF).
     pub fn name(self) -> &'static str {
         match self.info() {
@@ -311,7 +333,7 @@ static OP_TABLE: [Option<OpInfo>; 256] = {
 };
 
 const fn entry(name: &'static str, transport: Transport, headers: HeaderSet, payload: bool) -> Option<OpInfo> {
-    let mut offsets = [0u8; 10];
+    let mut offsets = [0u8; 12];
     let mut off = 12usize;
     let mut i = 0;
     while i < Hdr::ALL.len() {
@@ -324,6 +346,32 @@ const fn entry(name: &'static str, transport: Transport, headers: HeaderSet, pay
     }
     Some(OpInfo { name, transport, headers, payload, cnp: false, offsets, headers_len: (off - 12) as u8 })
 }
+
+/// The DCP variant of the table (WIRE.md B.1).
+static DCP_TABLE: [Option<OpInfo>; 256] = {
+    let mut t = [None; 256];
+    let mut i = 0;
+    while i < 256 {
+        t[i] = match lookup(i as u8) {
+            Some(info) if Opcode(i as u8).is_dcp_request() => {
+                let op = i as u8;
+                let mut h = info.headers.with(Hdr::Dcpeth);
+                let is_write = op >= 0x06 && op <= 0x0B;
+                let is_send = op <= 0x05 || op == 0x16 || op == 0x17;
+                if is_write {
+                    h = h.with(Hdr::Reth);
+                }
+                if is_send || op == 0x09 || op == 0x0B {
+                    h = h.with(Hdr::Sseth);
+                }
+                entry(info.name, info.transport, h, info.payload)
+            }
+            other => other,
+        };
+        i += 1;
+    }
+    t
+};
 
 /// WIRE.md A.4, one opcode at a time.
 const fn lookup(code: u8) -> Option<OpInfo> {
@@ -346,7 +394,7 @@ const fn lookup(code: u8) -> Option<OpInfo> {
         Transport::Ud if op == 0x04 => entry("UD SEND Only", t, HeaderSet::of(&[Deth]), true),
         Transport::Ud if op == 0x05 => entry("UD SEND Only with Immediate", t, HeaderSet::of(&[Deth, ImmDt]), true),
         Transport::Cnp if code == 0x81 || code == 0x80 => {
-            Some(OpInfo { name: "CNP", transport: t, headers: HeaderSet::EMPTY, payload: false, cnp: true, offsets: [0; 10], headers_len: 0 })
+            Some(OpInfo { name: "CNP", transport: t, headers: HeaderSet::EMPTY, payload: false, cnp: true, offsets: [0; 12], headers_len: 0 })
         }
         Transport::Xrc if known && op <= 0x17 => {
             let h = if is_response(op) { h } else { merge(HeaderSet::of(&[Xrceth]), h) };

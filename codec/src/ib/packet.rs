@@ -15,6 +15,25 @@ pub const ICRC_LEN: usize = 4;
 /// CNP: reserved bytes after the BTH.
 pub const CNP_RESERVED: usize = 16;
 
+/// How the bytes after the BTH are laid out, as the profile decides (WIRE.md part B).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Layout {
+    /// IBTA (WIRE.md A.4).
+    #[default]
+    Std,
+    /// DCP data packet (tag 10): the DCP opcode table (WIRE.md B.1).
+    DcpData,
+    /// DCP header-only packet (tag 11): BTH and 3 bytes of MSN, no payload, no ICRC; the BTH
+    /// describes the original packet, so its opcode and PadCnt raise no warnings.
+    DcpHeaderOnly,
+    /// An opcode outside the IBTA table that an extension defines (NetRT's 0xC0): BTH, an
+    /// opaque body, ICRC; no unknown-opcode warning.
+    ExtensionBody,
+}
+
+/// Length of the MSN a DCP header-only packet keeps.
+pub const HO_MSN_LEN: usize = 3;
+
 /// A parsed RoCE packet. Offsets are relative to the BTH.
 #[derive(Clone, Copy, Debug)]
 pub struct RocePacket<'a> {
@@ -39,6 +58,12 @@ impl<'a> RocePacket<'a> {
     /// length on the wire is `wire_len`. Returns `None` when not even the BTH was captured.
     #[inline(always)]
     pub fn parse(captured: &'a [u8], wire_len: usize, warnings: &mut Warnings) -> Option<Self> {
+        Self::parse_with(captured, wire_len, Layout::Std, warnings)
+    }
+
+    /// [`Self::parse`] with the layout a profile chose.
+    #[inline(always)]
+    pub fn parse_with(captured: &'a [u8], wire_len: usize, layout: Layout, warnings: &mut Warnings) -> Option<Self> {
         let buf = &captured[..captured.len().min(wire_len)];
         if wire_len < Bth::<&[u8]>::LEN {
             warnings.push(Warning::LengthTooShort {
@@ -57,7 +82,14 @@ impl<'a> RocePacket<'a> {
             }
         };
         let opcode = Opcode(bth.opcode());
-        let info = opcode.info();
+        if layout == Layout::DcpHeaderOnly {
+            return Some(Self::header_only(buf, wire_len, warnings));
+        }
+        let info = match layout {
+            Layout::DcpData => opcode.info_dcp(),
+            Layout::ExtensionBody => None,
+            _ => opcode.info(),
+        };
         if bth.tver() != 0 {
             warnings.push(Warning::TVer(bth.tver()));
         }
@@ -76,7 +108,9 @@ impl<'a> RocePacket<'a> {
         let headers = match info {
             Some(i) => i.headers,
             None => {
-                warnings.push(Warning::UnknownOpcode(opcode.0));
+                if layout != Layout::ExtensionBody {
+                    warnings.push(Warning::UnknownOpcode(opcode.0));
+                }
                 HeaderSet::EMPTY
             }
         };
@@ -177,6 +211,29 @@ impl<'a> RocePacket<'a> {
         Some(p)
     }
 
+    /// A DCP header-only packet: BTH · MSN (3 bytes), nothing else.
+    fn header_only(buf: &'a [u8], wire_len: usize, warnings: &mut Warnings) -> Self {
+        let need = Bth::<&[u8]>::LEN + HO_MSN_LEN;
+        if wire_len != need {
+            warnings.push(Warning::HeaderOnlyLength { len: wire_len.min(u16::MAX as usize) as u16 });
+        }
+        RocePacket {
+            buf,
+            wire_len: wire_len as u32,
+            info: None,
+            present: HeaderSet::EMPTY,
+            sack_at: 0,
+            hdr_end: need.min(wire_len).max(Bth::<&[u8]>::LEN) as u32,
+            payload_len: wire_len.saturating_sub(need) as u32,
+            icrc_at: 0,
+        }
+    }
+
+    /// The MSN of a DCP header-only packet (the 3 bytes after the BTH), if captured.
+    pub fn ho_msn(&self) -> Option<u32> {
+        self.buf.get(12..15).map(|b| super::bytes::get(b) as u32)
+    }
+
     /// The captured bytes (BTH first).
     #[inline]
     pub fn bytes(&self) -> &'a [u8] {
@@ -254,6 +311,12 @@ impl<'a> RocePacket<'a> {
     }
     pub fn ieth(&self) -> Option<Ieth<&'a [u8]>> {
         self.header(Hdr::Ieth).map(Ieth::new_unchecked)
+    }
+    pub fn dcpeth(&self) -> Option<Dcpeth<&'a [u8]>> {
+        self.header(Hdr::Dcpeth).map(Dcpeth::new_unchecked)
+    }
+    pub fn sseth(&self) -> Option<Sseth<&'a [u8]>> {
+        self.header(Hdr::Sseth).map(Sseth::new_unchecked)
     }
     /// Offset of IRN's SACK tail, if this is an IRN selective NAK.
     pub fn sack_offset(&self) -> Option<usize> {

@@ -1,0 +1,75 @@
+//! The research transports' extensions (WIRE.md part B), one module each. A module says how a
+//! packet's bytes are laid out under its profile ([`layout`]), reads what the packet carries
+//! into a small `Copy` value (no allocation), and walks those fields. State that spans packets
+//! (detection, SDR fragment reassembly, ERD's TCP stream) lives in `crate::decoder`.
+
+pub mod dcp;
+pub mod netrt;
+
+use core::ops::Range;
+
+use crate::field::FieldId;
+use crate::ib::packet::Layout;
+use crate::ib::RocePacket;
+use crate::params::Params;
+use crate::profile::Profile;
+use crate::value::Value;
+use crate::warning::Warnings;
+
+/// What a packet's network layer tells an extension.
+#[derive(Clone, Copy, Debug)]
+pub struct Ctx<'p> {
+    /// IPv4 ToS / IPv6 traffic class (None for RoCEv1).
+    pub tos: Option<u8>,
+    pub params: &'p Params,
+}
+
+/// What an extension decoded from one packet.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Ext {
+    #[default]
+    None,
+    Dcp(dcp::Dcp),
+    Netrt(netrt::Netrt),
+}
+
+/// The layout of the bytes after the BTH under `profile`.
+#[inline]
+pub fn layout(profile: Profile, ctx: &Ctx<'_>, opcode: u8) -> Layout {
+    match profile {
+        Profile::Dcp => dcp::layout(ctx, opcode),
+        Profile::Netrt => netrt::layout(ctx, opcode),
+        _ => Layout::Std,
+    }
+}
+
+/// Reads the extension's fields of a packet decoded with `layout(profile, …)`; `Ext::None`
+/// when the profile does not apply to this packet (it is then plain `std`).
+#[inline]
+pub fn parse(profile: Profile, ctx: &Ctx<'_>, p: &RocePacket<'_>, warnings: &mut Warnings) -> Ext {
+    match profile {
+        Profile::Dcp => dcp::Dcp::parse(ctx, p).map_or(Ext::None, Ext::Dcp),
+        Profile::Netrt => netrt::Netrt::parse(ctx, p, warnings).map_or(Ext::None, Ext::Netrt),
+        _ => Ext::None,
+    }
+}
+
+impl Ext {
+    /// The profile whose extension this is (`Std` for none).
+    pub fn profile(&self) -> Profile {
+        match self {
+            Ext::None => Profile::Std,
+            Ext::Dcp(_) => Profile::Dcp,
+            Ext::Netrt(_) => Profile::Netrt,
+        }
+    }
+
+    /// Walks the extension's fields; `base` is the BTH's offset in the frame.
+    pub fn visit<'a>(&self, p: &RocePacket<'a>, base: usize, f: &mut impl FnMut(FieldId, Value<'a>, Range<usize>)) {
+        match self {
+            Ext::None => {}
+            Ext::Dcp(d) => d.visit(p, base, f),
+            Ext::Netrt(n) => n.visit(p, base, f),
+        }
+    }
+}

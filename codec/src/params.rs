@@ -1,0 +1,111 @@
+//! Every configurable parameter of WIRE.md part B, with its documented default. The CLI flag,
+//! the Wireshark preference and the browser option of the same name set these.
+
+/// How a 32-bit immediate is split into three fields, most significant first.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct ImmSplit(pub u8, pub u8, pub u8);
+
+impl ImmSplit {
+    /// Checks that the three widths add up to 32.
+    pub fn new(a: u8, b: u8, c: u8) -> Option<ImmSplit> {
+        (a as u32 + b as u32 + c as u32 == 32).then_some(ImmSplit(a, b, c))
+    }
+    /// Splits `imm` into the three fields.
+    #[inline]
+    pub fn split(self, imm: u32) -> (u32, u32, u32) {
+        let ImmSplit(_, b, c) = self;
+        let mask = |bits: u8| if bits >= 32 { u32::MAX } else { (1u32 << bits) - 1 };
+        let first = if b as u32 + c as u32 >= 32 { 0 } else { imm >> (b + c) };
+        let second = if c >= 32 { 0 } else { (imm >> c) & mask(b) };
+        (first, second, imm & mask(c))
+    }
+    /// Joins three fields (each masked to its width).
+    pub fn join(self, a: u32, b: u32, c: u32) -> u32 {
+        let ImmSplit(wa, wb, wc) = self;
+        let mask = |bits: u8| if bits >= 32 { u32::MAX } else { (1u32 << bits) - 1 };
+        let sh = |v: u32, s: u8| if s >= 32 { 0 } else { v << s };
+        sh(a & mask(wa), wb + wc) | sh(b & mask(wb), wc) | (c & mask(wc))
+    }
+    /// Parses "10,18,4".
+    pub fn parse(s: &str) -> Option<ImmSplit> {
+        let v: Vec<u8> = s.split(',').map(|x| x.trim().parse().ok()).collect::<Option<_>>()?;
+        match v[..] {
+            [a, b, c] => ImmSplit::new(a, b, c),
+            _ => None,
+        }
+    }
+}
+
+/// Which entries a set bit of a Flor ACK bitmap marks (WIRE.md B.3: the paper contradicts
+/// itself, so the polarity is configurable).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum FlorAckSetMeans {
+    /// A set bit marks a compressed SEND global number (the text's rule; default).
+    #[default]
+    Send,
+    /// A set bit marks a WRITE reliable number (the worked example's reading).
+    Write,
+}
+
+/// The transport parameters, each with its WIRE.md default.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Params {
+    /// DCP: the tag is `(tos >> shift) & 3` (default 2: mask 0x0C).
+    pub dcp_tag_shift: u8,
+    /// SDR immediate split: message id · packet offset · user-immediate fragment (10,18,4).
+    pub sdr_split: ImmSplit,
+    /// SDR MTU in bytes; `None`: the DMA length of the flow's full-size packets, else 4096.
+    pub sdr_mtu: Option<u32>,
+    /// SDR maximum message size in bytes; `None`: 2^OFF · MTU.
+    pub sdr_max_message: Option<u64>,
+    /// SDR packets per chunk (default 1).
+    pub sdr_chunk_packets: u32,
+    /// Flor immediate split: hint · message id · chunk offset (1,21,10).
+    pub flor_split: ImmSplit,
+    /// Flor UNIT_SIZE in bytes (4096).
+    pub flor_unit_size: u32,
+    /// Flor ACK bitmap polarity.
+    pub flor_ack_set_means: FlorAckSetMeans,
+    /// NetRT message opcode (0xC0).
+    pub netrt_opcode: u8,
+    /// ERD NACK TCP port (4792).
+    pub erd_nack_port: u16,
+}
+
+impl Default for Params {
+    fn default() -> Self {
+        Params {
+            dcp_tag_shift: 2,
+            sdr_split: ImmSplit(10, 18, 4),
+            sdr_mtu: None,
+            sdr_max_message: None,
+            sdr_chunk_packets: 1,
+            flor_split: ImmSplit(1, 21, 10),
+            flor_unit_size: 4096,
+            flor_ack_set_means: FlorAckSetMeans::Send,
+            netrt_opcode: 0xc0,
+            erd_nack_port: 4792,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn wire_md_worked_examples() {
+        // B.2: 10·18·4 with id 3, offset 5, fragment 0xA; 8·22·2 with id 3, offset 5, fragment 2.
+        assert_eq!(ImmSplit(10, 18, 4).join(3, 5, 0xa), 0x00C0_005A);
+        assert_eq!(ImmSplit(10, 18, 4).split(0x00C0_005A), (3, 5, 0xa));
+        assert_eq!(ImmSplit(8, 22, 2).join(3, 5, 2), 0x0300_0016);
+        assert_eq!(ImmSplit(8, 22, 2).split(0x0300_0016), (3, 5, 2));
+        // B.3: Flor id 1 offset 0; id 1 offset 2; with the hint.
+        assert_eq!(ImmSplit(1, 21, 10).join(0, 1, 0), 0x0000_0400);
+        assert_eq!(ImmSplit(1, 21, 10).join(0, 1, 2), 0x0000_0402);
+        assert_eq!(ImmSplit(1, 21, 10).split(0x8000_0402), (1, 1, 2));
+        assert_eq!(ImmSplit::parse("10,18,4"), Some(ImmSplit(10, 18, 4)));
+        assert_eq!(ImmSplit::parse("10,18,5"), None);
+        assert_eq!(ImmSplit(0, 32, 0).split(0xdead_beef), (0, 0xdead_beef, 0));
+    }
+}
