@@ -2,7 +2,9 @@
 //! browser build can call it without the CLI.
 
 pub mod capture;
+pub mod fuzzing;
 pub mod output;
+pub mod testgen;
 
 use rocescope_codec::LinkType;
 
