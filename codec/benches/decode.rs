@@ -64,7 +64,7 @@ fn decode_and_visit(frame: &[u8], opts: &DecodeOptions) -> u64 {
 
 fn bench_decode(c: &mut Criterion) {
     let frames = realistic_mix();
-    let opts = DecodeOptions { verify: false };
+    let opts = DecodeOptions { verify: false, ..Default::default() };
     let mut g = c.benchmark_group("decode");
     g.throughput(Throughput::Elements(frames.len() as u64));
     g.bench_function("full_frame_visit_all_fields", |b| {
@@ -76,7 +76,7 @@ fn bench_decode(c: &mut Criterion) {
             acc
         })
     });
-    let verify = DecodeOptions { verify: true };
+    let verify = DecodeOptions { verify: true, ..Default::default() };
     g.bench_function("full_frame_with_icrc_verification", |b| {
         b.iter(|| {
             let mut acc = 0u64;

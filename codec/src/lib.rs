@@ -8,6 +8,7 @@
 //! - [`build`] emits byte-exact frames (lengths, checksums, ICRC) from `Repr`s.
 
 pub mod build;
+pub mod decoder;
 pub mod ext;
 pub mod field;
 pub mod frame;

@@ -36,6 +36,7 @@ pub enum Layer {
     Flor,
     Netrt,
     Erd,
+    Detection,
 }
 
 impl Layer {
@@ -72,6 +73,7 @@ impl Layer {
             Flor => "Flor header",
             Netrt => "NetRT message",
             Erd => "ERD header",
+            Detection => "profile detection",
         }
     }
 }
@@ -167,8 +169,10 @@ pub enum Note {
     NetrtBthFlags,
     /// ERD: a TCP segment left a gap in the NACK stream.
     ErdStreamGap,
-    /// Auto-detection: no rule or several rules matched this flow.
-    DetectionUnsure,
+    /// Auto-detection: several rules matched one packet of the flow.
+    DetectionAmbiguous,
+    /// Auto-detection: the flow carries a DCP tag but no DCP layout confirmed it.
+    DcpUnconfirmed,
 }
 
 impl Note {
@@ -178,7 +182,10 @@ impl Note {
             Note::SdrVaMismatch => "RETH VA does not match the immediate's message id and offset",
             Note::NetrtBthFlags => "BTH SE, M, PadCnt, TVer, byte 4 and A must be 0",
             Note::ErdStreamGap => "bytes missing in the NACK stream; resynchronised",
-            Note::DetectionUnsure => "profile not detected",
+            Note::DetectionAmbiguous => "several detection rules match this flow; decoded as std",
+            Note::DcpUnconfirmed => {
+                "DCP tag set but no header-only packet or consistent WRITE layout confirms DCP (rule dcp); decoded as std"
+            }
         }
     }
 }

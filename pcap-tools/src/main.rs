@@ -3,10 +3,11 @@
 use std::io::{self, BufWriter, Write};
 use std::process::ExitCode;
 
-use clap::{Parser, Subcommand, ValueEnum};
+use clap::{Args, Parser, Subcommand, ValueEnum};
 use rocescope::capture::{self, CaptureError};
 use rocescope::output::{self, Column};
-use rocescope_codec::{DecodeOptions, Frame, FIELDS};
+use rocescope_codec::decoder::{Decoder, DecoderOptions, ProfileChoice, Selector};
+use rocescope_codec::{FlorAckSetMeans, ImmSplit, Params, Profile, FIELDS};
 
 #[derive(Parser)]
 #[command(name = "rocescope", version, about = "Decode and analyse RoCE (RDMA over Converged Ethernet) captures")]
@@ -20,6 +21,102 @@ enum Format {
     Text,
     Json,
     Fields,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum AckPolarity {
+    Send,
+    Write,
+}
+
+/// Profile selection and the transports' parameters (INTERFACES.md), shared by every
+/// subcommand that reads a capture.
+#[derive(Args, Clone)]
+struct ProfileArgs {
+    /// Transport profile: auto (detect per flow), std, dcp, sdr, flor, netrt, erd.
+    #[arg(long, default_value = "auto", value_parser = parse_profile_choice)]
+    profile: ProfileChoice,
+    /// Profile for the traffic a selector picks (repeatable): qpn=0x12=flor, udp=4791=dcp,
+    /// ip=10.0.0.1-10.0.0.2=sdr.
+    #[arg(long = "map", value_name = "SELECTOR=PROFILE", value_parser = parse_map)]
+    maps: Vec<(Selector, Profile)>,
+    /// DCP: the tag is (ToS >> SHIFT) & 3.
+    #[arg(long, default_value_t = 2, value_name = "SHIFT")]
+    dcp_tag_shift: u8,
+    /// SDR immediate split: message id, packet offset, fragment bits.
+    #[arg(long, default_value = "10,18,4", value_parser = parse_split)]
+    sdr_split: ImmSplit,
+    /// SDR MTU in bytes (default: the DMA length of the flow's full-size packets, else 4096).
+    #[arg(long)]
+    sdr_mtu: Option<u32>,
+    /// SDR maximum message size in bytes (default: 2^OFF x MTU).
+    #[arg(long)]
+    sdr_max_message: Option<u64>,
+    /// SDR packets per chunk.
+    #[arg(long, default_value_t = 1)]
+    sdr_chunk_packets: u32,
+    /// Flor immediate split: hint, message id, chunk offset bits.
+    #[arg(long, default_value = "1,21,10", value_parser = parse_split)]
+    flor_split: ImmSplit,
+    /// Flor UNIT_SIZE in bytes.
+    #[arg(long, default_value_t = 4096)]
+    flor_unit_size: u32,
+    /// Flor ACK bitmap: what a set bit marks.
+    #[arg(long, value_enum, default_value = "send")]
+    flor_ack_set_means: AckPolarity,
+    /// NetRT message opcode.
+    #[arg(long, default_value = "0xc0", value_parser = parse_u8)]
+    netrt_opcode: u8,
+    /// ERD NACK TCP port.
+    #[arg(long, default_value_t = 4792)]
+    erd_nack_port: u16,
+}
+
+impl ProfileArgs {
+    fn decoder(&self) -> Decoder {
+        Decoder::new(DecoderOptions {
+            profile: self.profile,
+            maps: self.maps.clone(),
+            params: Params {
+                dcp_tag_shift: self.dcp_tag_shift,
+                sdr_split: self.sdr_split,
+                sdr_mtu: self.sdr_mtu,
+                sdr_max_message: self.sdr_max_message,
+                sdr_chunk_packets: self.sdr_chunk_packets,
+                flor_split: self.flor_split,
+                flor_unit_size: self.flor_unit_size,
+                flor_ack_set_means: match self.flor_ack_set_means {
+                    AckPolarity::Send => FlorAckSetMeans::Send,
+                    AckPolarity::Write => FlorAckSetMeans::Write,
+                },
+                netrt_opcode: self.netrt_opcode,
+                erd_nack_port: self.erd_nack_port,
+            },
+            no_verify: false,
+        })
+    }
+}
+
+fn parse_profile_choice(s: &str) -> Result<ProfileChoice, String> {
+    ProfileChoice::parse(s).ok_or_else(|| format!("unknown profile '{s}' (auto std dcp sdr flor netrt erd)"))
+}
+
+fn parse_map(s: &str) -> Result<(Selector, Profile), String> {
+    let (sel, prof) = s.rsplit_once('=').ok_or_else(|| format!("'{s}' needs SELECTOR=PROFILE"))?;
+    let p = Profile::from_name(prof).ok_or_else(|| format!("unknown profile '{prof}'"))?;
+    Ok((Selector::parse(sel)?, p))
+}
+
+fn parse_split(s: &str) -> Result<ImmSplit, String> {
+    ImmSplit::parse(s).ok_or_else(|| format!("'{s}' is not three bit widths adding up to 32"))
+}
+
+fn parse_u8(s: &str) -> Result<u8, String> {
+    let r = match s.strip_prefix("0x").or_else(|| s.strip_prefix("0X")) {
+        Some(h) => u8::from_str_radix(h, 16),
+        None => s.parse(),
+    };
+    r.map_err(|_| format!("'{s}' is not a byte value"))
 }
 
 #[derive(Subcommand)]
@@ -38,9 +135,15 @@ enum Cmd {
         /// With `--format text`, list every field under each frame.
         #[arg(short = 'V', long)]
         verbose: bool,
+        #[command(flatten)]
+        profile: ProfileArgs,
     },
     /// Validate ICRCs and lengths: one line per bad packet; exit 1 if any.
-    Check { file: String },
+    Check {
+        file: String,
+        #[command(flatten)]
+        profile: ProfileArgs,
+    },
     /// List every field name the decoder can print, with its type and description.
     Fields,
 }
@@ -58,8 +161,10 @@ fn main() -> ExitCode {
     let stdout = io::stdout();
     let mut out = BufWriter::new(stdout.lock());
     let r = match cli.cmd {
-        Cmd::Decode { file, format, fields, count, verbose } => decode(&mut out, &file, format, &fields, count, verbose),
-        Cmd::Check { file } => check(&mut out, &file),
+        Cmd::Decode { file, format, fields, count, verbose, profile } => {
+            decode(&mut out, &file, format, &fields, count, verbose, profile.decoder())
+        }
+        Cmd::Check { file, profile } => check(&mut out, &file, profile.decoder()),
         Cmd::Fields => list_fields(&mut out).map(|_| 0),
     };
     let flushed = out.flush();
@@ -91,6 +196,7 @@ fn decode(
     names: &[String],
     count: Option<u64>,
     verbose: bool,
+    mut decoder: Decoder,
 ) -> Result<u8, Failure> {
     let cols: Vec<Column> = names
         .iter()
@@ -100,7 +206,6 @@ fn decode(
         return Err(Failure::Usage("--format fields needs at least one -e NAME".into()));
     }
     let mut reader = capture::open(file).map_err(|e| Failure::Input(file.into(), e))?;
-    let opts = DecodeOptions::default();
     let mut cells = Vec::new();
     let mut first = true;
     if matches!(format, Format::Json) && !io_ok(out.write_all(b"[\n"))? {
@@ -125,8 +230,8 @@ fn decode(
             break;
         }
         let frame = match rocescope::link_type(rec.linktype) {
-            Some(lt) => Frame::parse(lt, rec.data, rec.orig_len as usize, &opts),
-            None => Frame::parse(rocescope_codec::LinkType::RawIp, &[], 0, &opts),
+            Some(lt) => decoder.decode(lt, rec.data, rec.orig_len as usize),
+            None => decoder.decode(rocescope_codec::LinkType::RawIp, &[], 0),
         };
         let ok = match format {
             Format::Fields => output::write_fields_line(out, &cols, &rec, &frame, &mut cells),
@@ -152,12 +257,23 @@ fn decode(
     if matches!(format, Format::Json) {
         let _ = out.write_all(b"\n]\n");
     }
+    report_detection(&decoder);
     Ok(0)
 }
 
-fn check(out: &mut impl Write, file: &str) -> Result<u8, Failure> {
+/// In `auto` mode, says how many packets detection could not classify.
+fn report_detection(decoder: &Decoder) {
+    let s = decoder.stats();
+    if decoder.options().profile == ProfileChoice::Auto && s.flows_unsure > 0 {
+        eprintln!(
+            "rocescope: auto: {} packets in {} flows could not be classified and were decoded as std (see their warnings)",
+            s.packets_unsure, s.flows_unsure
+        );
+    }
+}
+
+fn check(out: &mut impl Write, file: &str, mut decoder: Decoder) -> Result<u8, Failure> {
     let mut reader = capture::open(file).map_err(|e| Failure::Input(file.into(), e))?;
-    let opts = DecodeOptions::default();
     let (mut roce, mut bad, mut truncated) = (0u64, 0u64, 0u64);
     loop {
         let rec = match reader.next_record() {
@@ -169,7 +285,7 @@ fn check(out: &mut impl Write, file: &str) -> Result<u8, Failure> {
             }
         };
         let Some(lt) = rocescope::link_type(rec.linktype) else { continue };
-        let frame = Frame::parse(lt, rec.data, rec.orig_len as usize, &opts);
+        let frame = decoder.decode(lt, rec.data, rec.orig_len as usize).frame;
         if frame.roce().is_none() && frame.warnings.is_empty() {
             continue;
         }

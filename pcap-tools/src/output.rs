@@ -5,6 +5,7 @@
 use std::fmt::Write as _;
 use std::io::{self, Write};
 
+use rocescope_codec::decoder::Decoded;
 use rocescope_codec::{FieldId, FieldType, Frame, Value};
 
 use crate::capture::Record;
@@ -70,9 +71,10 @@ pub fn write_fields_line(
     out: &mut impl Write,
     cols: &[Column],
     rec: &Record<'_>,
-    frame: &Frame<'_>,
+    d: &Decoded<'_>,
     cells: &mut Vec<String>,
 ) -> io::Result<()> {
+    let frame = &d.frame;
     cells.resize(cols.len(), String::new());
     cells.iter_mut().for_each(String::clear);
     for (i, c) in cols.iter().enumerate() {
@@ -80,7 +82,7 @@ pub fn write_fields_line(
             m.write(rec, frame, &mut cells[i]);
         }
     }
-    frame.visit(|id, v, _| {
+    d.visit(|id, v, _| {
         for (i, c) in cols.iter().enumerate() {
             if *c == Column::Field(id) {
                 let cell = &mut cells[i];
@@ -112,7 +114,8 @@ fn json_value(id: FieldId, v: Value<'_>) -> serde_json::Value {
 
 /// The JSON object of one frame: capture metadata, then every field by its registry name
 /// (repeated fields as arrays, 64-bit integers as decimal strings).
-pub fn frame_json(rec: &Record<'_>, frame: &Frame<'_>) -> serde_json::Value {
+pub fn frame_json(rec: &Record<'_>, d: &Decoded<'_>) -> serde_json::Value {
+    let frame = &d.frame;
     let mut m = serde_json::Map::new();
     m.insert("frame".into(), rec.number.into());
     m.insert("time_ns".into(), rec.ts_ns.to_string().into());
@@ -123,7 +126,7 @@ pub fn frame_json(rec: &Record<'_>, frame: &Frame<'_>) -> serde_json::Value {
         m.insert("src".into(), s.to_string().into());
         m.insert("dst".into(), d.to_string().into());
     }
-    frame.visit(|id, v, _| {
+    d.visit(|id, v, _| {
         let jv = json_value(id, v);
         if id.def().repeated {
             m.entry(id.name())
@@ -139,7 +142,8 @@ pub fn frame_json(rec: &Record<'_>, frame: &Frame<'_>) -> serde_json::Value {
 }
 
 /// A one-line summary, like tshark's default output.
-pub fn write_summary(out: &mut impl Write, rec: &Record<'_>, frame: &Frame<'_>) -> io::Result<()> {
+pub fn write_summary(out: &mut impl Write, rec: &Record<'_>, d: &Decoded<'_>) -> io::Result<()> {
+    let frame = &d.frame;
     let t = format!("{}.{:09}", rec.ts_ns / 1_000_000_000, rec.ts_ns % 1_000_000_000);
     let (src, dst) = frame.ip_addrs().map_or((String::from("-"), String::from("-")), |(s, d)| (s.to_string(), d.to_string()));
     let mut info = String::new();
@@ -176,16 +180,19 @@ pub fn write_summary(out: &mut impl Write, rec: &Record<'_>, frame: &Frame<'_>) 
     if frame.truncated() {
         info.push_str(" [truncated]");
     }
-    for w in frame.warnings.iter() {
+    if frame.profile() != rocescope_codec::Profile::Std {
+        write!(info, " <{}>", frame.profile().name()).unwrap();
+    }
+    for w in frame.warnings.iter().chain(d.extra.detection.iter()) {
         write!(info, " [{w}]").unwrap();
     }
     writeln!(out, "{:>6} {t} {src} → {dst} {info}", rec.number)
 }
 
 /// Every field of a frame, one `name: value` line each, indented under the summary.
-pub fn write_tree(out: &mut impl Write, frame: &Frame<'_>) -> io::Result<()> {
+pub fn write_tree(out: &mut impl Write, d: &Decoded<'_>) -> io::Result<()> {
     let mut res = Ok(());
-    frame.visit(|id, v, range| {
+    d.visit(|id, v, range| {
         if res.is_ok() {
             res = if range.is_empty() {
                 writeln!(out, "    {}: {v}", id.name())

@@ -1,0 +1,353 @@
+//! The stateful side of decoding (WIRE.md part B, "Detection rules"): which profile each packet
+//! is decoded with — chosen per capture, per traffic selector (`--map`), or detected per flow
+//! (`auto`) — and what only a sequence of packets reveals. The parser ([`Frame`]) stays
+//! stateless; this type keeps per-flow memory beside it, so memory grows with the number of
+//! flows, never with the number of packets.
+//!
+//! Detection is single-pass: a packet is labelled with what its flow is known to be when it
+//! arrives and is never relabelled. A flow becomes known when one of its packets identifies
+//! itself by a rule below; before that its packets are `std`.
+//!
+//! | profile | rule (tried on a packet of a flow not yet known) |
+//! |---|---|
+//! | netrt | BTH OpCode = `--netrt-opcode` with type 1 and a 20-byte body, or type 2 and a 4-byte body (also marks the reverse direction: the messages travel against the data) |
+//! | dcp | a non-zero tag on RoCEv2 and a consistent DCP layout: a header-only packet (tag 11, exactly BTH + 3 bytes), or a WRITE Middle/Last whose DCP-parsed RETH has the DMA length of the flow's DCP-parsed First and the VA that follows from it |
+//!
+//! Ordinary RoCE traffic is usually marked DSCP 26 (ToS 0x68), whose bits 3..2 read as the DCP
+//! data tag, so the tag alone never decides: a tagged flow is refuted (settled `std`, silently)
+//! as soon as one of its packets cannot be DCP (a WRITE Middle/Last whose DCP reading is
+//! inconsistent, a request whose DCP reading does not parse, a "header-only" packet of the
+//! wrong length). When several rules match one packet, or a flow has shown the tag on
+//! [`DCP_UNSURE_AFTER`] packets that neither confirm nor refute DCP (SEND-only traffic), the
+//! flow stays `std` and gets one warning naming the rule. A flow no rule touches gets none.
+
+use std::collections::HashMap;
+use std::net::IpAddr;
+
+use crate::ext::{dcp, netrt, Ext};
+use crate::field::FieldId;
+use crate::frame::{DecodeOptions, Frame, LinkType};
+use crate::ib::Opcode;
+use crate::params::Params;
+use crate::profile::Profile;
+use crate::value::Value;
+use crate::warning::{ExtProblem, Layer, Note, Warning};
+
+/// Which packets a `--map` entry applies to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Selector {
+    /// BTH DestQP.
+    Qpn(u32),
+    /// UDP source or destination port.
+    UdpPort(u16),
+    /// Packets between these two addresses, either direction.
+    IpPair(IpAddr, IpAddr),
+}
+
+impl Selector {
+    /// Parses `qpn=0x12`, `qpn=18`, `udp=4791`, `ip=10.0.0.1-10.0.0.2`.
+    pub fn parse(s: &str) -> Result<Selector, String> {
+        let (kind, v) = s.split_once('=').ok_or_else(|| format!("selector '{s}' needs KIND=VALUE"))?;
+        let num = |v: &str| -> Result<u64, String> {
+            let r = match v.strip_prefix("0x").or_else(|| v.strip_prefix("0X")) {
+                Some(h) => u64::from_str_radix(h, 16),
+                None => v.parse(),
+            };
+            r.map_err(|_| format!("'{v}' is not a number"))
+        };
+        match kind {
+            "qpn" => {
+                let n = num(v)?;
+                if n > 0xff_ffff {
+                    return Err(format!("QPN {v} exceeds 24 bits"));
+                }
+                Ok(Selector::Qpn(n as u32))
+            }
+            "udp" => u16::try_from(num(v)?).map(Selector::UdpPort).map_err(|_| format!("UDP port {v} out of range")),
+            "ip" => {
+                let (a, b) = v.split_once('-').ok_or_else(|| format!("'{v}' needs ADDR-ADDR"))?;
+                let p = |x: &str| x.parse::<IpAddr>().map_err(|_| format!("'{x}' is not an IP address"));
+                Ok(Selector::IpPair(p(a)?, p(b)?))
+            }
+            _ => Err(format!("unknown selector kind '{kind}' (qpn, udp, ip)")),
+        }
+    }
+
+    fn matches(&self, f: &Frame<'_>) -> bool {
+        match *self {
+            Selector::Qpn(q) => f.roce().is_some_and(|p| p.bth().dest_qp() == q),
+            Selector::UdpPort(port) => f.udp_ports().is_some_and(|(s, d)| s == port || d == port),
+            Selector::IpPair(a, b) => f.ip_addrs().is_some_and(|(s, d)| (s == a && d == b) || (s == b && d == a)),
+        }
+    }
+}
+
+/// How the profile of a packet is chosen when no `--map` entry applies.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum ProfileChoice {
+    /// Detect per flow.
+    #[default]
+    Auto,
+    /// Decode everything with this profile.
+    Fixed(Profile),
+}
+
+impl ProfileChoice {
+    pub fn parse(s: &str) -> Option<ProfileChoice> {
+        if s == "auto" {
+            Some(ProfileChoice::Auto)
+        } else {
+            Profile::from_name(s).map(ProfileChoice::Fixed)
+        }
+    }
+}
+
+/// Everything a [`Decoder`] is configured with.
+#[derive(Clone, Debug, Default)]
+pub struct DecoderOptions {
+    pub profile: ProfileChoice,
+    /// `--map SELECTOR=PROFILE` entries; the first that matches a packet decides.
+    pub maps: Vec<(Selector, Profile)>,
+    pub params: Params,
+    /// Skip ICRC verification (it is on by default).
+    pub no_verify: bool,
+}
+
+/// A flow as detection sees it: one direction of one QP between two addresses.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+struct FlowKey {
+    src: IpAddr,
+    dst: IpAddr,
+    qp: u32,
+}
+
+/// What detection remembers about a flow.
+#[derive(Clone, Copy, Debug, Default)]
+struct FlowState {
+    profile: Option<Profile>,
+    /// A warning about this flow was already given.
+    warned: bool,
+    /// Tagged packets seen while DCP was neither confirmed nor refuted.
+    dcp_tagged: u16,
+    /// A tagged packet that cannot be DCP was seen: the tag is ordinary DSCP.
+    dcp_refuted: bool,
+    /// The flow's DCP-parsed WRITE First: (psn, va, dma_len, payload_len).
+    dcp_first: Option<(u32, u64, u32, u32)>,
+}
+
+/// Counts for the end-of-run report.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct DetectionStats {
+    /// RoCE packets decoded per profile, in [`Profile::ALL`] order.
+    pub packets: [u64; 6],
+    /// Flows whose profile was detected.
+    pub flows_detected: u64,
+    /// Flows left `std` with a warning (ambiguous or unconfirmed evidence).
+    pub flows_unsure: u64,
+    /// Packets of those flows.
+    pub packets_unsure: u64,
+}
+
+/// What the decoder adds to a frame from its memory of earlier packets.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Extra {
+    /// Detection's warning for this packet's flow (given once per flow).
+    pub detection: Option<Warning>,
+}
+
+/// A frame with what the decoder's memory adds to it.
+#[derive(Clone, Copy, Debug)]
+pub struct Decoded<'a> {
+    pub frame: Frame<'a>,
+    pub extra: Extra,
+}
+
+impl<'a> Decoded<'a> {
+    /// Every field: the frame's walk, then the stateful additions.
+    pub fn visit(&self, mut f: impl FnMut(FieldId, Value<'a>, core::ops::Range<usize>)) {
+        self.frame.visit(&mut f);
+        if let Some(w) = self.extra.detection {
+            f(FieldId::Warning, Value::Warning(w), 0..0);
+        }
+    }
+
+    /// Number of warnings, the frame's and the decoder's.
+    pub fn warning_count(&self) -> usize {
+        self.frame.warnings.len() + self.extra.detection.is_some() as usize
+    }
+}
+
+/// Tagged packets after which a flow that neither confirms nor refutes DCP is reported once.
+pub const DCP_UNSURE_AFTER: u16 = 8;
+
+/// Decodes a capture packet by packet with per-flow memory.
+#[derive(Debug)]
+pub struct Decoder {
+    opts: DecoderOptions,
+    flows: HashMap<FlowKey, FlowState>,
+    stats: DetectionStats,
+}
+
+impl Decoder {
+    pub fn new(opts: DecoderOptions) -> Decoder {
+        Decoder { opts, flows: HashMap::new(), stats: DetectionStats::default() }
+    }
+
+    pub fn options(&self) -> &DecoderOptions {
+        &self.opts
+    }
+
+    pub fn stats(&self) -> DetectionStats {
+        self.stats
+    }
+
+    fn frame_opts(&self, profile: Profile) -> DecodeOptions {
+        DecodeOptions { verify: !self.opts.no_verify, profile, params: self.opts.params }
+    }
+
+    /// Decodes one frame.
+    pub fn decode<'a>(&mut self, link: LinkType, data: &'a [u8], orig_len: usize) -> Decoded<'a> {
+        let std = Frame::parse(link, data, orig_len, &self.frame_opts(Profile::Std));
+        let mapped = self.opts.maps.iter().find(|(s, _)| s.matches(&std)).map(|(_, p)| *p);
+        let (frame, extra) = match (mapped, self.opts.profile) {
+            (Some(p), _) | (None, ProfileChoice::Fixed(p)) => (self.redecode(std, link, orig_len, p), Extra::default()),
+            (None, ProfileChoice::Auto) => self.detect(std, link, orig_len),
+        };
+        if frame.roce().is_some() {
+            self.stats.packets[frame.profile() as usize] += 1;
+        }
+        Decoded { frame, extra }
+    }
+
+    fn redecode<'a>(&self, std: Frame<'a>, link: LinkType, orig_len: usize, p: Profile) -> Frame<'a> {
+        if p == Profile::Std || !std.is_decoded() {
+            std
+        } else {
+            Frame::parse(link, std.data(), orig_len, &self.frame_opts(p))
+        }
+    }
+
+    fn flow_key(f: &Frame<'_>) -> Option<FlowKey> {
+        let (src, dst) = f.ip_addrs()?;
+        let qp = f.roce()?.bth().dest_qp();
+        Some(FlowKey { src, dst, qp })
+    }
+
+    fn detect<'a>(&mut self, std: Frame<'a>, link: LinkType, orig_len: usize) -> (Frame<'a>, Extra) {
+        let Some(key) = Self::flow_key(&std) else { return (std, Extra::default()) };
+        let state = self.flows.get(&key).copied().unwrap_or_default();
+        if let Some(p) = state.profile {
+            return (self.redecode(std, link, orig_len, p), Extra::default());
+        }
+        let mut matched: [Option<(Profile, Frame<'a>)>; 2] = [None, None];
+        let mut n = 0usize;
+        let mut state = state;
+        for p in [Profile::Netrt, Profile::Dcp] {
+            if let Some(f) = self.try_rule(p, &std, link, orig_len, &mut state) {
+                if n < 2 {
+                    matched[n] = Some((p, f));
+                }
+                n += 1;
+            }
+        }
+        let mut extra = Extra::default();
+        let out = match (n, matched[0]) {
+            (1, Some((p, f))) => {
+                state.profile = Some(p);
+                self.stats.flows_detected += 1;
+                if p == Profile::Netrt {
+                    // The messages travel against the data: label the served flow too.
+                    let rev = FlowKey { src: key.dst, dst: key.src, qp: key.qp };
+                    let e = self.flows.entry(rev).or_default();
+                    if e.profile.is_none() {
+                        e.profile = Some(Profile::Netrt);
+                    }
+                }
+                f
+            }
+            (0, _) => {
+                if state.dcp_tagged >= DCP_UNSURE_AFTER && !state.dcp_refuted && !state.warned {
+                    state.warned = true;
+                    self.stats.flows_unsure += 1;
+                    extra.detection = Some(Warning::Ext { layer: Layer::Detection, what: ExtProblem::Other(Note::DcpUnconfirmed) });
+                }
+                if state.warned {
+                    self.stats.packets_unsure += 1;
+                }
+                std
+            }
+            _ => {
+                if !state.warned {
+                    state.warned = true;
+                    self.stats.flows_unsure += 1;
+                    extra.detection = Some(Warning::Ext { layer: Layer::Detection, what: ExtProblem::Other(Note::DetectionAmbiguous) });
+                }
+                self.stats.packets_unsure += 1;
+                std
+            }
+        };
+        self.flows.insert(key, state);
+        (out, extra)
+    }
+
+    /// Applies one detection rule; returns the packet decoded with `p` when it identifies
+    /// itself as such.
+    fn try_rule<'a>(&self, p: Profile, std: &Frame<'a>, link: LinkType, orig_len: usize, state: &mut FlowState) -> Option<Frame<'a>> {
+        let roce = std.roce()?;
+        let params = &self.opts.params;
+        let opcode = roce.opcode().0;
+        match p {
+            Profile::Netrt => {
+                if opcode != params.netrt_opcode {
+                    return None;
+                }
+                let f = self.redecode(*std, link, orig_len, p);
+                let ok = matches!(f.ext(), Ext::Netrt(netrt::Netrt::Request { .. } | netrt::Netrt::Unfulfilled { .. }));
+                (ok && f.warnings.is_empty()).then_some(f)
+            }
+            Profile::Dcp => {
+                if std.is_rocev1() || state.dcp_refuted {
+                    return None;
+                }
+                let tag = dcp::tag(std.tos()?, params.dcp_tag_shift);
+                if tag == dcp::TAG_NONE {
+                    return None;
+                }
+                state.dcp_tagged = state.dcp_tagged.saturating_add(1);
+                let f = self.redecode(*std, link, orig_len, p);
+                let r = f.roce()?;
+                if tag == dcp::TAG_HO {
+                    let ho = r.wire_len() == 15 && f.warnings.is_empty();
+                    state.dcp_refuted |= !ho;
+                    return ho.then_some(f);
+                }
+                if tag != dcp::TAG_DATA || !Opcode(opcode).is_dcp_request() {
+                    return None;
+                }
+                if f.warnings.len() > std.warnings.len() {
+                    // The DCP layout does not even parse: ordinary traffic with this DSCP.
+                    state.dcp_refuted = true;
+                    return None;
+                }
+                let (Some(reth), true) = (r.reth(), Opcode(opcode).is_write()) else { return None };
+                let psn = r.bth().psn();
+                match opcode {
+                    0x06 => {
+                        state.dcp_first = Some((psn, reth.va(), reth.dma_len(), r.payload_len() as u32));
+                        None
+                    }
+                    0x07..=0x09 => {
+                        let (fpsn, fva, flen, fpay) = state.dcp_first?;
+                        let k = crate::ib::psn::diff(fpsn, psn);
+                        let want_va = fva.wrapping_add(k as i64 as u64 * fpay as u64);
+                        let ok = k > 0 && flen != 0 && reth.dma_len() == flen && reth.va() == want_va;
+                        state.dcp_refuted |= !ok;
+                        ok.then_some(f)
+                    }
+                    _ => None,
+                }
+            }
+            _ => None,
+        }
+    }
+}
