@@ -1,0 +1,146 @@
+//! Profile choice (WIRE.md part B, "Detection rules"): `auto` labels a flow only once one of
+//! its packets identifies itself, never relabels, and does not take ordinary traffic marked
+//! DSCP 26 for DCP; `--map` selectors and fixed profiles decide without detection.
+
+use rocescope_codec::build::{header_only, FrameRepr, NetRepr, RoceRepr};
+use rocescope_codec::decoder::{Decoder, DecoderOptions, ProfileChoice, Selector, DCP_UNSURE_AFTER};
+use rocescope_codec::ib::{DcpethRepr, RethRepr};
+use rocescope_codec::{LinkType, Profile};
+
+const A: [u8; 4] = [10, 0, 0, 1];
+const B: [u8; 4] = [10, 0, 0, 2];
+
+fn net(tos: u8) -> NetRepr {
+    NetRepr::Ipv4 { src: A, dst: B, tos, ttl: 64, ident: 0 }
+}
+
+/// A 3-packet RDMA WRITE (First, Middle, Last) of `len`-byte packets, standard layout.
+fn std_write(tos: u8, qp: u32, psn: u32, payload: &[u8]) -> Vec<Vec<u8>> {
+    let mut first = RoceRepr::new(0x06, qp, psn).with_payload(payload);
+    first.reth = Some(RethRepr { va: 0x10000, r_key: 5, dma_len: 3 * payload.len() as u32 });
+    vec![
+        FrameRepr::new(net(tos), first).to_vec(),
+        FrameRepr::new(net(tos), RoceRepr::new(0x07, qp, psn + 1).with_payload(payload)).to_vec(),
+        FrameRepr::new(net(tos), RoceRepr::new(0x08, qp, psn + 2).with_payload(payload)).to_vec(),
+    ]
+}
+
+/// The same WRITE as DCP sends it: DCPETH and a RETH (with that packet's VA) in every packet.
+fn dcp_write(qp: u32, psn: u32, msn: u32, payload: &[u8]) -> Vec<Vec<u8>> {
+    (0..3u32)
+        .map(|i| {
+            let mut r = RoceRepr::new_dcp([0x06, 0x07, 0x08][i as usize], qp, psn + i).with_payload(payload);
+            r.dcpeth = Some(DcpethRepr { msn, sretryno: 0 });
+            r.reth = Some(RethRepr { va: 0x10000 + (i * payload.len() as u32) as u64, r_key: 5, dma_len: 3 * payload.len() as u32 });
+            FrameRepr::new(net(0x68), r).to_vec()
+        })
+        .collect()
+}
+
+fn run(d: &mut Decoder, frames: &[Vec<u8>]) -> Vec<(Profile, usize)> {
+    frames
+        .iter()
+        .map(|f| {
+            let x = d.decode(LinkType::Ethernet, f, f.len());
+            (x.frame.profile(), x.warning_count())
+        })
+        .collect()
+}
+
+fn auto() -> Decoder {
+    Decoder::new(DecoderOptions::default())
+}
+
+#[test]
+fn ordinary_dscp26_write_traffic_is_never_dcp_and_raises_no_warning() {
+    let mut d = auto();
+    let mut frames = vec![];
+    for (i, payload) in [vec![0u8; 1024], vec![0xa5; 1024], (0..=255u8).cycle().take(1024).collect()].iter().enumerate() {
+        frames.extend(std_write(0x68, 0x100 + i as u32, 1000, payload));
+        frames.extend(std_write(0x6c, 0x200 + i as u32, 1000, payload)); // DSCP 27
+    }
+    for (p, w) in run(&mut d, &frames) {
+        assert_eq!((p, w), (Profile::Std, 0));
+    }
+    assert_eq!(d.stats().flows_unsure, 0);
+}
+
+#[test]
+fn dcp_write_is_detected_at_its_middle_packet_and_never_relabelled_before() {
+    let mut d = auto();
+    let mut frames = dcp_write(0x12, 50, 7, &[0x11; 512]);
+    frames.extend(dcp_write(0x12, 53, 8, &[0x22; 512]));
+    let got = run(&mut d, &frames);
+    assert_eq!(got[0], (Profile::Std, 0), "the First arrives before anything confirms DCP");
+    assert!(got[1..].iter().all(|&g| g == (Profile::Dcp, 0)), "{got:?}");
+    assert_eq!(d.stats().flows_detected, 1);
+}
+
+#[test]
+fn a_header_only_packet_identifies_dcp_at_once() {
+    let mut d = auto();
+    let data = dcp_write(0x12, 50, 7, &[0x11; 512]);
+    let ho = header_only(LinkType::Ethernet, &data[1], 2).unwrap();
+    assert_eq!(ho.len(), 57);
+    let got = run(&mut d, &[ho, data[2].clone()]);
+    assert_eq!(got, [(Profile::Dcp, 0), (Profile::Dcp, 0)]);
+}
+
+#[test]
+fn a_netrt_request_labels_the_flow_it_serves() {
+    let mut d = auto();
+    let data = FrameRepr::new(net(0x68), RoceRepr::new(0x07, 0x12, 0x102).with_payload(&[1; 64])).to_vec();
+    let mut body = vec![1u8, 0, 1, 2];
+    body.extend([0u8; 15]);
+    body.push(0x0b);
+    let mut req = RoceRepr::new(0xc0, 0x12, 0x102);
+    req.payload = &body;
+    let back = NetRepr::Ipv4 { src: B, dst: A, tos: 0x68, ttl: 64, ident: 0 };
+    let req = FrameRepr::new(back, req).to_vec();
+    let got = run(&mut d, &[data.clone(), req, data]);
+    assert_eq!(got, [(Profile::Std, 0), (Profile::Netrt, 0), (Profile::Netrt, 0)]);
+}
+
+#[test]
+fn send_only_dscp26_flows_are_reported_once_when_nothing_decides() {
+    let mut d = auto();
+    let frames: Vec<Vec<u8>> = (0..20u32)
+        .map(|i| FrameRepr::new(net(0x68), RoceRepr::new(0x04, 0x33, i).with_payload(&[9; 100])).to_vec())
+        .collect();
+    let got = run(&mut d, &frames);
+    let warned: Vec<usize> = got.iter().enumerate().filter(|(_, g)| g.1 > 0).map(|(i, _)| i).collect();
+    assert_eq!(warned, [DCP_UNSURE_AFTER as usize - 1]);
+    assert!(got.iter().all(|g| g.0 == Profile::Std));
+    assert_eq!(d.stats().flows_unsure, 1);
+}
+
+#[test]
+fn maps_and_fixed_profiles_decide_without_detection() {
+    let frames = dcp_write(0x12, 50, 7, &[0x11; 512]);
+    let mut d = Decoder::new(DecoderOptions {
+        maps: vec![(Selector::parse("qpn=0x12").unwrap(), Profile::Dcp)],
+        ..Default::default()
+    });
+    assert_eq!(run(&mut d, &frames), [(Profile::Dcp, 0); 3]);
+    let mut d = Decoder::new(DecoderOptions { profile: ProfileChoice::Fixed(Profile::Dcp), ..Default::default() });
+    assert_eq!(run(&mut d, &frames), [(Profile::Dcp, 0); 3]);
+    // A fixed profile leaves packets it does not apply to std, without warnings.
+    let plain = std_write(0x60, 0x40, 1, &[3; 100]);
+    assert_eq!(run(&mut d, &plain), [(Profile::Std, 0); 3]);
+    let mut d = Decoder::new(DecoderOptions {
+        maps: vec![(Selector::parse("ip=10.0.0.2-10.0.0.1").unwrap(), Profile::Dcp)],
+        profile: ProfileChoice::Fixed(Profile::Std),
+        ..Default::default()
+    });
+    assert_eq!(run(&mut d, &frames), [(Profile::Dcp, 0); 3]);
+}
+
+#[test]
+fn selectors_parse_as_documented() {
+    assert_eq!(Selector::parse("qpn=0x12"), Ok(Selector::Qpn(0x12)));
+    assert_eq!(Selector::parse("qpn=18"), Ok(Selector::Qpn(18)));
+    assert_eq!(Selector::parse("udp=4791"), Ok(Selector::UdpPort(4791)));
+    assert!(Selector::parse("qpn=0x1000000").is_err());
+    assert!(Selector::parse("mac=1").is_err());
+    assert!(Selector::parse("ip=10.0.0.1").is_err());
+}
