@@ -7,7 +7,7 @@
 use core::ops::Range;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
-use etherparse::{Ethernet2HeaderSlice, Ipv4HeaderSlice, Ipv6HeaderSlice, SingleVlanHeaderSlice, UdpHeaderSlice};
+use etherparse::{Ethernet2HeaderSlice, Ipv4HeaderSlice, Ipv6HeaderSlice, SingleVlanHeaderSlice, TcpHeaderSlice, UdpHeaderSlice};
 
 use crate::field::FieldId as F;
 use crate::ib::icrc::{self, IcrcNet};
@@ -106,6 +106,63 @@ impl IcrcStatus {
     }
 }
 
+const IPPROTO_TCP: u8 = 6;
+const IPPROTO_UDP: u8 = 17;
+
+/// TCP flags (header byte 13).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct TcpFlags(pub u8);
+
+impl TcpFlags {
+    pub const FIN: u8 = 0x01;
+    pub const SYN: u8 = 0x02;
+    pub const RST: u8 = 0x04;
+    pub const PSH: u8 = 0x08;
+    pub const ACK: u8 = 0x10;
+    pub const URG: u8 = 0x20;
+    pub const ECE: u8 = 0x40;
+    pub const CWR: u8 = 0x80;
+    #[inline]
+    pub fn fin(self) -> bool {
+        self.0 & Self::FIN != 0
+    }
+    #[inline]
+    pub fn syn(self) -> bool {
+        self.0 & Self::SYN != 0
+    }
+    #[inline]
+    pub fn rst(self) -> bool {
+        self.0 & Self::RST != 0
+    }
+    #[inline]
+    pub fn psh(self) -> bool {
+        self.0 & Self::PSH != 0
+    }
+    #[inline]
+    pub fn ack(self) -> bool {
+        self.0 & Self::ACK != 0
+    }
+}
+
+/// A TCP segment of a frame (ERD's NACK path): see [`Frame::tcp`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TcpInfo<'a> {
+    pub src_port: u16,
+    pub dst_port: u16,
+    pub seq: u32,
+    pub ack: u32,
+    pub flags: TcpFlags,
+    /// Offset of the TCP header in the frame.
+    pub header_offset: usize,
+    /// Offset of the payload in the frame.
+    pub payload_offset: usize,
+    /// The captured payload (shorter than `payload_len` when the snaplen cut it). Ethernet
+    /// padding is not part of it: the IP length decides where the segment ends.
+    pub payload: &'a [u8],
+    /// The payload's length on the wire.
+    pub payload_len: usize,
+}
+
 /// The network layer that carries a RoCE packet or other IP traffic.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Net {
@@ -151,6 +208,10 @@ pub struct Frame<'a> {
     net: Option<Net>,
     /// Offsets in `data` (0: absent; none of these can start a frame).
     udp_off: u32,
+    /// Offset of the TCP header, and where the segment ends on the wire (may lie beyond the
+    /// captured bytes).
+    tcp_off: u32,
+    tcp_end: u32,
     roce_off: u32,
     roce: Option<RocePacket<'a>>,
     mac_ctrl_off: u32,
@@ -188,6 +249,8 @@ impl<'a> Frame<'a> {
             ethertype: None,
             net: None,
             udp_off: 0,
+            tcp_off: 0,
+            tcp_end: 0,
             roce_off: 0,
             roce: None,
             mac_ctrl_off: 0,
@@ -268,7 +331,7 @@ impl<'a> Frame<'a> {
     fn parse_ip(&mut self, l3: usize, wire_len: usize, opts: &DecodeOptions) {
         let d = &self.data[l3..];
         let on_wire = wire_len - l3;
-        let (net, hdr_len, ip_len, is_udp) = match d.first().map(|b| b >> 4) {
+        let (net, hdr_len, ip_len, proto) = match d.first().map(|b| b >> 4) {
             Some(4) => {
                 let need = d.first().map_or(20, |b| ((b & 0x0f) as usize * 4).max(20));
                 if d.len() < need {
@@ -296,7 +359,7 @@ impl<'a> Frame<'a> {
                     }
                 }
                 let hl = ip.slice().len();
-                (Net::Ipv4 { off: l3 as u32, hdr_len: hl as u32 }, hl, ip.total_len() as usize, ip.protocol().0 == 17)
+                (Net::Ipv4 { off: l3 as u32, hdr_len: hl as u32 }, hl, ip.total_len() as usize, ip.protocol().0)
             }
             Some(6) => {
                 let ip = match Ipv6HeaderSlice::from_slice(d) {
@@ -310,7 +373,7 @@ impl<'a> Frame<'a> {
                 if matches!(nh, 0 | 43 | 44 | 60) {
                     self.warnings.push(Warning::Unsupported(Unsupported::Ipv6ExtensionHeaders));
                 }
-                (Net::Ipv6 { off: l3 as u32 }, 40, 40 + ip.payload_length() as usize, nh == 17)
+                (Net::Ipv6 { off: l3 as u32 }, 40, 40 + ip.payload_length() as usize, nh)
             }
             Some(_) => return,
             None => {
@@ -326,8 +389,10 @@ impl<'a> Frame<'a> {
             ip_len = on_wire;
         }
         self.truncated = d.len() < ip_len;
-        if !is_udp {
-            return;
+        match proto {
+            IPPROTO_UDP => {}
+            IPPROTO_TCP => return self.parse_tcp(l3 + hdr_len, ip_len.saturating_sub(hdr_len)),
+            _ => return,
         }
         let udp_off = l3 + hdr_len;
         let udp = match UdpHeaderSlice::from_slice(&self.data[udp_off..]) {
@@ -351,6 +416,45 @@ impl<'a> Frame<'a> {
             roce_len = roce_len.min(ip_payload.saturating_sub(8));
         }
         self.parse_roce(udp_off + 8, roce_len, opts);
+    }
+
+    /// TCP (ERD's NACK path, WIRE.md B.5): the header through etherparse's borrowed slice, and
+    /// where the segment ends. `seg_len` is the IP payload length on the wire. A header the
+    /// capture cuts is `truncated`; one that does not fit in the IP packet, or whose data offset
+    /// is below 5, is malformed. Nothing else is decoded here (the NACK stream needs
+    /// reassembly: `ext::erd::NackReassembler`).
+    fn parse_tcp(&mut self, off: usize, seg_len: usize) {
+        let captured = &self.data[off.min(self.data.len())..(off + seg_len).min(self.data.len())];
+        match TcpHeaderSlice::from_slice(captured) {
+            Ok(t) => {
+                self.tcp_off = off as u32;
+                debug_assert!(t.slice().len() <= seg_len);
+                self.tcp_end = (off + seg_len) as u32;
+            }
+            Err(etherparse::err::tcp::HeaderSliceError::Len(e)) => {
+                if seg_len < e.required_len {
+                    self.warnings.push(Warning::LengthTooShort {
+                        layer: Layer::Tcp,
+                        claimed: seg_len as u32,
+                        minimum: e.required_len as u32,
+                    });
+                } else {
+                    self.truncated = true;
+                    self.warnings.push(Warning::Truncated {
+                        layer: Layer::Tcp,
+                        need: e.required_len as u16,
+                        have: captured.len() as u16,
+                    });
+                }
+            }
+            Err(etherparse::err::tcp::HeaderSliceError::Content(etherparse::err::tcp::HeaderError::DataOffsetTooSmall {
+                data_offset,
+            })) => self.warnings.push(Warning::LengthTooShort {
+                layer: Layer::Tcp,
+                claimed: data_offset as u32 * 4,
+                minimum: 20,
+            }),
+        }
     }
 
     /// RoCEv1: GRH (40 bytes, PayLen = bytes after it) then the IBA transport.
@@ -530,6 +634,27 @@ impl<'a> Frame<'a> {
         }
         let d = self.data;
         Some((u16::from_be_bytes([d[o], d[o + 1]]), u16::from_be_bytes([d[o + 2], d[o + 3]])))
+    }
+    /// The TCP segment, for a TCP frame whose header was captured whole.
+    pub fn tcp(&self) -> Option<TcpInfo<'a>> {
+        if self.tcp_off == 0 {
+            return None;
+        }
+        let (o, end) = (self.tcp_off as usize, self.tcp_end as usize);
+        let t = TcpHeaderSlice::from_slice(&self.data[o..]).ok()?;
+        let payload_offset = o + t.slice().len();
+        let d = self.data;
+        Some(TcpInfo {
+            src_port: t.source_port(),
+            dst_port: t.destination_port(),
+            seq: t.sequence_number(),
+            ack: t.acknowledgment_number(),
+            flags: TcpFlags(d[o + 13]),
+            header_offset: o,
+            payload_offset,
+            payload: &d[payload_offset.min(d.len())..end.min(d.len())],
+            payload_len: end - payload_offset,
+        })
     }
     /// The CM MAD, for a CM message on QP1.
     pub fn cm(&self) -> Option<CmMad<&'a [u8]>> {

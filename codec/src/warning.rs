@@ -33,9 +33,15 @@ pub enum Layer {
     Sseth,
     Tcp,
     Sdr,
+    /// SDR data packets (immediate, RETH cross-checks).
+    SdrData,
     Flor,
+    /// Flor software ACK.
+    FlorAck,
     Netrt,
     Erd,
+    /// ERD's NACK stream over TCP.
+    ErdNack,
     Detection,
 }
 
@@ -70,9 +76,12 @@ impl Layer {
             Sseth => "SSNETH",
             Tcp => "TCP header",
             Sdr => "SDR control message",
+            SdrData => "SDR data packet",
             Flor => "Flor header",
+            FlorAck => "Flor ACK",
             Netrt => "NetRT message",
             Erd => "ERD header",
+            ErdNack => "ERD NACK stream",
             Detection => "profile detection",
         }
     }
@@ -165,10 +174,26 @@ pub enum Note {
     SdrFragmentConflict,
     /// SDR: RETH VA does not match the immediate.
     SdrVaMismatch,
+    /// SDR control message: the flags byte is not 0.
+    SdrCtrlFlags,
+    /// SDR SR_ACK: bits of the last bitmap byte beyond `sack_bits` are set.
+    SdrSackTrailingBits,
+    /// Flor SEND header: reserved flag bits (5..0) or the reserved byte are not 0.
+    FlorReserved,
+    /// Flor SEND header: `write_rn` is not 0 on a type other than WRITE_RETX.
+    FlorWriteRnNotRetx,
+    /// Flor ACK: the payload is not 24 + 4n bytes with 1 <= n <= 32.
+    FlorAckLength,
+    /// Flor ACK: bitmap bits are set for entries beyond the last one.
+    FlorAckBitmapBeyond,
+    /// Flor ACK: the top byte of the acknowledged QP number is not 0.
+    FlorAckQpnHigh,
     /// NetRT: BTH fields that must be zero are not.
     NetrtBthFlags,
     /// ERD: a TCP segment left a gap in the NACK stream.
     ErdStreamGap,
+    /// ERD: a NACK message header announces more entries than the reassembly limit.
+    ErdNackTooLong,
     /// Auto-detection: several rules matched one packet of the flow.
     DetectionAmbiguous,
     /// Auto-detection: the flow carries a DCP tag but no DCP layout confirmed it.
@@ -180,8 +205,16 @@ impl Note {
         match self {
             Note::SdrFragmentConflict => "user-immediate fragment differs from the one seen before",
             Note::SdrVaMismatch => "RETH VA does not match the immediate's message id and offset",
+            Note::SdrCtrlFlags => "flags byte is not 0",
+            Note::SdrSackTrailingBits => "bitmap bits beyond sack_bits are not 0",
+            Note::FlorReserved => "reserved flag bits or reserved byte are not 0",
+            Note::FlorWriteRnNotRetx => "write_rn is not 0 on a header that is not WRITE_RETX",
+            Note::FlorAckLength => "payload is not 24 + 4n bytes with 1 <= n <= 32",
+            Note::FlorAckBitmapBeyond => "bitmap marks entries beyond the last one",
+            Note::FlorAckQpnHigh => "top byte of the acknowledged QP number is not 0",
             Note::NetrtBthFlags => "BTH SE, M, PadCnt, TVer, byte 4 and A must be 0",
             Note::ErdStreamGap => "bytes missing in the NACK stream; resynchronised",
+            Note::ErdNackTooLong => "message longer than the reassembly limit; resynchronised",
             Note::DetectionAmbiguous => "several detection rules match this flow; decoded as std",
             Note::DcpUnconfirmed => {
                 "DCP tag set but no header-only packet or consistent WRITE layout confirms DCP (rule dcp); decoded as std"
