@@ -12,6 +12,7 @@
 //! |---|---|
 //! | netrt | BTH OpCode = `--netrt-opcode` with type 1 and a 20-byte body, or type 2 and a 4-byte body (also marks the reverse direction: the messages travel against the data) |
 //! | dcp | a non-zero tag on RoCEv2 and a consistent DCP layout: a header-only packet (tag 11, exactly BTH + 3 bytes), or a WRITE Middle/Last whose DCP-parsed RETH has the DMA length of the flow's DCP-parsed First and the VA that follows from it |
+//! | erd | an RD or UD SEND whose payload starts with an EETH whose S_Len equals the bytes that follow it; TCP to or from `--erd-nack-port` (its NACK stream is reassembled here) |
 //!
 //! Ordinary RoCE traffic is usually marked DSCP 26 (ToS 0x68), whose bits 3..2 read as the DCP
 //! data tag, so the tag alone never decides: a tagged flow is refuted (settled `std`, silently)
@@ -24,6 +25,7 @@
 use std::collections::HashMap;
 use std::net::IpAddr;
 
+use crate::ext::erd::{self, NackBatch, NackReassembler};
 use crate::ext::{dcp, netrt, Ext};
 use crate::field::FieldId;
 use crate::frame::{DecodeOptions, Frame, LinkType};
@@ -155,17 +157,26 @@ pub struct Extra {
     pub detection: Option<Warning>,
 }
 
-/// A frame with what the decoder's memory adds to it.
+/// A frame with what the decoder's memory adds to it. It borrows the decoder (`'d`) for the
+/// ERD NACK messages this frame completes.
 #[derive(Clone, Copy, Debug)]
-pub struct Decoded<'a> {
+pub struct Decoded<'a, 'd> {
     pub frame: Frame<'a>,
     pub extra: Extra,
+    /// ERD NACK messages completed by this TCP segment (its warnings are in `frame.warnings`).
+    pub nacks: Option<NackBatch<'d>>,
 }
 
-impl<'a> Decoded<'a> {
+impl<'a> Decoded<'a, '_> {
     /// Every field: the frame's walk, then the stateful additions.
     pub fn visit(&self, mut f: impl FnMut(FieldId, Value<'a>, core::ops::Range<usize>)) {
+        if self.nacks.is_some() {
+            f(FieldId::Profile, Value::Str(Profile::Erd.name()), 0..0);
+        }
         self.frame.visit(&mut f);
+        if let Some(n) = &self.nacks {
+            n.visit(&mut f);
+        }
         if let Some(w) = self.extra.detection {
             f(FieldId::Warning, Value::Warning(w), 0..0);
         }
@@ -174,6 +185,15 @@ impl<'a> Decoded<'a> {
     /// Number of warnings, the frame's and the decoder's.
     pub fn warning_count(&self) -> usize {
         self.frame.warnings.len() + self.extra.detection.is_some() as usize
+    }
+
+    /// The profile the packet was decoded with (`erd` for a NACK stream segment).
+    pub fn profile(&self) -> Profile {
+        if self.nacks.is_some() {
+            Profile::Erd
+        } else {
+            self.frame.profile()
+        }
     }
 }
 
@@ -186,11 +206,12 @@ pub struct Decoder {
     opts: DecoderOptions,
     flows: HashMap<FlowKey, FlowState>,
     stats: DetectionStats,
+    nacks: NackReassembler,
 }
 
 impl Decoder {
     pub fn new(opts: DecoderOptions) -> Decoder {
-        Decoder { opts, flows: HashMap::new(), stats: DetectionStats::default() }
+        Decoder { opts, flows: HashMap::new(), stats: DetectionStats::default(), nacks: NackReassembler::new() }
     }
 
     pub fn options(&self) -> &DecoderOptions {
@@ -206,17 +227,36 @@ impl Decoder {
     }
 
     /// Decodes one frame.
-    pub fn decode<'a>(&mut self, link: LinkType, data: &'a [u8], orig_len: usize) -> Decoded<'a> {
+    pub fn decode<'a>(&mut self, link: LinkType, data: &'a [u8], orig_len: usize) -> Decoded<'a, '_> {
         let std = Frame::parse(link, data, orig_len, &self.frame_opts(Profile::Std));
         let mapped = self.opts.maps.iter().find(|(s, _)| s.matches(&std)).map(|(_, p)| *p);
-        let (frame, extra) = match (mapped, self.opts.profile) {
-            (Some(p), _) | (None, ProfileChoice::Fixed(p)) => (self.redecode(std, link, orig_len, p), Extra::default()),
-            (None, ProfileChoice::Auto) => self.detect(std, link, orig_len),
+        let chosen = mapped.or(match self.opts.profile {
+            ProfileChoice::Fixed(p) => Some(p),
+            ProfileChoice::Auto => None,
+        });
+        if std.tcp().is_some() {
+            // ERD's NACK path: TCP to or from the NACK port, under erd or auto.
+            let mut frame = std;
+            let port = self.opts.params.erd_nack_port;
+            let nacks = match chosen {
+                Some(Profile::Erd) | None => self.nacks.push_frame(&std, port),
+                Some(_) => None,
+            };
+            if let Some(n) = &nacks {
+                for w in n.warnings.iter() {
+                    frame.warnings.push(*w);
+                }
+            }
+            return Decoded { frame, extra: Extra::default(), nacks };
+        }
+        let (frame, extra) = match chosen {
+            Some(p) => (self.redecode(std, link, orig_len, p), Extra::default()),
+            None => self.detect(std, link, orig_len),
         };
         if frame.roce().is_some() {
             self.stats.packets[frame.profile() as usize] += 1;
         }
-        Decoded { frame, extra }
+        Decoded { frame, extra, nacks: None }
     }
 
     fn redecode<'a>(&self, std: Frame<'a>, link: LinkType, orig_len: usize, p: Profile) -> Frame<'a> {
@@ -242,7 +282,7 @@ impl Decoder {
         let mut matched: [Option<(Profile, Frame<'a>)>; 2] = [None, None];
         let mut n = 0usize;
         let mut state = state;
-        for p in [Profile::Netrt, Profile::Dcp] {
+        for p in [Profile::Netrt, Profile::Dcp, Profile::Erd] {
             if let Some(f) = self.try_rule(p, &std, link, orig_len, &mut state) {
                 if n < 2 {
                     matched[n] = Some((p, f));
@@ -346,6 +386,13 @@ impl Decoder {
                     }
                     _ => None,
                 }
+            }
+            Profile::Erd => {
+                if !erd::detect(roce) {
+                    return None;
+                }
+                let f = self.redecode(*std, link, orig_len, p);
+                (matches!(f.ext(), Ext::Erd(_)) && f.warnings.len() <= std.warnings.len()).then_some(f)
             }
             _ => None,
         }

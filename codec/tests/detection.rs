@@ -144,3 +144,46 @@ fn selectors_parse_as_documented() {
     assert!(Selector::parse("mac=1").is_err());
     assert!(Selector::parse("ip=10.0.0.1").is_err());
 }
+
+#[test]
+fn erd_data_and_its_nack_stream_are_detected_and_reassembled() {
+    use rocescope_codec::build::TcpFrameRepr;
+    use rocescope_codec::ext::erd::{EethRepr, NackEntry, NackRepr};
+    use rocescope_codec::ib::DethRepr;
+    let mut d = auto();
+    // A UD SEND Only whose payload starts with an EETH whose S_Len matches.
+    let mut payload = EethRepr { ty: 1, last: true, msg_id: 9, s_len: 100, s_offset: 4096 }.to_bytes().to_vec();
+    payload.extend([7u8; 100]);
+    let mut ud = RoceRepr::new(0x64, 0x77, 5).with_payload(&payload);
+    ud.deth = Some(DethRepr { q_key: 0x1111, src_qp: 0x66 });
+    let data = FrameRepr::new(net(0x60), ud).to_vec();
+    let x = d.decode(LinkType::Ethernet, &data, data.len());
+    assert_eq!((x.frame.profile(), x.warning_count()), (Profile::Erd, 0));
+    // Two NACK messages sent as two segments cut in the middle of the second message's entry.
+    let e1 = [NackEntry { src_qpn: 0x66, dst_qpn: 0x77, psn: 5 }];
+    let e2 = [NackEntry { src_qpn: 0x66, dst_qpn: 0x77, psn: 8 }, NackEntry { src_qpn: 0x66, dst_qpn: 0x77, psn: 9 }];
+    let mut stream = NackRepr::new(&e1).to_vec();
+    stream.extend(NackRepr::new(&e2).to_vec());
+    let cut = 16 + 4 + 6;
+    let seg = |seq: u32, bytes: &[u8]| TcpFrameRepr::new(NetRepr::ipv4(B, A), 40000, 4792, seq, bytes).to_vec();
+    let s1 = seg(1000, &stream[..cut]);
+    let s2 = seg(1000 + cut as u32, &stream[cut..]);
+    let mut fields = |frame: &[u8]| {
+        let x = d.decode(LinkType::Ethernet, frame, frame.len());
+        let mut v: Vec<(String, String)> = vec![];
+        x.visit(|id, val, _| {
+            if id.name().starts_with("rocescope.erd") || id.name() == "rocescope.profile" || id.name() == "rocescope.warning" {
+                v.push((id.name().to_string(), val.to_string()));
+            }
+        });
+        v
+    };
+    let f1 = fields(&s1);
+    let f2 = fields(&s2);
+    let psns = |v: &[(String, String)]| v.iter().filter(|(k, _)| k == "rocescope.erd.nack.psn").map(|(_, x)| x.clone()).collect::<Vec<_>>();
+    assert_eq!(psns(&f1), ["5"], "the first message ends in the first segment: {f1:?}");
+    assert_eq!(psns(&f2), ["8", "9"], "the second ends in the second: {f2:?}");
+    assert!(f2.contains(&("rocescope.erd.nack.count".into(), "2".into())));
+    assert!(f1.contains(&("rocescope.profile".into(), "erd".into())));
+    assert!(!f1.iter().chain(&f2).any(|(k, _)| k == "rocescope.warning"));
+}

@@ -71,7 +71,7 @@ pub fn write_fields_line(
     out: &mut impl Write,
     cols: &[Column],
     rec: &Record<'_>,
-    d: &Decoded<'_>,
+    d: &Decoded<'_, '_>,
     cells: &mut Vec<String>,
 ) -> io::Result<()> {
     let frame = &d.frame;
@@ -114,7 +114,7 @@ fn json_value(id: FieldId, v: Value<'_>) -> serde_json::Value {
 
 /// The JSON object of one frame: capture metadata, then every field by its registry name
 /// (repeated fields as arrays, 64-bit integers as decimal strings).
-pub fn frame_json(rec: &Record<'_>, d: &Decoded<'_>) -> serde_json::Value {
+pub fn frame_json(rec: &Record<'_>, d: &Decoded<'_, '_>) -> serde_json::Value {
     let frame = &d.frame;
     let mut m = serde_json::Map::new();
     m.insert("frame".into(), rec.number.into());
@@ -142,7 +142,7 @@ pub fn frame_json(rec: &Record<'_>, d: &Decoded<'_>) -> serde_json::Value {
 }
 
 /// A one-line summary, like tshark's default output.
-pub fn write_summary(out: &mut impl Write, rec: &Record<'_>, d: &Decoded<'_>) -> io::Result<()> {
+pub fn write_summary(out: &mut impl Write, rec: &Record<'_>, d: &Decoded<'_, '_>) -> io::Result<()> {
     let frame = &d.frame;
     let t = format!("{}.{:09}", rec.ts_ns / 1_000_000_000, rec.ts_ns % 1_000_000_000);
     let (src, dst) = frame.ip_addrs().map_or((String::from("-"), String::from("-")), |(s, d)| (s.to_string(), d.to_string()));
@@ -170,6 +170,9 @@ pub fn write_summary(out: &mut impl Write, rec: &Record<'_>, d: &Decoded<'_>) ->
                 write!(info, " ICRC {st}").unwrap();
             }
         }
+    } else if let Some(n) = &d.nacks {
+        let entries = n.entries().len();
+        write!(info, "ERD NACK stream: {} messages completed, {entries} lost PSNs", n.messages().len()).unwrap();
     } else if let Some(mc) = frame.mac_control() {
         info.push_str(if mc.class_enable().is_some() { "PFC" } else { "PAUSE" });
         let q: Vec<String> = (0..mc.quanta_count()).map(|i| mc.quanta(i).to_string()).collect();
@@ -190,7 +193,7 @@ pub fn write_summary(out: &mut impl Write, rec: &Record<'_>, d: &Decoded<'_>) ->
 }
 
 /// Every field of a frame, one `name: value` line each, indented under the summary.
-pub fn write_tree(out: &mut impl Write, d: &Decoded<'_>) -> io::Result<()> {
+pub fn write_tree(out: &mut impl Write, d: &Decoded<'_, '_>) -> io::Result<()> {
     let mut res = Ok(());
     d.visit(|id, v, range| {
         if res.is_ok() {
