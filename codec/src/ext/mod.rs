@@ -4,6 +4,9 @@
 //! (detection, SDR fragment reassembly, ERD's TCP stream) lives in `crate::decoder`.
 
 pub mod dcp;
+pub mod flor;
+pub mod sdr;
+pub mod erd;
 pub mod netrt;
 
 use core::ops::Range;
@@ -31,6 +34,9 @@ pub enum Ext {
     None,
     Dcp(dcp::Dcp),
     Netrt(netrt::Netrt),
+    Sdr(sdr::Sdr),
+    Flor(flor::Flor),
+    Erd(erd::Erd),
 }
 
 /// The layout of the bytes after the BTH under `profile`.
@@ -50,6 +56,9 @@ pub fn parse(profile: Profile, ctx: &Ctx<'_>, p: &RocePacket<'_>, warnings: &mut
     match profile {
         Profile::Dcp => dcp::Dcp::parse(ctx, p).map_or(Ext::None, Ext::Dcp),
         Profile::Netrt => netrt::Netrt::parse(ctx, p, warnings).map_or(Ext::None, Ext::Netrt),
+        Profile::Sdr => sdr::Sdr::parse(ctx, p, warnings).map_or(Ext::None, Ext::Sdr),
+        Profile::Flor => flor::Flor::parse(ctx, p, warnings).map_or(Ext::None, Ext::Flor),
+        Profile::Erd => erd::Erd::parse(ctx, p, warnings).map_or(Ext::None, Ext::Erd),
         _ => Ext::None,
     }
 }
@@ -61,6 +70,9 @@ impl Ext {
             Ext::None => Profile::Std,
             Ext::Dcp(_) => Profile::Dcp,
             Ext::Netrt(_) => Profile::Netrt,
+            Ext::Sdr(_) => Profile::Sdr,
+            Ext::Flor(_) => Profile::Flor,
+            Ext::Erd(_) => Profile::Erd,
         }
     }
 
@@ -70,6 +82,9 @@ impl Ext {
             Ext::None => {}
             Ext::Dcp(d) => d.visit(p, base, f),
             Ext::Netrt(n) => n.visit(p, base, f),
+            Ext::Sdr(s) => s.visit(p, base, f),
+            Ext::Flor(x) => x.visit(p, base, f),
+            Ext::Erd(e) => e.visit(p, base, f),
         }
     }
 }

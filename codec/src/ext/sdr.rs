@@ -1,0 +1,899 @@
+//! SDR-RDMA (WIRE.md B.2; seed 001 §3.2-4).
+//!
+//! - **Data**: every packet is a UC RDMA WRITE Only with Immediate (0x2B) whose immediate is split
+//!   (`Params::sdr_split`, default 10 · 18 · 4) into message id · packet offset · user-immediate
+//!   fragment.
+//! - **Control**: the whole payload of a UC SEND Only (0x24) or UD SEND Only (0x64): magic 0x53,
+//!   version 1, type (CTS, SR_ACK, SR_NACK, EC_ACK, EC_NACK), flags, msg_seq and a body whose
+//!   length follows from the type. Anything else is a warning, never a guess.
+//! - [`SdrTracker`]: the per-flow state the stateful decoder keeps beside the parser — the user
+//!   immediate rebuilt from its fragments and the RETH VA cross-check.
+
+use core::ops::Range;
+use std::collections::HashMap;
+
+use super::Ctx;
+use crate::build::RoceRepr;
+use crate::field::FieldId as F;
+use crate::field::SDR_CTRL_VALUES;
+use crate::ib::bytes::{get, put};
+use crate::ib::{Hdr, RethRepr, RocePacket};
+use crate::params::{ImmSplit, Params};
+use crate::value::Value;
+use crate::warning::{ExtProblem, Layer, Note, Warning, Warnings};
+
+/// BTH OpCode of a data packet: UC RDMA WRITE Only with Immediate.
+pub const OPCODE_DATA: u8 = 0x2b;
+/// BTH OpCodes of a control message: UC SEND Only, UD SEND Only.
+pub const OPCODE_CTRL_UC: u8 = 0x24;
+pub const OPCODE_CTRL_UD: u8 = 0x64;
+/// First byte of every control message ('S').
+pub const MAGIC: u8 = 0x53;
+pub const VERSION: u8 = 1;
+/// Control header: magic, version, type, flags, msg_seq.
+pub const CTRL_HEADER_LEN: usize = 8;
+/// The MTU assumed when neither configured nor seen (WIRE.md B.2).
+pub const DEFAULT_MTU: u32 = 4096;
+
+/// Bytes of an SR_ACK bitmap of `sack_bits` bits.
+#[inline]
+pub fn sack_len(sack_bits: u32) -> usize {
+    (sack_bits as usize).div_ceil(8)
+}
+
+/// Byte range (relative to `at`) holding bits `start .. start + width` of a big-endian 32-bit
+/// word, bit 0 being its most significant bit.
+#[inline]
+pub(super) fn bit_bytes(at: usize, start: u32, width: u32) -> Range<usize> {
+    let first = (start / 8).min(4) as usize;
+    if width == 0 {
+        return at + first..at + first;
+    }
+    at + first..at + (start.saturating_add(width).div_ceil(8)).min(4) as usize
+}
+
+// ---------------------------------------------------------------------------------------------
+// Data packets.
+
+/// Number of user-immediate fragments `F = 32 / FR` of a split, `None` when the split carries no
+/// fragments (FR = 0) or FR does not divide 32.
+#[inline]
+pub fn fragment_count(split: ImmSplit) -> Option<u32> {
+    let fr = split.2 as u32;
+    (fr != 0 && 32 % fr == 0).then(|| 32 / fr)
+}
+
+/// The fragment of `user_imm` that the packet at offset `pkt_off` carries: fragment
+/// `j = pkt_off mod F`, `(user_imm >> (32 − FR·(j+1))) & (2^FR − 1)` (WIRE.md B.2); 0 when the
+/// split carries no fragments.
+pub fn fragment(split: ImmSplit, user_imm: u32, pkt_off: u32) -> u32 {
+    let Some(f) = fragment_count(split) else { return 0 };
+    let fr = split.2 as u32;
+    let j = pkt_off % f;
+    let shift = 32 - fr * (j + 1);
+    (((user_imm as u64) >> shift) & ((1u64 << fr) - 1)) as u32
+}
+
+/// The immediate of a data packet: `msg_id · pkt_off · frag` joined by the split.
+#[inline]
+pub fn data_imm(split: ImmSplit, msg_id: u32, pkt_off: u32, frag: u32) -> u32 {
+    split.join(msg_id, pkt_off, frag)
+}
+
+/// The MTU the VA check uses: the configured one, else `seen_max` (the largest DMA length of the
+/// flow so far), else [`DEFAULT_MTU`].
+#[inline]
+pub fn effective_mtu(params: &Params, seen_max: u32) -> u32 {
+    match params.sdr_mtu {
+        Some(m) if m != 0 => m,
+        _ if seen_max != 0 => seen_max,
+        _ => DEFAULT_MTU,
+    }
+}
+
+/// The maximum message size the VA layout uses: the configured one, else `2^OFF · mtu`.
+#[inline]
+pub fn max_message(params: &Params, mtu: u32) -> u128 {
+    match params.sdr_max_message {
+        Some(m) => m as u128,
+        None => (mtu as u128) << params.sdr_split.1.min(64),
+    }
+}
+
+/// The RETH VA of the packet at `pkt_off` of message `msg_id`: `msg_id · max_message_bytes +
+/// pkt_off · MTU` (WIRE.md B.2), `None` if it does not fit in 64 bits.
+pub fn expected_va(params: &Params, mtu: u32, msg_id: u32, pkt_off: u32) -> Option<u64> {
+    let va = (msg_id as u128).checked_mul(max_message(params, mtu))?.checked_add(pkt_off as u128 * mtu as u128)?;
+    u64::try_from(va).ok()
+}
+
+/// What the immediate of a data packet says.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Data {
+    pub msg_id: u32,
+    pub pkt_off: u32,
+    /// The user-immediate fragment (FR bits).
+    pub frag: u32,
+    /// The split it was read with.
+    pub split: ImmSplit,
+}
+
+impl Data {
+    /// Splits an immediate.
+    #[inline]
+    pub fn from_imm(split: ImmSplit, imm: u32) -> Data {
+        let (msg_id, pkt_off, frag) = split.split(imm);
+        Data { msg_id, pkt_off, frag, split }
+    }
+    /// The immediate back.
+    #[inline]
+    pub fn imm(&self) -> u32 {
+        self.split.join(self.msg_id, self.pkt_off, self.frag)
+    }
+}
+
+/// Builds SDR data packets (tests, fuzz seeds, the simulator).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DataRepr {
+    pub msg_id: u32,
+    pub pkt_off: u32,
+    /// The user-immediate fragment this packet carries (see [`DataRepr::new`]).
+    pub frag: u32,
+    /// RETH R_Key (the receiver's root indirect key).
+    pub r_key: u32,
+}
+
+impl DataRepr {
+    /// The packet at `pkt_off` of message `msg_id`, carrying its fragment of `user_imm`.
+    pub fn new(split: ImmSplit, msg_id: u32, pkt_off: u32, user_imm: u32) -> DataRepr {
+        DataRepr { msg_id, pkt_off, frag: fragment(split, user_imm, pkt_off), r_key: 0 }
+    }
+    /// The immediate.
+    pub fn imm(&self, split: ImmSplit) -> u32 {
+        data_imm(split, self.msg_id, self.pkt_off, self.frag)
+    }
+    /// The RETH VA for an MTU (`params.sdr_max_message` or `2^OFF · mtu` per message; wraps
+    /// beyond 64 bits).
+    pub fn va(&self, params: &Params, mtu: u32) -> u64 {
+        (self.msg_id as u128).wrapping_mul(max_message(params, mtu)).wrapping_add(self.pkt_off as u128 * mtu as u128) as u64
+    }
+    /// UC RDMA WRITE Only with Immediate: RETH (VA for `mtu`, R_Key, DMA Length = payload
+    /// bytes), the immediate and the payload.
+    pub fn roce<'p>(&self, params: &Params, mtu: u32, dest_qp: u32, psn: u32, payload: &'p [u8]) -> RoceRepr<'p> {
+        let mut r = RoceRepr::new(OPCODE_DATA, dest_qp, psn).with_payload(payload);
+        r.reth = Some(RethRepr { va: self.va(params, mtu), r_key: self.r_key, dma_len: payload.len() as u32 });
+        r.immdt = Some(crate::ib::ImmDtRepr { imm: self.imm(params.sdr_split) });
+        r
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Control messages.
+
+/// Control message types (codes 1-5).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[repr(u8)]
+pub enum CtrlType {
+    Cts = 1,
+    SrAck = 2,
+    SrNack = 3,
+    EcAck = 4,
+    EcNack = 5,
+}
+
+impl CtrlType {
+    pub fn from_code(code: u8) -> Option<CtrlType> {
+        Some(match code {
+            1 => CtrlType::Cts,
+            2 => CtrlType::SrAck,
+            3 => CtrlType::SrNack,
+            4 => CtrlType::EcAck,
+            5 => CtrlType::EcNack,
+            _ => return None,
+        })
+    }
+    pub fn code(self) -> u8 {
+        self as u8
+    }
+    /// `cts`, `sr_ack`, … (`rocescope.sdr.ctrl.type`).
+    pub fn name(self) -> &'static str {
+        SDR_CTRL_VALUES[self as usize - 1]
+    }
+}
+
+/// A control message as parsed: its fixed fields. The SR_ACK bitmap and the NACK indices are
+/// read from the payload ([`Ctrl::sack`], [`Ctrl::indices`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Ctrl {
+    Cts { msg_seq: u32, buf_len: u64 },
+    SrAck { msg_seq: u32, cum_ack: u32, sack_bits: u32 },
+    SrNack { msg_seq: u32, count: u32 },
+    EcAck { msg_seq: u32 },
+    EcNack { msg_seq: u32, count: u32 },
+}
+
+impl Ctrl {
+    pub fn kind(&self) -> CtrlType {
+        match self {
+            Ctrl::Cts { .. } => CtrlType::Cts,
+            Ctrl::SrAck { .. } => CtrlType::SrAck,
+            Ctrl::SrNack { .. } => CtrlType::SrNack,
+            Ctrl::EcAck { .. } => CtrlType::EcAck,
+            Ctrl::EcNack { .. } => CtrlType::EcNack,
+        }
+    }
+
+    pub fn msg_seq(&self) -> u32 {
+        match *self {
+            Ctrl::Cts { msg_seq, .. }
+            | Ctrl::SrAck { msg_seq, .. }
+            | Ctrl::SrNack { msg_seq, .. }
+            | Ctrl::EcAck { msg_seq }
+            | Ctrl::EcNack { msg_seq, .. } => msg_seq,
+        }
+    }
+
+    /// Parses a control message from the SEND payload: `payload` is what was captured of it,
+    /// `wire_len` its length on the wire. A wrong magic, version or type, or a length that does
+    /// not match the type, is a warning and `None`; `None` without a warning when the capture
+    /// (snaplen) stops before the bytes that decide. A non-zero flags byte or set bitmap bits
+    /// beyond `sack_bits` are warnings on a message that still decodes.
+    pub fn parse(payload: &[u8], wire_len: usize, warnings: &mut Warnings) -> Option<Ctrl> {
+        let warn = |w: &mut Warnings, what| w.push(Warning::Ext { layer: Layer::Sdr, what });
+        let b = &payload[..payload.len().min(wire_len)];
+        let sat = |v: u64| v.min(u32::MAX as u64) as u32;
+        if let Some(&m) = b.first() {
+            if m != MAGIC {
+                warn(warnings, ExtProblem::Magic { got: m, want: MAGIC });
+                return None;
+            }
+        }
+        if let Some(&v) = b.get(1) {
+            if v != VERSION {
+                warn(warnings, ExtProblem::Version { got: v, want: VERSION });
+                return None;
+            }
+        }
+        let kind = match b.get(2) {
+            Some(&t) => match CtrlType::from_code(t) {
+                Some(k) => Some(k),
+                None => {
+                    warn(warnings, ExtProblem::Type(t));
+                    return None;
+                }
+            },
+            None => None,
+        };
+        if wire_len < CTRL_HEADER_LEN {
+            warn(warnings, ExtProblem::Short { got: wire_len as u32, want: CTRL_HEADER_LEN as u32 });
+            return None;
+        }
+        if b.len() < CTRL_HEADER_LEN {
+            return None; // cut by the snaplen
+        }
+        let kind = kind?;
+        let msg_seq = get(&b[4..8]) as u32;
+        let body = wire_len - CTRL_HEADER_LEN;
+        // The fixed part of the body, then the length it implies.
+        let fixed = match kind {
+            CtrlType::Cts => 8,
+            CtrlType::SrAck => 8,
+            CtrlType::SrNack | CtrlType::EcNack => 4,
+            CtrlType::EcAck => 0,
+        };
+        if body < fixed {
+            warn(warnings, ExtProblem::BodyLength { got: sat(body as u64), want: fixed as u32 });
+            return None;
+        }
+        if b.len() < CTRL_HEADER_LEN + fixed {
+            return None;
+        }
+        let word = |o: usize| get(&b[CTRL_HEADER_LEN + o..CTRL_HEADER_LEN + o + 4]) as u32;
+        let (ctrl, want) = match kind {
+            CtrlType::Cts => (Ctrl::Cts { msg_seq, buf_len: get(&b[8..16]) }, 8u64),
+            CtrlType::SrAck => {
+                let (cum_ack, sack_bits) = (word(0), word(4));
+                (Ctrl::SrAck { msg_seq, cum_ack, sack_bits }, 8 + sack_len(sack_bits) as u64)
+            }
+            CtrlType::SrNack => {
+                let count = word(0);
+                (Ctrl::SrNack { msg_seq, count }, 4 + 4 * count as u64)
+            }
+            CtrlType::EcAck => (Ctrl::EcAck { msg_seq }, 0),
+            CtrlType::EcNack => {
+                let count = word(0);
+                (Ctrl::EcNack { msg_seq, count }, 4 + 4 * count as u64)
+            }
+        };
+        if body as u64 != want {
+            warn(warnings, ExtProblem::BodyLength { got: sat(body as u64), want: sat(want) });
+            return None;
+        }
+        if b[3] != 0 {
+            warn(warnings, ExtProblem::Other(Note::SdrCtrlFlags));
+        }
+        if let Ctrl::SrAck { sack_bits, .. } = ctrl {
+            let n = sack_len(sack_bits);
+            let used = sack_bits % 8;
+            if let (true, Some(&last)) = (used != 0, b.get(16 + n - 1).filter(|_| n > 0)) {
+                if last >> used != 0 {
+                    warn(warnings, ExtProblem::Other(Note::SdrSackTrailingBits));
+                }
+            }
+        }
+        Some(ctrl)
+    }
+
+    /// The SR_ACK bitmap (`⌈sack_bits/8⌉` bytes; bit j, byte j/8 bit j mod 8 LSB first, is chunk
+    /// `cum_ack + j`), if this is an SR_ACK and the bitmap was captured in full.
+    pub fn sack<'a>(&self, payload: &'a [u8]) -> Option<&'a [u8]> {
+        match *self {
+            Ctrl::SrAck { sack_bits, .. } => payload.get(16..16 + sack_len(sack_bits)),
+            _ => None,
+        }
+    }
+
+    /// The SR_ACK's chunks marked received in the bitmap (`cum_ack + j` for every set bit j).
+    pub fn sacked<'a>(&self, payload: &'a [u8]) -> impl Iterator<Item = u32> + 'a {
+        let (cum_ack, bits, map) = match *self {
+            Ctrl::SrAck { cum_ack, sack_bits, .. } => (cum_ack, sack_bits, self.sack(payload).unwrap_or(&[])),
+            _ => (0, 0, &[][..]),
+        };
+        let bits = if map.is_empty() { 0 } else { bits };
+        (0..bits).filter(move |&j| map[(j / 8) as usize] >> (j % 8) & 1 != 0).map(move |j| cum_ack.wrapping_add(j))
+    }
+
+    /// The NACK's indices (chunk indices for SR_NACK, data-submessage indices for EC_NACK), as
+    /// far as they were captured.
+    pub fn indices<'a>(&self, payload: &'a [u8]) -> impl Iterator<Item = u32> + 'a {
+        let count = match *self {
+            Ctrl::SrNack { count, .. } | Ctrl::EcNack { count, .. } => count as usize,
+            _ => 0,
+        };
+        (0..count).map_while(move |i| payload.get(12 + 4 * i..16 + 4 * i)).map(|b| get(b) as u32)
+    }
+
+    /// Walks the message's fields; `at` is the payload's offset in the frame.
+    pub fn visit<'a>(&self, payload: &'a [u8], at: usize, f: &mut impl FnMut(F, Value<'a>, Range<usize>)) {
+        let u = |v: u64| Value::UInt(v);
+        f(F::SdrCtrlType, Value::Str(self.kind().name()), at + 2..at + 3);
+        f(F::SdrCtrlMsgSeq, u(self.msg_seq() as u64), at + 4..at + 8);
+        match *self {
+            Ctrl::Cts { buf_len, .. } => f(F::SdrCtrlBufLen, u(buf_len), at + 8..at + 16),
+            Ctrl::SrAck { cum_ack, sack_bits, .. } => {
+                f(F::SdrCtrlCumAck, u(cum_ack as u64), at + 8..at + 12);
+                f(F::SdrCtrlSackBits, u(sack_bits as u64), at + 12..at + 16);
+                if let Some(map) = self.sack(payload) {
+                    f(F::SdrCtrlSack, Value::Bytes(map), at + 16..at + 16 + map.len());
+                }
+            }
+            Ctrl::SrNack { count, .. } | Ctrl::EcNack { count, .. } => {
+                f(F::SdrCtrlCount, u(count as u64), at + 8..at + 12);
+                for (i, v) in self.indices(payload).enumerate() {
+                    f(F::SdrCtrlIndices, u(v as u64), at + 12 + 4 * i..at + 16 + 4 * i);
+                }
+            }
+            Ctrl::EcAck { .. } => {}
+        }
+    }
+}
+
+/// Detection (WIRE.md B "Detection rules"): a SEND payload that starts with the control magic
+/// and version.
+pub fn is_ctrl(payload: &[u8]) -> bool {
+    payload.len() >= 2 && payload[0] == MAGIC && payload[1] == VERSION
+}
+
+/// Builds a control message (the SEND payload). Fields are written as given, so a test can
+/// build inconsistent messages (an SR_ACK whose `sack` is not `⌈sack_bits/8⌉` bytes).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CtrlRepr<'a> {
+    Cts { msg_seq: u32, buf_len: u64 },
+    SrAck { msg_seq: u32, cum_ack: u32, sack_bits: u32, sack: &'a [u8] },
+    SrNack { msg_seq: u32, indices: &'a [u32] },
+    EcAck { msg_seq: u32 },
+    EcNack { msg_seq: u32, indices: &'a [u32] },
+}
+
+impl CtrlRepr<'_> {
+    pub fn kind(&self) -> CtrlType {
+        match self {
+            CtrlRepr::Cts { .. } => CtrlType::Cts,
+            CtrlRepr::SrAck { .. } => CtrlType::SrAck,
+            CtrlRepr::SrNack { .. } => CtrlType::SrNack,
+            CtrlRepr::EcAck { .. } => CtrlType::EcAck,
+            CtrlRepr::EcNack { .. } => CtrlType::EcNack,
+        }
+    }
+
+    pub fn msg_seq(&self) -> u32 {
+        match *self {
+            CtrlRepr::Cts { msg_seq, .. }
+            | CtrlRepr::SrAck { msg_seq, .. }
+            | CtrlRepr::SrNack { msg_seq, .. }
+            | CtrlRepr::EcAck { msg_seq }
+            | CtrlRepr::EcNack { msg_seq, .. } => msg_seq,
+        }
+    }
+
+    /// Length of the message in bytes.
+    pub fn buffer_len(&self) -> usize {
+        CTRL_HEADER_LEN
+            + match self {
+                CtrlRepr::Cts { .. } => 8,
+                CtrlRepr::SrAck { sack, .. } => 8 + sack.len(),
+                CtrlRepr::SrNack { indices, .. } | CtrlRepr::EcNack { indices, .. } => 4 + 4 * indices.len(),
+                CtrlRepr::EcAck { .. } => 0,
+            }
+    }
+
+    /// Writes the message into the first [`Self::buffer_len`] bytes of `buf` (flags 0).
+    pub fn emit(&self, buf: &mut [u8]) {
+        let buf = &mut buf[..self.buffer_len()];
+        buf[0] = MAGIC;
+        buf[1] = VERSION;
+        buf[2] = self.kind().code();
+        buf[3] = 0;
+        put(&mut buf[4..8], self.msg_seq() as u64);
+        match *self {
+            CtrlRepr::Cts { buf_len, .. } => put(&mut buf[8..16], buf_len),
+            CtrlRepr::SrAck { cum_ack, sack_bits, sack, .. } => {
+                put(&mut buf[8..12], cum_ack as u64);
+                put(&mut buf[12..16], sack_bits as u64);
+                buf[16..].copy_from_slice(sack);
+            }
+            CtrlRepr::SrNack { indices, .. } | CtrlRepr::EcNack { indices, .. } => {
+                put(&mut buf[8..12], indices.len() as u64);
+                for (i, v) in indices.iter().enumerate() {
+                    put(&mut buf[12 + 4 * i..16 + 4 * i], *v as u64);
+                }
+            }
+            CtrlRepr::EcAck { .. } => {}
+        }
+    }
+
+    /// The message as a new vector.
+    pub fn to_vec(&self) -> Vec<u8> {
+        let mut v = vec![0; self.buffer_len()];
+        self.emit(&mut v);
+        v
+    }
+}
+
+/// Writes the SR_ACK bitmap of `sack_bits` bits into `out` (at least [`sack_len`] bytes, which
+/// it clears first): bit j set when `received(cum_ack + j)`.
+pub fn sack_bitmap(cum_ack: u32, sack_bits: u32, received: impl Fn(u32) -> bool, out: &mut [u8]) {
+    let out = &mut out[..sack_len(sack_bits)];
+    out.fill(0);
+    for j in 0..sack_bits {
+        if received(cum_ack.wrapping_add(j)) {
+            out[(j / 8) as usize] |= 1 << (j % 8);
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The parsed extension.
+
+/// What an SDR packet carries beyond the IBTA headers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Sdr {
+    Data(Data),
+    Ctrl(Ctrl),
+}
+
+impl Sdr {
+    /// `None` for a packet SDR does not apply to (anything but UC WRITE Only with Immediate and
+    /// UC/UD SEND Only) and for a malformed control message (with a warning).
+    pub(super) fn parse(ctx: &Ctx<'_>, p: &RocePacket<'_>, warnings: &mut Warnings) -> Option<Sdr> {
+        match p.opcode().0 {
+            OPCODE_DATA => p.immdt().map(|i| Sdr::Data(Data::from_imm(ctx.params.sdr_split, i.imm()))),
+            OPCODE_CTRL_UC | OPCODE_CTRL_UD => Ctrl::parse(p.payload(), p.payload_len(), warnings).map(Sdr::Ctrl),
+            _ => None,
+        }
+    }
+
+    pub(super) fn visit<'a>(&self, p: &RocePacket<'a>, base: usize, f: &mut impl FnMut(F, Value<'a>, Range<usize>)) {
+        match self {
+            Sdr::Data(d) => {
+                let Some(o) = p.header_offset(Hdr::ImmDt) else { return };
+                let at = base + o;
+                let ImmSplit(id, off, fr) = d.split;
+                let (id, off, fr) = (id as u32, off as u32, fr as u32);
+                f(F::SdrMsgId, Value::UInt(d.msg_id as u64), bit_bytes(at, 0, id));
+                f(F::SdrPktOff, Value::UInt(d.pkt_off as u64), bit_bytes(at, id, off));
+                if fr != 0 {
+                    f(F::SdrImmFrag, Value::UInt(d.frag as u64), bit_bytes(at, id + off, fr));
+                }
+            }
+            Sdr::Ctrl(c) => c.visit(p.payload(), base + p.payload_offset(), f),
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Per-flow state: user-immediate reassembly and the VA cross-check.
+
+/// What [`SdrTracker::observe`] learned about one data packet.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SdrAnnotation {
+    /// The message's user immediate, once all F fragments have been seen (on the packet that
+    /// completes it and on every later packet of the message).
+    pub user_imm: Option<u32>,
+    /// RETH VA == msg_id · max_message_bytes + pkt_off · MTU.
+    pub va_ok: Option<bool>,
+    /// A fragment that differs from the one seen before at the same position (first), a VA that
+    /// does not match, or a DMA Length other than the payload length.
+    pub problem: Option<Warning>,
+}
+
+impl SdrAnnotation {
+    /// Walks `rocescope.sdr.user_imm` and `rocescope.sdr.va_ok` (derived values: empty ranges).
+    /// The problem is the caller's to add to the frame's warnings.
+    pub fn visit<'a>(&self, f: &mut impl FnMut(F, Value<'a>, Range<usize>)) {
+        if let Some(v) = self.user_imm {
+            f(F::SdrUserImm, Value::UInt(v as u64), 0..0);
+        }
+        if let Some(ok) = self.va_ok {
+            f(F::SdrVaOk, Value::Bool(ok), 0..0);
+        }
+    }
+}
+
+/// Fragments seen of one message.
+#[derive(Clone, Copy, Debug, Default)]
+struct MsgState {
+    /// The user immediate's bits known so far.
+    value: u32,
+    /// Bit j: fragment j seen.
+    seen: u32,
+    /// The packet at offset 0 was seen.
+    off0: bool,
+}
+
+#[derive(Debug, Default)]
+struct FlowState {
+    /// Largest DMA length seen (the MTU when none is configured).
+    max_dma: u32,
+    /// The most recent message id that started a new message (ids wrap modulo 2^ID).
+    frontier: Option<u32>,
+    msgs: HashMap<u32, MsgState>,
+    last_use: u64,
+}
+
+/// Per-flow SDR state for the stateful decoder: rebuilds each message's user immediate from
+/// the fragments of its packets and cross-checks RETH VAs against immediates (WIRE.md B.2).
+///
+/// Memory is bounded: at most [`SdrTracker::MAX_FLOWS`] flows (the least recently used half is
+/// dropped when full) of at most [`SdrTracker::MAX_MSGS_PER_FLOW`] live message ids each.
+/// A message id's state is dropped when the id is reused for a new message: message ids advance
+/// modulo 2^ID, so an id ahead of the flow's newest one (by less than half the id space) starts
+/// a new message, and every id it passes over is stale too. With no id bits (ID = 0) a second
+/// packet at offset 0 of a message whose fragments were all seen starts a new message.
+#[derive(Debug, Default)]
+pub struct SdrTracker {
+    flows: HashMap<u64, FlowState>,
+    tick: u64,
+}
+
+impl SdrTracker {
+    pub const MAX_FLOWS: usize = 4096;
+    pub const MAX_MSGS_PER_FLOW: usize = 256;
+
+    pub fn new() -> SdrTracker {
+        SdrTracker::default()
+    }
+
+    /// Number of flows held.
+    pub fn flows(&self) -> usize {
+        self.flows.len()
+    }
+
+    /// Number of message states held (all flows).
+    pub fn live_messages(&self) -> usize {
+        self.flows.values().map(|f| f.msgs.len()).sum()
+    }
+
+    /// Forgets everything.
+    pub fn clear(&mut self) {
+        self.flows.clear();
+    }
+
+    /// Feeds one data packet of `flow` (an opaque key: the decoder's hash of the SDR connection;
+    /// key it by endpoints rather than DestQP, as a message's packets are spread over channels
+    /// and generations of QPs): its immediate `(msg_id, pkt_off, frag)`, its RETH `(va,
+    /// dma_len)` and its payload length on the wire.
+    pub fn observe(
+        &mut self,
+        flow: u64,
+        params: &Params,
+        sdr_data: (u32, u32, u32),
+        reth: (u64, u32),
+        payload_len: usize,
+    ) -> SdrAnnotation {
+        let (msg_id, pkt_off, frag) = sdr_data;
+        let (va, dma_len) = reth;
+        let split = params.sdr_split;
+        self.tick += 1;
+        if self.flows.len() >= Self::MAX_FLOWS && !self.flows.contains_key(&flow) {
+            self.evict_flows();
+        }
+        let st = self.flows.entry(flow).or_default();
+        st.last_use = self.tick;
+        st.max_dma = st.max_dma.max(dma_len);
+        let mut ann = SdrAnnotation::default();
+
+        // New message on a reused id?
+        let id_bits = split.0 as u32;
+        if (1..=32).contains(&id_bits) {
+            let space = 1u64 << id_bits;
+            match st.frontier {
+                None => st.frontier = Some(msg_id),
+                Some(f) => {
+                    let d = (msg_id as u64).wrapping_sub(f as u64) & (space - 1);
+                    if d != 0 && d < space / 2 {
+                        if d as usize >= st.msgs.len() {
+                            st.msgs.retain(|&id, _| {
+                                let a = (id as u64).wrapping_sub(f as u64) & (space - 1);
+                                a == 0 || a > d
+                            });
+                        } else {
+                            for k in 1..=d {
+                                st.msgs.remove(&(((f as u64 + k) & (space - 1)) as u32));
+                            }
+                        }
+                        st.frontier = Some(msg_id);
+                    }
+                }
+            }
+        }
+
+        if let Some(fcount) = fragment_count(split) {
+            let fr = split.2 as u32;
+            let full = if fcount == 32 { u32::MAX } else { (1u32 << fcount) - 1 };
+            if id_bits == 0 && pkt_off == 0 && st.msgs.get(&msg_id).is_some_and(|m| m.seen == full && m.off0) {
+                st.msgs.remove(&msg_id);
+            }
+            if !st.msgs.contains_key(&msg_id) && st.msgs.len() >= Self::MAX_MSGS_PER_FLOW {
+                Self::evict_msgs(st, id_bits);
+            }
+            let m = st.msgs.entry(msg_id).or_default();
+            m.off0 |= pkt_off == 0;
+            let j = pkt_off % fcount;
+            let shift = 32 - fr * (j + 1);
+            let mask = ((1u64 << fr) - 1) as u32;
+            let frag = frag & mask;
+            if m.seen >> j & 1 != 0 {
+                let before = (m.value >> shift) & mask;
+                if before != frag {
+                    ann.problem = Some(Warning::Ext {
+                        layer: Layer::SdrData,
+                        what: ExtProblem::Mismatch { field: F::SdrImmFrag, got: frag, want: before },
+                    });
+                }
+            } else {
+                m.seen |= 1 << j;
+                m.value |= frag << shift;
+            }
+            if m.seen == full {
+                ann.user_imm = Some(m.value);
+            }
+        }
+
+        let mtu = effective_mtu(params, st.max_dma);
+        let ok = expected_va(params, mtu, msg_id, pkt_off) == Some(va);
+        ann.va_ok = Some(ok);
+        if !ok && ann.problem.is_none() {
+            ann.problem = Some(Warning::Ext { layer: Layer::SdrData, what: ExtProblem::Other(Note::SdrVaMismatch) });
+        }
+        if ann.problem.is_none() && dma_len as usize != payload_len {
+            ann.problem = Some(Warning::Ext {
+                layer: Layer::SdrData,
+                what: ExtProblem::Mismatch {
+                    field: F::RethDmalen,
+                    got: dma_len,
+                    want: payload_len.min(u32::MAX as usize) as u32,
+                },
+            });
+        }
+        ann
+    }
+
+    /// [`Self::observe`] for a frame decoded under the `sdr` profile; `None` unless it is an SDR
+    /// data packet with its RETH captured.
+    pub fn observe_frame(&mut self, flow: u64, params: &Params, frame: &crate::frame::Frame<'_>) -> Option<SdrAnnotation> {
+        let super::Ext::Sdr(Sdr::Data(d)) = *frame.ext() else { return None };
+        let p = frame.roce()?;
+        let reth = p.reth()?;
+        Some(self.observe(flow, params, (d.msg_id, d.pkt_off, d.frag), (reth.va(), reth.dma_len()), p.payload_len()))
+    }
+
+    fn evict_flows(&mut self) {
+        let mut ticks: Vec<u64> = self.flows.values().map(|f| f.last_use).collect();
+        ticks.sort_unstable();
+        let cut = ticks[ticks.len() / 2];
+        self.flows.retain(|_, f| f.last_use > cut);
+    }
+
+    /// Drops the message states farthest behind the frontier (all of them without id bits).
+    fn evict_msgs(st: &mut FlowState, id_bits: u32) {
+        match (st.frontier, id_bits) {
+            (Some(f), 1..=32) => {
+                let space = 1u64 << id_bits;
+                let keep = (Self::MAX_MSGS_PER_FLOW / 2) as u64;
+                st.msgs.retain(|&id, _| (f as u64).wrapping_sub(id as u64) & (space - 1) < keep);
+                if st.msgs.len() >= Self::MAX_MSGS_PER_FLOW {
+                    st.msgs.clear();
+                }
+            }
+            _ => st.msgs.clear(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn params() -> Params {
+        Params::default()
+    }
+
+    /// The packets of message `id` with `n` packets carrying `user_imm`, at MTU `mtu`.
+    fn feed(t: &mut SdrTracker, p: &Params, flow: u64, id: u32, offs: impl IntoIterator<Item = u32>, user_imm: u32, mtu: u32) -> Vec<SdrAnnotation> {
+        offs.into_iter()
+            .map(|off| {
+                let d = DataRepr::new(p.sdr_split, id, off, user_imm);
+                t.observe(flow, p, (id, off, d.frag), (d.va(p, mtu), mtu), mtu as usize)
+            })
+            .collect()
+    }
+
+    #[test]
+    fn fragments_follow_the_pinned_order() {
+        let s = ImmSplit(10, 18, 4);
+        let imm = 0x1234_5678;
+        assert_eq!((0..8).map(|p| fragment(s, imm, p)).collect::<Vec<_>>(), [1, 2, 3, 4, 5, 6, 7, 8]);
+        assert_eq!(fragment(s, imm, 9), 2);
+        assert_eq!(fragment(ImmSplit(8, 22, 2), 0xC000_0001, 0), 3);
+        assert_eq!(fragment(ImmSplit(8, 22, 2), 0xC000_0001, 15), 1);
+        assert_eq!(fragment(ImmSplit(12, 20, 0), 0xffff_ffff, 3), 0);
+        assert_eq!(fragment(ImmSplit(0, 0, 32), 0xdead_beef, 7), 0xdead_beef);
+        assert_eq!(fragment_count(ImmSplit(10, 19, 3)), None);
+    }
+
+    #[test]
+    fn user_imm_is_rebuilt_after_f_packets_and_not_before() {
+        let p = params();
+        let mut t = SdrTracker::new();
+        let a = feed(&mut t, &p, 1, 3, 0..10, 0xCAFE_F00D, 4096);
+        for (i, x) in a.iter().enumerate() {
+            assert_eq!(x.user_imm, (i >= 7).then_some(0xCAFE_F00D), "packet {i}");
+            assert_eq!(x.va_ok, Some(true));
+            assert_eq!(x.problem, None);
+        }
+        // Out of order and over another flow's packets: still rebuilt once all 8 were seen.
+        let mut t = SdrTracker::new();
+        let order = [7, 3, 0, 5, 1, 6, 2];
+        let a = feed(&mut t, &p, 9, 1, order, 0x0102_0304, 4096);
+        assert!(a.iter().all(|x| x.user_imm.is_none()));
+        feed(&mut t, &p, 10, 1, 0..4, 0xffff_ffff, 4096);
+        let a = feed(&mut t, &p, 9, 1, [4], 0x0102_0304, 4096);
+        assert_eq!(a[0].user_imm, Some(0x0102_0304));
+        // A message shorter than F packets never rebuilds it.
+        let a = feed(&mut t, &p, 11, 2, 0..7, 0x1111_2222, 4096);
+        assert!(a.iter().all(|x| x.user_imm.is_none()));
+        // 8·22·2: 16 fragments.
+        let mut q = params();
+        q.sdr_split = ImmSplit(8, 22, 2);
+        let a = feed(&mut t, &q, 12, 3, 0..16, 0x8765_4321, 4096);
+        assert_eq!(a[14].user_imm, None);
+        assert_eq!(a[15].user_imm, Some(0x8765_4321));
+        assert!(a.iter().all(|x| x.va_ok == Some(true)));
+    }
+
+    #[test]
+    fn a_conflicting_retransmitted_fragment_is_a_warning() {
+        let p = params();
+        let mut t = SdrTracker::new();
+        feed(&mut t, &p, 1, 4, 0..3, 0xA000_0000, 4096);
+        // Offset 0 again with another fragment.
+        let a = t.observe(1, &p, (4, 0, 0x3), (p_va(&p, 4, 0), 4096), 4096);
+        assert_eq!(
+            a.problem,
+            Some(Warning::Ext {
+                layer: Layer::SdrData,
+                what: ExtProblem::Mismatch { field: F::SdrImmFrag, got: 3, want: 0xA }
+            })
+        );
+        assert_eq!(a.problem.unwrap().to_string(), "SDR data packet: rocescope.sdr.imm_frag 3 disagrees with 10");
+        // A retransmission with the same fragment is fine; the first value is kept.
+        let a = t.observe(1, &p, (4, 0, 0xA), (p_va(&p, 4, 0), 4096), 4096);
+        assert_eq!(a.problem, None);
+        let a = feed(&mut t, &p, 1, 4, 3..8, 0xA000_0000, 4096);
+        assert_eq!(a[4].user_imm, Some(0xA000_0000));
+    }
+
+    fn p_va(p: &Params, id: u32, off: u32) -> u64 {
+        expected_va(p, 4096, id, off).unwrap()
+    }
+
+    #[test]
+    fn reused_message_ids_start_afresh() {
+        let p = params();
+        let mut t = SdrTracker::new();
+        let a = feed(&mut t, &p, 1, 5, 0..8, 0x1111_1111, 4096);
+        assert_eq!(a[7].user_imm, Some(0x1111_1111));
+        // Ids 6 … 1023, 0 … 4 go by (one packet each), then id 5 carries a new message.
+        for id in (6..1024).chain(0..5) {
+            feed(&mut t, &p, 1, id, [0], 0, 4096);
+        }
+        assert!(t.live_messages() <= SdrTracker::MAX_MSGS_PER_FLOW);
+        let a = feed(&mut t, &p, 1, 5, 0..8, 0x2222_2222, 4096);
+        assert!(a.iter().all(|x| x.problem.is_none()), "{a:?}");
+        assert_eq!(a[7].user_imm, Some(0x2222_2222));
+        // A late packet of an older message (behind the frontier) keeps its state.
+        let a = feed(&mut t, &p, 1, 4, [1], 0, 4096);
+        assert_eq!(a[0].problem, None);
+        let a = feed(&mut t, &p, 1, 5, [8], 0x2222_2222, 4096);
+        assert_eq!(a[0].user_imm, Some(0x2222_2222));
+        // No id bits: offset 0 after a complete message starts a new one.
+        let mut q = params();
+        q.sdr_split = ImmSplit(0, 28, 4);
+        let a = feed(&mut t, &q, 2, 0, 0..8, 0x3333_3333, 4096);
+        assert_eq!(a[7].user_imm, Some(0x3333_3333));
+        let a = feed(&mut t, &q, 2, 0, 0..8, 0x4444_4444, 4096);
+        assert!(a.iter().all(|x| x.problem.is_none()));
+        assert_eq!(a[7].user_imm, Some(0x4444_4444));
+    }
+
+    #[test]
+    fn va_check_with_and_without_a_configured_mtu() {
+        let mut p = params();
+        let mut t = SdrTracker::new();
+        // Without configuration: the flow's largest DMA length (1024 here) is the MTU.
+        let va = 3u64 * (1 << 18) * 1024 + 5 * 1024;
+        let a = t.observe(1, &p, (3, 5, 0), (va, 1024), 1024);
+        assert_eq!(a.va_ok, Some(true));
+        assert_eq!(a.problem, None);
+        // The last, short packet of the message still checks against 1024.
+        let a = t.observe(1, &p, (3, 6, 0), (va + 1024, 100), 100);
+        assert_eq!(a.va_ok, Some(true));
+        let a = t.observe(1, &p, (3, 7, 0), (va + 4096, 1024), 1024);
+        assert_eq!(a.va_ok, Some(false));
+        assert_eq!(a.problem.unwrap().to_string(), "SDR data packet: RETH VA does not match the immediate's message id and offset");
+        // No DMA length seen yet (zero-length packet): 4096.
+        let a = t.observe(2, &p, (1, 2, 0), ((1 << 18) * 4096 + 2 * 4096, 0), 0);
+        assert_eq!(a.va_ok, Some(true));
+        // A configured MTU wins over what the flow shows.
+        p.sdr_mtu = Some(2048);
+        let a = t.observe(1, &p, (3, 5, 0), (va, 1024), 1024);
+        assert_eq!(a.va_ok, Some(false));
+        let a = t.observe(1, &p, (3, 5, 0), (3 * (1 << 18) * 2048 + 5 * 2048, 1024), 1024);
+        assert_eq!(a.va_ok, Some(true));
+        // And a configured maximum message size.
+        p.sdr_max_message = Some(1 << 20);
+        let a = t.observe(1, &p, (3, 5, 0), (3 * (1 << 20) + 5 * 2048, 1024), 1024);
+        assert_eq!(a.va_ok, Some(true));
+        // DMA length other than the payload length.
+        let a = t.observe(1, &p, (3, 5, 0), (3 * (1 << 20) + 5 * 2048, 1024), 1000);
+        assert_eq!(a.problem.unwrap().to_string(), "SDR data packet: rocescope.reth.dmalen 1024 disagrees with 1000");
+    }
+
+    #[test]
+    fn memory_stays_bounded() {
+        let p = params();
+        let mut t = SdrTracker::new();
+        for flow in 0..(SdrTracker::MAX_FLOWS as u64 + 100) {
+            t.observe(flow, &p, (0, 0, 0), (0, 4096), 4096);
+        }
+        assert!(t.flows() <= SdrTracker::MAX_FLOWS);
+        // Message ids hopping around (never advancing by less than half the space).
+        let mut t = SdrTracker::new();
+        for i in 0..5000u32 {
+            let id = (i * 613) % 1024;
+            t.observe(7, &p, (id, 1, 0), (0, 4096), 4096);
+        }
+        assert!(t.live_messages() <= SdrTracker::MAX_MSGS_PER_FLOW);
+    }
+}
