@@ -76,6 +76,17 @@ fn bench_decode(c: &mut Criterion) {
             acc
         })
     });
+    g.bench_function("full_frame_no_visit", |b| {
+        b.iter(|| {
+            let mut acc = 0usize;
+            for f in &frames {
+                let mut fr = Frame::new(LinkType::Ethernet, black_box(f));
+                fr.decode(f.len(), &opts);
+                acc += fr.roce().map_or(0, |p| p.payload_len());
+            }
+            acc
+        })
+    });
     let verify = DecodeOptions { verify: true, ..Default::default() };
     g.bench_function("full_frame_with_icrc_verification", |b| {
         b.iter(|| {

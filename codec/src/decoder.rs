@@ -12,6 +12,8 @@
 //! |---|---|
 //! | netrt | BTH OpCode = `--netrt-opcode` with type 1 and a 20-byte body, or type 2 and a 4-byte body (also marks the reverse direction: the messages travel against the data) |
 //! | dcp | a non-zero tag on RoCEv2 and a consistent DCP layout: a header-only packet (tag 11, exactly BTH + 3 bytes), or a WRITE Middle/Last whose DCP-parsed RETH has the DMA length of the flow's DCP-parsed First and the VA that follows from it |
+//! | sdr | a UC RDMA WRITE Only with Immediate whose RETH VA is the one its immediate gives (`msg_id · max_message + pkt_off · MTU`, MTU as `--sdr-mtu` or the flow's largest DMA length so far), or a UC/UD SEND Only whose payload is a well-formed SDR control message |
+//! | flor | a RC/UC SEND First/Only whose payload starts with a well-formed Flor SEND header, or a UD SEND Only whose payload is a well-formed Flor ACK (24 + 4n bytes, no bitmap bit beyond entry n); then WRITE with Immediate between the same two addresses |
 //! | erd | an RD or UD SEND whose payload starts with an EETH whose S_Len equals the bytes that follow it; TCP to or from `--erd-nack-port` (its NACK stream is reassembled here) |
 //!
 //! Ordinary RoCE traffic is usually marked DSCP 26 (ToS 0x68), whose bits 3..2 read as the DCP
@@ -26,7 +28,8 @@ use std::collections::HashMap;
 use std::net::IpAddr;
 
 use crate::ext::erd::{self, NackBatch, NackReassembler};
-use crate::ext::{dcp, netrt, Ext};
+use crate::ext::sdr::{SdrAnnotation, SdrTracker};
+use crate::ext::{dcp, flor, netrt, sdr, Ext};
 use crate::field::FieldId;
 use crate::frame::{DecodeOptions, Frame, LinkType};
 use crate::ib::Opcode;
@@ -135,6 +138,8 @@ struct FlowState {
     dcp_refuted: bool,
     /// The flow's DCP-parsed WRITE First: (psn, va, dma_len, payload_len).
     dcp_first: Option<(u32, u64, u32, u32)>,
+    /// Largest DMA length of the flow's 0x2B packets (SDR's default MTU).
+    sdr_max_dma: u32,
 }
 
 /// Counts for the end-of-run report.
@@ -155,6 +160,9 @@ pub struct DetectionStats {
 pub struct Extra {
     /// Detection's warning for this packet's flow (given once per flow).
     pub detection: Option<Warning>,
+    /// SDR: the rebuilt user immediate and the VA check (its problem is in the frame's
+    /// warnings).
+    pub sdr: Option<SdrAnnotation>,
 }
 
 /// A frame with what the decoder's memory adds to it. It borrows the decoder (`'d`) for the
@@ -176,6 +184,9 @@ impl<'a> Decoded<'a, '_> {
         self.frame.visit(&mut f);
         if let Some(n) = &self.nacks {
             n.visit(&mut f);
+        }
+        if let Some(a) = &self.extra.sdr {
+            a.visit(&mut f);
         }
         if let Some(w) = self.extra.detection {
             f(FieldId::Warning, Value::Warning(w), 0..0);
@@ -207,11 +218,21 @@ pub struct Decoder {
     flows: HashMap<FlowKey, FlowState>,
     stats: DetectionStats,
     nacks: NackReassembler,
+    sdr: SdrTracker,
+    /// Address pairs (lower address first) known to carry Flor.
+    flor_pairs: std::collections::HashSet<(IpAddr, IpAddr)>,
 }
 
 impl Decoder {
     pub fn new(opts: DecoderOptions) -> Decoder {
-        Decoder { opts, flows: HashMap::new(), stats: DetectionStats::default(), nacks: NackReassembler::new() }
+        Decoder {
+            opts,
+            flows: HashMap::new(),
+            stats: DetectionStats::default(),
+            nacks: NackReassembler::new(),
+            sdr: SdrTracker::new(),
+            flor_pairs: Default::default(),
+        }
     }
 
     pub fn options(&self) -> &DecoderOptions {
@@ -249,12 +270,23 @@ impl Decoder {
             }
             return Decoded { frame, extra: Extra::default(), nacks };
         }
-        let (frame, extra) = match chosen {
+        let (mut frame, mut extra) = match chosen {
             Some(p) => (self.redecode(std, link, orig_len, p), Extra::default()),
             None => self.detect(std, link, orig_len),
         };
         if frame.roce().is_some() {
             self.stats.packets[frame.profile() as usize] += 1;
+        }
+        if let (Ext::Sdr(_), Some((a, b))) = (frame.ext(), frame.ip_addrs()) {
+            // SDR spreads a message over several QPs (channels, generations): key by the
+            // address pair so every fragment of a message meets in one place.
+            use std::hash::{Hash, Hasher};
+            let mut h = std::collections::hash_map::DefaultHasher::new();
+            (a, b).hash(&mut h);
+            extra.sdr = self.sdr.observe_frame(h.finish(), &self.opts.params, &frame);
+            if let Some(w) = extra.sdr.and_then(|a| a.problem) {
+                frame.warnings.push(w);
+            }
         }
         Decoded { frame, extra, nacks: None }
     }
@@ -282,7 +314,7 @@ impl Decoder {
         let mut matched: [Option<(Profile, Frame<'a>)>; 2] = [None, None];
         let mut n = 0usize;
         let mut state = state;
-        for p in [Profile::Netrt, Profile::Dcp, Profile::Erd] {
+        for p in [Profile::Netrt, Profile::Dcp, Profile::Sdr, Profile::Flor, Profile::Erd] {
             if let Some(f) = self.try_rule(p, &std, link, orig_len, &mut state) {
                 if n < 2 {
                     matched[n] = Some((p, f));
@@ -295,6 +327,11 @@ impl Decoder {
             (1, Some((p, f))) => {
                 state.profile = Some(p);
                 self.stats.flows_detected += 1;
+                if p == Profile::Flor {
+                    if let Some((a, b)) = std.ip_addrs() {
+                        self.flor_pairs.insert(if a <= b { (a, b) } else { (b, a) });
+                    }
+                }
                 if p == Profile::Netrt {
                     // The messages travel against the data: label the served flow too.
                     let rev = FlowKey { src: key.dst, dst: key.src, qp: key.qp };
@@ -309,6 +346,8 @@ impl Decoder {
                 if state.dcp_tagged >= DCP_UNSURE_AFTER && !state.dcp_refuted && !state.warned {
                     state.warned = true;
                     self.stats.flows_unsure += 1;
+                    // Every tagged packet so far (this one included) went unclassified.
+                    self.stats.packets_unsure += state.dcp_tagged as u64 - 1;
                     extra.detection = Some(Warning::Ext { layer: Layer::Detection, what: ExtProblem::Other(Note::DcpUnconfirmed) });
                 }
                 if state.warned {
@@ -386,6 +425,50 @@ impl Decoder {
                     }
                     _ => None,
                 }
+            }
+            Profile::Sdr => {
+                let payload = roce.payload();
+                let candidate = match opcode {
+                    sdr::OPCODE_DATA => true,
+                    sdr::OPCODE_CTRL_UC | sdr::OPCODE_CTRL_UD => sdr::is_ctrl(payload),
+                    _ => false,
+                };
+                if !candidate {
+                    return None;
+                }
+                let f = self.redecode(*std, link, orig_len, p);
+                if f.warnings.len() > std.warnings.len() {
+                    return None;
+                }
+                match f.ext() {
+                    Ext::Sdr(sdr::Sdr::Ctrl(_)) => Some(f),
+                    Ext::Sdr(sdr::Sdr::Data(d)) => {
+                        let reth = f.roce()?.reth()?;
+                        state.sdr_max_dma = state.sdr_max_dma.max(reth.dma_len());
+                        let mtu = sdr::effective_mtu(params, state.sdr_max_dma);
+                        (sdr::expected_va(params, mtu, d.msg_id, d.pkt_off) == Some(reth.va())).then_some(f)
+                    }
+                    _ => None,
+                }
+            }
+            Profile::Flor => {
+                let payload = roce.payload();
+                let wire = roce.payload_len();
+                let candidate = match opcode {
+                    0x00 | 0x20 => flor::is_send_header(payload, wire, false),
+                    0x04 | 0x05 | 0x24 | 0x25 => flor::is_send_header(payload, wire, true),
+                    flor::OPCODE_ACK => flor::is_ack(payload, wire),
+                    0x09 | 0x0B | 0x29 | 0x2B => {
+                        let (a, b) = std.ip_addrs()?;
+                        self.flor_pairs.contains(&if a <= b { (a, b) } else { (b, a) })
+                    }
+                    _ => false,
+                };
+                if !candidate {
+                    return None;
+                }
+                let f = self.redecode(*std, link, orig_len, p);
+                (matches!(f.ext(), Ext::Flor(_)) && f.warnings.len() <= std.warnings.len()).then_some(f)
             }
             Profile::Erd => {
                 if !erd::detect(roce) {

@@ -3,8 +3,10 @@
 
 pub mod capture;
 pub mod fuzzing;
+pub mod lua;
 pub mod output;
 pub mod testgen;
+pub mod testgen_ext;
 
 use rocescope_codec::LinkType;
 

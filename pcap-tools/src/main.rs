@@ -146,6 +146,9 @@ enum Cmd {
     },
     /// List every field name the decoder can print, with its type and description.
     Fields,
+    /// Print the Wireshark Lua plugin (dissector/rocescope.lua), generated from the field
+    /// registry and the opcode table.
+    Dissector,
 }
 
 /// How a run ended.
@@ -166,6 +169,10 @@ fn main() -> ExitCode {
         }
         Cmd::Check { file, profile } => check(&mut out, &file, profile.decoder()),
         Cmd::Fields => list_fields(&mut out).map(|_| 0),
+        Cmd::Dissector => {
+            let _ = out.write_all(rocescope::lua::dissector().as_bytes());
+            Ok(0)
+        }
     };
     let flushed = out.flush();
     match r {
