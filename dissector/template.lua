@@ -293,14 +293,12 @@ local function icrc_compute(fr, p)
     return bxor(crc, 0xffffffff)
 end
 
--- The IPv4 header checksum as etherparse recomputes it (the reserved flag bit is not kept).
+-- The IPv4 header checksum (RFC 1071 over the header as captured, checksum field as zero).
 local function ipv4_checksum(s, o, hl)
     local sum = 0
     for k = 0, hl - 2, 2 do
         if k ~= 10 then
-            local hi = s:byte(o + k + 1)
-            if k == 6 then hi = band(hi, 0x7f) end
-            sum = sum + hi * 256 + s:byte(o + k + 2)
+            sum = sum + s:byte(o + k + 1) * 256 + s:byte(o + k + 2)
         end
     end
     while sum > 0xffff do sum = band(sum, 0xffff) + rshift(sum, 16) end
@@ -444,9 +442,23 @@ local function parse_cm(fr, p)
     fr.cm_off = start
 end
 
+-- The IPv4 ToS / IPv6 traffic class (Frame::tos); nil for RoCEv1, as extensions see it.
+local function ctx_tos(fr)
+    local net, s = fr.net, fr.s
+    if net.kind == "ipv4" then return u8(s, net.off + 1) end
+    if net.kind == "ipv6" then return band(u8(s, net.off) * 16 + rshift(u8(s, net.off + 1), 4), 0xff) end
+    return nil
+end
+
 local function parse_roce(fr, off, wire_len)
     fr.roce_off = off
+    local profile = chosen_profile()
+    local ext, ctx = EXTENSIONS[profile], nil
     local layout = "std"
+    if ext and off < fr.caplen then
+        ctx = {tos = ctx_tos(fr), params = PARAMS}
+        layout = ext.layout(ctx, u8(fr.s, off)) or "std"
+    end
     local p = parse_packet(fr, off, wire_len, layout)
     if not p then
         if math.max(fr.caplen - off, 0) < wire_len then fr.truncated = true end
@@ -454,6 +466,10 @@ local function parse_roce(fr, off, wire_len)
     end
     if p.buflen < p.wire_len then fr.truncated = true end
     fr.roce = p
+    if ctx then
+        fr.ext = ext.parse(ctx, fr, p)
+        if fr.ext then fr.profile = profile end
+    end
     if not p.icrc_at then
         fr.icrc = "absent"
     elseif p.icrc_at + 4 <= p.buflen then

@@ -353,7 +353,10 @@ impl<'a> Frame<'a> {
                     return;
                 }
                 if opts.verify {
-                    let computed = ip.to_header().calc_header_checksum();
+                    // RFC 1071 over the header as captured (every bit, the reserved flag too),
+                    // with the checksum field taken as zero.
+                    let h = ip.slice();
+                    let computed = crate::build::internet_checksum(&[&h[..10], &h[12..]]);
                     if computed != ip.header_checksum() {
                         self.warnings.push(Warning::Ipv4Checksum { wire: ip.header_checksum(), computed });
                     }

@@ -171,8 +171,11 @@ end
 }
 
 fn profiles_and_params(s: &mut String) {
-    s.push_str("\n-- ==== generated: profiles (codec/src/profile.rs) and parameter defaults (codec/src/params.rs) ====\n");
-    let names: Vec<String> = std::iter::once("auto").chain(Profile::ALL.iter().map(|p| p.name())).map(lua_str).collect();
+    s.push_str(
+        "\n-- ==== generated: profiles (codec/src/profile.rs) and parameter defaults (codec/src/params.rs) ====\n",
+    );
+    let names: Vec<String> =
+        std::iter::once("auto").chain(Profile::ALL.iter().map(|p| p.name())).map(lua_str).collect();
     writeln!(s, "local PROFILE_CHOICES = {{{}}}", names.join(", ")).unwrap();
     // Destructured so that a parameter added to the codec fails to compile here until the
     // plugin declares it too.
@@ -210,11 +213,8 @@ fn profiles_and_params(s: &mut String) {
 }
 
 fn op_entry(info: &OpInfo) -> String {
-    let hdrs: Vec<String> = info
-        .headers
-        .iter()
-        .map(|h| format!("{{{}, {}}}", lua_str(hdr_name(h)), info.offsets[h as usize]))
-        .collect();
+    let hdrs: Vec<String> =
+        info.headers.iter().map(|h| format!("{{{}, {}}}", lua_str(hdr_name(h)), info.offsets[h as usize])).collect();
     format!(
         "{{name = {}, hdrs = {{{}}}, hdrs_len = {}, payload = {}, cnp = {}}}",
         lua_str(info.name),
@@ -239,7 +239,9 @@ fn headers_and_opcodes(s: &mut String) {
          -- Layouts: std (WIRE.md A.4), dcp_data (a DCP data packet, WIRE.md B.1).\n",
     );
     s.push_str("local OPCODES = {std = {}, dcp_data = {}}\n");
-    for (layout, get) in [("std", Opcode::info as fn(Opcode) -> Option<&'static OpInfo>), ("dcp_data", Opcode::info_dcp)] {
+    for (layout, get) in
+        [("std", Opcode::info as fn(Opcode) -> Option<&'static OpInfo>), ("dcp_data", Opcode::info_dcp)]
+    {
         for op in 0..=255u8 {
             if let Some(info) = get(Opcode(op)) {
                 writeln!(s, "OPCODES.{layout}[0x{op:02x}] = {}", op_entry(info)).unwrap();

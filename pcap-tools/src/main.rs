@@ -238,7 +238,12 @@ fn decode(
         }
         let frame = match rocescope::link_type(rec.linktype) {
             Some(lt) => decoder.decode(lt, rec.data, rec.orig_len as usize),
-            None => decoder.decode(rocescope_codec::LinkType::RawIp, &[], 0),
+            // A link type rocescope does not decode: the frame is listed, not decoded.
+            None => rocescope_codec::decoder::Decoded {
+                frame: rocescope_codec::Frame::new(rocescope_codec::LinkType::RawIp, &[]),
+                extra: Default::default(),
+                nacks: None,
+            },
         };
         let ok = match format {
             Format::Fields => output::write_fields_line(out, &cols, &rec, &frame, &mut cells),
