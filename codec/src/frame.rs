@@ -484,7 +484,8 @@ impl<'a> Frame<'a> {
     fn parse_roce(&mut self, off: usize, wire_len: usize, opts: &DecodeOptions) {
         self.roce_off = off as u32;
         let captured = &self.data[off.min(self.data.len())..];
-        let ctx = Ctx { tos: if self.is_rocev1() { None } else { self.tos() }, params: &opts.params };
+        let tos = if opts.profile == Profile::Std || self.is_rocev1() { None } else { self.tos() };
+        let ctx = Ctx { tos, params: &opts.params };
         let layout = match (opts.profile, captured.first()) {
             (Profile::Std, _) | (_, None) => Layout::Std,
             (profile, Some(&op)) => ext::layout(profile, &ctx, op),
@@ -695,8 +696,10 @@ impl<'a> Frame<'a> {
         if self.roce.is_none() && self.mac_ctrl_off == 0 && self.truncated {
             f(F::Truncated, Value::Bool(true), 0..0);
         }
-        for w in self.warnings.iter() {
-            f(F::Warning, Value::Warning(*w), 0..0);
+        if !self.warnings.is_empty() {
+            for w in self.warnings.iter() {
+                f(F::Warning, Value::Warning(*w), 0..0);
+            }
         }
     }
 
@@ -719,60 +722,58 @@ impl<'a> Frame<'a> {
         f(F::BthDestqp, u(bth.dest_qp() as u64), r(5, 3));
         f(F::BthA, Value::Bool(bth.ack_req()), r(8, 1));
         f(F::BthPsn, u(bth.psn() as u64), r(9, 3));
-        let at = |h: Hdr| p.header_offset(h).unwrap_or(0);
-        if let Some(h) = p.rdeth() {
-            f(F::RdethEecnxt, u(h.eecnxt() as u64), r(at(Hdr::Rdeth) + 1, 3));
-        }
-        if let Some(h) = p.deth() {
-            let o = at(Hdr::Deth);
-            f(F::DethQKey, u(h.q_key() as u64), r(o, 4));
-            f(F::DethSrcqp, u(h.src_qp() as u64), r(o + 5, 3));
-        }
-        if let Some(h) = p.xrceth() {
-            f(F::XrcethXrcsrq, u(h.xrc_srq() as u64), r(at(Hdr::Xrceth) + 1, 3));
-        }
-        if let Some(h) = p.feth() {
-            let o = at(Hdr::Feth);
-            f(F::FethSel, u(h.sel() as u64), r(o + 3, 1));
-            f(F::FethPlt, u(h.plt() as u64), r(o + 3, 1));
-        }
-        if let Some(h) = p.reth() {
-            let o = at(Hdr::Reth);
-            f(F::RethVa, u(h.va()), r(o, 8));
-            f(F::RethRKey, u(h.r_key() as u64), r(o + 8, 4));
-            f(F::RethDmalen, u(h.dma_len() as u64), r(o + 12, 4));
-        }
-        if let Some(h) = p.atomic_eth() {
-            let o = at(Hdr::AtomicEth);
-            f(F::AtomicethVa, u(h.va()), r(o, 8));
-            f(F::AtomicethRKey, u(h.r_key() as u64), r(o + 8, 4));
-            f(F::AtomicethSwapdt, u(h.swap_add()), r(o + 12, 8));
-            f(F::AtomicethCmpdt, u(h.compare()), r(o + 20, 8));
-        }
-        if let Some(h) = p.aeth() {
-            let o = at(Hdr::Aeth);
-            let s = h.syndrome();
-            f(F::AethSyndrome, u(h.syndrome_byte() as u64), r(o, 1));
-            f(F::AethMsn, u(h.msn() as u64), r(o + 1, 3));
-            f(F::AethKind, Value::Str(s.kind_name()), r(o, 1));
-            match s {
-                Syndrome::Ack { credit } => f(F::AethCredit, u(credit as u64), r(o, 1)),
-                Syndrome::RnrNak { timer } => f(F::AethRnrTimer, u(timer as u64), r(o, 1)),
-                Syndrome::Nak { code } => f(F::AethNakCode, u(code as u64), r(o, 1)),
-                Syndrome::Reserved(_) => {}
+        // One pass over the headers present (in wire order), each read from its captured bytes.
+        let bytes = p.bytes();
+        let offsets = p.info().map_or(&[0u8; 12], |i| &i.offsets);
+        for h in p.headers().iter() {
+            let o = offsets[h as usize] as usize;
+            let Some(hb) = bytes.get(o..o + h.len()) else { continue };
+            let be = |a: usize, n: usize| crate::ib::bytes::get(&hb[a..a + n]);
+            match h {
+                Hdr::Rdeth => f(F::RdethEecnxt, u(be(1, 3)), r(o + 1, 3)),
+                Hdr::Deth => {
+                    f(F::DethQKey, u(be(0, 4)), r(o, 4));
+                    f(F::DethSrcqp, u(be(5, 3)), r(o + 5, 3));
+                }
+                Hdr::Xrceth => f(F::XrcethXrcsrq, u(be(1, 3)), r(o + 1, 3)),
+                Hdr::Feth => {
+                    let fe = crate::ib::Feth::new_unchecked(hb);
+                    f(F::FethSel, u(fe.sel() as u64), r(o + 3, 1));
+                    f(F::FethPlt, u(fe.plt() as u64), r(o + 3, 1));
+                }
+                Hdr::Reth => {
+                    f(F::RethVa, u(be(0, 8)), r(o, 8));
+                    f(F::RethRKey, u(be(8, 4)), r(o + 8, 4));
+                    f(F::RethDmalen, u(be(12, 4)), r(o + 12, 4));
+                }
+                Hdr::AtomicEth => {
+                    f(F::AtomicethVa, u(be(0, 8)), r(o, 8));
+                    f(F::AtomicethRKey, u(be(8, 4)), r(o + 8, 4));
+                    f(F::AtomicethSwapdt, u(be(12, 8)), r(o + 12, 8));
+                    f(F::AtomicethCmpdt, u(be(20, 8)), r(o + 20, 8));
+                }
+                Hdr::Aeth => {
+                    let syn = hb[0];
+                    let s = Syndrome::from_byte(syn);
+                    f(F::AethSyndrome, u(syn as u64), r(o, 1));
+                    f(F::AethMsn, u(be(1, 3)), r(o + 1, 3));
+                    f(F::AethKind, Value::Str(s.kind_name()), r(o, 1));
+                    match s {
+                        Syndrome::Ack { credit } => f(F::AethCredit, u(credit as u64), r(o, 1)),
+                        Syndrome::RnrNak { timer } => f(F::AethRnrTimer, u(timer as u64), r(o, 1)),
+                        Syndrome::Nak { code } => f(F::AethNakCode, u(code as u64), r(o, 1)),
+                        Syndrome::Reserved(_) => {}
+                    }
+                    if let (Some(sack), Some(so)) = (p.irn_sack(), p.sack_offset()) {
+                        f(F::IrnSackPsn, u(sack.sack_psn() as u64), r(so + 1, 3));
+                    }
+                }
+                Hdr::AtomicAckEth => f(F::AtomicackethOrigremdt, u(be(0, 8)), r(o, 8)),
+                Hdr::ImmDt => f(F::Immdt, u(be(0, 4)), r(o, 4)),
+                Hdr::Ieth => f(F::IethRKey, u(be(0, 4)), r(o, 4)),
+                // The DCP headers are the extension's to walk.
+                Hdr::Dcpeth | Hdr::Sseth => {}
             }
-        }
-        if let Some(h) = p.irn_sack() {
-            f(F::IrnSackPsn, u(h.sack_psn() as u64), r(p.sack_offset().unwrap_or(0) + 1, 3));
-        }
-        if let Some(h) = p.atomic_ack_eth() {
-            f(F::AtomicackethOrigremdt, u(h.orig_rem_data()), r(at(Hdr::AtomicAckEth), 8));
-        }
-        if let Some(h) = p.immdt() {
-            f(F::Immdt, u(h.imm() as u64), r(at(Hdr::ImmDt), 4));
-        }
-        if let Some(h) = p.ieth() {
-            f(F::IethRKey, u(h.r_key() as u64), r(at(Hdr::Ieth), 4));
         }
         // The range covers the captured payload (it starts no later than the capture ends).
         let payload_at = p.payload_offset().min(p.bytes().len());

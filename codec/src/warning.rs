@@ -317,9 +317,11 @@ impl Warnings {
     pub fn len(&self) -> usize {
         self.len as usize + self.dropped as usize
     }
+    #[inline]
     pub fn is_empty(&self) -> bool {
         self.len == 0
     }
+    #[inline]
     pub fn iter(&self) -> impl Iterator<Item = &Warning> {
         self.items[..self.len as usize].iter().flatten()
     }

@@ -77,6 +77,7 @@ impl Ext {
     }
 
     /// Walks the extension's fields; `base` is the BTH's offset in the frame.
+    #[inline]
     pub fn visit<'a>(&self, p: &RocePacket<'a>, base: usize, f: &mut impl FnMut(FieldId, Value<'a>, Range<usize>)) {
         match self {
             Ext::None => {}

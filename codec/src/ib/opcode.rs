@@ -99,8 +99,17 @@ impl HeaderSet {
         self.0 == 0
     }
     /// The headers in wire order.
+    #[inline]
     pub fn iter(self) -> impl Iterator<Item = Hdr> {
-        Hdr::ALL.into_iter().filter(move |h| self.contains(*h))
+        let mut bits = self.0;
+        core::iter::from_fn(move || {
+            if bits == 0 {
+                return None;
+            }
+            let i = bits.trailing_zeros();
+            bits &= bits - 1;
+            Some(Hdr::ALL[i as usize])
+        })
     }
 }
 

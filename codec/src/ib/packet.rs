@@ -230,6 +230,7 @@ impl<'a> RocePacket<'a> {
     }
 
     /// The MSN of a DCP header-only packet (the 3 bytes after the BTH), if captured.
+    #[inline]
     pub fn ho_msn(&self) -> Option<u32> {
         self.buf.get(12..15).map(|b| super::bytes::get(b) as u32)
     }
@@ -279,49 +280,64 @@ impl<'a> RocePacket<'a> {
         self.buf.get(o..o + h.len())
     }
     /// Headers the packet holds (whether captured or not).
+    #[inline]
     pub fn headers(&self) -> HeaderSet {
         self.present
     }
+    #[inline]
     pub fn rdeth(&self) -> Option<Rdeth<&'a [u8]>> {
         self.header(Hdr::Rdeth).map(Rdeth::new_unchecked)
     }
+    #[inline]
     pub fn deth(&self) -> Option<Deth<&'a [u8]>> {
         self.header(Hdr::Deth).map(Deth::new_unchecked)
     }
+    #[inline]
     pub fn xrceth(&self) -> Option<Xrceth<&'a [u8]>> {
         self.header(Hdr::Xrceth).map(Xrceth::new_unchecked)
     }
+    #[inline]
     pub fn feth(&self) -> Option<Feth<&'a [u8]>> {
         self.header(Hdr::Feth).map(Feth::new_unchecked)
     }
+    #[inline]
     pub fn reth(&self) -> Option<Reth<&'a [u8]>> {
         self.header(Hdr::Reth).map(Reth::new_unchecked)
     }
+    #[inline]
     pub fn atomic_eth(&self) -> Option<AtomicEth<&'a [u8]>> {
         self.header(Hdr::AtomicEth).map(AtomicEth::new_unchecked)
     }
+    #[inline]
     pub fn aeth(&self) -> Option<Aeth<&'a [u8]>> {
         self.header(Hdr::Aeth).map(Aeth::new_unchecked)
     }
+    #[inline]
     pub fn atomic_ack_eth(&self) -> Option<AtomicAckEth<&'a [u8]>> {
         self.header(Hdr::AtomicAckEth).map(AtomicAckEth::new_unchecked)
     }
+    #[inline]
     pub fn immdt(&self) -> Option<ImmDt<&'a [u8]>> {
         self.header(Hdr::ImmDt).map(ImmDt::new_unchecked)
     }
+    #[inline]
     pub fn ieth(&self) -> Option<Ieth<&'a [u8]>> {
         self.header(Hdr::Ieth).map(Ieth::new_unchecked)
     }
+    #[inline]
     pub fn dcpeth(&self) -> Option<Dcpeth<&'a [u8]>> {
         self.header(Hdr::Dcpeth).map(Dcpeth::new_unchecked)
     }
+    #[inline]
     pub fn sseth(&self) -> Option<Sseth<&'a [u8]>> {
         self.header(Hdr::Sseth).map(Sseth::new_unchecked)
     }
     /// Offset of IRN's SACK tail, if this is an IRN selective NAK.
+    #[inline]
     pub fn sack_offset(&self) -> Option<usize> {
         (self.sack_at != 0).then_some(self.sack_at as usize)
     }
+    #[inline]
     pub fn irn_sack(&self) -> Option<IrnSack<&'a [u8]>> {
         let o = self.sack_offset()?;
         self.buf.get(o..o + 4).map(IrnSack::new_unchecked)
@@ -337,21 +353,25 @@ impl<'a> RocePacket<'a> {
         self.payload_len as usize
     }
     /// The captured part of the payload.
+    #[inline]
     pub fn payload(&self) -> &'a [u8] {
         let start = (self.hdr_end as usize).min(self.buf.len());
         let end = (self.hdr_end as usize + self.payload_len as usize).min(self.buf.len());
         &self.buf[start..end]
     }
     /// Offset of the ICRC, if the packet is long enough to hold one.
+    #[inline]
     pub fn icrc_offset(&self) -> Option<usize> {
         (self.icrc_at != 0).then_some(self.icrc_at as usize)
     }
     /// The ICRC bytes as on the wire, if captured.
+    #[inline]
     pub fn icrc_bytes(&self) -> Option<&'a [u8]> {
         let o = self.icrc_offset()?;
         self.buf.get(o..o + ICRC_LEN)
     }
     /// The bytes the ICRC covers after the BTH (BTH .. ICRC), if all were captured.
+    #[inline]
     pub fn icrc_covered(&self) -> Option<&'a [u8]> {
         self.buf.get(..self.icrc_offset()?)
     }
