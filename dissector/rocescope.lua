@@ -353,6 +353,37 @@ OPCODES.dcp_data[0xb7] = {name = "XRC SEND Only with Invalidate", hdrs = {{"xrce
 -- ==== generated: CM messages by MAD attribute id (codec/src/ib/cm.rs) ====
 local CM_MSGS = {[0x0010] = "req", [0x0011] = "mra", [0x0012] = "rej", [0x0013] = "rep", [0x0014] = "rtu", [0x0015] = "dreq", [0x0016] = "drep"}
 
+-- ==== generated: the extensions' texts and limits (codec/src/warning.rs, field.rs, ext/, decoder.rs) ====
+-- Warning::Ext texts: "<EXT_LAYER[layer]>: <problem>"; NOTE[key] = Note::text.
+local EXT_LAYER = {sdr = "SDR control message", sdr_data = "SDR data packet", flor = "Flor header", flor_ack = "Flor ACK", netrt = "NetRT message", erd = "ERD header", erd_nack = "ERD NACK stream", detection = "profile detection"}
+local NOTE = {
+    sdr_fragment_conflict = "user-immediate fragment differs from the one seen before",
+    sdr_va_mismatch = "RETH VA does not match the immediate's message id and offset",
+    sdr_ctrl_flags = "flags byte is not 0",
+    sdr_sack_trailing_bits = "bitmap bits beyond sack_bits are not 0",
+    flor_reserved = "reserved flag bits or reserved byte are not 0",
+    flor_write_rn_not_retx = "write_rn is not 0 on a header that is not WRITE_RETX",
+    flor_ack_length = "payload is not 24 + 4n bytes with 1 <= n <= 32",
+    flor_ack_bitmap_beyond = "bitmap marks entries beyond the last one",
+    flor_ack_qpn_high = "top byte of the acknowledged QP number is not 0",
+    netrt_bth_flags = "BTH SE, M, PadCnt, TVer, byte 4 and A must be 0",
+    erd_stream_gap = "bytes missing in the NACK stream; resynchronised",
+    erd_nack_too_long = "message longer than the reassembly limit; resynchronised",
+    detection_ambiguous = "several detection rules match this flow; decoded as std",
+    dcp_unconfirmed = "DCP tag set but no header-only packet or consistent WRITE layout confirms DCP (rule dcp); decoded as std",
+}
+-- Type codes 1, 2, ... of SDR control messages and Flor SEND headers.
+local SDR_CTRL = {"cts", "sr_ack", "sr_nack", "ec_ack", "ec_nack"}
+local FLOR_SEND = {"data", "write_retx", "addr_req", "addr_resp"}
+-- Limits: warnings listed per frame, the decoder's memory.
+local LIMITS = {
+    warnings = 6,
+    dcp_unsure_after = 8,
+    sdr_flows = 4096,
+    sdr_msgs_per_flow = 256,
+    nack_message_len = 786424,
+}
+
 -- ==== end of the generated part; what follows is dissector/template.lua ====
 
 -- dissector/template.lua: the hand-written part of dissector/rocescope.lua.
@@ -362,7 +393,9 @@ local CM_MSGS = {[0x0010] = "req", [0x0011] = "mra", [0x0012] = "rej", [0x0013] 
 --   PROFILE_CHOICES, PARAM_DEFAULTS                                  profiles, parameters
 --   HDR, OPCODES                                                     headers, opcode tables
 --   CM_MSGS                                                          CM attribute ids
--- so this file never spells a field's type or description, an opcode's headers or a default.
+--   EXT_LAYER, NOTE, SDR_CTRL, FLOR_SEND, LIMITS                     extension texts, limits
+-- so this file never spells a field's type or description, an opcode's headers, a default, a
+-- fixed warning text or a memory limit.
 -- Edit this file, then regenerate: cargo run -p rocescope -- dissector > dissector/rocescope.lua
 --
 -- HOW IT HOOKS INTO WIRESHARK
@@ -382,11 +415,15 @@ local CM_MSGS = {[0x0010] = "req", [0x0011] = "mra", [0x0012] = "rej", [0x0013] 
 -- inside a VXLAN or ERSPAN tunnel, still goes to infiniband). Turn it off to see both dissections.
 --
 -- PROFILES
--- The preference `rocescope.profile` takes auto std dcp sdr flor netrt erd. Only std is
--- implemented so far: every other choice, and auto, decodes as std (rocescope.profile = "std").
--- An extension plugs in through EXTENSIONS below (layout of the bytes after the BTH, its own
--- fields), mirroring codec/src/ext/mod.rs; `auto` will need per-flow detection state kept on the
--- first pass (pinfo.visited) as codec/src/decoder.rs keeps it.
+-- The preference `rocescope.profile` takes auto std dcp sdr flor netrt erd, as `rocescope decode
+-- --profile`. Each extension plugs in through EXTENSIONS (the layout of the bytes after the BTH,
+-- a parse and a visit function), mirroring codec/src/ext/*.rs. What only a sequence of packets
+-- reveals is kept in STATE, as codec/src/decoder.rs keeps it: `auto` detection per flow, the SDR
+-- user immediate and VA check (SdrTracker), the ERD NACK TCP stream (NackReassembler). It is
+-- updated once per frame, the first time the frame comes up in order (Wireshark's first pass,
+-- pinfo.visited false), which keeps what it found per frame number; later dissections of the
+-- frame (pinfo.visited set) read that. proto.init forgets everything when a file is (re)loaded or
+-- a preference changes (see decode_frame).
 -- The parameter preferences of INTERFACES.md are declared with underscores where the command
 -- line has hyphens (Wireshark allows only [a-z0-9_.] in preference names):
 -- rocescope.dcp_tag_shift, .sdr_split, .sdr_mtu, .sdr_max_message, .sdr_chunk_packets,
@@ -402,6 +439,114 @@ local bitops = bit32 or load([[return {
 }]])()
 local band, bor, bxor, rshift = bitops.band, bitops.bor, bitops.bxor, bitops.rshift
 local sfmt = string.format
+local floor = math.floor
+local U32 = 4294967296 -- 2^32
+
+-- ---- unsigned integers beyond 2^53 (RETH VAs, global sequence numbers, u128 products) ----
+-- A "big" is an array of 16-bit limbs, least significant first, without leading zero limbs
+-- ({} is 0). Lua 5.2 numbers are doubles, exact only up to 2^53.
+
+local LIMB = 65536
+local function big_norm(a)
+    local n = #a
+    while n > 0 and a[n] == 0 do
+        a[n] = nil
+        n = n - 1
+    end
+    return a
+end
+local function big(n) -- n: an integer below 2^53
+    local a = {}
+    while n > 0 do
+        a[#a + 1] = n % LIMB
+        n = floor(n / LIMB)
+    end
+    return a
+end
+local function big_mul_add(a, m, c) -- a * m + c, m and c below 2^16 (a new big)
+    local r, carry = {}, c
+    for i = 1, #a do
+        local v = a[i] * m + carry
+        r[i] = v % LIMB
+        carry = floor(v / LIMB)
+    end
+    while carry > 0 do
+        r[#r + 1] = carry % LIMB
+        carry = floor(carry / LIMB)
+    end
+    return big_norm(r)
+end
+local function big_add(a, b)
+    local r, carry = {}, 0
+    for i = 1, math.max(#a, #b) do
+        local v = (a[i] or 0) + (b[i] or 0) + carry
+        r[i] = v % LIMB
+        carry = floor(v / LIMB)
+    end
+    if carry > 0 then r[#r + 1] = carry end
+    return big_norm(r)
+end
+local function big_mul(a, b)
+    local r = {}
+    for i = 1, #a + #b do r[i] = 0 end
+    for i = 1, #a do
+        local carry = 0
+        for j = 1, #b do
+            local v = r[i + j - 1] + a[i] * b[j] + carry
+            r[i + j - 1] = v % LIMB
+            carry = floor(v / LIMB)
+        end
+        local k = i + #b
+        while carry > 0 do
+            local v = r[k] + carry
+            r[k] = v % LIMB
+            carry = floor(v / LIMB)
+            k = k + 1
+        end
+    end
+    return big_norm(r)
+end
+local function big_pow2(k)
+    local a = {}
+    for i = 1, floor(k / 16) do a[i] = 0 end
+    a[floor(k / 16) + 1] = 2 ^ (k % 16)
+    return a
+end
+local function big_eq(a, b)
+    if #a ~= #b then return false end
+    for i = 1, #a do
+        if a[i] ~= b[i] then return false end
+    end
+    return true
+end
+local function big_low64(a) -- a mod 2^64
+    local r = {}
+    for i = 1, math.min(#a, 4) do r[i] = a[i] end
+    return big_norm(r)
+end
+-- `len` big-endian bytes of the string `s` at offset `o` (from 0).
+local function big_bytes(s, o, len)
+    local a = {}
+    for i = 1, len do a = big_mul_add(a, 256, s:byte(o + i)) end
+    return a
+end
+-- A decimal or 0x-hexadecimal string (nil if neither).
+local function big_parse(s)
+    local base, digits = 10, s
+    local h = string.match(s, "^0[xX](%x+)$")
+    if h then
+        base, digits = 16, h
+    elseif not string.match(s, "^%d+$") then
+        return nil
+    end
+    local a = {}
+    for i = 1, #digits do a = big_mul_add(a, base, tonumber(digits:sub(i, i), 16)) end
+    return a
+end
+-- The (low, high) 32-bit halves of a big below 2^64.
+local function big_halves(a)
+    return (a[1] or 0) + (a[2] or 0) * LIMB, (a[3] or 0) + (a[4] or 0) * LIMB
+end
 
 local proto = Proto("rocescope", "RoCE (rocescope)")
 proto.fields = FIELD_LIST
@@ -417,8 +562,7 @@ local function enum_table(names)
 end
 
 proto.prefs.profile = Pref.enum("Profile", 1,
-    "Transport profile: auto (detect per flow), std, dcp, sdr, flor, netrt, erd. "
-        .. "Only std is implemented in this version: the others, and auto, decode as std.",
+    "Transport profile: auto (detect per flow), std, dcp, sdr, flor, netrt, erd (--profile).",
     enum_table(PROFILE_CHOICES), false)
 proto.prefs.replace_infiniband = Pref.bool("Replace the infiniband dissector", true,
     "Take UDP port 4791 and EtherType 0x8915 from Wireshark's infiniband dissector. rocescope "
@@ -467,52 +611,57 @@ local function parse_number(s)
 end
 
 -- The transports' parameters (codec/src/params.rs Params), from the preferences. A malformed
--- value is reported once and its default used.
+-- or out-of-range value (the command line's types: u8 shift and opcode, u32 MTU, u64 maximum
+-- message, u16 port) is reported once and its default used.
 local function read_params()
     local p, bad = {}, {}
     local prefs = proto.prefs
-    p.dcp_tag_shift = prefs.dcp_tag_shift
-    p.sdr_split = parse_split(prefs.sdr_split) or parse_split(P.sdr_split)
-    if not parse_split(prefs.sdr_split) then bad[#bad + 1] = "sdr_split" end
-    p.sdr_mtu = prefs.sdr_mtu ~= "" and parse_number(prefs.sdr_mtu) or nil
-    if prefs.sdr_mtu ~= "" and not p.sdr_mtu then bad[#bad + 1] = "sdr_mtu" end
-    p.sdr_max_message = prefs.sdr_max_message ~= "" and parse_number(prefs.sdr_max_message) or nil
-    if prefs.sdr_max_message ~= "" and not p.sdr_max_message then bad[#bad + 1] = "sdr_max_message" end
+    local function check(name, ok, value, default)
+        if ok then return value end
+        bad[#bad + 1] = name
+        return default
+    end
+    p.dcp_tag_shift = check("dcp_tag_shift", prefs.dcp_tag_shift <= 255, prefs.dcp_tag_shift, P.dcp_tag_shift)
+    local split = parse_split(prefs.sdr_split)
+    p.sdr_split = check("sdr_split", split ~= nil, split, parse_split(P.sdr_split))
+    if prefs.sdr_mtu ~= "" then
+        local v = parse_number(prefs.sdr_mtu)
+        p.sdr_mtu = check("sdr_mtu", v ~= nil and v < U32, v, nil)
+    end
+    if prefs.sdr_max_message ~= "" then
+        local v = big_parse(prefs.sdr_max_message)
+        p.sdr_max_message = check("sdr_max_message", v ~= nil and #v <= 4, v, nil)
+    end
     p.sdr_chunk_packets = prefs.sdr_chunk_packets
-    p.flor_split = parse_split(prefs.flor_split) or parse_split(P.flor_split)
-    if not parse_split(prefs.flor_split) then bad[#bad + 1] = "flor_split" end
+    split = parse_split(prefs.flor_split)
+    p.flor_split = check("flor_split", split ~= nil, split, parse_split(P.flor_split))
     p.flor_unit_size = prefs.flor_unit_size
     p.flor_ack_set_means = ACK_MEANS[prefs.flor_ack_set_means] or P.flor_ack_set_means
     local op = parse_number(prefs.netrt_opcode)
-    if not op or op > 255 then
-        bad[#bad + 1] = "netrt_opcode"
-        op = parse_number(P.netrt_opcode)
-    end
-    p.netrt_opcode = op
-    p.erd_nack_port = prefs.erd_nack_port
+    p.netrt_opcode = check("netrt_opcode", op ~= nil and op <= 255, op, parse_number(P.netrt_opcode))
+    p.erd_nack_port = check("erd_nack_port", prefs.erd_nack_port <= 65535, prefs.erd_nack_port, P.erd_nack_port)
     return p, bad
 end
 
 local PARAMS = read_params()
 
--- ---- extensions (WIRE.md part B) ----
+-- ---- extensions (WIRE.md part B; filled in below, after the byte-access helpers) ----
 -- EXTENSIONS[profile] = {
---     layout = function(ctx, opcode) -> a key of OPCODES (e.g. "dcp_data"), or "dcp_ho" /
---              "ext_body" once implemented, or nil for std,
+--     layout = function(ctx, opcode) -> how the bytes after the BTH are laid out (ext::layout):
+--              "std", "dcp_data" (keys of OPCODES), "dcp_ho" (DCP header-only: BTH + 3 bytes of
+--              MSN, no ICRC) or "ext_body" (an opcode the extension defines: BTH, opaque body,
+--              ICRC, no unknown-opcode warning); absent for profiles that never change it,
 --     parse  = function(ctx, fr, pkt) -> a value describing what the packet carries, or nil when
---              the profile does not apply to this packet (it is then plain std),
+--              the profile does not apply to this packet (it is then plain std); adds its
+--              warnings to the frame (ext::parse),
 --     visit  = function(ext, fr, pkt, emit) adding the extension's fields (Ext::visit),
 -- }
--- with ctx = {tos = ToS / traffic class or nil for RoCEv1, params = PARAMS}. None is
--- implemented yet: every profile decodes as std.
+-- with ctx = {tos = ToS / traffic class or nil for RoCEv1, params = PARAMS}.
 local EXTENSIONS = {}
 
--- The profile packets are decoded with (the preference; unimplemented ones and auto fall back
--- to std).
+-- The preference: "auto" or a profile name.
 local function chosen_profile()
-    local name = PROFILE_CHOICES[proto.prefs.profile] or "auto"
-    if EXTENSIONS[name] then return name end
-    return "std"
+    return PROFILE_CHOICES[proto.prefs.profile] or "auto"
 end
 
 -- ---- taking the port from the infiniband dissector ----
@@ -547,7 +696,7 @@ end
 
 -- ---- warnings: the texts of codec/src/warning.rs ----
 
-local MAX_WARNINGS = 6 -- Warnings::CAPACITY: further ones are counted, not listed
+local MAX_WARNINGS = LIMITS.warnings -- Warnings::CAPACITY: further ones are counted, not listed
 
 local LAYER = { -- Layer::name
     link = "link header", vlan = "VLAN tag", ipv4 = "IPv4 header", ipv6 = "IPv6 header",
@@ -592,6 +741,20 @@ W.vlan_depth = "not decoded: more than two VLAN tags"
 W.ipv4_fragment = "not decoded: IPv4 fragment"
 W.ipv6_ext = "not decoded: IPv6 extension headers"
 W.grh_next_header = "not decoded: GRH next header is not the IBA transport"
+function W.header_only_length(len)
+    return sfmt("DCP header-only packet with %d bytes after UDP (expected BTH + 3)", math.min(len, 65535))
+end
+
+-- Warning::Ext: "<EXT_LAYER[layer]>: <problem>", the problem an ExtProblem or a NOTE.
+local function sat32(v) return math.min(v, U32 - 1) end
+local X = {}
+function X.magic(got, want) return sfmt("magic 0x%02x (expected 0x%02x)", got, want) end
+function X.version(got, want) return sfmt("version %d (expected %d)", got, want) end
+function X.type(t) return sfmt("unknown type %d", t) end
+function X.body_length(got, want) return sfmt("body of %d bytes where its type needs %d", got, want) end
+function X.short(got, want) return sfmt("only %d of %d bytes present", got, want) end
+function X.mismatch(field, got, want) return sfmt("%s %d disagrees with %d", field, got, want) end
+local function ext_text(layer, what) return EXT_LAYER[layer] .. ": " .. what end
 
 -- ---- byte access (offsets from 0 into the captured frame, a Lua string) ----
 
@@ -608,6 +771,7 @@ local function u32(s, o)
     local a, b, c, d = s:byte(o + 1, o + 4)
     return ((a * 256 + b) * 256 + c) * 256 + d
 end
+local function bit(v, mask) return band(v, mask) ~= 0 and 1 or 0 end
 
 -- ---- CRC-32 (the ICRC, WIRE.md A.5) ----
 
@@ -664,9 +828,12 @@ end
 
 -- ---- the frame (codec/src/frame.rs Frame::decode) ----
 
+-- Adds a warning; fr.nwarn counts them all, listed or not (Warnings::len).
 local function warn(fr, text)
+    fr.nwarn = fr.nwarn + 1
     if #fr.warnings < MAX_WARNINGS then fr.warnings[#fr.warnings + 1] = text end
 end
+local function ext_warn(fr, layer, what) warn(fr, ext_text(layer, what)) end
 
 local function short(fr, layer, need, have)
     fr.truncated = true
@@ -675,7 +842,8 @@ local function short(fr, layer, need, have)
 end
 
 -- RocePacket::parse_with: where each header, the payload and the ICRC are. `off` is the BTH's
--- offset in the frame, `wire_len` the packet's length on the wire (BTH .. ICRC).
+-- offset in the frame, `wire_len` the packet's length on the wire (BTH .. ICRC), `layout` how the
+-- profile lays out the bytes after the BTH (see EXTENSIONS).
 local function parse_packet(fr, off, wire_len, layout)
     local s = fr.s
     local buflen = math.min(math.max(fr.caplen - off, 0), wire_len)
@@ -685,7 +853,14 @@ local function parse_packet(fr, off, wire_len, layout)
         return nil
     end
     local op = u8(s, off)
-    local info = OPCODES[layout][op]
+    if layout == "dcp_ho" then
+        -- RocePacket::header_only: BTH and 3 bytes of MSN; the BTH describes the original
+        -- packet, so its opcode, TVer and PadCnt raise no warnings.
+        if wire_len ~= 15 then warn(fr, W.header_only_length(wire_len)) end
+        return {off = off, buflen = buflen, wire_len = wire_len, op = op, present = {},
+            hdr_end = math.max(math.min(15, wire_len), 12), payload_len = math.max(wire_len - 15, 0)}
+    end
+    local info = layout ~= "ext_body" and OPCODES[layout][op] or nil
     local p = {off = off, buflen = buflen, wire_len = wire_len, op = op, info = info, present = {},
         hdr_end = 12, payload_len = 0}
     local tver = band(u8(s, off + 1), 0x0f)
@@ -697,12 +872,13 @@ local function parse_packet(fr, off, wire_len, layout)
         warn(fr, W.too_short(LAYER.icrc, wire_len, 16))
         body_end = wire_len
     end
-    if not info then warn(fr, W.unknown_opcode(op)) end
+    if not info and layout ~= "ext_body" then warn(fr, W.unknown_opcode(op)) end
     if op == 0x80 then warn(fr, W.cnp_0x80) end
     local at = 12
     if info then
         if at + info.hdrs_len <= body_end then
             for _, h in ipairs(info.hdrs) do p.present[h[1]] = h[2] end
+            p.all_hdrs = true -- every header the opcode calls for (RocePacket::headers() == info.headers)
             at = at + info.hdrs_len
         else
             for _, h in ipairs(info.hdrs) do
@@ -799,6 +975,466 @@ local function parse_cm(fr, p)
     fr.cm_off = start
 end
 
+-- ---- the extensions (codec/src/ext/*.rs) ----
+
+-- The captured part of the payload (RocePacket::payload): its frame offset and length.
+local function payload_span(p)
+    local from = math.min(p.hdr_end, p.buflen)
+    local to = math.min(p.hdr_end + p.payload_len, p.buflen)
+    return p.off + from, math.max(to - from, 0)
+end
+
+-- ImmSplit::split: the three fields of a 32-bit immediate, most significant first.
+local function imm_split(split, imm)
+    local b, c = split[2], split[3]
+    local first = b + c >= 32 and 0 or floor(imm / 2 ^ (b + c))
+    local second = c >= 32 and 0 or floor(imm / 2 ^ c) % 2 ^ b
+    return first, second, imm % 2 ^ c
+end
+
+-- sdr::bit_bytes: the bytes (offset, length) of the 4 at `at` holding bits start .. start+width
+-- (bit 0 = most significant).
+local function bit_bytes(at, start, width)
+    local first = math.min(floor(start / 8), 4)
+    if width == 0 then return at + first, 0 end
+    return at + first, math.min(math.ceil((start + width) / 8), 4) - first
+end
+
+local function bool(v) return v and 1 or 0 end
+
+-- DCP (ext/dcp.rs): the ToS tag, DCPETH / SSNETH, header-only packets, eMSN ACKs.
+local function dcp_tag(tos, shift)
+    if shift >= 8 then return 0 end
+    return band(rshift(tos, shift), 3)
+end
+local function is_dcp_request(op) return op <= 0x0c or op == 0x16 or op == 0x17 end
+
+EXTENSIONS.dcp = {
+    layout = function(ctx, op)
+        if not ctx.tos then return "std" end
+        local tag = dcp_tag(ctx.tos, ctx.params.dcp_tag_shift)
+        if tag == 3 then return "dcp_ho" end
+        if tag == 2 and is_dcp_request(op) then return "dcp_data" end
+        return "std"
+    end,
+    parse = function(ctx, fr, p)
+        if not ctx.tos then return nil end
+        local tag = dcp_tag(ctx.tos, ctx.params.dcp_tag_shift)
+        if tag == 0 then return nil end
+        local emsn
+        if tag == 1 and p.op == 0x11 then
+            local a = hdr_at(p, "aeth")
+            if a then emsn = u24(fr.s, a + 1) end
+        end
+        return {tag = tag, ho = tag == 3, emsn = emsn}
+    end,
+    visit = function(d, fr, p, emit)
+        local s, b = fr.s, p.off
+        emit("rocescope.dcp.tag", nil, 0, d.tag)
+        emit("rocescope.dcp.ho", nil, 0, bool(d.ho))
+        if d.ho and p.buflen >= 15 then emit("rocescope.dcp.msn", b + 12, 3, u24(s, b + 12)) end
+        local o = hdr_at(p, "dcpeth")
+        if o then
+            emit("rocescope.dcp.msn", o, 3, u24(s, o))
+            emit("rocescope.dcp.sretryno", o + 3, 1, u8(s, o + 3))
+        end
+        o = hdr_at(p, "sseth")
+        if o then emit("rocescope.dcp.ssn", o, 3, u24(s, o)) end
+        if d.emsn then emit("rocescope.dcp.emsn", b + p.present.aeth + 1, 3, d.emsn) end
+    end,
+}
+
+-- NetRT (ext/netrt.rs): retransmission requests, unfulfilled requests, the retransmission mark.
+-- netrt::requested: ePSN, then ePSN+1+i for every clear bit i below the highest set bit of the
+-- 16-byte bitmap at `o` (bit 0 = least significant bit of the last byte).
+local function netrt_requested(epsn, s, o)
+    local top = 0
+    for i = 0, 15 do
+        local v = u8(s, o + i)
+        if v ~= 0 then
+            local hb = 7
+            while band(v, 2 ^ hb) == 0 do hb = hb - 1 end
+            top = 8 * (15 - i) + hb + 1
+            break
+        end
+    end
+    local out = {epsn}
+    for i = 0, top - 1 do
+        if band(u8(s, o + 15 - floor(i / 8)), 2 ^ (i % 8)) == 0 then
+            out[#out + 1] = (epsn + 1 + i) % 0x1000000
+        end
+    end
+    return out
+end
+
+EXTENSIONS.netrt = {
+    layout = function(ctx, op)
+        if op == ctx.params.netrt_opcode then return "ext_body" end
+        return "std"
+    end,
+    parse = function(ctx, fr, p)
+        local s, b = fr.s, p.off
+        if p.op ~= ctx.params.netrt_opcode then return {data = true, rtx_mark = band(u8(s, b + 4), 1)} end
+        if u8(s, b + 1) ~= 0 or u8(s, b + 4) ~= 0 or band(u8(s, b + 8), 0x80) ~= 0 then
+            ext_warn(fr, "netrt", NOTE.netrt_bth_flags)
+        end
+        local at, cap = payload_span(p)
+        if cap == 0 then
+            ext_warn(fr, "netrt", X.short(0, 4))
+            return nil
+        end
+        local ty = u8(s, at)
+        local want = (ty == 1 and 20) or (ty == 2 and 4) or nil
+        if not want then
+            ext_warn(fr, "netrt", X.type(ty))
+            return nil
+        end
+        if p.payload_len ~= want then
+            ext_warn(fr, "netrt", X.body_length(p.payload_len, want))
+            return nil
+        end
+        if cap < want then return nil end -- cut by the snaplen: the frame says so
+        local psn, bth_psn = u24(s, at + 1), u24(s, b + 9)
+        if psn ~= bth_psn then
+            local field = ty == 1 and "rocescope.netrt.epsn" or "rocescope.netrt.unfulfilled_psn"
+            ext_warn(fr, "netrt", X.mismatch(field, psn, bth_psn))
+        end
+        return {kind = ty == 1 and "request" or "unfulfilled", psn = psn}
+    end,
+    visit = function(n, fr, p, emit)
+        if n.data then
+            emit("rocescope.netrt.rtx_mark", p.off + 4, 1, n.rtx_mark)
+            return
+        end
+        local body = p.off + p.hdr_end
+        emit("rocescope.netrt.type", body, 1, n.kind)
+        if n.kind == "request" then
+            emit("rocescope.netrt.epsn", body + 1, 3, n.psn)
+            emit("rocescope.netrt.bitmap", body + 4, 16)
+            for _, psn in ipairs(netrt_requested(n.psn, fr.s, body + 4)) do
+                emit("rocescope.netrt.requested", body + 4, 16, psn)
+            end
+        else
+            emit("rocescope.netrt.unfulfilled_psn", body + 1, 3, n.psn)
+        end
+    end,
+}
+
+-- SDR (ext/sdr.rs): data packets (the immediate) and control messages.
+local function sack_len(bits) return math.ceil(bits / 8) end
+
+-- Ctrl::parse on the payload at `at` (`cap` bytes captured, `wire_len` on the wire).
+local function sdr_ctrl_parse(fr, at, cap, wire_len)
+    local s = fr.s
+    if cap >= 1 and u8(s, at) ~= 0x53 then
+        ext_warn(fr, "sdr", X.magic(u8(s, at), 0x53))
+        return nil
+    end
+    if cap >= 2 and u8(s, at + 1) ~= 1 then
+        ext_warn(fr, "sdr", X.version(u8(s, at + 1), 1))
+        return nil
+    end
+    local kind
+    if cap >= 3 then
+        kind = SDR_CTRL[u8(s, at + 2)]
+        if not kind then
+            ext_warn(fr, "sdr", X.type(u8(s, at + 2)))
+            return nil
+        end
+    end
+    if wire_len < 8 then
+        ext_warn(fr, "sdr", X.short(wire_len, 8))
+        return nil
+    end
+    if cap < 8 then return nil end -- cut by the snaplen
+    local body = wire_len - 8
+    local fixed = (kind == "cts" or kind == "sr_ack") and 8 or (kind == "ec_ack" and 0 or 4)
+    if body < fixed then
+        ext_warn(fr, "sdr", X.body_length(sat32(body), fixed))
+        return nil
+    end
+    if cap < 8 + fixed then return nil end
+    local c = {ctrl = true, kind = kind, msg_seq = u32(s, at + 4)}
+    local want
+    if kind == "cts" then
+        want = 8
+    elseif kind == "sr_ack" then
+        c.cum_ack, c.sack_bits = u32(s, at + 8), u32(s, at + 12)
+        want = 8 + sack_len(c.sack_bits)
+    elseif kind == "ec_ack" then
+        want = 0
+    else
+        c.count = u32(s, at + 8)
+        want = 4 + 4 * c.count
+    end
+    if body ~= want then
+        ext_warn(fr, "sdr", X.body_length(sat32(body), sat32(want)))
+        return nil
+    end
+    if u8(s, at + 3) ~= 0 then ext_warn(fr, "sdr", NOTE.sdr_ctrl_flags) end
+    if kind == "sr_ack" then
+        local n, used = sack_len(c.sack_bits), c.sack_bits % 8
+        if used ~= 0 and n > 0 and 16 + n - 1 < cap and floor(u8(s, at + 16 + n - 1) / 2 ^ used) ~= 0 then
+            ext_warn(fr, "sdr", NOTE.sdr_sack_trailing_bits)
+        end
+    end
+    return c
+end
+
+local function sdr_ctrl_visit(c, fr, at, cap, emit)
+    local s = fr.s
+    emit("rocescope.sdr.ctrl.type", at + 2, 1, c.kind)
+    emit("rocescope.sdr.ctrl.msg_seq", at + 4, 4, c.msg_seq)
+    if c.kind == "cts" then
+        emit("rocescope.sdr.ctrl.buf_len", at + 8, 8)
+    elseif c.kind == "sr_ack" then
+        emit("rocescope.sdr.ctrl.cum_ack", at + 8, 4, c.cum_ack)
+        emit("rocescope.sdr.ctrl.sack_bits", at + 12, 4, c.sack_bits)
+        local n = sack_len(c.sack_bits)
+        -- An empty bitmap (sack_bits 0) prints as nothing, as rocescope's empty byte string.
+        if n > 0 and 16 + n <= cap then emit("rocescope.sdr.ctrl.sack", at + 16, n) end
+    elseif c.kind == "sr_nack" or c.kind == "ec_nack" then
+        emit("rocescope.sdr.ctrl.count", at + 8, 4, c.count)
+        local i = 0
+        while i < c.count and 16 + 4 * i <= cap do
+            emit("rocescope.sdr.ctrl.indices", at + 12 + 4 * i, 4, u32(s, at + 12 + 4 * i))
+            i = i + 1
+        end
+    end
+end
+
+EXTENSIONS.sdr = {
+    parse = function(ctx, fr, p)
+        if p.op == 0x2b then
+            local o = hdr_at(p, "immdt")
+            if not o then return nil end
+            local split = ctx.params.sdr_split
+            local msg_id, pkt_off, frag = imm_split(split, u32(fr.s, o))
+            return {data = true, msg_id = msg_id, pkt_off = pkt_off, frag = frag, split = split}
+        end
+        if p.op == 0x24 or p.op == 0x64 then
+            local at, cap = payload_span(p)
+            return sdr_ctrl_parse(fr, at, cap, p.payload_len)
+        end
+        return nil
+    end,
+    visit = function(d, fr, p, emit)
+        if d.ctrl then
+            local _, cap = payload_span(p)
+            sdr_ctrl_visit(d, fr, p.off + p.hdr_end, cap, emit)
+            return
+        end
+        local o = p.present.immdt
+        if not o then return end
+        local at = p.off + o
+        local id, off, fr_bits = d.split[1], d.split[2], d.split[3]
+        local x, n = bit_bytes(at, 0, id)
+        emit("rocescope.sdr.msg_id", x, n, d.msg_id)
+        x, n = bit_bytes(at, id, off)
+        emit("rocescope.sdr.pkt_off", x, n, d.pkt_off)
+        if fr_bits ~= 0 then
+            x, n = bit_bytes(at, id + off, fr_bits)
+            emit("rocescope.sdr.imm_frag", x, n, d.frag)
+        end
+    end,
+}
+
+-- Flor (ext/flor.rs): WRITE immediates, the SEND header (ADDR bodies), the software ACK.
+local FLOR_ADDR_LEN = {addr_req = 16, addr_resp = 24}
+
+-- WriteRn::visit: hint (if asked and the split gives it a bit), mid, chunk_off of the 4 bytes at `at`.
+local function flor_write_visit(split, imm, at, with_hint, emit)
+    local h, m, o = split[1], split[2], split[3]
+    local hint, mid, chunk_off = imm_split(split, imm)
+    local x, n
+    if with_hint and h ~= 0 then
+        x, n = bit_bytes(at, 0, h)
+        emit("rocescope.flor.hint", x, n, bool(hint ~= 0))
+    end
+    x, n = bit_bytes(at, h, m)
+    emit("rocescope.flor.mid", x, n, mid)
+    x, n = bit_bytes(at, h + m, o)
+    emit("rocescope.flor.chunk_off", x, n, chunk_off)
+end
+
+-- SendHeader::parse (warnings to `fr`, or to nobody when fr is nil: the detection check).
+local function flor_send_parse(fr, s, at, cap, wire_len, only)
+    local nwarn = 0
+    local function w(what)
+        nwarn = nwarn + 1
+        if fr then ext_warn(fr, "flor", what) end
+    end
+    if cap >= 1 and u8(s, at) ~= 1 then
+        w(X.version(u8(s, at), 1))
+        return nil, nwarn
+    end
+    local kind
+    if cap >= 2 then
+        kind = FLOR_SEND[u8(s, at + 1)]
+        if not kind then
+            w(X.type(u8(s, at + 1)))
+            return nil, nwarn
+        end
+    end
+    if wire_len < 24 then
+        w(X.short(wire_len, 24))
+        return nil, nwarn
+    end
+    if cap < 24 then return nil, nwarn end
+    local h = {send = true, kind = kind, flags = u8(s, at + 2), write_rn = u32(s, at + 16), body_len = u32(s, at + 20)}
+    if band(h.flags, 0x3f) ~= 0 or u8(s, at + 3) ~= 0 then w(NOTE.flor_reserved) end
+    if kind ~= "write_retx" and h.write_rn ~= 0 then w(NOTE.flor_write_rn_not_retx) end
+    local present = wire_len - 24
+    if (only and h.body_len ~= present) or (not only and h.body_len < present) then
+        w(X.mismatch("rocescope.flor.send.body_len", h.body_len, sat32(present)))
+    end
+    local want = FLOR_ADDR_LEN[kind]
+    if want then
+        if h.body_len ~= want then
+            w(X.body_length(h.body_len, want))
+        else
+            h.has_addr = present >= want and cap >= 24 + want
+        end
+    end
+    return h, nwarn
+end
+
+local function flor_send_visit(h, fr, at, split, emit)
+    local s = fr.s
+    emit("rocescope.flor.send.type", at + 1, 1, h.kind)
+    emit("rocescope.flor.send.flags", at + 2, 1, h.flags)
+    emit("rocescope.flor.hint", at + 2, 1, bit(h.flags, 0x80))
+    emit("rocescope.flor.send.rn", at + 4, 4, u32(s, at + 4))
+    emit("rocescope.flor.send.gn", at + 8, 8)
+    emit("rocescope.flor.send.write_rn", at + 16, 4, h.write_rn)
+    if h.kind == "write_retx" then flor_write_visit(split, h.write_rn, at + 16, false, emit) end
+    emit("rocescope.flor.send.body_len", at + 20, 4, h.body_len)
+    if h.has_addr then
+        local b = at + 24
+        emit("rocescope.flor.addr.mid", b, 4, u32(s, b))
+        if h.kind == "addr_req" then
+            emit("rocescope.flor.addr.msg_len", b + 8, 8)
+        else
+            emit("rocescope.flor.addr.r_key", b + 4, 4, u32(s, b + 4))
+            emit("rocescope.flor.addr.va", b + 8, 8)
+            emit("rocescope.flor.addr.buf_len", b + 16, 8)
+        end
+    end
+end
+
+-- Ack::parse (warnings to `fr`, or to nobody when fr is nil).
+local function flor_ack_parse(fr, s, at, cap, wire_len, set_means)
+    local nwarn = 0
+    local function w(what)
+        nwarn = nwarn + 1
+        if fr then ext_warn(fr, "flor_ack", what) end
+    end
+    local n = floor((wire_len - 24) / 4)
+    if wire_len < 28 or wire_len % 4 ~= 0 or n > 32 then
+        w(NOTE.flor_ack_length)
+        return nil, nwarn
+    end
+    if cap < 24 then return nil, nwarn end
+    local a = {ack = true, qpn = u32(s, at), bitmap = u32(s, at + 4), count = n, set_means = set_means}
+    if a.qpn >= 0x1000000 then w(NOTE.flor_ack_qpn_high) end
+    if n < 32 and a.bitmap % 2 ^ (32 - n) ~= 0 then w(NOTE.flor_ack_bitmap_beyond) end
+    return a, nwarn
+end
+
+local function flor_ack_visit(a, fr, at, cap, emit)
+    local s = fr.s
+    emit("rocescope.flor.ack.qpn", at, 4, a.qpn)
+    emit("rocescope.flor.ack.bitmap", at + 4, 4)
+    emit("rocescope.flor.ack.least_gn", at + 8, 8)
+    emit("rocescope.flor.ack.delay_ns", at + 16, 8)
+    emit("rocescope.flor.ack.count", nil, 0, a.count)
+    local least_gn = big_bytes(s, at + 8, 8)
+    local i = 0
+    while i < a.count and 28 + 4 * i <= cap do
+        local e = u32(s, at + 24 + 4 * i)
+        local set = floor(a.bitmap / 2 ^ (31 - i)) % 2 == 1
+        local is_send = (a.set_means == "send") == set
+        local lo, hi = e, 0
+        if is_send then lo, hi = big_halves(big_low64(big_add(least_gn, big(e)))) end
+        emit("rocescope.flor.ack.acked", at + 24 + 4 * i, 4, UInt64.new(lo, hi))
+        i = i + 1
+    end
+end
+
+local FLOR_WRITE_IMM = {[0x09] = true, [0x0b] = true, [0x29] = true, [0x2b] = true}
+local FLOR_SEND_FIRST_ONLY = {[0x00] = false, [0x20] = false, [0x04] = true, [0x05] = true, [0x24] = true,
+    [0x25] = true} -- opcode -> whether it is a SEND Only
+
+EXTENSIONS.flor = {
+    parse = function(ctx, fr, p)
+        local params = ctx.params
+        if FLOR_WRITE_IMM[p.op] then
+            local o = hdr_at(p, "immdt")
+            if not o then return nil end
+            return {write = true, imm = u32(fr.s, o), split = params.flor_split}
+        end
+        local only = FLOR_SEND_FIRST_ONLY[p.op]
+        if only ~= nil then
+            local at, cap = payload_span(p)
+            local h = flor_send_parse(fr, fr.s, at, cap, p.payload_len, only)
+            if h then h.split = params.flor_split end
+            return h
+        end
+        if p.op == 0x64 then
+            local at, cap = payload_span(p)
+            return (flor_ack_parse(fr, fr.s, at, cap, p.payload_len, params.flor_ack_set_means))
+        end
+        return nil
+    end,
+    visit = function(x, fr, p, emit)
+        local _, cap = payload_span(p)
+        local at = p.off + p.hdr_end
+        if x.write then
+            local o = p.present.immdt
+            if o then flor_write_visit(x.split, x.imm, p.off + o, true, emit) end
+        elseif x.send then
+            flor_send_visit(x, fr, at, x.split, emit)
+        else
+            flor_ack_visit(x, fr, at, cap, emit)
+        end
+    end,
+}
+
+-- ERD (ext/erd.rs): the EETH of RD / UD SENDs.
+local ERD_OPCODES = {[0x44] = true, [0x45] = true, [0x64] = true, [0x65] = true}
+
+-- erd::applies: an EETH-carrying opcode with all its headers, not UD to QP0 / QP1.
+local function erd_applies(s, p)
+    return ERD_OPCODES[p.op] and p.info ~= nil and p.all_hdrs == true
+        and not (p.op >= 0x60 and u24(s, p.off + 5) <= 1)
+end
+
+EXTENSIONS.erd = {
+    parse = function(ctx, fr, p)
+        local s = fr.s
+        if not erd_applies(s, p) then return nil end
+        local len = p.payload_len
+        if len < 12 then
+            ext_warn(fr, "erd", X.short(len, 12))
+            return nil
+        end
+        local at, cap = payload_span(p)
+        if cap < 12 then return nil end
+        local s_len = u16(s, at + 4)
+        if s_len ~= len - 12 then ext_warn(fr, "erd", X.mismatch("rocescope.erd.s_len", s_len, len - 12)) end
+        return {eeth = true}
+    end,
+    visit = function(e, fr, p, emit)
+        local s, o = fr.s, p.off + p.hdr_end
+        local flags = u8(s, o)
+        emit("rocescope.erd.type", o, 1, bit(flags, 0x80))
+        emit("rocescope.erd.last", o, 1, bit(flags, 0x40))
+        emit("rocescope.erd.msg_id", o + 2, 2, u16(s, o + 2))
+        emit("rocescope.erd.s_len", o + 4, 2, u16(s, o + 4))
+        emit("rocescope.erd.s_offset", o + 8, 4, u32(s, o + 8))
+    end,
+}
+
 -- The IPv4 ToS / IPv6 traffic class (Frame::tos); nil for RoCEv1, as extensions see it.
 local function ctx_tos(fr)
     local net, s = fr.net, fr.s
@@ -809,12 +1445,12 @@ end
 
 local function parse_roce(fr, off, wire_len)
     fr.roce_off = off
-    local profile = chosen_profile()
+    local profile = fr.decode_profile
     local ext, ctx = EXTENSIONS[profile], nil
     local layout = "std"
     if ext and off < fr.caplen then
         ctx = {tos = ctx_tos(fr), params = PARAMS}
-        layout = ext.layout(ctx, u8(fr.s, off)) or "std"
+        layout = ext.layout and ext.layout(ctx, u8(fr.s, off)) or "std"
     end
     local p = parse_packet(fr, off, wire_len, layout)
     if not p then
@@ -832,7 +1468,12 @@ local function parse_roce(fr, off, wire_len)
     elseif p.icrc_at + 4 <= p.buflen then
         local s, o = fr.s, off + p.icrc_at
         local wire = u8(s, o) + u8(s, o + 1) * 0x100 + u8(s, o + 2) * 0x10000 + u8(s, o + 3) * 0x1000000
-        local computed = icrc_compute(fr, p)
+        -- The same frame is parsed once per profile tried (auto): compute its ICRC once.
+        local computed = fr.memo[p.icrc_at]
+        if not computed then
+            computed = icrc_compute(fr, p)
+            fr.memo[p.icrc_at] = computed
+        end
         if wire == computed then
             fr.icrc = "good"
         else
@@ -846,7 +1487,8 @@ local function parse_roce(fr, off, wire_len)
 end
 
 -- Frame::parse_tcp: only the header's length is checked (ERD's NACK stream, which needs the
--- segments, is decoded under the erd profile). `seg_len` is the IP payload length on the wire.
+-- segments in order, is reassembled by the stateful decoder below). `seg_len` is the IP payload
+-- length on the wire.
 local function parse_tcp(fr, off, seg_len)
     local have = math.max(math.min(off + seg_len, fr.caplen) - math.min(off, fr.caplen), 0)
     local need = 20
@@ -857,7 +1499,7 @@ local function parse_tcp(fr, off, seg_len)
             return
         end
         if have >= hl then
-            fr.tcp_off = off
+            fr.tcp_off, fr.tcp_end = off, off + seg_len
             return
         end
         need = hl
@@ -1026,10 +1668,12 @@ local function parse_link(fr)
     return ethertype, off
 end
 
--- Frame::decode. `s` holds the captured bytes, `wire_len` the frame's length on the wire.
-local function decode(link, s, wire_len)
-    local fr = {link = link, s = s, caplen = #s, wire_len = math.max(wire_len, #s), warnings = {},
-        truncated = false, profile = "std"}
+-- Frame::decode. `s` holds the captured bytes, `wire_len` the frame's length on the wire,
+-- `profile` the profile to decode RoCE with (std dcp sdr flor netrt erd), `memo` a table shared
+-- by the decodes of one frame (or nil).
+local function decode(link, s, wire_len, profile, memo)
+    local fr = {link = link, s = s, caplen = #s, wire_len = math.max(wire_len, #s), warnings = {}, nwarn = 0,
+        truncated = false, profile = "std", decode_profile = profile or "std", memo = memo or {}}
     local ethertype, l3 = parse_link(fr)
     if not ethertype then
         fr.truncated = fr.caplen < fr.wire_len
@@ -1047,12 +1691,572 @@ local function decode(link, s, wire_len)
     return fr
 end
 
+-- ---- the stateful decoder (codec/src/decoder.rs Decoder) ----
+-- What only a sequence of packets reveals: the profile of each flow (`auto`), SDR user
+-- immediates and VA checks (ext/sdr.rs SdrTracker), ERD NACK messages (ext/erd.rs
+-- NackReassembler). Memory is bounded as the codec bounds it.
+
+-- Frame::ip_addrs, as raw byte strings (IPv4, IPv6 or GRH GIDs).
+local function ip_addrs(fr)
+    local net, s = fr.net, fr.s
+    if not net then return nil end
+    local o = net.off
+    if net.kind == "ipv4" then return s:sub(o + 13, o + 16), s:sub(o + 17, o + 20) end
+    return s:sub(o + 9, o + 24), s:sub(o + 25, o + 40)
+end
+
+-- SDR (SdrTracker) --
+
+local SDR_MAX_FLOWS, SDR_MAX_MSGS = LIMITS.sdr_flows, LIMITS.sdr_msgs_per_flow
+
+-- sdr::effective_mtu
+local function sdr_effective_mtu(params, seen_max)
+    if params.sdr_mtu and params.sdr_mtu ~= 0 then return params.sdr_mtu end
+    if seen_max ~= 0 then return seen_max end
+    return 4096
+end
+
+-- sdr::expected_va (msg_id · max_message + pkt_off · MTU) as a big; nil beyond 64 bits.
+local function sdr_expected_va(params, mtu, msg_id, pkt_off)
+    local max_message = params.sdr_max_message or big_mul(big(mtu), big_pow2(math.min(params.sdr_split[2], 64)))
+    local va = big_add(big_mul(big(msg_id), max_message), big_mul(big(pkt_off), big(mtu)))
+    if #va > 4 then return nil end
+    return va
+end
+
+local function sdr_drop_msg(st, id)
+    if st.msgs[id] then
+        st.msgs[id] = nil
+        st.nmsgs = st.nmsgs - 1
+    end
+end
+
+-- SdrTracker::evict_flows: keeps the most recently used half.
+local function sdr_evict_flows(t)
+    local ticks = {}
+    for _, f in pairs(t.flows) do ticks[#ticks + 1] = f.last_use end
+    table.sort(ticks)
+    local cut = ticks[floor(#ticks / 2) + 1]
+    for k, f in pairs(t.flows) do
+        if f.last_use <= cut then
+            t.flows[k] = nil
+            t.count = t.count - 1
+        end
+    end
+end
+
+-- SdrTracker::evict_msgs: drops the message states farthest behind the frontier.
+local function sdr_evict_msgs(st, id_bits)
+    if st.frontier and id_bits >= 1 and id_bits <= 32 then
+        local space = 2 ^ id_bits
+        for id in pairs(st.msgs) do
+            if (st.frontier - id) % space >= SDR_MAX_MSGS / 2 then sdr_drop_msg(st, id) end
+        end
+        if st.nmsgs >= SDR_MAX_MSGS then st.msgs, st.nmsgs = {}, 0 end
+    else
+        st.msgs, st.nmsgs = {}, 0
+    end
+end
+
+-- SdrTracker::observe: returns {user_imm, va_ok, problem} for one data packet of `flow`.
+local function sdr_observe(t, flow, params, d, va, dma_len, payload_len)
+    local split = params.sdr_split
+    local msg_id, pkt_off = d.msg_id, d.pkt_off
+    t.tick = t.tick + 1
+    if t.count >= SDR_MAX_FLOWS and not t.flows[flow] then sdr_evict_flows(t) end
+    local st = t.flows[flow]
+    if not st then
+        st = {max_dma = 0, msgs = {}, nmsgs = 0, last_use = 0}
+        t.flows[flow] = st
+        t.count = t.count + 1
+    end
+    st.last_use = t.tick
+    st.max_dma = math.max(st.max_dma, dma_len)
+    local ann = {}
+    -- A new message on a reused id?
+    local id_bits = split[1]
+    if id_bits >= 1 and id_bits <= 32 then
+        local space = 2 ^ id_bits
+        local f = st.frontier
+        if not f then
+            st.frontier = msg_id
+        else
+            local dist = (msg_id - f) % space
+            if dist ~= 0 and dist < space / 2 then
+                if dist >= st.nmsgs then
+                    for id in pairs(st.msgs) do
+                        local a = (id - f) % space
+                        if not (a == 0 or a > dist) then sdr_drop_msg(st, id) end
+                    end
+                else
+                    for k = 1, dist do sdr_drop_msg(st, (f + k) % space) end
+                end
+                st.frontier = msg_id
+            end
+        end
+    end
+    local fr_bits = split[3]
+    if fr_bits ~= 0 and 32 % fr_bits == 0 then
+        local fcount = 32 / fr_bits
+        local full = 2 ^ fcount - 1
+        if id_bits == 0 and pkt_off == 0 then
+            local m = st.msgs[msg_id]
+            if m and m.seen == full and m.off0 then sdr_drop_msg(st, msg_id) end
+        end
+        if not st.msgs[msg_id] and st.nmsgs >= SDR_MAX_MSGS then sdr_evict_msgs(st, id_bits) end
+        local m = st.msgs[msg_id]
+        if not m then
+            m = {value = 0, seen = 0, off0 = false}
+            st.msgs[msg_id] = m
+            st.nmsgs = st.nmsgs + 1
+        end
+        m.off0 = m.off0 or pkt_off == 0
+        local j = pkt_off % fcount
+        local shift = 32 - fr_bits * (j + 1)
+        local modulus = 2 ^ fr_bits
+        local frag = d.frag % modulus
+        if floor(m.seen / 2 ^ j) % 2 == 1 then
+            local before = floor(m.value / 2 ^ shift) % modulus
+            if before ~= frag then
+                ann.problem = ext_text("sdr_data", X.mismatch("rocescope.sdr.imm_frag", frag, before))
+            end
+        else
+            m.seen = m.seen + 2 ^ j
+            m.value = m.value + frag * 2 ^ shift
+        end
+        if m.seen == full then ann.user_imm = m.value end
+    end
+    local want = sdr_expected_va(params, sdr_effective_mtu(params, st.max_dma), msg_id, pkt_off)
+    ann.va_ok = want ~= nil and big_eq(want, va)
+    if not ann.va_ok and not ann.problem then ann.problem = ext_text("sdr_data", NOTE.sdr_va_mismatch) end
+    if not ann.problem and dma_len ~= payload_len then
+        ann.problem = ext_text("sdr_data", X.mismatch("rocescope.reth.dmalen", dma_len, sat32(payload_len)))
+    end
+    return ann
+end
+
+-- ERD NACK stream (NackReassembler) --
+
+local NACK_MAX_LEN = LIMITS.nack_message_len -- the longest message the format allows
+local NACK_MAX_STREAMS = 1024 -- NackReassembler::new
+
+local function signed32(v)
+    v = v % U32
+    if v >= 2 ^ 31 then return v - U32 end
+    return v
+end
+
+-- erd::plausible: the candidate header at `q` (from 0) of `d`.
+local function nack_plausible(d, q, max_len)
+    local have = #d - q
+    if have < 4 then return true end
+    local len = 4 + 12 * u16(d, q + 2)
+    if len > max_len then return false end
+    local r, lim = 4, math.min(len, have)
+    while r < lim do
+        if u8(d, q + r) ~= 0 then return false end
+        r = r + 4
+    end
+    return have <= len or u8(d, q + len) == 0x4e
+end
+
+-- erd::hunt on d[from..]: the offset (from `from`) of the first plausible message header.
+local function nack_hunt(d, from, max_len)
+    local n, q = #d, from
+    while q + 1 < n do
+        local pos = string.find(d, "N", q + 1, true) -- "N" = 0x4e, the magic
+        if not pos or pos > n - 1 then return nil end
+        q = pos - 1
+        if u8(d, q + 1) == 1 and nack_plausible(d, q, max_len) then return q - from end
+        q = q + 1
+    end
+    return nil
+end
+
+local function nack_lose_sync(stream)
+    stream.hunting = true
+    stream.partial = ""
+end
+
+-- Stream::consume: new in-order bytes `d`, which start at offset `d_off` of the segment's payload.
+local function nack_consume(stream, d, d_off, max_len, out)
+    local p, dl = 0, #d
+    while true do
+        if stream.hunting then
+            local q = nack_hunt(d, p, max_len)
+            if not q then return end
+            p = p + q
+            stream.hunting = false
+        end
+        local partial = stream.partial
+        local held = #partial
+        local avail = held + (dl - p)
+        if avail == 0 then return end
+        local function byte(i)
+            if i < held then return partial:byte(i + 1) end
+            return d:byte(p + i - held + 1)
+        end
+        local problem
+        if byte(0) ~= 0x4e then
+            problem = X.magic(byte(0), 0x4e)
+        elseif avail >= 2 and byte(1) ~= 1 then
+            problem = X.version(byte(1), 1)
+        elseif avail >= 4 and 4 + 12 * (byte(2) * 256 + byte(3)) > max_len then
+            problem = NOTE.erd_nack_too_long
+        end
+        if problem then
+            out.warn(problem)
+            -- Bytes held were checked when they arrived: search again from the bad message's
+            -- first byte after its start.
+            if held == 0 then p = p + 1 end
+            nack_lose_sync(stream)
+        else
+            local len = avail >= 4 and 4 + 12 * (byte(2) * 256 + byte(3)) or nil
+            if not len or avail < len then
+                stream.partial = partial .. d:sub(p + 1)
+                return
+            end
+            local from_d = len - held
+            local msg = held == 0 and d:sub(p + 1, p + len) or partial .. d:sub(p + 1, p + from_d)
+            stream.partial = ""
+            out.message(msg, d_off + p - held)
+            p = p + from_d
+        end
+    end
+end
+
+-- NackReassembler::push_segment. `t` is the segment (tcp_segment), `s` the frame's bytes. Returns
+-- the batch: {messages = {{count, start, entries = {{src, dst, psn}, ...}}, ...}, warnings,
+-- poff (frame offset of the payload), cap (captured payload bytes)}.
+local function nack_push(r, key, t, s)
+    local batch = {messages = {}, warnings = {}, poff = t.poff, cap = t.cap}
+    local out = {}
+    function out.warn(what)
+        if #batch.warnings < MAX_WARNINGS then batch.warnings[#batch.warnings + 1] = ext_text("erd_nack", what) end
+    end
+    function out.message(msg, start)
+        local count = u16(msg, 2)
+        local entries = {}
+        for i = 0, count - 1 do
+            local o = 4 + 12 * i
+            entries[i + 1] = {u24(msg, o + 1), u24(msg, o + 5), u24(msg, o + 9)}
+        end
+        batch.messages[#batch.messages + 1] = {count = count, start = start, entries = entries}
+    end
+    local syn, fin, rst = band(t.flags, 0x02) ~= 0, band(t.flags, 0x01) ~= 0, band(t.flags, 0x04) ~= 0
+    local wire_len = math.max(t.wire_len, t.cap)
+    local data_seq = (t.seq + (syn and 1 or 0)) % U32
+    if rst then
+        if r.streams[key] then
+            r.streams[key] = nil
+            r.count = r.count - 1
+        end
+        return batch
+    end
+    if wire_len == 0 and not syn and not fin then return batch end
+    r.tick = r.tick + 1
+    local stream = r.streams[key]
+    if not stream then
+        if wire_len == 0 and not syn then return batch end -- a bare FIN of a stream never seen
+        if r.count >= NACK_MAX_STREAMS then
+            local old, oldest
+            for k, v in pairs(r.streams) do
+                if not oldest or v.last_used < oldest then old, oldest = k, v.last_used end
+            end
+            r.streams[old] = nil
+            r.count = r.count - 1
+        end
+        stream = {next_seq = data_seq, hunting = false, partial = ""}
+        r.streams[key] = stream
+        r.count = r.count + 1
+    end
+    stream.last_used = r.tick
+    if syn and data_seq ~= stream.next_seq then
+        -- A new connection on the same addresses and ports.
+        stream.next_seq, stream.hunting, stream.partial = data_seq, false, ""
+    end
+    local rel = signed32(data_seq - stream.next_seq)
+    local gap = rel > 0
+    local skip = 0
+    if gap then
+        out.warn(NOTE.erd_stream_gap)
+        nack_lose_sync(stream)
+        stream.next_seq = data_seq
+    else
+        skip = -rel
+    end
+    if skip < t.cap then nack_consume(stream, s:sub(t.poff + skip + 1, t.poff + t.cap), skip, NACK_MAX_LEN, out) end
+    local end_seq = (data_seq + wire_len) % U32
+    if signed32(end_seq - stream.next_seq) > 0 then
+        if math.max(skip, t.cap) < wire_len then
+            -- The snaplen cut new bytes: a gap at the end of this segment.
+            if not gap then out.warn(NOTE.erd_stream_gap) end
+            nack_lose_sync(stream)
+        end
+        stream.next_seq = end_seq
+    end
+    if fin then
+        local held = #stream.partial
+        if not stream.hunting and held > 0 then
+            out.warn(X.short(held, held >= 4 and 4 + 12 * u16(stream.partial, 2) or 4))
+        end
+        r.streams[key] = nil
+        r.count = r.count - 1
+    end
+    return batch
+end
+
+-- Frame::tcp: the segment of a frame whose TCP header was captured whole.
+local function tcp_segment(fr)
+    local s, o = fr.s, fr.tcp_off
+    local poff = o + rshift(band(u8(s, o + 12), 0xf0), 2)
+    return {sport = u16(s, o), dport = u16(s, o + 2), seq = u32(s, o + 4), flags = u8(s, o + 13), poff = poff,
+        cap = math.max(math.min(fr.tcp_end, fr.caplen) - math.min(poff, fr.caplen), 0), wire_len = fr.tcp_end - poff}
+end
+
+-- Detection (Decoder::detect / try_rule) --
+
+local DCP_UNSURE_AFTER = LIMITS.dcp_unsure_after
+local DETECTION_ORDER = {"netrt", "dcp", "sdr", "flor", "erd"}
+
+local function psn_diff(a, b) -- psn::diff: b - a as a signed 24-bit number
+    local d = (b - a) % 0x1000000
+    if d >= 0x800000 then return d - 0x1000000 end
+    return d
+end
+
+local function new_flow_state()
+    return {warned = false, dcp_tagged = 0, dcp_refuted = false, sdr_max_dma = 0}
+end
+
+-- One detection rule: the frame decoded with `rule` when the packet identifies itself as such.
+local function try_rule(st, rule, std, link, s, wire_len, memo, state)
+    local roce, params = std.roce, PARAMS
+    local op = roce.op
+    if rule == "netrt" then
+        if op ~= params.netrt_opcode then return nil end
+        local f = decode(link, s, wire_len, "netrt", memo)
+        return (f.ext and f.ext.kind and f.nwarn == 0) and f or nil
+    elseif rule == "dcp" then
+        if std.net.kind == "grh" or state.dcp_refuted then return nil end
+        local tag = dcp_tag(ctx_tos(std), params.dcp_tag_shift)
+        if tag == 0 then return nil end
+        state.dcp_tagged = math.min(state.dcp_tagged + 1, 65535)
+        local f = decode(link, s, wire_len, "dcp", memo)
+        local r = f.roce
+        if not r then return nil end
+        if tag == 3 then
+            local ho = r.wire_len == 15 and f.nwarn == 0
+            state.dcp_refuted = state.dcp_refuted or not ho
+            return ho and f or nil
+        end
+        if tag ~= 2 or not is_dcp_request(op) then return nil end
+        if f.nwarn > std.nwarn then
+            -- The DCP layout does not even parse: ordinary traffic with this DSCP.
+            state.dcp_refuted = true
+            return nil
+        end
+        local reth = hdr_at(r, "reth")
+        if not reth or op < 0x06 or op > 0x0b then return nil end
+        local psn, dma_len = u24(s, r.off + 9), u32(s, reth + 12)
+        if op == 0x06 then
+            state.dcp_first = {psn = psn, va = big_bytes(s, reth, 8), dma_len = dma_len, payload_len = r.payload_len}
+            return nil
+        elseif op <= 0x09 then
+            local first = state.dcp_first
+            if not first then return nil end
+            local k = psn_diff(first.psn, psn)
+            local ok = false
+            if k > 0 and first.dma_len ~= 0 and dma_len == first.dma_len then
+                local want = big_low64(big_add(first.va, big_mul(big(k), big(first.payload_len))))
+                ok = big_eq(want, big_bytes(s, reth, 8))
+            end
+            state.dcp_refuted = state.dcp_refuted or not ok
+            return ok and f or nil
+        end
+        return nil
+    elseif rule == "sdr" then
+        local at, cap = payload_span(roce)
+        local candidate = op == 0x2b
+            or ((op == 0x24 or op == 0x64) and cap >= 2 and u8(s, at) == 0x53 and u8(s, at + 1) == 1)
+        if not candidate then return nil end
+        local f = decode(link, s, wire_len, "sdr", memo)
+        if f.nwarn > std.nwarn or not f.ext then return nil end
+        if f.ext.ctrl then return f end
+        local reth = hdr_at(f.roce, "reth")
+        if not reth then return nil end
+        state.sdr_max_dma = math.max(state.sdr_max_dma, u32(s, reth + 12))
+        local want = sdr_expected_va(params, sdr_effective_mtu(params, state.sdr_max_dma), f.ext.msg_id, f.ext.pkt_off)
+        return (want and big_eq(want, big_bytes(s, reth, 8))) and f or nil
+    elseif rule == "flor" then
+        local at, cap = payload_span(roce)
+        local wire = roce.payload_len
+        local candidate = false
+        local only = FLOR_SEND_FIRST_ONLY[op]
+        if only ~= nil then
+            local h, n = flor_send_parse(nil, s, at, cap, wire, only)
+            candidate = h ~= nil and n == 0
+        elseif op == 0x64 then
+            local a, n = flor_ack_parse(nil, s, at, cap, wire, "send")
+            candidate = a ~= nil and n == 0
+        elseif FLOR_WRITE_IMM[op] then
+            local a, b = ip_addrs(std)
+            candidate = st.flor_pairs[a .. "|" .. b] == true
+        end
+        if not candidate then return nil end
+        local f = decode(link, s, wire_len, "flor", memo)
+        return (f.ext and f.nwarn <= std.nwarn) and f or nil
+    elseif rule == "erd" then
+        -- erd::detect on the standard reading.
+        if not erd_applies(s, roce) or roce.payload_len < 12 then return nil end
+        local at, cap = payload_span(roce)
+        if cap < 12 or u16(s, at + 4) ~= roce.payload_len - 12 then return nil end
+        local f = decode(link, s, wire_len, "erd", memo)
+        return (f.ext and f.nwarn <= std.nwarn) and f or nil
+    end
+    return nil
+end
+
+-- Decoder::detect: the frame decoded with its flow's profile, once known; detection's warning
+-- (once per flow) in fr.detection.
+local function detect(st, std, link, s, wire_len, memo)
+    local a, b = ip_addrs(std)
+    if not a or not std.roce then return std end
+    local qp = u24(s, std.roce.off + 5)
+    local key = a .. b .. "/" .. qp
+    local state = st.flows[key]
+    if state and state.profile then return decode(link, s, wire_len, state.profile, memo) end
+    state = state or new_flow_state()
+    local n, first_rule, first_frame = 0, nil, nil
+    for _, rule in ipairs(DETECTION_ORDER) do
+        local f = try_rule(st, rule, std, link, s, wire_len, memo, state)
+        if f then
+            n = n + 1
+            if n == 1 then first_rule, first_frame = rule, f end
+        end
+    end
+    local out = std
+    if n == 1 then
+        state.profile = first_rule
+        if first_rule == "flor" then
+            st.flor_pairs[a .. "|" .. b] = true
+            st.flor_pairs[b .. "|" .. a] = true
+        elseif first_rule == "netrt" then
+            -- The messages travel against the data: label the served flow too.
+            local rev = b .. a .. "/" .. qp
+            local e = st.flows[rev]
+            if not e then
+                e = new_flow_state()
+                st.flows[rev] = e
+            end
+            e.profile = e.profile or "netrt"
+        end
+        out = first_frame
+    elseif n == 0 then
+        if state.dcp_tagged >= DCP_UNSURE_AFTER and not state.dcp_refuted and not state.warned then
+            state.warned = true
+            out.detection = ext_text("detection", NOTE.dcp_unconfirmed)
+        end
+    elseif not state.warned then
+        state.warned = true
+        out.detection = ext_text("detection", NOTE.detection_ambiguous)
+    end
+    st.flows[key] = state
+    return out
+end
+
+-- Decoder::decode: one frame with the decoder's memory (`st`), `choice` = "auto" or a profile.
+-- Adds to the frame: nacks (the NACK batch of a TCP segment of the NACK port, fr.profile "erd"),
+-- sdr (the SDR annotation), detection (detection's warning); `appended` lists the warnings added
+-- to the frame's own.
+local function decode_stateful(st, link, s, wire_len, choice)
+    local memo = {}
+    local std = decode(link, s, wire_len, "std", memo)
+    if std.tcp_off then
+        -- ERD's NACK path: TCP to or from the NACK port, under erd or auto.
+        if choice == "erd" or choice == "auto" then
+            local t = tcp_segment(std)
+            local port = PARAMS.erd_nack_port
+            if t.sport == port or t.dport == port then
+                local a, b = ip_addrs(std)
+                local batch = nack_push(st.nack, a .. "|" .. b .. ":" .. t.sport .. ":" .. t.dport, t, s)
+                for _, w in ipairs(batch.warnings) do warn(std, w) end
+                std.nacks, std.profile, std.appended = batch, "erd", batch.warnings
+            end
+        end
+        return std
+    end
+    local fr
+    if choice == "auto" then
+        fr = detect(st, std, link, s, wire_len, memo)
+    elseif choice == "std" then
+        fr = std
+    else
+        fr = decode(link, s, wire_len, choice, memo)
+    end
+    local e = fr.ext
+    if fr.profile == "sdr" and e.data then
+        -- SDR spreads a message over several QPs: keyed by the address pair.
+        local reth = hdr_at(fr.roce, "reth")
+        local a, b = ip_addrs(fr)
+        if reth and a then
+            local ann = sdr_observe(st.sdr, a .. "|" .. b, PARAMS, e, big_bytes(s, reth, 8), u32(s, reth + 12),
+                fr.roce.payload_len)
+            fr.sdr = ann
+            if ann.problem then
+                warn(fr, ann.problem)
+                fr.appended = {ann.problem}
+            end
+        end
+    end
+    return fr
+end
+
+-- The decoder's memory: reset by proto.init (a file is opened or reloaded, a preference changed).
+local function new_state()
+    return {flows = {}, flor_pairs = {}, sdr = {flows = {}, count = 0, tick = 0},
+        nack = {streams = {}, count = 0, tick = 0}, frames = {}, last = 0}
+end
+local STATE = new_state()
+
+-- A frame as the decoder's first, in-order run sees it. The stateful decode runs once per frame,
+-- the first time its number comes up and only in increasing order (STATE.last: the last frame
+-- decoded so); what it found is kept in STATE.frames[number] (false when the frame is what a
+-- stateless decode gives, else its profile and what the decoder added), and every later
+-- dissection of the frame (pinfo.visited set: the GUI redrawing, tshark -2's second pass, ...)
+-- is rebuilt from that. Wireshark's first pass is in order with pinfo.visited false; tshark -2
+-- without a read filter skips it, so the second pass (visited already set) is the first run
+-- here, still in order. A frame first met out of order decodes without the decoder's memory.
+local function decode_frame(link, s, wire_len, number)
+    local choice = chosen_profile()
+    local kept = STATE.frames[number]
+    if kept == nil and number > STATE.last then
+        STATE.last = number
+        local fr = decode_stateful(STATE, link, s, wire_len, choice)
+        local default = choice == "auto" and "std" or choice
+        if fr.decode_profile ~= default or fr.nacks or fr.sdr or fr.detection then
+            STATE.frames[number] = {profile = fr.decode_profile, nacks = fr.nacks, sdr = fr.sdr,
+                detection = fr.detection, appended = fr.appended}
+        else
+            STATE.frames[number] = false
+        end
+        return fr
+    end
+    if not kept then return decode(link, s, wire_len, choice == "auto" and "std" or choice) end
+    local fr = decode(link, s, wire_len, kept.profile)
+    fr.sdr, fr.detection = kept.sdr, kept.detection
+    if kept.nacks then fr.nacks, fr.profile = kept.nacks, "erd" end
+    for _, w in ipairs(kept.appended or {}) do warn(fr, w) end
+    return fr
+end
+
 -- ---- the one walk over the fields (Frame::visit) ----
 -- emit(name, offset, length, value): offset nil for a derived value; value nil to let Wireshark
 -- read the bytes (64-bit integers, byte strings).
 
 local function opcode_name(p)
-    if p.info then return p.info.name end
+    local info = OPCODES.std[p.op] -- Opcode::name: the standard table whatever the layout
+    if info then return info.name end
     if p.op >= 0xc0 then return "Vendor-specific" end
     return "Unknown"
 end
@@ -1066,7 +2270,6 @@ local function aeth_kind(syn)
     return "reserved"
 end
 
-local function bit(v, mask) return band(v, mask) ~= 0 and 1 or 0 end
 
 local function visit_roce(fr, p, emit)
     local s, b = fr.s, p.off
@@ -1150,7 +2353,32 @@ local function visit_roce(fr, p, emit)
     if fr.icrc then emit("rocescope.icrc.status", nil, 0, fr.icrc) end
 end
 
+-- The NACK messages a TCP segment completed (NackBatch::visit): byte ranges clipped to the
+-- segment, none for bytes of earlier segments.
+local function visit_nacks(b, emit)
+    local function clip(from, to)
+        local lo, hi = math.max(from, 0), math.min(to, b.cap)
+        if lo < hi then return b.poff + lo, hi - lo end
+        return nil, 0
+    end
+    for _, m in ipairs(b.messages) do
+        local o, n = clip(m.start + 2, m.start + 4)
+        emit("rocescope.erd.nack.count", o, n, m.count)
+        for i, e in ipairs(m.entries) do
+            local at = m.start + 4 + (i - 1) * 12
+            o, n = clip(at + 1, at + 4)
+            emit("rocescope.erd.nack.src_qpn", o, n, e[1])
+            o, n = clip(at + 5, at + 8)
+            emit("rocescope.erd.nack.dst_qpn", o, n, e[2])
+            o, n = clip(at + 9, at + 12)
+            emit("rocescope.erd.nack.psn", o, n, e[3])
+        end
+    end
+end
+
+-- Decoded::visit: the frame's fields (Frame::visit), then what the decoder's memory adds.
 local function visit(fr, emit)
+    if fr.nacks then emit("rocescope.profile", nil, 0, "erd") end
     if fr.roce then visit_roce(fr, fr.roce, emit) end
     local mc = fr.mac_ctrl_off
     if mc then
@@ -1164,6 +2392,13 @@ local function visit(fr, emit)
     end
     if not fr.roce and not mc and fr.truncated then emit("rocescope.truncated", nil, 0, 1) end
     for _, w in ipairs(fr.warnings) do emit("rocescope.warning", nil, 0, w) end
+    if fr.nacks then visit_nacks(fr.nacks, emit) end
+    local a = fr.sdr
+    if a then
+        if a.user_imm then emit("rocescope.sdr.user_imm", nil, 0, a.user_imm) end
+        emit("rocescope.sdr.va_ok", nil, 0, bool(a.va_ok))
+    end
+    if fr.detection then emit("rocescope.warning", nil, 0, fr.detection) end
 end
 
 -- ---- the tree ----
@@ -1174,6 +2409,7 @@ local GROUP_LABEL = {
     reth = "RETH", atomiceth = "AtomicETH", aeth = "AETH", irn = "IRN selective NAK",
     atomicacketh = "AtomicAckETH", ieth = "IETH", feth = "FETH", icrc = "Invariant CRC",
     cm = "Connection Manager MAD", pfc = "PAUSE / PFC",
+    dcp = "DCP", sdr = "SDR", flor = "Flor", netrt = "NetRT", erd = "ERD",
 }
 local FRAME_LEVEL = {profile = true, truncated = true, opcode_name = true, payload_len = true,
     warning = true, immdt = true}
@@ -1184,7 +2420,7 @@ local function render(fr, tvb, pinfo, tree)
         items[#items + 1] = {name, off, len, value}
     end)
     if #items == 0 then return end
-    local start = fr.roce_off or fr.mac_ctrl_off or 0
+    local start = fr.roce_off or fr.mac_ctrl_off or (fr.nacks and fr.nacks.poff) or 0
     local caplen = fr.caplen
     local root
     if start < caplen then
@@ -1247,7 +2483,13 @@ local function render(fr, tvb, pinfo, tree)
         if fr.cm_off then info = info .. " CM " .. string.upper(CM_MSGS[u16(s, fr.cm_off + 16)]) end
         if fr.icrc and fr.icrc ~= "good" then info = info .. " ICRC " .. fr.icrc end
         if fr.truncated then info = info .. " [truncated]" end
+        if fr.profile ~= "std" then info = info .. " [" .. fr.profile .. "]" end
         pinfo.cols.info:set(info)
+    elseif fr.nacks and #fr.nacks.messages > 0 then
+        local n = 0
+        for _, m in ipairs(fr.nacks.messages) do n = n + m.count end
+        pinfo.cols.info:append(sfmt(" [erd: %d NACK message%s, %d entries]", #fr.nacks.messages,
+            #fr.nacks.messages == 1 and "" or "s", n))
     end
 end
 
@@ -1295,9 +2537,15 @@ function proto.dissector(tvb, pinfo, tree)
     if not link then return 0 end
     local caplen = tvb:len()
     local s = caplen > 0 and tvb:raw(0, caplen) or ""
-    local fr = decode(link, s, tvb:reported_len())
+    local fr = decode_frame(link, s, tvb:reported_len(), pinfo.number)
     render(fr, tvb, pinfo, tree)
     return caplen
+end
+
+-- Called before each dissection of the whole capture (a file opened or reloaded, preferences
+-- changed): the decoder's memory starts afresh.
+function proto.init()
+    STATE = new_state()
 end
 
 register_postdissector(proto)

@@ -11,6 +11,7 @@ use std::io::Cursor;
 use rocescope_codec::build::{self, FrameRepr, NetRepr, RoceRepr};
 use rocescope_codec::ib::*;
 use rocescope_codec::mac_control::MacControlRepr;
+use rocescope_codec::decoder::{Decoder, DecoderOptions};
 use rocescope_codec::ext::{dcp, Ext};
 use rocescope_codec::{DecodeOptions, Frame, IcrcStatus, LinkType, Profile, Warning};
 
@@ -52,7 +53,8 @@ pub fn decode_options(verify: bool, ctl: u8) -> DecodeOptions {
 
 /// `capture_file` target. Input: a whole pcap or pcapng file. Every record is read and every
 /// frame of a decodable link type is decoded and checked like `fuzz_frame` does (default
-/// options: verification on, `std` profile).
+/// options: verification on, `std` profile), then decoded again by a [`Decoder`] with the CLI's
+/// defaults (profile `auto`) and its fields walked.
 pub fn fuzz_capture(data: &[u8]) {
     let mut reader = match CaptureReader::new(Cursor::new(data)) {
         Ok(r) => r,
@@ -62,6 +64,7 @@ pub fn fuzz_capture(data: &[u8]) {
         }
     };
     let opts = DecodeOptions::default();
+    let mut decoder = Decoder::new(DecoderOptions::default());
     let mut last_offset = 0u64;
     let mut last_number = 0u64;
     for _ in 0..MAX_RECORDS {
@@ -82,7 +85,20 @@ pub fn fuzz_capture(data: &[u8]) {
         last_number = rec.number;
         let Some(link) = crate::link_type(rec.linktype) else { continue };
         check_frame(link, rec.data, rec.orig_len as usize, &opts);
+        // The stateful decoder the CLI runs (per-flow profile detection, SDR tracking, ERD
+        // NACK stream reassembly), with every field it adds.
+        let d = decoder.decode(link, rec.data, rec.orig_len as usize);
+        let _ = (d.profile().name(), d.warning_count());
+        let mut s = String::new();
+        d.visit(|id, v, range| {
+            s.clear();
+            write!(s, "{v}").unwrap();
+            assert!(range.start <= range.end, "{}: range {range:?}", id.name());
+            assert!(range.end <= rec.data.len(), "{}: range {range:?} beyond the {} captured bytes", id.name(), rec.data.len());
+        });
     }
+    let st = decoder.stats();
+    assert!(st.packets.iter().sum::<u64>() <= last_number);
 }
 
 /// Decodes one frame and exercises everything a consumer can ask of it: every accessor of
@@ -106,6 +122,12 @@ pub fn check_frame<'a>(link: LinkType, data: &'a [u8], orig_len: usize, opts: &D
         write!(s, "{a} {b}").unwrap();
     }
     let _ = (f.tos(), f.udp_ports());
+    if let Some(t) = f.tcp() {
+        let fl = t.flags;
+        let _ = (t.src_port, t.dst_port, t.seq, t.ack, fl.fin(), fl.syn(), fl.rst(), fl.psh(), fl.ack());
+        assert!(t.header_offset < t.payload_offset);
+        assert!(t.payload.len() <= t.payload_len);
+    }
     if let Some(cm) = f.cm() {
         let _ = (cm.attribute_id(), cm.msg().name(), cm.local_comm_id(), cm.remote_comm_id());
         let _ = (cm.local_qpn(), cm.remote_qpn(), cm.start_psn());
@@ -260,20 +282,17 @@ fn check_roce(f: &Frame<'_>, p: &RocePacket<'_>) {
     if let Some(h) = p.sseth() {
         let _ = h.ssn();
     }
+    assert_eq!(f.ext().profile(), f.profile());
     match f.ext() {
         Ext::Dcp(d) => {
-            assert_eq!(f.profile(), Profile::Dcp);
             let _ = d.msn(p);
         }
         Ext::Netrt(n) => {
-            assert_eq!(f.profile(), Profile::Netrt);
             if let Some(bm) = n.bitmap(p) {
                 assert!(rocescope_codec::ext::netrt::requested(0, bm).count() <= 129);
             }
         }
-        Ext::Sdr(_) => assert_eq!(f.profile(), Profile::Sdr),
-        Ext::Flor(_) => assert_eq!(f.profile(), Profile::Flor),
-        _ => assert_eq!(f.profile(), Profile::Std),
+        _ => {}
     }
 
     // A frame whose ICRC `fix_icrc` rewrote must then verify.

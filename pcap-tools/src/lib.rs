@@ -2,9 +2,11 @@
 //! browser build can call it without the CLI.
 
 pub mod capture;
+pub mod fabric;
 pub mod fuzzing;
 pub mod lua;
 pub mod output;
+pub mod stacks;
 pub mod testgen;
 pub mod testgen_ext;
 

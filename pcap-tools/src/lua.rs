@@ -6,9 +6,12 @@
 //!   type, description and enumerated values), the extension headers and the opcode tables
 //!   (`codec/src/ib/opcode.rs`, for the standard layout and DCP's), the CM attribute ids
 //!   (`codec/src/ib/cm.rs`), the profile names and the parameters' defaults
-//!   (`codec/src/profile.rs`, `codec/src/params.rs`);
+//!   (`codec/src/profile.rs`, `codec/src/params.rs`), the extensions' warning texts, type names
+//!   and memory limits (`codec/src/warning.rs`, `field.rs`, `ext/`, `decoder.rs`);
 //! - the **hand-written** dispatch, `dissector/template.lua` (included verbatim), which decodes
-//!   a frame the way `Frame::parse` does and adds the fields in the order of `Frame::visit`.
+//!   a frame the way `Frame::parse` does (with the five extensions of `codec/src/ext/`, and the
+//!   stateful decoder of `codec/src/decoder.rs`: `auto` detection, SDR tracker, ERD NACK
+//!   reassembly) and adds the fields in the order of `Decoded::visit`.
 //!
 //! The checked-in `dissector/rocescope.lua` must equal [`dissector`]'s output
 //! (`pcap-tools/tests/lua_dissector.rs` checks it); after changing the registry, the opcode
@@ -24,8 +27,11 @@
 
 use std::fmt::Write as _;
 
+use rocescope_codec::ext::{erd, sdr};
+use rocescope_codec::field::{FLOR_SEND_VALUES, SDR_CTRL_VALUES};
 use rocescope_codec::ib::{CmMsg, Hdr, OpInfo, Opcode};
-use rocescope_codec::{FieldDef, FieldType, FlorAckSetMeans, Params, Profile, FIELDS};
+use rocescope_codec::warning::{Layer, Note};
+use rocescope_codec::{FieldDef, FieldType, FlorAckSetMeans, Params, Profile, Warnings, FIELDS};
 
 /// The hand-written part of the plugin.
 pub const TEMPLATE: &str = include_str!("../../dissector/template.lua");
@@ -38,6 +44,7 @@ pub fn dissector() -> String {
     profiles_and_params(&mut s);
     headers_and_opcodes(&mut s);
     cm(&mut s);
+    extensions(&mut s);
     s.push_str("\n-- ==== end of the generated part; what follows is dissector/template.lua ====\n\n");
     s.push_str(TEMPLATE);
     s
@@ -258,6 +265,85 @@ fn cm(s: &mut String) {
     writeln!(s, "local CM_MSGS = {{{}}}", entries.join(", ")).unwrap();
 }
 
+/// The plugin's key for a fixed warning note; the match makes a new [`Note`] fail to compile
+/// here until the plugin knows it (and [`NOTES`] lists it).
+fn note_key(n: Note) -> &'static str {
+    match n {
+        Note::SdrFragmentConflict => "sdr_fragment_conflict",
+        Note::SdrVaMismatch => "sdr_va_mismatch",
+        Note::SdrCtrlFlags => "sdr_ctrl_flags",
+        Note::SdrSackTrailingBits => "sdr_sack_trailing_bits",
+        Note::FlorReserved => "flor_reserved",
+        Note::FlorWriteRnNotRetx => "flor_write_rn_not_retx",
+        Note::FlorAckLength => "flor_ack_length",
+        Note::FlorAckBitmapBeyond => "flor_ack_bitmap_beyond",
+        Note::FlorAckQpnHigh => "flor_ack_qpn_high",
+        Note::NetrtBthFlags => "netrt_bth_flags",
+        Note::ErdStreamGap => "erd_stream_gap",
+        Note::ErdNackTooLong => "erd_nack_too_long",
+        Note::DetectionAmbiguous => "detection_ambiguous",
+        Note::DcpUnconfirmed => "dcp_unconfirmed",
+    }
+}
+
+const NOTES: [Note; 14] = [
+    Note::SdrFragmentConflict,
+    Note::SdrVaMismatch,
+    Note::SdrCtrlFlags,
+    Note::SdrSackTrailingBits,
+    Note::FlorReserved,
+    Note::FlorWriteRnNotRetx,
+    Note::FlorAckLength,
+    Note::FlorAckBitmapBeyond,
+    Note::FlorAckQpnHigh,
+    Note::NetrtBthFlags,
+    Note::ErdStreamGap,
+    Note::ErdNackTooLong,
+    Note::DetectionAmbiguous,
+    Note::DcpUnconfirmed,
+];
+
+/// The layers extension warnings name, by the plugin's key.
+const EXT_LAYERS: [(&str, Layer); 8] = [
+    ("sdr", Layer::Sdr),
+    ("sdr_data", Layer::SdrData),
+    ("flor", Layer::Flor),
+    ("flor_ack", Layer::FlorAck),
+    ("netrt", Layer::Netrt),
+    ("erd", Layer::Erd),
+    ("erd_nack", Layer::ErdNack),
+    ("detection", Layer::Detection),
+];
+
+fn lua_list(values: &[&str]) -> String {
+    values.iter().map(|v| lua_str(v)).collect::<Vec<_>>().join(", ")
+}
+
+fn extensions(s: &mut String) {
+    s.push_str(
+        "\n-- ==== generated: the extensions' texts and limits (codec/src/warning.rs, field.rs, ext/, decoder.rs) ====\n",
+    );
+    s.push_str("-- Warning::Ext texts: \"<EXT_LAYER[layer]>: <problem>\"; NOTE[key] = Note::text.\n");
+    let layers: Vec<String> = EXT_LAYERS.iter().map(|(k, l)| format!("{k} = {}", lua_str(l.name()))).collect();
+    writeln!(s, "local EXT_LAYER = {{{}}}", layers.join(", ")).unwrap();
+    s.push_str("local NOTE = {\n");
+    for n in NOTES {
+        writeln!(s, "    {} = {},", note_key(n), lua_str(n.text())).unwrap();
+    }
+    s.push_str("}\n");
+    s.push_str("-- Type codes 1, 2, ... of SDR control messages and Flor SEND headers.\n");
+    writeln!(s, "local SDR_CTRL = {{{}}}", lua_list(SDR_CTRL_VALUES)).unwrap();
+    writeln!(s, "local FLOR_SEND = {{{}}}", lua_list(FLOR_SEND_VALUES)).unwrap();
+    s.push_str("-- Limits: warnings listed per frame, the decoder's memory.\n");
+    s.push_str("local LIMITS = {\n");
+    writeln!(s, "    warnings = {},", Warnings::CAPACITY).unwrap();
+    writeln!(s, "    dcp_unsure_after = {},", rocescope_codec::decoder::DCP_UNSURE_AFTER).unwrap();
+    writeln!(s, "    sdr_flows = {},", sdr::SdrTracker::MAX_FLOWS).unwrap();
+    writeln!(s, "    sdr_msgs_per_flow = {},", sdr::SdrTracker::MAX_MSGS_PER_FLOW).unwrap();
+    writeln!(s, "    nack_message_len = {},", erd::NACK_MAX_LEN).unwrap();
+    s.push_str("}\n");
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -281,6 +367,17 @@ mod tests {
             assert_eq!(lua.matches(&needle).count(), 1, "{}", f.name);
         }
         assert_eq!(lua.matches("ProtoField.new(").count(), FIELDS.len());
+    }
+
+    #[test]
+    fn every_note_has_a_key() {
+        let keys: std::collections::HashSet<&str> = NOTES.iter().map(|&n| note_key(n)).collect();
+        assert_eq!(keys.len(), NOTES.len());
+        // The template raises every note the codec raises (SdrFragmentConflict: none; the
+        // tracker reports a conflicting fragment as a Mismatch).
+        for n in NOTES.into_iter().filter(|&n| n != Note::SdrFragmentConflict) {
+            assert!(TEMPLATE.contains(&format!("NOTE.{}", note_key(n))), "{} unused by the template", note_key(n));
+        }
     }
 
     #[test]

@@ -149,6 +149,9 @@ enum Cmd {
     /// Print the Wireshark Lua plugin (dissector/rocescope.lua), generated from the field
     /// registry and the opcode table.
     Dissector,
+    /// Simulate a lossy fabric with a reference stack: write a pcapng (one interface per tap)
+    /// and, with --truth, the ground truth (docs/truth.md).
+    Synth(rocescope::fabric::synth::SynthArgs),
 }
 
 /// How a run ended.
@@ -173,6 +176,7 @@ fn main() -> ExitCode {
             let _ = out.write_all(rocescope::lua::dissector().as_bytes());
             Ok(0)
         }
+        Cmd::Synth(args) => args.run().map(|_| 0).map_err(Failure::Usage),
     };
     let flushed = out.flush();
     match r {

@@ -146,6 +146,21 @@ pub fn write_summary(out: &mut impl Write, rec: &Record<'_>, d: &Decoded<'_, '_>
     let frame = &d.frame;
     let t = format!("{}.{:09}", rec.ts_ns / 1_000_000_000, rec.ts_ns % 1_000_000_000);
     let (src, dst) = frame.ip_addrs().map_or((String::from("-"), String::from("-")), |(s, d)| (s.to_string(), d.to_string()));
+    let mut info = summary_info(d);
+    if frame.profile() != rocescope_codec::Profile::Std {
+        write!(info, " <{}>", frame.profile().name()).unwrap();
+    }
+    for w in frame.warnings.iter().chain(d.extra.detection.iter()) {
+        write!(info, " [{w}]").unwrap();
+    }
+    writeln!(out, "{:>6} {t} {src} → {dst} {info}", rec.number)
+}
+
+/// The protocol part of the summary line (opcode, QP, PSN, AETH, …, `[truncated]`), without
+/// the profile tag and the warnings that [`write_summary`] appends (the browser shows those in
+/// columns of their own).
+pub fn summary_info(d: &Decoded<'_, '_>) -> String {
+    let frame = &d.frame;
     let mut info = String::new();
     if let Some(p) = frame.roce() {
         let bth = p.bth();
@@ -183,13 +198,7 @@ pub fn write_summary(out: &mut impl Write, rec: &Record<'_>, d: &Decoded<'_, '_>
     if frame.truncated() {
         info.push_str(" [truncated]");
     }
-    if frame.profile() != rocescope_codec::Profile::Std {
-        write!(info, " <{}>", frame.profile().name()).unwrap();
-    }
-    for w in frame.warnings.iter().chain(d.extra.detection.iter()) {
-        write!(info, " [{w}]").unwrap();
-    }
-    writeln!(out, "{:>6} {t} {src} → {dst} {info}", rec.number)
+    info
 }
 
 /// Every field of a frame, one `name: value` line each, indented under the summary.

@@ -14,7 +14,7 @@ use rocescope_codec::build::{self, FrameRepr, NetRepr, RoceRepr};
 use rocescope_codec::ext::dcp;
 use rocescope_codec::ib::*;
 use rocescope_codec::mac_control::MacControlRepr;
-use rocescope_codec::LinkType;
+use rocescope_codec::{LinkType, Profile};
 
 fn corpus_dir(target: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../fuzz/corpus").join(target)
@@ -477,6 +477,29 @@ fn seeds() -> Vec<(&'static str, String, Vec<u8>)> {
     out.push(("frame_decode", "netrt-mark".into(), fdp(0, NETRT, &eth_frame(NetRepr::ipv4(V4.0, V4.1), marked, [None, None]))));
     for (name, prof) in [("sdr", SDR), ("flor", FLOR), ("erd", ERD)] {
         out.push(("frame_decode", format!("{name}-imm"), fdp(0, prof, &frames.iter().find(|(n, _)| n == "op0b-v4").unwrap().1)));
+    }
+
+    // The six-profile mix the acceptance tests use (rocescope::testgen_ext): every frame under
+    // the profile it belongs to, and per profile a small capture of its flows in order (the
+    // stateful decoder's detection, SDR tracking and ERD NACK reassembly need the sequence).
+    let mix = rocescope::testgen_ext::extension_mix();
+    for (i, m) in mix.iter().enumerate() {
+        let k = Profile::ALL.iter().position(|p| *p == m.expect).unwrap() as u8;
+        out.push(("frame_decode", format!("mix{i:03}-{}", m.expect.name()), fdp(0, k | 2 << 3, &m.bytes)));
+    }
+    for p in Profile::ALL {
+        let mut w = CaptureWriter::new(Vec::new(), &["mix"]).unwrap();
+        let mut size = 0;
+        for (i, m) in mix.iter().filter(|m| m.expect == p).enumerate() {
+            // Long payloads add nothing the headers do not: keep each file small.
+            let cut = if m.bytes.len() <= 600 { m.bytes.len() } else { 160 };
+            if size + cut > 12_000 {
+                break;
+            }
+            size += cut;
+            w.write_truncated(0, 1_700_000_000_000_000_000 + i as u64 * 1000, &m.bytes, cut).unwrap();
+        }
+        out.push(("capture_file", format!("mix-{}", p.name()), w.into_inner()));
     }
 
     // A few random frames (noise, for the mutator).

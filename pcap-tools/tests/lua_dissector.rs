@@ -4,26 +4,45 @@
 //! - The checked-in plugin is exactly what the generator prints today (registry, opcode table
 //!   and `dissector/template.lua`); regenerate it with
 //!   `cargo run -p rocescope -- dissector > dissector/rocescope.lua`.
-//! - `tshark -X lua_script:dissector/rocescope.lua -o rocescope.profile:std -T fields -e …` prints,
-//!   line for line and field for field, what `rocescope decode --profile std --format fields -e …`
-//!   prints, for every field the standard profile yields (`rocescope::lua::std_fields`), on:
-//!   the bundled `fixtures/std-mix.pcapng` (every standard opcode, CM, PFC/PAUSE, IPv4/IPv6,
-//!   VLANs) and `fixtures/ext-mix.pcapng` (the research transports, read as std); malformed and unusual frames built here with `rocescope_codec::build` (RoCEv1,
-//!   unknown and vendor opcodes, CNP 0x80, bad ICRC, bad IPv4 checksum, IPv4 options and
-//!   fragments, IP/UDP length disagreements, packets too short for their headers, TVer, PadCnt
-//!   and AETH oddities, 3 VLAN tags, TCP, CM MADs that do not decode, more than six warnings);
-//!   all of these cut by a snaplen at many lengths (`CaptureWriter::write_truncated`); and the
-//!   Linux cooked v1 / v2 and raw IP link types (classic pcap files written here).
+//! - `tshark -X lua_script:dissector/rocescope.lua -o rocescope.profile:P [-o rocescope.PARAM:V …]
+//!   -T fields -e …` prints, line for line and field for field, what `rocescope decode --profile P
+//!   [--PARAM V …] --format fields -e …` prints.
+//! - Standard profile, every field it yields (`rocescope::lua::std_fields`): the bundled
+//!   `fixtures/std-mix.pcapng` (every standard opcode, CM, PFC/PAUSE, IPv4/IPv6, VLANs) and
+//!   `fixtures/ext-mix.pcapng` (the research transports, read as std); malformed and unusual
+//!   frames built here with `rocescope_codec::build` (RoCEv1, unknown and vendor opcodes, CNP
+//!   0x80, bad ICRC, bad IPv4 checksum, IPv4 options and fragments, IP/UDP length disagreements,
+//!   packets too short for their headers, TVer, PadCnt and AETH oddities, 3 VLAN tags, TCP, CM
+//!   MADs that do not decode, more than six warnings); all of these cut by a snaplen at many
+//!   lengths (`CaptureWriter::write_truncated`); and the Linux cooked v1 / v2 and raw IP link
+//!   types (classic pcap files written here).
+//! - Every extension profile (dcp sdr flor netrt erd) and `auto`, every field of the registry:
+//!   `fixtures/ext-mix.pcapng`; malformed and unusual extension frames built with the codec's
+//!   builders (DCP layouts, header-only packets of the wrong length, tag 01 ACKs; NetRT requests
+//!   with every kind of body, flag and PSN problem; SDR data packets with wrong VAs, DMA lengths
+//!   and fragments, control messages of every type, malformed every way; Flor WRITE immediates,
+//!   SEND headers with every problem, ADDR bodies, ACKs of every length, polarity and wrap; ERD
+//!   EETHs on every carrying opcode, wrong S_Len, short payloads, QP0/QP1; a packet two
+//!   detection rules match; mangled copies with ICRC and IPv4 checksum errors); all of them cut
+//!   at many lengths; the unusual standard frames; the same in the other link types; ERD NACK
+//!   streams over TCP (split messages, retransmissions, overlaps, gaps, bad magic / version,
+//!   resynchronisation, snaplen cuts, FIN, RST, SYN reuse, sequence wrap); SDR message tracking
+//!   (reassembly of user immediates, conflicting fragments, VA and DMA length checks, message
+//!   ids reused, more than 256 messages in a flow, more than 4096 flows) under several splits,
+//!   MTUs and maximum message sizes; and non-default values of every parameter, given to tshark
+//!   as preferences. The stateful results are also compared with `tshark -2` (every frame
+//!   dissected a second time, the plugin rebuilding what it kept from the first).
 //! - tshark options: `-E occurrence=a -E aggregator=,` print every occurrence of a repeated field
-//!   (`rocescope.warning`, `rocescope.pfc.quanta`) joined by commas, as rocescope does;
-//!   `-E quote=n` leaves strings unquoted; `WIRESHARK_CONFIG_DIR` points at an empty directory so
-//!   personal preferences cannot change the result.
+//!   (`rocescope.warning`, `rocescope.pfc.quanta`, `rocescope.netrt.requested`, …) joined by
+//!   commas, as rocescope does; `-E quote=n` leaves strings unquoted; `WIRESHARK_CONFIG_DIR`
+//!   points at an empty directory so personal preferences cannot change the result.
 //!
 //! Differences deliberately accepted: none on these captures. Not covered, by design: frames of
 //! link types rocescope does not decode (802.11, …): `rocescope decode` gives them a
 //! "truncated in link header: 0 of 1 bytes captured" warning (it decodes them as empty raw IP),
 //! the plugin leaves them alone. RoCE inside a tunnel (VXLAN here) is decoded by neither; the
-//! plugin hands it to Wireshark's infiniband dissector (checked below).
+//! plugin hands it to Wireshark's infiniband dissector (checked below). `--map` has no
+//! preference (INTERFACES.md names none). See `dissector/README.md`.
 //!
 //! Without tshark the comparisons fail, unless `ROCESCOPE_SKIP_TSHARK=1` is set.
 
@@ -125,13 +144,41 @@ fn std_field_names() -> Vec<&'static str> {
     rocescope::lua::std_fields().map(|f| f.name).collect()
 }
 
-fn tshark_lines(capture: &Path, fields: &[&str]) -> Vec<String> {
+fn all_field_names() -> Vec<&'static str> {
+    rocescope_codec::FIELDS.iter().map(|f| f.name).collect()
+}
+
+/// How both tools run: the profile (`auto` or one of the six) and the parameters, each given
+/// to tshark as the preference `rocescope.NAME` and to rocescope as the flag `--NAME` with
+/// hyphens for underscores; `two_pass` runs tshark with `-2` (every frame dissected again with
+/// `pinfo.visited` set, so the plugin must rebuild the stateful results it kept).
+#[derive(Clone, Copy)]
+struct Run<'a> {
+    profile: &'a str,
+    params: &'a [(&'a str, &'a str)],
+    two_pass: bool,
+}
+
+impl<'a> Run<'a> {
+    fn profile(profile: &'a str) -> Self {
+        Run { profile, params: &[], two_pass: false }
+    }
+}
+
+fn tshark_lines(capture: &Path, fields: &[&str], run: Run<'_>) -> Vec<String> {
     let mut cmd = Command::new("tshark");
     cmd.env("WIRESHARK_CONFIG_DIR", wireshark_config())
         .arg("-n")
         .arg("-X")
         .arg(format!("lua_script:{}", plugin().display()))
-        .args(["-o", "rocescope.profile:std", "-r"])
+        .args(["-o", &format!("rocescope.profile:{}", run.profile)]);
+    for (name, value) in run.params {
+        cmd.args(["-o", &format!("rocescope.{name}:{value}")]);
+    }
+    if run.two_pass {
+        cmd.arg("-2");
+    }
+    cmd.arg("-r")
         .arg(capture)
         .args(["-T", "fields", "-E", "separator=/t", "-E", "occurrence=a", "-E", "aggregator=,", "-E", "quote=n"])
         .args(["-E", "header=n", "-e", "_ws.lua.error"]);
@@ -142,6 +189,7 @@ fn tshark_lines(capture: &Path, fields: &[&str]) -> Vec<String> {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "tshark failed on {}:\n{stderr}", capture.display());
     assert!(!stderr.contains("Lua"), "tshark reported a Lua problem loading the plugin:\n{stderr}");
+    assert!(!stderr.contains("rocescope"), "tshark reported a problem with the plugin:\n{stderr}");
     let text = String::from_utf8(out.stdout).expect("tshark prints UTF-8");
     text.lines()
         .enumerate()
@@ -153,9 +201,12 @@ fn tshark_lines(capture: &Path, fields: &[&str]) -> Vec<String> {
         .collect()
 }
 
-fn rocescope_lines(capture: &Path, fields: &[&str]) -> Vec<String> {
+fn rocescope_lines(capture: &Path, fields: &[&str], run: Run<'_>) -> Vec<String> {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_rocescope"));
-    cmd.args(["decode", "--profile", "std", "--format", "fields"]);
+    cmd.args(["decode", "--profile", run.profile, "--format", "fields"]);
+    for (name, value) in run.params {
+        cmd.arg(format!("--{}", name.replace('_', "-"))).arg(value);
+    }
     for f in fields {
         cmd.args(["-e", f]);
     }
@@ -164,26 +215,42 @@ fn rocescope_lines(capture: &Path, fields: &[&str]) -> Vec<String> {
     String::from_utf8(out.stdout).unwrap().lines().map(str::to_string).collect()
 }
 
+/// What a comparison covered: frames, and field values rocescope printed (all of them, and
+/// those of the extensions' fields).
+#[derive(Clone, Copy, Debug, Default)]
+struct Compared {
+    frames: usize,
+    values: usize,
+    ext_values: usize,
+}
+
 /// Runs both tools over `capture` and fails with the differences, field by field.
-fn assert_same_fields(capture: &Path, what: &str) {
-    let fields = std_field_names();
-    let theirs = tshark_lines(capture, &fields);
-    let ours = rocescope_lines(capture, &fields);
+fn assert_same(capture: &Path, what: &str, run: Run<'_>, fields: &[&str]) -> Compared {
+    let theirs = tshark_lines(capture, fields, run);
+    let ours = rocescope_lines(capture, fields, run);
+    let what = format!("{what} (profile {}{})", run.profile, if run.two_pass { ", tshark -2" } else { "" });
     assert_eq!(theirs.len(), ours.len(), "{what}: tshark printed {} lines, rocescope {}", theirs.len(), ours.len());
     let mut diffs = Vec::new();
-    let mut compared = 0;
+    let mut c = Compared { frames: ours.len(), ..Default::default() };
     for (i, (t, o)) in theirs.iter().zip(&ours).enumerate() {
         let (tc, oc): (Vec<&str>, Vec<&str>) = (t.split('\t').collect(), o.split('\t').collect());
         assert_eq!(tc.len(), fields.len(), "{what}: frame {}: tshark printed {} columns", i + 1, tc.len());
         assert_eq!(oc.len(), fields.len(), "{what}: frame {}: rocescope printed {} columns", i + 1, oc.len());
         for (j, f) in fields.iter().enumerate() {
-            compared += !oc[j].is_empty() as usize;
+            if !oc[j].is_empty() {
+                c.values += 1;
+                if rocescope::lua::field_profile(rocescope_codec::FieldId::from_name(f).unwrap().def())
+                    != rocescope_codec::Profile::Std
+                {
+                    c.ext_values += 1;
+                }
+            }
             if tc[j] != oc[j] {
                 diffs.push(format!("frame {} {f}: tshark {:?}, rocescope {:?}", i + 1, tc[j], oc[j]));
             }
         }
     }
-    assert!(compared > 0, "{what}: no field decoded at all");
+    assert!(c.values > 0, "{what}: no field decoded at all");
     assert!(
         diffs.is_empty(),
         "{what}: {} differences between the Lua plugin and rocescope decode ({} frames), first ones:\n{}",
@@ -191,7 +258,25 @@ fn assert_same_fields(capture: &Path, what: &str) {
         ours.len(),
         diffs.iter().take(40).cloned().collect::<Vec<_>>().join("\n")
     );
-    eprintln!("{what}: {} frames, {compared} field values identical", ours.len());
+    eprintln!("{what}: {} frames, {} field values identical ({} of extension fields)", c.frames, c.values, c.ext_values);
+    c
+}
+
+/// The standard profile and the fields it yields.
+fn assert_same_fields(capture: &Path, what: &str) {
+    assert_same(capture, what, Run::profile("std"), &std_field_names());
+}
+
+/// Every profile choice but std.
+const EXT_PROFILES: [&str; 6] = ["dcp", "sdr", "flor", "netrt", "erd", "auto"];
+
+/// Every registry field under every extension profile and `auto`; returns the counts per profile.
+fn assert_same_under_every_profile(capture: &Path, what: &str, params: &[(&str, &str)]) -> Vec<(String, Compared)> {
+    let fields = all_field_names();
+    EXT_PROFILES
+        .iter()
+        .map(|p| (p.to_string(), assert_same(capture, what, Run { profile: p, params, two_pass: false }, &fields)))
+        .collect()
 }
 
 #[test]
@@ -680,14 +765,12 @@ fn with_cuts(frames: Vec<Vec<u8>>) -> Vec<(Vec<u8>, usize)> {
     out
 }
 
-#[test]
-fn tshark_prints_what_rocescope_prints_on_cooked_and_raw_ip_captures() {
-    if !have_tshark() {
-        return;
-    }
-    // Linux cooked v1 (113): packet type, ARPHRD_ETHER, address length, address (8), protocol.
-    let sll: Vec<Vec<u8>> = ethernet_frames()
-        .into_iter()
+/// Ethernet frames re-wrapped in the other link types: Linux cooked v1 (113), v2 (276) and raw
+/// IP (101, untagged IPv4 / IPv6 frames only).
+fn other_link_types(frames: &[Vec<u8>]) -> [(&'static str, u32, Vec<Vec<u8>>); 3] {
+    // Linux cooked v1: packet type, ARPHRD_ETHER, address length, address (8), protocol.
+    let sll: Vec<Vec<u8>> = frames
+        .iter()
         .map(|f| {
             let mut h = vec![0, 0, 0, 1, 0, 6];
             h.extend_from_slice(&f[6..12]);
@@ -696,10 +779,10 @@ fn tshark_prints_what_rocescope_prints_on_cooked_and_raw_ip_captures() {
             h
         })
         .collect();
-    // Linux cooked v2 (276): protocol, reserved, interface index, ARPHRD_ETHER, packet type,
-    // address length, address (8).
-    let sll2: Vec<Vec<u8>> = ethernet_frames()
-        .into_iter()
+    // Linux cooked v2: protocol, reserved, interface index, ARPHRD_ETHER, packet type, address
+    // length, address (8).
+    let sll2: Vec<Vec<u8>> = frames
+        .iter()
         .map(|f| {
             let mut h = f[12..14].to_vec();
             h.extend_from_slice(&[0, 0, 0, 0, 0, 3, 0, 1, 4, 6]);
@@ -709,18 +792,851 @@ fn tshark_prints_what_rocescope_prints_on_cooked_and_raw_ip_captures() {
             h
         })
         .collect();
-    // Raw IP (101): untagged IPv4 / IPv6 frames without their Ethernet header.
-    let raw: Vec<Vec<u8>> = ethernet_frames()
-        .into_iter()
-        .filter(|f| matches!(get_u16(f, 12), 0x0800 | 0x86dd))
-        .map(|f| f[14..].to_vec())
-        .collect();
-    for (name, linktype, frames) in [("sll", 113, sll), ("sll2", 276, sll2), ("raw", 101, raw)] {
+    let raw: Vec<Vec<u8>> =
+        frames.iter().filter(|f| matches!(get_u16(f, 12), 0x0800 | 0x86dd)).map(|f| f[14..].to_vec()).collect();
+    [("sll", 113, sll), ("sll2", 276, sll2), ("raw", 101, raw)]
+}
+
+#[test]
+fn tshark_prints_what_rocescope_prints_on_cooked_and_raw_ip_captures() {
+    if !have_tshark() {
+        return;
+    }
+    for (name, linktype, frames) in other_link_types(&ethernet_frames()) {
         let path = tmp(&format!("{name}.pcap"));
         write_pcap(&path, linktype, &with_cuts(frames));
         assert_same_fields(&path, &format!("link type {linktype} ({name})"));
-        if std::env::var_os("ROCESCOPE_KEEP_CAPTURES").is_none() {
-            let _ = std::fs::remove_file(path);
+        remove_capture(&path);
+    }
+    // The extensions' frames (the six-profile mix, the malformed ones, NACK streams) too.
+    let ext: Vec<Vec<u8>> = rocescope::testgen_ext::extension_mix()
+        .into_iter()
+        .map(|f| f.bytes)
+        .chain(ext_odd_frames().into_iter().map(|(_, f)| f))
+        .chain(nack_stream_frames().into_iter().map(|(_, f, _)| f))
+        .collect();
+    for (name, linktype, frames) in other_link_types(&ext) {
+        let path = tmp(&format!("{name}-ext.pcap"));
+        write_pcap(&path, linktype, &frames.into_iter().map(|f| (f.clone(), f.len())).collect::<Vec<_>>());
+        assert_same_under_every_profile(&path, &format!("extension frames, link type {linktype} ({name})"), &[]);
+        remove_capture(&path);
+    }
+}
+
+// ---- the extension profiles (WIRE.md part B) ----
+
+use rocescope_codec::build::{header_only, TcpFrameRepr};
+use rocescope_codec::ext::erd::{EethRepr, NackEntry, NackRepr};
+use rocescope_codec::ext::flor::{AckRepr, AddrRepr, SendHeaderRepr, SendRepr, SendType};
+use rocescope_codec::ext::sdr::{CtrlRepr, DataRepr};
+use rocescope_codec::ib::{DcpethRepr, DethRepr, ImmDtRepr, RethRepr, SsethRepr};
+use rocescope_codec::Params;
+
+/// The extension-field values each profile showed, summed over comparisons.
+fn ext_values(counts: &[(String, Compared)], profile: &str) -> usize {
+    counts.iter().filter(|(p, _)| p == profile).map(|(_, c)| c.ext_values).sum()
+}
+
+fn write_capture(name: &str, frames: &[(String, Vec<u8>)]) -> PathBuf {
+    let path = tmp(name);
+    let mut w = CaptureWriter::new(BufWriter::new(File::create(&path).unwrap()), &[name]).unwrap();
+    for (i, (desc, f)) in frames.iter().enumerate() {
+        w.write_with_comment(0, testgen::timestamp_ns(i), f, desc).unwrap();
+    }
+    w.into_inner().flush().unwrap();
+    path
+}
+
+fn remove_capture(path: &Path) {
+    if std::env::var_os("ROCESCOPE_KEEP_CAPTURES").is_none() {
+        let _ = std::fs::remove_file(path);
+    }
+}
+
+/// IPv4 between 10.3.0.a and 10.3.0.b with the given ToS.
+fn net4(a: u8, b: u8, tos: u8) -> NetRepr {
+    NetRepr::Ipv4 { src: [10, 3, 0, a], dst: [10, 3, 0, b], tos, ttl: 64, ident: 0 }
+}
+
+fn net6(a: u8, b: u8, traffic_class: u8) -> NetRepr {
+    let mut src = A6;
+    let mut dst = B6;
+    src[15] = a;
+    dst[15] = b;
+    NetRepr::Ipv6 { src, dst, traffic_class, flow_label: 7, hop_limit: 64 }
+}
+
+fn roce(net: NetRepr, r: RoceRepr<'_>) -> Vec<u8> {
+    FrameRepr::new(net, r).to_vec()
+}
+
+/// A UD SEND Only (DETH filled in) with `payload`.
+fn ud_send(dest_qp: u32, psn: u32, payload: &[u8]) -> RoceRepr<'_> {
+    let mut r = RoceRepr::new(0x64, dest_qp, psn).with_payload(payload);
+    r.deth = Some(DethRepr { q_key: 0x1111_2222, src_qp: 0x77 });
+    r
+}
+
+/// Sets bytes of a RoCE frame's payload-bearing packet and recomputes the ICRC.
+fn patched(mut f: Vec<u8>, at: usize, bytes: &[u8]) -> Vec<u8> {
+    f[at..at + bytes.len()].copy_from_slice(bytes);
+    assert!(fix_icrc(LinkType::Ethernet, &mut f));
+    f
+}
+
+/// DCP: every layout, header-only packets of the wrong length, tag 01 ACKs, DCP headers cut short.
+fn dcp_frames(v: &mut Vec<(String, Vec<u8>)>) {
+    let payload = [0x5au8; 200];
+    let data = |op: u8, tos: u8| {
+        let mut r = RoceRepr::new_dcp(op, 0x123, 40).with_payload(&payload);
+        r.dcpeth = Some(DcpethRepr { msn: 0x00ab_cdef, sretryno: 3 });
+        if let Some(s) = &mut r.sseth {
+            *s = SsethRepr { ssn: 0x0001_0203 };
+        }
+        if let Some(reth) = &mut r.reth {
+            *reth = RethRepr { va: 0xfedc_ba98_7654_3210, r_key: 9, dma_len: 200 };
+        }
+        if let Some(i) = &mut r.immdt {
+            i.imm = 0xdead_beef;
+        }
+        roce(net4(1, 2, tos), r)
+    };
+    for op in [0x00, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07, 0x08, 0x09, 0x0a, 0x0b, 0x0c, 0x16, 0x17] {
+        v.push((format!("DCP data opcode {op:#04x}"), data(op, 0x68)));
+    }
+    let w = data(0x07, 0x68);
+    v.push(("DCP header-only".into(), header_only(LinkType::Ethernet, &w, 2).unwrap()));
+    {
+        let mut fr = FrameRepr::new(net6(1, 2, 0x68), RoceRepr::new_dcp(0x06, 0x123, 41).with_payload(&payload));
+        fr.roce.dcpeth = Some(DcpethRepr { msn: 77, sretryno: 0 });
+        v.push(("DCP header-only over IPv6".into(), header_only(LinkType::Ethernet, &fr.to_vec(), 2).unwrap()));
+    }
+    // Tag 11 on a whole packet: a header-only packet of the wrong length.
+    v.push(("DCP tag 11 on a whole SEND".into(), roce(net4(1, 2, 0x6c), pkt(0x04))));
+    v.push(("DCP tag 11 on an ACK".into(), roce(net4(1, 2, 0x6c), pkt(0x11))));
+    v.push(("DCP tag 11, 13 bytes".into(), v4_roce_len_tos(pkt(0x04), 13, 0x6c)));
+    // Tag 01: an ACK carries the eMSN; anything else only the tag.
+    let mut ack = RoceRepr::new(0x11, 0x123, 40);
+    ack.aeth = Some(AethRepr { syndrome: Syndrome::Ack { credit: 31 }, msn: 0x00c0_ffee });
+    v.push(("DCP tag 01 ACK".into(), roce(net4(2, 1, 0x64), ack)));
+    v.push(("DCP tag 01 ACK with MSN 0".into(), roce(net4(2, 1, 0x64), pkt(0x11))));
+    v.push(("DCP tag 01 READ response".into(), roce(net4(2, 1, 0x64), pkt(0x10))));
+    // Tag 10 on standard packets: the DCP headers are not there.
+    v.push(("DSCP 26 SEND Only without payload".into(), roce(net4(3, 4, 0x68), RoceRepr::new(0x04, 9, 1))));
+    v.push(("DSCP 26 WRITE Only".into(), roce(net4(3, 4, 0x68), pkt(0x0a))));
+    v.push(("DSCP 26 UC SEND".into(), roce(net4(3, 4, 0x68), pkt(0x24))));
+    v.push(("DSCP 26 READ Request cut in the RETH".into(), v4_roce_len_tos(pkt(0x0c), 12 + 4 + 8 + 4, 0x68)));
+    v.push(("DCP over RoCEv1".into(), frame(grh(), RoceRepr::new_dcp(0x04, 5, 5).with_payload(&PAYLOAD))));
+    v.push(("DCP tag 10 with ToS 0x0b (ECN)".into(), data(0x04, 0x0b)));
+}
+
+/// An IPv4 RoCE frame with ToS `tos` whose RoCE packet is `len` bytes on the wire.
+fn v4_roce_len_tos(r: RoceRepr<'_>, len: usize, tos: u8) -> Vec<u8> {
+    let mut f = v4_roce_len(r, len);
+    f[15] = tos;
+    fix_ipv4_checksum(&mut f);
+    f
+}
+
+/// NetRT: requests and unfulfilled requests, well-formed and not, and marked data.
+fn netrt_frames(v: &mut Vec<(String, Vec<u8>)>) {
+    let msg = |body: &[u8], psn: u32| {
+        let mut r = RoceRepr::new(0xc0, 0x500, psn);
+        r.payload = body;
+        roce(net4(8, 7, 0x68), r)
+    };
+    let request = |epsn: u32, bitmap: [u8; 16]| {
+        let mut b = vec![1u8];
+        b.extend_from_slice(&epsn.to_be_bytes()[1..]);
+        b.extend_from_slice(&bitmap);
+        b
+    };
+    let mut bm = [0u8; 16];
+    bm[15] = 0x0b;
+    v.push(("NetRT request".into(), msg(&request(0x102, bm), 0x102)));
+    v.push(("NetRT request, empty bitmap".into(), msg(&request(0x102, [0; 16]), 0x102)));
+    let mut wrap = [0u8; 16];
+    wrap[15] = 0b1010_0100;
+    wrap[14] = 0x01;
+    v.push(("NetRT request across the PSN wrap".into(), msg(&request(0xff_fffd, wrap), 0xff_fffd)));
+    let mut top = [0u8; 16];
+    top[0] = 0x80;
+    top[7] = 0x55;
+    v.push(("NetRT request, bit 127 set".into(), msg(&request(0x10, top), 0x10)));
+    v.push(("NetRT request with another PSN".into(), msg(&request(0x200, bm), 0x201)));
+    v.push(("NetRT unfulfilled".into(), msg(&[2, 0, 1, 5], 0x105)));
+    v.push(("NetRT unfulfilled with another PSN".into(), msg(&[2, 0, 1, 5], 0x106)));
+    v.push(("NetRT type 3".into(), msg(&[3, 0, 1, 5], 0x105)));
+    v.push(("NetRT request of 4 bytes".into(), msg(&[1, 0, 1, 5], 0x105)));
+    v.push(("NetRT unfulfilled of 8 bytes".into(), msg(&[2, 0, 1, 5, 0, 0, 0, 0], 0x105)));
+    v.push(("NetRT message without body".into(), msg(&[], 0x105)));
+    {
+        let body = request(0x102, bm);
+        let mut r = RoceRepr::new(0xc0, 0x500, 0x102);
+        r.payload = &body;
+        r.bth.se = true;
+        r.bth.ack_req = true;
+        r.bth.resv6 = 1;
+        r.bth.tver = 1;
+        v.push(("NetRT request with BTH flags".into(), roce(net4(8, 7, 0x68), r)));
+        let mut r = RoceRepr::new(0xc0, 0x500, 0x102);
+        r.payload = &body[..19];
+        r.bth.pad_cnt = 1;
+        v.push(("NetRT request with PadCnt 1".into(), roce(net4(8, 7, 0x68), r)));
+        let mut r = RoceRepr::new(0xc0, 0x500, 0x102);
+        r.payload = &body;
+        v.push(("NetRT request over RoCEv1".into(), frame(grh(), r)));
+    }
+    for mark in [0u8, 1, 0x3f] {
+        let mut r = RoceRepr::new(0x07, 0x500, 0x102).with_payload(&PAYLOAD);
+        r.bth.resv6 = mark;
+        v.push((format!("NetRT data, byte 4 bits {mark:#x}"), roce(net4(7, 8, 0x68), r)));
+    }
+    v.push(("opcode 0xc1 (vendor)".into(), roce(net4(7, 8, 0x68), pkt(0xc1))));
+}
+
+/// SDR: data packets (VA and DMA length checks, fragments, reassembly) and control messages.
+fn sdr_frames(v: &mut Vec<(String, Vec<u8>)>) {
+    let params = Params::default();
+    let payload = [0x33u8; 256];
+    let data = |msg_id: u32, off: u32, user_imm: u32, qp: u32| {
+        let d = DataRepr::new(params.sdr_split, msg_id, off, user_imm);
+        roce(net4(3, 4, 0x68), d.roce(&params, 256, qp, off, &payload))
+    };
+    // Message 9, out of order over two QPs: user_imm once all 8 fragments are in.
+    for off in [3u32, 0, 1, 7, 2, 5, 6, 4, 8, 9] {
+        v.push((format!("SDR data msg 9 off {off}"), data(9, off, 0x8765_4321, 0x200 + off % 2)));
+    }
+    // The same position again with another fragment; a wrong VA; a DMA length other than the
+    // payload's; an immediate of message 1023 then 0 (ids wrap).
+    v.push(("SDR data msg 9 off 1, another fragment".into(), data(9, 1, 0xffff_ffff, 0x200)));
+    {
+        let d = DataRepr::new(params.sdr_split, 10, 0, 1);
+        let mut r = d.roce(&params, 256, 0x200, 0, &payload);
+        r.reth.as_mut().unwrap().va ^= 0x1000;
+        v.push(("SDR data with a wrong VA".into(), roce(net4(3, 4, 0x68), r)));
+        let mut r = d.roce(&params, 256, 0x200, 0, &payload);
+        r.reth.as_mut().unwrap().dma_len = 100;
+        v.push(("SDR data with DMA length 100".into(), roce(net4(3, 4, 0x68), r)));
+        let mut r = d.roce(&params, 256, 0x200, 0, &payload);
+        r.reth.as_mut().unwrap().va = u64::MAX;
+        v.push(("SDR data with VA 2^64-1".into(), roce(net4(3, 4, 0x68), r)));
+    }
+    for id in [1023u32, 0, 1, 600, 9] {
+        v.push((format!("SDR data msg {id} off 0"), data(id, 0, 0x1234_5678, 0x201)));
+    }
+    v.push(("SDR data over IPv6".into(), {
+        let d = DataRepr::new(params.sdr_split, 4, 2, 7);
+        roce(net6(3, 4, 0x68), d.roce(&params, 4096, 0x202, 2, &payload))
+    }));
+    v.push(("SDR data over RoCEv1".into(), {
+        let d = DataRepr::new(params.sdr_split, 4, 2, 7);
+        frame(grh(), d.roce(&params, 256, 0x202, 2, &payload))
+    }));
+    v.push(("SDR data cut inside the ImmDt".into(), v4_roce_len(data_roce(&params, &payload), 12 + 16 + 2 + 4)));
+    // Control messages.
+    let ctrl = |c: &[u8], desc: &str, v: &mut Vec<(String, Vec<u8>)>| {
+        v.push((format!("SDR {desc} (UC)"), roce(net4(4, 3, 0x68), RoceRepr::new(0x24, 0x300, 1).with_payload(c))));
+        v.push((format!("SDR {desc} (UD)"), roce(net4(4, 3, 0x68), ud_send(0x301, 2, c))));
+    };
+    let sack = [0xa5u8, 0x03];
+    let good: Vec<(&str, Vec<u8>)> = vec![
+        ("CTS", CtrlRepr::Cts { msg_seq: 6, buf_len: 0x0123_4567_89ab_cdef }.to_vec()),
+        ("SR_ACK", CtrlRepr::SrAck { msg_seq: 5, cum_ack: 8, sack_bits: 10, sack: &sack }.to_vec()),
+        ("SR_ACK of 0 bits", CtrlRepr::SrAck { msg_seq: 5, cum_ack: 8, sack_bits: 0, sack: &[] }.to_vec()),
+        ("SR_NACK", CtrlRepr::SrNack { msg_seq: 6, indices: &[3, 7, 0xffff_ffff] }.to_vec()),
+        ("EC_ACK", CtrlRepr::EcAck { msg_seq: 7 }.to_vec()),
+        ("EC_NACK", CtrlRepr::EcNack { msg_seq: 8, indices: &[1] }.to_vec()),
+        ("EC_NACK of 0 indices", CtrlRepr::EcNack { msg_seq: 8, indices: &[] }.to_vec()),
+    ];
+    for (desc, c) in &good {
+        ctrl(c, desc, v);
+    }
+    let cts = CtrlRepr::Cts { msg_seq: 6, buf_len: 1 << 20 }.to_vec();
+    let mut bad: Vec<(&str, Vec<u8>)> = vec![];
+    let with = |b: &[u8], at: usize, x: u8| {
+        let mut b = b.to_vec();
+        b[at] = x;
+        b
+    };
+    bad.push(("bad magic", with(&cts, 0, 0x54)));
+    bad.push(("bad version", with(&cts, 1, 2)));
+    bad.push(("type 0", with(&cts, 2, 0)));
+    bad.push(("type 6", with(&cts, 2, 6)));
+    bad.push(("flags 1", with(&cts, 3, 1)));
+    bad.push(("of 5 bytes", cts[..5].to_vec()));
+    bad.push(("of 2 bytes", cts[..2].to_vec()));
+    bad.push(("CTS of 12 bytes", cts[..12].to_vec()));
+    bad.push(("CTS with 4 more bytes", [&cts[..], &[0, 0, 0, 0]].concat()));
+    bad.push(("SR_ACK with trailing bits", CtrlRepr::SrAck { msg_seq: 5, cum_ack: 8, sack_bits: 10, sack: &[0xff, 0xff] }.to_vec()));
+    bad.push(("SR_ACK with a short bitmap", CtrlRepr::SrAck { msg_seq: 5, cum_ack: 8, sack_bits: 17, sack: &[0xff, 0xff] }.to_vec()));
+    bad.push(("SR_ACK of 12 bytes", CtrlRepr::SrAck { msg_seq: 5, cum_ack: 8, sack_bits: 17, sack: &[] }.to_vec()[..12].to_vec()));
+    bad.push(("SR_NACK with a wrong count", with(&CtrlRepr::SrNack { msg_seq: 6, indices: &[3, 7] }.to_vec(), 11, 3)));
+    bad.push(("EC_NACK with a huge count", with(&CtrlRepr::EcNack { msg_seq: 6, indices: &[3] }.to_vec(), 8, 0xff)));
+    bad.push(("EC_ACK with 4 more bytes", [&CtrlRepr::EcAck { msg_seq: 7 }.to_vec()[..], &[1, 2, 3, 4]].concat()));
+    for (desc, c) in &bad {
+        ctrl(c, desc, v);
+    }
+    v.push(("SDR control to QP1 (a CM MAD)".into(), ud_qp1(&cm_mad(CmMsg::Rtu))));
+    v.push(("UC SEND Only with an empty payload".into(), roce(net4(4, 3, 0x68), RoceRepr::new(0x24, 0x300, 1))));
+}
+
+fn data_roce<'p>(params: &Params, payload: &'p [u8]) -> RoceRepr<'p> {
+    DataRepr::new(params.sdr_split, 4, 2, 7).roce(params, 256, 0x202, 2, payload)
+}
+
+/// Flor: WRITE immediates, SEND headers and ADDR bodies, software ACKs; well-formed and not.
+fn flor_frames(v: &mut Vec<(String, Vec<u8>)>) {
+    let params = Params::default();
+    let chunk = [0x77u8; 64];
+    for (op, hint) in [(0x09u8, false), (0x0b, true), (0x29, false), (0x2b, true)] {
+        let mut r = RoceRepr::new(op, 0x400, 3).with_payload(&chunk);
+        r.immdt = Some(ImmDtRepr { imm: rocescope_codec::ext::flor::imm(params.flor_split, hint, 0x1f_ffff, 0x3ff) });
+        if let Some(reth) = &mut r.reth {
+            reth.dma_len = 64;
+        }
+        v.push((format!("Flor WRITE {op:#04x}"), roce(net4(5, 6, 0x68), r)));
+    }
+    let send = |op: u8, b: &[u8], v: &mut Vec<(String, Vec<u8>)>, desc: &str| {
+        v.push((format!("Flor {desc} in {op:#04x}"), roce(net4(5, 6, 0x68), RoceRepr::new(op, 0x400, 7).with_payload(b))));
+    };
+    let small = SendRepr::data(1, u64::MAX - 1, true, b"small flor message").to_vec();
+    for op in [0x00, 0x04, 0x05, 0x20, 0x24, 0x25, 0x01, 0x02] {
+        send(op, &small, v, "DATA");
+    }
+    let retx = SendRepr::write_retx(2, 3, rocescope_codec::ext::flor::imm(params.flor_split, true, 3, 1), &chunk[..40]).to_vec();
+    send(0x04, &retx, v, "WRITE_RETX");
+    let req = SendRepr::addr(0, 1, AddrRepr::Req { mid: 3, msg_len: 0xffff_0000_0000_0001 }).to_vec();
+    send(0x04, &req, v, "ADDR_REQ");
+    send(0x00, &req[..30], v, "ADDR_REQ, first 30 bytes");
+    let resp = SendRepr::addr(0, 1, AddrRepr::Resp { mid: 3, r_key: 0x99, va: 0x8000_0000_7000_0000, buf_len: 3 << 40 }).to_vec();
+    send(0x24, &resp, v, "ADDR_RESP");
+    let header = |f: &dyn Fn(&mut SendHeaderRepr)| {
+        let mut h = SendHeaderRepr::new(SendType::Data, 1, 2, 8);
+        f(&mut h);
+        let mut b = vec![0u8; 24];
+        h.emit(&mut b);
+        b.extend_from_slice(&[9; 8]);
+        b
+    };
+    send(0x04, &header(&|h| h.version = 2), v, "version 2");
+    send(0x04, &header(&|h| h.kind = 5), v, "type 5");
+    send(0x04, &header(&|h| h.kind = 0), v, "type 0");
+    send(0x04, &header(&|h| h.flags = 0xc1), v, "reserved flag");
+    send(0x04, &header(&|h| h.reserved = 1), v, "reserved byte");
+    send(0x04, &header(&|h| h.write_rn = 5), v, "write_rn on DATA");
+    send(0x04, &header(&|h| h.body_len = 9), v, "body_len 9 of 8 (Only)");
+    send(0x00, &header(&|h| h.body_len = 7), v, "body_len 7 of 8 (First)");
+    send(0x00, &header(&|h| h.body_len = 4000), v, "body_len 4000 (First)");
+    send(0x04, &header(&|h| h.kind = SendType::AddrReq.code()), v, "ADDR_REQ with 8 bytes");
+    send(0x04, &header(&|h| {
+        h.kind = SendType::WriteRetx.code();
+        h.write_rn = 0x8000_0401;
+    }), v, "WRITE_RETX header");
+    send(0x04, &small[..20], v, "DATA of 20 bytes");
+    send(0x04, &small[..1], v, "DATA of 1 byte");
+    // Software ACKs.
+    let ack = |bitmap: u32, least_gn: u64, entries: &[u32], qpn: u32| {
+        AckRepr { qpn, bitmap, least_gn, delay_ns: 1500, entries }.to_vec()
+    };
+    let all: Vec<u32> = (0..32).map(|i| i * 0x100 + 0x20).collect();
+    let acks: Vec<(&str, Vec<u8>)> = vec![
+        ("ACK", ack(0xa000_0000, 2, &[0, 0xc00, 0xc01, 0x8000_0c02], 0x400)),
+        ("ACK, 32 entries, gn wraps", ack(0xf0f0_f0f0, u64::MAX - 0x100, &all, 0x400)),
+        ("ACK, bitmap beyond", ack(0x0800_0000, 2, &[1, 2, 3, 4], 0x400)),
+        ("ACK, QPN above 24 bits", ack(0x8000_0000, 2, &[1], 0x0100_0400)),
+        ("ACK of 24 bytes", ack(0, 2, &[], 0x400)),
+        ("ACK of 33 entries", ack(0, 2, &[0; 33], 0x400)),
+    ];
+    for (desc, a) in &acks {
+        v.push((format!("Flor {desc}"), roce(net4(6, 5, 0x68), ud_send(0x402, 1, a))));
+    }
+    let a = ack(0xa000_0000, 2, &[0, 0xc00], 0x400);
+    v.push(("Flor ACK of 30 bytes".into(), roce(net4(6, 5, 0x68), ud_send(0x402, 1, &a[..30]))));
+    v.push(("Flor ACK to QP1 (a CM MAD)".into(), ud_qp1(&cm_mad(CmMsg::Req))));
+}
+
+/// ERD: EETHs on every carrying opcode, wrong S_Len, payloads too short, UD to QP1.
+fn erd_frames(v: &mut Vec<(String, Vec<u8>)>) {
+    let eeth = |last: bool, s_len: u16, extra: usize| {
+        let mut b = EethRepr { ty: 1, last, msg_id: 0xbeef, s_len, s_offset: 0xfeed_f00d }.to_bytes().to_vec();
+        b.extend(std::iter::repeat_n(0x44u8, extra));
+        b
+    };
+    let ok = eeth(true, 100, 100);
+    for op in [0x44u8, 0x45, 0x64, 0x65] {
+        let mut r = RoceRepr::new(op, 0x600, 20).with_payload(&ok);
+        if let Some(d) = r.deth.as_mut() {
+            *d = DethRepr { q_key: 0x1111_2222, src_qp: 0x601 };
+        }
+        if let Some(i) = r.immdt.as_mut() {
+            i.imm = 0x0102_0304;
+        }
+        v.push((format!("ERD {op:#04x} with EETH"), roce(net4(9, 10, 0x68), r)));
+    }
+    let bad = eeth(false, 99, 100);
+    v.push(("ERD S_Len 99 of 100".into(), roce(net4(9, 10, 0x68), ud_send(0x600, 21, &bad))));
+    let mut reserved = eeth(false, 100, 100);
+    reserved[0] |= 0x3f;
+    reserved[1] = 0xff;
+    reserved[6] = 0xff;
+    v.push(("ERD reserved bits set".into(), roce(net4(9, 10, 0x68), ud_send(0x600, 22, &reserved))));
+    v.push(("ERD payload of 8 bytes".into(), roce(net4(9, 10, 0x68), ud_send(0x600, 23, &ok[..8]))));
+    v.push(("ERD payload of 12 bytes".into(), roce(net4(9, 10, 0x68), ud_send(0x600, 23, &eeth(true, 0, 0)))));
+    v.push(("ERD to QP1".into(), roce(net4(9, 10, 0x68), ud_send(1, 24, &ok))));
+    v.push(("ERD to QP0".into(), roce(net4(9, 10, 0x68), ud_send(0, 24, &ok))));
+    v.push(("ERD RD SEND cut inside the DETH".into(), v4_roce_len(pkt(0x44), 12 + 4 + 4 + 4)));
+    v.push(("ERD over RoCEv1".into(), frame(grh(), ud_send(0x600, 25, &ok))));
+}
+
+/// Every malformed and unusual extension frame, and packets that match two detection rules.
+fn ext_odd_frames() -> Vec<(String, Vec<u8>)> {
+    let mut v = Vec::new();
+    dcp_frames(&mut v);
+    netrt_frames(&mut v);
+    sdr_frames(&mut v);
+    flor_frames(&mut v);
+    erd_frames(&mut v);
+    // A UD SEND whose payload is both a Flor ACK (32 entries) and an ERD EETH (S_Len 140):
+    // `auto` reports the flow as ambiguous.
+    let mut both = vec![0u8; 152];
+    both[4..6].copy_from_slice(&140u16.to_be_bytes());
+    v.push(("Flor ACK that is also an ERD EETH".into(), roce(net4(11, 12, 0x00), ud_send(0x800, 1, &both))));
+    v.push(("Flor ACK that is also an ERD EETH, again".into(), roce(net4(11, 12, 0x00), ud_send(0x800, 2, &both))));
+    // Mangled copies: ICRC wrong, BTH TVer, IPv4 checksum (frame warnings next to the extensions').
+    let n = v.len();
+    for i in (0..n).step_by(7) {
+        let (desc, f) = v[i].clone();
+        let mut g = f.clone();
+        let last = g.len() - 1;
+        g[last] ^= 0x01;
+        v.push((format!("{desc}, last byte flipped"), g));
+        if get_u16(&f, 12) == 0x0800 {
+            let mut g = f.clone();
+            g[24] ^= 0x10;
+            v.push((format!("{desc}, IPv4 checksum wrong"), g));
         }
     }
+    v.push(("patched SDR CTS flags".into(), patched(roce(net4(4, 3, 0x68), RoceRepr::new(0x24, 0x300, 1).with_payload(&CtrlRepr::EcAck { msg_seq: 1 }.to_vec())), 42 + 12 + 3, &[0x80])));
+    v
+}
+
+#[test]
+fn tshark_prints_what_rocescope_prints_on_the_ext_mix_fixture_under_every_profile() {
+    if !have_tshark() {
+        return;
+    }
+    let counts = assert_same_under_every_profile(&repo().join("fixtures/ext-mix.pcapng"), "ext-mix.pcapng", &[]);
+    for p in EXT_PROFILES {
+        assert!(ext_values(&counts, p) > 0, "{p}: no extension field compared");
+    }
+    // tshark -2: every frame dissected again with pinfo.visited set.
+    for p in ["auto", "sdr", "erd"] {
+        let run = Run { profile: p, params: &[], two_pass: true };
+        assert_same(&repo().join("fixtures/ext-mix.pcapng"), "ext-mix.pcapng", run, &all_field_names());
+    }
+}
+
+#[test]
+fn tshark_prints_what_rocescope_prints_on_malformed_extension_frames() {
+    if !have_tshark() {
+        return;
+    }
+    let frames = ext_odd_frames();
+    let path = write_capture("ext-odd.pcapng", &frames);
+    let counts = assert_same_under_every_profile(&path, "malformed extension frames", &[]);
+    for p in EXT_PROFILES {
+        assert!(ext_values(&counts, p) > 0, "{p}: no extension field compared");
+    }
+    // The warnings are there to compare (one spot check per extension).
+    let out = rocescope_lines(&path, &["rocescope.warning"], Run::profile("sdr")).join("\n");
+    assert!(out.contains("SDR control message: magic 0x54 (expected 0x53)"), "{out}");
+    assert!(out.contains("SDR data packet: rocescope.sdr.imm_frag"), "{out}");
+    let out = rocescope_lines(&path, &["rocescope.warning"], Run::profile("flor")).join("\n");
+    assert!(out.contains("Flor ACK: bitmap marks entries beyond the last one"), "{out}");
+    let out = rocescope_lines(&path, &["rocescope.warning"], Run::profile("auto")).join("\n");
+    assert!(out.contains("several detection rules match"), "{out}");
+    remove_capture(&path);
+}
+
+#[test]
+fn tshark_prints_what_rocescope_prints_on_truncated_extension_frames() {
+    if !have_tshark() {
+        return;
+    }
+    let path = tmp("ext-truncated.pcapng");
+    let mut w = CaptureWriter::new(BufWriter::new(File::create(&path).unwrap()), &["cut"]).unwrap();
+    let frames: Vec<Vec<u8>> = rocescope::testgen_ext::extension_mix()
+        .into_iter()
+        .map(|f| f.bytes)
+        .chain(ext_odd_frames().into_iter().map(|(_, f)| f))
+        .collect();
+    let mut n = 0;
+    for (i, f) in frames.iter().enumerate() {
+        let mut c = cuts(i, f.len().min(300));
+        c.retain(|&c| c < f.len());
+        c.extend([f.len() - 2, f.len() - 6, f.len() - 10].into_iter().filter(|&x| x > 42));
+        for caplen in c {
+            w.write_truncated(0, testgen::timestamp_ns(n), f, caplen).unwrap();
+            n += 1;
+        }
+        // Whole, too: later frames of the flow see what the cut ones left behind.
+        w.write(0, testgen::timestamp_ns(n), f).unwrap();
+        n += 1;
+    }
+    w.into_inner().flush().unwrap();
+    assert_same_under_every_profile(&path, "truncated extension frames", &[]);
+    remove_capture(&path);
+}
+
+/// The unusual standard frames (CM, PFC, TCP, length and checksum problems) under every profile.
+#[test]
+fn tshark_prints_what_rocescope_prints_on_unusual_frames_under_every_profile() {
+    if !have_tshark() {
+        return;
+    }
+    let frames: Vec<(String, Vec<u8>)> = odd_frames().into_iter().map(|(d, f)| (d.to_string(), f)).collect();
+    let path = write_capture("odd-ext.pcapng", &frames);
+    assert_same_under_every_profile(&path, "unusual frames", &[]);
+    remove_capture(&path);
+}
+
+/// TCP segments of ERD NACK streams: whole messages, several per segment, messages split
+/// anywhere (inside the header too), retransmissions and overlaps, gaps, wrong magic and
+/// version, resynchronisation, segments cut by the snaplen, FIN inside a message, RST, SYN
+/// reuse, sequence numbers wrapping, both directions, another port. Each with its caplen.
+fn nack_stream_frames() -> Vec<(String, Vec<u8>, usize)> {
+    const SYN: u8 = 0x02;
+    const FIN: u8 = 0x01;
+    const RST: u8 = 0x04;
+    const ACK: u8 = 0x10;
+    let entries: Vec<NackEntry> =
+        (0..9u32).map(|i| NackEntry { src_qpn: 0x601 + i, dst_qpn: 0x600 + (i << 12), psn: 0xff_fff0 + i }).collect();
+    let m1 = NackRepr::new(&entries[..1]).to_vec(); // 16 bytes
+    let m2 = NackRepr::new(&entries[..2]).to_vec(); // 28 bytes
+    let m9 = NackRepr::new(&entries).to_vec(); // 112 bytes
+    let m0 = NackRepr::new(&[]).to_vec(); // 4 bytes
+    let mut v: Vec<(String, Vec<u8>, usize)> = Vec::new();
+    let mut seg = |desc: &str, net: NetRepr, sport: u16, dport: u16, seq: u32, flags: u8, payload: &[u8], cut: Option<usize>| {
+        let mut t = TcpFrameRepr::new(net, sport, dport, seq, payload);
+        t.flags = flags;
+        let f = t.to_vec();
+        let caplen = cut.map_or(f.len(), |c| 54 + c);
+        v.push((desc.to_string(), f, caplen));
+    };
+    let a = NetRepr::ipv4([10, 2, 0, 1], [10, 2, 0, 2]);
+    let b = NetRepr::ipv4([10, 2, 0, 2], [10, 2, 0, 1]);
+    let (p, q) = (50000u16, 4792u16);
+    let d = ACK | 0x08;
+    seg("SYN", a, p, q, 1000, SYN, &[], None);
+    seg("one message", a, p, q, 1001, d, &m1, None);
+    let two = [&m2[..], &m1[..]].concat();
+    seg("two messages", a, p, q, 1017, d, &two, None);
+    seg("header split: 2 bytes", a, p, q, 1061, d, &m9[..2], None);
+    seg("header split: the rest, and an empty message", a, p, q, 1063, d, &[&m9[2..], &m0[..]].concat(), None);
+    seg("retransmission of old bytes", a, p, q, 1017, d, &two, None);
+    seg("overlap: old and new bytes", a, p, q, 1170, d, &[&m0[..], &m2[..20]].concat(), None);
+    seg("the message's end", a, p, q, 1194, d, &m2[20..], None);
+    seg("pure ACK", a, p, q, 1202, ACK, &[], None);
+    seg("gap of 10 bytes, then mid-message bytes and a message", a, p, q, 1212, d, &[&m9[50..], &m1[..]].concat(), None);
+    seg("a message split 3 ways (1)", a, p, q, 1290, d, &m9[..40], None);
+    seg("a message split 3 ways (2)", a, p, q, 1330, d, &m9[40..80], None);
+    seg("a message split 3 ways (3) and the start of another", a, p, q, 1370, d, &[&m9[80..], &m2[..3]].concat(), None);
+    seg("the rest of it", a, p, q, 1405, d, &m2[3..], None);
+    seg("wrong magic, then a message", a, p, q, 1430, d, &[&[0x4f, 1, 0, 0][..], &m1[..]].concat(), None);
+    seg("wrong version", a, p, q, 1450, d, &[&[0x4e, 2, 0, 1][..], &m1[4..], &m1[..]].concat(), None);
+    seg("cut by the snaplen", a, p, q, 1482, d, &[&m2[..], &m1[..]].concat(), Some(20));
+    seg("after the cut: lookalikes, then messages", a, p, q, 1526, d, &[&m1[6..], &m1[..], &m2[..]].concat(), None);
+    seg("cut before the payload", a, p, q, 1570, d, &m1, Some(0));
+    seg("half a message, then FIN", a, p, q, 1586, d | FIN, &m2[..10], None);
+    seg("bare FIN of a forgotten stream", a, p, q, 1597, FIN | ACK, &[], None);
+    seg("a stream seen without its SYN, starting mid-message", a, p, q, 5000, d, &m9[30..], None);
+    seg("RST", a, p, q, 5082, RST, &[], None);
+    seg("after the RST: a message", a, p, q, 7000, d, &m1, None);
+    seg("SYN with another sequence number", a, p, q, 9000, SYN, &[], None);
+    seg("after it", a, p, q, 9001, d, &m2, None);
+    seg("near the wrap", a, p, q, 0xffff_fff0, d, &m2[..16], None);
+    seg("across the wrap", a, p, q, 0, d, &m2[16..], None);
+    seg("reverse direction, from the NACK port", b, q, p, 77, d, &m9, None);
+    seg("SYN and data", b, q, 40000, 100, SYN | d, &m1, None);
+    seg("FIN right after a whole message", b, q, 40000, 117, d | FIN, &m1, None);
+    seg("another port", a, p, 4793, 1, d, &m1, None);
+    seg("header split: 1 byte", a, 50001, q, 1, d, &m1[..1], None);
+    seg("header split: 3 more bytes", a, 50001, q, 2, d, &m1[1..4], None);
+    seg("header split: the entries, and 7 wrong bytes", a, 50001, q, 5, d, &[&m1[4..], &[0x4e, 1, 0, 1, 9, 9, 9][..]].concat(), None);
+    seg("after the bad entry", a, 50001, q, 28, d, &[&[9u8; 5][..], &m1[..]].concat(), None);
+    let ipv6 = NetRepr::ipv6(A6, B6);
+    seg("over IPv6", ipv6, p, q, 1, d, &m2, None);
+    v
+}
+
+#[test]
+fn tshark_prints_what_rocescope_prints_on_erd_nack_streams() {
+    if !have_tshark() {
+        return;
+    }
+    let path = tmp("nack.pcapng");
+    let mut w = CaptureWriter::new(BufWriter::new(File::create(&path).unwrap()), &["nack"]).unwrap();
+    let frames = nack_stream_frames();
+    for (i, (desc, f, caplen)) in frames.iter().enumerate() {
+        if *caplen < f.len() {
+            w.write_truncated(0, testgen::timestamp_ns(i), f, *caplen).unwrap();
+        } else {
+            w.write_with_comment(0, testgen::timestamp_ns(i), f, desc).unwrap();
+        }
+    }
+    w.into_inner().flush().unwrap();
+    let fields = all_field_names();
+    for p in ["erd", "auto", "std", "flor"] {
+        assert_same(&path, "ERD NACK streams", Run::profile(p), &fields);
+    }
+    for p in ["erd", "auto"] {
+        let c = assert_same(&path, "ERD NACK streams", Run { profile: p, params: &[], two_pass: true }, &fields);
+        assert!(c.ext_values > 50, "{p}: {c:?}");
+    }
+    let c = assert_same(&path, "ERD NACK streams", Run { profile: "erd", params: &[("erd_nack_port", "50000")], two_pass: false }, &fields);
+    assert!(c.ext_values > 0);
+    // Every kind of stream problem is in there.
+    let out = rocescope_lines(&path, &["rocescope.warning"], Run::profile("erd")).join("\n");
+    for w in ["bytes missing in the NACK stream", "magic 0x4f", "version 2", "only 10 of 28 bytes present"] {
+        assert!(out.contains(w), "{w}:\n{out}");
+    }
+    remove_capture(&path);
+}
+
+/// SDR data packets for the tracker: many messages over several address pairs, fragments
+/// repeated and conflicting, message ids reused and hopping, more than 256 live messages in a
+/// flow, more than 4096 flows.
+fn sdr_tracker_frames() -> Vec<(String, Vec<u8>)> {
+    let params = Params::default();
+    let payload = [0x33u8; 64];
+    let mut v = Vec::new();
+    let mut data = |pair: u16, msg_id: u32, off: u32, user_imm: u32, mtu: u32| {
+        let d = DataRepr::new(params.sdr_split, msg_id, off, user_imm);
+        let net = NetRepr::Ipv4 { src: [10, 5, (pair >> 8) as u8, pair as u8], dst: [10, 6, 0, 1], tos: 0, ttl: 64, ident: 0 };
+        let mut r = d.roce(&params, mtu, 0x900 + off % 3, off, &payload);
+        r.reth.as_mut().unwrap().dma_len = mtu.min(4096);
+        v.push((format!("SDR pair {pair} msg {msg_id} off {off}"), roce(net, r)));
+    };
+    // Interleaved messages of two pairs, with repeats and a conflict.
+    for round in 0..3u32 {
+        for off in 0..8u32 {
+            data(1, 100 + round, (off * 5) % 8, 0x0102_0304 * (round + 1), 64);
+            data(2, 100 + round, 7 - off, 0xa0b0_c0d0 ^ round, 64);
+        }
+        data(1, 100 + round, 2, 0xffff_ffff, 64);
+    }
+    // MTU learnt from the flow: 64, then 4096 packets make 64-byte VAs wrong.
+    data(3, 5, 1, 7, 64);
+    data(3, 5, 2, 7, 4096);
+    data(3, 5, 3, 7, 64);
+    // Ids hopping around, beyond half the id space, and reused.
+    for (i, id) in [5u32, 600, 7, 1023, 0, 511, 512, 5, 5].iter().enumerate() {
+        data(4, *id, i as u32 % 8, 0x5555_aaaa, 64);
+    }
+    // More than 256 live messages in one flow.
+    for id in 0..300u32 {
+        data(5, (id * 3) % 1024, id % 8, id, 64);
+    }
+    for id in 0..8u32 {
+        data(5, 0, id, 0, 64);
+    }
+    // More than 4096 flows (each one packet), then the first pairs again.
+    for pair in 10..4200u16 {
+        data(pair, 1, 0, 0, 64);
+    }
+    for pair in [10u16, 11, 4199, 1, 2] {
+        for off in 1..8 {
+            data(pair, 1, off, 0, 64);
+        }
+    }
+    v
+}
+
+#[test]
+fn tshark_prints_what_rocescope_prints_on_sdr_message_tracking() {
+    if !have_tshark() {
+        return;
+    }
+    let path = write_capture("sdr-tracker.pcapng", &sdr_tracker_frames());
+    let fields = [
+        "rocescope.profile",
+        "rocescope.sdr.msg_id",
+        "rocescope.sdr.pkt_off",
+        "rocescope.sdr.imm_frag",
+        "rocescope.sdr.user_imm",
+        "rocescope.sdr.va_ok",
+        "rocescope.warning",
+    ];
+    for p in ["sdr", "auto"] {
+        let c = assert_same(&path, "SDR tracker", Run::profile(p), &fields);
+        assert!(c.ext_values > 1000, "{p}: {c:?}");
+    }
+    assert_same(&path, "SDR tracker", Run { profile: "sdr", params: &[], two_pass: true }, &fields);
+    // Other splits, MTUs and maximum message sizes.
+    for params in [
+        &[("sdr_split", "8,22,2")][..],
+        &[("sdr_split", "0,28,4")],
+        &[("sdr_split", "10,22,0")],
+        &[("sdr_split", "0,0,32")],
+        &[("sdr_split", "12,10,10")],
+        &[("sdr_mtu", "64")],
+        &[("sdr_mtu", "1024"), ("sdr_max_message", "18446744073709551615")],
+        &[("sdr_max_message", "65536")],
+        &[("sdr_max_message", "0")],
+    ] {
+        assert_same(&path, "SDR tracker", Run { profile: "sdr", params, two_pass: false }, &fields);
+    }
+    let out = rocescope_lines(&path, &["rocescope.sdr.user_imm", "rocescope.warning"], Run::profile("sdr")).join("\n");
+    assert!(out.contains("imm_frag") && out.contains("RETH VA does not match"), "{out}");
+    remove_capture(&path);
+}
+
+/// Frames built for non-default parameters: DCP tag in ToS bits 5-4, SDR split 8·22·2 with a
+/// 1 KiB MTU and 1 MiB messages, Flor split 2·20·10 with set ACK bits marking WRITEs, NetRT
+/// opcode 0xC5, ERD NACK port 5000.
+fn custom_param_frames() -> Vec<(String, Vec<u8>)> {
+    let params = Params {
+        dcp_tag_shift: 4,
+        sdr_split: rocescope_codec::ImmSplit(8, 22, 2),
+        sdr_mtu: Some(1024),
+        sdr_max_message: Some(1 << 20),
+        flor_split: rocescope_codec::ImmSplit(2, 20, 10),
+        flor_ack_set_means: rocescope_codec::FlorAckSetMeans::Write,
+        netrt_opcode: 0xc5,
+        erd_nack_port: 5000,
+        ..Params::default()
+    };
+    let mut v = Vec::new();
+    let payload = [0x11u8; 1024];
+    // DCP with the tag in bits 5-4 (0x20: data, 0x30: header-only, 0x10: ACK).
+    for i in 0..3u32 {
+        let mut r = RoceRepr::new_dcp([0x06, 0x07, 0x08][i as usize], 0x100, 50 + i).with_payload(&payload);
+        r.dcpeth = Some(DcpethRepr { msn: 4, sretryno: 1 });
+        r.reth = Some(RethRepr { va: 0x1000 + i as u64 * 1024, r_key: 1, dma_len: 3072 });
+        let f = roce(net4(1, 2, 0x20), r);
+        if i == 1 {
+            v.push(("DCP header-only (shift 4)".to_string(), header_only(LinkType::Ethernet, &f, 4).unwrap()));
+        }
+        v.push((format!("DCP data {i} (shift 4)"), f));
+    }
+    let mut ack = RoceRepr::new(0x11, 0x100, 52);
+    ack.aeth = Some(AethRepr { syndrome: Syndrome::Ack { credit: 31 }, msn: 5 });
+    v.push(("DCP ACK (shift 4)".into(), roce(net4(2, 1, 0x10), ack)));
+    v.push(("DSCP 26 SEND, not DCP under shift 4".into(), roce(net4(2, 1, 0x68), pkt(0x04))));
+    // SDR 8·22·2: 16 fragments.
+    for off in 0..17u32 {
+        let d = DataRepr::new(params.sdr_split, 3, off, 0x8765_4321);
+        v.push((format!("SDR 8,22,2 off {off}"), roce(net4(3, 4, 0x00), d.roce(&params, 1024, 0x200, off, &payload))));
+    }
+    // Flor 2·20·10 and ACK polarity.
+    let mut r = RoceRepr::new(0x0b, 0x400, 1).with_payload(&payload[..64]);
+    r.immdt = Some(ImmDtRepr { imm: rocescope_codec::ext::flor::imm(params.flor_split, true, 3, 5) | 0x4000_0000 });
+    v.push(("Flor WRITE (2,20,10)".into(), roce(net4(5, 6, 0x00), r)));
+    let retx = SendRepr::write_retx(2, 3, 0xc000_1405, &payload[..16]).to_vec();
+    v.push(("Flor WRITE_RETX (2,20,10)".into(), roce(net4(5, 6, 0x00), RoceRepr::new(0x04, 0x400, 2).with_payload(&retx))));
+    let ack = AckRepr { qpn: 0x400, bitmap: 0x5000_0000, least_gn: 10, delay_ns: 1, entries: &[1, 2, 3, 4] }.to_vec();
+    v.push(("Flor ACK (set means write)".into(), roce(net4(6, 5, 0x00), ud_send(0x402, 1, &ack))));
+    // NetRT 0xC5, and 0xC0 which is then an unknown opcode.
+    for op in [0xc5u8, 0xc0] {
+        let mut r = RoceRepr::new(op, 0x500, 0x102);
+        r.payload = &[2, 0, 1, 2];
+        v.push((format!("NetRT unfulfilled, opcode {op:#04x}"), roce(net4(8, 7, 0x00), r)));
+    }
+    // ERD NACKs on port 5000, and on 4792 (then plain TCP).
+    let m = NackRepr::new(&[NackEntry { src_qpn: 1, dst_qpn: 2, psn: 3 }]).to_vec();
+    for port in [5000u16, 4792] {
+        v.push((format!("ERD NACK to port {port}"), TcpFrameRepr::new(net4(9, 10, 0), 40000, port, 1, &m).to_vec()));
+    }
+    v
+}
+
+#[test]
+fn tshark_prints_what_rocescope_prints_with_non_default_parameters() {
+    if !have_tshark() {
+        return;
+    }
+    let frames = custom_param_frames();
+    let path = write_capture("params.pcapng", &frames);
+    let params: &[(&str, &str)] = &[
+        ("dcp_tag_shift", "4"),
+        ("sdr_split", "8,22,2"),
+        ("sdr_mtu", "1024"),
+        ("sdr_max_message", "1048576"),
+        ("sdr_chunk_packets", "4"),
+        ("flor_split", "2,20,10"),
+        ("flor_unit_size", "1024"),
+        ("flor_ack_set_means", "write"),
+        ("netrt_opcode", "0xc5"),
+        ("erd_nack_port", "5000"),
+    ];
+    let custom = assert_same_under_every_profile(&path, "non-default parameters", params);
+    let default = assert_same_under_every_profile(&path, "non-default parameters, read with the defaults", &[]);
+    for p in EXT_PROFILES {
+        assert!(ext_values(&custom, p) > 0, "{p}: no extension field compared");
+    }
+    // The parameters change what is decoded (so the preferences took effect).
+    let fields = ["rocescope.dcp.msn", "rocescope.sdr.user_imm", "rocescope.flor.mid", "rocescope.netrt.type", "rocescope.erd.nack.psn"];
+    assert_ne!(
+        rocescope_lines(&path, &fields, Run { profile: "auto", params, two_pass: false }),
+        rocescope_lines(&path, &fields, Run::profile("auto"))
+    );
+    assert!(default.iter().zip(&custom).any(|(a, b)| a.1.ext_values != b.1.ext_values));
+    // The other spelling of the NetRT opcode.
+    assert_same(&path, "NetRT opcode in decimal", Run { profile: "netrt", params: &[("netrt_opcode", "197")], two_pass: false }, &all_field_names());
+    remove_capture(&path);
+}
+
+/// The extension frames with random bytes changed (a fixed xorshift sequence), mostly in the
+/// RoCE or TCP part, half of them with the ICRC recomputed so that `auto` detection and the
+/// stateful decoders see well-formed packets with odd contents; some cut by a snaplen.
+fn mutated_frames() -> Vec<(Vec<u8>, usize)> {
+    let mut x: u64 = 0x2545_f491_4f6c_dd1d;
+    let mut next = move |n: usize| {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        (x % n as u64) as usize
+    };
+    let base: Vec<Vec<u8>> = rocescope::testgen_ext::extension_mix()
+        .into_iter()
+        .map(|f| f.bytes)
+        .chain(ext_odd_frames().into_iter().map(|(_, f)| f))
+        .chain(nack_stream_frames().into_iter().map(|(_, f, _)| f))
+        .collect();
+    let mut out = Vec::new();
+    for f in &base {
+        for _ in 0..6 {
+            let mut g = f.clone();
+            for _ in 0..1 + next(3) {
+                let at = if g.len() > 42 && next(5) != 0 { 34 + next(g.len() - 34) } else { next(g.len()) };
+                g[at] = match next(4) {
+                    0 => next(256) as u8,
+                    1 => g[at] ^ (1 << next(8)),
+                    2 => [0x00, 0xff, 0x4e, 0x01, 0x53, 0xc0, 0x64, 0x2b, 0x0c, 0x6c, 0x64][next(11)],
+                    _ => g[at].wrapping_add(1),
+                };
+            }
+            if next(2) == 0 {
+                fix_icrc(LinkType::Ethernet, &mut g);
+            }
+            let caplen = if next(4) == 0 { next(g.len() + 1) } else { g.len() };
+            out.push((g, caplen));
+        }
+    }
+    out
+}
+
+#[test]
+fn tshark_prints_what_rocescope_prints_on_mutated_extension_frames() {
+    if !have_tshark() {
+        return;
+    }
+    let path = tmp("mutated.pcap");
+    write_pcap(&path, 1, &mutated_frames());
+    assert_same_under_every_profile(&path, "mutated extension frames", &[]);
+    let params: &[(&str, &str)] =
+        &[("sdr_split", "8,22,2"), ("dcp_tag_shift", "3"), ("netrt_opcode", "0x64"), ("erd_nack_port", "50000")];
+    assert_same(&path, "mutated extension frames", Run { profile: "auto", params, two_pass: false }, &all_field_names());
+    remove_capture(&path);
 }

@@ -67,6 +67,8 @@ pub struct CaptureReader<R: Read> {
     eof: bool,
     format: Format,
     number: u64,
+    /// File offset of the last record's captured bytes.
+    data_offset: u64,
 }
 
 fn err(offset: u64, message: impl Into<String>) -> CaptureError {
@@ -96,6 +98,7 @@ impl<R: Read> CaptureReader<R> {
             eof: false,
             format: Format::Pcap { parser: PcapParser::new(&PCAP_DUMMY).unwrap().1, linktype: 1 },
             number: 0,
+            data_offset: 0,
         };
         r.fill(24)?;
         let head = &r.buf[..r.end];
@@ -129,6 +132,12 @@ impl<R: Read> CaptureReader<R> {
     /// Byte offset of the next record.
     pub fn offset(&self) -> u64 {
         self.base + self.start as u64
+    }
+
+    /// File offset of the captured bytes of the record [`next_record`](Self::next_record) last
+    /// returned (the browser's hex view reads the frame from the file with it).
+    pub fn data_offset(&self) -> u64 {
+        self.data_offset
     }
 
     /// Makes at least `n` unread bytes available, unless the file ends first.
@@ -268,6 +277,7 @@ impl<R: Read> CaptureReader<R> {
             self.start += need;
             if let Some((linktype, ts_ns, orig_len, at, len, interface)) = parsed {
                 self.number += 1;
+                self.data_offset = self.base + at as u64;
                 return Ok(Some(Record {
                     number: self.number,
                     linktype,

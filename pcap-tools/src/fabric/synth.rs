@@ -1,0 +1,694 @@
+//! `rocescope synth`: builds a fabric from the options, puts one connection per sender on it
+//! with the chosen reference stack, posts the messages, runs, and writes the pcapng and the
+//! ground truth.
+
+use std::fs::File;
+use std::io::{BufWriter, IsTerminal, Write};
+use std::path::Path;
+
+use serde_json::{json, Map, Value};
+
+use super::rng::Rng;
+use super::sim::{
+    AcceptModel, Fabric, FabricConfig, LossDir, LossModel, LossPlace, Progress, Routing, RunStats, TapPoint,
+};
+use super::truth;
+use crate::capture::CaptureWriter;
+use crate::stacks::{new_pair, ConnConfig, Endpoint, Host, Message, Op, Requester, StackKind};
+
+/// Which operations the messages use.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OpChoice {
+    One(Op),
+    /// Cycle through the operations the stack supports.
+    Mix,
+}
+
+impl OpChoice {
+    pub fn parse(s: &str) -> Option<OpChoice> {
+        if s == "mix" {
+            Some(OpChoice::Mix)
+        } else {
+            Op::from_name(s).map(OpChoice::One)
+        }
+    }
+    pub fn name(self) -> &'static str {
+        match self {
+            OpChoice::One(op) => op.name(),
+            OpChoice::Mix => "mix",
+        }
+    }
+}
+
+/// Everything `rocescope synth` takes (besides where to write).
+#[derive(Clone, Debug)]
+pub struct SynthOptions {
+    pub stack: StackKind,
+    /// Bernoulli loss probability per frame on the lossy links.
+    pub loss: f64,
+    /// Gilbert-Elliott transition probabilities (good→bad, bad→good).
+    pub burst_loss: Option<(f64, f64)>,
+    pub loss_on: LossPlace,
+    pub loss_dir: LossDir,
+    pub reorder_ns: u64,
+    pub paths: u32,
+    pub routing: Routing,
+    /// Messages per connection.
+    pub messages: u32,
+    pub message_size: u32,
+    pub op: OpChoice,
+    pub mtu: u32,
+    pub rate_gbps: f64,
+    pub fabric_rate_gbps: Option<f64>,
+    pub delay_ns: u64,
+    pub queue_bytes: u64,
+    pub trim: bool,
+    pub wrr_weight: Option<f64>,
+    pub radix: Option<u32>,
+    pub control_queue_bytes: u64,
+    pub ecn_threshold: Option<u64>,
+    pub cnp_interval_ns: u64,
+    /// Senders (an N-to-1 incast when above 1).
+    pub incast: u32,
+    pub seed: u64,
+    pub taps: Vec<TapPoint>,
+    pub fabric_tap_path: u32,
+    pub time_limit_ns: u64,
+    pub rto_ns: u64,
+    pub ack_every: u32,
+    pub bdp_packets: u32,
+    pub msg_window: u32,
+    pub retry_cnt: u8,
+    /// Gap between two posts on a connection (0: all at time 0).
+    pub post_interval_ns: u64,
+    pub dcp_tag_shift: u8,
+}
+
+impl Default for SynthOptions {
+    fn default() -> Self {
+        SynthOptions {
+            stack: StackKind::Gbn,
+            loss: 0.0,
+            burst_loss: None,
+            loss_on: LossPlace::Fabric,
+            loss_dir: LossDir::Both,
+            reorder_ns: 0,
+            paths: 1,
+            routing: Routing::Ecmp,
+            messages: 8,
+            message_size: 4096,
+            op: OpChoice::One(Op::Write),
+            mtu: 1024,
+            rate_gbps: 100.0,
+            fabric_rate_gbps: None,
+            delay_ns: 1000,
+            queue_bytes: 256 * 1024,
+            trim: false,
+            wrr_weight: None,
+            radix: None,
+            control_queue_bytes: 64 * 1024,
+            ecn_threshold: None,
+            cnp_interval_ns: 50_000,
+            incast: 1,
+            seed: 1,
+            taps: vec![TapPoint::Sender, TapPoint::Receiver, TapPoint::Fabric],
+            fabric_tap_path: 0,
+            time_limit_ns: 1_000_000_000,
+            rto_ns: 100_000,
+            ack_every: 4,
+            bdp_packets: 128,
+            msg_window: 8,
+            retry_cnt: 7,
+            post_interval_ns: 0,
+            dcp_tag_shift: 2,
+        }
+    }
+}
+
+fn routing_name(r: Routing) -> &'static str {
+    match r {
+        Routing::Ecmp => "ecmp",
+        Routing::Spray => "spray",
+        Routing::Adaptive => "adaptive",
+    }
+}
+
+fn loss_place_name(p: LossPlace) -> &'static str {
+    match p {
+        LossPlace::Fabric => "fabric",
+        LossPlace::Sender => "sender",
+        LossPlace::Receiver => "receiver",
+    }
+}
+
+fn loss_dir_name(d: LossDir) -> &'static str {
+    match d {
+        LossDir::Both => "both",
+        LossDir::Forward => "forward",
+        LossDir::Reverse => "reverse",
+    }
+}
+
+impl SynthOptions {
+    /// Checks the combination; the message is a one-line usage error.
+    pub fn validate(&self) -> Result<(), String> {
+        if self.mtu == 0 || self.mtu > 9000 {
+            return Err(format!("--mtu {} out of range (1-9000)", self.mtu));
+        }
+        if !(0.0..=1.0).contains(&self.loss) {
+            return Err("--loss must be a probability (0-1)".into());
+        }
+        if let Some((a, b)) = self.burst_loss {
+            if !(0.0..=1.0).contains(&a) || !(0.0..=1.0).contains(&b) {
+                return Err("--burst-loss takes two probabilities P_GB,P_BG".into());
+            }
+        }
+        if self.paths == 0 || self.paths > 64 {
+            return Err("--paths must be 1-64".into());
+        }
+        if self.incast == 0 || self.incast > 200 {
+            return Err("--incast must be 1-200".into());
+        }
+        if self.rate_gbps <= 0.0 || self.fabric_rate_gbps.is_some_and(|r| r <= 0.0) {
+            return Err("rates must be positive".into());
+        }
+        if self.trim && self.stack != StackKind::Dcp {
+            return Err("--trim applies to DCP data packets: use it with --stack dcp".into());
+        }
+        if self.wrr_weight.is_some_and(|w| w.is_nan() || w < 0.0) {
+            return Err("--wrr-weight must be 0 or more".into());
+        }
+        let ops: Vec<Op> = self.ops();
+        if let Some(op) = ops.iter().find(|&&op| !self.stack.supports(op)) {
+            return Err(format!("the {} stack does not model {} (READ is GBN only)", self.stack.name(), op.name()));
+        }
+        if self.fabric_tap_path >= self.paths {
+            return Err(format!("--fabric-tap-path {} but only {} paths", self.fabric_tap_path, self.paths));
+        }
+        if self.taps.is_empty() {
+            return Err("--taps needs at least one of sender, receiver, fabric".into());
+        }
+        Ok(())
+    }
+
+    /// The operations messages cycle through.
+    pub fn ops(&self) -> Vec<Op> {
+        match self.op {
+            OpChoice::One(op) => vec![op],
+            OpChoice::Mix => Op::ALL.into_iter().filter(|&o| self.stack.supports(o)).collect(),
+        }
+    }
+
+    /// The canonical command line (every option explicit, no file names): the truth records it.
+    pub fn command_line(&self) -> String {
+        let mut a = vec![format!("rocescope synth --stack {}", self.stack.name())];
+        a.push(format!(
+            "--messages {} --message-size {} --op {} --mtu {}",
+            self.messages,
+            self.message_size,
+            self.op.name(),
+            self.mtu
+        ));
+        a.push(format!(
+            "--rate {} --delay {} --paths {} --reorder {}",
+            self.rate_gbps, self.delay_ns, self.paths, self.reorder_ns
+        ));
+        match self.routing {
+            Routing::Spray => a.push("--spray".into()),
+            Routing::Adaptive => a.push("--adaptive".into()),
+            Routing::Ecmp => {}
+        }
+        if let Some(r) = self.fabric_rate_gbps {
+            a.push(format!("--fabric-rate {r}"));
+        }
+        a.push(format!("--loss {}", self.loss));
+        if let Some((g, b)) = self.burst_loss {
+            a.push(format!("--burst-loss {g},{b}"));
+        }
+        a.push(format!("--loss-on {} --loss-dir {}", loss_place_name(self.loss_on), loss_dir_name(self.loss_dir)));
+        a.push(format!("--queue-bytes {}", self.queue_bytes));
+        if self.trim {
+            a.push(format!("--trim --control-queue-bytes {}", self.control_queue_bytes));
+            if let Some(w) = self.wrr_weight {
+                a.push(format!("--wrr-weight {w}"));
+            }
+            if let Some(n) = self.radix {
+                a.push(format!("--radix {n}"));
+            }
+        }
+        if let Some(e) = self.ecn_threshold {
+            a.push(format!("--ecn-threshold {e} --cnp-interval {}", self.cnp_interval_ns));
+        }
+        a.push(format!("--incast {} --seed {}", self.incast, self.seed));
+        let taps: Vec<&str> = self.taps.iter().map(|t| t.name()).collect();
+        a.push(format!("--taps {} --fabric-tap-path {}", taps.join(","), self.fabric_tap_path));
+        a.push(format!(
+            "--rto {} --ack-every {} --bdp-packets {} --msg-window {} --retry-cnt {} --post-interval {} --time-limit {}",
+            self.rto_ns, self.ack_every, self.bdp_packets, self.msg_window, self.retry_cnt, self.post_interval_ns, self.time_limit_ns
+        ));
+        if self.dcp_tag_shift != 2 {
+            a.push(format!("--dcp-tag-shift {}", self.dcp_tag_shift));
+        }
+        a.join(" ")
+    }
+
+    /// The fabric's configuration.
+    pub fn fabric_config(&self) -> FabricConfig {
+        let params = rocescope_codec::Params { dcp_tag_shift: self.dcp_tag_shift, ..Default::default() };
+        FabricConfig {
+            senders: self.incast as usize,
+            rate_bps: (self.rate_gbps * 1e9).round() as u64,
+            fabric_rate_bps: self.fabric_rate_gbps.map(|r| (r * 1e9).round() as u64),
+            delay_ns: self.delay_ns,
+            paths: self.paths,
+            reorder_ns: self.reorder_ns,
+            routing: self.routing,
+            queue_bytes: self.queue_bytes,
+            trim: self.trim,
+            wrr_weight: self.wrr_weight,
+            radix: self.radix,
+            control_queue_bytes: self.control_queue_bytes,
+            ecn_threshold: self.ecn_threshold,
+            cnp_interval_ns: self.cnp_interval_ns,
+            loss: LossModel { p: self.loss, burst: self.burst_loss },
+            loss_place: self.loss_on,
+            loss_dir: self.loss_dir,
+            taps: self.taps.clone(),
+            fabric_tap_path: self.fabric_tap_path,
+            seed: self.seed,
+            time_limit_ns: self.time_limit_ns,
+            profile: self.stack.profile(),
+            params,
+            // Ethernet 14 · IPv4 20 · UDP 8 · BTH 12 · DCPETH 4 · RETH 16 · payload · ICRC 4.
+            data_frame_bytes: 78 + self.mtu,
+            accept: if self.stack == StackKind::Gbn { AcceptModel::InOrder } else { AcceptModel::AnyOrder },
+        }
+    }
+
+    /// The options as a JSON object (the truth's `config`).
+    pub fn config_json(&self, fabric: &FabricConfig) -> Value {
+        json!({
+            "stack": self.stack.name(),
+            "profile": self.stack.profile().name(),
+            "messages": self.messages, "message_size": self.message_size, "op": self.op.name(), "mtu": self.mtu,
+            "rate_bps": fabric.rate_bps, "fabric_rate_bps": fabric.effective_fabric_rate(), "delay_ns": self.delay_ns,
+            "paths": self.paths, "reorder_ns": self.reorder_ns, "routing": routing_name(self.routing),
+            "loss": self.loss, "burst_loss": self.burst_loss.map(|(a, b)| json!([a, b])),
+            "loss_on": loss_place_name(self.loss_on), "loss_dir": loss_dir_name(self.loss_dir),
+            "queue_bytes": self.queue_bytes, "trim": self.trim,
+            "wrr_weight": if self.trim { json_f64(fabric.effective_wrr_weight()) } else { Value::Null },
+            "control_queue_bytes": if self.trim { json!(self.control_queue_bytes) } else { Value::Null },
+            "ecn_threshold": self.ecn_threshold, "cnp_interval_ns": self.cnp_interval_ns,
+            "senders": self.incast, "seed": self.seed.to_string(),
+            "taps": self.taps.iter().map(|t| t.name()).collect::<Vec<_>>(), "fabric_tap_path": self.fabric_tap_path,
+            "time_limit_ns": self.time_limit_ns, "rto_ns": self.rto_ns, "ack_every": self.ack_every,
+            "bdp_packets": self.bdp_packets, "msg_window": self.msg_window, "retry_cnt": self.retry_cnt,
+            "post_interval_ns": self.post_interval_ns, "dcp_tag_shift": self.dcp_tag_shift,
+        })
+    }
+}
+
+fn json_f64(x: f64) -> Value {
+    if x.is_finite() {
+        json!(x)
+    } else {
+        json!("inf")
+    }
+}
+
+/// Makes one connection's two ends.
+pub type PairFactory<'a> = dyn FnMut(&ConnConfig) -> (Box<dyn Requester>, Box<dyn Endpoint>) + 'a;
+
+/// The connection parameters of sender `i` on `fabric`.
+pub fn conn_config(opts: &SynthOptions, fabric: &Fabric<'_>, i: usize, rng: &mut Rng) -> ConnConfig {
+    let (smac, sip) = fabric.sender_host(i);
+    let (rmac, rip) = fabric.receiver_host();
+    ConnConfig {
+        requester: Host { mac: smac, ip: sip, qpn: 0x100 + i as u32 },
+        responder: Host { mac: rmac, ip: rip, qpn: 0x200 + i as u32 },
+        start_psn: (rng.next_u64() & 0xff_ffff) as u32,
+        mtu: opts.mtu,
+        udp_sport: 0xC000 | (rng.next_u64() & 0x3fff) as u16,
+        // DSCP 26 with ECT(0): the DCP tag (bits 3..2 at shift 2) stays clear of the ECN bits.
+        tos: 0x6a,
+        params: fabric.cfg.params,
+        rto_ns: opts.rto_ns,
+        retry_cnt: opts.retry_cnt,
+        ack_every: opts.ack_every,
+        bdp_packets: opts.bdp_packets,
+        msg_window: opts.msg_window,
+    }
+}
+
+/// Builds the fabric with `opts.incast` connections made by `factory` and posts the messages.
+pub fn build<'w>(
+    opts: &SynthOptions,
+    writer: Option<Box<dyn Write + 'w>>,
+    factory: &mut PairFactory<'_>,
+) -> std::io::Result<Fabric<'w>> {
+    let cfg = opts.fabric_config();
+    let writer = match writer {
+        Some(w) => {
+            let names: Vec<&str> = cfg.taps.iter().map(|t| t.name()).collect();
+            Some(CaptureWriter::new(w, &names)?)
+        }
+        None => None,
+    };
+    let mut fabric = Fabric::new(cfg, writer);
+    let mut rng = Rng::new(opts.seed, 7);
+    let ops = opts.ops();
+    for i in 0..opts.incast as usize {
+        let cc = conn_config(opts, &fabric, i, &mut rng);
+        let (req, resp) = factory(&cc);
+        let c = fabric.add_connection(i, cc, req, resp);
+        for m in 0..opts.messages as u64 {
+            let op = ops[m as usize % ops.len()];
+            fabric.post(c, m * opts.post_interval_ns, Message { id: m, op, len: opts.message_size });
+        }
+    }
+    Ok(fabric)
+}
+
+/// Builds and runs with the reference stack `opts.stack`.
+/// `keep_truth`: keep what the truth needs (every tap frame).
+pub fn simulate<'w>(
+    opts: &SynthOptions,
+    writer: Option<Box<dyn Write + 'w>>,
+    keep_truth: bool,
+    progress: bool,
+) -> std::io::Result<Fabric<'w>> {
+    let kind = opts.stack;
+    let mut factory = |c: &ConnConfig| new_pair(kind, c);
+    let mut fabric = build(opts, writer, &mut factory)?;
+    fabric.keep_tap_frames = keep_truth;
+    if progress {
+        let start = std::time::Instant::now();
+        let mut last = start;
+        let mut show = |p: &Progress| {
+            let now = std::time::Instant::now();
+            if now.duration_since(last).as_millis() >= 100 {
+                last = now;
+                eprint!(
+                    "\rsynth: {:.1} µs simulated · {} events · {}/{} messages complete · {:.1} s ",
+                    p.now as f64 / 1e3,
+                    p.events,
+                    p.completed,
+                    p.messages,
+                    now.duration_since(start).as_secs_f64()
+                );
+            }
+        };
+        let r = fabric.run(Some(&mut show));
+        eprint!("\r\x1b[2K");
+        r?;
+    } else {
+        fabric.run(None)?;
+    }
+    if let Some(w) = fabric.take_writer() {
+        w.into_inner().flush()?;
+    }
+    Ok(fabric)
+}
+
+fn truth_extra(opts: &SynthOptions, fabric: &Fabric<'_>) -> Map<String, Value> {
+    let mut extra = Map::new();
+    extra.insert("command".into(), json!(opts.command_line()));
+    extra.insert("config".into(), opts.config_json(&fabric.cfg));
+    extra
+}
+
+/// The truth document of a finished run.
+pub fn truth(opts: &SynthOptions, fabric: &Fabric<'_>) -> Value {
+    truth::truth_json(fabric, truth_extra(opts, fabric))
+}
+
+/// Writes the truth document of a finished run (docs/truth.md).
+pub fn write_truth(opts: &SynthOptions, fabric: &Fabric<'_>, w: &mut impl Write) -> std::io::Result<()> {
+    truth::write_truth(fabric, truth_extra(opts, fabric), w)
+}
+
+/// What `rocescope synth` reports.
+pub struct Outcome {
+    pub stats: RunStats,
+    pub messages: u64,
+    pub completed: u64,
+    pub failed: usize,
+    pub frames: usize,
+}
+
+/// `rocescope synth`: simulate, write `out` (pcapng; `-` for standard output) and, if asked,
+/// the truth JSON.
+pub fn run(opts: &SynthOptions, out: &str, truth_path: Option<&Path>) -> Result<Outcome, String> {
+    opts.validate()?;
+    let writer: Box<dyn Write> = if out == "-" {
+        Box::new(BufWriter::new(std::io::stdout().lock()))
+    } else {
+        Box::new(BufWriter::new(File::create(out).map_err(|e| format!("{out}: {e}"))?))
+    };
+    let progress = std::io::stderr().is_terminal();
+    let fabric = simulate(opts, Some(writer), truth_path.is_some(), progress).map_err(|e| format!("{out}: {e}"))?;
+    if let Some(p) = truth_path {
+        let mut w = BufWriter::new(File::create(p).map_err(|e| format!("{}: {e}", p.display()))?);
+        write_truth(opts, &fabric, &mut w).and_then(|_| w.flush()).map_err(|e| format!("{}: {e}", p.display()))?;
+    }
+    let messages: u64 = fabric.conns.iter().map(|c| c.messages.len() as u64).sum();
+    let completed: u64 =
+        fabric.conns.iter().flat_map(|c| c.messages.iter()).filter(|m| !m.completed.is_empty()).count() as u64;
+    Ok(Outcome {
+        stats: fabric.stats,
+        messages,
+        completed,
+        failed: fabric.conns.iter().filter(|c| c.failed.is_some()).count(),
+        frames: fabric.stats.captured as usize,
+    })
+}
+
+/// The command line of `rocescope synth` (parsed by clap in `main.rs`).
+#[derive(clap::Args, Clone, Debug)]
+pub struct SynthArgs {
+    /// Reference stack: gbn, irn, dcp.
+    #[arg(long, value_parser = parse_stack)]
+    pub stack: StackKind,
+    /// The pcapng to write (`-`: standard output).
+    #[arg(short = 'o', long = "output", value_name = "OUT.pcapng")]
+    pub output: String,
+    /// Also write the ground truth (docs/truth.md).
+    #[arg(long, value_name = "OUT.json")]
+    pub truth: Option<std::path::PathBuf>,
+    /// Random (Bernoulli) loss probability per frame on the lossy links.
+    #[arg(long, default_value_t = 0.0, value_name = "P")]
+    pub loss: f64,
+    /// Bursty (Gilbert-Elliott) loss: good→bad and bad→good transition probabilities per
+    /// frame; every frame is lost in the bad state.
+    #[arg(long, value_name = "P_GB,P_BG", value_parser = parse_pair)]
+    pub burst_loss: Option<(f64, f64)>,
+    /// Which links lose frames: fabric (every fabric link), sender (s0's link), receiver.
+    #[arg(long, default_value = "fabric", value_parser = parse_loss_on)]
+    pub loss_on: LossPlace,
+    /// Which direction of those links loses frames: both, forward (towards the receiver), reverse.
+    #[arg(long, default_value = "both", value_parser = parse_loss_dir)]
+    pub loss_dir: LossDir,
+    /// Extra propagation delay of the slowest path over the fastest (ns), spread evenly.
+    #[arg(long, default_value_t = 0, value_name = "NS")]
+    pub reorder: u64,
+    /// Parallel paths between the two switches.
+    #[arg(long, default_value_t = 1, value_name = "N")]
+    pub paths: u32,
+    /// Packet spraying: a random path per packet.
+    #[arg(long, conflicts_with = "adaptive")]
+    pub spray: bool,
+    /// Adaptive routing: the least-loaded path per packet.
+    #[arg(long)]
+    pub adaptive: bool,
+    /// Messages per connection.
+    #[arg(long, default_value_t = 8, value_name = "N")]
+    pub messages: u32,
+    #[arg(long, default_value_t = 4096, value_name = "BYTES")]
+    pub message_size: u32,
+    /// write, send, read (gbn only), write_imm, or mix (cycle through what the stack supports).
+    #[arg(long, default_value = "write", value_parser = parse_op)]
+    pub op: OpChoice,
+    /// Payload bytes per packet.
+    #[arg(long, default_value_t = 1024, value_name = "BYTES")]
+    pub mtu: u32,
+    /// Host link rate, Gbit/s.
+    #[arg(long, default_value_t = 100.0, value_name = "GBPS")]
+    pub rate: f64,
+    /// Fabric link rate, Gbit/s (default: rate × ⌈senders/paths⌉, a non-blocking core).
+    #[arg(long, value_name = "GBPS")]
+    pub fabric_rate: Option<f64>,
+    /// Propagation delay of every link, ns.
+    #[arg(long, default_value_t = 1000, value_name = "NS")]
+    pub delay: u64,
+    /// Switch data queue threshold, bytes (above it: drop, or trim with --trim).
+    #[arg(long, default_value_t = 262144, value_name = "N")]
+    pub queue_bytes: u64,
+    /// DCP switch trimming: data packets over the threshold become header-only packets in a
+    /// control queue served by WRR.
+    #[arg(long)]
+    pub trim: bool,
+    /// WRR weight of the control queue (default: seed §4.2's (N−1)/(r−N+1)).
+    #[arg(long, value_name = "W")]
+    pub wrr_weight: Option<f64>,
+    /// Switch radix N for the §4.2 weight (default: senders + 1).
+    #[arg(long, value_name = "N")]
+    pub radix: Option<u32>,
+    /// Control queue size, bytes.
+    #[arg(long, default_value_t = 65536, value_name = "N")]
+    pub control_queue_bytes: u64,
+    /// ECN: mark CE on packets entering a data queue longer than this; the receiver NIC then
+    /// sends CNPs.
+    #[arg(long, value_name = "BYTES")]
+    pub ecn_threshold: Option<u64>,
+    /// At most one CNP per QP per this many ns.
+    #[arg(long, default_value_t = 50000, value_name = "NS")]
+    pub cnp_interval: u64,
+    /// Senders: N connections into one receiver.
+    #[arg(long, default_value_t = 1, value_name = "N")]
+    pub incast: u32,
+    #[arg(long, default_value_t = 1, value_name = "S")]
+    pub seed: u64,
+    /// Capture taps, one pcapng interface each, in this order.
+    #[arg(long, default_value = "sender,receiver,fabric", value_parser = parse_taps)]
+    pub taps: Taps,
+    /// The fabric link the fabric tap watches.
+    #[arg(long, default_value_t = 0, value_name = "K")]
+    pub fabric_tap_path: u32,
+    /// Stop after this much simulated time, ns.
+    #[arg(long, default_value_t = 1_000_000_000, value_name = "NS")]
+    pub time_limit: u64,
+    /// Retransmission timeout, ns.
+    #[arg(long, default_value_t = 100_000, value_name = "NS")]
+    pub rto: u64,
+    /// The responder ACKs at least every N packets.
+    #[arg(long, default_value_t = 4, value_name = "N")]
+    pub ack_every: u32,
+    /// GBN/IRN window (packets).
+    #[arg(long, default_value_t = 128, value_name = "N")]
+    pub bdp_packets: u32,
+    /// DCP messages in flight per QP.
+    #[arg(long, default_value_t = 8, value_name = "N")]
+    pub msg_window: u32,
+    /// GBN retry count (0-7).
+    #[arg(long, default_value_t = 7, value_name = "N")]
+    pub retry_cnt: u8,
+    /// Time between two posts on a connection, ns (0: all at once).
+    #[arg(long, default_value_t = 0, value_name = "NS")]
+    pub post_interval: u64,
+    /// DCP: the tag is (ToS >> SHIFT) & 3.
+    #[arg(long, default_value_t = 2, value_name = "SHIFT")]
+    pub dcp_tag_shift: u8,
+}
+
+/// A list of taps (a newtype so clap takes the whole comma-separated list as one value).
+#[derive(Clone, Debug)]
+pub struct Taps(pub Vec<TapPoint>);
+
+fn parse_stack(s: &str) -> Result<StackKind, String> {
+    StackKind::from_name(s).ok_or_else(|| format!("unknown stack '{s}' (gbn irn dcp)"))
+}
+fn parse_op(s: &str) -> Result<OpChoice, String> {
+    OpChoice::parse(s).ok_or_else(|| format!("unknown op '{s}' (write send read write_imm mix)"))
+}
+fn parse_pair(s: &str) -> Result<(f64, f64), String> {
+    let (a, b) = s.split_once(',').ok_or_else(|| format!("'{s}' is not P_GB,P_BG"))?;
+    let p = |x: &str| x.trim().parse::<f64>().map_err(|_| format!("'{x}' is not a probability"));
+    Ok((p(a)?, p(b)?))
+}
+fn parse_loss_on(s: &str) -> Result<LossPlace, String> {
+    match s {
+        "fabric" => Ok(LossPlace::Fabric),
+        "sender" => Ok(LossPlace::Sender),
+        "receiver" => Ok(LossPlace::Receiver),
+        _ => Err(format!("unknown link '{s}' (fabric sender receiver)")),
+    }
+}
+fn parse_loss_dir(s: &str) -> Result<LossDir, String> {
+    match s {
+        "both" => Ok(LossDir::Both),
+        "forward" => Ok(LossDir::Forward),
+        "reverse" => Ok(LossDir::Reverse),
+        _ => Err(format!("unknown direction '{s}' (both forward reverse)")),
+    }
+}
+fn parse_taps(s: &str) -> Result<Taps, String> {
+    let mut v = Vec::new();
+    for name in s.split(',').filter(|x| !x.is_empty()) {
+        let t = TapPoint::from_name(name).ok_or_else(|| format!("unknown tap '{name}' (sender receiver fabric)"))?;
+        if v.contains(&t) {
+            return Err(format!("tap '{name}' given twice"));
+        }
+        v.push(t);
+    }
+    Ok(Taps(v))
+}
+
+impl SynthArgs {
+    pub fn options(&self) -> SynthOptions {
+        SynthOptions {
+            stack: self.stack,
+            loss: self.loss,
+            burst_loss: self.burst_loss,
+            loss_on: self.loss_on,
+            loss_dir: self.loss_dir,
+            reorder_ns: self.reorder,
+            paths: self.paths,
+            routing: if self.spray {
+                Routing::Spray
+            } else if self.adaptive {
+                Routing::Adaptive
+            } else {
+                Routing::Ecmp
+            },
+            messages: self.messages,
+            message_size: self.message_size,
+            op: self.op,
+            mtu: self.mtu,
+            rate_gbps: self.rate,
+            fabric_rate_gbps: self.fabric_rate,
+            delay_ns: self.delay,
+            queue_bytes: self.queue_bytes,
+            trim: self.trim,
+            wrr_weight: self.wrr_weight,
+            radix: self.radix,
+            control_queue_bytes: self.control_queue_bytes,
+            ecn_threshold: self.ecn_threshold,
+            cnp_interval_ns: self.cnp_interval,
+            incast: self.incast,
+            seed: self.seed,
+            taps: self.taps.0.clone(),
+            fabric_tap_path: self.fabric_tap_path,
+            time_limit_ns: self.time_limit,
+            rto_ns: self.rto,
+            ack_every: self.ack_every,
+            bdp_packets: self.bdp_packets,
+            msg_window: self.msg_window,
+            retry_cnt: self.retry_cnt,
+            post_interval_ns: self.post_interval,
+            dcp_tag_shift: self.dcp_tag_shift,
+        }
+    }
+
+    /// Runs the subcommand; the error is a one-line message. Prints a summary to stderr.
+    pub fn run(&self) -> Result<(), String> {
+        let opts = self.options();
+        let o = run(&opts, &self.output, self.truth.as_deref())?;
+        let s = o.stats;
+        eprintln!(
+            "rocescope synth: {}: {}/{} messages completed{}{}; {} transmissions, {} dropped, {} trimmed, {} CE-marked, {} CNPs; {} frames captured; {:.1} µs simulated",
+            opts.stack.name(),
+            o.completed,
+            o.messages,
+            if o.failed > 0 { format!(", {} connections failed", o.failed) } else { String::new() },
+            if s.timed_out { " (time limit reached)" } else { "" },
+            s.transmissions,
+            s.dropped,
+            s.trimmed,
+            s.ce_marked,
+            s.cnps,
+            o.frames,
+            s.end_ns as f64 / 1e3,
+        );
+        Ok(())
+    }
+}

@@ -1,0 +1,399 @@
+//! Pieces the three stacks share: framing with the codec's builders, segmentation, the modelled
+//! memory check, a lazily re-armed one-shot timer and the in-order message assembler of an RC
+//! responder.
+
+use std::net::IpAddr;
+
+use rocescope_codec::build::{FrameRepr, NetRepr, RoceRepr};
+use rocescope_codec::ib::psn;
+
+use super::{imm_data, message_byte, remote_va, Action, ConnConfig, Host, Nanos, Op};
+
+/// Packets of a message of `len` bytes (a zero-length message is one packet).
+#[inline]
+pub(crate) fn npkts(len: u32, mtu: u32) -> u32 {
+    if len == 0 {
+        1
+    } else {
+        len.div_ceil(mtu)
+    }
+}
+
+/// Payload bytes of packet `k` of a message of `len` bytes.
+#[inline]
+pub(crate) fn seg_len(len: u32, mtu: u32, k: u32) -> u32 {
+    let off = k as u64 * mtu as u64;
+    (len as u64).saturating_sub(off).min(mtu as u64) as u32
+}
+
+/// Bytes `off .. off + len` of message `msg`.
+pub(crate) fn payload(msg: u64, off: u64, len: u32) -> Vec<u8> {
+    (0..len as u64).map(|i| message_byte(msg, off + i)).collect()
+}
+
+/// FNV-1a over `bytes`: lets a receiver that cannot yet tell where a packet belongs (IRN's
+/// out-of-order packets, DCP SENDs before their First) check it later without keeping it.
+pub(crate) fn digest(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, &b| (h ^ b as u64).wrapping_mul(0x100_0000_01b3))
+}
+
+/// The digest bytes `off .. off + len` of message `msg` should have.
+pub(crate) fn expected_digest(msg: u64, off: u64, len: u32) -> u64 {
+    (0..len as u64)
+        .fold(0xcbf2_9ce4_8422_2325u64, |h, i| (h ^ message_byte(msg, off + i) as u64).wrapping_mul(0x100_0000_01b3))
+}
+
+/// A u64 sequence number from its low 24 bits, taken as the one nearest `base`.
+#[inline]
+pub(crate) fn unwrap24(base: u64, low: u32) -> u64 {
+    let d = psn::diff(base as u32 & psn::MASK, low & psn::MASK) as i64;
+    (base as i64 + d).max(0) as u64
+}
+
+/// Where a packet stands in its message.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Pos {
+    First,
+    Middle,
+    Last,
+    Only,
+}
+
+impl Pos {
+    pub(crate) fn of(k: u32, n: u32) -> Pos {
+        match (k == 0, k + 1 == n) {
+            (true, true) => Pos::Only,
+            (true, false) => Pos::First,
+            (false, true) => Pos::Last,
+            (false, false) => Pos::Middle,
+        }
+    }
+    pub(crate) fn starts(self) -> bool {
+        matches!(self, Pos::First | Pos::Only)
+    }
+    pub(crate) fn ends(self) -> bool {
+        matches!(self, Pos::Last | Pos::Only)
+    }
+}
+
+/// The request opcode of packet position `pos` of an `op` message (RC).
+pub(crate) fn request_opcode(op: Op, pos: Pos) -> u8 {
+    match (op, pos) {
+        (Op::Send, Pos::First) => 0x00,
+        (Op::Send, Pos::Middle) => 0x01,
+        (Op::Send, Pos::Last) => 0x02,
+        (Op::Send, Pos::Only) => 0x04,
+        (Op::Write | Op::WriteImm, Pos::First) => 0x06,
+        (Op::Write | Op::WriteImm, Pos::Middle) => 0x07,
+        (Op::Write, Pos::Last) => 0x08,
+        (Op::WriteImm, Pos::Last) => 0x09,
+        (Op::Write, Pos::Only) => 0x0A,
+        (Op::WriteImm, Pos::Only) => 0x0B,
+        (Op::Read, _) => 0x0C,
+    }
+}
+
+/// What a SEND/WRITE request opcode is: (is a WRITE, position, carries ImmDt).
+pub(crate) fn classify_request(opcode: u8) -> Option<(bool, Pos, bool)> {
+    Some(match opcode {
+        0x00 => (false, Pos::First, false),
+        0x01 => (false, Pos::Middle, false),
+        0x02 => (false, Pos::Last, false),
+        0x04 => (false, Pos::Only, false),
+        0x06 => (true, Pos::First, false),
+        0x07 => (true, Pos::Middle, false),
+        0x08 => (true, Pos::Last, false),
+        0x09 => (true, Pos::Last, true),
+        0x0A => (true, Pos::Only, false),
+        0x0B => (true, Pos::Only, true),
+        _ => return None,
+    })
+}
+
+/// READ Response opcode of a position.
+pub(crate) fn read_response_opcode(pos: Pos) -> u8 {
+    match pos {
+        Pos::First => 0x0D,
+        Pos::Middle => 0x0E,
+        Pos::Last => 0x0F,
+        Pos::Only => 0x10,
+    }
+}
+
+/// Builds the frames one end sends to the other.
+#[derive(Clone, Debug)]
+pub(crate) struct Wire {
+    src: Host,
+    dst: Host,
+    udp_sport: u16,
+    ident: u16,
+}
+
+impl Wire {
+    /// Frames from the requester (`true`) or from the responder.
+    pub(crate) fn new(cfg: &ConnConfig, from_requester: bool) -> Wire {
+        let (src, dst) = if from_requester { (cfg.requester, cfg.responder) } else { (cfg.responder, cfg.requester) };
+        Wire { src, dst, udp_sport: cfg.udp_sport, ident: 0 }
+    }
+
+    /// The peer's QPN (the DestQP of everything this end sends).
+    pub(crate) fn peer_qpn(&self) -> u32 {
+        self.dst.qpn
+    }
+
+    /// An Ethernet · IP (ToS `tos`) · UDP · `roce` frame to the peer.
+    pub(crate) fn frame(&mut self, tos: u8, roce: RoceRepr<'_>) -> Vec<u8> {
+        let net = match (self.src.ip, self.dst.ip) {
+            (IpAddr::V4(s), IpAddr::V4(d)) => {
+                self.ident = self.ident.wrapping_add(1);
+                NetRepr::Ipv4 { src: s.octets(), dst: d.octets(), tos, ttl: 64, ident: self.ident }
+            }
+            (IpAddr::V6(s), IpAddr::V6(d)) => {
+                NetRepr::Ipv6 { src: s.octets(), dst: d.octets(), traffic_class: tos, flow_label: 0, hop_limit: 64 }
+            }
+            _ => panic!("hosts of different IP families"),
+        };
+        let mut f = FrameRepr::new(net, roce);
+        f.eth_src = self.src.mac;
+        f.eth_dst = self.dst.mac;
+        f.udp_src = self.udp_sport;
+        f.to_vec()
+    }
+}
+
+/// A one-shot retransmission timer over [`Action::Timer`], which cannot be cancelled: at most
+/// one timer is outstanding; moving the deadline later costs nothing (the early timer fires and
+/// re-schedules itself for the deadline), disarming leaves the outstanding timer to fire idly.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Rto {
+    deadline: Option<Nanos>,
+    /// The outstanding timer: when it fires and its token.
+    pending: Option<(Nanos, u64)>,
+    next_token: u64,
+}
+
+impl Rto {
+    /// (Re)starts the timer: it expires `rto` after `now`.
+    pub(crate) fn arm(&mut self, now: Nanos, rto: Nanos, out: &mut Vec<Action>) {
+        let at = now.saturating_add(rto.max(1));
+        self.deadline = Some(at);
+        if self.pending.is_none() {
+            self.schedule(at, out);
+        }
+    }
+
+    /// Starts the timer unless it is running.
+    pub(crate) fn ensure(&mut self, now: Nanos, rto: Nanos, out: &mut Vec<Action>) {
+        if self.deadline.is_none() {
+            self.arm(now, rto, out);
+        }
+    }
+
+    pub(crate) fn disarm(&mut self) {
+        self.deadline = None;
+    }
+
+    fn schedule(&mut self, at: Nanos, out: &mut Vec<Action>) {
+        let token = self.next_token;
+        self.next_token += 1;
+        self.pending = Some((at, token));
+        out.push(Action::Timer { at, token });
+    }
+
+    /// A timer fired: true when the deadline has passed (the timer is then stopped).
+    pub(crate) fn fire(&mut self, now: Nanos, token: u64, out: &mut Vec<Action>) -> bool {
+        if self.pending.map(|p| p.1) != Some(token) {
+            return false;
+        }
+        self.pending = None;
+        match self.deadline {
+            None => false,
+            Some(d) if now < d => {
+                self.schedule(d, out);
+                false
+            }
+            Some(_) => {
+                self.deadline = None;
+                true
+            }
+        }
+    }
+}
+
+/// One SEND/WRITE request packet as an in-order responder consumes it: enough to check it
+/// against the modelled memory without keeping its payload.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Incoming {
+    pub opcode: u8,
+    pub len: u32,
+    pub digest: u64,
+    /// RETH VA and DMA length (WRITE First/Only).
+    pub reth: Option<(u64, u32)>,
+    pub imm: Option<u32>,
+}
+
+impl Incoming {
+    pub(crate) fn from_packet(p: &rocescope_codec::ib::RocePacket<'_>) -> Incoming {
+        let payload = p.payload();
+        Incoming {
+            opcode: p.opcode().0,
+            len: p.payload_len() as u32,
+            digest: if payload.len() == p.payload_len() { digest(payload) } else { !0 },
+            reth: p.reth().map(|r| (r.va(), r.dma_len())),
+            imm: p.immdt().map(|i| i.imm()),
+        }
+    }
+}
+
+#[derive(Clone, Debug)]
+struct Current {
+    msg: u64,
+    write: bool,
+    off: u64,
+    intact: bool,
+    dma_len: Option<u32>,
+}
+
+/// An RC responder's message assembly for packets taken in PSN order: numbers messages in
+/// arrival order (the posting order), checks each packet's opcode sequence, placement and bytes,
+/// and reports a message when its Last/Only packet is taken.
+#[derive(Clone, Debug)]
+pub(crate) struct Assembler {
+    mtu: u32,
+    next_msg: u64,
+    cur: Option<Current>,
+}
+
+impl Assembler {
+    pub(crate) fn new(mtu: u32) -> Assembler {
+        Assembler { mtu, next_msg: 0, cur: None }
+    }
+
+    /// Messages numbered so far.
+    pub(crate) fn numbered(&self) -> u64 {
+        self.next_msg
+    }
+
+    /// A READ Request was executed: it takes the next message number.
+    pub(crate) fn take_read(&mut self) -> u64 {
+        let m = self.next_msg;
+        self.next_msg += 1;
+        m
+    }
+
+    /// Takes the next in-order SEND/WRITE packet; returns the message delivered, if it ends one.
+    pub(crate) fn take(&mut self, p: &Incoming) -> Option<Action> {
+        let (write, pos, has_imm) = classify_request(p.opcode)?;
+        if pos.starts() || self.cur.is_none() {
+            let ok = pos.starts() && self.cur.is_none();
+            let msg = self.next_msg;
+            self.next_msg += 1;
+            self.cur = Some(Current { msg, write, off: 0, intact: ok, dma_len: None });
+        }
+        let cur = self.cur.as_mut().expect("a message in progress");
+        if cur.write != write {
+            cur.intact = false;
+        }
+        if pos.starts() && write {
+            match p.reth {
+                Some((va, len)) if va == remote_va(cur.msg) => cur.dma_len = Some(len),
+                _ => cur.intact = false,
+            }
+        }
+        if !pos.ends() && p.len != self.mtu {
+            cur.intact = false;
+        }
+        if p.len > self.mtu || p.digest != expected_digest(cur.msg, cur.off, p.len) {
+            cur.intact = false;
+        }
+        cur.off += p.len as u64;
+        if !pos.ends() {
+            return None;
+        }
+        let cur = self.cur.take().expect("a message in progress");
+        let mut intact = cur.intact;
+        if write && cur.dma_len != Some(cur.off as u32) {
+            intact = false;
+        }
+        if has_imm && p.imm != Some(imm_data(cur.msg)) {
+            intact = false;
+        }
+        Some(Action::Delivered { msg: cur.msg, len: cur.off as u32, intact })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn segmentation() {
+        assert_eq!((npkts(0, 1024), npkts(1, 1024), npkts(1024, 1024), npkts(1025, 1024)), (1, 1, 1, 2));
+        assert_eq!((seg_len(1025, 1024, 0), seg_len(1025, 1024, 1), seg_len(0, 1024, 0)), (1024, 1, 0));
+        assert_eq!(
+            [Pos::of(0, 1), Pos::of(0, 3), Pos::of(1, 3), Pos::of(2, 3)],
+            [Pos::Only, Pos::First, Pos::Middle, Pos::Last]
+        );
+        for op in [Op::Send, Op::Write, Op::WriteImm] {
+            for pos in [Pos::First, Pos::Middle, Pos::Last, Pos::Only] {
+                let (w, p, imm) = classify_request(request_opcode(op, pos)).unwrap();
+                assert_eq!((w, p, imm), (op != Op::Send, pos, op == Op::WriteImm && pos.ends()));
+            }
+        }
+    }
+
+    #[test]
+    fn unwrap24_takes_the_nearest() {
+        assert_eq!(unwrap24(5, 7), 7);
+        assert_eq!(unwrap24(0x100_0002, 0xff_ffff), 0xff_ffff);
+        assert_eq!(unwrap24(0xff_fffe, 1), 0x100_0001);
+        assert_eq!(unwrap24(3, 0xff_fff0), 0);
+    }
+
+    #[test]
+    fn digests_match_the_modelled_memory() {
+        let p = payload(9, 100, 50);
+        assert_eq!(digest(&p), expected_digest(9, 100, 50));
+        assert_ne!(digest(&p), expected_digest(9, 101, 50));
+        assert_ne!(digest(&p), expected_digest(8, 100, 50));
+    }
+
+    #[test]
+    fn the_timer_moves_without_new_timers_and_fires_once() {
+        let mut t = Rto::default();
+        let mut out = vec![];
+        t.arm(0, 100, &mut out);
+        t.arm(50, 100, &mut out); // later deadline: no second timer
+        assert_eq!(out, vec![Action::Timer { at: 100, token: 0 }]);
+        out.clear();
+        assert!(!t.fire(100, 0, &mut out)); // early: re-scheduled for the deadline
+        assert_eq!(out, vec![Action::Timer { at: 150, token: 1 }]);
+        assert!(!t.fire(150, 0, &mut out)); // a stale token
+        out.clear();
+        assert!(t.fire(150, 1, &mut out));
+        assert!(out.is_empty());
+        t.arm(200, 100, &mut out);
+        t.disarm();
+        assert!(!t.fire(300, 2, &mut out));
+    }
+
+    #[test]
+    fn the_assembler_checks_order_placement_and_bytes() {
+        let mtu = 8;
+        let pkt = |msg: u64, opcode: u8, off: u64, len: u32| Incoming {
+            opcode,
+            len,
+            digest: expected_digest(msg, off, len),
+            reth: matches!(opcode, 0x06 | 0x0A | 0x0B).then_some((remote_va(msg), 12)),
+            imm: matches!(opcode, 0x09 | 0x0B).then_some(imm_data(msg)),
+        };
+        let mut a = Assembler::new(mtu);
+        assert_eq!(a.take(&pkt(0, 0x06, 0, 8)), None);
+        assert_eq!(a.take(&pkt(0, 0x09, 8, 4)), Some(Action::Delivered { msg: 0, len: 12, intact: true }));
+        assert_eq!(a.take_read(), 1);
+        assert_eq!(a.take(&pkt(2, 0x04, 0, 3)), Some(Action::Delivered { msg: 2, len: 3, intact: true }));
+        // Wrong bytes, then a Middle without a First.
+        assert_eq!(a.take(&pkt(9, 0x04, 0, 3)), Some(Action::Delivered { msg: 3, len: 3, intact: false }));
+        assert_eq!(a.take(&pkt(4, 0x02, 0, 3)), Some(Action::Delivered { msg: 4, len: 3, intact: false }));
+    }
+}

@@ -1,0 +1,565 @@
+//! DCP (seed 000 §4.3-4.5; wire format WIRE.md B.1): header-only-based retransmission,
+//! order-tolerant reception and bitmap-free packet tracking.
+//!
+//! Sender (DCP-RNIC Tx): data packets carry tag 10 and a DCPETH (MSN = the message's posting
+//! number, sRetryNo); every RDMA WRITE packet carries a RETH whose VA is the address of that
+//! packet's payload (§4.4); SEND packets and the last packet of a WRITE with Immediate carry an
+//! SSNETH (the SSN numbers the receive-WQE-consuming messages in posting order). Messages
+//! `unaMSN .. unaMSN + msg_window` may be in flight. A header-only packet bounced back by the
+//! receiver becomes a (MSN, PSN) entry of the retransmission queue (§4.3), and exactly that
+//! packet is resent (`RetxReason::HeaderOnly`); there is no bitmap and no per-packet state. An
+//! ACK (tag 01) carries the receiver's eMSN: every message below it completes, unaMSN moves up
+//! and the coarse timer restarts. When the coarse timer expires the whole unaMSN message is
+//! resent with sRetryNo incremented (`RetxReason::Timeout`, §4.5).
+//!
+//! Receiver (DCP-RNIC Rx): places every packet on its own, in any order (WRITE by its RETH VA,
+//! SEND by SSN and its PSN offset), and keeps per message only a packet counter compared with
+//! the message's packet count, PSN(Last) − PSN(First) + 1 (§4.5, WIRE.md B.1); eMSN advances
+//! when the eMSN message's counter completes (and over every later message already complete),
+//! delivering in order, and each advance sends an ACK (tag 01, AETH MSN = eMSN, BTH PSN = the
+//! packet that completed it). A packet of the eMSN message whose sRetryNo is above rRetryNo
+//! resets that message's counter (a new timeout round); one below is a stale copy and is not
+//! counted. A packet of an already completed message is answered with the current eMSN. Every
+//! header-only packet is bounced back to the sender: source and destination IP (and MAC)
+//! swapped, DestQP set to the sender's QPN, the rest (layout, UDP ports, tag 11) unchanged.
+//!
+//! Where the paper is silent (documented choices):
+//! - sRetryNo counts the coarse timeouts of the unaMSN message and restarts at 0 when unaMSN
+//!   moves; a packet of any other message carries 0 (it cannot have timed out), and rRetryNo
+//!   likewise restarts at 0 with each eMSN advance. With one QP-wide counter, packets of later
+//!   messages sent before a timeout would look stale once their message became eMSN.
+//! - An HO packet carries no sRetryNo (it is cut inside the DCPETH), so after a coarse timeout
+//!   an HO of an earlier round can still arrive, and the sender (which cannot tell) resends
+//!   that PSN with the current sRetryNo: one PSN may then arrive twice in the same round, which
+//!   plain counting would take for two packets and complete the message with one missing. The
+//!   paper's sRetryNo does not cover this. The receiver therefore keeps, for the eMSN message
+//!   only and only once a timeout round has begun for it (sRetryNo above rRetryNo), the set of
+//!   PSNs counted in the current round and counts each once. Outside timeout rounds (the normal
+//!   case) tracking stays bitmap-free: every PSN arrives whole exactly once (§4.5).
+//! - The receiver also answers a packet of an already completed message with an ACK (the
+//!   paper ACKs only eMSN advances; without this, once the ACK of the last messages in flight
+//!   is lost, nothing would ever tell the sender, and it would time out forever).
+//! - A SEND packet carries no offset: one that arrives before its message's First is checked
+//!   against the modelled memory when the First arrives (a digest per such packet is kept until
+//!   then; WRITE packets place themselves by their RETH VA).
+//! - The RetransQ is drained as soon as an entry is queued (no congestion control here to pace
+//!   it, §4.3 ⑥); the coarse timeout is `rto_ns`; sRetryNo wraps modulo 256 and is compared in
+//!   serial-number arithmetic.
+//! - RDMA READ is not modelled (posting one fails the connection).
+
+use std::collections::{BTreeSet, VecDeque};
+
+use rocescope_codec::build::{internet_checksum, RoceRepr};
+use rocescope_codec::ext::dcp::{tag, with_tag, TAG_ACK, TAG_DATA, TAG_HO};
+use rocescope_codec::ext::Ext;
+use rocescope_codec::frame::Net;
+use rocescope_codec::ib::{psn, AethRepr, DcpethRepr, ImmDtRepr, RethRepr, SsethRepr, Syndrome};
+use rocescope_codec::{DecodeOptions, Frame, Profile};
+
+use super::common::{
+    classify_request, digest, expected_digest, npkts, payload, request_opcode, seg_len, unwrap24, Pos, Rto, Wire,
+};
+use super::R_KEY;
+use super::{imm_data, remote_va, Action, ConnConfig, Endpoint, Message, Nanos, Op, Requester, RetxReason, TxInfo};
+
+/// Decodes `frame` under the DCP profile unless it already was.
+fn with_dcp<'a, R>(frame: &Frame<'a>, cfg: &ConnConfig, f: impl FnOnce(&Frame<'a>) -> R) -> R {
+    if matches!(frame.ext(), Ext::Dcp(_)) || frame.profile() == Profile::Dcp {
+        f(frame)
+    } else {
+        let opts = DecodeOptions { verify: false, profile: Profile::Dcp, params: cfg.params };
+        let data = frame.data();
+        f(&Frame::parse(frame.link(), data, data.len(), &opts))
+    }
+}
+
+fn frame_tag(frame: &Frame<'_>, cfg: &ConnConfig) -> Option<u8> {
+    frame.tos().map(|t| tag(t, cfg.params.dcp_tag_shift))
+}
+
+#[derive(Clone, Debug)]
+struct Wqe {
+    msg: Message,
+    first: u32,
+    n: u32,
+    ssn: Option<u32>,
+}
+
+/// The DCP sender.
+pub struct DcpRequester {
+    cfg: ConnConfig,
+    wire: Wire,
+    /// Messages from unaMSN on, in MSN order.
+    sq: VecDeque<Wqe>,
+    next_psn: u32,
+    next_ssn: u32,
+    /// unaMSN: the oldest message not acknowledged (= `sq[0]`).
+    una: u64,
+    /// Next new PSN to send.
+    snd_max: u32,
+    /// Coarse timeouts of the unaMSN message.
+    sretry: u8,
+    /// Retransmission entries (MSN, PSN) from HO packets, drained at once (no CC here).
+    retransq: VecDeque<(u64, u32)>,
+    rto: Rto,
+    failed: bool,
+}
+
+impl DcpRequester {
+    pub fn new(cfg: &ConnConfig) -> DcpRequester {
+        let p = cfg.start_psn & psn::MASK;
+        DcpRequester {
+            cfg: cfg.clone(),
+            wire: Wire::new(cfg, true),
+            sq: VecDeque::new(),
+            next_psn: p,
+            next_ssn: 0,
+            una: 0,
+            snd_max: p,
+            sretry: 0,
+            retransq: VecDeque::new(),
+            rto: Rto::default(),
+            failed: false,
+        }
+    }
+
+    fn window(&self) -> u64 {
+        self.cfg.msg_window.max(1) as u64
+    }
+
+    fn find_msg(&self, m: u64) -> Option<usize> {
+        let i = m.checked_sub(self.una)? as usize;
+        (i < self.sq.len()).then_some(i)
+    }
+
+    fn find_psn(&self, p: u32) -> Option<usize> {
+        let base = self.sq.front()?.first;
+        let at = psn::diff(base, p);
+        if at < 0 {
+            return None;
+        }
+        let i = self.sq.partition_point(|w| psn::diff(base, w.first) <= at).checked_sub(1)?;
+        let w = &self.sq[i];
+        ((psn::diff(w.first, p) as u32) < w.n).then_some(i)
+    }
+
+    /// Transmits packet `p` of message `sq[i]`.
+    fn send(&mut self, i: usize, p: u32, retx: Option<RetxReason>, out: &mut Vec<Action>) {
+        let w = &self.sq[i];
+        let (msg, n, first, ssn) = (w.msg, w.n, w.first, w.ssn);
+        let mtu = self.cfg.mtu;
+        let k = psn::diff(first, p) as u32;
+        let pos = Pos::of(k, n);
+        let off = k as u64 * mtu as u64;
+        let data = payload(msg.id, off, seg_len(msg.len, mtu, k));
+        let mut r = RoceRepr::new_dcp(request_opcode(msg.op, pos), self.wire.peer_qpn(), p).with_payload(&data);
+        let sretryno = if msg.id == self.una { self.sretry } else { 0 };
+        r.dcpeth = Some(DcpethRepr { msn: msg.id as u32 & psn::MASK, sretryno });
+        if r.reth.is_some() {
+            r.reth = Some(RethRepr { va: remote_va(msg.id) + off, r_key: R_KEY, dma_len: msg.len });
+        }
+        if r.sseth.is_some() {
+            r.sseth = Some(SsethRepr { ssn: ssn.unwrap_or(0) & psn::MASK });
+        }
+        if r.immdt.is_some() {
+            r.immdt = Some(ImmDtRepr { imm: imm_data(msg.id) });
+        }
+        r.bth.ack_req = pos.ends();
+        let tos = with_tag(self.cfg.tos, self.cfg.params.dcp_tag_shift, TAG_DATA);
+        let frame = self.wire.frame(tos, r);
+        out.push(Action::Transmit { frame, info: TxInfo { psn: p, msg: Some(msg.id), retx } });
+    }
+
+    /// New packets of the messages inside the window.
+    fn pump(&mut self, now: Nanos, out: &mut Vec<Action>) {
+        while !self.failed && self.snd_max != self.next_psn {
+            let Some(i) = self.find_psn(self.snd_max) else { break };
+            if i as u64 >= self.window() {
+                break;
+            }
+            let p = self.snd_max;
+            self.send(i, p, None, out);
+            self.snd_max = psn::add(p, 1);
+            self.rto.ensure(now, self.cfg.rto_ns, out);
+        }
+    }
+
+    /// The RetransQ: resends each entry's packet.
+    fn drain_retransq(&mut self, out: &mut Vec<Action>) {
+        while let Some((m, p)) = self.retransq.pop_front() {
+            if let Some(i) = self.find_msg(m) {
+                self.send(i, p, Some(RetxReason::HeaderOnly), out);
+            }
+        }
+    }
+
+    fn on_ack(&mut self, now: Nanos, emsn24: u32, out: &mut Vec<Action>) {
+        let e = unwrap24(self.una, emsn24);
+        if e <= self.una || e > self.una + self.sq.len() as u64 {
+            return;
+        }
+        while self.una < e {
+            let w = self.sq.pop_front().expect("an unacknowledged message");
+            out.push(Action::Completed { msg: w.msg.id });
+            self.una += 1;
+        }
+        self.sretry = 0;
+        let una = self.una;
+        self.retransq.retain(|&(m, _)| m >= una);
+        // The coarse timer follows unaMSN: restart it for the new unaMSN message if it was sent.
+        let sent = self.sq.front().is_some_and(|w| psn::lt(w.first, self.snd_max));
+        if sent {
+            self.rto.arm(now, self.cfg.rto_ns, out);
+        } else {
+            self.rto.disarm();
+        }
+        self.pump(now, out);
+    }
+
+    fn on_ho(&mut self, msn24: u32, p: u32, out: &mut Vec<Action>) {
+        let m = unwrap24(self.una, msn24);
+        let Some(i) = self.find_msg(m) else { return };
+        let w = &self.sq[i];
+        let k = psn::diff(w.first, p);
+        if k < 0 || k as u32 >= w.n || !psn::lt(p, self.snd_max) {
+            return;
+        }
+        self.retransq.push_back((m, p));
+        self.drain_retransq(out);
+    }
+}
+
+impl Endpoint for DcpRequester {
+    fn on_frame(&mut self, now: Nanos, frame: &Frame<'_>, out: &mut Vec<Action>) {
+        if self.failed {
+            return;
+        }
+        let cfg = self.cfg.clone();
+        with_dcp(frame, &cfg, |f| {
+            let Some(p) = f.roce() else { return };
+            if p.bth().dest_qp() != cfg.requester.qpn {
+                return;
+            }
+            match frame_tag(f, &cfg) {
+                Some(TAG_HO) => {
+                    if let Some(msn) = p.ho_msn() {
+                        self.on_ho(msn, p.bth().psn(), out);
+                    }
+                }
+                Some(TAG_ACK) if p.opcode().0 == 0x11 => {
+                    if let Some(aeth) = p.aeth() {
+                        if let Syndrome::Ack { .. } = aeth.syndrome() {
+                            self.on_ack(now, aeth.msn(), out);
+                        }
+                    }
+                }
+                _ => {}
+            }
+        });
+    }
+
+    fn on_timer(&mut self, now: Nanos, token: u64, out: &mut Vec<Action>) {
+        if self.failed || !self.rto.fire(now, token, out) || self.sq.is_empty() {
+            return;
+        }
+        // Coarse timeout (§4.5): resend every packet of the unaMSN message, one round later.
+        self.sretry = self.sretry.wrapping_add(1);
+        let una = self.una;
+        self.retransq.retain(|&(m, _)| m != una);
+        let (first, n) = (self.sq[0].first, self.sq[0].n);
+        for k in 0..n {
+            let p = psn::add(first, k);
+            if !psn::lt(p, self.snd_max) {
+                break;
+            }
+            self.send(0, p, Some(RetxReason::Timeout), out);
+        }
+        self.rto.arm(now, self.cfg.rto_ns, out);
+    }
+}
+
+impl Requester for DcpRequester {
+    fn post(&mut self, now: Nanos, msg: Message, out: &mut Vec<Action>) {
+        if msg.op == Op::Read {
+            if !self.failed {
+                self.failed = true;
+                out.push(Action::Failed { reason: "RDMA READ is not modelled by the DCP stack" });
+            }
+            return;
+        }
+        let n = npkts(msg.len, self.cfg.mtu);
+        let ssn = matches!(msg.op, Op::Send | Op::WriteImm).then(|| {
+            let s = self.next_ssn;
+            self.next_ssn = self.next_ssn.wrapping_add(1);
+            s
+        });
+        if self.sq.is_empty() {
+            self.una = msg.id;
+        }
+        self.sq.push_back(Wqe { msg, first: self.next_psn, n, ssn });
+        self.next_psn = psn::add(self.next_psn, n);
+        self.pump(now, out);
+    }
+
+    fn idle(&self) -> bool {
+        self.failed || self.sq.is_empty()
+    }
+}
+
+/// A SEND packet waiting for its message's First to be placed.
+#[derive(Clone, Copy, Debug)]
+struct Pending {
+    psn: u32,
+    len: u32,
+    digest: u64,
+}
+
+/// What the receiver keeps per tracked message (§4.5: a counter, plus what placing and checking
+/// the packets needs).
+#[derive(Clone, Debug, Default)]
+struct Track {
+    /// Packets counted in the current round.
+    counter: u32,
+    first: Option<u32>,
+    last: Option<u32>,
+    write: Option<bool>,
+    bytes: u64,
+    intact: bool,
+    ssn: Option<u32>,
+    dma_len: Option<u32>,
+    /// Payload length of the Last/Only packet.
+    last_len: Option<u32>,
+    pending: Vec<Pending>,
+    /// In a timeout round: the PSNs counted in this round (see the module notes).
+    round: Option<BTreeSet<u32>>,
+}
+
+impl Track {
+    fn new() -> Track {
+        Track { intact: true, ..Default::default() }
+    }
+
+    /// Restart counting for a new timeout round (the PSN range stays known).
+    fn reset(&mut self) {
+        let (first, last, last_len) = (self.first, self.last, self.last_len);
+        *self = Track::new();
+        self.first = first;
+        self.last = last;
+        self.last_len = last_len;
+        self.round = Some(BTreeSet::new());
+    }
+
+    fn complete(&self) -> bool {
+        match (self.first, self.last) {
+            (Some(f), Some(l)) => psn::diff(f, l) >= 0 && self.counter == psn::diff(f, l) as u32 + 1,
+            _ => false,
+        }
+    }
+}
+
+/// The DCP receiver.
+pub struct DcpResponder {
+    cfg: ConnConfig,
+    wire: Wire,
+    emsn: u64,
+    rretry: u8,
+    /// Messages `emsn .. emsn + msg_window`.
+    msgs: VecDeque<Track>,
+    /// The SSN the next delivered SEND / WRITE with Immediate must carry (its receive WQE).
+    next_ssn: u32,
+}
+
+impl DcpResponder {
+    pub fn new(cfg: &ConnConfig) -> DcpResponder {
+        DcpResponder {
+            cfg: cfg.clone(),
+            wire: Wire::new(cfg, false),
+            emsn: 0,
+            rretry: 0,
+            msgs: VecDeque::new(),
+            next_ssn: 0,
+        }
+    }
+
+    fn ack(&mut self, p: u32, out: &mut Vec<Action>) {
+        let mut r = RoceRepr::new(0x11, self.wire.peer_qpn(), p);
+        r.aeth = Some(AethRepr { syndrome: Syndrome::Ack { credit: 31 }, msn: self.emsn as u32 & psn::MASK });
+        let tos = with_tag(self.cfg.tos, self.cfg.params.dcp_tag_shift, TAG_ACK);
+        let frame = self.wire.frame(tos, r);
+        out.push(Action::Transmit { frame, info: TxInfo { psn: p, msg: None, retx: None } });
+    }
+
+    /// Sends a header-only packet back to the sender (§4.1 step 2, WIRE.md B.1).
+    fn bounce(&mut self, f: &Frame<'_>, out: &mut Vec<Action>) {
+        let (Some(net), Some(p)) = (f.net(), f.roce()) else { return };
+        let mut b = f.data().to_vec();
+        let ps = p.bth().psn();
+        if b.len() < 12 {
+            return;
+        }
+        let (dst, src) = b.split_at_mut(6);
+        dst.swap_with_slice(&mut src[..6]);
+        let (o, hl) = (net.offset(), net.header_len());
+        match net {
+            Net::Ipv4 { .. } => {
+                let (s, d) = b[o + 12..o + 20].split_at_mut(4);
+                s.swap_with_slice(d);
+                b[o + 10..o + 12].fill(0);
+                let c = internet_checksum(&[&b[o..o + hl]]);
+                b[o + 10..o + 12].copy_from_slice(&c.to_be_bytes());
+            }
+            Net::Ipv6 { .. } => {
+                let (s, d) = b[o + 8..o + 40].split_at_mut(16);
+                s.swap_with_slice(d);
+            }
+            Net::Grh { .. } => return,
+        }
+        let q = f.roce_offset() + 5;
+        b[q..q + 3].copy_from_slice(&self.wire.peer_qpn().to_be_bytes()[1..]);
+        out.push(Action::Transmit { frame: b, info: TxInfo { psn: ps, msg: None, retx: None } });
+    }
+
+    fn on_data(&mut self, p: &rocescope_codec::ib::RocePacket<'_>, out: &mut Vec<Action>) {
+        let Some((write, pos, has_imm)) = classify_request(p.opcode().0) else { return };
+        let Some(dcpeth) = p.dcpeth() else { return };
+        let ps = p.bth().psn();
+        let m = unwrap24(self.emsn, dcpeth.msn());
+        if m < self.emsn {
+            // A copy of a message already complete: tell the sender where we are.
+            self.ack(ps, out);
+            return;
+        }
+        let idx = (m - self.emsn) as usize;
+        if idx >= self.cfg.msg_window.max(1) as usize {
+            return; // beyond the tracked messages
+        }
+        if self.msgs.len() <= idx {
+            self.msgs.resize_with(idx + 1, Track::new);
+        }
+        let s = dcpeth.sretryno();
+        if idx == 0 {
+            let d = s.wrapping_sub(self.rretry) as i8;
+            if d < 0 {
+                return; // a stale copy from an earlier round
+            }
+            if d > 0 {
+                self.rretry = s;
+                self.msgs[0].reset();
+            }
+        } else if s != 0 {
+            return; // only the eMSN message can be in a timeout round
+        }
+        let mtu = self.cfg.mtu;
+        let t = &mut self.msgs[idx];
+        if t.round.as_mut().is_some_and(|r| !r.insert(ps)) {
+            return; // already counted in this timeout round
+        }
+        t.counter += 1;
+        if t.write.is_some_and(|w| w != write) {
+            t.intact = false;
+        }
+        t.write = Some(write);
+        if pos.starts() {
+            t.first = Some(ps);
+        }
+        let len = p.payload_len() as u32;
+        if pos.ends() {
+            t.last = Some(ps);
+            t.last_len = Some(len);
+        }
+        let data = p.payload();
+        let dg = if data.len() == len as usize { digest(data) } else { !0 };
+        if !pos.ends() && len != mtu {
+            t.intact = false;
+        }
+        t.bytes += len as u64;
+        if let Some(s) = p.sseth() {
+            if t.ssn.is_some_and(|x| x != s.ssn()) {
+                t.intact = false;
+            }
+            t.ssn = Some(s.ssn());
+        }
+        if has_imm && p.immdt().map(|i| i.imm()) != Some(imm_data(m)) {
+            t.intact = false;
+        }
+        if write {
+            // §4.4: every WRITE packet carries a RETH with the address of its own payload.
+            match p.reth() {
+                Some(r) if t.dma_len.is_none_or(|l| l == r.dma_len()) => {
+                    t.dma_len = Some(r.dma_len());
+                    let off = r.va().wrapping_sub(remote_va(m));
+                    if off > u32::MAX as u64
+                        || dg != expected_digest(m, off, len)
+                        || off + len as u64 > r.dma_len() as u64
+                    {
+                        t.intact = false;
+                    }
+                }
+                _ => t.intact = false,
+            }
+        } else {
+            t.pending.push(Pending { psn: ps, len, digest: dg });
+        }
+        // SEND packets are placed by their offset from the message's First.
+        if let Some(f) = t.first {
+            for q in t.pending.drain(..) {
+                let k = psn::diff(f, q.psn);
+                if k < 0 || q.digest != expected_digest(m, k as u64 * mtu as u64, q.len) {
+                    t.intact = false;
+                }
+            }
+        }
+        if t.last.zip(t.first).is_some_and(|(l, f)| t.counter > psn::diff(f, l) as u32 + 1) {
+            t.intact = false; // counted more packets than the message has
+        }
+        let mut advanced = false;
+        while self.msgs.front().is_some_and(Track::complete) {
+            let t = self.msgs.pop_front().expect("front");
+            let mut intact = t.intact && t.pending.is_empty();
+            // Whole packets but the last: the bytes counted must be the message's.
+            if let (Some(f), Some(l), Some(ll)) = (t.first, t.last, t.last_len) {
+                if t.bytes != psn::diff(f, l) as u64 * self.cfg.mtu as u64 + ll as u64 {
+                    intact = false;
+                }
+            }
+            let write = t.write == Some(true);
+            let imm = write && t.ssn.is_some();
+            if write && t.dma_len != Some(t.bytes as u32) {
+                intact = false;
+            }
+            if !write || imm {
+                // Receive WQEs are consumed in posting order: the SSN must be the next one.
+                if t.ssn != Some(self.next_ssn & psn::MASK) {
+                    intact = false;
+                }
+                self.next_ssn = self.next_ssn.wrapping_add(1);
+            }
+            out.push(Action::Delivered { msg: self.emsn, len: t.bytes as u32, intact });
+            self.emsn += 1;
+            self.rretry = 0;
+            advanced = true;
+        }
+        if advanced {
+            self.ack(ps, out);
+        }
+    }
+}
+
+impl Endpoint for DcpResponder {
+    fn on_frame(&mut self, _now: Nanos, frame: &Frame<'_>, out: &mut Vec<Action>) {
+        let cfg = self.cfg.clone();
+        with_dcp(frame, &cfg, |f| {
+            let Some(p) = f.roce() else { return };
+            if p.bth().dest_qp() != cfg.responder.qpn {
+                return;
+            }
+            match frame_tag(f, &cfg) {
+                Some(TAG_HO) => self.bounce(f, out),
+                Some(TAG_DATA) => self.on_data(p, out),
+                _ => {}
+            }
+        });
+    }
+
+    fn on_timer(&mut self, _now: Nanos, _token: u64, _out: &mut Vec<Action>) {}
+}

@@ -1,0 +1,478 @@
+//! Standard RoCE RC (IBTA Vol. 1 ch. 9 as RoCEv2 NICs implement it; seed 000 §2.1 "RNIC-GBN"):
+//! Go-Back-N.
+//!
+//! Requester: segments SEND / WRITE / WRITE with Immediate into First/Middle/Last/Only packets
+//! of `mtu` bytes (RETH on WRITE First/Only, ImmDt on the last packet of a WRITE with
+//! Immediate), a READ into one READ Request (RETH) that takes as many PSNs as it has response
+//! packets. The AckReq bit is set on the last packet of every message and on every
+//! `bdp_packets / 4`-th packet. At most `bdp_packets` PSNs are outstanding (a READ larger than
+//! that goes out alone). An ACK completes every message it covers; a NAK (PSN sequence error)
+//! acknowledges what precedes its PSN and makes the requester resend everything from there
+//! (`RetxReason::GoBack`); the local ACK timeout resends everything from the oldest
+//! unacknowledged PSN (`RetxReason::Timeout`) and, after `retry_cnt` consecutive expiries
+//! without progress, puts the QP in error. READ response data is checked and delivered
+//! (`Delivered` then `Completed`) as it arrives in order; a missing response (a later response,
+//! or an ACK past the READ) re-issues the READ from the missing PSN, once per gap.
+//!
+//! Responder: accepts only the expected PSN (ePSN); a later PSN gets one NAK (PSN sequence
+//! error) per gap, then is silently dropped until the expected PSN arrives; an earlier PSN is a
+//! duplicate (re-ACKed, or for a READ Request the responses are sent again). ACKs are coalesced:
+//! one every `ack_every` packets and on AckReq; the AETH MSN counts completed messages (SEND,
+//! WRITE and READ). READ responses carry an AETH on First/Last/Only.
+
+use std::collections::VecDeque;
+
+use rocescope_codec::build::RoceRepr;
+use rocescope_codec::ib::{psn, AethRepr, ImmDtRepr, RethRepr, Syndrome};
+use rocescope_codec::Frame;
+
+use super::common::{
+    digest, expected_digest, npkts, payload, read_response_opcode, request_opcode, seg_len, unwrap24, Assembler,
+    Incoming, Pos, Rto, Wire,
+};
+use super::{imm_data, remote_va, Action, ConnConfig, Endpoint, Message, Nanos, Op, Requester, RetxReason, TxInfo};
+use super::{R_KEY, VA_BASE};
+
+/// A posted message and its PSNs.
+#[derive(Clone, Debug)]
+struct Wqe {
+    msg: Message,
+    first: u32,
+    n: u32,
+    /// READ: the response data seen so far matched.
+    intact: bool,
+    /// READ: bytes received.
+    got: u64,
+}
+
+impl Wqe {
+    fn last(&self) -> u32 {
+        psn::add(self.first, self.n - 1)
+    }
+}
+
+/// The RC requester.
+pub struct GbnRequester {
+    cfg: ConnConfig,
+    wire: Wire,
+    /// Posted and not completed, in PSN order.
+    sq: VecDeque<Wqe>,
+    /// First PSN of the next posted message.
+    next_psn: u32,
+    /// Oldest PSN not acknowledged (for a READ: whose response has not arrived).
+    snd_una: u32,
+    /// Next PSN to transmit.
+    snd_nxt: u32,
+    /// One past the highest PSN ever transmitted.
+    snd_max: u32,
+    /// Why PSNs below `snd_max` are being sent again.
+    reason: RetxReason,
+    retries: u8,
+    rto: Rto,
+    failed: bool,
+    /// The PSN the requester last went back to for a missing READ response.
+    read_retry_at: Option<u32>,
+    since_ackreq: u32,
+}
+
+impl GbnRequester {
+    pub fn new(cfg: &ConnConfig) -> GbnRequester {
+        let p = cfg.start_psn & psn::MASK;
+        GbnRequester {
+            cfg: cfg.clone(),
+            wire: Wire::new(cfg, true),
+            sq: VecDeque::new(),
+            next_psn: p,
+            snd_una: p,
+            snd_nxt: p,
+            snd_max: p,
+            reason: RetxReason::GoBack,
+            retries: 0,
+            rto: Rto::default(),
+            failed: false,
+            read_retry_at: None,
+            since_ackreq: 0,
+        }
+    }
+
+    fn bdp(&self) -> u32 {
+        self.cfg.bdp_packets.max(1)
+    }
+
+    /// Index of the message holding PSN `p`.
+    fn find(&self, p: u32) -> Option<usize> {
+        let base = self.sq.front()?.first;
+        let at = psn::diff(base, p);
+        if at < 0 {
+            return None;
+        }
+        let i = self.sq.partition_point(|w| psn::diff(base, w.first) <= at).checked_sub(1)?;
+        let w = &self.sq[i];
+        ((psn::diff(w.first, p) as u32) < w.n).then_some(i)
+    }
+
+    /// Transmits the request packet at `p`; returns the PSN after it.
+    fn send_request(&mut self, p: u32, out: &mut Vec<Action>) -> u32 {
+        let i = self.find(p).expect("PSN of a posted message");
+        let w = &self.sq[i];
+        let (msg, n, first) = (w.msg, w.n, w.first);
+        let mtu = self.cfg.mtu;
+        let k = psn::diff(first, p) as u32;
+        let retx = psn::lt(p, self.snd_max).then_some(self.reason);
+        let off = k as u64 * mtu as u64;
+        let peer = self.wire.peer_qpn();
+        let (frame, next) = if msg.op == Op::Read {
+            let mut r = RoceRepr::new(0x0C, peer, p);
+            r.reth = Some(RethRepr {
+                va: remote_va(msg.id) + off,
+                r_key: R_KEY,
+                dma_len: (msg.len as u64).saturating_sub(off) as u32,
+            });
+            (self.wire.frame(self.cfg.tos, r), psn::add(first, n))
+        } else {
+            let pos = Pos::of(k, n);
+            let data = payload(msg.id, off, seg_len(msg.len, mtu, k));
+            let mut r = RoceRepr::new(request_opcode(msg.op, pos), peer, p).with_payload(&data);
+            if r.reth.is_some() {
+                r.reth = Some(RethRepr { va: remote_va(msg.id), r_key: R_KEY, dma_len: msg.len });
+            }
+            if r.immdt.is_some() {
+                r.immdt = Some(ImmDtRepr { imm: imm_data(msg.id) });
+            }
+            self.since_ackreq += 1;
+            if pos.ends() || self.since_ackreq >= (self.bdp() / 4).max(1) {
+                r.bth.ack_req = true;
+                self.since_ackreq = 0;
+            }
+            (self.wire.frame(self.cfg.tos, r), psn::add(p, 1))
+        };
+        out.push(Action::Transmit { frame, info: TxInfo { psn: p, msg: Some(msg.id), retx } });
+        next
+    }
+
+    /// Sends what the window allows from `snd_nxt`.
+    fn pump(&mut self, now: Nanos, out: &mut Vec<Action>) {
+        while !self.failed && self.snd_nxt != self.next_psn {
+            let Some(i) = self.find(self.snd_nxt) else { break };
+            let w = &self.sq[i];
+            let need = if w.msg.op == Op::Read { psn::diff(self.snd_nxt, w.last()) as u32 + 1 } else { 1 };
+            let outstanding = psn::diff(self.snd_una, self.snd_nxt).max(0) as u32;
+            if outstanding > 0 && outstanding + need > self.bdp() {
+                break;
+            }
+            let next = self.send_request(self.snd_nxt, out);
+            self.snd_nxt = next;
+            if psn::lt(self.snd_max, next) {
+                self.snd_max = next;
+            }
+            self.rto.ensure(now, self.cfg.rto_ns, out);
+        }
+    }
+
+    /// Acknowledges SEND/WRITE PSNs up to `a` inclusive (stops at a READ, which only its
+    /// responses complete).
+    fn ack_through(&mut self, a: u32) {
+        while psn::diff(self.snd_una, a) >= 0 {
+            let Some(i) = self.find(self.snd_una) else { break };
+            let w = &self.sq[i];
+            if w.msg.op == Op::Read {
+                break;
+            }
+            let last = w.last();
+            self.snd_una = if psn::diff(last, a) >= 0 { psn::add(last, 1) } else { psn::add(a, 1) };
+        }
+    }
+
+    /// After `snd_una` may have moved from `old`: completions, timer, retry counter.
+    fn progress(&mut self, now: Nanos, old: u32, out: &mut Vec<Action>) {
+        if self.snd_una == old {
+            return;
+        }
+        self.retries = 0;
+        self.read_retry_at = None;
+        if psn::lt(self.snd_nxt, self.snd_una) {
+            self.snd_nxt = self.snd_una;
+        }
+        while let Some(w) = self.sq.front() {
+            if !psn::lt(w.last(), self.snd_una) {
+                break;
+            }
+            let w = self.sq.pop_front().expect("front");
+            if w.msg.op == Op::Read {
+                let intact = w.intact && w.got == w.msg.len as u64;
+                out.push(Action::Delivered { msg: w.msg.id, len: w.msg.len, intact });
+            }
+            out.push(Action::Completed { msg: w.msg.id });
+        }
+        if psn::lt(self.snd_una, self.snd_max) {
+            self.rto.arm(now, self.cfg.rto_ns, out);
+        } else {
+            self.rto.disarm();
+        }
+    }
+
+    fn go_back(&mut self, now: Nanos, reason: RetxReason, out: &mut Vec<Action>) {
+        self.snd_nxt = self.snd_una;
+        self.reason = reason;
+        if self.find(self.snd_una).is_some_and(|i| self.sq[i].msg.op == Op::Read) {
+            self.read_retry_at = Some(self.snd_una);
+        }
+        self.pump(now, out);
+    }
+
+    /// `snd_una <= p <= snd_max`.
+    fn in_window(&self, p: u32) -> bool {
+        psn::diff(self.snd_una, p) >= 0 && psn::diff(p, self.snd_max) >= 0
+    }
+
+    /// The head unacknowledged PSN belongs to a READ.
+    fn una_is_read(&self) -> bool {
+        self.find(self.snd_una).is_some_and(|i| self.sq[i].msg.op == Op::Read)
+    }
+
+    fn on_ack(&mut self, now: Nanos, a: u32, out: &mut Vec<Action>) {
+        if !self.in_window(psn::add(a, 1)) {
+            return;
+        }
+        let old = self.snd_una;
+        self.ack_through(a);
+        self.progress(now, old, out);
+        // An ACK past a READ whose responses are missing: the responder executed it, the
+        // responses were lost; re-issue the READ from the missing PSN (once per gap).
+        if self.una_is_read() && psn::diff(self.snd_una, a) >= 0 && self.read_retry_at != Some(self.snd_una) {
+            self.go_back(now, RetxReason::GoBack, out);
+        } else {
+            self.pump(now, out);
+        }
+    }
+
+    fn on_nak(&mut self, now: Nanos, e: u32, out: &mut Vec<Action>) {
+        if !self.in_window(e) {
+            return;
+        }
+        let old = self.snd_una;
+        self.ack_through(psn::add(e, psn::MASK));
+        self.progress(now, old, out);
+        if psn::lt(self.snd_una, self.snd_max) {
+            self.go_back(now, RetxReason::GoBack, out);
+        }
+    }
+
+    fn on_read_response(&mut self, now: Nanos, p: &rocescope_codec::ib::RocePacket<'_>, out: &mut Vec<Action>) {
+        let r = p.bth().psn();
+        if !(psn::diff(self.snd_una, r) >= 0 && psn::lt(r, self.snd_max)) {
+            return; // a duplicate or a response to nothing outstanding
+        }
+        let old = self.snd_una;
+        // A response implicitly acknowledges every request before it.
+        self.ack_through(psn::add(r, psn::MASK));
+        if r != self.snd_una {
+            self.progress(now, old, out);
+            if self.read_retry_at != Some(self.snd_una) && self.una_is_read() {
+                self.go_back(now, RetxReason::GoBack, out);
+            }
+            return;
+        }
+        let Some(i) = self.find(r) else { return };
+        let mtu = self.cfg.mtu;
+        let w = &mut self.sq[i];
+        if w.msg.op != Op::Read {
+            return;
+        }
+        let k = psn::diff(w.first, r) as u32;
+        let want = seg_len(w.msg.len, mtu, k);
+        let data = p.payload();
+        let ok = p.opcode().0 == read_response_opcode(Pos::of(k, w.n))
+            && p.payload_len() as u32 == want
+            && data.len() == p.payload_len()
+            && digest(data) == expected_digest(w.msg.id, k as u64 * mtu as u64, want);
+        w.intact &= ok;
+        w.got += p.payload_len() as u64;
+        self.snd_una = psn::add(r, 1);
+        self.progress(now, old, out);
+        self.pump(now, out);
+    }
+}
+
+impl Endpoint for GbnRequester {
+    fn on_frame(&mut self, now: Nanos, frame: &Frame<'_>, out: &mut Vec<Action>) {
+        let Some(p) = frame.roce() else { return };
+        if self.failed || p.bth().dest_qp() != self.cfg.requester.qpn {
+            return;
+        }
+        match p.opcode().0 {
+            0x11 => {
+                let Some(aeth) = p.aeth() else { return };
+                match aeth.syndrome() {
+                    Syndrome::Ack { .. } => self.on_ack(now, p.bth().psn(), out),
+                    Syndrome::Nak { code: 0 } => self.on_nak(now, p.bth().psn(), out),
+                    Syndrome::Nak { .. } => {
+                        self.failed = true;
+                        out.push(Action::Failed { reason: "remote NAK" });
+                    }
+                    // RNR NAKs (no receive WQE) are not modelled: the responder never sends one.
+                    Syndrome::RnrNak { .. } | Syndrome::Reserved(_) => {}
+                }
+            }
+            0x0D..=0x10 => self.on_read_response(now, p, out),
+            _ => {}
+        }
+    }
+
+    fn on_timer(&mut self, now: Nanos, token: u64, out: &mut Vec<Action>) {
+        if self.failed || !self.rto.fire(now, token, out) || !psn::lt(self.snd_una, self.snd_max) {
+            return;
+        }
+        self.retries += 1;
+        if self.retries > self.cfg.retry_cnt {
+            self.failed = true;
+            out.push(Action::Failed { reason: "retry count exceeded" });
+            return;
+        }
+        self.go_back(now, RetxReason::Timeout, out);
+    }
+}
+
+impl Requester for GbnRequester {
+    fn post(&mut self, now: Nanos, msg: Message, out: &mut Vec<Action>) {
+        let n = npkts(msg.len, self.cfg.mtu);
+        self.sq.push_back(Wqe { msg, first: self.next_psn, n, intact: true, got: 0 });
+        self.next_psn = psn::add(self.next_psn, n);
+        self.pump(now, out);
+    }
+
+    fn idle(&self) -> bool {
+        self.failed || self.sq.is_empty()
+    }
+}
+
+/// A READ the responder executed, kept so a duplicate READ Request can be answered.
+#[derive(Clone, Copy, Debug)]
+struct ReadCtx {
+    first: u32,
+    n: u32,
+    va: u64,
+    len: u32,
+}
+
+/// The RC responder.
+pub struct GbnResponder {
+    cfg: ConnConfig,
+    wire: Wire,
+    epsn: u32,
+    /// Messages completed (AETH MSN), modulo 2^24.
+    msn: u32,
+    asm: Assembler,
+    nak_sent: bool,
+    unacked: u32,
+    /// The last `bdp_packets` READs (enough for any duplicate the requester's window allows).
+    reads: VecDeque<ReadCtx>,
+}
+
+impl GbnResponder {
+    pub fn new(cfg: &ConnConfig) -> GbnResponder {
+        GbnResponder {
+            cfg: cfg.clone(),
+            wire: Wire::new(cfg, false),
+            epsn: cfg.start_psn & psn::MASK,
+            msn: 0,
+            asm: Assembler::new(cfg.mtu),
+            nak_sent: false,
+            unacked: 0,
+            reads: VecDeque::new(),
+        }
+    }
+
+    fn send_aeth(&mut self, p: u32, syndrome: Syndrome, out: &mut Vec<Action>) {
+        let mut r = RoceRepr::new(0x11, self.wire.peer_qpn(), p);
+        r.aeth = Some(AethRepr { syndrome, msn: self.msn });
+        let frame = self.wire.frame(self.cfg.tos, r);
+        out.push(Action::Transmit { frame, info: TxInfo { psn: p, msg: None, retx: None } });
+        self.unacked = 0;
+    }
+
+    fn ack(&mut self, out: &mut Vec<Action>) {
+        self.send_aeth(psn::add(self.epsn, psn::MASK), Syndrome::Ack { credit: 31 }, out);
+    }
+
+    /// Sends the responses of `ctx` from its `from`-th packet on.
+    fn send_read(&mut self, ctx: ReadCtx, from: u32, retx: Option<RetxReason>, out: &mut Vec<Action>) {
+        let mtu = self.cfg.mtu;
+        // The modelled memory: VA_BASE + (m << 32) + i holds byte i of message m.
+        let rel = ctx.va.wrapping_sub(VA_BASE);
+        let m = unwrap24(self.asm.numbered(), (rel >> 32) as u32);
+        let base = rel & 0xffff_ffff;
+        for j in from..ctx.n {
+            let p = psn::add(ctx.first, j);
+            let pos = Pos::of(j, ctx.n);
+            let data = payload(m, base + j as u64 * mtu as u64, seg_len(ctx.len, mtu, j));
+            let mut r = RoceRepr::new(read_response_opcode(pos), self.wire.peer_qpn(), p).with_payload(&data);
+            if r.aeth.is_some() {
+                r.aeth = Some(AethRepr { syndrome: Syndrome::Ack { credit: 31 }, msn: self.msn });
+            }
+            let frame = self.wire.frame(self.cfg.tos, r);
+            out.push(Action::Transmit { frame, info: TxInfo { psn: p, msg: Some(m), retx } });
+        }
+        self.unacked = 0;
+    }
+}
+
+impl Endpoint for GbnResponder {
+    fn on_frame(&mut self, _now: Nanos, frame: &Frame<'_>, out: &mut Vec<Action>) {
+        let Some(p) = frame.roce() else { return };
+        let opcode = p.opcode().0;
+        if opcode > 0x0C || opcode == 0x03 || opcode == 0x05 || p.bth().dest_qp() != self.cfg.responder.qpn {
+            return;
+        }
+        let ps = p.bth().psn();
+        let d = psn::diff(self.epsn, ps);
+        if d == 0 {
+            self.nak_sent = false;
+            if opcode == 0x0C {
+                let Some(reth) = p.reth() else { return };
+                let ctx =
+                    ReadCtx { first: ps, n: npkts(reth.dma_len(), self.cfg.mtu), va: reth.va(), len: reth.dma_len() };
+                self.asm.take_read();
+                self.msn = (self.msn + 1) & psn::MASK;
+                self.epsn = psn::add(ps, ctx.n);
+                self.send_read(ctx, 0, None, out);
+                self.reads.push_back(ctx);
+                while self.reads.len() > self.cfg.bdp_packets.max(1) as usize {
+                    self.reads.pop_front();
+                }
+            } else {
+                if let Some(delivered) = self.asm.take(&Incoming::from_packet(p)) {
+                    self.msn = (self.msn + 1) & psn::MASK;
+                    out.push(delivered);
+                }
+                self.epsn = psn::add(self.epsn, 1);
+                self.unacked += 1;
+                if p.bth().ack_req() || self.unacked >= self.cfg.ack_every.max(1) {
+                    self.ack(out);
+                }
+            }
+        } else if d < 0 {
+            // A duplicate.
+            if opcode == 0x0C {
+                let ctx = self.reads.iter().rev().find(|c| {
+                    let k = psn::diff(c.first, ps);
+                    k >= 0 && (k as u32) < c.n
+                });
+                if let Some(&ctx) = ctx {
+                    self.send_read(ctx, psn::diff(ctx.first, ps) as u32, Some(RetxReason::GoBack), out);
+                }
+            } else {
+                self.unacked += 1;
+                if p.bth().ack_req() || self.unacked >= self.cfg.ack_every.max(1) {
+                    self.ack(out);
+                }
+            }
+        } else if !self.nak_sent {
+            // Out of sequence: one NAK per gap, then silence until the expected PSN arrives.
+            self.nak_sent = true;
+            self.send_aeth(self.epsn, Syndrome::Nak { code: 0 }, out);
+        }
+    }
+
+    fn on_timer(&mut self, _now: Nanos, _token: u64, _out: &mut Vec<Action>) {}
+}

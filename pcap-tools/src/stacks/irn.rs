@@ -1,0 +1,375 @@
+//! IRN (Mittal et al., "Revisiting Network Support for RDMA", SIGCOMM 2018), as the DCP paper
+//! describes it (seed 000 §2.2) and with the SACK NAK pinned in WIRE.md A.3: selective repeat
+//! with BDP-sized bitmaps.
+//!
+//! Receiver: accepts any PSN within `bdp_packets` of the expected PSN and keeps, per PSN of that
+//! window, what the packet was (opcode, length, a digest of its payload, RETH/ImmDt) until the
+//! packets before it arrive; then takes them in order (RC semantics: in-order delivery). Every
+//! out-of-order arrival is answered with a SACK NAK: RC Acknowledge whose AETH is NAK code 0,
+//! BTH PSN the expected PSN (the cumulative acknowledgement), SACK PSN the arriving packet.
+//! In-order arrivals are acknowledged cumulatively (every `ack_every` packets, on AckReq, and at
+//! once when a hole fills); duplicates are re-acknowledged at once.
+//!
+//! Sender: keeps a bitmap of SACKed PSNs over its window (`bdp_packets`). A SACK (or an RTO)
+//! puts it in loss recovery, which it enters only once and leaves when the cumulative
+//! acknowledgement passes the highest PSN outstanding when it entered (§2.2 issue #2). In
+//! recovery a PSN counts as lost only if a higher PSN was SACKed (§2.2 issue #1); each lost PSN
+//! is resent once per recovery (`RetxReason::Sack`), ahead of new packets. A retransmission that
+//! is lost again, or a lost tail (nothing after it to be SACKed), is recovered by the RTO
+//! (`RetxReason::Timeout`), which resends every outstanding PSN not SACKed.
+//!
+//! The wire is standard RoCE plus the SACK NAK (WIRE.md A.3): IRN's own header extensions for
+//! placing out-of-order packets (a RETH in every WRITE packet, …) are not on it, so instead of
+//! writing an out-of-order packet to memory at once the receiver keeps its record (above) and
+//! places it when the packets before it have arrived. What the wire shows is the same.
+//!
+//! Not modelled: RDMA READ (posting one fails the connection; see `StackKind::supports`), IRN's
+//! two RTO values (one `rto_ns` is used), congestion control.
+
+use std::collections::VecDeque;
+
+use rocescope_codec::build::RoceRepr;
+use rocescope_codec::ib::{psn, AethRepr, ImmDtRepr, IrnSackRepr, RethRepr, Syndrome};
+use rocescope_codec::Frame;
+
+use super::common::{npkts, payload, request_opcode, seg_len, Assembler, Incoming, Pos, Rto, Wire};
+use super::R_KEY;
+use super::{imm_data, remote_va, Action, ConnConfig, Endpoint, Message, Nanos, Op, Requester, RetxReason, TxInfo};
+
+#[derive(Clone, Debug)]
+struct Wqe {
+    msg: Message,
+    first: u32,
+    n: u32,
+}
+
+impl Wqe {
+    fn last(&self) -> u32 {
+        psn::add(self.first, self.n - 1)
+    }
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Recovery {
+    /// The highest PSN outstanding when recovery began.
+    point: u32,
+    /// PSNs below this were already considered for retransmission in this recovery.
+    next: u32,
+}
+
+/// The IRN sender.
+pub struct IrnRequester {
+    cfg: ConnConfig,
+    wire: Wire,
+    sq: VecDeque<Wqe>,
+    next_psn: u32,
+    /// Cumulatively acknowledged up to here (exclusive).
+    snd_una: u32,
+    /// Next new PSN (IRN never goes back: everything below was sent).
+    snd_max: u32,
+    /// SACK bits for `snd_una .. snd_max`.
+    sacked: VecDeque<bool>,
+    highest_sacked: Option<u32>,
+    recovery: Option<Recovery>,
+    rto: Rto,
+    failed: bool,
+    since_ackreq: u32,
+}
+
+impl IrnRequester {
+    pub fn new(cfg: &ConnConfig) -> IrnRequester {
+        let p = cfg.start_psn & psn::MASK;
+        IrnRequester {
+            cfg: cfg.clone(),
+            wire: Wire::new(cfg, true),
+            sq: VecDeque::new(),
+            next_psn: p,
+            snd_una: p,
+            snd_max: p,
+            sacked: VecDeque::new(),
+            highest_sacked: None,
+            recovery: None,
+            rto: Rto::default(),
+            failed: false,
+            since_ackreq: 0,
+        }
+    }
+
+    fn bdp(&self) -> u32 {
+        self.cfg.bdp_packets.max(1)
+    }
+
+    fn find(&self, p: u32) -> Option<usize> {
+        let base = self.sq.front()?.first;
+        let at = psn::diff(base, p);
+        if at < 0 {
+            return None;
+        }
+        let i = self.sq.partition_point(|w| psn::diff(base, w.first) <= at).checked_sub(1)?;
+        let w = &self.sq[i];
+        ((psn::diff(w.first, p) as u32) < w.n).then_some(i)
+    }
+
+    fn send(&mut self, p: u32, retx: Option<RetxReason>, out: &mut Vec<Action>) {
+        let i = self.find(p).expect("PSN of a posted message");
+        let w = &self.sq[i];
+        let (msg, n, first) = (w.msg, w.n, w.first);
+        let mtu = self.cfg.mtu;
+        let k = psn::diff(first, p) as u32;
+        let pos = Pos::of(k, n);
+        let data = payload(msg.id, k as u64 * mtu as u64, seg_len(msg.len, mtu, k));
+        let mut r = RoceRepr::new(request_opcode(msg.op, pos), self.wire.peer_qpn(), p).with_payload(&data);
+        if r.reth.is_some() {
+            r.reth = Some(RethRepr { va: remote_va(msg.id), r_key: R_KEY, dma_len: msg.len });
+        }
+        if r.immdt.is_some() {
+            r.immdt = Some(ImmDtRepr { imm: imm_data(msg.id) });
+        }
+        self.since_ackreq += 1;
+        if pos.ends() || self.since_ackreq >= (self.bdp() / 4).max(1) {
+            r.bth.ack_req = true;
+            self.since_ackreq = 0;
+        }
+        let frame = self.wire.frame(self.cfg.tos, r);
+        out.push(Action::Transmit { frame, info: TxInfo { psn: p, msg: Some(msg.id), retx } });
+    }
+
+    /// New packets, as far as BDP flow control allows.
+    fn pump(&mut self, now: Nanos, out: &mut Vec<Action>) {
+        while !self.failed
+            && self.snd_max != self.next_psn
+            && (psn::diff(self.snd_una, self.snd_max) as u32) < self.bdp()
+        {
+            let p = self.snd_max;
+            self.send(p, None, out);
+            self.sacked.push_back(false);
+            self.snd_max = psn::add(p, 1);
+            self.rto.ensure(now, self.cfg.rto_ns, out);
+        }
+    }
+
+    fn is_sacked(&self, p: u32) -> bool {
+        let d = psn::diff(self.snd_una, p);
+        d < 0 || self.sacked.get(d as usize).copied().unwrap_or(false)
+    }
+
+    /// Cumulative acknowledgement of every PSN before `e`.
+    fn cumulative(&mut self, now: Nanos, e: u32, out: &mut Vec<Action>) {
+        let d = psn::diff(self.snd_una, e);
+        if d <= 0 || psn::lt(self.snd_max, e) {
+            return;
+        }
+        for _ in 0..d {
+            self.sacked.pop_front();
+        }
+        self.snd_una = e;
+        while let Some(w) = self.sq.front() {
+            if !psn::lt(w.last(), self.snd_una) {
+                break;
+            }
+            out.push(Action::Completed { msg: w.msg.id });
+            self.sq.pop_front();
+        }
+        if self.highest_sacked.is_some_and(|h| psn::lt(h, self.snd_una)) {
+            self.highest_sacked = None;
+        }
+        // Recovery ends when the cumulative ACK passes the highest PSN outstanding at entry.
+        if self.recovery.is_some_and(|r| psn::lt(r.point, self.snd_una)) {
+            self.recovery = None;
+        }
+        if psn::lt(self.snd_una, self.snd_max) {
+            self.rto.arm(now, self.cfg.rto_ns, out);
+        } else {
+            self.rto.disarm();
+        }
+    }
+
+    fn on_sack(&mut self, s: u32) {
+        let d = psn::diff(self.snd_una, s);
+        if d < 0 || !psn::lt(s, self.snd_max) {
+            return;
+        }
+        self.sacked[d as usize] = true;
+        if self.highest_sacked.is_none_or(|h| psn::lt(h, s)) {
+            self.highest_sacked = Some(s);
+        }
+        if self.recovery.is_none() {
+            self.recovery = Some(Recovery { point: psn::add(self.snd_max, psn::MASK), next: self.snd_una });
+        }
+    }
+
+    /// In recovery: resend, once each, the PSNs below the highest SACKed one that were not
+    /// SACKed.
+    fn retransmit_lost(&mut self, out: &mut Vec<Action>) {
+        let (Some(mut rec), Some(h)) = (self.recovery, self.highest_sacked) else { return };
+        if psn::lt(rec.next, self.snd_una) {
+            rec.next = self.snd_una;
+        }
+        while psn::lt(rec.next, h) {
+            let p = rec.next;
+            if !self.is_sacked(p) {
+                self.send(p, Some(RetxReason::Sack), out);
+            }
+            rec.next = psn::add(p, 1);
+        }
+        self.recovery = Some(rec);
+    }
+}
+
+impl Endpoint for IrnRequester {
+    fn on_frame(&mut self, now: Nanos, frame: &Frame<'_>, out: &mut Vec<Action>) {
+        let Some(p) = frame.roce() else { return };
+        if self.failed || p.opcode().0 != 0x11 || p.bth().dest_qp() != self.cfg.requester.qpn {
+            return;
+        }
+        let Some(aeth) = p.aeth() else { return };
+        let ps = p.bth().psn();
+        match aeth.syndrome() {
+            Syndrome::Ack { .. } => self.cumulative(now, psn::add(ps, 1), out),
+            Syndrome::Nak { code: 0 } => {
+                self.cumulative(now, ps, out);
+                if let Some(s) = p.irn_sack() {
+                    self.on_sack(s.sack_psn());
+                }
+            }
+            Syndrome::Nak { .. } => {
+                self.failed = true;
+                out.push(Action::Failed { reason: "remote NAK" });
+                return;
+            }
+            Syndrome::RnrNak { .. } | Syndrome::Reserved(_) => return,
+        }
+        self.retransmit_lost(out);
+        self.pump(now, out);
+    }
+
+    fn on_timer(&mut self, now: Nanos, token: u64, out: &mut Vec<Action>) {
+        if self.failed || !self.rto.fire(now, token, out) || !psn::lt(self.snd_una, self.snd_max) {
+            return;
+        }
+        // RTO: every outstanding PSN not SACKed is taken as lost and resent; recovery (entered
+        // if it was not) now covers everything sent.
+        let mut p = self.snd_una;
+        while psn::lt(p, self.snd_max) {
+            if !self.is_sacked(p) {
+                self.send(p, Some(RetxReason::Timeout), out);
+            }
+            p = psn::add(p, 1);
+        }
+        let point = psn::add(self.snd_max, psn::MASK);
+        self.recovery = Some(Recovery { point, next: self.snd_max });
+        self.rto.arm(now, self.cfg.rto_ns, out);
+    }
+}
+
+impl Requester for IrnRequester {
+    fn post(&mut self, now: Nanos, msg: Message, out: &mut Vec<Action>) {
+        if msg.op == Op::Read {
+            if !self.failed {
+                self.failed = true;
+                out.push(Action::Failed { reason: "RDMA READ is not modelled by the IRN stack" });
+            }
+            return;
+        }
+        let n = npkts(msg.len, self.cfg.mtu);
+        self.sq.push_back(Wqe { msg, first: self.next_psn, n });
+        self.next_psn = psn::add(self.next_psn, n);
+        self.pump(now, out);
+    }
+
+    fn idle(&self) -> bool {
+        self.failed || self.sq.is_empty()
+    }
+}
+
+/// The IRN receiver.
+pub struct IrnResponder {
+    cfg: ConnConfig,
+    wire: Wire,
+    epsn: u32,
+    msn: u32,
+    asm: Assembler,
+    /// What arrived at `epsn + i` (the BDP-sized bitmap, with what in-order placement needs).
+    slots: VecDeque<Option<(Incoming, bool)>>,
+    unacked: u32,
+}
+
+impl IrnResponder {
+    pub fn new(cfg: &ConnConfig) -> IrnResponder {
+        IrnResponder {
+            cfg: cfg.clone(),
+            wire: Wire::new(cfg, false),
+            epsn: cfg.start_psn & psn::MASK,
+            msn: 0,
+            asm: Assembler::new(cfg.mtu),
+            slots: VecDeque::new(),
+            unacked: 0,
+        }
+    }
+
+    fn ack(&mut self, out: &mut Vec<Action>) {
+        let p = psn::add(self.epsn, psn::MASK);
+        let mut r = RoceRepr::new(0x11, self.wire.peer_qpn(), p);
+        r.aeth = Some(AethRepr { syndrome: Syndrome::Ack { credit: 31 }, msn: self.msn });
+        let frame = self.wire.frame(self.cfg.tos, r);
+        out.push(Action::Transmit { frame, info: TxInfo { psn: p, msg: None, retx: None } });
+        self.unacked = 0;
+    }
+
+    /// WIRE.md A.3: Acknowledge, AETH NAK code 0, BTH PSN = expected PSN, SACK PSN = `s`.
+    fn sack(&mut self, s: u32, out: &mut Vec<Action>) {
+        let mut r = RoceRepr::new(0x11, self.wire.peer_qpn(), self.epsn);
+        r.aeth = Some(AethRepr { syndrome: Syndrome::Nak { code: 0 }, msn: self.msn });
+        r.irn_sack = Some(IrnSackRepr { sack_psn: s });
+        let frame = self.wire.frame(self.cfg.tos, r);
+        out.push(Action::Transmit { frame, info: TxInfo { psn: self.epsn, msg: None, retx: None } });
+    }
+}
+
+impl Endpoint for IrnResponder {
+    fn on_frame(&mut self, _now: Nanos, frame: &Frame<'_>, out: &mut Vec<Action>) {
+        let Some(p) = frame.roce() else { return };
+        let opcode = p.opcode().0;
+        if super::common::classify_request(opcode).is_none() || p.bth().dest_qp() != self.cfg.responder.qpn {
+            return;
+        }
+        let ps = p.bth().psn();
+        let d = psn::diff(self.epsn, ps);
+        if d < 0 {
+            self.ack(out);
+            return;
+        }
+        let d = d as usize;
+        if d >= self.cfg.bdp_packets.max(1) as usize {
+            return; // beyond the bitmap
+        }
+        if self.slots.len() <= d {
+            self.slots.resize(d + 1, None);
+        }
+        if self.slots[d].is_none() {
+            self.slots[d] = Some((Incoming::from_packet(p), p.bth().ack_req()));
+        }
+        if d > 0 {
+            self.sack(ps, out);
+            return;
+        }
+        let mut taken = 0u32;
+        let mut ack_req = false;
+        while let Some(Some((inc, a))) = self.slots.front().copied() {
+            self.slots.pop_front();
+            if let Some(delivered) = self.asm.take(&inc) {
+                self.msn = (self.msn + 1) & psn::MASK;
+                out.push(delivered);
+            }
+            self.epsn = psn::add(self.epsn, 1);
+            taken += 1;
+            ack_req |= a;
+        }
+        self.unacked += taken;
+        if taken > 1 || ack_req || self.unacked >= self.cfg.ack_every.max(1) {
+            self.ack(out);
+        }
+    }
+
+    fn on_timer(&mut self, _now: Nanos, _token: u64, _out: &mut Vec<Action>) {}
+}
