@@ -147,8 +147,8 @@ pub fn write_summary(out: &mut impl Write, rec: &Record<'_>, d: &Decoded<'_, '_>
     let t = format!("{}.{:09}", rec.ts_ns / 1_000_000_000, rec.ts_ns % 1_000_000_000);
     let (src, dst) = frame.ip_addrs().map_or((String::from("-"), String::from("-")), |(s, d)| (s.to_string(), d.to_string()));
     let mut info = summary_info(d);
-    if frame.profile() != rocescope_codec::Profile::Std {
-        write!(info, " <{}>", frame.profile().name()).unwrap();
+    if d.profile() != rocescope_codec::Profile::Std {
+        write!(info, " <{}>", d.profile().name()).unwrap();
     }
     for w in frame.warnings.iter().chain(d.extra.detection.iter()) {
         write!(info, " [{w}]").unwrap();

@@ -1,0 +1,358 @@
+//! rocescope in the browser: the wasm-bindgen surface of the static inspector page (`wasm/www`).
+//!
+//! All the work is Rust and is the command line's: [`rocescope::capture::CaptureReader`] reads
+//! the capture, [`rocescope_codec::decoder::Decoder`] decodes it (per-flow profile detection,
+//! `--map`, every parameter), [`Decoded::visit`] yields every field with its byte range, values
+//! are printed by [`Value`]'s `Display` exactly as `rocescope decode --format fields` prints
+//! them, and the summary line is [`rocescope::output::summary_info`]. JavaScript only lays the
+//! answer out.
+//!
+//! The same functions are plain Rust on a native target, so `cargo test` checks them against the
+//! `rocescope` binary (`tests/cli_parity.rs`).
+//!
+//! - [`decode_capture`]`(bytes, options_json) -> String`: see [`Inspection`] for the JSON.
+//! - [`fields_registry`]`() -> String`: every field name, its type, description and values.
+//! - [`version`]`() -> String`.
+
+use std::collections::HashMap;
+use std::fmt::Write as _;
+use std::net::IpAddr;
+
+use rocescope::capture::CaptureReader;
+use rocescope::output::{self, Meta};
+use rocescope_codec::decoder::{Decoded, Decoder, Extra, ProfileChoice};
+use rocescope_codec::{FieldType, Frame, LinkType, Profile, Value, FIELDS};
+use serde::Serialize;
+use wasm_bindgen::prelude::*;
+
+pub mod options;
+
+/// The answer of [`decode_capture`], serialised as JSON.
+///
+/// ```json
+/// { "version": "0.1.0",
+///   "frames": [ { "number": 1, "time_ns": "1700000000000000000", "len": 66, "cap_len": 66,
+///                 "interface": 0, "linktype": 1, "data_offset": 100,
+///                 "src": "192.168.77.10", "dst": "192.168.77.20", "protocol": "RoCEv2",
+///                 "summary": "RC SEND First QP=10813440 PSN=16777215 len=8", "profile": "std",
+///                 "warnings": [],
+///                 "fields": [ { "name": "rocescope.bth.psn", "value": "16777215", "start": 51, "end": 54 }, … ] } ],
+///   "flows": [ { "id": "192.168.77.10>192.168.77.20/10813440", "src": "192.168.77.10",
+///                "dst": "192.168.77.20", "destqp": 10813440, "profile": "std", "packets": 1,
+///                "bytes": 66, "first_frame": 1, "last_frame": 1 } ],
+///   "stats": { "frames": 305, "roce": 303, "packets": { "dcp": 0, …, "std": 303 },
+///              "flows_detected": 0, "flows_unsure": 0, "packets_unsure": 0 },
+///   "error": null }
+/// ```
+///
+/// - `fields` is the codec's walk in order: a repeated field appears once per value, each with
+///   its own bytes; `start`/`end` are offsets in the captured frame (`start == end` for a derived
+///   value such as `rocescope.profile`). `value` is the `--format fields` text (integers in
+///   decimal, byte strings in lowercase hex, booleans 0/1, enumerations by name).
+/// - `data_offset` is where the frame's captured bytes start in the file, so the page slices
+///   its hex view out of the file it already holds.
+/// - `profile` is `null` for frames that are not RoCE (nor an ERD NACK stream segment).
+/// - `error`, when the capture is unusable, is `{ "offset": N, "message": "…", "text": "byte N:
+///   …" }` as the command line reports it (its offset is `null` for bad options); the frames
+///   before the bad record are still listed.
+#[derive(Serialize, Debug, Default)]
+pub struct Inspection {
+    pub version: &'static str,
+    pub frames: Vec<FrameInfo>,
+    pub flows: Vec<FlowInfo>,
+    pub stats: Stats,
+    pub error: Option<ErrorInfo>,
+}
+
+#[derive(Serialize, Debug)]
+pub struct FrameInfo {
+    pub number: u64,
+    /// Decimal string: it can exceed 2^53.
+    pub time_ns: String,
+    pub len: u32,
+    pub cap_len: usize,
+    pub interface: u32,
+    pub linktype: u32,
+    pub data_offset: u64,
+    pub src: Option<String>,
+    pub dst: Option<String>,
+    pub protocol: &'static str,
+    pub summary: String,
+    pub profile: Option<&'static str>,
+    pub warnings: Vec<String>,
+    pub fields: Vec<FieldInfo>,
+}
+
+#[derive(Serialize, Debug)]
+pub struct FieldInfo {
+    pub name: &'static str,
+    pub value: String,
+    pub start: usize,
+    pub end: usize,
+}
+
+/// One direction of one QP between two addresses, as `rocescope flows` and the timeline count
+/// them (`id` is the timeline's `SRC>DST/DESTQP`).
+#[derive(Serialize, Debug)]
+pub struct FlowInfo {
+    pub id: String,
+    pub src: String,
+    pub dst: String,
+    pub destqp: u32,
+    /// The profile of the flow's latest packet (detection labels a flow once it is sure).
+    pub profile: &'static str,
+    pub packets: u64,
+    /// Sum of the frames' lengths on the wire.
+    pub bytes: u64,
+    pub first_frame: u64,
+    pub last_frame: u64,
+}
+
+#[derive(Serialize, Debug, Default)]
+pub struct Stats {
+    pub frames: u64,
+    /// Frames with a RoCE packet.
+    pub roce: u64,
+    /// RoCE packets per profile.
+    pub packets: std::collections::BTreeMap<&'static str, u64>,
+    pub flows_detected: u64,
+    /// `auto`: flows left `std` with a warning, and their packets.
+    pub flows_unsure: u64,
+    pub packets_unsure: u64,
+}
+
+#[derive(Serialize, Debug, Clone, PartialEq, Eq)]
+pub struct ErrorInfo {
+    pub offset: Option<u64>,
+    pub message: String,
+    pub text: String,
+}
+
+/// Decodes a whole capture (pcap or pcapng) with the options (see [`options`]) and returns
+/// [`Inspection`] as JSON.
+#[wasm_bindgen]
+pub fn decode_capture(bytes: &[u8], options_json: &str) -> String {
+    serde_json::to_string(&inspect(bytes, options_json)).expect("serialising to a String")
+}
+
+/// The registry as JSON: `[{ "name", "type", "desc", "values", "repeated" }]`, `type` as
+/// `rocescope fields` prints it (`uint24`, `bool`, `bytes`, `enum`, `text`; `meta` for the
+/// capture columns `frame.number`, `ip.src`, …).
+#[wasm_bindgen]
+pub fn fields_registry() -> String {
+    #[derive(Serialize)]
+    struct Def {
+        name: &'static str,
+        #[serde(rename = "type")]
+        ty: String,
+        desc: &'static str,
+        values: &'static [&'static str],
+        repeated: bool,
+    }
+    let mut defs: Vec<Def> = FIELDS
+        .iter()
+        .map(|f| Def {
+            name: f.name,
+            ty: match f.ty {
+                FieldType::UInt(n) => format!("uint{n}"),
+                FieldType::Bool => "bool".into(),
+                FieldType::Bytes => "bytes".into(),
+                FieldType::Enum => "enum".into(),
+                FieldType::Text => "text".into(),
+            },
+            desc: f.desc,
+            values: f.values,
+            repeated: f.repeated,
+        })
+        .collect();
+    defs.extend(Meta::ALL.iter().map(|(name, _, desc)| Def { name, ty: "meta".into(), desc, values: &[], repeated: false }));
+    serde_json::to_string(&defs).expect("serialising to a String")
+}
+
+/// The crate version (the workspace's).
+#[wasm_bindgen]
+pub fn version() -> String {
+    env!("CARGO_PKG_VERSION").to_string()
+}
+
+/// [`decode_capture`] before serialisation.
+pub fn inspect(bytes: &[u8], options_json: &str) -> Inspection {
+    let mut out = Inspection { version: env!("CARGO_PKG_VERSION"), ..Default::default() };
+    let opts = match options::parse(options_json) {
+        Ok(o) => o,
+        Err(message) => {
+            out.error = Some(ErrorInfo { offset: None, text: format!("options: {message}"), message });
+            return out;
+        }
+    };
+    let mut decoder = Decoder::new(opts.decoder);
+    let mut flows = Flows::default();
+    let mut reader = match CaptureReader::new(bytes) {
+        Ok(r) => r,
+        Err(e) => {
+            out.error = Some(ErrorInfo { offset: Some(e.offset), text: e.to_string(), message: e.message });
+            return out;
+        }
+    };
+    loop {
+        let rec = match reader.next_record() {
+            Ok(Some(r)) => r,
+            Ok(None) => break,
+            Err(e) => {
+                out.error = Some(ErrorInfo { offset: Some(e.offset), text: e.to_string(), message: e.message });
+                break;
+            }
+        };
+        if opts.count.is_some_and(|c| rec.number > c) {
+            break;
+        }
+        let d = match rocescope::link_type(rec.linktype) {
+            Some(lt) => decoder.decode(lt, rec.data, rec.orig_len as usize),
+            // A link type rocescope does not decode: listed, not decoded (as the CLI does).
+            None => Decoded { frame: Frame::new(LinkType::RawIp, &[]), extra: Extra::default(), nacks: None },
+        };
+        let frame = &d.frame;
+        let addrs = frame.ip_addrs();
+        let mut fields = Vec::new();
+        d.visit(|id, v: Value<'_>, range| {
+            fields.push(FieldInfo { name: id.name(), value: v.to_string(), start: range.start, end: range.end });
+        });
+        let roce = frame.roce();
+        if let (Some(p), Some((s, dst))) = (roce, addrs) {
+            flows.add(s, dst, p.bth().dest_qp(), d.profile(), rec.orig_len, rec.number);
+        }
+        out.stats.frames += 1;
+        out.stats.roce += roce.is_some() as u64;
+        let info = FrameInfo {
+            number: rec.number,
+            time_ns: rec.ts_ns.to_string(),
+            len: rec.orig_len,
+            cap_len: rec.data.len(),
+            interface: rec.interface,
+            linktype: rec.linktype,
+            data_offset: 0,
+            src: addrs.map(|(s, _)| s.to_string()),
+            dst: addrs.map(|(_, d)| d.to_string()),
+            protocol: protocol(&d),
+            summary: output::summary_info(&d),
+            profile: (roce.is_some() || d.nacks.is_some()).then(|| d.profile().name()),
+            warnings: frame.warnings.iter().chain(d.extra.detection.iter()).map(|w| w.to_string()).collect(),
+            fields,
+        };
+        out.frames.push(FrameInfo { data_offset: reader.data_offset(), ..info });
+    }
+    let s = decoder.stats();
+    out.stats.packets = Profile::ALL.iter().map(|p| (p.name(), s.packets[*p as usize])).collect();
+    out.stats.flows_detected = s.flows_detected;
+    if decoder.options().profile == ProfileChoice::Auto {
+        out.stats.flows_unsure = s.flows_unsure;
+        out.stats.packets_unsure = s.packets_unsure;
+    }
+    out.flows = flows.list;
+    out
+}
+
+/// A short protocol name for the packet list.
+fn protocol(d: &Decoded<'_, '_>) -> &'static str {
+    let f = &d.frame;
+    if f.roce().is_some() {
+        if f.is_rocev1() {
+            "RoCEv1"
+        } else {
+            "RoCEv2"
+        }
+    } else if d.nacks.is_some() {
+        "ERD NACK"
+    } else if let Some(mc) = f.mac_control() {
+        if mc.class_enable().is_some() {
+            "PFC"
+        } else {
+            "PAUSE"
+        }
+    } else if f.tcp().is_some() {
+        "TCP"
+    } else if f.udp_ports().is_some() {
+        "UDP"
+    } else if let Some((a, _)) = f.ip_addrs() {
+        if a.is_ipv4() {
+            "IPv4"
+        } else {
+            "IPv6"
+        }
+    } else if f.data().is_empty() {
+        "?"
+    } else {
+        "Ethernet"
+    }
+}
+
+/// Flows in order of first appearance.
+#[derive(Default)]
+struct Flows {
+    index: HashMap<(IpAddr, IpAddr, u32), usize>,
+    list: Vec<FlowInfo>,
+}
+
+impl Flows {
+    fn add(&mut self, src: IpAddr, dst: IpAddr, qp: u32, profile: Profile, len: u32, number: u64) {
+        let n = self.list.len();
+        let i = *self.index.entry((src, dst, qp)).or_insert(n);
+        if i == n {
+            let mut id = String::new();
+            write!(id, "{src}>{dst}/{qp}").expect("writing to a String");
+            self.list.push(FlowInfo {
+                id,
+                src: src.to_string(),
+                dst: dst.to_string(),
+                destqp: qp,
+                profile: profile.name(),
+                packets: 0,
+                bytes: 0,
+                first_frame: number,
+                last_frame: number,
+            });
+        }
+        let f = &mut self.list[i];
+        f.profile = profile.name();
+        f.packets += 1;
+        f.bytes += len as u64;
+        f.last_frame = number;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn not_a_capture_is_an_error_at_byte_0() {
+        let r = inspect(b"hello, world, this is not a capture file", "{}");
+        let e = r.error.unwrap();
+        assert_eq!(e.offset, Some(0));
+        assert!(e.text.starts_with("byte 0: not a pcap or pcapng file"), "{}", e.text);
+        assert!(r.frames.is_empty());
+        let r = inspect(b"", "");
+        assert_eq!(r.error.unwrap().message, "empty file");
+    }
+
+    #[test]
+    fn bad_options_are_an_error_without_offset() {
+        let r = inspect(b"", r#"{"profile":"nope"}"#);
+        let e = r.error.unwrap();
+        assert_eq!(e.offset, None);
+        assert!(e.text.starts_with("options: profile: unknown profile 'nope'"), "{}", e.text);
+    }
+
+    #[test]
+    fn registry_lists_every_field_and_the_meta_columns() {
+        let v: serde_json::Value = serde_json::from_str(&fields_registry()).unwrap();
+        let a = v.as_array().unwrap();
+        assert_eq!(a.len(), FIELDS.len() + Meta::ALL.len());
+        let psn = a.iter().find(|d| d["name"] == "rocescope.bth.psn").unwrap();
+        assert_eq!(psn["type"], "uint24");
+        assert_eq!(psn["desc"], "BTH Packet Sequence Number");
+        let kind = a.iter().find(|d| d["name"] == "rocescope.aeth.kind").unwrap();
+        assert_eq!(kind["values"], serde_json::json!(["ack", "rnr_nak", "nak", "reserved"]));
+        assert!(a.iter().any(|d| d["name"] == "frame.number" && d["type"] == "meta"));
+    }
+}

@@ -1,0 +1,228 @@
+//! The browser's options: one JSON object whose keys are the command line's (INTERFACES.md:
+//! "the same key in the browser's options"), with `_` for `-`.
+//!
+//! ```json
+//! { "profile": "auto", "maps": ["qpn=0x12=flor", "udp=4791=dcp"],
+//!   "dcp_tag_shift": 2, "sdr_split": "10,18,4", "sdr_mtu": null, "sdr_max_message": null,
+//!   "sdr_chunk_packets": 1, "flor_split": "1,21,10", "flor_unit_size": 4096,
+//!   "flor_ack_set_means": "send", "netrt_opcode": "0xc0", "erd_nack_port": 4792, "count": null }
+//! ```
+//!
+//! Every key is optional; a missing key, `null` or `""` means the command line's default.
+//! Numbers may be JSON numbers or strings (decimal, or hex with `0x`), as a page's text inputs
+//! give them. `maps` is an array of `SELECTOR=PROFILE` strings, or one string of them separated
+//! by spaces, commas or newlines. `count` is `-c N`. An unknown key is an error, so a misspelt
+//! parameter is not silently ignored.
+
+use rocescope_codec::decoder::{DecoderOptions, ProfileChoice, Selector};
+use rocescope_codec::{FlorAckSetMeans, ImmSplit, Params, Profile};
+use serde_json::Value;
+
+/// Every key the options object accepts.
+pub const KEYS: &[&str] = &[
+    "profile",
+    "maps",
+    "dcp_tag_shift",
+    "sdr_split",
+    "sdr_mtu",
+    "sdr_max_message",
+    "sdr_chunk_packets",
+    "flor_split",
+    "flor_unit_size",
+    "flor_ack_set_means",
+    "netrt_opcode",
+    "erd_nack_port",
+    "count",
+];
+
+/// Parsed options: the decoder's configuration and the frame limit (`-c N`).
+#[derive(Clone, Debug, Default)]
+pub struct Options {
+    pub decoder: DecoderOptions,
+    pub count: Option<u64>,
+}
+
+/// `null`, `""` and a missing key are all "not given".
+fn given(v: Option<&Value>) -> Option<&Value> {
+    match v {
+        None | Some(Value::Null) => None,
+        Some(Value::String(s)) if s.trim().is_empty() => None,
+        Some(v) => Some(v),
+    }
+}
+
+fn text<'a>(key: &str, v: &'a Value) -> Result<&'a str, String> {
+    v.as_str().map(str::trim).ok_or_else(|| format!("{key}: expected a string, got {v}"))
+}
+
+/// An unsigned integer from a JSON number or a decimal / `0x` hex string, at most `max`.
+fn uint(key: &str, v: &Value, max: u64) -> Result<u64, String> {
+    let n = match v {
+        Value::Number(n) => n.as_u64().ok_or_else(|| format!("{key}: '{n}' is not a non-negative integer"))?,
+        Value::String(s) => {
+            let s = s.trim();
+            let r = match s.strip_prefix("0x").or_else(|| s.strip_prefix("0X")) {
+                Some(h) => u64::from_str_radix(h, 16),
+                None => s.parse(),
+            };
+            r.map_err(|_| format!("{key}: '{s}' is not a number"))?
+        }
+        _ => return Err(format!("{key}: expected a number, got {v}")),
+    };
+    if n > max {
+        return Err(format!("{key}: {n} is out of range (at most {max})"));
+    }
+    Ok(n)
+}
+
+/// `"10,18,4"` or `[10, 18, 4]`.
+fn split(key: &str, v: &Value) -> Result<ImmSplit, String> {
+    let s = match v {
+        Value::Array(a) => a.iter().map(|x| x.to_string()).collect::<Vec<_>>().join(","),
+        _ => text(key, v)?.to_string(),
+    };
+    ImmSplit::parse(&s).ok_or_else(|| format!("{key}: '{s}' is not three bit widths adding up to 32"))
+}
+
+/// One `SELECTOR=PROFILE` entry, as `--map` takes it.
+pub fn parse_map(s: &str) -> Result<(Selector, Profile), String> {
+    let (sel, prof) = s.rsplit_once('=').ok_or_else(|| format!("maps: '{s}' needs SELECTOR=PROFILE"))?;
+    let p = Profile::from_name(prof).ok_or_else(|| format!("maps: unknown profile '{prof}' in '{s}'"))?;
+    Ok((Selector::parse(sel).map_err(|e| format!("maps: {e}"))?, p))
+}
+
+/// Parses the options object (an empty string is `{}`).
+pub fn parse(json: &str) -> Result<Options, String> {
+    if json.trim().is_empty() {
+        return Ok(Options::default());
+    }
+    let v: Value = serde_json::from_str(json).map_err(|e| format!("options are not JSON: {e}"))?;
+    let obj = v.as_object().ok_or("options must be a JSON object")?;
+    if let Some(k) = obj.keys().find(|k| !KEYS.contains(&k.as_str())) {
+        return Err(format!("unknown option '{k}' (known: {})", KEYS.join(", ")));
+    }
+    let get = |k: &str| given(obj.get(k));
+    let mut o = Options::default();
+    let mut p = Params::default();
+    if let Some(v) = get("profile") {
+        let s = text("profile", v)?;
+        o.decoder.profile =
+            ProfileChoice::parse(s).ok_or_else(|| format!("profile: unknown profile '{s}' (auto std dcp sdr flor netrt erd)"))?;
+    }
+    if let Some(v) = get("maps") {
+        let entries: Vec<String> = match v {
+            Value::Array(a) => a
+                .iter()
+                .filter(|x| given(Some(x)).is_some())
+                .map(|x| text("maps", x).map(String::from))
+                .collect::<Result<_, _>>()?,
+            _ => text("maps", v)?
+                .split(|c: char| c.is_whitespace() || c == ',' || c == ';')
+                .filter(|s| !s.is_empty())
+                .map(String::from)
+                .collect(),
+        };
+        o.decoder.maps = entries.iter().map(|s| parse_map(s)).collect::<Result<_, _>>()?;
+    }
+    if let Some(v) = get("dcp_tag_shift") {
+        p.dcp_tag_shift = uint("dcp_tag_shift", v, 6)? as u8;
+    }
+    if let Some(v) = get("sdr_split") {
+        p.sdr_split = split("sdr_split", v)?;
+    }
+    if let Some(v) = get("sdr_mtu") {
+        p.sdr_mtu = Some(uint("sdr_mtu", v, u32::MAX as u64)? as u32);
+    }
+    if let Some(v) = get("sdr_max_message") {
+        p.sdr_max_message = Some(uint("sdr_max_message", v, u64::MAX)?);
+    }
+    if let Some(v) = get("sdr_chunk_packets") {
+        p.sdr_chunk_packets = uint("sdr_chunk_packets", v, u32::MAX as u64)? as u32;
+    }
+    if let Some(v) = get("flor_split") {
+        p.flor_split = split("flor_split", v)?;
+    }
+    if let Some(v) = get("flor_unit_size") {
+        p.flor_unit_size = uint("flor_unit_size", v, u32::MAX as u64)? as u32;
+    }
+    if let Some(v) = get("flor_ack_set_means") {
+        p.flor_ack_set_means = match text("flor_ack_set_means", v)? {
+            "send" => FlorAckSetMeans::Send,
+            "write" => FlorAckSetMeans::Write,
+            s => return Err(format!("flor_ack_set_means: '{s}' is neither send nor write")),
+        };
+    }
+    if let Some(v) = get("netrt_opcode") {
+        p.netrt_opcode = uint("netrt_opcode", v, 0xff)? as u8;
+    }
+    if let Some(v) = get("erd_nack_port") {
+        p.erd_nack_port = uint("erd_nack_port", v, 0xffff)? as u16;
+    }
+    if let Some(v) = get("count") {
+        o.count = Some(uint("count", v, u64::MAX)?);
+    }
+    o.decoder.params = p;
+    Ok(o)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_are_the_command_lines() {
+        for json in ["", "{}", r#"{"profile": null, "sdr_mtu": "", "maps": []}"#] {
+            let o = parse(json).unwrap();
+            assert_eq!(o.decoder.profile, ProfileChoice::Auto);
+            assert_eq!(o.decoder.params, Params::default());
+            assert!(o.decoder.maps.is_empty());
+            assert_eq!(o.count, None);
+        }
+    }
+
+    #[test]
+    fn every_parameter() {
+        let o = parse(
+            r#"{"profile":"flor","maps":"qpn=0x12=flor, ip=10.0.0.1-10.0.0.2=sdr","dcp_tag_shift":"3",
+                "sdr_split":[8,22,2],"sdr_mtu":1024,"sdr_max_message":"1048576","sdr_chunk_packets":4,
+                "flor_split":"1,20,11","flor_unit_size":"0x800","flor_ack_set_means":"write",
+                "netrt_opcode":"0xc1","erd_nack_port":5000,"count":"7"}"#,
+        )
+        .unwrap();
+        let p = o.decoder.params;
+        assert_eq!(o.decoder.profile, ProfileChoice::Fixed(Profile::Flor));
+        assert_eq!(o.decoder.maps.len(), 2);
+        assert_eq!(o.decoder.maps[0], (Selector::Qpn(0x12), Profile::Flor));
+        assert_eq!(p.dcp_tag_shift, 3);
+        assert_eq!(p.sdr_split, ImmSplit(8, 22, 2));
+        assert_eq!(p.sdr_mtu, Some(1024));
+        assert_eq!(p.sdr_max_message, Some(1 << 20));
+        assert_eq!(p.sdr_chunk_packets, 4);
+        assert_eq!(p.flor_split, ImmSplit(1, 20, 11));
+        assert_eq!(p.flor_unit_size, 2048);
+        assert_eq!(p.flor_ack_set_means, FlorAckSetMeans::Write);
+        assert_eq!(p.netrt_opcode, 0xc1);
+        assert_eq!(p.erd_nack_port, 5000);
+        assert_eq!(o.count, Some(7));
+    }
+
+    #[test]
+    fn errors_name_the_option() {
+        for (json, want) in [
+            ("[1]", "JSON object"),
+            ("{", "not JSON"),
+            (r#"{"profil":"std"}"#, "unknown option 'profil'"),
+            (r#"{"profile":"tcp"}"#, "profile: unknown profile 'tcp'"),
+            (r#"{"maps":["qpn=1"]}"#, "maps:"),
+            (r#"{"maps":["port=1=std"]}"#, "maps: unknown selector kind"),
+            (r#"{"sdr_split":"10,18,5"}"#, "sdr_split:"),
+            (r#"{"netrt_opcode":256}"#, "netrt_opcode: 256 is out of range"),
+            (r#"{"erd_nack_port":"x"}"#, "erd_nack_port: 'x' is not a number"),
+            (r#"{"flor_ack_set_means":"both"}"#, "flor_ack_set_means:"),
+            (r#"{"sdr_mtu":-1}"#, "sdr_mtu:"),
+        ] {
+            let e = parse(json).unwrap_err();
+            assert!(e.contains(want), "{json}: {e}");
+        }
+    }
+}
