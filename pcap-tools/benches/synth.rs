@@ -4,7 +4,8 @@
 //! under an 8-to-1 incast with trimming. Captures go to a sink (pcapng encoding included) and
 //! the truth is not built.
 //!
-//! `cargo bench -p rocescope --bench synth`; the README reports the results.
+//! `cargo bench -p rocescope --bench synth` (criterion reports the packets per second as
+//! elements/s).
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use rocescope::fabric::sim::Routing;
