@@ -295,11 +295,27 @@ impl fmt::Display for Warning {
 }
 
 /// A frame's warnings: a fixed-size list (no allocation) plus a count of any that did not fit.
-#[derive(Clone, Copy, Debug, Default)]
+///
+/// The slots are left uninitialised until used, so creating an empty list (once per frame)
+/// writes two bytes, not a hundred.
+#[derive(Clone, Copy)]
 pub struct Warnings {
-    items: [Option<Warning>; Warnings::CAPACITY],
+    items: [core::mem::MaybeUninit<Warning>; Warnings::CAPACITY],
     len: u8,
     dropped: u16,
+}
+
+impl Default for Warnings {
+    #[inline]
+    fn default() -> Self {
+        Warnings { items: [core::mem::MaybeUninit::uninit(); Warnings::CAPACITY], len: 0, dropped: 0 }
+    }
+}
+
+impl core::fmt::Debug for Warnings {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_list().entries(self.iter()).finish()
+    }
 }
 
 impl Warnings {
@@ -308,7 +324,7 @@ impl Warnings {
     #[inline]
     pub fn push(&mut self, w: Warning) {
         if (self.len as usize) < Self::CAPACITY {
-            self.items[self.len as usize] = Some(w);
+            self.items[self.len as usize] = core::mem::MaybeUninit::new(w);
             self.len += 1;
         } else {
             self.dropped = self.dropped.saturating_add(1);
@@ -323,7 +339,8 @@ impl Warnings {
     }
     #[inline]
     pub fn iter(&self) -> impl Iterator<Item = &Warning> {
-        self.items[..self.len as usize].iter().flatten()
+        // SAFETY: `push` initialised every slot below `len`, and slots are never cleared.
+        self.items[..self.len as usize].iter().map(|w| unsafe { w.assume_init_ref() })
     }
     pub fn contains(&self, pred: impl Fn(&Warning) -> bool) -> bool {
         self.iter().any(pred)
