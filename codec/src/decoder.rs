@@ -392,6 +392,11 @@ impl Decoder {
                 if tag == dcp::TAG_NONE {
                     return None;
                 }
+                // Only packets that would carry DCP headers say anything: a tagged ACK or READ
+                // response is as ordinary under DCP as outside it.
+                if tag == dcp::TAG_ACK || (tag == dcp::TAG_DATA && !Opcode(opcode).is_dcp_request()) {
+                    return None;
+                }
                 state.dcp_tagged = state.dcp_tagged.saturating_add(1);
                 let f = self.redecode(*std, link, orig_len, p);
                 let r = f.roce()?;
@@ -399,9 +404,6 @@ impl Decoder {
                     let ho = r.wire_len() == 15 && f.warnings.is_empty();
                     state.dcp_refuted |= !ho;
                     return ho.then_some(f);
-                }
-                if tag != dcp::TAG_DATA || !Opcode(opcode).is_dcp_request() {
-                    return None;
                 }
                 if f.warnings.len() > std.warnings.len() {
                     // The DCP layout does not even parse: ordinary traffic with this DSCP.
