@@ -281,6 +281,7 @@ impl<'a> Frame<'a> {
     }
 
     /// Link header: returns the EtherType and the offset of what follows.
+    #[inline(always)]
     fn parse_link(&mut self) -> Option<(u16, usize)> {
         let d = self.data;
         let (mut ethertype, mut off) = match self.link {
@@ -328,6 +329,7 @@ impl<'a> Frame<'a> {
     }
 
     /// IPv4 or IPv6, then UDP, then RoCEv2 on port 4791.
+    #[inline(always)]
     fn parse_ip(&mut self, l3: usize, wire_len: usize, opts: &DecodeOptions) {
         let d = &self.data[l3..];
         let on_wire = wire_len - l3;
@@ -481,6 +483,7 @@ impl<'a> Frame<'a> {
         self.parse_roce(l3 + GRH_LEN, len, opts);
     }
 
+    #[inline(always)]
     fn parse_roce(&mut self, off: usize, wire_len: usize, opts: &DecodeOptions) {
         self.roce_off = off as u32;
         let captured = &self.data[off.min(self.data.len())..];
