@@ -2041,6 +2041,9 @@ local function try_rule(st, rule, std, link, s, wire_len, memo, state)
         if std.net.kind == "grh" or state.dcp_refuted then return nil end
         local tag = dcp_tag(ctx_tos(std), params.dcp_tag_shift)
         if tag == 0 then return nil end
+        -- Only packets that would carry DCP headers say anything: a tagged ACK or READ
+        -- response is as ordinary under DCP as outside it.
+        if tag == 1 or (tag == 2 and not is_dcp_request(op)) then return nil end
         state.dcp_tagged = math.min(state.dcp_tagged + 1, 65535)
         local f = decode(link, s, wire_len, "dcp", memo)
         local r = f.roce
@@ -2050,7 +2053,6 @@ local function try_rule(st, rule, std, link, s, wire_len, memo, state)
             state.dcp_refuted = state.dcp_refuted or not ho
             return ho and f or nil
         end
-        if tag ~= 2 or not is_dcp_request(op) then return nil end
         if f.nwarn > std.nwarn then
             -- The DCP layout does not even parse: ordinary traffic with this DSCP.
             state.dcp_refuted = true
