@@ -420,7 +420,7 @@ impl Decoder {
                     0x07..=0x09 => {
                         let (fpsn, fva, flen, fpay) = state.dcp_first?;
                         let k = crate::ib::psn::diff(fpsn, psn);
-                        let want_va = fva.wrapping_add(k as i64 as u64 * fpay as u64);
+                        let want_va = fva.wrapping_add((k as i64 as u64).wrapping_mul(fpay as u64));
                         let ok = k > 0 && flen != 0 && reth.dma_len() == flen && reth.va() == want_va;
                         state.dcp_refuted |= !ok;
                         ok.then_some(f)
