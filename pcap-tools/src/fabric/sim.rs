@@ -28,18 +28,18 @@
 //! Events at the same instant run in the order they were scheduled, so a run is a pure
 //! function of the configuration and the seed.
 
-use std::cmp::Ordering;
-use std::collections::{BinaryHeap, HashMap, HashSet, VecDeque};
+use std::collections::{HashMap, HashSet, VecDeque};
 use std::io::Write;
 use std::net::IpAddr;
 
 use rocescope_codec::build::{header_only, FrameRepr, NetRepr, RoceRepr};
 use rocescope_codec::ext::dcp;
-use rocescope_codec::ib::Syndrome;
+use rocescope_codec::ib::{psn, Syndrome};
 use rocescope_codec::{DecodeOptions, Frame, LinkType, Params, Profile};
 
 use super::rng::{mix64, Rng};
 use crate::capture::CaptureWriter;
+use crate::stacks::events::EventQueue;
 use crate::stacks::{Action, ConnConfig, Endpoint, Message, Nanos, Op, Requester, RetxReason};
 
 /// Capture timestamps are `EPOCH_NS + simulated time`.
@@ -61,6 +61,16 @@ pub enum Routing {
     Spray,
     /// The path whose egress queue holds the fewest bytes (ties broken at random).
     Adaptive,
+}
+
+impl Routing {
+    pub fn name(self) -> &'static str {
+        match self {
+            Routing::Ecmp => "ecmp",
+            Routing::Spray => "spray",
+            Routing::Adaptive => "adaptive",
+        }
+    }
 }
 
 /// Where the capture taps sit (each one pcapng interface, in the order given).
@@ -98,6 +108,19 @@ pub enum LossPlace {
     Receiver,
 }
 
+impl LossPlace {
+    pub fn name(self) -> &'static str {
+        match self {
+            LossPlace::Fabric => "fabric",
+            LossPlace::Sender => "sender",
+            LossPlace::Receiver => "receiver",
+        }
+    }
+    pub fn from_name(s: &str) -> Option<LossPlace> {
+        [LossPlace::Fabric, LossPlace::Sender, LossPlace::Receiver].into_iter().find(|p| p.name() == s)
+    }
+}
+
 /// Which directions of the lossy links lose packets.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum LossDir {
@@ -106,6 +129,19 @@ pub enum LossDir {
     Forward,
     /// Towards the senders only.
     Reverse,
+}
+
+impl LossDir {
+    pub fn name(self) -> &'static str {
+        match self {
+            LossDir::Both => "both",
+            LossDir::Forward => "forward",
+            LossDir::Reverse => "reverse",
+        }
+    }
+    pub fn from_name(s: &str) -> Option<LossDir> {
+        [LossDir::Both, LossDir::Forward, LossDir::Reverse].into_iter().find(|d| d.name() == s)
+    }
 }
 
 /// Random loss on a link: Bernoulli with probability `p` per frame, optionally modulated by a
@@ -469,30 +505,6 @@ enum Ev {
     Post { conn: u32, idx: u32 },
 }
 
-struct Event {
-    time: Nanos,
-    seq: u64,
-    ev: Ev,
-}
-
-impl PartialEq for Event {
-    fn eq(&self, o: &Self) -> bool {
-        (self.time, self.seq) == (o.time, o.seq)
-    }
-}
-impl Eq for Event {}
-impl PartialOrd for Event {
-    fn partial_cmp(&self, o: &Self) -> Option<Ordering> {
-        Some(self.cmp(o))
-    }
-}
-impl Ord for Event {
-    fn cmp(&self, o: &Self) -> Ordering {
-        // Min-heap on (time, seq).
-        (o.time, o.seq).cmp(&(self.time, self.seq))
-    }
-}
-
 struct Packet {
     bytes: Vec<u8>,
     tx: u32,
@@ -587,8 +599,7 @@ pub struct Fabric<'w> {
     accept: Vec<[AcceptState; 2]>,
     /// First PSN of each message as the requester sent it.
     msg_first_psn: Vec<HashMap<u64, u32>>,
-    heap: BinaryHeap<Event>,
-    seq: u64,
+    queue: EventQueue<Ev>,
     now: Nanos,
     packets: Vec<Option<Packet>>,
     free: Vec<u32>,
@@ -628,8 +639,7 @@ impl<'w> Fabric<'w> {
             place_ids: HashMap::new(),
             accept: Vec::new(),
             msg_first_psn: Vec::new(),
-            heap: BinaryHeap::new(),
-            seq: 0,
+            queue: EventQueue::default(),
             now: 0,
             packets: Vec::new(),
             free: Vec::new(),
@@ -813,12 +823,7 @@ impl<'w> Fabric<'w> {
         c.messages.push(MsgRec { msg, posted: None, delivered: Vec::new(), completed: Vec::new(), completed_by: None });
         self.posts_pending += 1;
         self.total_messages += 1;
-        self.schedule(at, Ev::Post { conn, idx });
-    }
-
-    fn schedule(&mut self, time: Nanos, ev: Ev) {
-        self.seq += 1;
-        self.heap.push(Event { time, seq: self.seq, ev });
+        self.queue.push(at, Ev::Post { conn, idx });
     }
 
     fn place(&mut self, name: String) -> u32 {
@@ -844,15 +849,15 @@ impl<'w> Fabric<'w> {
     /// limit. `progress` is called every 2^16 events.
     pub fn run(&mut self, mut progress: Option<&mut dyn FnMut(&Progress)>) -> std::io::Result<RunStats> {
         let mut finished = false;
-        while let Some(e) = self.heap.pop() {
-            if e.time > self.cfg.time_limit_ns {
+        while let Some((time, ev)) = self.queue.pop() {
+            if time > self.cfg.time_limit_ns {
                 self.stats.timed_out = true;
                 break;
             }
-            if finished && matches!(e.ev, Ev::Timer { .. }) {
+            if finished && matches!(ev, Ev::Timer { .. }) {
                 continue;
             }
-            self.now = e.time;
+            self.now = time;
             self.stats.events += 1;
             if self.stats.events & 0xffff == 0 {
                 if let Some(p) = progress.as_mut() {
@@ -864,7 +869,7 @@ impl<'w> Fabric<'w> {
                     });
                 }
             }
-            match e.ev {
+            match ev {
                 Ev::PortDone(p) => self.port_done(p),
                 Ev::Arrive { port, pkt } => self.arrive(port, pkt),
                 Ev::Timer { ep, token } => {
@@ -923,7 +928,7 @@ impl<'w> Fabric<'w> {
                 }
                 Action::Timer { at, token } => {
                     let at = at.max(self.now);
-                    self.schedule(at, Ev::Timer { ep, token });
+                    self.queue.push(at, Ev::Timer { ep, token });
                 }
                 Action::Delivered { msg, len, intact } => {
                     let now = self.now;
@@ -1166,12 +1171,12 @@ impl<'w> Fabric<'w> {
             self.record(t, pkt, tx, false, trimmed, ce);
         }
         let now = self.now;
-        self.schedule(now + ser, Ev::PortDone(port));
+        self.queue.push(now + ser, Ev::PortDone(port));
         if lost {
             let name = format!("link {}", self.ports[port as usize].name);
             self.drop_packet(pkt, DropCause::Link, name);
         } else {
-            self.schedule(now + ser + delay, Ev::Arrive { port: peer, pkt });
+            self.queue.push(now + ser + delay, Ev::Arrive { port: peer, pkt });
         }
     }
 
@@ -1334,7 +1339,7 @@ impl<'w> Fabric<'w> {
             AcceptModel::InOrder if dir == 0 => {
                 let e = *st.expected.get_or_insert(start);
                 if psn == e {
-                    st.expected = Some(psn_add(e, span));
+                    st.expected = Some(psn::add(e, span));
                     Accept::Accepted
                 } else if psn_lt(psn, e) {
                     Accept::Duplicate
@@ -1346,7 +1351,7 @@ impl<'w> Fabric<'w> {
                 let m = msg.unwrap_or(u64::MAX);
                 let e = *st.resp_next.entry(m).or_insert(first.unwrap_or(psn));
                 if psn == e {
-                    st.resp_next.insert(m, psn_add(e, 1));
+                    st.resp_next.insert(m, psn::add(e, 1));
                     Accept::Accepted
                 } else if psn_lt(psn, e) {
                     Accept::Duplicate
@@ -1385,15 +1390,8 @@ pub fn ser_ns(bytes: u64, rate: u64) -> u64 {
     ((bytes as u128 * 8 * 1_000_000_000).div_ceil(rate.max(1) as u128)) as u64
 }
 
-fn psn_add(a: u32, n: u32) -> u32 {
-    a.wrapping_add(n) & 0xff_ffff
-}
-
-/// `a` precedes `b` modulo 2^24.
-pub fn psn_lt(a: u32, b: u32) -> bool {
-    let d = ((b.wrapping_sub(a) << 8) as i32) >> 8;
-    d > 0
-}
+/// `a` precedes `b` modulo 2^24 (the codec's serial-number order of PSNs).
+pub use rocescope_codec::ib::psn::lt as psn_lt;
 
 /// Kind, coverage, DCP MSN, destination host and flow hash of a frame an endpoint transmits.
 fn classify(

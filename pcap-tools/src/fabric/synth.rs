@@ -125,30 +125,6 @@ impl Default for SynthOptions {
     }
 }
 
-fn routing_name(r: Routing) -> &'static str {
-    match r {
-        Routing::Ecmp => "ecmp",
-        Routing::Spray => "spray",
-        Routing::Adaptive => "adaptive",
-    }
-}
-
-fn loss_place_name(p: LossPlace) -> &'static str {
-    match p {
-        LossPlace::Fabric => "fabric",
-        LossPlace::Sender => "sender",
-        LossPlace::Receiver => "receiver",
-    }
-}
-
-fn loss_dir_name(d: LossDir) -> &'static str {
-    match d {
-        LossDir::Both => "both",
-        LossDir::Forward => "forward",
-        LossDir::Reverse => "reverse",
-    }
-}
-
 impl SynthOptions {
     /// Checks the combination; the message is a one-line usage error.
     pub fn validate(&self) -> Result<(), String> {
@@ -225,7 +201,7 @@ impl SynthOptions {
         if let Some((g, b)) = self.burst_loss {
             a.push(format!("--burst-loss {g},{b}"));
         }
-        a.push(format!("--loss-on {} --loss-dir {}", loss_place_name(self.loss_on), loss_dir_name(self.loss_dir)));
+        a.push(format!("--loss-on {} --loss-dir {}", self.loss_on.name(), self.loss_dir.name()));
         a.push(format!("--queue-bytes {}", self.queue_bytes));
         if self.trim {
             a.push(format!("--trim --control-queue-bytes {}", self.control_queue_bytes));
@@ -292,9 +268,9 @@ impl SynthOptions {
             "profile": self.stack.profile().name(),
             "messages": self.messages, "message_size": self.message_size, "op": self.op.name(), "mtu": self.mtu,
             "rate_bps": fabric.rate_bps, "fabric_rate_bps": fabric.effective_fabric_rate(), "delay_ns": self.delay_ns,
-            "paths": self.paths, "reorder_ns": self.reorder_ns, "routing": routing_name(self.routing),
+            "paths": self.paths, "reorder_ns": self.reorder_ns, "routing": self.routing.name(),
             "loss": self.loss, "burst_loss": self.burst_loss.map(|(a, b)| json!([a, b])),
-            "loss_on": loss_place_name(self.loss_on), "loss_dir": loss_dir_name(self.loss_dir),
+            "loss_on": self.loss_on.name(), "loss_dir": self.loss_dir.name(),
             "queue_bytes": self.queue_bytes, "trim": self.trim,
             "wrr_weight": if self.trim { json_f64(fabric.effective_wrr_weight()) } else { Value::Null },
             "control_queue_bytes": if self.trim { json!(self.control_queue_bytes) } else { Value::Null },
@@ -596,20 +572,10 @@ fn parse_pair(s: &str) -> Result<(f64, f64), String> {
     Ok((p(a)?, p(b)?))
 }
 fn parse_loss_on(s: &str) -> Result<LossPlace, String> {
-    match s {
-        "fabric" => Ok(LossPlace::Fabric),
-        "sender" => Ok(LossPlace::Sender),
-        "receiver" => Ok(LossPlace::Receiver),
-        _ => Err(format!("unknown link '{s}' (fabric sender receiver)")),
-    }
+    LossPlace::from_name(s).ok_or_else(|| format!("unknown link '{s}' (fabric sender receiver)"))
 }
 fn parse_loss_dir(s: &str) -> Result<LossDir, String> {
-    match s {
-        "both" => Ok(LossDir::Both),
-        "forward" => Ok(LossDir::Forward),
-        "reverse" => Ok(LossDir::Reverse),
-        _ => Err(format!("unknown direction '{s}' (both forward reverse)")),
-    }
+    LossDir::from_name(s).ok_or_else(|| format!("unknown direction '{s}' (both forward reverse)"))
 }
 fn parse_taps(s: &str) -> Result<Taps, String> {
     let mut v = Vec::new();

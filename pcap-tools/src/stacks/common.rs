@@ -1,13 +1,15 @@
-//! Pieces the three stacks share: framing with the codec's builders, segmentation, the modelled
-//! memory check, a lazily re-armed one-shot timer and the in-order message assembler of an RC
-//! responder.
+//! Pieces the three stacks share: the send queue of posted messages, framing with the codec's
+//! builders (request packets, acknowledgements), segmentation, the modelled memory check, a
+//! lazily re-armed one-shot timer and the in-order message assembler of an RC responder.
 
+use std::collections::VecDeque;
 use std::net::IpAddr;
+use std::ops::{Index, IndexMut};
 
 use rocescope_codec::build::{FrameRepr, NetRepr, RoceRepr};
-use rocescope_codec::ib::psn;
+use rocescope_codec::ib::{psn, AethRepr, ImmDtRepr, IrnSackRepr, RethRepr};
 
-use super::{imm_data, message_byte, remote_va, Action, ConnConfig, Host, Nanos, Op};
+use super::{imm_data, message_byte, remote_va, Action, ConnConfig, Host, Message, Nanos, Op, TxInfo, R_KEY};
 
 /// Packets of a message of `len` bytes (a zero-length message is one packet).
 #[inline]
@@ -120,6 +122,115 @@ pub(crate) fn read_response_opcode(pos: Pos) -> u8 {
     }
 }
 
+/// A posted message and its PSNs, with what a stack keeps besides about it (`extra`).
+#[derive(Clone, Debug)]
+pub(crate) struct Wqe<X = ()> {
+    pub msg: Message,
+    /// Its first PSN.
+    pub first: u32,
+    /// Its PSNs (packets; a READ: its response packets).
+    pub n: u32,
+    pub extra: X,
+}
+
+impl<X> Wqe<X> {
+    /// Its last PSN.
+    pub(crate) fn last(&self) -> u32 {
+        psn::add(self.first, self.n - 1)
+    }
+}
+
+/// A requester's send queue: the messages posted and not yet completed, in posting (= PSN)
+/// order, each numbered with the PSNs after those of the message before it.
+#[derive(Clone, Debug)]
+pub(crate) struct SendQueue<X = ()> {
+    q: VecDeque<Wqe<X>>,
+    next_psn: u32,
+}
+
+impl<X> SendQueue<X> {
+    /// An empty queue whose first message starts at `start_psn`.
+    pub(crate) fn new(start_psn: u32) -> SendQueue<X> {
+        SendQueue { q: VecDeque::new(), next_psn: start_psn & psn::MASK }
+    }
+
+    /// Appends a posted message of `npkts(msg.len, mtu)` PSNs.
+    pub(crate) fn push(&mut self, msg: Message, mtu: u32, extra: X) {
+        let n = npkts(msg.len, mtu);
+        self.q.push_back(Wqe { msg, first: self.next_psn, n, extra });
+        self.next_psn = psn::add(self.next_psn, n);
+    }
+
+    /// First PSN of the next posted message (one past the last PSN queued).
+    pub(crate) fn next_psn(&self) -> u32 {
+        self.next_psn
+    }
+
+    /// Index of the message holding PSN `p`.
+    pub(crate) fn find(&self, p: u32) -> Option<usize> {
+        let base = self.q.front()?.first;
+        let at = psn::diff(base, p);
+        if at < 0 {
+            return None;
+        }
+        let i = self.q.partition_point(|w| psn::diff(base, w.first) <= at).checked_sub(1)?;
+        let w = &self.q[i];
+        ((psn::diff(w.first, p) as u32) < w.n).then_some(i)
+    }
+
+    /// Takes the oldest message if every PSN of it precedes `una`.
+    pub(crate) fn pop_acked(&mut self, una: u32) -> Option<Wqe<X>> {
+        self.q.front().filter(|w| psn::lt(w.last(), una))?;
+        self.q.pop_front()
+    }
+
+    pub(crate) fn front(&self) -> Option<&Wqe<X>> {
+        self.q.front()
+    }
+    pub(crate) fn pop_front(&mut self) -> Option<Wqe<X>> {
+        self.q.pop_front()
+    }
+    pub(crate) fn len(&self) -> usize {
+        self.q.len()
+    }
+    pub(crate) fn is_empty(&self) -> bool {
+        self.q.is_empty()
+    }
+}
+
+impl<X> Index<usize> for SendQueue<X> {
+    type Output = Wqe<X>;
+    fn index(&self, i: usize) -> &Wqe<X> {
+        &self.q[i]
+    }
+}
+
+impl<X> IndexMut<usize> for SendQueue<X> {
+    fn index_mut(&mut self, i: usize) -> &mut Wqe<X> {
+        &mut self.q[i]
+    }
+}
+
+/// AckReq on an RC request (GBN, IRN): on the last packet of every message and on every
+/// `window / 4`-th packet; `since` counts the SEND/WRITE packets sent since the last one.
+pub(crate) fn ack_req_due(since: &mut u32, pos: Pos, window: u32) -> bool {
+    *since += 1;
+    if pos.ends() || *since >= (window / 4).max(1) {
+        *since = 0;
+        true
+    } else {
+        false
+    }
+}
+
+/// Puts the QP in error: sets `failed` and reports `reason`, unless it already was.
+pub(crate) fn fail(failed: &mut bool, reason: &'static str, out: &mut Vec<Action>) {
+    if !*failed {
+        *failed = true;
+        out.push(Action::Failed { reason });
+    }
+}
+
 /// Builds the frames one end sends to the other.
 #[derive(Clone, Debug)]
 pub(crate) struct Wire {
@@ -159,6 +270,48 @@ impl Wire {
         f.udp_src = self.udp_sport;
         f.to_vec()
     }
+
+    /// Request packet `p` of `w` (a SEND, WRITE or WRITE with Immediate) with the opcode of its
+    /// position and its bytes of the message; a RETH where the layout has one (RC: WRITE
+    /// First/Only; DCP: every WRITE packet, §4.4) holding the address of the packet's own payload
+    /// and the message's length; the ImmDt of a WRITE with Immediate. `dcp` picks the DCP layout;
+    /// `edit` sets what the stack adds (AckReq, the DCPETH, …), knowing the packet's position.
+    pub(crate) fn request<X>(
+        &mut self,
+        tos: u8,
+        w: &Wqe<X>,
+        p: u32,
+        mtu: u32,
+        dcp: bool,
+        edit: impl FnOnce(&mut RoceRepr<'_>, Pos),
+    ) -> Vec<u8> {
+        let (msg, k) = (w.msg, psn::diff(w.first, p) as u32);
+        let pos = Pos::of(k, w.n);
+        let off = k as u64 * mtu as u64;
+        let data = payload(msg.id, off, seg_len(msg.len, mtu, k));
+        let opcode = request_opcode(msg.op, pos);
+        let r =
+            if dcp { RoceRepr::new_dcp(opcode, self.peer_qpn(), p) } else { RoceRepr::new(opcode, self.peer_qpn(), p) };
+        let mut r = r.with_payload(&data);
+        if r.reth.is_some() {
+            r.reth = Some(RethRepr { va: remote_va(msg.id) + off, r_key: R_KEY, dma_len: msg.len });
+        }
+        if r.immdt.is_some() {
+            r.immdt = Some(ImmDtRepr { imm: imm_data(msg.id) });
+        }
+        edit(&mut r, pos);
+        self.frame(tos, r)
+    }
+
+    /// An Acknowledge of PSN `p` carrying `aeth` (and, for IRN's SACK NAK, the SACK PSN), to
+    /// transmit.
+    pub(crate) fn acknowledge(&mut self, tos: u8, p: u32, aeth: AethRepr, sack_psn: Option<u32>) -> Action {
+        let mut r = RoceRepr::new(0x11, self.peer_qpn(), p);
+        r.aeth = Some(aeth);
+        r.irn_sack = sack_psn.map(|sack_psn| IrnSackRepr { sack_psn });
+        let frame = self.frame(tos, r);
+        Action::Transmit { frame, info: TxInfo { psn: p, msg: None, retx: None } }
+    }
 }
 
 /// A one-shot retransmission timer over [`Action::Timer`], which cannot be cancelled: at most
@@ -191,6 +344,16 @@ impl Rto {
 
     pub(crate) fn disarm(&mut self) {
         self.deadline = None;
+    }
+
+    /// After an acknowledgement: restarts the timer while something is `outstanding`, else
+    /// stops it.
+    pub(crate) fn rearm_if(&mut self, outstanding: bool, now: Nanos, rto: Nanos, out: &mut Vec<Action>) {
+        if outstanding {
+            self.arm(now, rto, out);
+        } else {
+            self.disarm();
+        }
     }
 
     fn schedule(&mut self, at: Nanos, out: &mut Vec<Action>) {
@@ -256,17 +419,19 @@ struct Current {
 
 /// An RC responder's message assembly for packets taken in PSN order: numbers messages in
 /// arrival order (the posting order), checks each packet's opcode sequence, placement and bytes,
-/// and reports a message when its Last/Only packet is taken.
+/// reports a message when its Last/Only packet is taken, and counts the messages completed.
 #[derive(Clone, Debug)]
 pub(crate) struct Assembler {
     mtu: u32,
     next_msg: u64,
+    /// Messages completed (SEND, WRITE and READ), modulo 2^24.
+    msn: u32,
     cur: Option<Current>,
 }
 
 impl Assembler {
     pub(crate) fn new(mtu: u32) -> Assembler {
-        Assembler { mtu, next_msg: 0, cur: None }
+        Assembler { mtu, next_msg: 0, msn: 0, cur: None }
     }
 
     /// Messages numbered so far.
@@ -274,10 +439,16 @@ impl Assembler {
         self.next_msg
     }
 
-    /// A READ Request was executed: it takes the next message number.
+    /// Messages completed, modulo 2^24: the AETH MSN.
+    pub(crate) fn msn(&self) -> u32 {
+        self.msn
+    }
+
+    /// A READ Request was executed: it takes the next message number and completes.
     pub(crate) fn take_read(&mut self) -> u64 {
         let m = self.next_msg;
         self.next_msg += 1;
+        self.msn = (self.msn + 1) & psn::MASK;
         m
     }
 
@@ -318,6 +489,7 @@ impl Assembler {
         if has_imm && p.imm != Some(imm_data(cur.msg)) {
             intact = false;
         }
+        self.msn = (self.msn + 1) & psn::MASK;
         Some(Action::Delivered { msg: cur.msg, len: cur.off as u32, intact })
     }
 }

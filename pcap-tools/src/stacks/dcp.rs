@@ -49,49 +49,40 @@
 
 use std::collections::{BTreeSet, VecDeque};
 
-use rocescope_codec::build::{internet_checksum, RoceRepr};
+use rocescope_codec::build::internet_checksum;
 use rocescope_codec::ext::dcp::{tag, with_tag, TAG_ACK, TAG_DATA, TAG_HO};
 use rocescope_codec::ext::Ext;
 use rocescope_codec::frame::Net;
-use rocescope_codec::ib::{psn, AethRepr, DcpethRepr, ImmDtRepr, RethRepr, SsethRepr, Syndrome};
-use rocescope_codec::{DecodeOptions, Frame, Profile};
+use rocescope_codec::ib::{psn, AethRepr, DcpethRepr, RocePacket, SsethRepr, Syndrome};
+use rocescope_codec::{DecodeOptions, Frame, Params, Profile};
 
-use super::common::{
-    classify_request, digest, expected_digest, npkts, payload, request_opcode, seg_len, unwrap24, Pos, Rto, Wire,
-};
-use super::R_KEY;
+use super::common::{classify_request, digest, expected_digest, fail, unwrap24, Rto, SendQueue, Wire};
 use super::{imm_data, remote_va, Action, ConnConfig, Endpoint, Message, Nanos, Op, Requester, RetxReason, TxInfo};
 
-/// Decodes `frame` under the DCP profile unless it already was.
-fn with_dcp<'a, R>(frame: &Frame<'a>, cfg: &ConnConfig, f: impl FnOnce(&Frame<'a>) -> R) -> R {
+/// Decodes `frame` under the DCP profile unless it already was and, when it is a RoCE packet
+/// for QP `qpn`, hands it to `f` with the packet and its tag.
+fn on_dcp_packet(frame: &Frame<'_>, params: Params, qpn: u32, f: impl FnOnce(&Frame<'_>, &RocePacket<'_>, Option<u8>)) {
+    let for_qp = |frame: &Frame<'_>| {
+        let Some(p) = frame.roce() else { return };
+        if p.bth().dest_qp() == qpn {
+            f(frame, p, frame.tos().map(|t| tag(t, params.dcp_tag_shift)));
+        }
+    };
     if matches!(frame.ext(), Ext::Dcp(_)) || frame.profile() == Profile::Dcp {
-        f(frame)
+        for_qp(frame)
     } else {
-        let opts = DecodeOptions { verify: false, profile: Profile::Dcp, params: cfg.params };
+        let opts = DecodeOptions { verify: false, profile: Profile::Dcp, params };
         let data = frame.data();
-        f(&Frame::parse(frame.link(), data, data.len(), &opts))
+        for_qp(&Frame::parse(frame.link(), data, data.len(), &opts))
     }
-}
-
-fn frame_tag(frame: &Frame<'_>, cfg: &ConnConfig) -> Option<u8> {
-    frame.tos().map(|t| tag(t, cfg.params.dcp_tag_shift))
-}
-
-#[derive(Clone, Debug)]
-struct Wqe {
-    msg: Message,
-    first: u32,
-    n: u32,
-    ssn: Option<u32>,
 }
 
 /// The DCP sender.
 pub struct DcpRequester {
     cfg: ConnConfig,
     wire: Wire,
-    /// Messages from unaMSN on, in MSN order.
-    sq: VecDeque<Wqe>,
-    next_psn: u32,
+    /// Messages from unaMSN on, in MSN order, each with its SSN if it has one.
+    sq: SendQueue<Option<u32>>,
     next_ssn: u32,
     /// unaMSN: the oldest message not acknowledged (= `sq[0]`).
     una: u64,
@@ -111,8 +102,7 @@ impl DcpRequester {
         DcpRequester {
             cfg: cfg.clone(),
             wire: Wire::new(cfg, true),
-            sq: VecDeque::new(),
-            next_psn: p,
+            sq: SendQueue::new(p),
             next_ssn: 0,
             una: 0,
             snd_max: p,
@@ -132,48 +122,26 @@ impl DcpRequester {
         (i < self.sq.len()).then_some(i)
     }
 
-    fn find_psn(&self, p: u32) -> Option<usize> {
-        let base = self.sq.front()?.first;
-        let at = psn::diff(base, p);
-        if at < 0 {
-            return None;
-        }
-        let i = self.sq.partition_point(|w| psn::diff(base, w.first) <= at).checked_sub(1)?;
-        let w = &self.sq[i];
-        ((psn::diff(w.first, p) as u32) < w.n).then_some(i)
-    }
-
     /// Transmits packet `p` of message `sq[i]`.
     fn send(&mut self, i: usize, p: u32, retx: Option<RetxReason>, out: &mut Vec<Action>) {
         let w = &self.sq[i];
-        let (msg, n, first, ssn) = (w.msg, w.n, w.first, w.ssn);
-        let mtu = self.cfg.mtu;
-        let k = psn::diff(first, p) as u32;
-        let pos = Pos::of(k, n);
-        let off = k as u64 * mtu as u64;
-        let data = payload(msg.id, off, seg_len(msg.len, mtu, k));
-        let mut r = RoceRepr::new_dcp(request_opcode(msg.op, pos), self.wire.peer_qpn(), p).with_payload(&data);
+        let (msg, ssn) = (w.msg, w.extra);
         let sretryno = if msg.id == self.una { self.sretry } else { 0 };
-        r.dcpeth = Some(DcpethRepr { msn: msg.id as u32 & psn::MASK, sretryno });
-        if r.reth.is_some() {
-            r.reth = Some(RethRepr { va: remote_va(msg.id) + off, r_key: R_KEY, dma_len: msg.len });
-        }
-        if r.sseth.is_some() {
-            r.sseth = Some(SsethRepr { ssn: ssn.unwrap_or(0) & psn::MASK });
-        }
-        if r.immdt.is_some() {
-            r.immdt = Some(ImmDtRepr { imm: imm_data(msg.id) });
-        }
-        r.bth.ack_req = pos.ends();
         let tos = with_tag(self.cfg.tos, self.cfg.params.dcp_tag_shift, TAG_DATA);
-        let frame = self.wire.frame(tos, r);
+        let frame = self.wire.request(tos, w, p, self.cfg.mtu, true, |r, pos| {
+            r.dcpeth = Some(DcpethRepr { msn: msg.id as u32 & psn::MASK, sretryno });
+            if r.sseth.is_some() {
+                r.sseth = Some(SsethRepr { ssn: ssn.unwrap_or(0) & psn::MASK });
+            }
+            r.bth.ack_req = pos.ends();
+        });
         out.push(Action::Transmit { frame, info: TxInfo { psn: p, msg: Some(msg.id), retx } });
     }
 
     /// New packets of the messages inside the window.
     fn pump(&mut self, now: Nanos, out: &mut Vec<Action>) {
-        while !self.failed && self.snd_max != self.next_psn {
-            let Some(i) = self.find_psn(self.snd_max) else { break };
+        while !self.failed && self.snd_max != self.sq.next_psn() {
+            let Some(i) = self.sq.find(self.snd_max) else { break };
             if i as u64 >= self.window() {
                 break;
             }
@@ -208,11 +176,7 @@ impl DcpRequester {
         self.retransq.retain(|&(m, _)| m >= una);
         // The coarse timer follows unaMSN: restart it for the new unaMSN message if it was sent.
         let sent = self.sq.front().is_some_and(|w| psn::lt(w.first, self.snd_max));
-        if sent {
-            self.rto.arm(now, self.cfg.rto_ns, out);
-        } else {
-            self.rto.disarm();
-        }
+        self.rto.rearm_if(sent, now, self.cfg.rto_ns, out);
         self.pump(now, out);
     }
 
@@ -234,27 +198,20 @@ impl Endpoint for DcpRequester {
         if self.failed {
             return;
         }
-        let cfg = self.cfg.clone();
-        with_dcp(frame, &cfg, |f| {
-            let Some(p) = f.roce() else { return };
-            if p.bth().dest_qp() != cfg.requester.qpn {
-                return;
+        on_dcp_packet(frame, self.cfg.params, self.cfg.requester.qpn, |_, p, tag| match tag {
+            Some(TAG_HO) => {
+                if let Some(msn) = p.ho_msn() {
+                    self.on_ho(msn, p.bth().psn(), out);
+                }
             }
-            match frame_tag(f, &cfg) {
-                Some(TAG_HO) => {
-                    if let Some(msn) = p.ho_msn() {
-                        self.on_ho(msn, p.bth().psn(), out);
+            Some(TAG_ACK) if p.opcode().0 == 0x11 => {
+                if let Some(aeth) = p.aeth() {
+                    if let Syndrome::Ack { .. } = aeth.syndrome() {
+                        self.on_ack(now, aeth.msn(), out);
                     }
                 }
-                Some(TAG_ACK) if p.opcode().0 == 0x11 => {
-                    if let Some(aeth) = p.aeth() {
-                        if let Syndrome::Ack { .. } = aeth.syndrome() {
-                            self.on_ack(now, aeth.msn(), out);
-                        }
-                    }
-                }
-                _ => {}
             }
+            _ => {}
         });
     }
 
@@ -281,13 +238,8 @@ impl Endpoint for DcpRequester {
 impl Requester for DcpRequester {
     fn post(&mut self, now: Nanos, msg: Message, out: &mut Vec<Action>) {
         if msg.op == Op::Read {
-            if !self.failed {
-                self.failed = true;
-                out.push(Action::Failed { reason: "RDMA READ is not modelled by the DCP stack" });
-            }
-            return;
+            return fail(&mut self.failed, "RDMA READ is not modelled by the DCP stack", out);
         }
-        let n = npkts(msg.len, self.cfg.mtu);
         let ssn = matches!(msg.op, Op::Send | Op::WriteImm).then(|| {
             let s = self.next_ssn;
             self.next_ssn = self.next_ssn.wrapping_add(1);
@@ -296,8 +248,7 @@ impl Requester for DcpRequester {
         if self.sq.is_empty() {
             self.una = msg.id;
         }
-        self.sq.push_back(Wqe { msg, first: self.next_psn, n, ssn });
-        self.next_psn = psn::add(self.next_psn, n);
+        self.sq.push(msg, self.cfg.mtu, ssn);
         self.pump(now, out);
     }
 
@@ -382,11 +333,9 @@ impl DcpResponder {
     }
 
     fn ack(&mut self, p: u32, out: &mut Vec<Action>) {
-        let mut r = RoceRepr::new(0x11, self.wire.peer_qpn(), p);
-        r.aeth = Some(AethRepr { syndrome: Syndrome::Ack { credit: 31 }, msn: self.emsn as u32 & psn::MASK });
+        let aeth = AethRepr { syndrome: Syndrome::Ack { credit: 31 }, msn: self.emsn as u32 & psn::MASK };
         let tos = with_tag(self.cfg.tos, self.cfg.params.dcp_tag_shift, TAG_ACK);
-        let frame = self.wire.frame(tos, r);
-        out.push(Action::Transmit { frame, info: TxInfo { psn: p, msg: None, retx: None } });
+        out.push(self.wire.acknowledge(tos, p, aeth, None));
     }
 
     /// Sends a header-only packet back to the sender (§4.1 step 2, WIRE.md B.1).
@@ -419,7 +368,7 @@ impl DcpResponder {
         out.push(Action::Transmit { frame: b, info: TxInfo { psn: ps, msg: None, retx: None } });
     }
 
-    fn on_data(&mut self, p: &rocescope_codec::ib::RocePacket<'_>, out: &mut Vec<Action>) {
+    fn on_data(&mut self, p: &RocePacket<'_>, out: &mut Vec<Action>) {
         let Some((write, pos, has_imm)) = classify_request(p.opcode().0) else { return };
         let Some(dcpeth) = p.dcpeth() else { return };
         let ps = p.bth().psn();
@@ -547,17 +496,10 @@ impl DcpResponder {
 
 impl Endpoint for DcpResponder {
     fn on_frame(&mut self, _now: Nanos, frame: &Frame<'_>, out: &mut Vec<Action>) {
-        let cfg = self.cfg.clone();
-        with_dcp(frame, &cfg, |f| {
-            let Some(p) = f.roce() else { return };
-            if p.bth().dest_qp() != cfg.responder.qpn {
-                return;
-            }
-            match frame_tag(f, &cfg) {
-                Some(TAG_HO) => self.bounce(f, out),
-                Some(TAG_DATA) => self.on_data(p, out),
-                _ => {}
-            }
+        on_dcp_packet(frame, self.cfg.params, self.cfg.responder.qpn, |f, p, tag| match tag {
+            Some(TAG_HO) => self.bounce(f, out),
+            Some(TAG_DATA) => self.on_data(p, out),
+            _ => {}
         });
     }
 

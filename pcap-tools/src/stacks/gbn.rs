@@ -23,32 +23,23 @@
 use std::collections::VecDeque;
 
 use rocescope_codec::build::RoceRepr;
-use rocescope_codec::ib::{psn, AethRepr, ImmDtRepr, RethRepr, Syndrome};
+use rocescope_codec::ib::{psn, AethRepr, RethRepr, Syndrome};
 use rocescope_codec::Frame;
 
 use super::common::{
-    digest, expected_digest, npkts, payload, read_response_opcode, request_opcode, seg_len, unwrap24, Assembler,
-    Incoming, Pos, Rto, Wire,
+    ack_req_due, digest, expected_digest, fail, npkts, payload, read_response_opcode, seg_len, unwrap24, Assembler,
+    Incoming, Pos, Rto, SendQueue, Wire,
 };
-use super::{imm_data, remote_va, Action, ConnConfig, Endpoint, Message, Nanos, Op, Requester, RetxReason, TxInfo};
+use super::{remote_va, Action, ConnConfig, Endpoint, Message, Nanos, Op, Requester, RetxReason, TxInfo};
 use super::{R_KEY, VA_BASE};
 
-/// A posted message and its PSNs.
+/// What the requester keeps about a READ's response data.
 #[derive(Clone, Debug)]
-struct Wqe {
-    msg: Message,
-    first: u32,
-    n: u32,
-    /// READ: the response data seen so far matched.
+struct ReadData {
+    /// The response data seen so far matched.
     intact: bool,
-    /// READ: bytes received.
+    /// Bytes received.
     got: u64,
-}
-
-impl Wqe {
-    fn last(&self) -> u32 {
-        psn::add(self.first, self.n - 1)
-    }
 }
 
 /// The RC requester.
@@ -56,9 +47,7 @@ pub struct GbnRequester {
     cfg: ConnConfig,
     wire: Wire,
     /// Posted and not completed, in PSN order.
-    sq: VecDeque<Wqe>,
-    /// First PSN of the next posted message.
-    next_psn: u32,
+    sq: SendQueue<ReadData>,
     /// Oldest PSN not acknowledged (for a READ: whose response has not arrived).
     snd_una: u32,
     /// Next PSN to transmit.
@@ -81,8 +70,7 @@ impl GbnRequester {
         GbnRequester {
             cfg: cfg.clone(),
             wire: Wire::new(cfg, true),
-            sq: VecDeque::new(),
-            next_psn: p,
+            sq: SendQueue::new(p),
             snd_una: p,
             snd_nxt: p,
             snd_max: p,
@@ -99,52 +87,26 @@ impl GbnRequester {
         self.cfg.bdp_packets.max(1)
     }
 
-    /// Index of the message holding PSN `p`.
-    fn find(&self, p: u32) -> Option<usize> {
-        let base = self.sq.front()?.first;
-        let at = psn::diff(base, p);
-        if at < 0 {
-            return None;
-        }
-        let i = self.sq.partition_point(|w| psn::diff(base, w.first) <= at).checked_sub(1)?;
-        let w = &self.sq[i];
-        ((psn::diff(w.first, p) as u32) < w.n).then_some(i)
-    }
-
     /// Transmits the request packet at `p`; returns the PSN after it.
     fn send_request(&mut self, p: u32, out: &mut Vec<Action>) -> u32 {
-        let i = self.find(p).expect("PSN of a posted message");
+        let i = self.sq.find(p).expect("PSN of a posted message");
+        let (bdp, tos, mtu) = (self.bdp(), self.cfg.tos, self.cfg.mtu);
         let w = &self.sq[i];
-        let (msg, n, first) = (w.msg, w.n, w.first);
-        let mtu = self.cfg.mtu;
-        let k = psn::diff(first, p) as u32;
+        let msg = w.msg;
         let retx = psn::lt(p, self.snd_max).then_some(self.reason);
-        let off = k as u64 * mtu as u64;
-        let peer = self.wire.peer_qpn();
         let (frame, next) = if msg.op == Op::Read {
-            let mut r = RoceRepr::new(0x0C, peer, p);
+            let off = psn::diff(w.first, p) as u64 * mtu as u64;
+            let mut r = RoceRepr::new(0x0C, self.wire.peer_qpn(), p);
             r.reth = Some(RethRepr {
                 va: remote_va(msg.id) + off,
                 r_key: R_KEY,
                 dma_len: (msg.len as u64).saturating_sub(off) as u32,
             });
-            (self.wire.frame(self.cfg.tos, r), psn::add(first, n))
+            (self.wire.frame(tos, r), psn::add(w.first, w.n))
         } else {
-            let pos = Pos::of(k, n);
-            let data = payload(msg.id, off, seg_len(msg.len, mtu, k));
-            let mut r = RoceRepr::new(request_opcode(msg.op, pos), peer, p).with_payload(&data);
-            if r.reth.is_some() {
-                r.reth = Some(RethRepr { va: remote_va(msg.id), r_key: R_KEY, dma_len: msg.len });
-            }
-            if r.immdt.is_some() {
-                r.immdt = Some(ImmDtRepr { imm: imm_data(msg.id) });
-            }
-            self.since_ackreq += 1;
-            if pos.ends() || self.since_ackreq >= (self.bdp() / 4).max(1) {
-                r.bth.ack_req = true;
-                self.since_ackreq = 0;
-            }
-            (self.wire.frame(self.cfg.tos, r), psn::add(p, 1))
+            let since = &mut self.since_ackreq;
+            let frame = self.wire.request(tos, w, p, mtu, false, |r, pos| r.bth.ack_req = ack_req_due(since, pos, bdp));
+            (frame, psn::add(p, 1))
         };
         out.push(Action::Transmit { frame, info: TxInfo { psn: p, msg: Some(msg.id), retx } });
         next
@@ -152,8 +114,8 @@ impl GbnRequester {
 
     /// Sends what the window allows from `snd_nxt`.
     fn pump(&mut self, now: Nanos, out: &mut Vec<Action>) {
-        while !self.failed && self.snd_nxt != self.next_psn {
-            let Some(i) = self.find(self.snd_nxt) else { break };
+        while !self.failed && self.snd_nxt != self.sq.next_psn() {
+            let Some(i) = self.sq.find(self.snd_nxt) else { break };
             let w = &self.sq[i];
             let need = if w.msg.op == Op::Read { psn::diff(self.snd_nxt, w.last()) as u32 + 1 } else { 1 };
             let outstanding = psn::diff(self.snd_una, self.snd_nxt).max(0) as u32;
@@ -173,7 +135,7 @@ impl GbnRequester {
     /// responses complete).
     fn ack_through(&mut self, a: u32) {
         while psn::diff(self.snd_una, a) >= 0 {
-            let Some(i) = self.find(self.snd_una) else { break };
+            let Some(i) = self.sq.find(self.snd_una) else { break };
             let w = &self.sq[i];
             if w.msg.op == Op::Read {
                 break;
@@ -193,28 +155,20 @@ impl GbnRequester {
         if psn::lt(self.snd_nxt, self.snd_una) {
             self.snd_nxt = self.snd_una;
         }
-        while let Some(w) = self.sq.front() {
-            if !psn::lt(w.last(), self.snd_una) {
-                break;
-            }
-            let w = self.sq.pop_front().expect("front");
+        while let Some(w) = self.sq.pop_acked(self.snd_una) {
             if w.msg.op == Op::Read {
-                let intact = w.intact && w.got == w.msg.len as u64;
+                let intact = w.extra.intact && w.extra.got == w.msg.len as u64;
                 out.push(Action::Delivered { msg: w.msg.id, len: w.msg.len, intact });
             }
             out.push(Action::Completed { msg: w.msg.id });
         }
-        if psn::lt(self.snd_una, self.snd_max) {
-            self.rto.arm(now, self.cfg.rto_ns, out);
-        } else {
-            self.rto.disarm();
-        }
+        self.rto.rearm_if(psn::lt(self.snd_una, self.snd_max), now, self.cfg.rto_ns, out);
     }
 
     fn go_back(&mut self, now: Nanos, reason: RetxReason, out: &mut Vec<Action>) {
         self.snd_nxt = self.snd_una;
         self.reason = reason;
-        if self.find(self.snd_una).is_some_and(|i| self.sq[i].msg.op == Op::Read) {
+        if self.una_is_read() {
             self.read_retry_at = Some(self.snd_una);
         }
         self.pump(now, out);
@@ -227,7 +181,7 @@ impl GbnRequester {
 
     /// The head unacknowledged PSN belongs to a READ.
     fn una_is_read(&self) -> bool {
-        self.find(self.snd_una).is_some_and(|i| self.sq[i].msg.op == Op::Read)
+        self.sq.find(self.snd_una).is_some_and(|i| self.sq[i].msg.op == Op::Read)
     }
 
     fn on_ack(&mut self, now: Nanos, a: u32, out: &mut Vec<Action>) {
@@ -273,7 +227,7 @@ impl GbnRequester {
             }
             return;
         }
-        let Some(i) = self.find(r) else { return };
+        let Some(i) = self.sq.find(r) else { return };
         let mtu = self.cfg.mtu;
         let w = &mut self.sq[i];
         if w.msg.op != Op::Read {
@@ -286,8 +240,8 @@ impl GbnRequester {
             && p.payload_len() as u32 == want
             && data.len() == p.payload_len()
             && digest(data) == expected_digest(w.msg.id, k as u64 * mtu as u64, want);
-        w.intact &= ok;
-        w.got += p.payload_len() as u64;
+        w.extra.intact &= ok;
+        w.extra.got += p.payload_len() as u64;
         self.snd_una = psn::add(r, 1);
         self.progress(now, old, out);
         self.pump(now, out);
@@ -306,10 +260,7 @@ impl Endpoint for GbnRequester {
                 match aeth.syndrome() {
                     Syndrome::Ack { .. } => self.on_ack(now, p.bth().psn(), out),
                     Syndrome::Nak { code: 0 } => self.on_nak(now, p.bth().psn(), out),
-                    Syndrome::Nak { .. } => {
-                        self.failed = true;
-                        out.push(Action::Failed { reason: "remote NAK" });
-                    }
+                    Syndrome::Nak { .. } => fail(&mut self.failed, "remote NAK", out),
                     // RNR NAKs (no receive WQE) are not modelled: the responder never sends one.
                     Syndrome::RnrNak { .. } | Syndrome::Reserved(_) => {}
                 }
@@ -325,9 +276,7 @@ impl Endpoint for GbnRequester {
         }
         self.retries += 1;
         if self.retries > self.cfg.retry_cnt {
-            self.failed = true;
-            out.push(Action::Failed { reason: "retry count exceeded" });
-            return;
+            return fail(&mut self.failed, "retry count exceeded", out);
         }
         self.go_back(now, RetxReason::Timeout, out);
     }
@@ -335,9 +284,7 @@ impl Endpoint for GbnRequester {
 
 impl Requester for GbnRequester {
     fn post(&mut self, now: Nanos, msg: Message, out: &mut Vec<Action>) {
-        let n = npkts(msg.len, self.cfg.mtu);
-        self.sq.push_back(Wqe { msg, first: self.next_psn, n, intact: true, got: 0 });
-        self.next_psn = psn::add(self.next_psn, n);
+        self.sq.push(msg, self.cfg.mtu, ReadData { intact: true, got: 0 });
         self.pump(now, out);
     }
 
@@ -360,8 +307,7 @@ pub struct GbnResponder {
     cfg: ConnConfig,
     wire: Wire,
     epsn: u32,
-    /// Messages completed (AETH MSN), modulo 2^24.
-    msn: u32,
+    /// Numbers and checks messages; counts them for the AETH MSN.
     asm: Assembler,
     nak_sent: bool,
     unacked: u32,
@@ -375,7 +321,6 @@ impl GbnResponder {
             cfg: cfg.clone(),
             wire: Wire::new(cfg, false),
             epsn: cfg.start_psn & psn::MASK,
-            msn: 0,
             asm: Assembler::new(cfg.mtu),
             nak_sent: false,
             unacked: 0,
@@ -384,10 +329,8 @@ impl GbnResponder {
     }
 
     fn send_aeth(&mut self, p: u32, syndrome: Syndrome, out: &mut Vec<Action>) {
-        let mut r = RoceRepr::new(0x11, self.wire.peer_qpn(), p);
-        r.aeth = Some(AethRepr { syndrome, msn: self.msn });
-        let frame = self.wire.frame(self.cfg.tos, r);
-        out.push(Action::Transmit { frame, info: TxInfo { psn: p, msg: None, retx: None } });
+        let aeth = AethRepr { syndrome, msn: self.asm.msn() };
+        out.push(self.wire.acknowledge(self.cfg.tos, p, aeth, None));
         self.unacked = 0;
     }
 
@@ -408,7 +351,7 @@ impl GbnResponder {
             let data = payload(m, base + j as u64 * mtu as u64, seg_len(ctx.len, mtu, j));
             let mut r = RoceRepr::new(read_response_opcode(pos), self.wire.peer_qpn(), p).with_payload(&data);
             if r.aeth.is_some() {
-                r.aeth = Some(AethRepr { syndrome: Syndrome::Ack { credit: 31 }, msn: self.msn });
+                r.aeth = Some(AethRepr { syndrome: Syndrome::Ack { credit: 31 }, msn: self.asm.msn() });
             }
             let frame = self.wire.frame(self.cfg.tos, r);
             out.push(Action::Transmit { frame, info: TxInfo { psn: p, msg: Some(m), retx } });
@@ -433,7 +376,6 @@ impl Endpoint for GbnResponder {
                 let ctx =
                     ReadCtx { first: ps, n: npkts(reth.dma_len(), self.cfg.mtu), va: reth.va(), len: reth.dma_len() };
                 self.asm.take_read();
-                self.msn = (self.msn + 1) & psn::MASK;
                 self.epsn = psn::add(ps, ctx.n);
                 self.send_read(ctx, 0, None, out);
                 self.reads.push_back(ctx);
@@ -441,10 +383,7 @@ impl Endpoint for GbnResponder {
                     self.reads.pop_front();
                 }
             } else {
-                if let Some(delivered) = self.asm.take(&Incoming::from_packet(p)) {
-                    self.msn = (self.msn + 1) & psn::MASK;
-                    out.push(delivered);
-                }
+                out.extend(self.asm.take(&Incoming::from_packet(p)));
                 self.epsn = psn::add(self.epsn, 1);
                 self.unacked += 1;
                 if p.bth().ack_req() || self.unacked >= self.cfg.ack_every.max(1) {

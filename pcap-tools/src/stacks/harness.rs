@@ -5,14 +5,15 @@
 //! frames' encoding. The fabric simulator (`crate::fabric`) is the full model; this is for unit
 //! and behaviour tests of the stacks themselves.
 
-use std::cmp::Reverse;
-use std::collections::{BTreeMap, BinaryHeap};
+use std::collections::BTreeMap;
 
 use rocescope_codec::build::header_only;
 use rocescope_codec::ext::dcp::{tag, TAG_DATA, TAG_HO};
 use rocescope_codec::{DecodeOptions, Frame, IcrcStatus, LinkType};
 
+use super::events::EventQueue;
 use super::{new_pair, Action, ConnConfig, Endpoint, Message, Nanos, Requester, RetxReason, StackKind, TxInfo};
+use crate::fabric::rng::splitmix64;
 
 /// One end of the link.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -94,31 +95,6 @@ enum Ev {
     Timer { side: Side, token: u64 },
 }
 
-/// A queued event, ordered by time then by insertion.
-#[derive(Debug)]
-struct Item {
-    at: Nanos,
-    seq: u64,
-    ev: Ev,
-}
-
-impl PartialEq for Item {
-    fn eq(&self, o: &Self) -> bool {
-        (self.at, self.seq) == (o.at, o.seq)
-    }
-}
-impl Eq for Item {}
-impl PartialOrd for Item {
-    fn partial_cmp(&self, o: &Self) -> Option<std::cmp::Ordering> {
-        Some(self.cmp(o))
-    }
-}
-impl Ord for Item {
-    fn cmp(&self, o: &Self) -> std::cmp::Ordering {
-        (self.at, self.seq).cmp(&(o.at, o.seq))
-    }
-}
-
 /// A boxed fate function.
 pub type FateFn = Box<dyn FnMut(&FateCtx<'_>) -> Fate>;
 
@@ -130,8 +106,7 @@ pub struct Harness {
     req: Box<dyn Requester>,
     resp: Box<dyn Endpoint>,
     fate: FateFn,
-    queue: BinaryHeap<Reverse<Item>>,
-    seq: u64,
+    queue: EventQueue<Ev>,
     /// Queued events that are not timers.
     busy: usize,
     now: Nanos,
@@ -151,8 +126,7 @@ impl Harness {
             req,
             resp,
             fate: Box::new(|_| Fate::Deliver),
-            queue: BinaryHeap::new(),
-            seq: 0,
+            queue: EventQueue::default(),
             busy: 0,
             now: 0,
             txs: Vec::new(),
@@ -174,11 +148,10 @@ impl Harness {
     }
 
     fn push(&mut self, at: Nanos, ev: Ev) {
-        self.seq += 1;
         if !matches!(ev, Ev::Timer { .. }) {
             self.busy += 1;
         }
-        self.queue.push(Reverse(Item { at, seq: self.seq, ev }));
+        self.queue.push(at, ev);
     }
 
     pub fn now(&self) -> Nanos {
@@ -206,12 +179,11 @@ impl Harness {
             if self.req.idle() && self.busy == 0 {
                 return RunEnd::Idle;
             }
-            let Some(Reverse(item)) = self.queue.pop() else { return RunEnd::Idle };
-            if item.at > until {
-                self.queue.push(Reverse(item));
+            let Some(at) = self.queue.next_at() else { return RunEnd::Idle };
+            if at > until {
                 return RunEnd::TimeLimit;
             }
-            let Item { at, ev, .. } = item;
+            let (at, ev) = self.queue.pop().expect("a queued event");
             if !matches!(ev, Ev::Timer { .. }) {
                 self.busy -= 1;
             }
@@ -383,11 +355,7 @@ pub struct TestRng(pub u64);
 
 impl TestRng {
     pub fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
+        splitmix64(&mut self.0)
     }
     /// Uniform in `0..n` (n > 0).
     pub fn below(&mut self, n: u64) -> u64 {

@@ -28,26 +28,11 @@
 
 use std::collections::VecDeque;
 
-use rocescope_codec::build::RoceRepr;
-use rocescope_codec::ib::{psn, AethRepr, ImmDtRepr, IrnSackRepr, RethRepr, Syndrome};
+use rocescope_codec::ib::{psn, AethRepr, Syndrome};
 use rocescope_codec::Frame;
 
-use super::common::{npkts, payload, request_opcode, seg_len, Assembler, Incoming, Pos, Rto, Wire};
-use super::R_KEY;
-use super::{imm_data, remote_va, Action, ConnConfig, Endpoint, Message, Nanos, Op, Requester, RetxReason, TxInfo};
-
-#[derive(Clone, Debug)]
-struct Wqe {
-    msg: Message,
-    first: u32,
-    n: u32,
-}
-
-impl Wqe {
-    fn last(&self) -> u32 {
-        psn::add(self.first, self.n - 1)
-    }
-}
+use super::common::{ack_req_due, fail, Assembler, Incoming, Rto, SendQueue, Wire};
+use super::{Action, ConnConfig, Endpoint, Message, Nanos, Op, Requester, RetxReason, TxInfo};
 
 #[derive(Clone, Copy, Debug)]
 struct Recovery {
@@ -61,8 +46,7 @@ struct Recovery {
 pub struct IrnRequester {
     cfg: ConnConfig,
     wire: Wire,
-    sq: VecDeque<Wqe>,
-    next_psn: u32,
+    sq: SendQueue,
     /// Cumulatively acknowledged up to here (exclusive).
     snd_una: u32,
     /// Next new PSN (IRN never goes back: everything below was sent).
@@ -82,8 +66,7 @@ impl IrnRequester {
         IrnRequester {
             cfg: cfg.clone(),
             wire: Wire::new(cfg, true),
-            sq: VecDeque::new(),
-            next_psn: p,
+            sq: SendQueue::new(p),
             snd_una: p,
             snd_max: p,
             sacked: VecDeque::new(),
@@ -99,45 +82,19 @@ impl IrnRequester {
         self.cfg.bdp_packets.max(1)
     }
 
-    fn find(&self, p: u32) -> Option<usize> {
-        let base = self.sq.front()?.first;
-        let at = psn::diff(base, p);
-        if at < 0 {
-            return None;
-        }
-        let i = self.sq.partition_point(|w| psn::diff(base, w.first) <= at).checked_sub(1)?;
-        let w = &self.sq[i];
-        ((psn::diff(w.first, p) as u32) < w.n).then_some(i)
-    }
-
     fn send(&mut self, p: u32, retx: Option<RetxReason>, out: &mut Vec<Action>) {
-        let i = self.find(p).expect("PSN of a posted message");
+        let i = self.sq.find(p).expect("PSN of a posted message");
+        let (bdp, tos, mtu) = (self.bdp(), self.cfg.tos, self.cfg.mtu);
         let w = &self.sq[i];
-        let (msg, n, first) = (w.msg, w.n, w.first);
-        let mtu = self.cfg.mtu;
-        let k = psn::diff(first, p) as u32;
-        let pos = Pos::of(k, n);
-        let data = payload(msg.id, k as u64 * mtu as u64, seg_len(msg.len, mtu, k));
-        let mut r = RoceRepr::new(request_opcode(msg.op, pos), self.wire.peer_qpn(), p).with_payload(&data);
-        if r.reth.is_some() {
-            r.reth = Some(RethRepr { va: remote_va(msg.id), r_key: R_KEY, dma_len: msg.len });
-        }
-        if r.immdt.is_some() {
-            r.immdt = Some(ImmDtRepr { imm: imm_data(msg.id) });
-        }
-        self.since_ackreq += 1;
-        if pos.ends() || self.since_ackreq >= (self.bdp() / 4).max(1) {
-            r.bth.ack_req = true;
-            self.since_ackreq = 0;
-        }
-        let frame = self.wire.frame(self.cfg.tos, r);
-        out.push(Action::Transmit { frame, info: TxInfo { psn: p, msg: Some(msg.id), retx } });
+        let since = &mut self.since_ackreq;
+        let frame = self.wire.request(tos, w, p, mtu, false, |r, pos| r.bth.ack_req = ack_req_due(since, pos, bdp));
+        out.push(Action::Transmit { frame, info: TxInfo { psn: p, msg: Some(w.msg.id), retx } });
     }
 
     /// New packets, as far as BDP flow control allows.
     fn pump(&mut self, now: Nanos, out: &mut Vec<Action>) {
         while !self.failed
-            && self.snd_max != self.next_psn
+            && self.snd_max != self.sq.next_psn()
             && (psn::diff(self.snd_una, self.snd_max) as u32) < self.bdp()
         {
             let p = self.snd_max;
@@ -163,12 +120,8 @@ impl IrnRequester {
             self.sacked.pop_front();
         }
         self.snd_una = e;
-        while let Some(w) = self.sq.front() {
-            if !psn::lt(w.last(), self.snd_una) {
-                break;
-            }
+        while let Some(w) = self.sq.pop_acked(self.snd_una) {
             out.push(Action::Completed { msg: w.msg.id });
-            self.sq.pop_front();
         }
         if self.highest_sacked.is_some_and(|h| psn::lt(h, self.snd_una)) {
             self.highest_sacked = None;
@@ -177,11 +130,7 @@ impl IrnRequester {
         if self.recovery.is_some_and(|r| psn::lt(r.point, self.snd_una)) {
             self.recovery = None;
         }
-        if psn::lt(self.snd_una, self.snd_max) {
-            self.rto.arm(now, self.cfg.rto_ns, out);
-        } else {
-            self.rto.disarm();
-        }
+        self.rto.rearm_if(psn::lt(self.snd_una, self.snd_max), now, self.cfg.rto_ns, out);
     }
 
     fn on_sack(&mut self, s: u32) {
@@ -232,11 +181,7 @@ impl Endpoint for IrnRequester {
                     self.on_sack(s.sack_psn());
                 }
             }
-            Syndrome::Nak { .. } => {
-                self.failed = true;
-                out.push(Action::Failed { reason: "remote NAK" });
-                return;
-            }
+            Syndrome::Nak { .. } => return fail(&mut self.failed, "remote NAK", out),
             Syndrome::RnrNak { .. } | Syndrome::Reserved(_) => return,
         }
         self.retransmit_lost(out);
@@ -265,15 +210,9 @@ impl Endpoint for IrnRequester {
 impl Requester for IrnRequester {
     fn post(&mut self, now: Nanos, msg: Message, out: &mut Vec<Action>) {
         if msg.op == Op::Read {
-            if !self.failed {
-                self.failed = true;
-                out.push(Action::Failed { reason: "RDMA READ is not modelled by the IRN stack" });
-            }
-            return;
+            return fail(&mut self.failed, "RDMA READ is not modelled by the IRN stack", out);
         }
-        let n = npkts(msg.len, self.cfg.mtu);
-        self.sq.push_back(Wqe { msg, first: self.next_psn, n });
-        self.next_psn = psn::add(self.next_psn, n);
+        self.sq.push(msg, self.cfg.mtu, ());
         self.pump(now, out);
     }
 
@@ -287,7 +226,6 @@ pub struct IrnResponder {
     cfg: ConnConfig,
     wire: Wire,
     epsn: u32,
-    msn: u32,
     asm: Assembler,
     /// What arrived at `epsn + i` (the BDP-sized bitmap, with what in-order placement needs).
     slots: VecDeque<Option<(Incoming, bool)>>,
@@ -300,7 +238,6 @@ impl IrnResponder {
             cfg: cfg.clone(),
             wire: Wire::new(cfg, false),
             epsn: cfg.start_psn & psn::MASK,
-            msn: 0,
             asm: Assembler::new(cfg.mtu),
             slots: VecDeque::new(),
             unacked: 0,
@@ -308,21 +245,15 @@ impl IrnResponder {
     }
 
     fn ack(&mut self, out: &mut Vec<Action>) {
-        let p = psn::add(self.epsn, psn::MASK);
-        let mut r = RoceRepr::new(0x11, self.wire.peer_qpn(), p);
-        r.aeth = Some(AethRepr { syndrome: Syndrome::Ack { credit: 31 }, msn: self.msn });
-        let frame = self.wire.frame(self.cfg.tos, r);
-        out.push(Action::Transmit { frame, info: TxInfo { psn: p, msg: None, retx: None } });
+        let aeth = AethRepr { syndrome: Syndrome::Ack { credit: 31 }, msn: self.asm.msn() };
+        out.push(self.wire.acknowledge(self.cfg.tos, psn::add(self.epsn, psn::MASK), aeth, None));
         self.unacked = 0;
     }
 
     /// WIRE.md A.3: Acknowledge, AETH NAK code 0, BTH PSN = expected PSN, SACK PSN = `s`.
     fn sack(&mut self, s: u32, out: &mut Vec<Action>) {
-        let mut r = RoceRepr::new(0x11, self.wire.peer_qpn(), self.epsn);
-        r.aeth = Some(AethRepr { syndrome: Syndrome::Nak { code: 0 }, msn: self.msn });
-        r.irn_sack = Some(IrnSackRepr { sack_psn: s });
-        let frame = self.wire.frame(self.cfg.tos, r);
-        out.push(Action::Transmit { frame, info: TxInfo { psn: self.epsn, msg: None, retx: None } });
+        let aeth = AethRepr { syndrome: Syndrome::Nak { code: 0 }, msn: self.asm.msn() };
+        out.push(self.wire.acknowledge(self.cfg.tos, self.epsn, aeth, Some(s)));
     }
 }
 
@@ -357,10 +288,7 @@ impl Endpoint for IrnResponder {
         let mut ack_req = false;
         while let Some(Some((inc, a))) = self.slots.front().copied() {
             self.slots.pop_front();
-            if let Some(delivered) = self.asm.take(&inc) {
-                self.msn = (self.msn + 1) & psn::MASK;
-                out.push(delivered);
-            }
+            out.extend(self.asm.take(&inc));
             self.epsn = psn::add(self.epsn, 1);
             taken += 1;
             ack_req |= a;

@@ -23,7 +23,8 @@
 //!
 //! The stacks: [`gbn`] (standard RoCE RC, Go-Back-N), [`irn`] (IRN selective repeat with the SACK
 //! NAK of WIRE.md A.3), [`dcp`] (DCP, seed 000 §4.3-4.5, WIRE.md B.1). [`new_pair`] makes one
-//! connection's two ends; [`harness`] is a small deterministic two-node driver for tests.
+//! connection's two ends; [`harness`] is a small deterministic two-node driver for tests; both it
+//! and the fabric simulator run on the event queue of `events`.
 //!
 //! Additions to the interface as first written (all additive):
 //! - [`Op::WriteImm`] (RDMA WRITE with Immediate: the SSNETH-carrying WRITE of DCP §4.4), with
@@ -40,6 +41,7 @@ use rocescope_codec::{Frame, Params, Profile};
 
 mod common;
 pub mod dcp;
+pub(crate) mod events;
 pub mod gbn;
 pub mod harness;
 pub mod irn;
