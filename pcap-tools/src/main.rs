@@ -217,6 +217,7 @@ fn decode(
         return Err(Failure::Usage("--format fields needs at least one -e NAME".into()));
     }
     let mut reader = capture::open(file).map_err(|e| Failure::Input(file.into(), e))?;
+    let progress = Progress::for_file(file);
     let mut cells = Vec::new();
     let mut first = true;
     if matches!(format, Format::Json) && !io_ok(out.write_all(b"[\n"))? {
@@ -240,6 +241,7 @@ fn decode(
         if count.is_some_and(|c| rec.number > c) {
             break;
         }
+        progress.tick(rec.number, rec.offset);
         let frame = match rocescope::link_type(rec.linktype) {
             Some(lt) => decoder.decode(lt, rec.data, rec.orig_len as usize),
             // A link type rocescope does not decode: the frame is listed, not decoded.
@@ -273,8 +275,48 @@ fn decode(
     if matches!(format, Format::Json) {
         let _ = out.write_all(b"\n]\n");
     }
+    drop(progress);
     report_detection(&decoder);
     Ok(0)
+}
+
+/// A progress bar over the input file's bytes, on standard error, for long runs: only when
+/// standard error is a terminal and standard output is not (so the bar never mixes with the
+/// output), and only for a regular file of known size.
+struct Progress(Option<indicatif::ProgressBar>);
+
+impl Progress {
+    fn for_file(path: &str) -> Progress {
+        use std::io::IsTerminal;
+        let len = std::fs::metadata(path).ok().filter(|m| m.is_file()).map(|m| m.len());
+        let show = path != "-" && io::stderr().is_terminal() && !io::stdout().is_terminal();
+        Progress(len.filter(|_| show).map(|len| {
+            let bar = indicatif::ProgressBar::new(len);
+            bar.set_style(
+                indicatif::ProgressStyle::with_template("{bar:30} {bytes}/{total_bytes} · {msg} frames · {elapsed}")
+                    .expect("valid template"),
+            );
+            bar
+        }))
+    }
+
+    #[inline]
+    fn tick(&self, frame: u64, offset: u64) {
+        if let Some(bar) = &self.0 {
+            if frame % 4096 == 0 {
+                bar.set_position(offset);
+                bar.set_message(frame.to_string());
+            }
+        }
+    }
+}
+
+impl Drop for Progress {
+    fn drop(&mut self) {
+        if let Some(bar) = &self.0 {
+            bar.finish_and_clear();
+        }
+    }
 }
 
 /// In `auto` mode, says how many packets detection could not classify.
@@ -290,6 +332,7 @@ fn report_detection(decoder: &Decoder) {
 
 fn check(out: &mut impl Write, file: &str, mut decoder: Decoder) -> Result<u8, Failure> {
     let mut reader = capture::open(file).map_err(|e| Failure::Input(file.into(), e))?;
+    let progress = Progress::for_file(file);
     let (mut roce, mut bad, mut truncated) = (0u64, 0u64, 0u64);
     loop {
         let rec = match reader.next_record() {
@@ -300,6 +343,7 @@ fn check(out: &mut impl Write, file: &str, mut decoder: Decoder) -> Result<u8, F
                 return Err(Failure::Input(file.into(), e));
             }
         };
+        progress.tick(rec.number, rec.offset);
         let Some(lt) = rocescope::link_type(rec.linktype) else { continue };
         let frame = decoder.decode(lt, rec.data, rec.orig_len as usize).frame;
         if frame.roce().is_none() && frame.warnings.is_empty() {
@@ -322,6 +366,7 @@ fn check(out: &mut impl Write, file: &str, mut decoder: Decoder) -> Result<u8, F
             }
         }
     }
+    drop(progress);
     eprintln!("{roce} RoCE packets checked: {bad} bad, {truncated} truncated (ICRC not verifiable)");
     Ok(if bad > 0 { 1 } else { 0 })
 }

@@ -358,24 +358,19 @@ pub fn simulate<'w>(
     let mut fabric = build(opts, writer, &mut factory)?;
     fabric.keep_tap_frames = keep_truth;
     if progress {
-        let start = std::time::Instant::now();
-        let mut last = start;
+        // indicatif on a terminal: messages completed out of posted, with simulated time.
+        let bar = indicatif::ProgressBar::new(0);
+        bar.set_style(
+            indicatif::ProgressStyle::with_template("synth {bar:30} {pos}/{len} messages · {msg} · {elapsed}")
+                .expect("valid template"),
+        );
         let mut show = |p: &Progress| {
-            let now = std::time::Instant::now();
-            if now.duration_since(last).as_millis() >= 100 {
-                last = now;
-                eprint!(
-                    "\rsynth: {:.1} µs simulated · {} events · {}/{} messages complete · {:.1} s ",
-                    p.now as f64 / 1e3,
-                    p.events,
-                    p.completed,
-                    p.messages,
-                    now.duration_since(start).as_secs_f64()
-                );
-            }
+            bar.set_length(p.messages);
+            bar.set_position(p.completed);
+            bar.set_message(format!("{:.1} µs simulated, {} events", p.now as f64 / 1e3, p.events));
         };
         let r = fabric.run(Some(&mut show));
-        eprint!("\r\x1b[2K");
+        bar.finish_and_clear();
         r?;
     } else {
         fabric.run(None)?;
