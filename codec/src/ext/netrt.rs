@@ -132,3 +132,54 @@ mod tests {
         assert_eq!(requested(0xfffffe, &wrap).collect::<Vec<_>>(), [0xfffffe, 0xffffff, 0]);
     }
 }
+
+/// Builds a NetRT message (WIRE.md B.4): [`NetrtRepr::roce`] gives the whole RoCE packet with
+/// the pinned BTH (opcode, DestQP and PSN of the served flow; SE, M, PadCnt, TVer, byte 4 and A
+/// all 0; P_Key as given).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NetrtRepr {
+    /// Retransmission request: ePSN and the 128-bit bitmap of PSNs ePSN+1+i held.
+    Request { epsn: u32, bitmap: u128 },
+    /// Unfulfilled request.
+    Unfulfilled { psn: u32 },
+}
+
+impl NetrtRepr {
+    /// The body's PSN (the BTH carries the same).
+    pub fn psn(&self) -> u32 {
+        match *self {
+            NetrtRepr::Request { epsn, .. } => epsn,
+            NetrtRepr::Unfulfilled { psn } => psn,
+        }
+    }
+    pub fn buffer_len(&self) -> usize {
+        match self {
+            NetrtRepr::Request { .. } => REQUEST_LEN,
+            NetrtRepr::Unfulfilled { .. } => UNFULFILLED_LEN,
+        }
+    }
+    /// Writes the body (type · PSN · [bitmap]).
+    pub fn emit(&self, buf: &mut [u8]) {
+        let (ty, p) = match *self {
+            NetrtRepr::Request { epsn, .. } => (TYPE_REQUEST, epsn),
+            NetrtRepr::Unfulfilled { psn } => (TYPE_UNFULFILLED, psn),
+        };
+        buf[0] = ty;
+        crate::ib::bytes::put(&mut buf[1..4], (p & psn::MASK) as u64);
+        if let NetrtRepr::Request { bitmap, .. } = *self {
+            buf[4..20].copy_from_slice(&bitmap.to_be_bytes());
+        }
+    }
+    pub fn to_vec(&self) -> Vec<u8> {
+        let mut v = vec![0; self.buffer_len()];
+        self.emit(&mut v);
+        v
+    }
+    /// The RoCE packet carrying `body` (from [`Self::to_vec`]) for the flow's DestQP.
+    pub fn roce<'b>(&self, opcode: u8, dest_qp: u32, p_key: u16, body: &'b [u8]) -> crate::build::RoceRepr<'b> {
+        let mut r = crate::build::RoceRepr::new(opcode, dest_qp, self.psn() & psn::MASK);
+        r.bth.p_key = p_key;
+        r.payload = body;
+        r
+    }
+}
