@@ -227,3 +227,28 @@ fn version_and_field_list() {
         assert!(out.lines().any(|l| l.starts_with(&format!("{}\t", f.name))), "{}", f.name);
     }
 }
+
+/// `tcpdump -s 128` and ibdump write classic pcap files whose records are cut by the snaplen:
+/// every cut frame decodes as far as it goes and is flagged, the file is not rejected.
+#[test]
+fn snaplen_cut_classic_pcap_decodes_with_truncated_frames() {
+    use pcap_file::pcap::{PcapHeader, PcapPacket, PcapWriter};
+    let p = tmp("snaplen.pcap");
+    let header = PcapHeader { snaplen: 128, ..Default::default() };
+    let mut w = PcapWriter::with_header(std::fs::File::create(&p).unwrap(), header).unwrap();
+    let frames = sample_frames();
+    for (i, (f, _)) in frames.iter().enumerate() {
+        let cut = &f[..f.len().min(128)];
+        w.write_packet(&PcapPacket::new(std::time::Duration::from_micros(i as u64), f.len() as u32, cut)).unwrap();
+    }
+    drop(w);
+    let o = run(&["decode", "--profile", "std", "-T", "fields", "-e", "frame.len", "-e", "frame.cap_len", "-e", "rocescope.truncated", "-e", "rocescope.bth.psn", p.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines.len(), frames.len());
+    // Frame 1 (a 174-byte WRITE First) is cut to 128 bytes: truncated, BTH still decoded.
+    assert_eq!(lines[0], "174\t128\t1\t7");
+    let c = run(&["check", "--profile", "std", p.to_str().unwrap()]);
+    assert_ne!(c.status.code(), Some(2), "{}", stderr(&c));
+}

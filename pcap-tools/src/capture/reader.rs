@@ -152,7 +152,8 @@ impl<R: Read> CaptureReader<R> {
                 self.end -= self.start;
                 self.start = 0;
             }
-            let want = (n - self.end).max(READ_CHUNK);
+            // Grow as data arrives, not by what a (possibly corrupt) length field claims.
+            let want = READ_CHUNK;
             if self.buf.len() < self.end + want {
                 self.buf.resize(self.end + want, 0);
             }
@@ -230,8 +231,14 @@ impl<R: Read> CaptureReader<R> {
             // Parse; remember where the packet bytes are so the borrow of `buf` can end.
             let parsed: Option<(u32, u64, u32, usize, usize, u32)> = match &mut self.format {
                 Format::Pcap { parser, linktype } => {
-                    let (_, pkt) = parser.next_packet(slice).map_err(|e| err(offset, describe(&e)))?;
-                    let ts = pkt.timestamp.as_nanos() as u64;
+                    // The raw record: pcap-file's checked `next_packet` rejects every record whose
+                    // original length exceeds the file's snaplen, i.e. every snaplen-cut frame.
+                    let (_, pkt) = parser.next_raw_packet(slice).map_err(|e| err(offset, describe(&e)))?;
+                    let frac_ns = match parser.header().ts_resolution {
+                        pcap_file::TsResolution::NanoSecond => pkt.ts_frac as u64,
+                        pcap_file::TsResolution::MicroSecond => pkt.ts_frac as u64 * 1000,
+                    };
+                    let ts = pkt.ts_sec as u64 * 1_000_000_000 + frac_ns;
                     let d = &pkt.data;
                     Some((*linktype, ts, pkt.orig_len, d.as_ptr() as usize - base_ptr, d.len(), 0))
                 }
