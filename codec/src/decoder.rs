@@ -53,13 +53,7 @@ impl Selector {
     /// Parses `qpn=0x12`, `qpn=18`, `udp=4791`, `ip=10.0.0.1-10.0.0.2`.
     pub fn parse(s: &str) -> Result<Selector, String> {
         let (kind, v) = s.split_once('=').ok_or_else(|| format!("selector '{s}' needs KIND=VALUE"))?;
-        let num = |v: &str| -> Result<u64, String> {
-            let r = match v.strip_prefix("0x").or_else(|| v.strip_prefix("0X")) {
-                Some(h) => u64::from_str_radix(h, 16),
-                None => v.parse(),
-            };
-            r.map_err(|_| format!("'{v}' is not a number"))
-        };
+        let num = |v: &str| crate::params::parse_uint(v).ok_or_else(|| format!("'{v}' is not a number"));
         match kind {
             "qpn" => {
                 let n = num(v)?;
@@ -85,6 +79,13 @@ impl Selector {
             Selector::IpPair(a, b) => f.ip_addrs().is_some_and(|(s, d)| (s == a && d == b) || (s == b && d == a)),
         }
     }
+}
+
+/// Parses one `--map` entry, `SELECTOR=PROFILE` (`qpn=0x12=flor`).
+pub fn parse_map(s: &str) -> Result<(Selector, Profile), String> {
+    let (sel, prof) = s.rsplit_once('=').ok_or_else(|| format!("'{s}' needs SELECTOR=PROFILE"))?;
+    let p = Profile::from_name(prof).ok_or_else(|| format!("unknown profile '{prof}' in '{s}'"))?;
+    Ok((Selector::parse(sel)?, p))
 }
 
 /// How the profile of a packet is chosen when no `--map` entry applies.

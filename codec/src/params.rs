@@ -1,6 +1,15 @@
 //! Every configurable parameter of WIRE.md part B, with its documented default. The CLI flag,
 //! the Wireshark preference and the browser option of the same name set these.
 
+/// Parses an unsigned number written in decimal or as `0x…` hexadecimal (how QPNs, opcodes and
+/// parameters are written on the command line, in `--map` selectors and in the browser options).
+pub fn parse_uint(s: &str) -> Option<u64> {
+    match s.strip_prefix("0x").or_else(|| s.strip_prefix("0X")) {
+        Some(h) => u64::from_str_radix(h, 16).ok(),
+        None => s.parse().ok(),
+    }
+}
+
 /// How a 32-bit immediate is split into three fields, most significant first.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct ImmSplit(pub u8, pub u8, pub u8);

@@ -38,7 +38,7 @@ struct ProfileArgs {
     profile: ProfileChoice,
     /// Profile for the traffic a selector picks (repeatable): qpn=0x12=flor, udp=4791=dcp,
     /// ip=10.0.0.1-10.0.0.2=sdr.
-    #[arg(long = "map", value_name = "SELECTOR=PROFILE", value_parser = parse_map)]
+    #[arg(long = "map", value_name = "SELECTOR=PROFILE", value_parser = rocescope_codec::decoder::parse_map)]
     maps: Vec<(Selector, Profile)>,
     /// DCP: the tag is (ToS >> SHIFT) & 3.
     #[arg(long, default_value_t = 2, value_name = "SHIFT")]
@@ -101,22 +101,14 @@ fn parse_profile_choice(s: &str) -> Result<ProfileChoice, String> {
     ProfileChoice::parse(s).ok_or_else(|| format!("unknown profile '{s}' (auto std dcp sdr flor netrt erd)"))
 }
 
-fn parse_map(s: &str) -> Result<(Selector, Profile), String> {
-    let (sel, prof) = s.rsplit_once('=').ok_or_else(|| format!("'{s}' needs SELECTOR=PROFILE"))?;
-    let p = Profile::from_name(prof).ok_or_else(|| format!("unknown profile '{prof}'"))?;
-    Ok((Selector::parse(sel)?, p))
-}
-
 fn parse_split(s: &str) -> Result<ImmSplit, String> {
     ImmSplit::parse(s).ok_or_else(|| format!("'{s}' is not three bit widths adding up to 32"))
 }
 
 fn parse_u8(s: &str) -> Result<u8, String> {
-    let r = match s.strip_prefix("0x").or_else(|| s.strip_prefix("0X")) {
-        Some(h) => u8::from_str_radix(h, 16),
-        None => s.parse(),
-    };
-    r.map_err(|_| format!("'{s}' is not a byte value"))
+    rocescope_codec::params::parse_uint(s)
+        .and_then(|n| u8::try_from(n).ok())
+        .ok_or_else(|| format!("'{s}' is not a byte value"))
 }
 
 #[derive(Subcommand)]

@@ -61,11 +61,7 @@ fn uint(key: &str, v: &Value, max: u64) -> Result<u64, String> {
         Value::Number(n) => n.as_u64().ok_or_else(|| format!("{key}: '{n}' is not a non-negative integer"))?,
         Value::String(s) => {
             let s = s.trim();
-            let r = match s.strip_prefix("0x").or_else(|| s.strip_prefix("0X")) {
-                Some(h) => u64::from_str_radix(h, 16),
-                None => s.parse(),
-            };
-            r.map_err(|_| format!("{key}: '{s}' is not a number"))?
+            rocescope_codec::params::parse_uint(s).ok_or_else(|| format!("{key}: '{s}' is not a number"))?
         }
         _ => return Err(format!("{key}: expected a number, got {v}")),
     };
@@ -84,11 +80,10 @@ fn split(key: &str, v: &Value) -> Result<ImmSplit, String> {
     ImmSplit::parse(&s).ok_or_else(|| format!("{key}: '{s}' is not three bit widths adding up to 32"))
 }
 
-/// One `SELECTOR=PROFILE` entry, as `--map` takes it.
+/// One `SELECTOR=PROFILE` entry, as `--map` takes it (the decoder's parser; errors prefixed
+/// with the option's name).
 pub fn parse_map(s: &str) -> Result<(Selector, Profile), String> {
-    let (sel, prof) = s.rsplit_once('=').ok_or_else(|| format!("maps: '{s}' needs SELECTOR=PROFILE"))?;
-    let p = Profile::from_name(prof).ok_or_else(|| format!("maps: unknown profile '{prof}' in '{s}'"))?;
-    Ok((Selector::parse(sel).map_err(|e| format!("maps: {e}"))?, p))
+    rocescope_codec::decoder::parse_map(s).map_err(|e| format!("maps: {e}"))
 }
 
 /// Parses the options object (an empty string is `{}`).
