@@ -7,6 +7,7 @@ use std::io::Write;
 
 use rocescope_codec::build::{FrameRepr, NetRepr, RoceRepr};
 use rocescope_codec::ib::{AethRepr, RethRepr, Syndrome};
+use rocescope_codec::{DecodeOptions, Frame, LinkType, Value};
 
 include!("../benches/common/mix.rs");
 
