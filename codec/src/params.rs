@@ -81,6 +81,23 @@ pub struct Params {
     pub erd_nack_port: u16,
 }
 
+impl Params {
+    /// The parameters' names, in declaration order: the CLI's flags (`-` for `_`), the browser's
+    /// option keys and the Lua plugin's preferences all spell them so (INTERFACES.md).
+    pub const NAMES: [&'static str; 10] = [
+        "dcp_tag_shift",
+        "sdr_split",
+        "sdr_mtu",
+        "sdr_max_message",
+        "sdr_chunk_packets",
+        "flor_split",
+        "flor_unit_size",
+        "flor_ack_set_means",
+        "netrt_opcode",
+        "erd_nack_port",
+    ];
+}
+
 impl Default for Params {
     fn default() -> Self {
         Params {
@@ -101,6 +118,18 @@ impl Default for Params {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn names_are_the_fields_in_order() {
+        // The Debug form lists the fields as `name: value` in declaration order.
+        let debug = format!("{:?}", Params::default());
+        let mut at = 0;
+        for name in Params::NAMES {
+            let i = debug[at..].find(&format!("{name}: ")).unwrap_or_else(|| panic!("{name} is not a field, or out of order"));
+            at += i + name.len();
+        }
+        assert_eq!(debug.matches(": ").count(), Params::NAMES.len(), "a field has no name in Params::NAMES: {debug}");
+    }
 
     #[test]
     fn wire_md_worked_examples() {

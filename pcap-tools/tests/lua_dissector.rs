@@ -99,19 +99,7 @@ fn plugin_declares_every_registry_field_and_the_preferences() {
     for f in rocescope_codec::FIELDS {
         assert!(lua.contains(&format!("field(\"{}\",", f.name)), "{} missing; {REGENERATE}", f.name);
     }
-    for pref in [
-        "profile",
-        "dcp_tag_shift",
-        "sdr_split",
-        "sdr_mtu",
-        "sdr_max_message",
-        "sdr_chunk_packets",
-        "flor_split",
-        "flor_unit_size",
-        "flor_ack_set_means",
-        "netrt_opcode",
-        "erd_nack_port",
-    ] {
+    for pref in std::iter::once("profile").chain(rocescope_codec::Params::NAMES) {
         assert!(lua.contains(&format!("proto.prefs.{pref} = Pref.")), "preference rocescope.{pref} missing");
     }
 }

@@ -18,22 +18,13 @@ use rocescope_codec::decoder::{DecoderOptions, ProfileChoice, Selector};
 use rocescope_codec::{FlorAckSetMeans, ImmSplit, Params, Profile};
 use serde_json::Value;
 
+/// The keys the options object accepts besides the parameters ([`Params::NAMES`]).
+pub const OTHER_KEYS: [&str; 3] = ["profile", "maps", "count"];
+
 /// Every key the options object accepts.
-pub const KEYS: &[&str] = &[
-    "profile",
-    "maps",
-    "dcp_tag_shift",
-    "sdr_split",
-    "sdr_mtu",
-    "sdr_max_message",
-    "sdr_chunk_packets",
-    "flor_split",
-    "flor_unit_size",
-    "flor_ack_set_means",
-    "netrt_opcode",
-    "erd_nack_port",
-    "count",
-];
+pub fn keys() -> impl Iterator<Item = &'static str> {
+    OTHER_KEYS.into_iter().chain(Params::NAMES)
+}
 
 /// Parsed options: the decoder's configuration and the frame limit (`-c N`).
 #[derive(Clone, Debug, Default)]
@@ -93,8 +84,8 @@ pub fn parse(json: &str) -> Result<Options, String> {
     }
     let v: Value = serde_json::from_str(json).map_err(|e| format!("options are not JSON: {e}"))?;
     let obj = v.as_object().ok_or("options must be a JSON object")?;
-    if let Some(k) = obj.keys().find(|k| !KEYS.contains(&k.as_str())) {
-        return Err(format!("unknown option '{k}' (known: {})", KEYS.join(", ")));
+    if let Some(k) = obj.keys().find(|k| !keys().any(|known| known == k.as_str())) {
+        return Err(format!("unknown option '{k}' (known: {})", keys().collect::<Vec<_>>().join(", ")));
     }
     let get = |k: &str| given(obj.get(k));
     let mut o = Options::default();

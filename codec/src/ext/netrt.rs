@@ -158,7 +158,7 @@ impl NetrtRepr {
             NetrtRepr::Unfulfilled { .. } => UNFULFILLED_LEN,
         }
     }
-    /// Writes the body (type · PSN · [bitmap]).
+    /// Writes the body (type · PSN · \[bitmap\]).
     pub fn emit(&self, buf: &mut [u8]) {
         let (ty, p) = match *self {
             NetrtRepr::Request { epsn, .. } => (TYPE_REQUEST, epsn),

@@ -2,8 +2,7 @@
 //! into a typed value: bit 7 reserved; bits 6..5 00 ACK (credit), 01 RNR NAK (timer),
 //! 10 reserved, 11 NAK (code).
 
-use super::bytes::{get, put, Short};
-use crate::warning::Layer;
+use super::bytes::{get, put};
 
 /// The meaning of an AETH syndrome byte.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -58,28 +57,12 @@ impl Syndrome {
     }
 }
 
-/// A view over an AETH.
-#[derive(Clone, Copy, Debug)]
-pub struct Aeth<T: AsRef<[u8]>> {
-    buffer: T,
-}
+super::bytes::header_view!(
+    /// A view over the AETH.
+    Aeth, len 4, Aeth
+);
 
 impl<T: AsRef<[u8]>> Aeth<T> {
-    pub const LEN: usize = 4;
-
-    #[inline]
-    pub fn new_unchecked(buffer: T) -> Self {
-        Self { buffer }
-    }
-    #[inline]
-    pub fn new_checked(buffer: T) -> Result<Self, Short> {
-        let have = buffer.as_ref().len();
-        if have < Self::LEN {
-            Err(Short { layer: Layer::Aeth, need: Self::LEN, have })
-        } else {
-            Ok(Self { buffer })
-        }
-    }
     #[inline]
     pub fn syndrome_byte(&self) -> u8 {
         self.buffer.as_ref()[0]

@@ -2,8 +2,7 @@
 //! OpCode 8 · SE 1 · M 1 · PadCnt 2 · TVer 4 · P_Key 16 · FECN 1 · BECN 1 · reserved 6 ·
 //! DestQP 24 · A 1 · reserved 7 · PSN 24.
 
-use super::bytes::{get, put, Short};
-use crate::warning::Layer;
+use super::bytes::{get, put};
 
 /// Byte ranges of the BTH fields.
 mod field {
@@ -16,30 +15,12 @@ mod field {
     pub const PSN: core::ops::Range<usize> = 9..12;
 }
 
-/// A view over a BTH.
-#[derive(Clone, Copy, Debug)]
-pub struct Bth<T: AsRef<[u8]>> {
-    buffer: T,
-}
+super::bytes::header_view!(
+    /// A view over the BTH.
+    Bth, len 12, Bth
+);
 
 impl<T: AsRef<[u8]>> Bth<T> {
-    pub const LEN: usize = 12;
-
-    #[inline]
-    pub fn new_unchecked(buffer: T) -> Self {
-        Self { buffer }
-    }
-
-    #[inline]
-    pub fn new_checked(buffer: T) -> Result<Self, Short> {
-        let have = buffer.as_ref().len();
-        if have < Self::LEN {
-            Err(Short { layer: Layer::Bth, need: Self::LEN, have })
-        } else {
-            Ok(Self { buffer })
-        }
-    }
-
     #[inline]
     fn b(&self) -> &[u8] {
         self.buffer.as_ref()

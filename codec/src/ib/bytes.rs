@@ -37,15 +37,11 @@ impl From<Short> for crate::warning::Warning {
     }
 }
 
-/// Declares a fixed-size header made of whole-byte big-endian fields: a borrowed view with
-/// checked construction and accessors (`$view<T: AsRef<[u8]>>`) and a plain `Repr` that parses
-/// from the view and emits into a buffer (smoltcp's `wire` pattern).
-macro_rules! fixed_header {
-    (
-        $(#[$m:meta])* $view:ident / $repr:ident, len $len:literal, $layer:ident {
-            $( $(#[$fm:meta])* $f:ident : $ty:ty = $off:literal .. $end:literal ),* $(,)?
-        }
-    ) => {
+/// A smoltcp-style view over a fixed-length header: the struct, `LEN`, `new_unchecked` and a
+/// length-checked `new_checked` whose error names the layer. Accessors go in the header's own
+/// `impl` block (or come from [`fixed_header!`]).
+macro_rules! header_view {
+    ($(#[$m:meta])* $view:ident, len $len:expr, $layer:ident) => {
         $(#[$m])*
         #[derive(Clone, Copy, Debug)]
         pub struct $view<T: AsRef<[u8]>> {
@@ -67,16 +63,28 @@ macro_rules! fixed_header {
             pub fn new_checked(buffer: T) -> Result<Self, $crate::ib::bytes::Short> {
                 let have = buffer.as_ref().len();
                 if have < $len {
-                    Err($crate::ib::bytes::Short {
-                        layer: $crate::warning::Layer::$layer,
-                        need: $len,
-                        have,
-                    })
+                    Err($crate::ib::bytes::Short { layer: $crate::warning::Layer::$layer, need: $len, have })
                 } else {
                     Ok(Self { buffer })
                 }
             }
+        }
+    };
+}
+pub(crate) use header_view;
 
+/// Declares a fixed-size header made of whole-byte big-endian fields: a borrowed view with
+/// checked construction and accessors (`$view<T: AsRef<[u8]>>`) and a plain `Repr` that parses
+/// from the view and emits into a buffer (smoltcp's `wire` pattern).
+macro_rules! fixed_header {
+    (
+        $(#[$m:meta])* $view:ident / $repr:ident, len $len:literal, $layer:ident {
+            $( $(#[$fm:meta])* $f:ident : $ty:ty = $off:literal .. $end:literal ),* $(,)?
+        }
+    ) => {
+        $crate::ib::bytes::header_view!($(#[$m])* $view, len $len, $layer);
+
+        impl<T: AsRef<[u8]>> $view<T> {
             $(
                 $(#[$fm])*
                 #[inline]

@@ -1,31 +1,12 @@
 //! FLUSH Extended Transport Header (IBTA 1.5; WIRE.md A.3): reserved 26 · selectivity level 2 ·
 //! placement type 4 (the low six bits of the last byte: `sel` in bits 5..4, `plt` in 3..0).
 
-use super::bytes::Short;
-use crate::warning::Layer;
-
-/// A view over a FETH.
-#[derive(Clone, Copy, Debug)]
-pub struct Feth<T: AsRef<[u8]>> {
-    buffer: T,
-}
+super::bytes::header_view!(
+    /// A view over the FETH.
+    Feth, len 4, Feth
+);
 
 impl<T: AsRef<[u8]>> Feth<T> {
-    pub const LEN: usize = 4;
-
-    #[inline]
-    pub fn new_unchecked(buffer: T) -> Self {
-        Self { buffer }
-    }
-    #[inline]
-    pub fn new_checked(buffer: T) -> Result<Self, Short> {
-        let have = buffer.as_ref().len();
-        if have < Self::LEN {
-            Err(Short { layer: Layer::Feth, need: Self::LEN, have })
-        } else {
-            Ok(Self { buffer })
-        }
-    }
     /// Selectivity level (2 bits).
     #[inline]
     pub fn sel(&self) -> u8 {
