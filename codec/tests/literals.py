@@ -3,33 +3,10 @@
 with the IPv4 checksum and the ICRC computed here (zlib's CRC-32 over the masked bytes of
 WIRE.md A.5), independently of the Rust codec. Prints one `const NAME: &str = "hex";` per frame.
 """
-import struct, zlib
+import os, struct, sys
 
-MAC = bytes.fromhex("020000000002" "020000000001")
-
-def csum(b):
-    s = sum(struct.unpack("!%dH" % (len(b) // 2), b))
-    while s > 0xFFFF:
-        s = (s & 0xFFFF) + (s >> 16)
-    return (~s) & 0xFFFF
-
-def ipv4(tos, payload_len, src=b"\x0a\x00\x00\x01", dst=b"\x0a\x00\x00\x02"):
-    h = bytearray(struct.pack("!BBHHHBBH4s4s", 0x45, tos, 20 + payload_len, 0, 0x4000, 64, 17, 0, src, dst))
-    h[10:12] = struct.pack("!H", csum(bytes(h)))
-    return bytes(h)
-
-def ipv6(tc, payload_len):
-    w = (6 << 28) | (tc << 20)
-    return struct.pack("!IHBB", w, payload_len, 17, 64) + bytes([0xfd] + [0] * 14 + [1]) + bytes([0xfd] + [0] * 14 + [2])
-
-def icrc(ip, udp, roce):
-    if ip[0] >> 4 == 4:
-        m = bytearray(ip); m[1] = 0xff; m[8] = 0xff; m[10] = 0xff; m[11] = 0xff
-    else:
-        m = bytearray(ip); m[0] |= 0x0f; m[1] = m[2] = m[3] = 0xff; m[7] = 0xff
-    u = bytearray(udp); u[6] = u[7] = 0xff
-    r = bytearray(roce); r[4] = 0xff
-    return struct.pack("<I", zlib.crc32(b"\xff" * 8 + bytes(m) + bytes(u) + bytes(r)))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from wire_helpers import MAC, icrc, ipv4, ipv6, u24
 
 def rocev2(tos, roce, v6=False, with_icrc=True, sport=0xC000):
     body = roce + (b"" if not with_icrc else b"\0\0\0\0")
@@ -41,8 +18,6 @@ def rocev2(tos, roce, v6=False, with_icrc=True, sport=0xC000):
 
 def bth(op, qp, psn, se=0, m=0, pad=0, a=0, pkey=0xFFFF, byte4=0):
     return struct.pack("!BBHB", op, se << 7 | m << 6 | pad << 4, pkey, byte4) + qp.to_bytes(3, "big") + bytes([a << 7]) + psn.to_bytes(3, "big")
-
-def u24(v): return v.to_bytes(3, "big")
 
 frames = {}
 # DCP (B.1), tag at ToS bits 3..2: 10 data (ToS 0x68 = DSCP 26), 11 HO (0x6C), 01 ACK (0x64).

@@ -6,43 +6,19 @@ independently of the Rust codec. Prints one `const NAME: &str = "hex";` per fram
 
 Run: python3 codec/tests/literals_erd.py
 """
-import struct, zlib
+import os, struct, sys
 
-MAC = bytes.fromhex("020000000002" "020000000001")
-A = b"\x0a\x00\x00\x01"  # data sender
-B = b"\x0a\x00\x00\x02"  # data receiver (sends the NACKs)
-
-def csum(b):
-    if len(b) % 2:
-        b += b"\0"
-    s = sum(struct.unpack("!%dH" % (len(b) // 2), b))
-    while s > 0xFFFF:
-        s = (s & 0xFFFF) + (s >> 16)
-    return (~s) & 0xFFFF
-
-def ipv4(proto, payload_len, src=A, dst=B, tos=0x68, ident=0):
-    h = bytearray(struct.pack("!BBHHHBBH4s4s", 0x45, tos, 20 + payload_len, ident, 0x4000, 64, proto, 0, src, dst))
-    h[10:12] = struct.pack("!H", csum(bytes(h)))
-    return bytes(h)
-
-def icrc(ip, udp, roce):
-    m = bytearray(ip); m[1] = 0xff; m[8] = 0xff; m[10] = 0xff; m[11] = 0xff
-    u = bytearray(udp); u[6] = u[7] = 0xff
-    r = bytearray(roce); r[4] = 0xff
-    return struct.pack("<I", zlib.crc32(b"\xff" * 8 + bytes(m) + bytes(u) + bytes(r)))
-
-def pad60(f):
-    return f + b"\0" * max(0, 60 - len(f))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from wire_helpers import A, B, MAC, TCP, csum, icrc, ipv4, pad60, u24
 
 def rocev2(roce):
     udp = struct.pack("!HHHH", 0xC000, 4791, 8 + len(roce) + 4, 0)
-    ip = ipv4(17, 8 + len(roce) + 4)
+    ip = ipv4(0x68, 8 + len(roce) + 4)
     return pad60(MAC + b"\x08\x00" + ip + udp + roce + icrc(ip, udp, roce))
 
 def bth(op, qp, psn, se=0, pad=0, a=0, pkey=0xFFFF):
     return struct.pack("!BBHB", op, se << 7 | pad << 4, pkey, 0) + qp.to_bytes(3, "big") + bytes([a << 7]) + psn.to_bytes(3, "big")
 
-def u24(v): return v.to_bytes(3, "big")
 
 def rdeth(eec): return b"\0" + u24(eec)
 def deth(qkey, srcqp): return struct.pack("!I", qkey) + b"\0" + u24(srcqp)
@@ -104,7 +80,7 @@ FIN, SYN, PSH, ACK = 0x01, 0x02, 0x08, 0x10
 def tcp_frame(src, dst, sport, dport, seq, ack, flags, payload, opts=b"", ident=0):
     hl = 20 + len(opts)
     assert hl % 4 == 0
-    ip = ipv4(6, hl + len(payload), src=src, dst=dst, tos=0, ident=ident)
+    ip = ipv4(0, hl + len(payload), src=src, dst=dst, proto=TCP, ident=ident)
     hdr = struct.pack("!HHIIBBHHH", sport, dport, seq & 0xFFFFFFFF, ack, (hl // 4) << 4, flags, 0xFFFF, 0, 0) + opts
     pseudo = src + dst + struct.pack("!BBH", 0, 6, hl + len(payload))
     c = csum(pseudo + hdr + payload)

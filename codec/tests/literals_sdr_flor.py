@@ -4,26 +4,10 @@
 the masked bytes of WIRE.md A.5), independently of the Rust codec. Prints one
 `const NAME: &str = "hex";` per frame.
 """
-import struct, zlib
+import os, struct, sys
 
-MAC = bytes.fromhex("020000000002" "020000000001")
-
-def csum(b):
-    s = sum(struct.unpack("!%dH" % (len(b) // 2), b))
-    while s > 0xFFFF:
-        s = (s & 0xFFFF) + (s >> 16)
-    return (~s) & 0xFFFF
-
-def ipv4(tos, payload_len, src=b"\x0a\x00\x00\x01", dst=b"\x0a\x00\x00\x02"):
-    h = bytearray(struct.pack("!BBHHHBBH4s4s", 0x45, tos, 20 + payload_len, 0, 0x4000, 64, 17, 0, src, dst))
-    h[10:12] = struct.pack("!H", csum(bytes(h)))
-    return bytes(h)
-
-def icrc(ip, udp, roce):
-    m = bytearray(ip); m[1] = 0xff; m[8] = 0xff; m[10] = 0xff; m[11] = 0xff
-    u = bytearray(udp); u[6] = u[7] = 0xff
-    r = bytearray(roce); r[4] = 0xff
-    return struct.pack("<I", zlib.crc32(b"\xff" * 8 + bytes(m) + bytes(u) + bytes(r)))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from wire_helpers import MAC, icrc, ipv4
 
 def rocev2(roce, tos=0x68, sport=0xC000):
     udp = struct.pack("!HHHH", sport, 4791, 8 + len(roce) + 4, 0)
