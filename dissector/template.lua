@@ -233,7 +233,7 @@ local function read_params()
         bad[#bad + 1] = name
         return default
     end
-    p.dcp_tag_shift = check("dcp_tag_shift", prefs.dcp_tag_shift <= 255, prefs.dcp_tag_shift, P.dcp_tag_shift)
+    p.dcp_tag_shift = check("dcp_tag_shift", prefs.dcp_tag_shift <= P.max_dcp_tag_shift, prefs.dcp_tag_shift, P.dcp_tag_shift)
     local split = parse_split(prefs.sdr_split)
     p.sdr_split = check("sdr_split", split ~= nil, split, parse_split(P.sdr_split))
     if prefs.sdr_mtu ~= "" then

@@ -272,7 +272,7 @@ impl<'a> Frame<'a> {
     pub fn decode(&mut self, orig_len: usize, opts: &DecodeOptions) {
         let data = self.data;
         let wire_len = orig_len.max(data.len());
-        let Some((ethertype, l3)) = self.parse_link() else {
+        let Some((ethertype, l3)) = self.parse_link(wire_len) else {
             self.truncated = data.len() < wire_len;
             return;
         };
@@ -287,26 +287,26 @@ impl<'a> Frame<'a> {
 
     /// Link header: returns the EtherType and the offset of what follows.
     #[inline(always)]
-    fn parse_link(&mut self) -> Option<(u16, usize)> {
+    fn parse_link(&mut self, wire_len: usize) -> Option<(u16, usize)> {
         let d = self.data;
         let (mut ethertype, mut off) = match self.link {
             LinkType::Ethernet => match Ethernet2HeaderSlice::from_slice(d) {
                 Ok(e) => (e.ether_type().0, 14),
-                Err(_) => return self.short(Layer::Link, 14, d.len()),
+                Err(_) => return self.short(Layer::Link, 14, d.len(), wire_len),
             },
             LinkType::LinuxSll => match d.get(14..16) {
                 Some(p) => (u16::from_be_bytes([p[0], p[1]]), 16),
-                None => return self.short(Layer::Link, 16, d.len()),
+                None => return self.short(Layer::Link, 16, d.len(), wire_len),
             },
             LinkType::LinuxSll2 => match d.get(..20) {
                 Some(h) => (u16::from_be_bytes([h[0], h[1]]), 20),
-                None => return self.short(Layer::Link, 20, d.len()),
+                None => return self.short(Layer::Link, 20, d.len(), wire_len),
             },
             LinkType::RawIp => match d.first() {
                 Some(b) if b >> 4 == 4 => (ETHERTYPE_IPV4, 0),
                 Some(b) if b >> 4 == 6 => (ETHERTYPE_IPV6, 0),
                 Some(_) => return None,
-                None => return self.short(Layer::Link, 1, 0),
+                None => return self.short(Layer::Link, 1, 0, wire_len),
             },
         };
         while matches!(ethertype, 0x8100 | 0x88a8 | 0x9100) {
@@ -321,15 +321,21 @@ impl<'a> Frame<'a> {
                     ethertype = v.ether_type().0;
                     off += 4;
                 }
-                Err(_) => return self.short(Layer::Vlan, 4, d.len() - off),
+                Err(_) => return self.short(Layer::Vlan, 4, d.len() - off, wire_len - off),
             }
         }
         Some((ethertype, off))
     }
 
-    fn short<T>(&mut self, layer: Layer, need: usize, have: usize) -> Option<T> {
-        self.truncated = true;
-        self.warnings.push(Warning::Truncated { layer, need: need as u16, have: have as u16 });
+    /// A link header or VLAN tag that does not fit: cut by the capture (`have` of `need` bytes
+    /// captured, more were on the wire) or a frame that is itself too short (`on_wire` bytes).
+    fn short<T>(&mut self, layer: Layer, need: usize, have: usize, on_wire: usize) -> Option<T> {
+        if have < on_wire {
+            self.truncated = true;
+            self.warnings.push(Warning::Truncated { layer, need: need as u16, have: have as u16 });
+        } else {
+            self.warnings.push(Warning::LengthTooShort { layer, claimed: on_wire as u32, minimum: need as u32 });
+        }
         None
     }
 

@@ -82,6 +82,9 @@ pub struct Params {
 }
 
 impl Params {
+    /// The largest DCP tag shift: the tag's two bits must lie inside the ToS byte.
+    pub const MAX_DCP_TAG_SHIFT: u8 = 6;
+
     /// The parameters' names, in declaration order: the CLI's flags (`-` for `_`), the browser's
     /// option keys and the Lua plugin's preferences all spell them so (INTERFACES.md).
     pub const NAMES: [&'static str; 10] = [

@@ -243,6 +243,36 @@ impl Unsupported {
     }
 }
 
+impl Warning {
+    /// A failed integrity check: a wrong ICRC or IPv4 checksum, or lengths that do not add up
+    /// (`rocescope check` reports these). Not: bytes the capture did not keep (`Truncated`),
+    /// opcodes or values outside the tables (flagged, never errors: WIRE.md A.4), or what the
+    /// decoder does not follow.
+    pub fn is_integrity_failure(&self) -> bool {
+        match self {
+            Warning::IcrcMismatch { .. }
+            | Warning::Ipv4Checksum { .. }
+            | Warning::LengthBeyondFrame { .. }
+            | Warning::LengthTooShort { .. }
+            | Warning::IpUdpLengthMismatch { .. }
+            | Warning::PadCntTooLarge { .. }
+            | Warning::PadOnNoPayload { .. }
+            | Warning::UnexpectedPayload { .. }
+            | Warning::AtomicWriteLength { .. }
+            | Warning::HeaderOnlyLength { .. } => true,
+            Warning::Ext { what, .. } => matches!(what, ExtProblem::BodyLength { .. } | ExtProblem::Short { .. }),
+            Warning::Truncated { .. }
+            | Warning::UnknownOpcode(_)
+            | Warning::CnpOpcode0x80
+            | Warning::TVer(_)
+            | Warning::AethReserved(_)
+            | Warning::CmAttribute(_)
+            | Warning::MacControlOpcode(_)
+            | Warning::Unsupported(_) => false,
+        }
+    }
+}
+
 impl fmt::Display for Warning {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         use Warning::*;

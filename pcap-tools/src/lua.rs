@@ -217,6 +217,7 @@ fn profiles_and_params(s: &mut String) {
     writeln!(s, "    netrt_opcode = {},", lua_str(&format!("0x{netrt_opcode:02x}"))).unwrap();
     writeln!(s, "    erd_nack_port = {erd_nack_port},").unwrap();
     s.push_str("}\n");
+    writeln!(s, "PARAM_DEFAULTS.max_dcp_tag_shift = {}", Params::MAX_DCP_TAG_SHIFT).unwrap();
 }
 
 fn op_entry(info: &OpInfo) -> String {

@@ -10,8 +10,17 @@ use rocescope_codec::decoder::{Decoder, DecoderOptions, ProfileChoice, Selector}
 use rocescope_codec::{FlorAckSetMeans, ImmSplit, Params, Profile, FIELDS};
 
 #[derive(Parser)]
-#[command(name = "rocescope", version, about = "Decode and analyse RoCE (RDMA over Converged Ethernet) captures")]
+#[command(
+    name = "rocescope",
+    version,
+    propagate_version = true,
+    disable_version_flag = true,
+    about = "Decode and analyse RoCE (RDMA over Converged Ethernet) captures"
+)]
 struct Cli {
+    /// Print the version (every subcommand takes it; `-V` is decode's verbose tree, as in tshark).
+    #[arg(long, action = clap::ArgAction::Version, global = true)]
+    version: (),
     #[command(subcommand)]
     cmd: Cmd,
 }
@@ -40,8 +49,8 @@ struct ProfileArgs {
     /// ip=10.0.0.1-10.0.0.2=sdr.
     #[arg(long = "map", value_name = "SELECTOR=PROFILE", value_parser = rocescope_codec::decoder::parse_map)]
     maps: Vec<(Selector, Profile)>,
-    /// DCP: the tag is (ToS >> SHIFT) & 3.
-    #[arg(long, default_value_t = 2, value_name = "SHIFT")]
+    /// DCP: the tag is (ToS >> SHIFT) & 3 (SHIFT 0-6).
+    #[arg(long, default_value_t = 2, value_name = "SHIFT", value_parser = clap::value_parser!(u8).range(0..=rocescope_codec::Params::MAX_DCP_TAG_SHIFT as i64))]
     dcp_tag_shift: u8,
     /// SDR immediate split: message id, packet offset, fragment bits.
     #[arg(long, default_value = "10,18,4", value_parser = parse_split)]
@@ -341,14 +350,13 @@ fn check(out: &mut impl Write, file: &str, mut decoder: Decoder) -> Result<u8, F
         if frame.roce().is_none() && frame.warnings.is_empty() {
             continue;
         }
-        roce += frame.roce().is_some() as u64;
-        let problems: Vec<String> = frame
-            .warnings
-            .iter()
-            .filter(|w| !matches!(w, rocescope_codec::Warning::Truncated { .. }))
-            .map(|w| w.to_string())
-            .collect();
-        if frame.truncated() {
+        let is_roce = frame.roce().is_some();
+        roce += is_roce as u64;
+        // Integrity failures only: unknown opcodes and the like are flagged by `decode`, not
+        // failures (WIRE.md A.4), and bytes the capture did not keep are counted apart.
+        let problems: Vec<String> =
+            frame.warnings.iter().filter(|w| w.is_integrity_failure()).map(|w| w.to_string()).collect();
+        if is_roce && frame.truncated() {
             truncated += 1;
         }
         if !problems.is_empty() {
@@ -359,7 +367,7 @@ fn check(out: &mut impl Write, file: &str, mut decoder: Decoder) -> Result<u8, F
         }
     }
     drop(progress);
-    eprintln!("{roce} RoCE packets checked: {bad} bad, {truncated} truncated (ICRC not verifiable)");
+    eprintln!("{roce} RoCE packets checked: {bad} bad, {truncated} cut short by the capture (ICRC not verifiable)");
     Ok(if bad > 0 { 1 } else { 0 })
 }
 

@@ -7,6 +7,7 @@ use std::io::{self, Write};
 
 use rocescope_codec::decoder::Decoded;
 use rocescope_codec::{FieldId, FieldType, Frame, Value};
+use std::ops::Range;
 
 use crate::capture::Record;
 
@@ -203,15 +204,37 @@ pub fn summary_info(d: &Decoded<'_, '_>) -> String {
 
 /// Every field of a frame, one `name: value` line each, indented under the summary.
 pub fn write_tree(out: &mut impl Write, d: &Decoded<'_, '_>) -> io::Result<()> {
+    // A field repeated in one packet is one line: its values joined by commas (INTERFACES.md),
+    // then the byte ranges of the values that have some.
+    let mut line: Option<(FieldId, String, Vec<Range<usize>>)> = None;
     let mut res = Ok(());
+    let mut flush = |line: &mut Option<(FieldId, String, Vec<Range<usize>>)>, res: &mut io::Result<()>| {
+        if let Some((id, values, ranges)) = line.take() {
+            if res.is_ok() {
+                let ranges: Vec<String> = ranges.iter().map(|r| format!("{}..{}", r.start, r.end)).collect();
+                *res = if ranges.is_empty() {
+                    writeln!(out, "    {}: {values}", id.name())
+                } else {
+                    writeln!(out, "    {}: {values}    [bytes {}]", id.name(), ranges.join(", "))
+                };
+            }
+        }
+    };
     d.visit(|id, v, range| {
-        if res.is_ok() {
-            res = if range.is_empty() {
-                writeln!(out, "    {}: {v}", id.name())
-            } else {
-                writeln!(out, "    {}: {v}    [bytes {}..{}]", id.name(), range.start, range.end)
-            };
+        match &mut line {
+            Some((cur, values, ranges)) if *cur == id => {
+                values.push(',');
+                values.push_str(&v.to_string());
+                if !range.is_empty() {
+                    ranges.push(range);
+                }
+            }
+            _ => {
+                flush(&mut line, &mut res);
+                line = Some((id, v.to_string(), if range.is_empty() { vec![] } else { vec![range] }));
+            }
         }
     });
+    flush(&mut line, &mut res);
     res
 }

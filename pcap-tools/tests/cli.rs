@@ -146,6 +146,12 @@ fn text_summary_and_verbose_tree() {
     let out = stdout(&o);
     assert!(out.contains("RC RDMA WRITE First QP=291 PSN=7"), "{out}");
     assert!(out.contains("rocescope.reth.dmalen: 1000"), "{out}");
+    // A field repeated in one packet is one line, its values joined by commas (INTERFACES.md).
+    let ext = concat!(env!("CARGO_MANIFEST_DIR"), "/../fixtures/ext-mix.pcapng");
+    let o = run(&["decode", "-V", ext]);
+    let out = stdout(&o);
+    assert!(out.lines().any(|l| l.starts_with("    rocescope.netrt.requested: 258,261    [bytes ")), "{out}");
+    assert_eq!(out.matches("rocescope.netrt.requested:").count(), 1, "{out}");
 }
 
 #[test]
@@ -165,8 +171,28 @@ fn check_reports_bad_packets_by_frame_number() {
     for (f, _) in sample_frames().iter().take(2) {
         w.write(0, 1, f).unwrap();
     }
+    // Flagged by decode but not integrity failures (WIRE.md A.4: an opcode outside the table
+    // is "flagged, never an error"): an unknown opcode, TVer 1, a CNP sent as 0x80; and a
+    // SEND cut short by the snaplen (not verifiable, not bad).
+    let net = NetRepr::ipv4([10, 0, 0, 1], [10, 0, 0, 2]);
+    let mut tver = RoceRepr::new(0x04, 0x123, 11).with_payload(&[1, 2, 3, 4]);
+    tver.bth.tver = 1;
+    let mut cnp = RoceRepr::new(0x80, 0x123, 0).with_payload(&[0; 16]);
+    cnp.bth.becn = true;
+    for r in [RoceRepr::new(0x1f, 0x123, 12).with_payload(&[9; 8]), tver, cnp] {
+        w.write(0, 2, &FrameRepr::new(net, r).to_vec()).unwrap();
+    }
+    w.write_truncated(0, 3, &sample_frames()[3].0, 60).unwrap();
     drop(w);
-    assert_eq!(run(&["check", good.to_str().unwrap()]).status.code(), Some(0));
+    let flagged = run(&["decode", "--profile", "std", "--format", "fields", "-e", "rocescope.warning", "-e", "rocescope.truncated", good.to_str().unwrap()]);
+    let lines: Vec<String> = stdout(&flagged).lines().skip(2).map(String::from).collect();
+    assert_eq!(lines.len(), 4, "{lines:?}");
+    assert!(lines[..3].iter().all(|l| !l.starts_with('\t') && l.ends_with("\t0")), "{lines:?}");
+    assert_eq!(lines[3], "\t1");
+    let o = run(&["check", "--profile", "std", good.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(0), "{}{}", stdout(&o), stderr(&o));
+    assert_eq!(stdout(&o), "");
+    assert!(stderr(&o).contains("6 RoCE packets checked: 0 bad, 1 cut short by the capture"), "{}", stderr(&o));
 }
 
 #[test]
@@ -221,6 +247,12 @@ fn version_and_field_list() {
     let o = run(&["--version"]);
     assert!(o.status.success());
     assert!(stdout(&o).starts_with("rocescope "));
+    // INTERFACES.md: every subcommand takes --version.
+    for sub in ["decode", "check", "fields", "dissector", "synth"] {
+        let s = run(&[sub, "--version"]);
+        assert!(s.status.success(), "{sub} --version: {}", stderr(&s));
+        assert_eq!(stdout(&s), stdout(&o).replace("rocescope ", &format!("rocescope-{sub} ")), "{sub} --version");
+    }
     let o = run(&["fields"]);
     let out = stdout(&o);
     for f in rocescope_codec::FIELDS {
@@ -251,4 +283,42 @@ fn snaplen_cut_classic_pcap_decodes_with_truncated_frames() {
     assert_eq!(lines[0], "174\t128\t1\t7");
     let c = run(&["check", "--profile", "std", p.to_str().unwrap()]);
     assert_ne!(c.status.code(), Some(2), "{}", stderr(&c));
+}
+
+/// `rocescope … | head`: when the reader of standard output goes away, the run ends quietly
+/// with exit 0, as a filter's does (no error line, no panic).
+#[test]
+fn a_closed_output_pipe_ends_the_run_quietly() {
+    use std::io::Read;
+    let path = tmp("pipe.pcapng");
+    write_capture(&path);
+    let runs: [&[&str]; 2] = [
+        &["synth", "--stack", "gbn", "--messages", "3000", "-o", "-"],
+        &["decode", "--format", "json", path.to_str().unwrap(), path.to_str().unwrap()],
+    ];
+    for args in runs {
+        // Decode reads one file; repeat it through standard input to make the output long.
+        let mut child = if args[0] == "decode" {
+            let data = std::fs::read(&path).unwrap();
+            let mut c = bin().args(["decode", "--format", "json", "-"]).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+            let mut stdin = c.stdin.take().unwrap();
+            std::thread::spawn(move || {
+                let mut big = data.clone();
+                // A pcapng may hold many sections: append the whole file again and again.
+                for _ in 0..2000 {
+                    big.extend_from_slice(&data);
+                }
+                let _ = stdin.write_all(&big);
+            });
+            c
+        } else {
+            bin().args(args).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap()
+        };
+        let mut first = [0u8; 10];
+        child.stdout.as_mut().unwrap().read_exact(&mut first).unwrap();
+        drop(child.stdout.take());
+        let o = child.wait_with_output().unwrap();
+        assert_eq!(o.status.code(), Some(0), "{}: {}", args[0], stderr(&o));
+        assert!(!stderr(&o).contains("rocescope:"), "{}: {}", args[0], stderr(&o));
+    }
 }

@@ -111,7 +111,7 @@ pub fn parse(json: &str) -> Result<Options, String> {
         o.decoder.maps = entries.iter().map(|s| parse_map(s)).collect::<Result<_, _>>()?;
     }
     if let Some(v) = get("dcp_tag_shift") {
-        p.dcp_tag_shift = uint("dcp_tag_shift", v, 6)? as u8;
+        p.dcp_tag_shift = uint("dcp_tag_shift", v, Params::MAX_DCP_TAG_SHIFT as u64)? as u8;
     }
     if let Some(v) = get("sdr_split") {
         p.sdr_split = split("sdr_split", v)?;

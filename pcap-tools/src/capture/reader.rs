@@ -52,8 +52,20 @@ enum Format {
 #[derive(Clone, Copy)]
 struct Iface {
     linktype: u32,
-    /// Timestamp units per second.
+    /// Timestamp units per second (`if_tsresol`).
     units_per_sec: u64,
+    /// Seconds added to every timestamp (`if_tsoffset`, signed).
+    offset_s: i64,
+    /// The interface's snapshot length (0: none), which bounds a Simple Packet Block's data.
+    snaplen: u32,
+}
+
+impl Iface {
+    /// A raw pcapng timestamp in nanoseconds since the Unix epoch.
+    fn ts_ns(&self, raw: u64) -> u64 {
+        let ns = (raw as u128 * 1_000_000_000 / self.units_per_sec as u128) as i128;
+        (ns + self.offset_s as i128 * 1_000_000_000).clamp(0, u64::MAX as i128) as u64
+    }
 }
 
 /// Reads records one at a time.
@@ -243,20 +255,28 @@ impl<R: Read> CaptureReader<R> {
                     Some((*linktype, ts, pkt.orig_len, d.as_ptr() as usize - base_ptr, d.len(), 0))
                 }
                 Format::PcapNg { parser, ifaces } => {
+                    let big = parser.section().endianness == pcap_file::Endianness::Big;
                     let (_, block) = parser.next_block(slice).map_err(|e| err(offset, describe(&e)))?;
                     match block {
                         Block::InterfaceDescription(idb) => {
-                            let mut units = 1_000_000u64;
+                            use pcap_file::pcapng::blocks::interface_description::InterfaceDescriptionOption as O;
+                            let mut iface = Iface { linktype: u32::from(idb.linktype), units_per_sec: 1_000_000, offset_s: 0, snaplen: idb.snaplen };
                             for o in &idb.options {
-                                if let pcap_file::pcapng::blocks::interface_description::InterfaceDescriptionOption::IfTsResol(r) = o {
-                                    units = if r & 0x80 != 0 {
-                                        1u64.checked_shl((r & 0x7f) as u32).unwrap_or(u64::MAX)
-                                    } else {
-                                        10u64.checked_pow(*r as u32).unwrap_or(u64::MAX)
-                                    };
+                                match o {
+                                    O::IfTsResol(r) => {
+                                        iface.units_per_sec = if r & 0x80 != 0 {
+                                            1u64.checked_shl((r & 0x7f) as u32).unwrap_or(u64::MAX)
+                                        } else {
+                                            10u64.checked_pow(*r as u32).unwrap_or(u64::MAX)
+                                        }
+                                        .max(1)
+                                    }
+                                    // pcapng: a signed 64-bit number of seconds.
+                                    O::IfTsOffset(o) => iface.offset_s = *o as i64,
+                                    _ => {}
                                 }
                             }
-                            ifaces.push(Iface { linktype: u32::from(idb.linktype), units_per_sec: units.max(1) });
+                            ifaces.push(iface);
                             None
                         }
                         Block::SectionHeader(_) => {
@@ -267,14 +287,31 @@ impl<R: Read> CaptureReader<R> {
                             let iface = ifaces.get(epb.interface_id as usize).copied().ok_or_else(|| {
                                 err(offset, format!("packet names interface {}, which was never described", epb.interface_id))
                             })?;
-                            let raw = epb.timestamp.as_nanos();
-                            let ts = (raw * 1_000_000_000 / iface.units_per_sec as u128) as u64;
+                            let ts = iface.ts_ns(epb.timestamp.as_nanos() as u64);
                             let d = &epb.data;
                             Some((iface.linktype, ts, epb.original_len, d.as_ptr() as usize - base_ptr, d.len(), epb.interface_id))
                         }
+                        // The obsolete Packet Block (type 2), as old captures have it.
+                        Block::Packet(pb) => {
+                            let id = pb.interface_id as u32;
+                            let iface = ifaces.get(id as usize).copied().ok_or_else(|| {
+                                err(offset, format!("packet names interface {id}, which was never described"))
+                            })?;
+                            // pcap-file reads the timestamp as one 64-bit word; on the wire it is
+                            // the high 32 bits then the low 32 bits, each in the section's order.
+                            let raw = if big { pb.timestamp } else { pb.timestamp.rotate_left(32) };
+                            let d = &pb.data;
+                            Some((iface.linktype, iface.ts_ns(raw), pb.original_len, d.as_ptr() as usize - base_ptr, d.len(), id))
+                        }
                         Block::SimplePacket(spb) => {
                             let iface = ifaces.first().copied().ok_or_else(|| err(offset, "simple packet before any interface"))?;
-                            let d = &spb.data;
+                            // The block holds the packet padded to 32 bits: its captured length is
+                            // the original length, cut by the interface's snaplen (pcapng 4.4).
+                            let mut len = (spb.original_len as usize).min(spb.data.len());
+                            if iface.snaplen != 0 {
+                                len = len.min(iface.snaplen as usize);
+                            }
+                            let d = &spb.data[..len];
                             Some((iface.linktype, 0, spb.original_len, d.as_ptr() as usize - base_ptr, d.len(), 0))
                         }
                         _ => None,

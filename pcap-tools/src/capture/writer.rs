@@ -66,6 +66,10 @@ impl<W: Write> CaptureWriter<W> {
     }
 }
 
+/// Keeps an I/O error's kind (a closed pipe stays `BrokenPipe`).
 fn to_io(e: pcap_file::PcapError) -> std::io::Error {
-    std::io::Error::other(format!("{e:?}"))
+    match e {
+        pcap_file::PcapError::IoError(e) => e,
+        e => std::io::Error::other(format!("{e:?}")),
+    }
 }

@@ -409,7 +409,9 @@ pub struct Outcome {
 
 /// `rocescope synth`: simulate, write `out` (pcapng; `-` for standard output) and, if asked,
 /// the truth JSON.
-pub fn run(opts: &SynthOptions, out: &str, truth_path: Option<&Path>) -> Result<Outcome, String> {
+/// Simulates and writes; `Ok(None)` when the output is a pipe its reader closed (as with
+/// `synth -o - | head`): the run stops quietly, like any filter's.
+pub fn run(opts: &SynthOptions, out: &str, truth_path: Option<&Path>) -> Result<Option<Outcome>, String> {
     opts.validate()?;
     let writer: Box<dyn Write> = if out == "-" {
         Box::new(BufWriter::new(std::io::stdout().lock()))
@@ -417,7 +419,11 @@ pub fn run(opts: &SynthOptions, out: &str, truth_path: Option<&Path>) -> Result<
         Box::new(BufWriter::new(File::create(out).map_err(|e| format!("{out}: {e}"))?))
     };
     let progress = std::io::stderr().is_terminal();
-    let fabric = simulate(opts, Some(writer), truth_path.is_some(), progress).map_err(|e| format!("{out}: {e}"))?;
+    let fabric = match simulate(opts, Some(writer), truth_path.is_some(), progress) {
+        Ok(f) => f,
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => return Ok(None),
+        Err(e) => return Err(format!("{out}: {e}")),
+    };
     if let Some(p) = truth_path {
         let mut w = BufWriter::new(File::create(p).map_err(|e| format!("{}: {e}", p.display()))?);
         write_truth(opts, &fabric, &mut w).and_then(|_| w.flush()).map_err(|e| format!("{}: {e}", p.display()))?;
@@ -425,13 +431,13 @@ pub fn run(opts: &SynthOptions, out: &str, truth_path: Option<&Path>) -> Result<
     let messages: u64 = fabric.conns.iter().map(|c| c.messages.len() as u64).sum();
     let completed: u64 =
         fabric.conns.iter().flat_map(|c| c.messages.iter()).filter(|m| !m.completed.is_empty()).count() as u64;
-    Ok(Outcome {
+    Ok(Some(Outcome {
         stats: fabric.stats,
         messages,
         completed,
         failed: fabric.conns.iter().filter(|c| c.failed.is_some()).count(),
         frames: fabric.stats.captured as usize,
-    })
+    }))
 }
 
 /// The command line of `rocescope synth` (parsed by clap in `main.rs`).
@@ -546,8 +552,8 @@ pub struct SynthArgs {
     /// Time between two posts on a connection, ns (0: all at once).
     #[arg(long, default_value_t = 0, value_name = "NS")]
     pub post_interval: u64,
-    /// DCP: the tag is (ToS >> SHIFT) & 3.
-    #[arg(long, default_value_t = 2, value_name = "SHIFT")]
+    /// DCP: the tag is (ToS >> SHIFT) & 3 (SHIFT 0-6).
+    #[arg(long, default_value_t = 2, value_name = "SHIFT", value_parser = clap::value_parser!(u8).range(0..=rocescope_codec::Params::MAX_DCP_TAG_SHIFT as i64))]
     pub dcp_tag_shift: u8,
 }
 
@@ -633,7 +639,7 @@ impl SynthArgs {
     /// Runs the subcommand; the error is a one-line message. Prints a summary to stderr.
     pub fn run(&self) -> Result<(), String> {
         let opts = self.options();
-        let o = run(&opts, &self.output, self.truth.as_deref())?;
+        let Some(o) = run(&opts, &self.output, self.truth.as_deref())? else { return Ok(()) };
         let s = o.stats;
         eprintln!(
             "rocescope synth: {}: {}/{} messages completed{}{}; {} transmissions, {} dropped, {} trimmed, {} CE-marked, {} CNPs; {} frames captured; {:.1} µs simulated",
