@@ -343,9 +343,9 @@ end
 function W.atomic_write_length(len) return sfmt("ATOMIC WRITE carries %d payload bytes instead of 8", u16c(len)) end
 function W.tver(v) return sfmt("BTH TVer %d (expected 0)", v) end
 function W.aeth_reserved(s) return sfmt("AETH syndrome 0x%02x uses a reserved pattern", s) end
-function W.icrc_mismatch(wire, computed) return sfmt("ICRC mismatch: wire %08x, computed %08x", wire, computed) end
+function W.icrc_mismatch(wire, computed) return sfmt("ICRC mismatch: wire %08x computed %08x", wire, computed) end
 function W.ipv4_checksum(wire, computed)
-    return sfmt("IPv4 header checksum 0x%04x, expected 0x%04x", wire, computed)
+    return sfmt("IPv4 header checksum 0x%04x where 0x%04x was expected", wire, computed)
 end
 function W.cm_attribute(a) return sfmt("CM MAD attribute 0x%04x not decoded", a) end
 function W.mac_control_opcode(op) return sfmt("MAC control opcode 0x%04x not decoded", op) end
@@ -512,7 +512,8 @@ local function parse_packet(fr, off, wire_len, layout)
         return p
     end
     if info.cnp then
-        if avail ~= 16 then warn(fr, W.too_short(LAYER.cnp, avail, 16)) end
+        if avail < 16 then warn(fr, W.too_short(LAYER.cnp, avail, 16)) end
+        if avail > 16 then warn(fr, W.unexpected_payload(math.min(avail - 16, 65535))) end
         p.hdr_end = at + math.min(avail, 16)
         p.payload_len = math.max(avail - 16, 0)
         if pad ~= 0 then warn(fr, W.pad_no_payload(pad)) end
@@ -1144,7 +1145,7 @@ local function parse_ip(fr, l3)
             return
         end
         if ihl < 5 then
-            warn(fr, W.too_short(LAYER.ipv4, u16(s, l3 + 2), need))
+            warn(fr, W.too_short(LAYER.ipv4, ihl * 4, 20))
             return
         end
         local flags = u16(s, l3 + 6)
@@ -1243,21 +1244,29 @@ local function parse_mac_control(fr, off)
     end
 end
 
+-- Frame::short: a link header or VLAN tag that does not fit, cut by the capture (`have` of
+-- `need` captured, more on the wire) or in a frame itself too short (`on_wire` bytes).
+local function link_short(fr, layer, need, have, on_wire)
+    if have < on_wire then return short(fr, layer, need, have) end
+    warn(fr, W.too_short(layer, on_wire, need))
+    return nil
+end
+
 -- Frame::parse_link: the EtherType after any VLAN tags and the offset of what follows.
 local function parse_link(fr)
-    local s, n = fr.s, fr.caplen
+    local s, n, w = fr.s, fr.caplen, fr.wire_len
     local ethertype, off
     if fr.link == "eth" then
-        if n < 14 then return short(fr, LAYER.link, 14, n) end
+        if n < 14 then return link_short(fr, LAYER.link, 14, n, w) end
         ethertype, off = u16(s, 12), 14
     elseif fr.link == "sll" then
-        if n < 16 then return short(fr, LAYER.link, 16, n) end
+        if n < 16 then return link_short(fr, LAYER.link, 16, n, w) end
         ethertype, off = u16(s, 14), 16
     elseif fr.link == "sll2" then
-        if n < 20 then return short(fr, LAYER.link, 20, n) end
+        if n < 20 then return link_short(fr, LAYER.link, 20, n, w) end
         ethertype, off = u16(s, 0), 20
     else -- raw IP
-        if n < 1 then return short(fr, LAYER.link, 1, 0) end
+        if n < 1 then return link_short(fr, LAYER.link, 1, 0, w) end
         local v = rshift(u8(s, 0), 4)
         if v == 4 then
             ethertype, off = 0x0800, 0
@@ -1273,7 +1282,7 @@ local function parse_link(fr)
             warn(fr, W.vlan_depth)
             return nil
         end
-        if n - off < 4 then return short(fr, LAYER.vlan, 4, n - off) end
+        if n - off < 4 then return link_short(fr, LAYER.vlan, 4, n - off, w - off) end
         vlans = vlans + 1
         ethertype, off = u16(s, off + 2), off + 4
     end
@@ -1998,7 +2007,7 @@ local function visit(fr, emit)
     if mc then
         emit("rocescope.truncated", nil, 0, fr.truncated and 1 or 0)
         if fr.mac_ctrl_op == 0x0101 then
-            emit("rocescope.pfc.class_enable", mc + 2, 2, u16(fr.s, mc + 2))
+            emit("rocescope.pfc.class_enable", mc + 2, 2)
             for i = 0, 7 do emit("rocescope.pfc.quanta", mc + 4 + 2 * i, 2, u16(fr.s, mc + 4 + 2 * i)) end
         else
             emit("rocescope.pfc.quanta", mc + 2, 2, u16(fr.s, mc + 2))
@@ -2006,6 +2015,9 @@ local function visit(fr, emit)
     end
     if not fr.roce and not mc and fr.truncated then emit("rocescope.truncated", nil, 0, 1) end
     for _, w in ipairs(fr.warnings) do emit("rocescope.warning", nil, 0, w) end
+    if fr.nwarn > #fr.warnings then
+        emit("rocescope.warning", nil, 0, sfmt("%d more problems not listed", fr.nwarn - #fr.warnings))
+    end
     if fr.nacks then visit_nacks(fr.nacks, emit) end
     local a = fr.sdr
     if a then

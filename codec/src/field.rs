@@ -127,7 +127,7 @@ registry! {
     CmLocalCommId = "rocescope.cm.local_comm_id", UInt(32), "CM sender's communication id";
     CmRemoteCommId = "rocescope.cm.remote_comm_id", UInt(32), "CM peer's communication id";
 
-    PfcClassEnable = "rocescope.pfc.class_enable", UInt(16), "PFC class-enable vector";
+    PfcClassEnable = "rocescope.pfc.class_enable", Bytes, "PFC class-enable vector (bit i of the last byte: priority i)";
     PfcQuanta = "rocescope.pfc.quanta", UInt(16), "Pause time per class in quanta (one value for 802.3x PAUSE)", repeated = true;
 
     DcpTag = "rocescope.dcp.tag", UInt(8), "DCP ToS tag (0 non-DCP, 2 data, 3 header-only, 1 ACK)";

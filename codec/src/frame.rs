@@ -353,11 +353,12 @@ impl<'a> Frame<'a> {
                 }
                 let ip = match Ipv4HeaderSlice::from_slice(d) {
                     Ok(ip) => ip,
+                    // The only error left once `need` bytes are there: an IHL below 5.
                     Err(_) => {
                         return self.warnings.push(Warning::LengthTooShort {
                             layer: Layer::Ipv4,
-                            claimed: u16::from_be_bytes([d[2], d[3]]) as u32,
-                            minimum: need as u32,
+                            claimed: (d[0] & 0x0f) as u32 * 4,
+                            minimum: 20,
                         })
                     }
                 };
@@ -705,8 +706,9 @@ impl<'a> Frame<'a> {
         if let Some(mc) = self.mac_control() {
             let base = self.mac_ctrl_off as usize;
             f(F::Truncated, Value::Bool(self.truncated), 0..0);
-            if let Some(ce) = mc.class_enable() {
-                f(F::PfcClassEnable, Value::UInt(ce as u64), base + 2..base + 4);
+            if mc.class_enable().is_some() {
+                // A bitmap: printed as its wire bytes (INTERFACES.md).
+                f(F::PfcClassEnable, Value::Bytes(&self.data[base + 2..base + 4]), base + 2..base + 4);
             }
             for i in 0..mc.quanta_count() {
                 let o = base + mc.quanta_offset(i);
@@ -719,6 +721,9 @@ impl<'a> Frame<'a> {
         if !self.warnings.is_empty() {
             for w in self.warnings.iter() {
                 f(F::Warning, Value::Warning(*w), 0..0);
+            }
+            if self.warnings.not_kept() > 0 {
+                f(F::Warning, Value::Warning(Warning::NotKept(self.warnings.not_kept())), 0..0);
             }
         }
     }

@@ -128,6 +128,8 @@ pub enum Warning {
     Ext { layer: Layer, what: ExtProblem },
     /// Something in the encapsulation this decoder does not follow.
     Unsupported(Unsupported),
+    /// More problems than a frame keeps ([`Warnings::CAPACITY`]): how many were not kept.
+    NotKept(u16),
 }
 
 /// What is wrong with an extension's data (WIRE.md part B), with the values involved.
@@ -201,6 +203,24 @@ pub enum Note {
 }
 
 impl Note {
+    /// Every note (the Lua plugin's table is generated from it).
+    pub const ALL: [Note; 14] = [
+        Note::SdrFragmentConflict,
+        Note::SdrVaMismatch,
+        Note::SdrCtrlFlags,
+        Note::SdrSackTrailingBits,
+        Note::FlorReserved,
+        Note::FlorWriteRnNotRetx,
+        Note::FlorAckLength,
+        Note::FlorAckBitmapBeyond,
+        Note::FlorAckQpnHigh,
+        Note::NetrtBthFlags,
+        Note::ErdStreamGap,
+        Note::ErdNackTooLong,
+        Note::DetectionAmbiguous,
+        Note::DcpUnconfirmed,
+    ];
+
     pub fn text(self) -> &'static str {
         match self {
             Note::SdrFragmentConflict => "user-immediate fragment differs from the one seen before",
@@ -212,7 +232,7 @@ impl Note {
             Note::FlorAckLength => "payload is not 24 + 4n bytes with 1 <= n <= 32",
             Note::FlorAckBitmapBeyond => "bitmap marks entries beyond the last one",
             Note::FlorAckQpnHigh => "top byte of the acknowledged QP number is not 0",
-            Note::NetrtBthFlags => "BTH SE, M, PadCnt, TVer, byte 4 and A must be 0",
+            Note::NetrtBthFlags => "BTH SE/M/PadCnt/TVer/byte 4/A must be 0",
             Note::ErdStreamGap => "bytes missing in the NACK stream; resynchronised",
             Note::ErdNackTooLong => "message longer than the reassembly limit; resynchronised",
             Note::DetectionAmbiguous => "several detection rules match this flow; decoded as std",
@@ -233,6 +253,9 @@ pub enum Unsupported {
 }
 
 impl Unsupported {
+    pub const ALL: [Unsupported; 4] =
+        [Unsupported::VlanDepth, Unsupported::Ipv4Fragment, Unsupported::Ipv6ExtensionHeaders, Unsupported::GrhNextHeader];
+
     pub fn text(self) -> &'static str {
         match self {
             Unsupported::VlanDepth => "more than two VLAN tags",
@@ -268,7 +291,8 @@ impl Warning {
             | Warning::AethReserved(_)
             | Warning::CmAttribute(_)
             | Warning::MacControlOpcode(_)
-            | Warning::Unsupported(_) => false,
+            | Warning::Unsupported(_)
+            | Warning::NotKept(_) => false,
         }
     }
 }
@@ -308,10 +332,10 @@ impl fmt::Display for Warning {
             TVer(v) => write!(f, "BTH TVer {v} (expected 0)"),
             AethReserved(s) => write!(f, "AETH syndrome 0x{s:02x} uses a reserved pattern"),
             IcrcMismatch { wire, computed } => {
-                write!(f, "ICRC mismatch: wire {wire:08x}, computed {computed:08x}")
+                write!(f, "ICRC mismatch: wire {wire:08x} computed {computed:08x}")
             }
             Ipv4Checksum { wire, computed } => {
-                write!(f, "IPv4 header checksum 0x{wire:04x}, expected 0x{computed:04x}")
+                write!(f, "IPv4 header checksum 0x{wire:04x} where 0x{computed:04x} was expected")
             }
             CmAttribute(a) => write!(f, "CM MAD attribute 0x{a:04x} not decoded"),
             MacControlOpcode(op) => write!(f, "MAC control opcode 0x{op:04x} not decoded"),
@@ -320,6 +344,7 @@ impl fmt::Display for Warning {
                 write!(f, "DCP header-only packet with {len} bytes after UDP (expected BTH + 3)")
             }
             Ext { layer, what } => write!(f, "{}: {what}", layer.name()),
+            NotKept(n) => write!(f, "{n} more problems not listed"),
         }
     }
 }
@@ -349,7 +374,7 @@ impl core::fmt::Debug for Warnings {
 }
 
 impl Warnings {
-    pub const CAPACITY: usize = 6;
+    pub const CAPACITY: usize = 8;
 
     #[inline]
     pub fn push(&mut self, w: Warning) {
@@ -362,6 +387,11 @@ impl Warnings {
     }
     pub fn len(&self) -> usize {
         self.len as usize + self.dropped as usize
+    }
+    /// How many warnings did not fit.
+    #[inline]
+    pub fn not_kept(&self) -> u16 {
+        self.dropped
     }
     #[inline]
     pub fn is_empty(&self) -> bool {

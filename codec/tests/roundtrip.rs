@@ -250,13 +250,15 @@ proptest! {
         prop_assert!(f.roce().is_none() && f.mac_control().is_some());
         let seen = walk(&f);
         let vals = |id: F| seen.iter().filter(|s| s.id == id).map(|s| s.num.unwrap()).collect::<Vec<_>>();
+        let texts = |id: F| seen.iter().filter(|s| s.id == id).map(|s| s.text.clone()).collect::<Vec<_>>();
         match repr {
             MacControlRepr::Pause { quanta } => {
-                prop_assert_eq!(vals(F::PfcClassEnable), Vec::<u64>::new());
+                prop_assert_eq!(texts(F::PfcClassEnable), Vec::<String>::new());
                 prop_assert_eq!(vals(F::PfcQuanta), vec![quanta as u64]);
             }
             MacControlRepr::Pfc { class_enable, quanta } => {
-                prop_assert_eq!(vals(F::PfcClassEnable), vec![class_enable as u64]);
+                // A bitmap: its two wire bytes in hex.
+                prop_assert_eq!(texts(F::PfcClassEnable), vec![format!("{class_enable:04x}")]);
                 prop_assert_eq!(vals(F::PfcQuanta), quanta.iter().map(|&q| q as u64).collect::<Vec<_>>());
             }
         }

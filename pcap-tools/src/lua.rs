@@ -267,7 +267,7 @@ fn cm(s: &mut String) {
 }
 
 /// The plugin's key for a fixed warning note; the match makes a new [`Note`] fail to compile
-/// here until the plugin knows it (and [`NOTES`] lists it).
+/// here until the plugin knows it (and [`Note::ALL`] lists it).
 fn note_key(n: Note) -> &'static str {
     match n {
         Note::SdrFragmentConflict => "sdr_fragment_conflict",
@@ -287,22 +287,6 @@ fn note_key(n: Note) -> &'static str {
     }
 }
 
-const NOTES: [Note; 14] = [
-    Note::SdrFragmentConflict,
-    Note::SdrVaMismatch,
-    Note::SdrCtrlFlags,
-    Note::SdrSackTrailingBits,
-    Note::FlorReserved,
-    Note::FlorWriteRnNotRetx,
-    Note::FlorAckLength,
-    Note::FlorAckBitmapBeyond,
-    Note::FlorAckQpnHigh,
-    Note::NetrtBthFlags,
-    Note::ErdStreamGap,
-    Note::ErdNackTooLong,
-    Note::DetectionAmbiguous,
-    Note::DcpUnconfirmed,
-];
 
 /// The layers extension warnings name, by the plugin's key.
 const EXT_LAYERS: [(&str, Layer); 8] = [
@@ -328,7 +312,7 @@ fn extensions(s: &mut String) {
     let layers: Vec<String> = EXT_LAYERS.iter().map(|(k, l)| format!("{k} = {}", lua_str(l.name()))).collect();
     writeln!(s, "local EXT_LAYER = {{{}}}", layers.join(", ")).unwrap();
     s.push_str("local NOTE = {\n");
-    for n in NOTES {
+    for n in Note::ALL {
         writeln!(s, "    {} = {},", note_key(n), lua_str(n.text())).unwrap();
     }
     s.push_str("}\n");
@@ -372,11 +356,11 @@ mod tests {
 
     #[test]
     fn every_note_has_a_key() {
-        let keys: std::collections::HashSet<&str> = NOTES.iter().map(|&n| note_key(n)).collect();
-        assert_eq!(keys.len(), NOTES.len());
+        let keys: std::collections::HashSet<&str> = Note::ALL.iter().map(|&n| note_key(n)).collect();
+        assert_eq!(keys.len(), Note::ALL.len());
         // The template raises every note the codec raises (SdrFragmentConflict: none; the
         // tracker reports a conflicting fragment as a Mismatch).
-        for n in NOTES.into_iter().filter(|&n| n != Note::SdrFragmentConflict) {
+        for n in Note::ALL.into_iter().filter(|&n| n != Note::SdrFragmentConflict) {
             assert!(TEMPLATE.contains(&format!("NOTE.{}", note_key(n))), "{} unused by the template", note_key(n));
         }
     }

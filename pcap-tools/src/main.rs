@@ -354,8 +354,12 @@ fn check(out: &mut impl Write, file: &str, mut decoder: Decoder) -> Result<u8, F
         roce += is_roce as u64;
         // Integrity failures only: unknown opcodes and the like are flagged by `decode`, not
         // failures (WIRE.md A.4), and bytes the capture did not keep are counted apart.
-        let problems: Vec<String> =
+        let mut problems: Vec<String> =
             frame.warnings.iter().filter(|w| w.is_integrity_failure()).map(|w| w.to_string()).collect();
+        if frame.icrc_status() == rocescope_codec::IcrcStatus::Bad && problems.iter().all(|p| !p.starts_with("ICRC")) {
+            // Its warning did not fit in the frame's list (`Warnings::CAPACITY`).
+            problems.push("ICRC mismatch".into());
+        }
         if is_roce && frame.truncated() {
             truncated += 1;
         }

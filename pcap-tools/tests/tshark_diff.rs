@@ -193,6 +193,17 @@ fn bytes_u32(_: &Row, v: &[&str]) -> Result<String, String> {
     u32::from_str_radix(s, 16).map(|v| v.to_string()).map_err(|e| e.to_string())
 }
 
+/// A 16-bit bitmap tshark prints as an integer (`0x00a5`): its two wire bytes in hex, as
+/// rocescope prints bitmaps (INTERFACES.md).
+fn bitmap_u16(_: &Row, v: &[&str]) -> Result<String, String> {
+    let s = single(v[0])?;
+    if s.is_empty() {
+        return Ok(String::new());
+    }
+    let n = parse_int(s)?;
+    u16::try_from(n).map(|n| format!("{n:04x}")).map_err(|e| format!("{s}: {e}"))
+}
+
 /// Bit `mask` of BTH byte 4, the first `infiniband.reserved`.
 fn byte4_bit(v: &str, mask: u8) -> Result<String, String> {
     let first = v.split(',').next().unwrap_or("");
@@ -441,7 +452,7 @@ const MAPPINGS: &[Mapping] = &[
         when: always,
     },
     // PFC and PAUSE (tshark's MAC Control dissector).
-    Mapping { ours: "rocescope.pfc.class_enable", theirs: &["macc.cbfc.enbv"], norm: int, when: always },
+    Mapping { ours: "rocescope.pfc.class_enable", theirs: &["macc.cbfc.enbv"], norm: bitmap_u16, when: always },
     Mapping {
         ours: "rocescope.pfc.quanta",
         theirs: &[

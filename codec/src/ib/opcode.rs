@@ -295,17 +295,22 @@ impl Opcode {
         }
     }
 
+    /// A CNP (0x80, 0x81): BTH and reserved bytes, no message.
+    fn is_cnp(self) -> bool {
+        self.transport() == Transport::Cnp
+    }
     /// SEND First/Middle/Last/Only with or without Immediate or Invalidate (any transport).
     pub fn is_send(self) -> bool {
-        matches!(self.op(), 0x00..=0x05 | 0x16 | 0x17) && self.info().is_some()
+        matches!(self.op(), 0x00..=0x05 | 0x16 | 0x17) && self.info().is_some() && !self.is_cnp()
     }
     /// RDMA WRITE First/Middle/Last/Only with or without Immediate.
     pub fn is_write(self) -> bool {
-        matches!(self.op(), 0x06..=0x0B) && self.info().is_some()
+        matches!(self.op(), 0x06..=0x0B) && self.info().is_some() && !self.is_cnp()
     }
-    /// Position of the packet in its message.
+    /// Position of the packet in its message; `None` for what carries no message (CNPs,
+    /// Acknowledges) and unknown opcodes.
     pub fn position(self) -> Option<Position> {
-        if self.info().is_none() {
+        if self.info().is_none() || self.is_cnp() || matches!(self.op(), 0x11 | 0x12) {
             return None;
         }
         Some(match self.op() {
@@ -416,6 +421,25 @@ const fn lookup(code: u8) -> Option<OpInfo> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn cnps_and_acknowledges_are_no_message_packets() {
+        for op in [0x80u8, 0x81] {
+            let o = Opcode(op);
+            assert!(!o.is_send() && !o.is_write() && o.position().is_none(), "{op:#x}");
+        }
+        for op in [0x11u8, 0x12, 0x51, 0x52] {
+            assert_eq!(Opcode(op).position(), None, "{op:#x}");
+        }
+        // WIRE.md A.4's names for the message opcodes.
+        assert!(Opcode(0x00).is_send() && Opcode(0x64).is_send() && Opcode(0xa4).is_send());
+        assert!(Opcode(0x2a).is_write() && !Opcode(0x2a).is_send());
+        assert_eq!(Opcode(0x00).position(), Some(Position::First));
+        assert_eq!(Opcode(0x41).position(), Some(Position::Middle));
+        assert_eq!(Opcode(0x16).position(), Some(Position::Last));
+        assert_eq!(Opcode(0x64).position(), Some(Position::Only));
+        assert_eq!(Opcode(0x10).position(), Some(Position::Only));
+    }
 
     #[test]
     fn table_matches_wire_md() {

@@ -158,12 +158,16 @@ impl<'a> RocePacket<'a> {
             }
         };
         if info.cnp {
-            if avail != CNP_RESERVED {
+            if avail < CNP_RESERVED {
                 warnings.push(Warning::LengthTooShort {
                     layer: Layer::Cnp,
                     claimed: avail as u32,
                     minimum: CNP_RESERVED as u32,
                 });
+            } else if avail > CNP_RESERVED {
+                // Bytes beyond the 16 reserved ones: a CNP carries no payload.
+                let extra = avail - CNP_RESERVED;
+                warnings.push(Warning::UnexpectedPayload { len: extra.min(u16::MAX as usize) as u16 });
             }
             p.hdr_end = (off + avail.min(CNP_RESERVED)) as u32;
             p.payload_len = (avail.saturating_sub(CNP_RESERVED)) as u32;
