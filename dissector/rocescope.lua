@@ -893,6 +893,16 @@ local function parse_packet(fr, off, wire_len, layout)
                 at = at + len
             end
         end
+        -- A header the capture cut is named (the headers after it are missing too).
+        if buflen < at then
+            for _, h in ipairs(info.hdrs) do
+                local o, hd = p.present[h[1]], HDR[h[1]]
+                if o and o + hd.len > buflen then
+                    warn(fr, W.truncated(hd.layer, hd.len, math.max(buflen - o, 0)))
+                    break
+                end
+            end
+        end
     end
     local avail = math.max(body_end - at, 0)
     local pad = band(rshift(u8(s, off + 1), 4), 3)

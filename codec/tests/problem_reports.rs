@@ -95,3 +95,23 @@ fn warning_texts_hold_no_commas() {
         assert!(!u.text().contains(','), "{}", u.text());
     }
 }
+
+#[test]
+fn a_header_the_snaplen_cuts_is_named() {
+    use rocescope_codec::ib::RethRepr;
+    let net = NetRepr::ipv4([10, 0, 0, 1], [10, 0, 0, 2]);
+    let mut w = RoceRepr::new(0x0a, 0x12, 5).with_payload(&[7; 200]); // WRITE Only: BTH · RETH
+    w.reth = Some(RethRepr { va: 0x1000, r_key: 0x55, dma_len: 200 });
+    let frame = FrameRepr::new(net, w).to_vec();
+    // Ethernet 14 + IPv4 20 + UDP 8 + BTH 12 = 54: keep 10 of the RETH's 16 bytes.
+    let f = Frame::parse(LinkType::Ethernet, &frame[..64], frame.len(), &std_opts());
+    assert_eq!(warnings(&f), vec![Warning::Truncated { layer: Layer::Reth, need: 16, have: 10 }]);
+    assert!(f.truncated());
+    let mut reth_fields = 0;
+    f.visit(|id, _, _| reth_fields += id.name().starts_with("rocescope.reth.") as u32);
+    assert_eq!(reth_fields, 0);
+    // Cut inside the payload: the headers are whole, nothing is named.
+    let f = Frame::parse(LinkType::Ethernet, &frame[..100], frame.len(), &std_opts());
+    assert_eq!(warnings(&f), vec![]);
+    assert!(f.truncated());
+}

@@ -13,7 +13,7 @@
 //!   frames built here with `rocescope_codec::build` (RoCEv1, unknown and vendor opcodes, CNP
 //!   0x80, bad ICRC, bad IPv4 checksum, IPv4 options and fragments, IP/UDP length disagreements,
 //!   packets too short for their headers, TVer, PadCnt and AETH oddities, 3 VLAN tags, TCP, CM
-//!   MADs that do not decode, more than six warnings); all of these cut by a snaplen at many
+//!   MADs that do not decode, seven warnings at once); all of these cut by a snaplen at many
 //!   lengths (`CaptureWriter::write_truncated`); and the Linux cooked v1 / v2 and raw IP link
 //!   types (classic pcap files written here).
 //! - Every extension profile (dcp sdr flor netrt erd) and `auto`, every field of the registry:
@@ -591,8 +591,8 @@ fn odd_frames() -> Vec<(&'static str, Vec<u8>)> {
         f[14..16].copy_from_slice(&0x0002u16.to_be_bytes());
         v.push(("MAC control opcode 2", f));
     }
-    // More than six warnings: CNP 0x80 with TVer, pad, short reserved bytes, wrong IP/UDP
-    // lengths and a wrong IPv4 checksum.
+    // Seven warnings at once: CNP 0x80 with TVer, pad, short reserved bytes, wrong IP/UDP
+    // lengths, a wrong IPv4 checksum and so a wrong ICRC.
     {
         let mut r = RoceRepr::new(0x80, 7, 0);
         r.bth.tver = 2;
@@ -602,7 +602,7 @@ fn odd_frames() -> Vec<(&'static str, Vec<u8>)> {
         let l = get_u16(&f, 38);
         set_u16(&mut f, 38, l + 4);
         f[24] ^= 1;
-        v.push(("eight problems", f));
+        v.push(("seven problems", f));
     }
     v
 }

@@ -147,6 +147,16 @@ impl<'a> RocePacket<'a> {
                 off += h.len();
             }
         }
+        // A header the capture cut (the snaplen) is named, as the layers before the BTH are;
+        // the headers after it are missing too.
+        if buf.len() < off {
+            if let Some(i) = info {
+                if let Some(h) = p.present.iter().find(|&h| i.offsets[h as usize] as usize + h.len() > buf.len()) {
+                    let have = buf.len().saturating_sub(i.offsets[h as usize] as usize);
+                    warnings.push(Warning::Truncated { layer: h.layer(), need: h.len() as u16, have: have as u16 });
+                }
+            }
+        }
         let avail = body_end.saturating_sub(off);
         let pad = bth.pad_cnt() as usize;
         let info = match info {
