@@ -712,6 +712,13 @@ function W.truncated(layer, need, have)
     return sfmt("truncated in %s: %d of %d bytes captured", layer, u16c(have), u16c(need))
 end
 function W.beyond_frame(layer, claimed, available)
+    if layer == LAYER.ipv4 then
+        return sfmt("IPv4 total length %d exceeds the %d bytes in the frame", claimed, available)
+    elseif layer == LAYER.ipv6 then
+        return sfmt("IPv6 packet length %d exceeds the %d bytes in the frame", claimed, available)
+    elseif layer == LAYER.grh then
+        return sfmt("GRH PayLen %d exceeds the %d bytes after the GRH", claimed, available)
+    end
     return sfmt("%s length %d exceeds the %d bytes in the frame", layer, claimed, available)
 end
 function W.too_short(layer, claimed, minimum)

@@ -304,11 +304,14 @@ impl fmt::Display for Warning {
             Truncated { layer, need, have } => {
                 write!(f, "truncated in {}: {have} of {need} bytes captured", layer.name())
             }
-            LengthBeyondFrame { layer, claimed, available } => write!(
-                f,
-                "{} length {claimed} exceeds the {available} bytes in the frame",
-                layer.name()
-            ),
+            LengthBeyondFrame { layer, claimed, available } => match layer {
+                // Name the length field: IPv4's total length, IPv6's header + payload length,
+                // the GRH's PayLen (which counts the bytes after the GRH).
+                Layer::Ipv4 => write!(f, "IPv4 total length {claimed} exceeds the {available} bytes in the frame"),
+                Layer::Ipv6 => write!(f, "IPv6 packet length {claimed} exceeds the {available} bytes in the frame"),
+                Layer::Grh => write!(f, "GRH PayLen {claimed} exceeds the {available} bytes after the GRH"),
+                _ => write!(f, "{} length {claimed} exceeds the {available} bytes in the frame", layer.name()),
+            },
             LengthTooShort { layer, claimed, minimum } => {
                 write!(f, "{} length {claimed} is below the minimum {minimum}", layer.name())
             }

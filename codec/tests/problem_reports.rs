@@ -115,3 +115,15 @@ fn a_header_the_snaplen_cuts_is_named() {
     assert_eq!(warnings(&f), vec![]);
     assert!(f.truncated());
 }
+
+#[test]
+fn a_length_beyond_the_frame_names_its_field() {
+    let net = NetRepr::ipv4([10, 0, 0, 1], [10, 0, 0, 2]);
+    let mut f = FrameRepr::new(net, RoceRepr::new(0x04, 0x12, 1).with_payload(&[1, 2, 3, 4])).to_vec();
+    let total = u16::from_be_bytes([f[16], f[17]]);
+    f[16..18].copy_from_slice(&(total + 100).to_be_bytes());
+    let fr = Frame::parse(LinkType::Ethernet, &f, f.len(), &DecodeOptions { verify: false, ..Default::default() });
+    let w = warnings(&fr);
+    assert_eq!(w[0], Warning::LengthBeyondFrame { layer: Layer::Ipv4, claimed: total as u32 + 100, available: total as u32 });
+    assert_eq!(w[0].to_string(), format!("IPv4 total length {} exceeds the {} bytes in the frame", total + 100, total));
+}
