@@ -450,9 +450,12 @@ end
 -- Adds a warning; fr.nwarn counts them all, listed or not (Warnings::len).
 local function warn(fr, text)
     fr.nwarn = fr.nwarn + 1
+    if text:sub(1, 13) == "truncated in " then fr.ncut = fr.ncut + 1 end
     if #fr.warnings < MAX_WARNINGS then fr.warnings[#fr.warnings + 1] = text end
 end
 local function ext_warn(fr, layer, what) warn(fr, ext_text(layer, what)) end
+-- Warnings::problem_count: those about the packet, not about the capture ("truncated in").
+local function problems(fr) return fr.nwarn - fr.ncut end
 
 local function short(fr, layer, need, have)
     fr.truncated = true
@@ -710,7 +713,8 @@ EXTENSIONS.netrt = {
         end
         local at, cap = payload_span(p)
         if cap == 0 then
-            ext_warn(fr, "netrt", X.short(0, 4))
+            -- No body on the wire is a short message; one the snaplen cut, the frame says so.
+            if p.payload_len == 0 then ext_warn(fr, "netrt", X.short(0, 4)) end
             return nil
         end
         local ty = u8(s, at)
@@ -1310,7 +1314,7 @@ end
 -- `profile` the profile to decode RoCE with (std dcp sdr flor netrt erd), `memo` a table shared
 -- by the decodes of one frame (or nil).
 local function decode(link, s, wire_len, profile, memo)
-    local fr = {link = link, s = s, caplen = #s, wire_len = math.max(wire_len, #s), warnings = {}, nwarn = 0,
+    local fr = {link = link, s = s, caplen = #s, wire_len = math.max(wire_len, #s), warnings = {}, nwarn = 0, ncut = 0,
         truncated = false, profile = "std", decode_profile = profile or "std", memo = memo or {}}
     local ethertype, l3 = parse_link(fr)
     if not ethertype then
@@ -1674,7 +1678,7 @@ local function try_rule(st, rule, std, link, s, wire_len, memo, state)
     if rule == "netrt" then
         if op ~= params.netrt_opcode then return nil end
         local f = decode(link, s, wire_len, "netrt", memo)
-        return (f.ext and f.ext.kind and f.nwarn == 0) and f or nil
+        return (f.ext and f.ext.kind and problems(f) == 0) and f or nil
     elseif rule == "dcp" then
         if std.net.kind == "grh" or state.dcp_refuted then return nil end
         local tag = dcp_tag(ctx_tos(std), params.dcp_tag_shift)
@@ -1687,11 +1691,11 @@ local function try_rule(st, rule, std, link, s, wire_len, memo, state)
         local r = f.roce
         if not r then return nil end
         if tag == 3 then
-            local ho = r.wire_len == 15 and f.nwarn == 0
+            local ho = r.wire_len == 15 and problems(f) == 0
             state.dcp_refuted = state.dcp_refuted or not ho
             return ho and f or nil
         end
-        if f.nwarn > std.nwarn then
+        if problems(f) > problems(std) then
             -- The DCP layout does not even parse: ordinary traffic with this DSCP.
             state.dcp_refuted = true
             return nil
@@ -1721,7 +1725,7 @@ local function try_rule(st, rule, std, link, s, wire_len, memo, state)
             or ((op == 0x24 or op == 0x64) and cap >= 2 and u8(s, at) == 0x53 and u8(s, at + 1) == 1)
         if not candidate then return nil end
         local f = decode(link, s, wire_len, "sdr", memo)
-        if f.nwarn > std.nwarn or not f.ext then return nil end
+        if problems(f) > problems(std) or not f.ext then return nil end
         if f.ext.ctrl then return f end
         local reth = hdr_at(f.roce, "reth")
         if not reth then return nil end
@@ -1745,14 +1749,14 @@ local function try_rule(st, rule, std, link, s, wire_len, memo, state)
         end
         if not candidate then return nil end
         local f = decode(link, s, wire_len, "flor", memo)
-        return (f.ext and f.nwarn <= std.nwarn) and f or nil
+        return (f.ext and problems(f) <= problems(std)) and f or nil
     elseif rule == "erd" then
         -- erd::detect on the standard reading.
         if not erd_applies(s, roce) or roce.payload_len < 12 then return nil end
         local at, cap = payload_span(roce)
         if cap < 12 or u16(s, at + 4) ~= roce.payload_len - 12 then return nil end
         local f = decode(link, s, wire_len, "erd", memo)
-        return (f.ext and f.nwarn <= std.nwarn) and f or nil
+        return (f.ext and problems(f) <= problems(std)) and f or nil
     end
     return nil
 end

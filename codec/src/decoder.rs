@@ -383,7 +383,7 @@ impl Decoder {
                 }
                 let f = self.redecode(*std, link, orig_len, p);
                 let ok = matches!(f.ext(), Ext::Netrt(netrt::Netrt::Request { .. } | netrt::Netrt::Unfulfilled { .. }));
-                (ok && f.warnings.is_empty()).then_some(f)
+                (ok && f.warnings.problem_count() == 0).then_some(f)
             }
             Profile::Dcp => {
                 if std.is_rocev1() || state.dcp_refuted {
@@ -402,11 +402,11 @@ impl Decoder {
                 let f = self.redecode(*std, link, orig_len, p);
                 let r = f.roce()?;
                 if tag == dcp::TAG_HO {
-                    let ho = r.wire_len() == 15 && f.warnings.is_empty();
+                    let ho = r.wire_len() == 15 && f.warnings.problem_count() == 0;
                     state.dcp_refuted |= !ho;
                     return ho.then_some(f);
                 }
-                if f.warnings.len() > std.warnings.len() {
+                if f.warnings.problem_count() > std.warnings.problem_count() {
                     // The DCP layout does not even parse: ordinary traffic with this DSCP.
                     state.dcp_refuted = true;
                     return None;
@@ -440,7 +440,7 @@ impl Decoder {
                     return None;
                 }
                 let f = self.redecode(*std, link, orig_len, p);
-                if f.warnings.len() > std.warnings.len() {
+                if f.warnings.problem_count() > std.warnings.problem_count() {
                     return None;
                 }
                 match f.ext() {
@@ -471,14 +471,14 @@ impl Decoder {
                     return None;
                 }
                 let f = self.redecode(*std, link, orig_len, p);
-                (matches!(f.ext(), Ext::Flor(_)) && f.warnings.len() <= std.warnings.len()).then_some(f)
+                (matches!(f.ext(), Ext::Flor(_)) && f.warnings.problem_count() <= std.warnings.problem_count()).then_some(f)
             }
             Profile::Erd => {
                 if !erd::detect(roce) {
                     return None;
                 }
                 let f = self.redecode(*std, link, orig_len, p);
-                (matches!(f.ext(), Ext::Erd(_)) && f.warnings.len() <= std.warnings.len()).then_some(f)
+                (matches!(f.ext(), Ext::Erd(_)) && f.warnings.problem_count() <= std.warnings.problem_count()).then_some(f)
             }
             _ => None,
         }

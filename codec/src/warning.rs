@@ -360,13 +360,15 @@ impl fmt::Display for Warning {
 pub struct Warnings {
     items: [core::mem::MaybeUninit<Warning>; Warnings::CAPACITY],
     len: u8,
+    /// `Truncated` warnings pushed, kept or not.
+    cut: u8,
     dropped: u16,
 }
 
 impl Default for Warnings {
     #[inline]
     fn default() -> Self {
-        Warnings { items: [core::mem::MaybeUninit::uninit(); Warnings::CAPACITY], len: 0, dropped: 0 }
+        Warnings { items: [core::mem::MaybeUninit::uninit(); Warnings::CAPACITY], len: 0, cut: 0, dropped: 0 }
     }
 }
 
@@ -381,6 +383,9 @@ impl Warnings {
 
     #[inline]
     pub fn push(&mut self, w: Warning) {
+        if let Warning::Truncated { .. } = w {
+            self.cut = self.cut.saturating_add(1);
+        }
         if (self.len as usize) < Self::CAPACITY {
             self.items[self.len as usize] = core::mem::MaybeUninit::new(w);
             self.len += 1;
@@ -396,6 +401,12 @@ impl Warnings {
     pub fn not_kept(&self) -> u16 {
         self.dropped
     }
+    /// How many warnings speak of the packet rather than of the capture: all but `Truncated`
+    /// (which only says the snaplen cut it), counting those not kept. Detection compares these
+    /// so that a cut packet is judged by what was captured of it.
+    pub fn problem_count(&self) -> usize {
+        self.len() - self.cut as usize
+    }
     #[inline]
     pub fn is_empty(&self) -> bool {
         self.len == 0
@@ -404,6 +415,12 @@ impl Warnings {
     pub fn iter(&self) -> impl Iterator<Item = &Warning> {
         // SAFETY: `push` initialised every slot below `len`, and slots are never cleared.
         self.items[..self.len as usize].iter().map(|w| unsafe { w.assume_init_ref() })
+    }
+    /// What a frame shows: the kept warnings, then `NotKept(n)` when `n` did not fit.
+    #[inline]
+    pub fn listed(&self) -> impl Iterator<Item = Warning> + '_ {
+        let more = (self.dropped > 0).then_some(Warning::NotKept(self.dropped));
+        self.iter().copied().chain(more)
     }
     pub fn contains(&self, pred: impl Fn(&Warning) -> bool) -> bool {
         self.iter().any(pred)

@@ -347,7 +347,12 @@ fn check(out: &mut impl Write, file: &str, mut decoder: Decoder) -> Result<u8, F
         progress.tick(rec.number, rec.offset);
         let Some(lt) = rocescope::link_type(rec.linktype) else { continue };
         let frame = decoder.decode(lt, rec.data, rec.orig_len as usize).frame;
-        if frame.roce().is_none() && frame.warnings.is_empty() {
+        // RoCE only: a RoCE packet, or a frame to UDP 4791 or a GRH too broken to hold one.
+        // Other traffic is not ours to judge (a host capture's IPv4 checksums are often left
+        // to the NIC).
+        let port = rocescope_codec::frame::ROCEV2_PORT;
+        let rocev2 = frame.udp_ports().is_some_and(|(s, d)| s == port || d == port);
+        if frame.roce().is_none() && !rocev2 && !frame.is_rocev1() {
             continue;
         }
         let is_roce = frame.roce().is_some();

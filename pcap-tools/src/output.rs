@@ -151,7 +151,7 @@ pub fn write_summary(out: &mut impl Write, rec: &Record<'_>, d: &Decoded<'_, '_>
     if d.profile() != rocescope_codec::Profile::Std {
         write!(info, " <{}>", d.profile().name()).unwrap();
     }
-    for w in frame.warnings.iter().chain(d.extra.detection.iter()) {
+    for w in frame.warnings.listed().chain(d.extra.detection.iter().copied()) {
         write!(info, " [{w}]").unwrap();
     }
     writeln!(out, "{:>6} {t} {src} → {dst} {info}", rec.number)

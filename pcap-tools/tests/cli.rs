@@ -183,10 +183,17 @@ fn check_reports_bad_packets_by_frame_number() {
         w.write(0, 2, &FrameRepr::new(net, r).to_vec()).unwrap();
     }
     w.write_truncated(0, 3, &sample_frames()[3].0, 60).unwrap();
+    // Not RoCE (UDP 1234 both ways) with a wrong IPv4 checksum, as host captures of offloaded
+    // traffic have: not check's to judge.
+    let mut other = FrameRepr::new(net, RoceRepr::new(0x04, 0x123, 13).with_payload(&[5; 4])).to_vec();
+    other[34..38].copy_from_slice(&[0x04, 0xd2, 0x04, 0xd2]);
+    other[24] ^= 0xff;
+    w.write(0, 4, &other).unwrap();
     drop(w);
     let flagged = run(&["decode", "--profile", "std", "--format", "fields", "-e", "rocescope.warning", "-e", "rocescope.truncated", good.to_str().unwrap()]);
     let lines: Vec<String> = stdout(&flagged).lines().skip(2).map(String::from).collect();
-    assert_eq!(lines.len(), 4, "{lines:?}");
+    assert_eq!(lines.len(), 5, "{lines:?}");
+    assert!(lines[4].starts_with("IPv4 header checksum"), "{lines:?}");
     assert!(lines[..3].iter().all(|l| !l.starts_with('\t') && l.ends_with("\t0")), "{lines:?}");
     assert_eq!(lines[3], "\t1");
     let o = run(&["check", "--profile", "std", good.to_str().unwrap()]);

@@ -94,3 +94,48 @@ fn an_explicit_profile_decodes_what_it_does_not_apply_to_as_std_without_warnings
         }
     }
 }
+
+/// A capture cut by a snaplen (`tcpdump -s N`, `editcap -s N`) is judged by what was captured:
+/// a header the snaplen cuts is named in a `Truncated` warning, which says nothing against the
+/// packet, so detection still works on what is left, and `check` finds nothing bad in a
+/// capture that is clean on the wire. No cut packet gets a profile its whole version does not.
+#[test]
+fn a_snaplen_cut_capture_is_detected_and_checked_like_the_whole_one() {
+    use rocescope::capture::CaptureWriter;
+    let mix = extension_mix();
+    let dir = std::env::temp_dir().join(format!("rocescope-ext-cut-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let run = |args: &[&str], path: &std::path::Path| {
+        Command::new(env!("CARGO_BIN_EXE_rocescope")).args(args).arg(path).output().unwrap()
+    };
+    let labels = |path: &std::path::Path| -> Vec<String> {
+        let o = run(&["decode", "--format", "fields", "-e", "rocescope.profile"], path);
+        String::from_utf8(o.stdout).unwrap().lines().map(String::from).collect()
+    };
+    let whole = labels(&fixture());
+    for snaplen in [54usize, 58, 60, 64, 70, 76, 90, 128] {
+        let path = dir.join(format!("cut{snaplen}.pcapng"));
+        let mut w = CaptureWriter::new(std::fs::File::create(&path).unwrap(), &["cut"]).unwrap();
+        for (i, f) in mix.iter().enumerate() {
+            w.write_truncated(0, 1_700_000_000_000_000_000 + i as u64 * 1000, &f.bytes, snaplen).unwrap();
+        }
+        drop(w);
+        let o = run(&["check"], &path);
+        assert_eq!(o.status.code(), Some(0), "snaplen {snaplen}: {}", String::from_utf8_lossy(&o.stdout));
+        // A NetRT message whose body the snaplen removed is cut, not short: under an explicit
+        // profile the cut capture has no bad packet the whole one does not have.
+        let bad = |path: &std::path::Path| String::from_utf8(run(&["check", "--profile", "netrt"], path).stdout).unwrap();
+        let (cut_bad, whole_bad) = (bad(&path), bad(&fixture()));
+        assert!(cut_bad.lines().all(|l| whole_bad.contains(l)), "netrt, snaplen {snaplen}: {cut_bad} vs {whole_bad}");
+        let cut = labels(&path);
+        assert_eq!(cut.len(), whole.len());
+        for (i, (c, w)) in cut.iter().zip(&whole).enumerate() {
+            assert!(c == w || c.is_empty() || c == "std", "snaplen {snaplen}, frame {}: {c} where the whole capture says {w} ({})", i + 1, mix[i].desc);
+        }
+    }
+    // The DCP header-only packet, whose flow a WRITE cut inside its headers precedes, stays dcp
+    // (it used to lose its flow's detection to the cut WRITE's warning).
+    let ho = mix.iter().position(|f| f.desc.contains("header-only")).expect("a header-only packet");
+    let path = dir.join("cut70.pcapng");
+    assert_eq!(labels(&path)[ho], "dcp", "{}", mix[ho].desc);
+}

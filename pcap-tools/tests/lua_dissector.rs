@@ -38,9 +38,8 @@
 //!   points at an empty directory so personal preferences cannot change the result.
 //!
 //! Differences deliberately accepted: none on these captures. Not covered, by design: frames of
-//! link types rocescope does not decode (802.11, …): `rocescope decode` gives them a
-//! "truncated in link header: 0 of 1 bytes captured" warning (it decodes them as empty raw IP),
-//! the plugin leaves them alone. RoCE inside a tunnel (VXLAN here) is decoded by neither; the
+//! link types rocescope does not decode (802.11, …): `rocescope decode` lists them without
+//! decoding them, the plugin leaves them alone. RoCE inside a tunnel (VXLAN here) is decoded by neither; the
 //! plugin hands it to Wireshark's infiniband dissector (checked below). `--map` has no
 //! preference (INTERFACES.md names none). See `dissector/README.md`.
 //!
@@ -1142,6 +1141,15 @@ fn flor_frames(v: &mut Vec<(String, Vec<u8>)>) {
     let a = ack(0xa000_0000, 2, &[0, 0xc00], 0x400);
     v.push(("Flor ACK of 30 bytes".into(), roce(net4(6, 5, 0x68), ud_send(0x402, 1, &a[..30]))));
     v.push(("Flor ACK to QP1 (a CM MAD)".into(), ud_qp1(&cm_mad(CmMsg::Req))));
+    // Nine problems under flor, more than a frame keeps (`Warnings::CAPACITY`): the last warning
+    // counts the rest. IPv4 checksum and total length, IP/UDP lengths, TVer and five in the
+    // Flor header (laid out by hand).
+    let nine = "02000000000202000000000108004500007e000000004011666c0a0000010a00000203e812b7003b0000\
+                0401ffff000001000000000101033f0100000007000000000000000900000005000003e70000000000\
+                00000000000000";
+    let nine: Vec<u8> = (0..nine.len()).step_by(2).map(|i| u8::from_str_radix(&nine[i..i + 2], 16).unwrap()).collect();
+    assert_eq!(nine.len(), 90);
+    v.push(("Flor SEND with nine problems".into(), nine));
 }
 
 /// ERD: EETHs on every carrying opcode, wrong S_Len, payloads too short, UD to QP1.

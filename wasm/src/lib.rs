@@ -236,7 +236,7 @@ pub fn inspect(bytes: &[u8], options_json: &str) -> Inspection {
             protocol: protocol(&d),
             summary: output::summary_info(&d),
             profile: (roce.is_some() || d.nacks.is_some()).then(|| d.profile().name()),
-            warnings: frame.warnings.iter().chain(d.extra.detection.iter()).map(|w| w.to_string()).collect(),
+            warnings: frame.warnings.listed().chain(d.extra.detection.iter().copied()).map(|w| w.to_string()).collect(),
             fields,
         };
         out.frames.push(FrameInfo { data_offset: reader.data_offset(), ..info });

@@ -60,7 +60,10 @@ impl Netrt {
         let body_len = p.payload_len();
         let body = p.payload();
         let Some(&ty) = body.first() else {
-            warn(warnings, ExtProblem::Short { got: 0, want: UNFULFILLED_LEN as u32 });
+            // No body on the wire is a short message; one the snaplen cut, the frame says so.
+            if body_len == 0 {
+                warn(warnings, ExtProblem::Short { got: 0, want: UNFULFILLED_LEN as u32 });
+            }
             return None;
         };
         let want = match ty {
