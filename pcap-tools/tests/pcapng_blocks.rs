@@ -2,7 +2,8 @@
 //! specification (draft-ietf-opsawg-pcapng): the Simple Packet Block (its data padded to 32 bits
 //! and cut by the interface's snaplen, §4.4), the obsolete Packet Block (type 2, timestamp high
 //! word then low word), and the interface's `if_tsresol` (option 9) and `if_tsoffset` (option 14,
-//! seconds added to every timestamp). Each file is read by `rocescope decode` and by tshark
+//! seconds added to every timestamp), and a file of two sections in opposite byte orders (as
+//! `cat big.pcapng little.pcapng` makes). Each file is read by `rocescope decode` and by tshark
 //! (the oracle), and both must print the same frame lengths and times; the expected values are
 //! also written out.
 
@@ -193,5 +194,15 @@ fn interface_time_resolution_and_offset_apply_to_every_packet() {
         // Binary resolution 2^-10 s: 1024 units are one second.
         let file = [shb(big), idb(big, 0, &[(9, vec![0x8a])]), epb(big, 1_700_000_000 * 1024 + 512, &frame(66))].concat();
         check("tsresol2.pcapng", file, &["1\t66\t66\t1700000000.500000000"]);
+    }
+}
+
+#[test]
+fn a_new_section_may_change_the_byte_order() {
+    let ts = 1_700_000_000_000_000u64;
+    for first_big in [true, false] {
+        let (a, b) = (first_big, !first_big);
+        let file = [shb(a), idb(a, 0, &[]), epb(a, ts, &frame(66)), shb(b), idb(b, 0, &[]), epb(b, ts + 2, &frame(98))].concat();
+        check("sections.pcapng", file, &["1\t66\t66\t1700000000.000000000", "2\t98\t98\t1700000000.000002000"]);
     }
 }

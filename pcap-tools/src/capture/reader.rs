@@ -186,8 +186,12 @@ impl<R: Read> CaptureReader<R> {
         if b.len() < 12 {
             return Ok(12);
         }
+        // A Section Header Block says its own byte order (a new section may change it); any
+        // other block is in its section's.
         let big = match &self.format {
-            Format::PcapNg { parser, .. } => parser.section().endianness == pcap_file::Endianness::Big,
+            Format::PcapNg { parser, .. } if b[..4] != [0x0a, 0x0d, 0x0d, 0x0a] => {
+                parser.section().endianness == pcap_file::Endianness::Big
+            }
             _ => b[8..12] == [0x1a, 0x2b, 0x3c, 0x4d],
         };
         let len = if big {
