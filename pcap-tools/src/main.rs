@@ -361,7 +361,8 @@ fn check(out: &mut impl Write, file: &str, mut decoder: Decoder) -> Result<u8, F
         // failures (WIRE.md A.4), and bytes the capture did not keep are counted apart.
         let mut problems: Vec<String> =
             frame.warnings.iter().filter(|w| w.is_integrity_failure()).map(|w| w.to_string()).collect();
-        if frame.icrc_status() == rocescope_codec::IcrcStatus::Bad && problems.iter().all(|p| !p.starts_with("ICRC")) {
+        let icrc_listed = frame.warnings.iter().any(|w| matches!(w, rocescope_codec::Warning::IcrcMismatch { .. }));
+        if frame.icrc_status() == rocescope_codec::IcrcStatus::Bad && !icrc_listed {
             // Its warning did not fit in the frame's list (`Warnings::CAPACITY`).
             problems.push("ICRC mismatch".into());
         }

@@ -98,6 +98,11 @@ fn describe(e: &PcapError) -> String {
     }
 }
 
+/// The interface a packet block names, which an Interface Description Block must have described.
+fn described(ifaces: &[Iface], id: u32, offset: u64) -> Result<Iface, CaptureError> {
+    ifaces.get(id as usize).copied().ok_or_else(|| err(offset, describe(&PcapError::InvalidInterfaceId(id))))
+}
+
 impl<R: Read> CaptureReader<R> {
     /// Reads the file header; fails on anything that is not pcap or pcapng.
     pub fn new(src: R) -> Result<Self, CaptureError> {
@@ -288,9 +293,7 @@ impl<R: Read> CaptureReader<R> {
                             None
                         }
                         Block::EnhancedPacket(epb) => {
-                            let iface = ifaces.get(epb.interface_id as usize).copied().ok_or_else(|| {
-                                err(offset, format!("packet names interface {}, which was never described", epb.interface_id))
-                            })?;
+                            let iface = described(ifaces, epb.interface_id, offset)?;
                             let ts = iface.ts_ns(epb.timestamp.as_nanos() as u64);
                             let d = &epb.data;
                             Some((iface.linktype, ts, epb.original_len, d.as_ptr() as usize - base_ptr, d.len(), epb.interface_id))
@@ -298,9 +301,7 @@ impl<R: Read> CaptureReader<R> {
                         // The obsolete Packet Block (type 2), as old captures have it.
                         Block::Packet(pb) => {
                             let id = pb.interface_id as u32;
-                            let iface = ifaces.get(id as usize).copied().ok_or_else(|| {
-                                err(offset, format!("packet names interface {id}, which was never described"))
-                            })?;
+                            let iface = described(ifaces, id, offset)?;
                             // pcap-file reads the timestamp as one 64-bit word; on the wire it is
                             // the high 32 bits then the low 32 bits, each in the section's order.
                             let raw = if big { pb.timestamp } else { pb.timestamp.rotate_left(32) };
