@@ -1,6 +1,6 @@
 -- dissector/template.lua: the hand-written part of dissector/rocescope.lua.
 --
--- `rocescope dissector` (pcap-tools/src/lua.rs) prepends the generated tables this file uses:
+-- `rocescope dissector` (dissector/src/lib.rs) prepends the generated tables this file uses:
 --   F, FIELD_LIST, FIELD_KIND, FIELD_PROFILE, REPEATED, ENUM_VALUES  the field registry
 --   PROFILE_CHOICES, PARAM_DEFAULTS                                  profiles, parameters
 --   HDR, OPCODES                                                     headers, opcode tables

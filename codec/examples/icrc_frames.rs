@@ -6,7 +6,7 @@
 //! Every opcode of the table but 0x80 is used in turn, over IPv4 or IPv6 with 0-2 VLAN tags, random header
 //! values (reserved bits included where the builder keeps them), payloads of 0-64 bytes (now and
 //! then up to 1024) with their pad, with and without a UDP checksum and minimum-size padding.
-//! The same seed gives the same frames. `pcap-tools/tests/icrc_scapy.rs` includes this file as a
+//! The same seed gives the same frames. `pcap-tools/cli/tests/icrc_scapy.rs` includes this file as a
 //! module to generate the same frames without running cargo.
 
 use rocescope_codec::build::{FrameRepr, NetRepr, RoceRepr};

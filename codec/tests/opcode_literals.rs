@@ -1,6 +1,6 @@
 //! Opcodes tshark 4.0 cannot confirm (WIRE.md A.4: CNP, XRC, RD, FLUSH, ATOMIC WRITE) and IRN's
 //! selective NAK (A.3), decoded from HAND-WRITTEN bytes taken from WIRE.md's tables, never from
-//! the builders, with every field rocescope prints asserted. (`pcap-tools/tests/tshark_diff.rs`
+//! the builders, with every field rocescope prints asserted. (`pcap-tools/cli/tests/tshark_diff.rs`
 //! covers what tshark decodes.)
 //!
 //! - [`literal_frames_decode_to_the_spec_values`]: whole frames written out byte by byte, one

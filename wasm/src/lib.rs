@@ -1,10 +1,10 @@
 //! rocescope in the browser: the wasm-bindgen surface of the static inspector page (`wasm/www`).
 //!
-//! All the work is Rust and is the command line's: [`rocescope::capture::CaptureReader`] reads
+//! All the work is Rust and is the command line's: [`rocescope_analysis::capture::CaptureReader`] reads
 //! the capture, [`rocescope_codec::decoder::Decoder`] decodes it (per-flow profile detection,
 //! `--map`, every parameter), [`Decoded::visit`] yields every field with its byte range, values
 //! are printed by [`Value`]'s `Display` exactly as `rocescope decode --format fields` prints
-//! them, and the summary line is [`rocescope::output::summary_info`]. JavaScript only lays the
+//! them, and the summary line is [`rocescope_analysis::output::summary_info`]. JavaScript only lays the
 //! answer out.
 //!
 //! The same functions are plain Rust on a native target, so `cargo test` checks them against the
@@ -14,14 +14,14 @@
 //! - [`fields_registry`]`() -> String`: every field name, its type, description and values.
 //! - [`version`]`() -> String`.
 
-use std::collections::HashMap;
-use std::fmt::Write as _;
-use std::net::IpAddr;
+use std::ops::ControlFlow;
 
-use rocescope::capture::CaptureReader;
-use rocescope::output::{self, Meta};
-use rocescope_codec::decoder::{Decoded, Decoder, Extra, ProfileChoice};
-use rocescope_codec::{FieldType, Frame, LinkType, Profile, Value, FIELDS};
+use rocescope_analysis::capture::{CaptureError, CaptureReader};
+use rocescope_analysis::flows::FlowTable;
+use rocescope_analysis::output::{self, Meta};
+use rocescope_analysis::session::Session;
+use rocescope_codec::decoder::{Decoder, ProfileChoice};
+use rocescope_codec::{Profile, Value, FIELDS};
 use serde::Serialize;
 use wasm_bindgen::prelude::*;
 
@@ -91,8 +91,8 @@ pub struct FieldInfo {
     pub end: usize,
 }
 
-/// One direction of one QP between two addresses, as `rocescope flows` and the timeline count
-/// them (`id` is the timeline's `SRC>DST/DESTQP`).
+/// One direction of one QP between two addresses: an entry of
+/// [`rocescope_analysis::flows::FlowTable`] (`id` is `SRC>DST/DESTQP`).
 #[derive(Serialize, Debug)]
 pub struct FlowInfo {
     pub id: String,
@@ -153,13 +153,7 @@ pub fn fields_registry() -> String {
         .iter()
         .map(|f| Def {
             name: f.name,
-            ty: match f.ty {
-                FieldType::UInt(n) => format!("uint{n}"),
-                FieldType::Bool => "bool".into(),
-                FieldType::Bytes => "bytes".into(),
-                FieldType::Enum => "enum".into(),
-                FieldType::Text => "text".into(),
-            },
+            ty: output::type_name(f.ty),
             desc: f.desc,
             values: f.values,
             repeated: f.repeated,
@@ -185,32 +179,20 @@ pub fn inspect(bytes: &[u8], options_json: &str) -> Inspection {
             return out;
         }
     };
-    let mut decoder = Decoder::new(opts.decoder);
-    let mut flows = Flows::default();
-    let mut reader = match CaptureReader::new(bytes) {
+    let error = |e: CaptureError| ErrorInfo { offset: Some(e.offset), text: e.to_string(), message: e.message };
+    let reader = match CaptureReader::new(bytes) {
         Ok(r) => r,
         Err(e) => {
-            out.error = Some(ErrorInfo { offset: Some(e.offset), text: e.to_string(), message: e.message });
+            out.error = Some(error(e));
             return out;
         }
     };
-    loop {
-        let rec = match reader.next_record() {
-            Ok(Some(r)) => r,
-            Ok(None) => break,
-            Err(e) => {
-                out.error = Some(ErrorInfo { offset: Some(e.offset), text: e.to_string(), message: e.message });
-                break;
-            }
-        };
+    let mut session = Session::new(reader, Decoder::new(opts.decoder));
+    let mut flows = FlowTable::default();
+    let r = session.run(|rec, d| {
         if opts.count.is_some_and(|c| rec.number > c) {
-            break;
+            return ControlFlow::Break(());
         }
-        let d = match rocescope::link_type(rec.linktype) {
-            Some(lt) => decoder.decode(lt, rec.data, rec.orig_len as usize),
-            // A link type rocescope does not decode: listed, not decoded (as the CLI does).
-            None => Decoded { frame: Frame::new(LinkType::RawIp, &[]), extra: Extra::default(), nacks: None },
-        };
         let frame = &d.frame;
         let addrs = frame.ip_addrs();
         let mut fields = Vec::new();
@@ -218,29 +200,31 @@ pub fn inspect(bytes: &[u8], options_json: &str) -> Inspection {
             fields.push(FieldInfo { name: id.name(), value: v.to_string(), start: range.start, end: range.end });
         });
         let roce = frame.roce();
-        if let (Some(p), Some((s, dst))) = (roce, addrs) {
-            flows.add(s, dst, p.bth().dest_qp(), d.profile(), rec.orig_len, rec.number);
-        }
+        flows.add(d, rec.orig_len, rec.number);
         out.stats.frames += 1;
         out.stats.roce += roce.is_some() as u64;
-        let info = FrameInfo {
+        out.frames.push(FrameInfo {
             number: rec.number,
             time_ns: rec.ts_ns.to_string(),
             len: rec.orig_len,
             cap_len: rec.data.len(),
             interface: rec.interface,
             linktype: rec.linktype,
-            data_offset: 0,
+            data_offset: rec.data_offset,
             src: addrs.map(|(s, _)| s.to_string()),
             dst: addrs.map(|(_, d)| d.to_string()),
-            protocol: protocol(&d),
-            summary: output::summary_info(&d),
+            protocol: output::protocol_name(d),
+            summary: output::summary_info(d),
             profile: (roce.is_some() || d.nacks.is_some()).then(|| d.profile().name()),
             warnings: frame.warnings.listed().chain(d.extra.detection.iter().copied()).map(|w| w.to_string()).collect(),
             fields,
-        };
-        out.frames.push(FrameInfo { data_offset: reader.data_offset(), ..info });
+        });
+        ControlFlow::Continue(())
+    });
+    if let Err(e) = r {
+        out.error = Some(error(e));
     }
+    let decoder = session.decoder();
     let s = decoder.stats();
     out.stats.packets = Profile::ALL.iter().map(|p| (p.name(), s.packets[*p as usize])).collect();
     out.stats.flows_detected = s.flows_detected;
@@ -248,76 +232,22 @@ pub fn inspect(bytes: &[u8], options_json: &str) -> Inspection {
         out.stats.flows_unsure = s.flows_unsure;
         out.stats.packets_unsure = s.packets_unsure;
     }
-    out.flows = flows.list;
+    out.flows = flows
+        .flows()
+        .iter()
+        .map(|f| FlowInfo {
+            id: f.id(),
+            src: f.src.to_string(),
+            dst: f.dst.to_string(),
+            destqp: f.destqp,
+            profile: f.profile.name(),
+            packets: f.packets,
+            bytes: f.bytes,
+            first_frame: f.first_frame,
+            last_frame: f.last_frame,
+        })
+        .collect();
     out
-}
-
-/// A short protocol name for the packet list.
-fn protocol(d: &Decoded<'_, '_>) -> &'static str {
-    let f = &d.frame;
-    if f.roce().is_some() {
-        if f.is_rocev1() {
-            "RoCEv1"
-        } else {
-            "RoCEv2"
-        }
-    } else if d.nacks.is_some() {
-        "ERD NACK"
-    } else if let Some(mc) = f.mac_control() {
-        if mc.class_enable().is_some() {
-            "PFC"
-        } else {
-            "PAUSE"
-        }
-    } else if f.tcp().is_some() {
-        "TCP"
-    } else if f.udp_ports().is_some() {
-        "UDP"
-    } else if let Some((a, _)) = f.ip_addrs() {
-        if a.is_ipv4() {
-            "IPv4"
-        } else {
-            "IPv6"
-        }
-    } else if f.data().is_empty() {
-        "?"
-    } else {
-        "Ethernet"
-    }
-}
-
-/// Flows in order of first appearance.
-#[derive(Default)]
-struct Flows {
-    index: HashMap<(IpAddr, IpAddr, u32), usize>,
-    list: Vec<FlowInfo>,
-}
-
-impl Flows {
-    fn add(&mut self, src: IpAddr, dst: IpAddr, qp: u32, profile: Profile, len: u32, number: u64) {
-        let n = self.list.len();
-        let i = *self.index.entry((src, dst, qp)).or_insert(n);
-        if i == n {
-            let mut id = String::new();
-            write!(id, "{src}>{dst}/{qp}").expect("writing to a String");
-            self.list.push(FlowInfo {
-                id,
-                src: src.to_string(),
-                dst: dst.to_string(),
-                destqp: qp,
-                profile: profile.name(),
-                packets: 0,
-                bytes: 0,
-                first_frame: number,
-                last_frame: number,
-            });
-        }
-        let f = &mut self.list[i];
-        f.profile = profile.name();
-        f.packets += 1;
-        f.bytes += len as u64;
-        f.last_frame = number;
-    }
 }
 
 #[cfg(test)]

@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::OnceLock;
 
-use rocescope::capture::CaptureReader;
+use rocescope_analysis::capture::CaptureReader;
 use rocescope_codec::FieldId;
 use rocescope_wasm::{decode_capture, inspect, Inspection};
 use serde_json::Value;

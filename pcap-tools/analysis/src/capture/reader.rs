@@ -1,0 +1,350 @@
+//! Streaming pcap/pcapng reader (pcap-file's slice parsers over a growing buffer) that knows the
+//! byte offset of every record, so an unusable file is reported as `FILE: byte N: what`.
+//! Memory is bounded by the largest record, not the file size.
+
+use std::io::Read;
+
+use pcap_file::pcap::PcapParser;
+use pcap_file::pcapng::{Block, PcapNgParser};
+use pcap_file::PcapError;
+
+/// Largest record accepted (a corrupt length field must not make us allocate gigabytes).
+const MAX_RECORD: usize = 64 << 20;
+const READ_CHUNK: usize = 256 << 10;
+
+/// An unusable capture: what went wrong and at which byte of the file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CaptureError {
+    pub offset: u64,
+    pub message: String,
+}
+
+impl std::fmt::Display for CaptureError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "byte {}: {}", self.offset, self.message)
+    }
+}
+
+/// One captured frame.
+#[derive(Debug, Clone, Copy)]
+pub struct Record<'a> {
+    /// 1-based frame number, as in Wireshark.
+    pub number: u64,
+    /// pcap LINKTYPE_ value.
+    pub linktype: u32,
+    /// Nanoseconds since the Unix epoch.
+    pub ts_ns: u64,
+    /// Length on the wire.
+    pub orig_len: u32,
+    /// Captured bytes.
+    pub data: &'a [u8],
+    /// File offset of the record.
+    pub offset: u64,
+    /// File offset of the captured bytes (`data`) in the file.
+    pub data_offset: u64,
+    /// pcapng interface id (0 for pcap).
+    pub interface: u32,
+}
+
+enum Format {
+    Pcap { parser: PcapParser, linktype: u32 },
+    PcapNg { parser: PcapNgParser, ifaces: Vec<Iface> },
+}
+
+#[derive(Clone, Copy)]
+struct Iface {
+    linktype: u32,
+    /// Timestamp units per second (`if_tsresol`).
+    units_per_sec: u64,
+    /// Seconds added to every timestamp (`if_tsoffset`, signed).
+    offset_s: i64,
+    /// The interface's snapshot length (0: none), which bounds a Simple Packet Block's data.
+    snaplen: u32,
+}
+
+impl Iface {
+    /// A raw pcapng timestamp in nanoseconds since the Unix epoch.
+    fn ts_ns(&self, raw: u64) -> u64 {
+        let ns = (raw as u128 * 1_000_000_000 / self.units_per_sec as u128) as i128;
+        (ns + self.offset_s as i128 * 1_000_000_000).clamp(0, u64::MAX as i128) as u64
+    }
+}
+
+/// Reads records one at a time.
+pub struct CaptureReader<R: Read> {
+    src: R,
+    buf: Vec<u8>,
+    start: usize,
+    end: usize,
+    /// File offset of `buf[0]`.
+    base: u64,
+    eof: bool,
+    format: Format,
+    number: u64,
+    /// File offset of the last record's captured bytes.
+    data_offset: u64,
+}
+
+fn err(offset: u64, message: impl Into<String>) -> CaptureError {
+    CaptureError { offset, message: message.into() }
+}
+
+fn describe(e: &PcapError) -> String {
+    match e {
+        PcapError::IncompleteBuffer => "file ends in the middle of a record".into(),
+        PcapError::IoError(e) => format!("read error: {e}"),
+        PcapError::InvalidField(s) => format!("invalid field: {s}"),
+        PcapError::Utf8Error(e) => format!("invalid text: {e}"),
+        PcapError::FromUtf8Error(e) => format!("invalid text: {e}"),
+        PcapError::InvalidInterfaceId(i) => format!("packet names interface {i}, which was never described"),
+    }
+}
+
+/// The interface a packet block names, which an Interface Description Block must have described.
+fn described(ifaces: &[Iface], id: u32, offset: u64) -> Result<Iface, CaptureError> {
+    ifaces.get(id as usize).copied().ok_or_else(|| err(offset, describe(&PcapError::InvalidInterfaceId(id))))
+}
+
+impl<R: Read> CaptureReader<R> {
+    /// Reads the file header; fails on anything that is not pcap or pcapng.
+    pub fn new(src: R) -> Result<Self, CaptureError> {
+        let mut r = CaptureReader {
+            src,
+            buf: Vec::with_capacity(READ_CHUNK),
+            start: 0,
+            end: 0,
+            base: 0,
+            eof: false,
+            format: Format::Pcap { parser: PcapParser::new(&PCAP_DUMMY).unwrap().1, linktype: 1 },
+            number: 0,
+            data_offset: 0,
+        };
+        r.fill(24)?;
+        let head = &r.buf[..r.end];
+        if head.len() < 4 {
+            return Err(err(0, if head.is_empty() { "empty file" } else { "file too short for a capture header" }));
+        }
+        let magic = u32::from_be_bytes([head[0], head[1], head[2], head[3]]);
+        match magic {
+            0xa1b2c3d4 | 0xd4c3b2a1 | 0xa1b23c4d | 0x4d3cb2a1 => {
+                if head.len() < 24 {
+                    return Err(err(0, "file too short for a pcap header"));
+                }
+                let (rem, parser) = PcapParser::new(head).map_err(|e| err(0, describe(&e)))?;
+                let linktype = u32::from(parser.header().datalink);
+                r.start = r.end - rem.len();
+                r.format = Format::Pcap { parser, linktype };
+            }
+            0x0a0d0d0a => {
+                let need = r.block_len_at(0)?;
+                r.fill(need)?;
+                let head = &r.buf[..r.end];
+                let (rem, parser) = PcapNgParser::new(head).map_err(|e| err(0, describe(&e)))?;
+                r.start = r.end - rem.len();
+                r.format = Format::PcapNg { parser, ifaces: Vec::new() };
+            }
+            _ => return Err(err(0, format!("not a pcap or pcapng file (magic {magic:08x})"))),
+        }
+        Ok(r)
+    }
+
+    /// Byte offset of the next record.
+    pub fn offset(&self) -> u64 {
+        self.base + self.start as u64
+    }
+
+    /// File offset of the captured bytes of the record [`next_record`](Self::next_record) last
+    /// returned (the browser's hex view reads the frame from the file with it).
+    pub fn data_offset(&self) -> u64 {
+        self.data_offset
+    }
+
+    /// Makes at least `n` unread bytes available, unless the file ends first.
+    fn fill(&mut self, n: usize) -> Result<(), CaptureError> {
+        if n > MAX_RECORD {
+            return Err(err(self.offset(), format!("record length {n} exceeds the {MAX_RECORD}-byte limit")));
+        }
+        while self.end - self.start < n && !self.eof {
+            if self.start > 0 {
+                self.buf.copy_within(self.start..self.end, 0);
+                self.base += self.start as u64;
+                self.end -= self.start;
+                self.start = 0;
+            }
+            // Grow as data arrives, not by what a (possibly corrupt) length field claims.
+            let want = READ_CHUNK;
+            if self.buf.len() < self.end + want {
+                self.buf.resize(self.end + want, 0);
+            }
+            match self.src.read(&mut self.buf[self.end..]) {
+                Ok(0) => self.eof = true,
+                Ok(k) => self.end += k,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(err(self.base + self.end as u64, format!("read error: {e}"))),
+            }
+        }
+        Ok(())
+    }
+
+    /// Length of the pcapng block at `start + at` (its Block Total Length).
+    fn block_len_at(&mut self, at: usize) -> Result<usize, CaptureError> {
+        self.fill(at + 12)?;
+        let b = &self.buf[self.start + at..self.end];
+        if b.len() < 12 {
+            return Ok(12);
+        }
+        // A Section Header Block says its own byte order (a new section may change it); any
+        // other block is in its section's.
+        let big = match &self.format {
+            Format::PcapNg { parser, .. } if b[..4] != [0x0a, 0x0d, 0x0d, 0x0a] => {
+                parser.section().endianness == pcap_file::Endianness::Big
+            }
+            _ => b[8..12] == [0x1a, 0x2b, 0x3c, 0x4d],
+        };
+        let len = if big {
+            u32::from_be_bytes([b[4], b[5], b[6], b[7]])
+        } else {
+            u32::from_le_bytes([b[4], b[5], b[6], b[7]])
+        } as usize;
+        if len < 12 || len % 4 != 0 {
+            return Err(err(self.offset() + at as u64, format!("invalid pcapng block length {len}")));
+        }
+        Ok(len)
+    }
+
+    /// The next frame, `Ok(None)` at the end of the file.
+    pub fn next_record(&mut self) -> Result<Option<Record<'_>>, CaptureError> {
+        loop {
+            let offset = self.offset();
+            let big_pcap = match &self.format {
+                Format::Pcap { parser, .. } => Some(parser.header().endianness == pcap_file::Endianness::Big),
+                Format::PcapNg { .. } => None,
+            };
+            let need = match big_pcap {
+                Some(big) => {
+                    self.fill(16)?;
+                    let h = &self.buf[self.start..self.end];
+                    if h.is_empty() {
+                        return Ok(None);
+                    }
+                    if h.len() < 16 {
+                        return Err(err(offset, "file ends in the middle of a record header"));
+                    }
+                    let incl = if big {
+                        u32::from_be_bytes([h[8], h[9], h[10], h[11]])
+                    } else {
+                        u32::from_le_bytes([h[8], h[9], h[10], h[11]])
+                    };
+                    16 + incl as usize
+                }
+                None => {
+                    self.fill(1)?;
+                    if self.start == self.end {
+                        return Ok(None);
+                    }
+                    self.block_len_at(0)?
+                }
+            };
+            self.fill(need)?;
+            if self.end - self.start < need {
+                return Err(err(offset, format!("file ends in the middle of a record ({} of {need} bytes)", self.end - self.start)));
+            }
+            let slice = &self.buf[self.start..self.start + need];
+            let base_ptr = self.buf.as_ptr() as usize;
+            // Parse; remember where the packet bytes are so the borrow of `buf` can end.
+            let parsed: Option<(u32, u64, u32, usize, usize, u32)> = match &mut self.format {
+                Format::Pcap { parser, linktype } => {
+                    // The raw record: pcap-file's checked `next_packet` rejects every record whose
+                    // original length exceeds the file's snaplen, i.e. every snaplen-cut frame.
+                    let (_, pkt) = parser.next_raw_packet(slice).map_err(|e| err(offset, describe(&e)))?;
+                    let frac_ns = match parser.header().ts_resolution {
+                        pcap_file::TsResolution::NanoSecond => pkt.ts_frac as u64,
+                        pcap_file::TsResolution::MicroSecond => pkt.ts_frac as u64 * 1000,
+                    };
+                    let ts = pkt.ts_sec as u64 * 1_000_000_000 + frac_ns;
+                    let d = &pkt.data;
+                    Some((*linktype, ts, pkt.orig_len, d.as_ptr() as usize - base_ptr, d.len(), 0))
+                }
+                Format::PcapNg { parser, ifaces } => {
+                    let big = parser.section().endianness == pcap_file::Endianness::Big;
+                    let (_, block) = parser.next_block(slice).map_err(|e| err(offset, describe(&e)))?;
+                    match block {
+                        Block::InterfaceDescription(idb) => {
+                            use pcap_file::pcapng::blocks::interface_description::InterfaceDescriptionOption as O;
+                            let mut iface = Iface { linktype: u32::from(idb.linktype), units_per_sec: 1_000_000, offset_s: 0, snaplen: idb.snaplen };
+                            for o in &idb.options {
+                                match o {
+                                    O::IfTsResol(r) => {
+                                        iface.units_per_sec = if r & 0x80 != 0 {
+                                            1u64.checked_shl((r & 0x7f) as u32).unwrap_or(u64::MAX)
+                                        } else {
+                                            10u64.checked_pow(*r as u32).unwrap_or(u64::MAX)
+                                        }
+                                        .max(1)
+                                    }
+                                    // pcapng: a signed 64-bit number of seconds.
+                                    O::IfTsOffset(o) => iface.offset_s = *o as i64,
+                                    _ => {}
+                                }
+                            }
+                            ifaces.push(iface);
+                            None
+                        }
+                        Block::SectionHeader(_) => {
+                            ifaces.clear();
+                            None
+                        }
+                        Block::EnhancedPacket(epb) => {
+                            let iface = described(ifaces, epb.interface_id, offset)?;
+                            let ts = iface.ts_ns(epb.timestamp.as_nanos() as u64);
+                            let d = &epb.data;
+                            Some((iface.linktype, ts, epb.original_len, d.as_ptr() as usize - base_ptr, d.len(), epb.interface_id))
+                        }
+                        // The obsolete Packet Block (type 2), as old captures have it.
+                        Block::Packet(pb) => {
+                            let id = pb.interface_id as u32;
+                            let iface = described(ifaces, id, offset)?;
+                            // pcap-file reads the timestamp as one 64-bit word; on the wire it is
+                            // the high 32 bits then the low 32 bits, each in the section's order.
+                            let raw = if big { pb.timestamp } else { pb.timestamp.rotate_left(32) };
+                            let d = &pb.data;
+                            Some((iface.linktype, iface.ts_ns(raw), pb.original_len, d.as_ptr() as usize - base_ptr, d.len(), id))
+                        }
+                        Block::SimplePacket(spb) => {
+                            let iface = ifaces.first().copied().ok_or_else(|| err(offset, "simple packet before any interface"))?;
+                            // The block holds the packet padded to 32 bits: its captured length is
+                            // the original length, cut by the interface's snaplen (pcapng 4.4).
+                            let mut len = (spb.original_len as usize).min(spb.data.len());
+                            if iface.snaplen != 0 {
+                                len = len.min(iface.snaplen as usize);
+                            }
+                            let d = &spb.data[..len];
+                            Some((iface.linktype, 0, spb.original_len, d.as_ptr() as usize - base_ptr, d.len(), 0))
+                        }
+                        _ => None,
+                    }
+                }
+            };
+            self.start += need;
+            if let Some((linktype, ts_ns, orig_len, at, len, interface)) = parsed {
+                self.number += 1;
+                self.data_offset = self.base + at as u64;
+                return Ok(Some(Record {
+                    number: self.number,
+                    linktype,
+                    ts_ns,
+                    orig_len,
+                    data: &self.buf[at..at + len],
+                    offset,
+                    data_offset: self.data_offset,
+                    interface,
+                }));
+            }
+        }
+    }
+}
+
+/// A minimal pcap header used only to initialise the reader before the real one is read.
+static PCAP_DUMMY: [u8; 24] = [
+    0xd4, 0xc3, 0xb2, 0xa1, 2, 0, 4, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 0, 0, 1, 0, 0, 0,
+];

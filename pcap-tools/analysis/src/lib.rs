@@ -1,0 +1,24 @@
+//! rocescope-analysis: what every front end (the `rocescope` command, the browser page, later
+//! the timeline and replay) does with a capture, without a command line or a terminal. It builds
+//! for `wasm32-unknown-unknown` as it is (docs/ARCHITECTURE.md).
+//!
+//! - [`capture`]: the streaming pcap/pcapng reader and the pcapng writer.
+//! - [`session`]: the one read → decode loop ([`session::Session`]), over the codec's stateful
+//!   [`Decoder`](rocescope_codec::decoder::Decoder).
+//! - [`flows`]: the flow table (one direction of one QP between two addresses).
+//! - [`check`]: the integrity verdict of `rocescope check`.
+//! - [`output`]: the output formats (summary line, field tree, JSON, `-e` fields).
+
+pub mod capture;
+pub mod check;
+pub mod flows;
+pub mod output;
+pub mod session;
+
+use rocescope_codec::LinkType;
+
+/// Maps a capture's link type, `None` for one rocescope does not decode (frames are then listed
+/// but not decoded).
+pub fn link_type(linktype: u32) -> Option<LinkType> {
+    LinkType::from_linktype(linktype)
+}

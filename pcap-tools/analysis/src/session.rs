@@ -1,0 +1,48 @@
+//! The one read → decode loop. Every front end that walks a capture (`rocescope decode` and
+//! `check`, the browser page) runs it: records come from [`CaptureReader`] in file order, each
+//! is decoded by the codec's stateful [`Decoder`] (per-flow `auto` detection, `--map`, the SDR
+//! tracker and ERD NACK reassembly live there), and the caller sees the record and its decoding.
+//! Memory is the reader's buffer plus the decoder's per-flow state: nothing grows with the
+//! capture.
+
+use std::io::Read;
+use std::ops::ControlFlow;
+
+use rocescope_codec::decoder::{Decoded, Decoder, Extra};
+use rocescope_codec::{Frame, LinkType};
+
+use crate::capture::{CaptureError, CaptureReader, Record};
+
+/// A capture being read and decoded.
+pub struct Session<R: Read> {
+    reader: CaptureReader<R>,
+    decoder: Decoder,
+}
+
+impl<R: Read> Session<R> {
+    pub fn new(reader: CaptureReader<R>, decoder: Decoder) -> Self {
+        Session { reader, decoder }
+    }
+
+    /// Calls `f` with every record and its decoding, in file order, until the capture ends, `f`
+    /// breaks, or the file turns out unusable (the error names the byte offset; the records
+    /// before it were seen). A record of a link type rocescope does not decode is passed with an
+    /// empty, undecoded frame: listed, not decoded.
+    pub fn run(&mut self, mut f: impl FnMut(&Record<'_>, &Decoded<'_, '_>) -> ControlFlow<()>) -> Result<(), CaptureError> {
+        loop {
+            let Some(rec) = self.reader.next_record()? else { return Ok(()) };
+            let decoded = match crate::link_type(rec.linktype) {
+                Some(lt) => self.decoder.decode(lt, rec.data, rec.orig_len as usize),
+                None => Decoded { frame: Frame::new(LinkType::RawIp, &[]), extra: Extra::default(), nacks: None },
+            };
+            if f(&rec, &decoded).is_break() {
+                return Ok(());
+            }
+        }
+    }
+
+    /// The decoder, for its detection statistics once the run is over.
+    pub fn decoder(&self) -> &Decoder {
+        &self.decoder
+    }
+}

@@ -1,0 +1,10 @@
+//! A deterministic discrete-event simulator of a lossy RoCE fabric, driving the reference
+//! stacks of [`rocescope_stacks`] as endpoints, recording pcapng captures at chosen taps and the
+//! ground truth of what happened (`docs/truth.md`). `rocescope synth` is [`synth::run`].
+
+pub use rocescope_stacks::rng;
+pub mod sim;
+pub mod synth;
+pub mod truth;
+
+pub use sim::{Fabric, FabricConfig, LossDir, LossModel, LossPlace, Routing, TapPoint};

@@ -1,0 +1,1539 @@
+//! The discrete-event engine: hosts, switches, links, queues, taps.
+//!
+//! # Topology
+//! A two-tier "dumbbell" like the DCP testbed (seed 000 §6.1): the sender hosts `s0 … s{n-1}`
+//! hang off switch `sw0`, the receiver host `r0` off switch `sw1`, and the two switches are
+//! joined by `paths` parallel fabric links (`sw0>sw1#k` one way, `sw1>sw0#k` the other). Every
+//! link is a pair of one-way links; each one-way link belongs to the egress port that feeds it
+//! and has a rate, a propagation delay and optionally a loss process. Fabric link `k` has the
+//! propagation delay `delay + reorder·k/(paths−1)`, so packets sprayed over different paths
+//! overtake each other. Unless told otherwise the fabric links run at `rate·⌈senders/paths⌉`
+//! (a non-blocking core), so under an incast the bottleneck is `sw1`'s port to the receiver.
+//!
+//! # Ports and queues
+//! Each switch egress port has a data queue with a drop threshold (bytes) and, when trimming is
+//! on, a control queue for header-only packets served by weighted round robin against the data
+//! queue (by bytes: the control queue gets `w/(1+w)` of the port when both are backlogged). A
+//! packet that would take the data queue past the threshold is dropped, or, if it is a DCP data
+//! packet (tag 10) and trimming is on, cut to its header-only form (`codec::build::header_only`,
+//! padded to 60 bytes as the wire does) and put in the control queue (which has its own size
+//! limit and drops when full). ECN: a packet entering a data queue longer than the marking
+//! threshold gets CE if it is ECN-capable. Switches decrement the IP TTL (neither the ToS nor
+//! the TTL is covered by the ICRC). Hosts have an unbounded egress FIFO (the NIC).
+//!
+//! # Time
+//! A frame of `L` bytes occupies a link for `(max(L,60) + 24)·8/rate` (FCS, preamble and
+//! inter-frame gap are the 24 bytes) and arrives `delay` after its last bit left. Taps stamp an
+//! outgoing frame when its first bit leaves and an incoming frame when its last bit arrives.
+//! Events at the same instant run in the order they were scheduled, so a run is a pure
+//! function of the configuration and the seed.
+
+use std::collections::{HashMap, HashSet, VecDeque};
+use std::io::Write;
+use std::net::IpAddr;
+
+use rocescope_codec::build::{header_only, FrameRepr, NetRepr, RoceRepr};
+use rocescope_codec::ext::dcp;
+use rocescope_codec::ib::{psn, Syndrome};
+use rocescope_codec::{DecodeOptions, Frame, LinkType, Params, Profile};
+
+use rocescope_stacks::rng::{mix64, Rng};
+use rocescope_analysis::capture::CaptureWriter;
+use rocescope_stacks::events::EventQueue;
+use rocescope_stacks::{Action, ConnConfig, Endpoint, Message, Nanos, Op, Requester, RetxReason};
+
+/// Capture timestamps are `EPOCH_NS + simulated time`.
+pub const EPOCH_NS: u64 = 1_700_000_000_000_000_000;
+/// Bytes a frame costs on the wire beyond its captured bytes: FCS 4, preamble and SFD 8,
+/// inter-frame gap 12.
+pub const WIRE_OVERHEAD: u64 = 24;
+/// The shortest Ethernet frame without its FCS.
+pub const MIN_FRAME: usize = 60;
+/// RoCEv2 CNP opcode.
+pub const CNP_OPCODE: u8 = 0x81;
+
+/// How a switch picks among equal-cost paths.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Routing {
+    /// Per-flow hash (IP addresses, UDP source port, DestQP): no reordering.
+    Ecmp,
+    /// A uniformly random path per packet.
+    Spray,
+    /// The path whose egress queue holds the fewest bytes (ties broken at random).
+    Adaptive,
+}
+
+impl Routing {
+    pub fn name(self) -> &'static str {
+        match self {
+            Routing::Ecmp => "ecmp",
+            Routing::Spray => "spray",
+            Routing::Adaptive => "adaptive",
+        }
+    }
+}
+
+/// Where the capture taps sit (each one pcapng interface, in the order given).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum TapPoint {
+    /// At the NIC of sender `s0`.
+    Sender,
+    /// At the NIC of the receiver `r0`.
+    Receiver,
+    /// At `sw0`'s port onto fabric link `fabric_tap_path`.
+    Fabric,
+}
+
+impl TapPoint {
+    pub fn name(self) -> &'static str {
+        match self {
+            TapPoint::Sender => "sender",
+            TapPoint::Receiver => "receiver",
+            TapPoint::Fabric => "fabric",
+        }
+    }
+    pub fn from_name(s: &str) -> Option<TapPoint> {
+        [TapPoint::Sender, TapPoint::Receiver, TapPoint::Fabric].into_iter().find(|t| t.name() == s)
+    }
+}
+
+/// Which links lose packets at random.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LossPlace {
+    /// Every fabric link.
+    Fabric,
+    /// The access link of sender `s0`.
+    Sender,
+    /// The receiver's access link.
+    Receiver,
+}
+
+impl LossPlace {
+    pub fn name(self) -> &'static str {
+        match self {
+            LossPlace::Fabric => "fabric",
+            LossPlace::Sender => "sender",
+            LossPlace::Receiver => "receiver",
+        }
+    }
+    pub fn from_name(s: &str) -> Option<LossPlace> {
+        [LossPlace::Fabric, LossPlace::Sender, LossPlace::Receiver].into_iter().find(|p| p.name() == s)
+    }
+}
+
+/// Which directions of the lossy links lose packets.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LossDir {
+    Both,
+    /// Towards the receiver only (data, not ACKs).
+    Forward,
+    /// Towards the senders only.
+    Reverse,
+}
+
+impl LossDir {
+    pub fn name(self) -> &'static str {
+        match self {
+            LossDir::Both => "both",
+            LossDir::Forward => "forward",
+            LossDir::Reverse => "reverse",
+        }
+    }
+    pub fn from_name(s: &str) -> Option<LossDir> {
+        [LossDir::Both, LossDir::Forward, LossDir::Reverse].into_iter().find(|d| d.name() == s)
+    }
+}
+
+/// Random loss on a link: Bernoulli with probability `p` per frame, optionally modulated by a
+/// Gilbert-Elliott chain (`burst = (p_gb, p_bg)`): before each frame the chain moves Good→Bad
+/// with `p_gb` and Bad→Good with `p_bg`; in Bad every frame is lost, in Good a frame is lost
+/// with `p`.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct LossModel {
+    pub p: f64,
+    pub burst: Option<(f64, f64)>,
+}
+
+impl LossModel {
+    pub fn is_none(&self) -> bool {
+        self.p <= 0.0 && self.burst.is_none_or(|(gb, _)| gb <= 0.0)
+    }
+}
+
+/// How the receiver decides it has accepted a data packet, for the ground truth (whether a
+/// retransmission was spurious): Go-Back-N accepts only the expected PSN, the others accept
+/// the first intact copy of every PSN.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AcceptModel {
+    InOrder,
+    AnyOrder,
+}
+
+/// Everything about the fabric.
+#[derive(Clone, Debug)]
+pub struct FabricConfig {
+    /// Sender hosts (1, or N for an N-to-1 incast).
+    pub senders: usize,
+    /// Host link rate, bits per second.
+    pub rate_bps: u64,
+    /// Fabric link rate (default: `rate_bps · ⌈senders/paths⌉`).
+    pub fabric_rate_bps: Option<u64>,
+    /// Propagation delay of every link, ns.
+    pub delay_ns: u64,
+    /// Parallel fabric links between the two switches.
+    pub paths: u32,
+    /// Extra propagation delay of the slowest path over the fastest, ns.
+    pub reorder_ns: u64,
+    pub routing: Routing,
+    /// Data queue drop (or trim) threshold of every switch port, bytes.
+    pub queue_bytes: u64,
+    /// DCP trimming with a control queue.
+    pub trim: bool,
+    /// WRR weight of the control queue against the data queue; `None`: seed §4.2's
+    /// `(N−1)/(r−N+1)`.
+    pub wrr_weight: Option<f64>,
+    /// The switch radix `N` for the §4.2 weight (default: senders + 1, the worst incast this
+    /// fabric can produce at the receiver's port).
+    pub radix: Option<u32>,
+    /// Control queue size of every switch port, bytes.
+    pub control_queue_bytes: u64,
+    /// ECN marking threshold (bytes of data queue), `None`: no marking.
+    pub ecn_threshold: Option<u64>,
+    /// The receiver NIC sends at most one CNP per QP per this interval.
+    pub cnp_interval_ns: u64,
+    pub loss: LossModel,
+    pub loss_place: LossPlace,
+    pub loss_dir: LossDir,
+    pub taps: Vec<TapPoint>,
+    /// The fabric link the fabric tap watches.
+    pub fabric_tap_path: u32,
+    pub seed: u64,
+    /// Simulated time after which the run stops, ns.
+    pub time_limit_ns: u64,
+    /// How endpoints decode frames.
+    pub profile: Profile,
+    pub params: Params,
+    /// Largest DCP data frame (bytes, without FCS) for the §4.2 weight's `r`.
+    pub data_frame_bytes: u32,
+    pub accept: AcceptModel,
+}
+
+impl Default for FabricConfig {
+    fn default() -> Self {
+        FabricConfig {
+            senders: 1,
+            rate_bps: 100_000_000_000,
+            fabric_rate_bps: None,
+            delay_ns: 1000,
+            paths: 1,
+            reorder_ns: 0,
+            routing: Routing::Ecmp,
+            queue_bytes: 256 * 1024,
+            trim: false,
+            wrr_weight: None,
+            radix: None,
+            control_queue_bytes: 64 * 1024,
+            ecn_threshold: None,
+            cnp_interval_ns: 50_000,
+            loss: LossModel::default(),
+            loss_place: LossPlace::Fabric,
+            loss_dir: LossDir::Both,
+            taps: vec![TapPoint::Sender, TapPoint::Receiver, TapPoint::Fabric],
+            fabric_tap_path: 0,
+            seed: 1,
+            time_limit_ns: 1_000_000_000,
+            profile: Profile::Std,
+            params: Params::default(),
+            data_frame_bytes: 78 + 1024,
+            accept: AcceptModel::AnyOrder,
+        }
+    }
+}
+
+/// Bytes a frame of `len` captured bytes costs on the wire.
+#[inline]
+pub fn wire_bytes(len: usize) -> u64 {
+    len.max(MIN_FRAME) as u64 + WIRE_OVERHEAD
+}
+
+impl FabricConfig {
+    /// The WRR weight in force: the configured one, or seed §4.2's `(N−1)/(r−N+1)` with `r`
+    /// the ratio of a full data frame to a header-only frame on the wire; when `r ≤ N−1` the
+    /// formula has no solution and the control queue gets strict priority (infinite weight).
+    pub fn effective_wrr_weight(&self) -> f64 {
+        if let Some(w) = self.wrr_weight {
+            return w;
+        }
+        let n = self.radix.unwrap_or(self.senders as u32 + 1).max(2) as f64;
+        let r = wire_bytes(self.data_frame_bytes as usize) as f64 / wire_bytes(MIN_FRAME) as f64;
+        if r > n - 1.0 {
+            (n - 1.0) / (r - n + 1.0)
+        } else {
+            f64::INFINITY
+        }
+    }
+
+    pub fn effective_fabric_rate(&self) -> u64 {
+        self.fabric_rate_bps.unwrap_or_else(|| {
+            let paths = self.paths.max(1) as u64;
+            self.rate_bps * (self.senders as u64).div_ceil(paths).max(1)
+        })
+    }
+}
+
+/// Who put a transmission on the wire.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Origin {
+    Requester,
+    Responder,
+    /// The receiving NIC's congestion notification (CNP).
+    Nic,
+}
+
+impl Origin {
+    pub fn name(self) -> &'static str {
+        match self {
+            Origin::Requester => "requester",
+            Origin::Responder => "responder",
+            Origin::Nic => "nic",
+        }
+    }
+}
+
+/// What a transmission is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    /// A request packet (SEND, WRITE, READ Request).
+    Data,
+    /// A READ response packet.
+    ReadResp,
+    Ack,
+    Nak,
+    /// IRN's selective NAK.
+    Sack,
+    /// A header-only packet bounced by the receiver to the sender (DCP).
+    HoBounce,
+    Cnp,
+    Other,
+}
+
+impl Kind {
+    pub fn name(self) -> &'static str {
+        match self {
+            Kind::Data => "data",
+            Kind::ReadResp => "read_response",
+            Kind::Ack => "ack",
+            Kind::Nak => "nak",
+            Kind::Sack => "sack",
+            Kind::HoBounce => "ho_bounce",
+            Kind::Cnp => "cnp",
+            Kind::Other => "other",
+        }
+    }
+    /// Carries message data (or a READ request): its PSNs are what retransmission is about.
+    pub fn is_data(self) -> bool {
+        matches!(self, Kind::Data | Kind::ReadResp)
+    }
+}
+
+/// What an acknowledgement proves, read from the frame.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Cover {
+    None,
+    /// Every request PSN up to and including this one (an ACK).
+    PsnLe(u32),
+    /// Every request PSN before this one (a NAK, an IRN SACK, a READ response).
+    PsnLt(u32),
+    /// Every message whose DCP MSN precedes this eMSN (a DCP ACK).
+    MsnLt(u32),
+}
+
+/// Why a packet did not arrive.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DropCause {
+    /// The data queue was over its threshold.
+    Queue,
+    /// The control queue was full (a header-only packet lost).
+    ControlQueue,
+    /// Lost on a link at random.
+    Link,
+    /// No QP at the destination.
+    NoEndpoint,
+}
+
+impl DropCause {
+    pub fn name(self) -> &'static str {
+        match self {
+            DropCause::Queue => "queue",
+            DropCause::ControlQueue => "control_queue",
+            DropCause::Link => "link",
+            DropCause::NoEndpoint => "no_endpoint",
+        }
+    }
+}
+
+/// Where a transmission ended up.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Fate {
+    InFlight,
+    /// Reached the destination NIC (intact, or as a header-only packet if `trimmed`).
+    Delivered {
+        at: Nanos,
+    },
+    Dropped {
+        at: Nanos,
+        cause: DropCause,
+        place: u32,
+    },
+}
+
+/// The receiver's verdict on an intact data packet (per [`AcceptModel`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Accept {
+    Accepted,
+    /// A copy of this PSN was already accepted.
+    Duplicate,
+    /// Out of sequence (Go-Back-N).
+    Discarded,
+}
+
+impl Accept {
+    pub fn name(self) -> &'static str {
+        match self {
+            Accept::Accepted => "accepted",
+            Accept::Duplicate => "duplicate",
+            Accept::Discarded => "discarded",
+        }
+    }
+}
+
+/// One frame put on the wire by an endpoint or a NIC.
+#[derive(Clone, Debug)]
+pub struct TxRec {
+    pub id: u32,
+    pub conn: u32,
+    pub origin: Origin,
+    pub kind: Kind,
+    pub psn: u32,
+    pub msg: Option<u64>,
+    pub reason: Option<RetxReason>,
+    /// Towards the requester (else towards the responder).
+    pub to_requester: bool,
+    pub sent: Nanos,
+    pub len: u32,
+    pub fate: Fate,
+    /// Trimmed to header-only (when, where).
+    pub trimmed: Option<(Nanos, u32)>,
+    pub accept: Option<Accept>,
+    pub cover: Cover,
+    /// The DCPETH MSN of a DCP data packet.
+    pub dcp_msn: Option<u32>,
+}
+
+/// One frame a tap recorded.
+#[derive(Clone, Copy, Debug)]
+pub struct TapFrame {
+    /// pcapng frame number, from 1, over the whole file.
+    pub frame: u64,
+    /// Interface (index into `FabricConfig::taps`).
+    pub tap: u8,
+    pub time: Nanos,
+    pub tx: u32,
+    /// Incoming at the tapped port (else outgoing).
+    pub incoming: bool,
+    pub trimmed: bool,
+    pub ce: bool,
+}
+
+/// A posted message and what happened to it.
+#[derive(Clone, Debug)]
+pub struct MsgRec {
+    pub msg: Message,
+    pub posted: Option<Nanos>,
+    /// Every `Delivered` action: (time, len, intact).
+    pub delivered: Vec<(Nanos, u32, bool)>,
+    /// Every `Completed` action.
+    pub completed: Vec<Nanos>,
+    /// The transmission whose arrival made the requester complete the message.
+    pub completed_by: Option<u32>,
+}
+
+/// One connection.
+pub struct ConnRec {
+    pub cfg: ConnConfig,
+    pub sender: usize,
+    pub messages: Vec<MsgRec>,
+    pub failed: Option<(Nanos, &'static str)>,
+}
+
+/// Progress of a run, for a progress display.
+#[derive(Clone, Copy, Debug)]
+pub struct Progress {
+    pub now: Nanos,
+    pub events: u64,
+    pub completed: u64,
+    pub messages: u64,
+}
+
+/// What a run did.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct RunStats {
+    pub events: u64,
+    /// Frames put on a link by any port (each hop counts).
+    pub link_frames: u64,
+    /// Frames the endpoints and NICs transmitted.
+    pub transmissions: u64,
+    /// Frames the taps recorded.
+    pub captured: u64,
+    pub end_ns: Nanos,
+    pub timed_out: bool,
+    pub trimmed: u64,
+    pub dropped: u64,
+    /// Header-only packets lost in a full control queue.
+    pub ho_dropped: u64,
+    pub ce_marked: u64,
+    pub cnps: u64,
+    /// The most bytes any control queue held.
+    pub max_control_queue_bytes: u64,
+}
+
+#[derive(Clone, Copy, Debug)]
+enum Ev {
+    PortDone(u32),
+    Arrive { port: u32, pkt: u32 },
+    Timer { ep: u32, token: u64 },
+    Post { conn: u32, idx: u32 },
+}
+
+struct Packet {
+    bytes: Vec<u8>,
+    tx: u32,
+    dst_host: u16,
+    flow: u64,
+    trimmed: bool,
+}
+
+struct LossState {
+    rng: Rng,
+    model: LossModel,
+    bad: bool,
+}
+
+impl LossState {
+    fn lose(&mut self) -> bool {
+        if let Some((gb, bg)) = self.model.burst {
+            if self.bad {
+                if self.rng.chance(bg) {
+                    self.bad = false;
+                }
+            } else if self.rng.chance(gb) {
+                self.bad = true;
+            }
+            if self.bad {
+                return true;
+            }
+        }
+        self.rng.chance(self.model.p)
+    }
+}
+
+struct Port {
+    node: u16,
+    peer: u32,
+    rate_bps: u64,
+    delay_ns: u64,
+    loss: Option<LossState>,
+    name: String,
+    data: VecDeque<u32>,
+    data_bytes: u64,
+    ctrl: VecDeque<u32>,
+    ctrl_bytes: u64,
+    busy: bool,
+    v_data: u128,
+    v_ctrl: u128,
+    tap: Option<u8>,
+    is_switch: bool,
+}
+
+/// A node: a host (with its QPs) or a switch.
+struct Node {
+    name: String,
+    ports: Vec<u32>,
+    /// Hosts: QPN → endpoint.
+    qps: HashMap<u32, u32>,
+    ip: Option<IpAddr>,
+    mac: [u8; 6],
+    /// Switches: per destination host, the candidate egress ports.
+    routes: Vec<Vec<u32>>,
+    rng: Rng,
+}
+
+enum EpBox {
+    Req(Box<dyn Requester>),
+    Resp(Box<dyn Endpoint>),
+}
+
+/// Per connection and direction, the receiver's acceptance state (for the truth).
+#[derive(Default)]
+struct AcceptState {
+    expected: Option<u32>,
+    seen: HashSet<u32>,
+    /// Go-Back-N READ responses: per message, the next expected response PSN.
+    resp_next: HashMap<u64, u32>,
+}
+
+/// The simulator.
+pub struct Fabric<'w> {
+    pub cfg: FabricConfig,
+    ports: Vec<Port>,
+    nodes: Vec<Node>,
+    eps: Vec<EpBox>,
+    /// Endpoint → (connection, is requester).
+    ep_conn: Vec<(u32, bool)>,
+    pub conns: Vec<ConnRec>,
+    pub txs: Vec<TxRec>,
+    pub tap_frames: Vec<TapFrame>,
+    /// Names of the places where packets are dropped or trimmed.
+    pub places: Vec<String>,
+    place_ids: HashMap<String, u32>,
+    accept: Vec<[AcceptState; 2]>,
+    /// First PSN of each message as the requester sent it.
+    msg_first_psn: Vec<HashMap<u64, u32>>,
+    queue: EventQueue<Ev>,
+    now: Nanos,
+    packets: Vec<Option<Packet>>,
+    free: Vec<u32>,
+    actions: Vec<Action>,
+    writer: Option<CaptureWriter<Box<dyn Write + 'w>>>,
+    write_error: Option<std::io::Error>,
+    frames_written: u64,
+    last_cnp: HashMap<(u16, u32), Nanos>,
+    pub stats: RunStats,
+    /// Keep [`Self::tap_frames`] (the truth needs them; a capture alone does not).
+    pub keep_tap_frames: bool,
+    posts_pending: u64,
+    completed: u64,
+    total_messages: u64,
+    wrr: (u128, u128),
+    decode: DecodeOptions,
+    sw0: u16,
+    sw1: u16,
+    receiver: u16,
+}
+
+impl<'w> Fabric<'w> {
+    /// Builds the topology. Frames the taps record go to `writer` (one interface per tap, in
+    /// the order of `cfg.taps`), if given.
+    pub fn new(cfg: FabricConfig, writer: Option<CaptureWriter<Box<dyn Write + 'w>>>) -> Fabric<'w> {
+        let n = cfg.senders.max(1);
+        let paths = cfg.paths.max(1);
+        let mut f = Fabric {
+            ports: Vec::new(),
+            nodes: Vec::new(),
+            eps: Vec::new(),
+            ep_conn: Vec::new(),
+            conns: Vec::new(),
+            txs: Vec::new(),
+            tap_frames: Vec::new(),
+            places: Vec::new(),
+            place_ids: HashMap::new(),
+            accept: Vec::new(),
+            msg_first_psn: Vec::new(),
+            queue: EventQueue::default(),
+            now: 0,
+            packets: Vec::new(),
+            free: Vec::new(),
+            actions: Vec::new(),
+            writer,
+            write_error: None,
+            frames_written: 0,
+            last_cnp: HashMap::new(),
+            stats: RunStats::default(),
+            keep_tap_frames: true,
+            posts_pending: 0,
+            completed: 0,
+            total_messages: 0,
+            wrr: weight_ratio(cfg.effective_wrr_weight()),
+            decode: DecodeOptions { verify: false, profile: cfg.profile, params: cfg.params },
+            sw0: 0,
+            sw1: 0,
+            receiver: 0,
+            cfg,
+        };
+        // Nodes: senders, receiver, sw0, sw1.
+        for i in 0..n {
+            let ip = IpAddr::from([10, 0, 0, (i + 1) as u8]);
+            f.add_node(format!("s{i}"), Some(ip), [0x02, 0, 0, 0, 0, (i + 1) as u8], 100 + i as u64);
+        }
+        f.receiver = f.add_node("r0".into(), Some(IpAddr::from([10, 0, 1, 1])), [0x02, 0, 0, 0, 1, 1], 99);
+        f.sw0 = f.add_node("sw0".into(), None, [0x02, 0, 0, 0, 0xf0, 0], 1);
+        f.sw1 = f.add_node("sw1".into(), None, [0x02, 0, 0, 0, 0xf1, 0], 2);
+        let (rate, frate, delay) = (f.cfg.rate_bps, f.cfg.effective_fabric_rate(), f.cfg.delay_ns);
+        let seed = f.cfg.seed;
+        let lossy = |place: LossPlace, forward: bool, cfg: &FabricConfig| -> bool {
+            !cfg.loss.is_none()
+                && cfg.loss_place == place
+                && match cfg.loss_dir {
+                    LossDir::Both => true,
+                    LossDir::Forward => forward,
+                    LossDir::Reverse => !forward,
+                }
+        };
+        // Access links.
+        for i in 0..n {
+            let h = i as u16;
+            let lossy_out = i == 0 && lossy(LossPlace::Sender, true, &f.cfg);
+            let lossy_in = i == 0 && lossy(LossPlace::Sender, false, &f.cfg);
+            f.link(h, f.sw0, rate, delay, lossy_out, lossy_in, seed, 1000 + 2 * i as u64);
+        }
+        let (r, sw0, sw1) = (f.receiver, f.sw0, f.sw1);
+        let (lo, li) = (lossy(LossPlace::Receiver, false, &f.cfg), lossy(LossPlace::Receiver, true, &f.cfg));
+        f.link(r, sw1, rate, delay, lo, li, seed, 900);
+        // Fabric links.
+        let mut fabric_ports = Vec::new();
+        for k in 0..paths {
+            let extra = if paths > 1 { f.cfg.reorder_ns * k as u64 / (paths as u64 - 1) } else { 0 };
+            let (lo, li) = (lossy(LossPlace::Fabric, true, &f.cfg), lossy(LossPlace::Fabric, false, &f.cfg));
+            let (p0, p1) = f.link(sw0, sw1, frate, delay + extra, lo, li, seed, 2000 + 2 * k as u64);
+            f.ports[p0 as usize].name = format!("sw0>sw1#{k}");
+            f.ports[p1 as usize].name = format!("sw1>sw0#{k}");
+            fabric_ports.push((p0, p1));
+        }
+        // Routes.
+        let hosts = n + 1;
+        let mut r0 = vec![Vec::new(); hosts];
+        let mut r1 = vec![Vec::new(); hosts];
+        for (i, route) in r0.iter_mut().enumerate().take(n) {
+            *route = vec![f.nodes[sw0 as usize].ports[i]];
+        }
+        r0[n] = fabric_ports.iter().map(|p| p.0).collect();
+        for route in r1.iter_mut().take(n) {
+            *route = fabric_ports.iter().map(|p| p.1).collect();
+        }
+        r1[n] = vec![f.nodes[sw1 as usize].ports[0]];
+        f.nodes[sw0 as usize].routes = r0;
+        f.nodes[sw1 as usize].routes = r1;
+        // Taps.
+        let taps = f.cfg.taps.clone();
+        for (t, tap) in taps.iter().enumerate() {
+            let port = match tap {
+                TapPoint::Sender => f.nodes[0].ports[0],
+                TapPoint::Receiver => f.nodes[r as usize].ports[0],
+                TapPoint::Fabric => fabric_ports[(f.cfg.fabric_tap_path.min(paths - 1)) as usize].0,
+            };
+            f.ports[port as usize].tap = Some(t as u8);
+        }
+        f
+    }
+
+    fn add_node(&mut self, name: String, ip: Option<IpAddr>, mac: [u8; 6], stream: u64) -> u16 {
+        self.nodes.push(Node {
+            name,
+            ports: Vec::new(),
+            qps: HashMap::new(),
+            ip,
+            mac,
+            routes: Vec::new(),
+            rng: Rng::new(self.cfg.seed, stream),
+        });
+        (self.nodes.len() - 1) as u16
+    }
+
+    /// A duplex link between `a` and `b`; returns (a's port, b's port).
+    #[allow(clippy::too_many_arguments)]
+    fn link(
+        &mut self,
+        a: u16,
+        b: u16,
+        rate: u64,
+        delay: u64,
+        lossy_ab: bool,
+        lossy_ba: bool,
+        seed: u64,
+        stream: u64,
+    ) -> (u32, u32) {
+        let pa = self.ports.len() as u32;
+        let pb = pa + 1;
+        let model = self.cfg.loss;
+        for (node, peer, lossy, s) in [(a, pb, lossy_ab, stream), (b, pa, lossy_ba, stream + 1)] {
+            let other = if node == a { b } else { a };
+            let is_switch = self.nodes[node as usize].ip.is_none();
+            self.ports.push(Port {
+                node,
+                peer,
+                rate_bps: rate,
+                delay_ns: delay,
+                loss: lossy.then(|| LossState { rng: Rng::new(seed, s), model, bad: false }),
+                name: format!("{}>{}", self.nodes[node as usize].name, self.nodes[other as usize].name),
+                data: VecDeque::new(),
+                data_bytes: 0,
+                ctrl: VecDeque::new(),
+                ctrl_bytes: 0,
+                busy: false,
+                v_data: 0,
+                v_ctrl: 0,
+                tap: None,
+                is_switch,
+            });
+        }
+        self.nodes[a as usize].ports.push(pa);
+        self.nodes[b as usize].ports.push(pb);
+        (pa, pb)
+    }
+
+    /// Sender host `i`'s (MAC, IP).
+    pub fn sender_host(&self, i: usize) -> ([u8; 6], IpAddr) {
+        let n = &self.nodes[i];
+        (n.mac, n.ip.unwrap())
+    }
+
+    /// The receiver's (MAC, IP).
+    pub fn receiver_host(&self) -> ([u8; 6], IpAddr) {
+        let n = &self.nodes[self.receiver as usize];
+        (n.mac, n.ip.unwrap())
+    }
+
+    /// Adds a connection from sender `sender` to the receiver. `cfg` must use the hosts'
+    /// addresses ([`Self::sender_host`], [`Self::receiver_host`]).
+    pub fn add_connection(
+        &mut self,
+        sender: usize,
+        cfg: ConnConfig,
+        req: Box<dyn Requester>,
+        resp: Box<dyn Endpoint>,
+    ) -> u32 {
+        let c = self.conns.len() as u32;
+        let e = self.eps.len() as u32;
+        self.eps.push(EpBox::Req(req));
+        self.eps.push(EpBox::Resp(resp));
+        self.ep_conn.push((c, true));
+        self.ep_conn.push((c, false));
+        self.nodes[sender].qps.insert(cfg.requester.qpn, e);
+        self.nodes[self.receiver as usize].qps.insert(cfg.responder.qpn, e + 1);
+        self.conns.push(ConnRec { cfg, sender, messages: Vec::new(), failed: None });
+        self.accept.push([AcceptState::default(), AcceptState::default()]);
+        self.msg_first_psn.push(HashMap::new());
+        c
+    }
+
+    /// Posts `msg` on connection `conn` at time `at`. Messages must be posted with ids 0, 1, …
+    pub fn post(&mut self, conn: u32, at: Nanos, msg: Message) {
+        let c = &mut self.conns[conn as usize];
+        let idx = c.messages.len() as u32;
+        c.messages.push(MsgRec { msg, posted: None, delivered: Vec::new(), completed: Vec::new(), completed_by: None });
+        self.posts_pending += 1;
+        self.total_messages += 1;
+        self.queue.push(at, Ev::Post { conn, idx });
+    }
+
+    fn place(&mut self, name: String) -> u32 {
+        if let Some(&id) = self.place_ids.get(&name) {
+            return id;
+        }
+        let id = self.places.len() as u32;
+        self.places.push(name.clone());
+        self.place_ids.insert(name, id);
+        id
+    }
+
+    /// Every posted message completed (or its connection failed).
+    pub fn done(&self) -> bool {
+        self.posts_pending == 0
+            && self.eps.iter().all(|e| match e {
+                EpBox::Req(r) => r.idle(),
+                EpBox::Resp(_) => true,
+            })
+    }
+
+    /// Runs to completion (every requester idle and nothing left on the wire) or to the time
+    /// limit. `progress` is called every 2^16 events.
+    pub fn run(&mut self, mut progress: Option<&mut dyn FnMut(&Progress)>) -> std::io::Result<RunStats> {
+        let mut finished = false;
+        while let Some((time, ev)) = self.queue.pop() {
+            if time > self.cfg.time_limit_ns {
+                self.stats.timed_out = true;
+                break;
+            }
+            if finished && matches!(ev, Ev::Timer { .. }) {
+                continue;
+            }
+            self.now = time;
+            self.stats.events += 1;
+            if self.stats.events & 0xffff == 0 {
+                if let Some(p) = progress.as_mut() {
+                    p(&Progress {
+                        now: self.now,
+                        events: self.stats.events,
+                        completed: self.completed,
+                        messages: self.total_messages,
+                    });
+                }
+            }
+            match ev {
+                Ev::PortDone(p) => self.port_done(p),
+                Ev::Arrive { port, pkt } => self.arrive(port, pkt),
+                Ev::Timer { ep, token } => {
+                    if !finished {
+                        let mut actions = std::mem::take(&mut self.actions);
+                        match &mut self.eps[ep as usize] {
+                            EpBox::Req(r) => r.on_timer(self.now, token, &mut actions),
+                            EpBox::Resp(r) => r.on_timer(self.now, token, &mut actions),
+                        }
+                        self.run_actions(ep, &mut actions, None);
+                        self.actions = actions;
+                    }
+                }
+                Ev::Post { conn, idx } => {
+                    let ep = conn * 2;
+                    let m = &mut self.conns[conn as usize].messages[idx as usize];
+                    m.posted = Some(self.now);
+                    let msg = m.msg;
+                    self.posts_pending -= 1;
+                    let mut actions = std::mem::take(&mut self.actions);
+                    if let EpBox::Req(r) = &mut self.eps[ep as usize] {
+                        r.post(self.now, msg, &mut actions);
+                    }
+                    self.run_actions(ep, &mut actions, None);
+                    self.actions = actions;
+                }
+            }
+            if !finished && self.done() {
+                // From now on only what is already on the wire plays out: timers are ignored.
+                finished = true;
+            }
+            if finished && self.packets.len() == self.free.len() && !self.ports.iter().any(|p| p.busy) {
+                break;
+            }
+        }
+        self.stats.end_ns = self.now;
+        self.stats.captured = self.frames_written;
+        if let Some(e) = self.write_error.take() {
+            return Err(e);
+        }
+        Ok(self.stats)
+    }
+
+    /// Takes the capture writer back (after [`Self::run`]).
+    pub fn take_writer(&mut self) -> Option<CaptureWriter<Box<dyn Write + 'w>>> {
+        self.writer.take()
+    }
+
+    fn run_actions(&mut self, ep: u32, actions: &mut Vec<Action>, trigger: Option<u32>) {
+        let (conn, is_req) = self.ep_conn[ep as usize];
+        for a in actions.drain(..) {
+            match a {
+                Action::Transmit { frame, info } => {
+                    let origin = if is_req { Origin::Requester } else { Origin::Responder };
+                    self.transmit(conn, origin, frame, info.psn, info.msg, info.retx);
+                }
+                Action::Timer { at, token } => {
+                    let at = at.max(self.now);
+                    self.queue.push(at, Ev::Timer { ep, token });
+                }
+                Action::Delivered { msg, len, intact } => {
+                    let now = self.now;
+                    if let Some(m) = self.conns[conn as usize].messages.get_mut(msg as usize) {
+                        m.delivered.push((now, len, intact));
+                    }
+                }
+                Action::Completed { msg } => {
+                    let now = self.now;
+                    if let Some(m) = self.conns[conn as usize].messages.get_mut(msg as usize) {
+                        if m.completed.is_empty() {
+                            self.completed += 1;
+                        }
+                        m.completed.push(now);
+                        m.completed_by = m.completed_by.or(trigger);
+                    }
+                }
+                Action::Failed { reason } => {
+                    let c = &mut self.conns[conn as usize];
+                    c.failed = c.failed.or(Some((self.now, reason)));
+                }
+            }
+        }
+    }
+
+    /// Records a transmission and queues it at the sending host's NIC.
+    fn transmit(
+        &mut self,
+        conn: u32,
+        origin: Origin,
+        bytes: Vec<u8>,
+        psn: u32,
+        msg: Option<u64>,
+        reason: Option<RetxReason>,
+    ) -> u32 {
+        let id = self.txs.len() as u32;
+        let (kind, cover, dcp_msn, dst, flow) = {
+            let f =
+                Frame::parse(LinkType::Ethernet, &bytes, bytes.len(), &DecodeOptions { verify: false, ..self.decode });
+            classify(&f, msg, self.cfg.params.dcp_tag_shift, self.cfg.profile == Profile::Dcp)
+        };
+        let dst = dst.map(|d| if d == RECEIVER_SENTINEL { self.receiver } else { d });
+        let to_requester = dst != Some(self.receiver);
+        if kind.is_data() && origin == Origin::Requester {
+            if let Some(m) = msg {
+                self.msg_first_psn[conn as usize].entry(m).or_insert(psn);
+            }
+        }
+        self.txs.push(TxRec {
+            id,
+            conn,
+            origin,
+            kind,
+            psn,
+            msg,
+            reason,
+            to_requester,
+            sent: self.now,
+            len: bytes.len() as u32,
+            fate: Fate::InFlight,
+            trimmed: None,
+            accept: None,
+            cover,
+            dcp_msn,
+        });
+        self.stats.transmissions += 1;
+        let src_host = match origin {
+            Origin::Requester => self.conns[conn as usize].sender as u16,
+            Origin::Responder => self.receiver,
+            Origin::Nic => {
+                // The CNP leaves the host that saw the CE mark: the other end of `dst`.
+                if dst == Some(self.receiver) {
+                    self.conns[conn as usize].sender as u16
+                } else {
+                    self.receiver
+                }
+            }
+        };
+        let dst_host = dst.unwrap_or(u16::MAX);
+        let pkt = self.alloc(Packet { bytes, tx: id, dst_host, flow, trimmed: false });
+        let port = self.nodes[src_host as usize].ports[0];
+        self.enqueue_fifo(port, pkt);
+        id
+    }
+
+    fn alloc(&mut self, p: Packet) -> u32 {
+        match self.free.pop() {
+            Some(i) => {
+                self.packets[i as usize] = Some(p);
+                i
+            }
+            None => {
+                self.packets.push(Some(p));
+                (self.packets.len() - 1) as u32
+            }
+        }
+    }
+
+    fn take(&mut self, i: u32) -> Packet {
+        self.free.push(i);
+        self.packets[i as usize].take().expect("live packet")
+    }
+
+    fn pkt(&self, i: u32) -> &Packet {
+        self.packets[i as usize].as_ref().expect("live packet")
+    }
+
+    fn drop_packet(&mut self, pkt: u32, cause: DropCause, place: String) {
+        let p = self.take(pkt);
+        let place = self.place(place);
+        let t = &mut self.txs[p.tx as usize];
+        t.fate = Fate::Dropped { at: self.now, cause, place };
+        self.stats.dropped += 1;
+        if cause == DropCause::ControlQueue {
+            self.stats.ho_dropped += 1;
+        }
+    }
+
+    /// Host NIC egress: unbounded FIFO.
+    fn enqueue_fifo(&mut self, port: u32, pkt: u32) {
+        let len = self.pkt(pkt).bytes.len() as u64;
+        let p = &mut self.ports[port as usize];
+        p.data.push_back(pkt);
+        p.data_bytes += len;
+        if !p.busy {
+            self.start(port);
+        }
+    }
+
+    /// Switch egress: thresholds, trimming, ECN, the control queue.
+    fn enqueue_switch(&mut self, port: u32, pkt: u32) {
+        let (len, tag, ect, is_roce) = {
+            let b = &self.pkt(pkt).bytes;
+            let h = Hdr::of(b);
+            (
+                b.len() as u64,
+                h.map(|h| dcp::tag(h.tos(b), self.cfg.params.dcp_tag_shift)),
+                h.is_some_and(|h| h.tos(b) & 3 != 0),
+                h.is_some_and(|h| h.roce),
+            )
+        };
+        let trim = self.cfg.trim;
+        let p = &self.ports[port as usize];
+        if trim && is_roce && tag == Some(dcp::TAG_HO) {
+            return self.enqueue_ctrl(port, pkt);
+        }
+        if p.data_bytes + len > self.cfg.queue_bytes {
+            if trim && is_roce && tag == Some(dcp::TAG_DATA) {
+                let place = self.place(self.ports[port as usize].name.clone());
+                let shift = self.cfg.params.dcp_tag_shift;
+                let packet = self.packets[pkt as usize].as_mut().expect("live packet");
+                if let Some(mut ho) = header_only(LinkType::Ethernet, &packet.bytes, shift) {
+                    if ho.len() < MIN_FRAME {
+                        ho.resize(MIN_FRAME, 0);
+                    }
+                    packet.bytes = ho;
+                    packet.trimmed = true;
+                    let tx = packet.tx;
+                    self.txs[tx as usize].trimmed = Some((self.now, place));
+                    self.stats.trimmed += 1;
+                    return self.enqueue_ctrl(port, pkt);
+                }
+            }
+            let name = format!("{} queue", self.ports[port as usize].name);
+            return self.drop_packet(pkt, DropCause::Queue, name);
+        }
+        if let Some(th) = self.cfg.ecn_threshold {
+            if ect && p.data_bytes > th {
+                let b = &mut self.packets[pkt as usize].as_mut().expect("live packet").bytes;
+                if let Some(h) = Hdr::of(b) {
+                    let tos = h.tos(b) | 3;
+                    h.set_tos(b, tos);
+                    self.stats.ce_marked += 1;
+                }
+            }
+        }
+        let p = &mut self.ports[port as usize];
+        if p.data.is_empty() {
+            p.v_data = p.v_data.max(p.v_ctrl);
+        }
+        p.data.push_back(pkt);
+        p.data_bytes += len;
+        if !p.busy {
+            self.start(port);
+        }
+    }
+
+    fn enqueue_ctrl(&mut self, port: u32, pkt: u32) {
+        let len = self.pkt(pkt).bytes.len() as u64;
+        let p = &mut self.ports[port as usize];
+        if p.ctrl_bytes + len > self.cfg.control_queue_bytes {
+            let name = format!("{} control queue", p.name);
+            return self.drop_packet(pkt, DropCause::ControlQueue, name);
+        }
+        if p.ctrl.is_empty() {
+            p.v_ctrl = p.v_ctrl.max(p.v_data);
+        }
+        p.ctrl.push_back(pkt);
+        p.ctrl_bytes += len;
+        self.stats.max_control_queue_bytes = self.stats.max_control_queue_bytes.max(p.ctrl_bytes);
+        if !p.busy {
+            self.start(port);
+        }
+    }
+
+    /// Starts serializing the next packet of `port` (WRR between the control and data queues).
+    fn start(&mut self, port: u32) {
+        let (wn, wd) = self.wrr;
+        let p = &mut self.ports[port as usize];
+        let from_ctrl = match (p.ctrl.is_empty(), p.data.is_empty()) {
+            (true, true) => return,
+            (false, true) => true,
+            (true, false) => false,
+            (false, false) => p.v_ctrl <= p.v_data,
+        };
+        let pkt = if from_ctrl { p.ctrl.pop_front() } else { p.data.pop_front() }.expect("non-empty");
+        let (len, trimmed, tx, ce) = {
+            let pk = self.packets[pkt as usize].as_ref().expect("live packet");
+            let ce = Hdr::of(&pk.bytes).is_some_and(|h| h.tos(&pk.bytes) & 3 == 3);
+            (pk.bytes.len(), pk.trimmed, pk.tx, ce)
+        };
+        let p = &mut self.ports[port as usize];
+        if from_ctrl {
+            p.ctrl_bytes -= len as u64;
+            if p.is_switch {
+                p.v_ctrl += len as u128 * wd;
+            }
+        } else {
+            p.data_bytes -= len as u64;
+            if p.is_switch {
+                p.v_data += len as u128 * wn;
+            }
+        }
+        p.busy = true;
+        let ser = ser_ns(wire_bytes(len), p.rate_bps);
+        let (delay, peer, tap) = (p.delay_ns, p.peer, p.tap);
+        let lost = p.loss.as_mut().is_some_and(|l| l.lose());
+        self.stats.link_frames += 1;
+        if let Some(t) = tap {
+            self.record(t, pkt, tx, false, trimmed, ce);
+        }
+        let now = self.now;
+        self.queue.push(now + ser, Ev::PortDone(port));
+        if lost {
+            let name = format!("link {}", self.ports[port as usize].name);
+            self.drop_packet(pkt, DropCause::Link, name);
+        } else {
+            self.queue.push(now + ser + delay, Ev::Arrive { port: peer, pkt });
+        }
+    }
+
+    fn port_done(&mut self, port: u32) {
+        self.ports[port as usize].busy = false;
+        self.start(port);
+    }
+
+    fn record(&mut self, tap: u8, pkt: u32, tx: u32, incoming: bool, trimmed: bool, ce: bool) {
+        self.frames_written += 1;
+        if self.keep_tap_frames {
+            self.tap_frames.push(TapFrame {
+                frame: self.frames_written,
+                tap,
+                time: self.now,
+                tx,
+                incoming,
+                trimmed,
+                ce,
+            });
+        }
+        if let Some(w) = self.writer.as_mut() {
+            if self.write_error.is_none() {
+                let bytes = &self.packets[pkt as usize].as_ref().expect("live packet").bytes;
+                if let Err(e) = w.write(tap as u32, EPOCH_NS + self.now, bytes) {
+                    self.write_error = Some(e);
+                }
+            }
+        }
+    }
+
+    fn arrive(&mut self, port: u32, pkt: u32) {
+        let (node, tap) = (self.ports[port as usize].node, self.ports[port as usize].tap);
+        if let Some(t) = tap {
+            let pk = self.pkt(pkt);
+            let ce = Hdr::of(&pk.bytes).is_some_and(|h| h.tos(&pk.bytes) & 3 == 3);
+            let (tx, trimmed) = (pk.tx, pk.trimmed);
+            self.record(t, pkt, tx, true, trimmed, ce);
+        }
+        if self.ports[port as usize].is_switch {
+            self.forward(node, pkt)
+        } else {
+            self.deliver(node, pkt)
+        }
+    }
+
+    fn forward(&mut self, sw: u16, pkt: u32) {
+        let (dst, flow) = {
+            let p = self.packets[pkt as usize].as_mut().expect("live packet");
+            if let Some(h) = Hdr::of(&p.bytes) {
+                h.decrement_ttl(&mut p.bytes);
+            }
+            (p.dst_host, p.flow)
+        };
+        let node = &mut self.nodes[sw as usize];
+        let Some(cands) = node.routes.get(dst as usize) else {
+            let name = format!("{} (no route)", node.name);
+            return self.drop_packet(pkt, DropCause::NoEndpoint, name);
+        };
+        let port = if cands.len() == 1 {
+            cands[0]
+        } else {
+            match self.cfg.routing {
+                Routing::Ecmp => cands[(flow % cands.len() as u64) as usize],
+                Routing::Spray => cands[node.rng.below(cands.len() as u64) as usize],
+                Routing::Adaptive => {
+                    let load = |p: u32| self.ports[p as usize].data_bytes + self.ports[p as usize].ctrl_bytes;
+                    let min = cands.iter().map(|&p| load(p)).min().unwrap_or(0);
+                    let best: Vec<u32> = cands.iter().copied().filter(|&p| load(p) == min).collect();
+                    best[node.rng.below(best.len() as u64) as usize]
+                }
+            }
+        };
+        self.enqueue_switch(port, pkt);
+    }
+
+    /// A frame reached a host's NIC: CNPs end there, the rest go to the QP they name.
+    fn deliver(&mut self, host: u16, pkt: u32) {
+        let p = self.take(pkt);
+        let tx = p.tx as usize;
+        let f = Frame::parse(LinkType::Ethernet, &p.bytes, p.bytes.len(), &self.decode);
+        let Some(roce) = f.roce() else {
+            self.txs[tx].fate = Fate::Dropped { at: self.now, cause: DropCause::NoEndpoint, place: 0 };
+            return;
+        };
+        let (opcode, qpn) = (roce.opcode().0, roce.bth().dest_qp());
+        self.txs[tx].fate = Fate::Delivered { at: self.now };
+        if opcode == CNP_OPCODE || opcode == 0x80 {
+            return;
+        }
+        let Some(&ep) = self.nodes[host as usize].qps.get(&qpn) else {
+            let name = format!("{} (no QP {qpn:#x})", self.nodes[host as usize].name);
+            let place = self.place(name);
+            self.txs[tx].fate = Fate::Dropped { at: self.now, cause: DropCause::NoEndpoint, place };
+            return;
+        };
+        if !p.trimmed && self.txs[tx].kind.is_data() {
+            self.judge(tx);
+        }
+        let ce = f.tos().is_some_and(|t| t & 3 == 3);
+        let mut actions = std::mem::take(&mut self.actions);
+        match &mut self.eps[ep as usize] {
+            EpBox::Req(r) => r.on_frame(self.now, &f, &mut actions),
+            EpBox::Resp(r) => r.on_frame(self.now, &f, &mut actions),
+        }
+        self.run_actions(ep, &mut actions, Some(tx as u32));
+        self.actions = actions;
+        if ce {
+            self.send_cnp(host, ep, qpn);
+        }
+    }
+
+    /// The receiving NIC answers a CE-marked packet with a CNP, at most one per QP per interval.
+    fn send_cnp(&mut self, host: u16, ep: u32, qpn: u32) {
+        let key = (host, qpn);
+        if let Some(&t) = self.last_cnp.get(&key) {
+            if self.now < t + self.cfg.cnp_interval_ns {
+                return;
+            }
+        }
+        self.last_cnp.insert(key, self.now);
+        let (conn, is_req) = self.ep_conn[ep as usize];
+        let c = &self.conns[conn as usize].cfg;
+        let (me, peer) = if is_req { (c.requester, c.responder) } else { (c.responder, c.requester) };
+        let (IpAddr::V4(src), IpAddr::V4(dst)) = (me.ip, peer.ip) else { return };
+        let mut r = RoceRepr::new(CNP_OPCODE, peer.qpn, 0);
+        r.bth.becn = true;
+        let mut fr =
+            FrameRepr::new(NetRepr::Ipv4 { src: src.octets(), dst: dst.octets(), tos: 0xc0, ttl: 64, ident: 0 }, r);
+        fr.eth_src = me.mac;
+        fr.eth_dst = peer.mac;
+        fr.udp_src = c.udp_sport;
+        let bytes = fr.to_vec();
+        self.stats.cnps += 1;
+        self.transmit(conn, Origin::Nic, bytes, 0, None, None);
+    }
+
+    /// The receiver's verdict on an intact data packet (ground truth only).
+    fn judge(&mut self, tx: usize) {
+        let t = &self.txs[tx];
+        let (conn, psn, msg) = (t.conn as usize, t.psn, t.msg);
+        let dir = (t.origin != Origin::Requester) as usize;
+        let model = self.cfg.accept;
+        let start = self.conns[conn].cfg.start_psn;
+        let mtu = self.conns[conn].cfg.mtu.max(1);
+        let span = msg
+            .and_then(|m| self.conns[conn].messages.get(m as usize))
+            .map(|m| if m.msg.op == Op::Read { m.msg.len.div_ceil(mtu).max(1) } else { 1 })
+            .unwrap_or(1);
+        let first = msg.and_then(|m| self.msg_first_psn[conn].get(&m).copied());
+        let st = &mut self.accept[conn][dir];
+        let verdict = match model {
+            AcceptModel::AnyOrder => {
+                if st.seen.insert(psn) {
+                    Accept::Accepted
+                } else {
+                    Accept::Duplicate
+                }
+            }
+            AcceptModel::InOrder if dir == 0 => {
+                let e = *st.expected.get_or_insert(start);
+                if psn == e {
+                    st.expected = Some(psn::add(e, span));
+                    Accept::Accepted
+                } else if psn_lt(psn, e) {
+                    Accept::Duplicate
+                } else {
+                    Accept::Discarded
+                }
+            }
+            AcceptModel::InOrder => {
+                let m = msg.unwrap_or(u64::MAX);
+                let e = *st.resp_next.entry(m).or_insert(first.unwrap_or(psn));
+                if psn == e {
+                    st.resp_next.insert(m, psn::add(e, 1));
+                    Accept::Accepted
+                } else if psn_lt(psn, e) {
+                    Accept::Duplicate
+                } else {
+                    Accept::Discarded
+                }
+            }
+        };
+        self.txs[tx].accept = Some(verdict);
+    }
+
+    /// Names of the taps, in interface order.
+    pub fn tap_names(&self) -> Vec<&'static str> {
+        self.cfg.taps.iter().map(|t| t.name()).collect()
+    }
+
+    /// The WRR weight in force.
+    pub fn wrr_weight(&self) -> f64 {
+        self.cfg.effective_wrr_weight()
+    }
+}
+
+fn weight_ratio(w: f64) -> (u128, u128) {
+    if w.is_infinite() {
+        (1, 0)
+    } else if w <= 0.0 {
+        (0, 1)
+    } else {
+        ((w * 1_000_000.0).round().max(1.0) as u128, 1_000_000)
+    }
+}
+
+/// Time to serialize `bytes` at `rate` bits/s, ns (rounded up).
+#[inline]
+pub fn ser_ns(bytes: u64, rate: u64) -> u64 {
+    ((bytes as u128 * 8 * 1_000_000_000).div_ceil(rate.max(1) as u128)) as u64
+}
+
+/// `a` precedes `b` modulo 2^24 (the codec's serial-number order of PSNs).
+pub use rocescope_codec::ib::psn::lt as psn_lt;
+
+/// Kind, coverage, DCP MSN, destination host and flow hash of a frame an endpoint transmits.
+fn classify(
+    f: &Frame<'_>,
+    msg: Option<u64>,
+    tag_shift: u8,
+    dcp_stack: bool,
+) -> (Kind, Cover, Option<u32>, Option<u16>, u64) {
+    let (src, dst) = f.ip_addrs().unwrap_or((IpAddr::from([0u8; 4]), IpAddr::from([0u8; 4])));
+    let dst_host = host_index(dst);
+    let sport = f.udp_ports().map_or(0, |p| p.0);
+    let ip = |a: IpAddr| match a {
+        IpAddr::V4(v) => u32::from(v) as u64,
+        IpAddr::V6(v) => (u128::from(v) as u64) ^ ((u128::from(v) >> 64) as u64),
+    };
+    let Some(p) = f.roce() else { return (Kind::Other, Cover::None, None, dst_host, 0) };
+    let flow = mix64(ip(src) ^ ip(dst).rotate_left(32) ^ (sport as u64) << 16 ^ (p.bth().dest_qp() as u64) << 40);
+    let opcode = p.opcode().0;
+    let psn = p.bth().psn();
+    let tag = f.tos().map(|t| dcp::tag(t, tag_shift));
+    let is_dcp = f.profile() == Profile::Dcp;
+    if opcode == CNP_OPCODE || opcode == 0x80 {
+        return (Kind::Cnp, Cover::None, None, dst_host, flow);
+    }
+    if is_dcp && tag == Some(dcp::TAG_HO) {
+        return (Kind::HoBounce, Cover::None, None, dst_host, flow);
+    }
+    let is_resp = (0x0D..=0x10).contains(&opcode);
+    if msg.is_some() {
+        let dcp_msn = p.dcpeth().map(|d| d.msn());
+        return if is_resp {
+            (Kind::ReadResp, if dcp_stack { Cover::None } else { Cover::PsnLt(psn) }, None, dst_host, flow)
+        } else {
+            (Kind::Data, Cover::None, dcp_msn, dst_host, flow)
+        };
+    }
+    if let Some(a) = p.aeth() {
+        let syn = a.syndrome();
+        let kind = match syn {
+            Syndrome::Ack { .. } => Kind::Ack,
+            Syndrome::Nak { .. } if p.irn_sack().is_some() => Kind::Sack,
+            _ => Kind::Nak,
+        };
+        let cover = if is_dcp && opcode == 0x11 && tag == Some(dcp::TAG_ACK) {
+            if matches!(syn, Syndrome::Ack { .. }) {
+                Cover::MsnLt(a.msn())
+            } else {
+                Cover::None
+            }
+        } else if dcp_stack {
+            Cover::None
+        } else if is_resp {
+            Cover::PsnLt(psn)
+        } else {
+            match syn {
+                Syndrome::Ack { .. } if opcode == 0x11 => Cover::PsnLe(psn),
+                Syndrome::Nak { code: 0 } => Cover::PsnLt(psn),
+                _ => Cover::None,
+            }
+        };
+        let kind = if is_resp { Kind::ReadResp } else { kind };
+        return (kind, cover, None, dst_host, flow);
+    }
+    (Kind::Other, Cover::None, None, dst_host, flow)
+}
+
+/// The host an address belongs to: senders are 10.0.0.(i+1), the receiver 10.0.1.1.
+fn host_index(ip: IpAddr) -> Option<u16> {
+    match ip {
+        IpAddr::V4(v) => {
+            let o = v.octets();
+            match (o[0], o[1], o[2], o[3]) {
+                (10, 0, 0, x) if x >= 1 => Some(x as u16 - 1),
+                (10, 0, 1, 1) => Some(RECEIVER_SENTINEL),
+                _ => None,
+            }
+        }
+        IpAddr::V6(_) => None,
+    }
+}
+
+/// Stands for "the receiver" until the fabric maps it to its node number.
+const RECEIVER_SENTINEL: u16 = u16::MAX - 1;
+
+/// Where the IP header of an Ethernet frame is, and what it is.
+#[derive(Clone, Copy)]
+struct Hdr {
+    ip: usize,
+    v4: bool,
+    roce: bool,
+}
+
+impl Hdr {
+    fn of(b: &[u8]) -> Option<Hdr> {
+        let mut off = 12;
+        let mut et = u16::from_be_bytes([*b.get(off)?, *b.get(off + 1)?]);
+        while et == 0x8100 || et == 0x88a8 {
+            off += 4;
+            et = u16::from_be_bytes([*b.get(off)?, *b.get(off + 1)?]);
+        }
+        let ip = off + 2;
+        let (v4, udp) = match et {
+            0x0800 => {
+                let ihl = (*b.get(ip)? & 0x0f) as usize * 4;
+                (true, (b.get(ip + 9) == Some(&17)).then_some(ip + ihl))
+            }
+            0x86dd => (false, (b.get(ip + 6) == Some(&17)).then_some(ip + 40)),
+            _ => return None,
+        };
+        let roce = udp.and_then(|u| b.get(u + 2..u + 4)).is_some_and(|d| d == 4791u16.to_be_bytes());
+        Some(Hdr { ip, v4, roce })
+    }
+    fn tos(&self, b: &[u8]) -> u8 {
+        if self.v4 {
+            b[self.ip + 1]
+        } else {
+            (b[self.ip] << 4) | (b[self.ip + 1] >> 4)
+        }
+    }
+    fn set_tos(&self, b: &mut [u8], tos: u8) {
+        if self.v4 {
+            b[self.ip + 1] = tos;
+            self.fix_checksum(b);
+        } else {
+            b[self.ip] = (b[self.ip] & 0xf0) | (tos >> 4);
+            b[self.ip + 1] = (b[self.ip + 1] & 0x0f) | (tos << 4);
+        }
+    }
+    fn decrement_ttl(&self, b: &mut [u8]) {
+        let at = if self.v4 { self.ip + 8 } else { self.ip + 7 };
+        if b[at] > 1 {
+            b[at] -= 1;
+            if self.v4 {
+                self.fix_checksum(b);
+            }
+        }
+    }
+    fn fix_checksum(&self, b: &mut [u8]) {
+        let ihl = (b[self.ip] & 0x0f) as usize * 4;
+        b[self.ip + 10] = 0;
+        b[self.ip + 11] = 0;
+        let c = rocescope_codec::build::internet_checksum(&[&b[self.ip..self.ip + ihl]]);
+        b[self.ip + 10..self.ip + 12].copy_from_slice(&c.to_be_bytes());
+    }
+}

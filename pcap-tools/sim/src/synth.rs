@@ -1,0 +1,429 @@
+//! `rocescope synth`: builds a fabric from the options, puts one connection per sender on it
+//! with the chosen reference stack, posts the messages, runs, and writes the pcapng and the
+//! ground truth.
+
+use std::fs::File;
+use std::io::{BufWriter, Write};
+use std::path::Path;
+
+use serde_json::{json, Map, Value};
+
+use rocescope_stacks::rng::Rng;
+use super::sim::{
+    AcceptModel, Fabric, FabricConfig, LossDir, LossModel, LossPlace, Progress, Routing, RunStats, TapPoint,
+};
+use super::truth;
+use rocescope_analysis::capture::CaptureWriter;
+use rocescope_stacks::{new_pair, ConnConfig, Endpoint, Host, Message, Op, Requester, StackKind};
+
+/// Which operations the messages use.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OpChoice {
+    One(Op),
+    /// Cycle through the operations the stack supports.
+    Mix,
+}
+
+impl OpChoice {
+    pub fn parse(s: &str) -> Option<OpChoice> {
+        if s == "mix" {
+            Some(OpChoice::Mix)
+        } else {
+            Op::from_name(s).map(OpChoice::One)
+        }
+    }
+    pub fn name(self) -> &'static str {
+        match self {
+            OpChoice::One(op) => op.name(),
+            OpChoice::Mix => "mix",
+        }
+    }
+}
+
+/// Everything `rocescope synth` takes (besides where to write).
+#[derive(Clone, Debug)]
+pub struct SynthOptions {
+    pub stack: StackKind,
+    /// Bernoulli loss probability per frame on the lossy links.
+    pub loss: f64,
+    /// Gilbert-Elliott transition probabilities (good→bad, bad→good).
+    pub burst_loss: Option<(f64, f64)>,
+    pub loss_on: LossPlace,
+    pub loss_dir: LossDir,
+    pub reorder_ns: u64,
+    pub paths: u32,
+    pub routing: Routing,
+    /// Messages per connection.
+    pub messages: u32,
+    pub message_size: u32,
+    pub op: OpChoice,
+    pub mtu: u32,
+    pub rate_gbps: f64,
+    pub fabric_rate_gbps: Option<f64>,
+    pub delay_ns: u64,
+    pub queue_bytes: u64,
+    pub trim: bool,
+    pub wrr_weight: Option<f64>,
+    pub radix: Option<u32>,
+    pub control_queue_bytes: u64,
+    pub ecn_threshold: Option<u64>,
+    pub cnp_interval_ns: u64,
+    /// Senders (an N-to-1 incast when above 1).
+    pub incast: u32,
+    pub seed: u64,
+    pub taps: Vec<TapPoint>,
+    pub fabric_tap_path: u32,
+    pub time_limit_ns: u64,
+    pub rto_ns: u64,
+    pub ack_every: u32,
+    pub bdp_packets: u32,
+    pub msg_window: u32,
+    pub retry_cnt: u8,
+    /// Gap between two posts on a connection (0: all at time 0).
+    pub post_interval_ns: u64,
+    pub dcp_tag_shift: u8,
+}
+
+impl Default for SynthOptions {
+    fn default() -> Self {
+        SynthOptions {
+            stack: StackKind::Gbn,
+            loss: 0.0,
+            burst_loss: None,
+            loss_on: LossPlace::Fabric,
+            loss_dir: LossDir::Both,
+            reorder_ns: 0,
+            paths: 1,
+            routing: Routing::Ecmp,
+            messages: 8,
+            message_size: 4096,
+            op: OpChoice::One(Op::Write),
+            mtu: 1024,
+            rate_gbps: 100.0,
+            fabric_rate_gbps: None,
+            delay_ns: 1000,
+            queue_bytes: 256 * 1024,
+            trim: false,
+            wrr_weight: None,
+            radix: None,
+            control_queue_bytes: 64 * 1024,
+            ecn_threshold: None,
+            cnp_interval_ns: 50_000,
+            incast: 1,
+            seed: 1,
+            taps: vec![TapPoint::Sender, TapPoint::Receiver, TapPoint::Fabric],
+            fabric_tap_path: 0,
+            time_limit_ns: 1_000_000_000,
+            rto_ns: 100_000,
+            ack_every: 4,
+            bdp_packets: 128,
+            msg_window: 8,
+            retry_cnt: 7,
+            post_interval_ns: 0,
+            dcp_tag_shift: 2,
+        }
+    }
+}
+
+impl SynthOptions {
+    /// Checks the combination; the message is a one-line usage error.
+    pub fn validate(&self) -> Result<(), String> {
+        if self.mtu == 0 || self.mtu > 9000 {
+            return Err(format!("--mtu {} out of range (1-9000)", self.mtu));
+        }
+        if !(0.0..=1.0).contains(&self.loss) {
+            return Err("--loss must be a probability (0-1)".into());
+        }
+        if let Some((a, b)) = self.burst_loss {
+            if !(0.0..=1.0).contains(&a) || !(0.0..=1.0).contains(&b) {
+                return Err("--burst-loss takes two probabilities P_GB,P_BG".into());
+            }
+        }
+        if self.paths == 0 || self.paths > 64 {
+            return Err("--paths must be 1-64".into());
+        }
+        if self.incast == 0 || self.incast > 200 {
+            return Err("--incast must be 1-200".into());
+        }
+        if self.rate_gbps <= 0.0 || self.fabric_rate_gbps.is_some_and(|r| r <= 0.0) {
+            return Err("rates must be positive".into());
+        }
+        if self.trim && self.stack != StackKind::Dcp {
+            return Err("--trim applies to DCP data packets: use it with --stack dcp".into());
+        }
+        if self.wrr_weight.is_some_and(|w| w.is_nan() || w < 0.0) {
+            return Err("--wrr-weight must be 0 or more".into());
+        }
+        let ops: Vec<Op> = self.ops();
+        if let Some(op) = ops.iter().find(|&&op| !self.stack.supports(op)) {
+            return Err(format!("the {} stack does not model {} (READ is GBN only)", self.stack.name(), op.name()));
+        }
+        if self.fabric_tap_path >= self.paths {
+            return Err(format!("--fabric-tap-path {} but only {} paths", self.fabric_tap_path, self.paths));
+        }
+        if self.taps.is_empty() {
+            return Err("--taps needs at least one of sender, receiver, fabric".into());
+        }
+        Ok(())
+    }
+
+    /// The operations messages cycle through.
+    pub fn ops(&self) -> Vec<Op> {
+        match self.op {
+            OpChoice::One(op) => vec![op],
+            OpChoice::Mix => Op::ALL.into_iter().filter(|&o| self.stack.supports(o)).collect(),
+        }
+    }
+
+    /// The canonical command line (every option explicit, no file names): the truth records it.
+    pub fn command_line(&self) -> String {
+        let mut a = vec![format!("rocescope synth --stack {}", self.stack.name())];
+        a.push(format!(
+            "--messages {} --message-size {} --op {} --mtu {}",
+            self.messages,
+            self.message_size,
+            self.op.name(),
+            self.mtu
+        ));
+        a.push(format!(
+            "--rate {} --delay {} --paths {} --reorder {}",
+            self.rate_gbps, self.delay_ns, self.paths, self.reorder_ns
+        ));
+        match self.routing {
+            Routing::Spray => a.push("--spray".into()),
+            Routing::Adaptive => a.push("--adaptive".into()),
+            Routing::Ecmp => {}
+        }
+        if let Some(r) = self.fabric_rate_gbps {
+            a.push(format!("--fabric-rate {r}"));
+        }
+        a.push(format!("--loss {}", self.loss));
+        if let Some((g, b)) = self.burst_loss {
+            a.push(format!("--burst-loss {g},{b}"));
+        }
+        a.push(format!("--loss-on {} --loss-dir {}", self.loss_on.name(), self.loss_dir.name()));
+        a.push(format!("--queue-bytes {}", self.queue_bytes));
+        if self.trim {
+            a.push(format!("--trim --control-queue-bytes {}", self.control_queue_bytes));
+            if let Some(w) = self.wrr_weight {
+                a.push(format!("--wrr-weight {w}"));
+            }
+            if let Some(n) = self.radix {
+                a.push(format!("--radix {n}"));
+            }
+        }
+        if let Some(e) = self.ecn_threshold {
+            a.push(format!("--ecn-threshold {e} --cnp-interval {}", self.cnp_interval_ns));
+        }
+        a.push(format!("--incast {} --seed {}", self.incast, self.seed));
+        let taps: Vec<&str> = self.taps.iter().map(|t| t.name()).collect();
+        a.push(format!("--taps {} --fabric-tap-path {}", taps.join(","), self.fabric_tap_path));
+        a.push(format!(
+            "--rto {} --ack-every {} --bdp-packets {} --msg-window {} --retry-cnt {} --post-interval {} --time-limit {}",
+            self.rto_ns, self.ack_every, self.bdp_packets, self.msg_window, self.retry_cnt, self.post_interval_ns, self.time_limit_ns
+        ));
+        if self.dcp_tag_shift != 2 {
+            a.push(format!("--dcp-tag-shift {}", self.dcp_tag_shift));
+        }
+        a.join(" ")
+    }
+
+    /// The fabric's configuration.
+    pub fn fabric_config(&self) -> FabricConfig {
+        let params = rocescope_codec::Params { dcp_tag_shift: self.dcp_tag_shift, ..Default::default() };
+        FabricConfig {
+            senders: self.incast as usize,
+            rate_bps: (self.rate_gbps * 1e9).round() as u64,
+            fabric_rate_bps: self.fabric_rate_gbps.map(|r| (r * 1e9).round() as u64),
+            delay_ns: self.delay_ns,
+            paths: self.paths,
+            reorder_ns: self.reorder_ns,
+            routing: self.routing,
+            queue_bytes: self.queue_bytes,
+            trim: self.trim,
+            wrr_weight: self.wrr_weight,
+            radix: self.radix,
+            control_queue_bytes: self.control_queue_bytes,
+            ecn_threshold: self.ecn_threshold,
+            cnp_interval_ns: self.cnp_interval_ns,
+            loss: LossModel { p: self.loss, burst: self.burst_loss },
+            loss_place: self.loss_on,
+            loss_dir: self.loss_dir,
+            taps: self.taps.clone(),
+            fabric_tap_path: self.fabric_tap_path,
+            seed: self.seed,
+            time_limit_ns: self.time_limit_ns,
+            profile: self.stack.profile(),
+            params,
+            // Ethernet 14 · IPv4 20 · UDP 8 · BTH 12 · DCPETH 4 · RETH 16 · payload · ICRC 4.
+            data_frame_bytes: 78 + self.mtu,
+            accept: if self.stack == StackKind::Gbn { AcceptModel::InOrder } else { AcceptModel::AnyOrder },
+        }
+    }
+
+    /// The options as a JSON object (the truth's `config`).
+    pub fn config_json(&self, fabric: &FabricConfig) -> Value {
+        json!({
+            "stack": self.stack.name(),
+            "profile": self.stack.profile().name(),
+            "messages": self.messages, "message_size": self.message_size, "op": self.op.name(), "mtu": self.mtu,
+            "rate_bps": fabric.rate_bps, "fabric_rate_bps": fabric.effective_fabric_rate(), "delay_ns": self.delay_ns,
+            "paths": self.paths, "reorder_ns": self.reorder_ns, "routing": self.routing.name(),
+            "loss": self.loss, "burst_loss": self.burst_loss.map(|(a, b)| json!([a, b])),
+            "loss_on": self.loss_on.name(), "loss_dir": self.loss_dir.name(),
+            "queue_bytes": self.queue_bytes, "trim": self.trim,
+            "wrr_weight": if self.trim { json_f64(fabric.effective_wrr_weight()) } else { Value::Null },
+            "control_queue_bytes": if self.trim { json!(self.control_queue_bytes) } else { Value::Null },
+            "ecn_threshold": self.ecn_threshold, "cnp_interval_ns": self.cnp_interval_ns,
+            "senders": self.incast, "seed": self.seed.to_string(),
+            "taps": self.taps.iter().map(|t| t.name()).collect::<Vec<_>>(), "fabric_tap_path": self.fabric_tap_path,
+            "time_limit_ns": self.time_limit_ns, "rto_ns": self.rto_ns, "ack_every": self.ack_every,
+            "bdp_packets": self.bdp_packets, "msg_window": self.msg_window, "retry_cnt": self.retry_cnt,
+            "post_interval_ns": self.post_interval_ns, "dcp_tag_shift": self.dcp_tag_shift,
+        })
+    }
+}
+
+fn json_f64(x: f64) -> Value {
+    if x.is_finite() {
+        json!(x)
+    } else {
+        json!("inf")
+    }
+}
+
+/// Makes one connection's two ends.
+pub type PairFactory<'a> = dyn FnMut(&ConnConfig) -> (Box<dyn Requester>, Box<dyn Endpoint>) + 'a;
+
+/// The connection parameters of sender `i` on `fabric`.
+pub fn conn_config(opts: &SynthOptions, fabric: &Fabric<'_>, i: usize, rng: &mut Rng) -> ConnConfig {
+    let (smac, sip) = fabric.sender_host(i);
+    let (rmac, rip) = fabric.receiver_host();
+    ConnConfig {
+        requester: Host { mac: smac, ip: sip, qpn: 0x100 + i as u32 },
+        responder: Host { mac: rmac, ip: rip, qpn: 0x200 + i as u32 },
+        start_psn: (rng.next_u64() & 0xff_ffff) as u32,
+        mtu: opts.mtu,
+        udp_sport: 0xC000 | (rng.next_u64() & 0x3fff) as u16,
+        // DSCP 26 with ECT(0): the DCP tag (bits 3..2 at shift 2) stays clear of the ECN bits.
+        tos: 0x6a,
+        params: fabric.cfg.params,
+        rto_ns: opts.rto_ns,
+        retry_cnt: opts.retry_cnt,
+        ack_every: opts.ack_every,
+        bdp_packets: opts.bdp_packets,
+        msg_window: opts.msg_window,
+    }
+}
+
+/// Builds the fabric with `opts.incast` connections made by `factory` and posts the messages.
+pub fn build<'w>(
+    opts: &SynthOptions,
+    writer: Option<Box<dyn Write + 'w>>,
+    factory: &mut PairFactory<'_>,
+) -> std::io::Result<Fabric<'w>> {
+    let cfg = opts.fabric_config();
+    let writer = match writer {
+        Some(w) => {
+            let names: Vec<&str> = cfg.taps.iter().map(|t| t.name()).collect();
+            Some(CaptureWriter::new(w, &names)?)
+        }
+        None => None,
+    };
+    let mut fabric = Fabric::new(cfg, writer);
+    let mut rng = Rng::new(opts.seed, 7);
+    let ops = opts.ops();
+    for i in 0..opts.incast as usize {
+        let cc = conn_config(opts, &fabric, i, &mut rng);
+        let (req, resp) = factory(&cc);
+        let c = fabric.add_connection(i, cc, req, resp);
+        for m in 0..opts.messages as u64 {
+            let op = ops[m as usize % ops.len()];
+            fabric.post(c, m * opts.post_interval_ns, Message { id: m, op, len: opts.message_size });
+        }
+    }
+    Ok(fabric)
+}
+
+/// Builds and runs with the reference stack `opts.stack`.
+/// `keep_truth`: keep what the truth needs (every tap frame). `progress`, when given, is called
+/// now and then with how far the run is (the command line shows it as a progress bar).
+pub fn simulate<'w>(
+    opts: &SynthOptions,
+    writer: Option<Box<dyn Write + 'w>>,
+    keep_truth: bool,
+    progress: Option<&mut dyn FnMut(&Progress)>,
+) -> std::io::Result<Fabric<'w>> {
+    let kind = opts.stack;
+    let mut factory = |c: &ConnConfig| new_pair(kind, c);
+    let mut fabric = build(opts, writer, &mut factory)?;
+    fabric.keep_tap_frames = keep_truth;
+    fabric.run(progress)?;
+    if let Some(w) = fabric.take_writer() {
+        w.into_inner().flush()?;
+    }
+    Ok(fabric)
+}
+
+fn truth_extra(opts: &SynthOptions, fabric: &Fabric<'_>) -> Map<String, Value> {
+    let mut extra = Map::new();
+    extra.insert("command".into(), json!(opts.command_line()));
+    extra.insert("config".into(), opts.config_json(&fabric.cfg));
+    extra
+}
+
+/// The truth document of a finished run.
+pub fn truth(opts: &SynthOptions, fabric: &Fabric<'_>) -> Value {
+    truth::truth_json(fabric, truth_extra(opts, fabric))
+}
+
+/// Writes the truth document of a finished run (docs/truth.md).
+pub fn write_truth(opts: &SynthOptions, fabric: &Fabric<'_>, w: &mut impl Write) -> std::io::Result<()> {
+    truth::write_truth(fabric, truth_extra(opts, fabric), w)
+}
+
+/// What `rocescope synth` reports.
+pub struct Outcome {
+    pub stats: RunStats,
+    pub messages: u64,
+    pub completed: u64,
+    pub failed: usize,
+    pub frames: usize,
+}
+
+/// `rocescope synth`: simulate, write `out` (pcapng; `-` for standard output) and, if asked,
+/// the truth JSON.
+/// Simulates and writes; `Ok(None)` when the output is a pipe its reader closed (as with
+/// `synth -o - | head`): the run stops quietly, like any filter's.
+pub fn run(
+    opts: &SynthOptions,
+    out: &str,
+    truth_path: Option<&Path>,
+    progress: Option<&mut dyn FnMut(&Progress)>,
+) -> Result<Option<Outcome>, String> {
+    opts.validate()?;
+    let writer: Box<dyn Write> = if out == "-" {
+        Box::new(BufWriter::new(std::io::stdout().lock()))
+    } else {
+        Box::new(BufWriter::new(File::create(out).map_err(|e| format!("{out}: {e}"))?))
+    };
+    let fabric = match simulate(opts, Some(writer), truth_path.is_some(), progress) {
+        Ok(f) => f,
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => return Ok(None),
+        Err(e) => return Err(format!("{out}: {e}")),
+    };
+    if let Some(p) = truth_path {
+        let mut w = BufWriter::new(File::create(p).map_err(|e| format!("{}: {e}", p.display()))?);
+        write_truth(opts, &fabric, &mut w).and_then(|_| w.flush()).map_err(|e| format!("{}: {e}", p.display()))?;
+    }
+    let messages: u64 = fabric.conns.iter().map(|c| c.messages.len() as u64).sum();
+    let completed: u64 =
+        fabric.conns.iter().flat_map(|c| c.messages.iter()).filter(|m| !m.completed.is_empty()).count() as u64;
+    Ok(Some(Outcome {
+        stats: fabric.stats,
+        messages,
+        completed,
+        failed: fabric.conns.iter().filter(|c| c.failed.is_some()).count(),
+        frames: fabric.stats.captured as usize,
+    }))
+}
