@@ -5,28 +5,21 @@
 #
 #   bash wasm/build.sh                 build; install the wasm32 target and wasm-bindgen-cli if missing
 #   bash wasm/build.sh --test          … then run the node test against the nodejs build
-#   bash wasm/build.sh --if-possible   as above, but exit 0 with "skipped" when the wasm32 target or
-#                                      wasm-bindgen-cli cannot be had (a compile error still fails)
-#   bash wasm/build.sh --no-install    never install; missing tools are an error (or a skip with
-#                                      --if-possible)
+#   bash wasm/build.sh --no-install    never install; missing tools are an error
+# There is no skipping: a tool that cannot be had fails the build (and so CI).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-test=0 if_possible=0 install=1
+test=0 install=1
 for a in "$@"; do
     case "$a" in
         --test) test=1 ;;
-        --if-possible) if_possible=1 ;;
         --no-install) install=0 ;;
-        *) echo "usage: bash wasm/build.sh [--test] [--if-possible] [--no-install]" >&2; exit 2 ;;
+        *) echo "usage: bash wasm/build.sh [--test] [--no-install]" >&2; exit 2 ;;
     esac
 done
 
 missing() {
-    if [ "$if_possible" = 1 ]; then
-        echo "wasm/build.sh: skipped: $*"
-        exit 0
-    fi
     echo "wasm/build.sh: $*" >&2
     exit 1
 }

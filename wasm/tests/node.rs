@@ -1,11 +1,10 @@
-//! The real wasm build, run by Node: `bash wasm/build.sh --no-install --if-possible` (an
-//! incremental release build for wasm32 plus wasm-bindgen), then `node --test
-//! wasm/test/node_test.mjs`, which also checks that the wasm output equals this native build's
-//! byte for byte.
+//! The real wasm build, run by Node: `bash wasm/build.sh --no-install` (an incremental release
+//! build for wasm32 plus wasm-bindgen), then `node --test wasm/test/node_test.mjs`, which also
+//! checks that the wasm output equals this native build's byte for byte.
 //!
 //! Needs the wasm32-unknown-unknown target, wasm-bindgen-cli of the Cargo.lock version and
-//! node; without them the test says why and passes, unless `ROCESCOPE_WASM_REQUIRE=1`, where
-//! it fails. `bash wasm/build.sh` installs the first two (see wasm/README.md).
+//! node; without them the test fails and says why (it never passes by skipping). `bash
+//! wasm/build.sh` installs the first two (see wasm/README.md); `.ci/run` runs it first.
 
 use std::path::Path;
 use std::process::Command;
@@ -13,23 +12,20 @@ use std::process::Command;
 #[test]
 fn node_runs_the_wasm_build() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
-    let require = std::env::var("ROCESCOPE_WASM_REQUIRE").is_ok_and(|v| v == "1");
-    let skip = |why: &str| {
-        assert!(!require, "ROCESCOPE_WASM_REQUIRE=1 but {why}");
-        eprintln!("node_runs_the_wasm_build: skipped: {why}");
-    };
-    if Command::new("node").arg("--version").output().map_or(true, |o| !o.status.success()) {
-        return skip("node is not installed");
-    }
+    assert!(
+        Command::new("node").arg("--version").output().is_ok_and(|o| o.status.success()),
+        "node is not installed (Debian: apt-get install nodejs)"
+    );
     let mut build = Command::new("bash");
-    build.args(["wasm/build.sh", "--no-install", "--if-possible"]).current_dir(root);
+    build.args(["wasm/build.sh", "--no-install"]).current_dir(root);
     build.env("CARGO", std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
     let o = build.output().expect("run bash");
     let out = String::from_utf8_lossy(&o.stdout);
-    assert!(o.status.success(), "wasm/build.sh failed:\n{out}\n{}", String::from_utf8_lossy(&o.stderr));
-    if let Some(line) = out.lines().find(|l| l.contains("skipped:")) {
-        return skip(line);
-    }
+    assert!(
+        o.status.success(),
+        "wasm/build.sh failed (run `bash wasm/build.sh` once: it installs the wasm32 target and wasm-bindgen-cli):\n{out}\n{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
     eprint!("{out}");
 
     // The native build's answers, for the byte-for-byte comparison.

@@ -3,8 +3,8 @@
 //! IPv6 must decode with scapy's ICRC and status `good`, corrupted ones `bad`, builder frames must
 //! verify with scapy's `compute_icrc`, and the A.5 test vectors must match.
 //!
-//! Needs `python3` with scapy (`pip install scapy`); the test fails without them unless
-//! `ROCESCOPE_SKIP_SCAPY=1`. The packets are random: the seed is printed, `ICRC_SCAPY_SEED=N`
+//! Needs `python3` with scapy (`pip install scapy`); the test fails without them
+//! (`.ci/run` installs scapy). The packets are random: the seed is printed, `ICRC_SCAPY_SEED=N`
 //! repeats a run and `ICRC_SCAPY_COUNT=N` sets the number of packets per direction.
 
 use std::path::Path;
@@ -16,15 +16,11 @@ mod icrc_frames;
 
 #[test]
 fn icrc_matches_scapy() {
-    if std::env::var_os("ROCESCOPE_SKIP_SCAPY").is_some_and(|v| v == "1") {
-        eprintln!("icrc_matches_scapy: skipped (ROCESCOPE_SKIP_SCAPY=1)");
-        return;
-    }
     let root = Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."));
     match Command::new("python3").args(["-c", "import scapy.contrib.roce"]).output() {
-        Err(e) => panic!("python3 is needed to compare ICRCs with scapy ({e}); set ROCESCOPE_SKIP_SCAPY=1 to skip"),
+        Err(e) => panic!("python3 is needed to compare ICRCs with scapy ({e})"),
         Ok(o) if !o.status.success() => panic!(
-            "scapy is needed to compare ICRCs (`pip install scapy`); set ROCESCOPE_SKIP_SCAPY=1 to skip\n{}",
+            "scapy is needed to compare ICRCs (`pip install scapy`)\n{}",
             String::from_utf8_lossy(&o.stderr)
         ),
         Ok(_) => {}

@@ -43,7 +43,7 @@
 //! plugin hands it to Wireshark's infiniband dissector (checked below). `--map` has no
 //! preference (INTERFACES.md names none). See `dissector/README.md`.
 //!
-//! Without tshark the comparisons fail, unless `ROCESCOPE_SKIP_TSHARK=1` is set.
+//! Without tshark the comparisons fail: they are never skipped.
 
 use std::fs::File;
 use std::io::{BufWriter, Write};
@@ -105,24 +105,19 @@ fn plugin_declares_every_registry_field_and_the_preferences() {
 
 // ---- running both tools ----
 
-/// Whether tshark can be run; panics when it cannot, unless ROCESCOPE_SKIP_TSHARK=1.
+/// Whether tshark can be run; panics when it cannot (there is no skipping: `.ci/run` installs
+/// it).
 fn have_tshark() -> bool {
     match Command::new("tshark").arg("--version").output() {
         Ok(o) if o.status.success() => true,
         r => {
-            if std::env::var("ROCESCOPE_SKIP_TSHARK").as_deref() == Ok("1") {
-                eprintln!("tshark not available: skipped (ROCESCOPE_SKIP_TSHARK=1)");
-                false
-            } else {
-                panic!(
-                    "tshark is needed to test the Wireshark plugin ({}); install it (Debian: apt-get install tshark) \
-                     or set ROCESCOPE_SKIP_TSHARK=1",
-                    match r {
-                        Ok(o) => format!("exit {}", o.status),
-                        Err(e) => e.to_string(),
-                    }
-                )
-            }
+            panic!(
+                "tshark is needed to test the Wireshark plugin ({}); install it (Debian: apt-get install tshark)",
+                match r {
+                    Ok(o) => format!("exit {}", o.status),
+                    Err(e) => e.to_string(),
+                }
+            )
         }
     }
 }

@@ -127,7 +127,7 @@ fn rocescope(path: &Path) -> Vec<String> {
     String::from_utf8(o.stdout).unwrap().lines().map(String::from).collect()
 }
 
-/// tshark's lines, or `None` when it is missing and ROCESCOPE_SKIP_TSHARK=1.
+/// tshark's lines (it must be installed: there is no skipping).
 fn tshark(path: &Path) -> Option<Vec<String>> {
     let mut cmd = Command::new("tshark");
     cmd.args(["-n", "-T", "fields"]);
@@ -136,14 +136,7 @@ fn tshark(path: &Path) -> Option<Vec<String>> {
     }
     match cmd.arg("-r").arg(path).output() {
         Ok(o) if o.status.success() => Some(String::from_utf8(o.stdout).unwrap().lines().map(String::from).collect()),
-        r => {
-            assert_eq!(
-                std::env::var("ROCESCOPE_SKIP_TSHARK").as_deref(),
-                Ok("1"),
-                "tshark is needed as the oracle (Debian: apt-get install tshark), or set ROCESCOPE_SKIP_TSHARK=1: {r:?}"
-            );
-            None
-        }
+        r => panic!("tshark is needed as the oracle (Debian: apt-get install tshark): {r:?}"),
     }
 }
 

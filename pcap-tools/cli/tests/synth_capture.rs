@@ -7,8 +7,7 @@
 //! twice: with the project's Lua dissector and `rocescope.profile:dcp` no frame may be
 //! malformed, and with the stock dissector every malformed frame must be a header-only one
 //! (from the truth; tshark reads those by the IBTA layout, which a header-only WRITE First
-//! or Only cannot fill). Without tshark the test fails unless
-//! `ROCESCOPE_SKIP_TSHARK=1`.
+//! or Only cannot fill). Without tshark the test fails.
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -49,11 +48,7 @@ fn tshark_available() -> bool {
     if Command::new("tshark").arg("-v").output().is_ok_and(|o| o.status.success()) {
         return true;
     }
-    if std::env::var("ROCESCOPE_SKIP_TSHARK").as_deref() == Ok("1") {
-        eprintln!("tshark not found: skipped (ROCESCOPE_SKIP_TSHARK=1)");
-        return false;
-    }
-    panic!("tshark not found on PATH: install it (Debian: apt-get install tshark) or set ROCESCOPE_SKIP_TSHARK=1");
+    panic!("tshark not found on PATH: install it (Debian: apt-get install tshark)");
 }
 
 /// Frame numbers tshark calls malformed.

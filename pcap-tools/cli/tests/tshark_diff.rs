@@ -37,8 +37,8 @@
 //! - Packet comments (the fixture's frame descriptions) show up as expert items of severity
 //!   Comment; the malformed check only rejects severity Warning and above.
 //!
-//! Run with tshark installed (Debian: `apt-get install tshark`). Without it the test fails,
-//! unless `ROCESCOPE_SKIP_TSHARK=1` is set.
+//! Run with tshark installed (Debian: `apt-get install tshark`). Without it the test fails
+//! (it never passes by skipping).
 
 use std::collections::{BTreeSet, HashMap};
 use std::path::PathBuf;
@@ -519,11 +519,7 @@ fn table(text: &str, n: usize, who: &str) -> Vec<Vec<String>> {
 #[test]
 fn rocescope_agrees_with_tshark_on_the_standard_mix() {
     let Some(version) = tshark_available() else {
-        if std::env::var("ROCESCOPE_SKIP_TSHARK").as_deref() == Ok("1") {
-            eprintln!("tshark not found: skipped (ROCESCOPE_SKIP_TSHARK=1)");
-            return;
-        }
-        panic!("tshark not found on PATH: install it (Debian: apt-get install tshark) or set ROCESCOPE_SKIP_TSHARK=1");
+        panic!("tshark not found on PATH: install it (Debian: apt-get install tshark)");
     };
     eprintln!("comparing against {version}");
 
