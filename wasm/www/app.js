@@ -127,7 +127,7 @@ function absTime(frame) {
   return `${new Date(ms).toISOString().replace(/\.\d+Z$/, '')}.${frac}Z (${frame.time_ns} ns)`;
 }
 
-// The flow id (SRC>DST/DESTQP, as in the flow table and `rocescope timeline`) of a RoCE frame.
+// The flow id (SRC>DST/DESTQP, as in the flow table of rocescope-analysis) of a RoCE frame.
 function flowId(f) {
   const qp = f.fields.find((x) => x.name === 'rocescope.bth.destqp');
   return f.src && qp ? `${f.src}>${f.dst}/${qp.value}` : '';

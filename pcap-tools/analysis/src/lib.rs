@@ -1,6 +1,6 @@
-//! rocescope-analysis: what every front end (the `rocescope` command, the browser page, later
-//! the timeline and replay) does with a capture, without a command line or a terminal. It builds
-//! for `wasm32-unknown-unknown` as it is (docs/ARCHITECTURE.md).
+//! rocescope-analysis: what every front end (the `rocescope` command, the browser page) does
+//! with a capture, without a command line or a terminal; analysers of flows and messages belong
+//! here too. It builds for `wasm32-unknown-unknown` as it is (docs/ARCHITECTURE.md).
 //!
 //! - [`capture`]: the streaming pcap/pcapng reader and the pcapng writer.
 //! - [`session`]: the one read → decode loop ([`session::Session`]), over the codec's stateful
