@@ -141,6 +141,136 @@ ENUM_VALUES["rocescope.sdr.ctrl.type"] = {["cts"] = true, ["sr_ack"] = true, ["s
 ENUM_VALUES["rocescope.flor.send.type"] = {["data"] = true, ["write_retx"] = true, ["addr_req"] = true, ["addr_resp"] = true}
 ENUM_VALUES["rocescope.netrt.type"] = {["request"] = true, ["unfulfilled"] = true}
 
+-- ==== generated: the tree's groups (codec/src/field_group.rs) ====
+local FIELD_GROUP = {
+    ["rocescope.bth.opcode"] = "bth",
+    ["rocescope.bth.se"] = "bth",
+    ["rocescope.bth.m"] = "bth",
+    ["rocescope.bth.padcnt"] = "bth",
+    ["rocescope.bth.tver"] = "bth",
+    ["rocescope.bth.p_key"] = "bth",
+    ["rocescope.bth.fecn"] = "bth",
+    ["rocescope.bth.becn"] = "bth",
+    ["rocescope.bth.destqp"] = "bth",
+    ["rocescope.bth.a"] = "bth",
+    ["rocescope.bth.psn"] = "bth",
+    ["rocescope.rdeth.eecnxt"] = "rdeth",
+    ["rocescope.deth.q_key"] = "deth",
+    ["rocescope.deth.srcqp"] = "deth",
+    ["rocescope.xrceth.xrcsrq"] = "xrceth",
+    ["rocescope.reth.va"] = "reth",
+    ["rocescope.reth.r_key"] = "reth",
+    ["rocescope.reth.dmalen"] = "reth",
+    ["rocescope.atomiceth.va"] = "atomiceth",
+    ["rocescope.atomiceth.r_key"] = "atomiceth",
+    ["rocescope.atomiceth.swapdt"] = "atomiceth",
+    ["rocescope.atomiceth.cmpdt"] = "atomiceth",
+    ["rocescope.aeth.syndrome"] = "aeth",
+    ["rocescope.aeth.msn"] = "aeth",
+    ["rocescope.aeth.kind"] = "aeth",
+    ["rocescope.aeth.credit"] = "aeth",
+    ["rocescope.aeth.rnr_timer"] = "aeth",
+    ["rocescope.aeth.nak_code"] = "aeth",
+    ["rocescope.irn.sack_psn"] = "irn",
+    ["rocescope.atomicacketh.origremdt"] = "atomicacketh",
+    ["rocescope.immdt"] = "immdt",
+    ["rocescope.ieth.r_key"] = "ieth",
+    ["rocescope.feth.sel"] = "feth",
+    ["rocescope.feth.plt"] = "feth",
+    ["rocescope.icrc"] = "icrc",
+    ["rocescope.icrc.status"] = "icrc",
+    ["rocescope.cm.msg"] = "cm",
+    ["rocescope.cm.local_qpn"] = "cm",
+    ["rocescope.cm.remote_qpn"] = "cm",
+    ["rocescope.cm.start_psn"] = "cm",
+    ["rocescope.cm.local_comm_id"] = "cm",
+    ["rocescope.cm.remote_comm_id"] = "cm",
+    ["rocescope.pfc.class_enable"] = "pfc",
+    ["rocescope.pfc.quanta"] = "pfc",
+    ["rocescope.dcp.tag"] = "dcp",
+    ["rocescope.dcp.msn"] = "dcp",
+    ["rocescope.dcp.sretryno"] = "dcp",
+    ["rocescope.dcp.ssn"] = "dcp",
+    ["rocescope.dcp.emsn"] = "dcp",
+    ["rocescope.dcp.ho"] = "dcp",
+    ["rocescope.sdr.msg_id"] = "sdr",
+    ["rocescope.sdr.pkt_off"] = "sdr",
+    ["rocescope.sdr.imm_frag"] = "sdr",
+    ["rocescope.sdr.user_imm"] = "sdr",
+    ["rocescope.sdr.va_ok"] = "sdr",
+    ["rocescope.sdr.ctrl.type"] = "sdr.ctrl",
+    ["rocescope.sdr.ctrl.msg_seq"] = "sdr.ctrl",
+    ["rocescope.sdr.ctrl.buf_len"] = "sdr.ctrl",
+    ["rocescope.sdr.ctrl.cum_ack"] = "sdr.ctrl",
+    ["rocescope.sdr.ctrl.sack_bits"] = "sdr.ctrl",
+    ["rocescope.sdr.ctrl.sack"] = "sdr.ctrl",
+    ["rocescope.sdr.ctrl.count"] = "sdr.ctrl",
+    ["rocescope.sdr.ctrl.indices"] = "sdr.ctrl",
+    ["rocescope.flor.hint"] = "flor",
+    ["rocescope.flor.mid"] = "flor",
+    ["rocescope.flor.chunk_off"] = "flor",
+    ["rocescope.flor.send.type"] = "flor.send",
+    ["rocescope.flor.send.flags"] = "flor.send",
+    ["rocescope.flor.send.rn"] = "flor.send",
+    ["rocescope.flor.send.gn"] = "flor.send",
+    ["rocescope.flor.send.write_rn"] = "flor.send",
+    ["rocescope.flor.send.body_len"] = "flor.send",
+    ["rocescope.flor.addr.mid"] = "flor.addr",
+    ["rocescope.flor.addr.msg_len"] = "flor.addr",
+    ["rocescope.flor.addr.r_key"] = "flor.addr",
+    ["rocescope.flor.addr.va"] = "flor.addr",
+    ["rocescope.flor.addr.buf_len"] = "flor.addr",
+    ["rocescope.flor.ack.qpn"] = "flor.ack",
+    ["rocescope.flor.ack.bitmap"] = "flor.ack",
+    ["rocescope.flor.ack.least_gn"] = "flor.ack",
+    ["rocescope.flor.ack.delay_ns"] = "flor.ack",
+    ["rocescope.flor.ack.count"] = "flor.ack",
+    ["rocescope.flor.ack.acked"] = "flor.ack",
+    ["rocescope.netrt.type"] = "netrt",
+    ["rocescope.netrt.epsn"] = "netrt",
+    ["rocescope.netrt.bitmap"] = "netrt",
+    ["rocescope.netrt.requested"] = "netrt",
+    ["rocescope.netrt.unfulfilled_psn"] = "netrt",
+    ["rocescope.netrt.rtx_mark"] = "netrt",
+    ["rocescope.erd.type"] = "erd",
+    ["rocescope.erd.last"] = "erd",
+    ["rocescope.erd.msg_id"] = "erd",
+    ["rocescope.erd.s_len"] = "erd",
+    ["rocescope.erd.s_offset"] = "erd",
+    ["rocescope.erd.nack.count"] = "erd.nack",
+    ["rocescope.erd.nack.src_qpn"] = "erd.nack",
+    ["rocescope.erd.nack.dst_qpn"] = "erd.nack",
+    ["rocescope.erd.nack.psn"] = "erd.nack",
+}
+local GROUP_LABEL = {
+    ["frame"] = "Frame",
+    ["bth"] = "Base Transport Header (BTH)",
+    ["rdeth"] = "RDETH",
+    ["deth"] = "DETH",
+    ["xrceth"] = "XRCETH",
+    ["reth"] = "RETH",
+    ["atomiceth"] = "AtomicETH",
+    ["aeth"] = "AETH",
+    ["irn"] = "IRN selective NAK",
+    ["atomicacketh"] = "AtomicAckETH",
+    ["immdt"] = "ImmDt",
+    ["ieth"] = "IETH",
+    ["feth"] = "FETH",
+    ["icrc"] = "Invariant CRC",
+    ["cm"] = "Connection Manager MAD",
+    ["pfc"] = "PAUSE / PFC",
+    ["dcp"] = "DCP",
+    ["sdr"] = "SDR",
+    ["sdr.ctrl"] = "SDR control message",
+    ["flor"] = "Flor",
+    ["flor.send"] = "Flor SEND header",
+    ["flor.addr"] = "Flor address exchange",
+    ["flor.ack"] = "Flor ACK",
+    ["netrt"] = "NetRT",
+    ["erd"] = "ERD EETH",
+    ["erd.nack"] = "ERD NACK",
+}
+
 -- ==== generated: profiles (codec/src/profile.rs) and parameter defaults (codec/src/params.rs) ====
 local PROFILE_CHOICES = {"auto", "std", "dcp", "sdr", "flor", "netrt", "erd"}
 -- Preference defaults: numbers for uint preferences, strings for the rest ("" = derived).
@@ -2439,16 +2569,8 @@ end
 
 -- ---- the tree ----
 
--- Subtree labels by the second component of a field's name (rocescope.bth.psn -> BTH).
-local GROUP_LABEL = {
-    bth = "Base Transport Header (BTH)", rdeth = "RDETH", deth = "DETH", xrceth = "XRCETH",
-    reth = "RETH", atomiceth = "AtomicETH", aeth = "AETH", irn = "IRN selective NAK",
-    atomicacketh = "AtomicAckETH", ieth = "IETH", feth = "FETH", icrc = "Invariant CRC",
-    cm = "Connection Manager MAD", pfc = "PAUSE / PFC",
-    dcp = "DCP", sdr = "SDR", flor = "Flor", netrt = "NetRT", erd = "ERD",
-}
-local FRAME_LEVEL = {profile = true, truncated = true, opcode_name = true, payload_len = true,
-    warning = true, immdt = true}
+-- Subtrees: FIELD_GROUP[name] (nil: a frame-level value) and GROUP_LABEL, generated from
+-- codec/src/field_group.rs (the browser groups by the same table).
 
 local function render(fr, tvb, pinfo, tree)
     local items = {}
@@ -2480,12 +2602,12 @@ local function render(fr, tvb, pinfo, tree)
         end
         seen[name] = true
         local range = off and len > 0 and off + len <= caplen and tvb(off, len) or nil
-        local key = string.match(name, "^rocescope%.([%w_]+)")
+        local key = FIELD_GROUP[name]
         local parent = root
-        if not FRAME_LEVEL[key] then
+        if key then
             local g = groups[key]
             if not g then
-                local label = GROUP_LABEL[key] or string.upper(key)
+                local label = GROUP_LABEL[key]
                 g = {item = range and root:add(range, label) or root:add(label)}
                 if range then g.from, g.to = off, off + len end
                 groups[key] = g

@@ -2050,16 +2050,8 @@ end
 
 -- ---- the tree ----
 
--- Subtree labels by the second component of a field's name (rocescope.bth.psn -> BTH).
-local GROUP_LABEL = {
-    bth = "Base Transport Header (BTH)", rdeth = "RDETH", deth = "DETH", xrceth = "XRCETH",
-    reth = "RETH", atomiceth = "AtomicETH", aeth = "AETH", irn = "IRN selective NAK",
-    atomicacketh = "AtomicAckETH", ieth = "IETH", feth = "FETH", icrc = "Invariant CRC",
-    cm = "Connection Manager MAD", pfc = "PAUSE / PFC",
-    dcp = "DCP", sdr = "SDR", flor = "Flor", netrt = "NetRT", erd = "ERD",
-}
-local FRAME_LEVEL = {profile = true, truncated = true, opcode_name = true, payload_len = true,
-    warning = true, immdt = true}
+-- Subtrees: FIELD_GROUP[name] (nil: a frame-level value) and GROUP_LABEL, generated from
+-- codec/src/field_group.rs (the browser groups by the same table).
 
 local function render(fr, tvb, pinfo, tree)
     local items = {}
@@ -2091,12 +2083,12 @@ local function render(fr, tvb, pinfo, tree)
         end
         seen[name] = true
         local range = off and len > 0 and off + len <= caplen and tvb(off, len) or nil
-        local key = string.match(name, "^rocescope%.([%w_]+)")
+        local key = FIELD_GROUP[name]
         local parent = root
-        if not FRAME_LEVEL[key] then
+        if key then
             local g = groups[key]
             if not g then
-                local label = GROUP_LABEL[key] or string.upper(key)
+                local label = GROUP_LABEL[key]
                 g = {item = range and root:add(range, label) or root:add(label)}
                 if range then g.from, g.to = off, off + len end
                 groups[key] = g

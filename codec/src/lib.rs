@@ -11,6 +11,7 @@ pub mod build;
 pub mod decoder;
 pub mod ext;
 pub mod field;
+pub mod field_group;
 pub mod frame;
 pub mod ib;
 pub mod mac_control;

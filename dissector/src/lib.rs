@@ -41,6 +41,7 @@ pub fn dissector() -> String {
     let mut s = String::with_capacity(64 * 1024 + TEMPLATE.len());
     header(&mut s);
     fields(&mut s);
+    groups(&mut s);
     profiles_and_params(&mut s);
     headers_and_opcodes(&mut s);
     cm(&mut s);
@@ -48,6 +49,23 @@ pub fn dissector() -> String {
     s.push_str("\n-- ==== end of the generated part; what follows is dissector/template.lua ====\n\n");
     s.push_str(TEMPLATE);
     s
+}
+
+/// The tree's subtrees (codec/src/field_group.rs): `FIELD_GROUP[name]` is the group of a field
+/// (`nil` for the frame-level values), `GROUP_LABEL[group]` its label.
+fn groups(s: &mut String) {
+    s.push_str("\n-- ==== generated: the tree's groups (codec/src/field_group.rs) ====\nlocal FIELD_GROUP = {\n");
+    for f in FIELDS {
+        let g = rocescope_codec::field_group::group_of(f.name);
+        if g != rocescope_codec::field_group::FRAME {
+            writeln!(s, "    [\"{}\"] = \"{g}\",", f.name).unwrap();
+        }
+    }
+    s.push_str("}\nlocal GROUP_LABEL = {\n");
+    for (k, label) in rocescope_codec::field_group::LABELS {
+        writeln!(s, "    [\"{k}\"] = \"{label}\",").unwrap();
+    }
+    s.push_str("}\n");
 }
 
 /// The profile whose extension yields a field: the second component of its name when that is

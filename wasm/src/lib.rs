@@ -21,7 +21,7 @@ use rocescope_analysis::flows::FlowTable;
 use rocescope_analysis::output::{self, Meta};
 use rocescope_analysis::session::Session;
 use rocescope_codec::decoder::{Decoder, ProfileChoice};
-use rocescope_codec::{Profile, Value, FIELDS};
+use rocescope_codec::{field_group, Profile, Value, FIELDS};
 use serde::Serialize;
 use wasm_bindgen::prelude::*;
 
@@ -135,7 +135,8 @@ pub fn decode_capture(bytes: &[u8], options_json: &str) -> String {
     serde_json::to_string(&inspect(bytes, options_json)).expect("serialising to a String")
 }
 
-/// The registry as JSON: `[{ "name", "type", "desc", "values", "repeated" }]`, `type` as
+/// The registry as JSON: `[{ "name", "type", "desc", "values", "repeated", "group",
+/// "group_label" }]` (the field tree's subtree, as the Wireshark plugin groups), `type` as
 /// `rocescope fields` prints it (`uint24`, `bool`, `bytes`, `enum`, `text`; `meta` for the
 /// capture columns `frame.number`, `ip.src`, …).
 #[wasm_bindgen]
@@ -148,6 +149,9 @@ pub fn fields_registry() -> String {
         desc: &'static str,
         values: &'static [&'static str],
         repeated: bool,
+        /// The subtree the field is shown under (codec/src/field_group.rs) and its label.
+        group: &'static str,
+        group_label: &'static str,
     }
     let mut defs: Vec<Def> = FIELDS
         .iter()
@@ -157,9 +161,19 @@ pub fn fields_registry() -> String {
             desc: f.desc,
             values: f.values,
             repeated: f.repeated,
+            group: field_group::group_of(f.name),
+            group_label: field_group::label(field_group::group_of(f.name)).unwrap_or(""),
         })
         .collect();
-    defs.extend(Meta::ALL.iter().map(|(name, _, desc)| Def { name, ty: "meta".into(), desc, values: &[], repeated: false }));
+    defs.extend(Meta::ALL.iter().map(|(name, _, desc)| Def {
+        name,
+        ty: "meta".into(),
+        desc,
+        values: &[],
+        repeated: false,
+        group: "",
+        group_label: "",
+    }));
     serde_json::to_string(&defs).expect("serialising to a String")
 }
 

@@ -91,6 +91,11 @@ test('fields registry', () => {
   assert.equal(psn.type, 'uint24');
   assert.equal(psn.desc, 'BTH Packet Sequence Number');
   assert.ok(reg.some((d) => d.name === 'frame.number'));
+  // The field tree's groups are the Wireshark plugin's (codec/src/field_group.rs).
+  assert.equal(psn.group, 'bth');
+  assert.equal(psn.group_label, 'Base Transport Header (BTH)');
+  assert.equal(reg.find((d) => d.name === 'rocescope.sdr.ctrl.type').group, 'sdr.ctrl');
+  assert.equal(reg.find((d) => d.name === 'rocescope.warning').group, 'frame');
   assert.equal(wasm.version(), JSON.parse(wasm.decode_capture(fixture('std-mix.pcapng'), '{"count":1}')).version);
 });
 

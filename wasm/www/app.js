@@ -199,22 +199,16 @@ function renderFlows() {
 
 // ---- field tree ---------------------------------------------------------------------------
 
-const FRAME_FIELDS = new Set(['profile', 'truncated', 'opcode_name', 'payload_len', 'warning']);
-const GROUP_LABELS = {
-  frame: 'Frame', bth: 'BTH', rdeth: 'RDETH', deth: 'DETH', xrceth: 'XRCETH', reth: 'RETH',
-  atomiceth: 'AtomicETH', aeth: 'AETH', irn: 'IRN SACK', atomicacketh: 'AtomicAckETH', immdt: 'ImmDt',
-  ieth: 'IETH', feth: 'FETH', icrc: 'ICRC', cm: 'CM MAD', pfc: 'PFC / PAUSE', dcp: 'DCP',
-  sdr: 'SDR', 'sdr.ctrl': 'SDR control', flor: 'Flor', 'flor.send': 'Flor SEND header',
-  'flor.addr': 'Flor address exchange', 'flor.ack': 'Flor ACK', netrt: 'NetRT', erd: 'ERD EETH',
-  'erd.nack': 'ERD NACK',
-};
-
-// "rocescope.bth.psn" -> ["bth", "psn"]; "rocescope.sdr.ctrl.type" -> ["sdr.ctrl", "type"].
+// The subtree of a field and its short name, from the registry (codec/src/field_group.rs, the
+// table the Wireshark plugin groups by): "rocescope.sdr.ctrl.type" -> ["sdr.ctrl", "type"].
 function groupOf(name) {
-  const parts = name.replace(/^rocescope\./, '').split('.');
-  if (parts.length === 1) return FRAME_FIELDS.has(parts[0]) ? ['frame', parts[0]] : [parts[0], parts[0]];
-  if (parts.length === 2) return [parts[0], parts[1]];
-  return [parts.slice(0, -1).join('.'), parts[parts.length - 1]];
+  const def = state.registry.get(name);
+  return [def ? def.group : 'frame', name.split('.').pop()];
+}
+
+function groupLabel(group, items) {
+  const def = state.registry.get(items[0][0].name);
+  return (def && def.group_label) || group.toUpperCase();
 }
 
 function tooltip(field) {
@@ -262,7 +256,7 @@ function renderTree(frame) {
     const range = spans.length && g !== 'frame'
       ? ` [${Math.min(...spans.map((f) => f.start))}..${Math.max(...spans.map((f) => f.end))}]` : '';
     const det = el('details', { open: true, class: 'group' },
-      el('summary', {}, GROUP_LABELS[g] ?? g.toUpperCase(), el('span', { class: 'muted' }, range)));
+      el('summary', {}, groupLabel(g, items), el('span', { class: 'muted' }, range)));
     for (const [f, short, i] of items) {
       const isWarning = f.name === 'rocescope.warning';
       const row = el('div', {
