@@ -6,9 +6,11 @@
 //! writes it through them ([`write_truth`], streaming) and [`Truth::from_json`] reads it back.
 //! The file is compact JSON with every connection, frame, flow, message and transmission on a
 //! line of its own ([`Truth::write`]); without those line breaks it is exactly
-//! `serde_json::to_string(&truth)`. Within a record keys come in the order its struct declares
-//! them: alphabetical, except for the top level, taps, flows and `sim`, whose scalar keys come
-//! before their arrays.
+//! `serde_json::to_string(&truth)`. Within a record the keys come in the order its struct
+//! declares them: alphabetical (the order the format has always had), except in [`Truth`],
+//! [`Tap`], [`Flow`] and [`Sim`], whose order `docs/truth.md` lists; the layout writer writes
+//! those four key by key and must follow the same order (the tests compare its output with the
+//! derived serialisation).
 
 use std::borrow::Borrow;
 use std::collections::{HashMap, HashSet};
@@ -1896,7 +1898,8 @@ mod tests {
         let t = synth::truth(&opts, &simulate(&opts, None, true, false).unwrap());
         let good = serde_json::to_value(&t).unwrap();
         assert!(serde_json::from_value::<Truth>(good.clone()).is_ok());
-        let edits: [(&str, fn(&mut serde_json::Value)); 6] = [
+        type Edit = fn(&mut serde_json::Value);
+        let edits: [(&str, Edit); 6] = [
             ("an unknown top-level key", |v| v["extra"] = 1.into()),
             ("an unknown frame key", |v| v["taps"][0]["frames"][0]["extra"] = true.into()),
             ("a missing null key", |v| {
