@@ -13,7 +13,7 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use serde_json::Value;
+use rocescope_sim::truth::{Kind, Truth};
 
 const BIN: &str = env!("CARGO_BIN_EXE_rocescope");
 
@@ -27,7 +27,7 @@ fn temp_dir(name: &str) -> PathBuf {
     d
 }
 
-fn synth(dir: &Path, name: &str, args: &str) -> (PathBuf, Value) {
+fn synth(dir: &Path, name: &str, args: &str) -> (PathBuf, Truth) {
     let pcap = dir.join(format!("{name}.pcapng"));
     let truth = dir.join(format!("{name}.json"));
     let out = Command::new(BIN)
@@ -40,7 +40,9 @@ fn synth(dir: &Path, name: &str, args: &str) -> (PathBuf, Value) {
         .output()
         .unwrap();
     assert!(out.status.success(), "synth {args}: {}", String::from_utf8_lossy(&out.stderr));
-    let t: Value = serde_json::from_slice(&std::fs::read(&truth).unwrap()).unwrap();
+    // The truth as written must read into the typed structs (which deny unknown keys).
+    let t = Truth::from_json(&std::fs::read_to_string(&truth).unwrap())
+        .unwrap_or_else(|e| panic!("synth {args}: truth: {e}"));
     (pcap, t)
 }
 
@@ -71,20 +73,13 @@ fn tshark_malformed(dir: &Path, pcap: &Path, lua: Option<&str>) -> BTreeSet<u64>
 }
 
 /// The frames the truth says are header-only (trimmed) forms.
-fn ho_frames(t: &Value) -> BTreeSet<u64> {
-    t["taps"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .flat_map(|tap| tap["frames"].as_array().unwrap().iter())
-        .filter(|f| f["ho"] == true || f["kind"] == "ho_bounce")
-        .map(|f| f["frame"].as_u64().unwrap())
-        .collect()
+fn ho_frames(t: &Truth) -> BTreeSet<u64> {
+    t.taps.iter().flat_map(|tap| &tap.frames).filter(|f| f.ho || f.kind == Kind::HoBounce).map(|f| f.frame).collect()
 }
 
 fn check_one(dir: &Path, name: &str, args: &str, profile: &str, tshark: bool) {
     let (pcap, truth) = synth(dir, name, args);
-    let frames = truth["summary"]["captured_frames"].as_u64().unwrap();
+    let frames = truth.summary.captured_frames;
     assert!(frames > 0, "{name}: nothing captured");
     // Zero warnings.
     let out = Command::new(BIN)

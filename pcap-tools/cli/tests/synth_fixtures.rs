@@ -1,10 +1,12 @@
 //! The `fixtures/synth-*` captures and truths are what their documented command lines
 //! (docs/truth.md, "Fixtures") write, byte for byte; each file is under 1 MB; running a command
-//! twice gives the same bytes; the truth has the documented shape.
+//! twice gives the same bytes; the truth has the documented shape (it reads into the typed
+//! `rocescope_sim::truth::Truth`, which denies unknown keys) and reads back to the same bytes.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use rocescope_sim::truth::{Format, Role, TapName, Truth};
 use serde_json::Value;
 
 const BIN: &str = env!("CARGO_BIN_EXE_rocescope");
@@ -96,53 +98,74 @@ fn same_seed_same_bytes() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// The fixture truths, parsed into the typed structs: a key the structs do not know, a missing
+/// key or a value outside a documented set fails here.
+fn fixture_truths() -> Vec<(String, Vec<u8>, Truth)> {
+    documented()
+        .iter()
+        .map(|cmd| {
+            let path = root().join(cmd.iter().find(|a| a.ends_with(".truth.json")).unwrap());
+            let name = path.display().to_string();
+            let bytes = std::fs::read(&path).unwrap_or_else(|e| panic!("{name}: {e}"));
+            let t: Truth = serde_json::from_reader(&bytes[..]).unwrap_or_else(|e| panic!("{name}: {e}"));
+            (name, bytes, t)
+        })
+        .collect()
+}
+
+#[test]
+fn fixture_truths_read_back_through_the_typed_structs() {
+    for (name, bytes, t) in fixture_truths() {
+        // Written back in the file layout: the same bytes.
+        let mut out = Vec::new();
+        t.write(&mut out).unwrap();
+        assert!(out == bytes, "{name}: parsed and written back, the truth differs");
+        // The derived serialisation holds the same JSON value, and from_json reads the same.
+        let want: Value = serde_json::from_slice(&bytes).unwrap();
+        assert_eq!(serde_json::to_value(&t).unwrap(), want, "{name}");
+        assert!(Truth::from_json(std::str::from_utf8(&bytes).unwrap()).unwrap() == t, "{name}");
+    }
+}
+
 #[test]
 fn fixture_truths_have_the_documented_shape_and_agree_with_the_captures() {
-    for cmd in documented() {
-        let truth_path = root().join(cmd.iter().find(|a| a.ends_with(".truth.json")).unwrap());
+    for (cmd, (name, _, t)) in documented().iter().zip(fixture_truths()) {
         let pcap_path = root().join(cmd.iter().find(|a| a.ends_with(".pcapng")).unwrap());
-        let t: Value = serde_json::from_slice(&std::fs::read(&truth_path).unwrap()).unwrap();
-        let name = truth_path.display().to_string();
-        assert_eq!(t["format"], "rocescope-synth-truth");
-        assert_eq!(t["summary"]["delivered_once"], t["summary"]["messages"], "{name}");
-        assert_eq!(t["summary"]["completed"], t["summary"]["messages"], "{name}");
+        assert_eq!(t.format, Format::RocescopeSynthTruth);
+        assert_eq!(t.version, 1);
+        // The canonical command line and the configuration say how the fixture was made.
+        let arg = |k: &str| cmd.iter().position(|a| a == k).map(|i| cmd[i + 1].as_str());
+        let (stack, seed) = (arg("--stack").unwrap(), arg("--seed").unwrap());
+        assert!(t.command.starts_with(&format!("rocescope synth --stack {stack} ")), "{name}: {}", t.command);
+        assert!(t.command.contains(&format!(" --seed {seed} ")), "{name}: {}", t.command);
+        assert_eq!(t.config.seed.to_string(), seed, "{name}");
+        assert_eq!(serde_json::to_value(t.config.stack).unwrap(), stack, "{name}");
+        assert_eq!(t.summary.delivered_once, t.summary.messages, "{name}");
+        assert_eq!(t.summary.completed, t.summary.messages, "{name}");
+        assert_eq!(t.connections.len() as u32, t.config.senders, "{name}");
+        assert_eq!(t.taps.iter().map(|tap| tap.name).collect::<Vec<_>>(), t.config.taps, "{name}");
         // Every frame of the capture is described once, with its interface and timestamp.
         let mut rd = rocescope_analysis::capture::open(pcap_path.to_str().unwrap()).unwrap();
         let mut by_frame = std::collections::BTreeMap::new();
-        for tap in t["taps"].as_array().unwrap() {
-            for f in tap["frames"].as_array().unwrap() {
-                by_frame.insert(
-                    f["frame"].as_u64().unwrap(),
-                    (tap["interface"].as_u64().unwrap(), f["time_ns"].as_str().unwrap().to_string()),
+        for (i, tap) in t.taps.iter().enumerate() {
+            assert_eq!(tap.interface as usize, i, "{name}");
+            for f in &tap.frames {
+                assert!(
+                    by_frame.insert(f.frame, (tap.interface, f.time_ns)).is_none(),
+                    "{name}: frame {} twice",
+                    f.frame
                 );
             }
-            for flow in tap["flows"].as_array().unwrap() {
-                for k in [
-                    "id",
-                    "src",
-                    "dst",
-                    "destqp",
-                    "profile",
-                    "tap",
-                    "losses",
-                    "capture_gaps",
-                    "retransmissions",
-                    "messages",
-                ] {
-                    assert!(!flow[k].is_null(), "{name}: flow without {k}");
-                }
-                for m in flow["messages"].as_array().unwrap() {
-                    for k in [
-                        "index",
-                        "first_frame",
-                        "last_frame",
-                        "complete_frame",
-                        "complete_time_ns",
-                        "packets",
-                        "retransmitted",
-                    ] {
-                        assert!(m.get(k).is_some(), "{name}: message without {k}");
-                    }
+            // Per connection, its requests flow then its responses flow.
+            assert_eq!(tap.flows.len(), 2 * t.connections.len(), "{name}");
+            for (k, flow) in tap.flows.iter().enumerate() {
+                let role = if k % 2 == 0 { Role::Requests } else { Role::Responses };
+                assert_eq!((flow.conn as usize, flow.role, flow.tap), (k / 2, role, tap.name), "{name}");
+                assert_eq!(flow.id, format!("{}>{}/{}", flow.src, flow.dst, flow.destqp), "{name}");
+                assert_eq!(flow.profile, t.config.profile, "{name}");
+                assert_eq!(flow.frames, tap.frames.iter().filter(|f| f.flow == flow.id).count() as u64, "{name}");
+                if role == Role::Responses {
+                    assert!(flow.messages.is_empty(), "{name}: a responses flow with messages");
                 }
             }
         }
@@ -151,16 +174,17 @@ fn fixture_truths_have_the_documented_shape_and_agree_with_the_captures() {
             n += 1;
             let (iface, ts) =
                 by_frame.get(&rec.number).unwrap_or_else(|| panic!("{name}: frame {} not in the truth", rec.number));
-            assert_eq!(*iface, rec.interface as u64, "{name}: frame {}", rec.number);
-            assert_eq!(*ts, rec.ts_ns.to_string(), "{name}: frame {}", rec.number);
+            assert_eq!(*iface, rec.interface, "{name}: frame {}", rec.number);
+            assert_eq!(ts.0, rec.ts_ns, "{name}: frame {}", rec.number);
         }
         assert_eq!(n, by_frame.len(), "{name}");
         // The sender sees each message complete when the simulator's requester does.
-        let sim: Vec<&Value> = t["sim"]["messages"].as_array().unwrap().iter().filter(|m| m["conn"] == 0).collect();
-        let sender = t["taps"].as_array().unwrap().iter().find(|x| x["name"] == "sender").unwrap();
-        let flow = &sender["flows"][0];
-        for (m, s) in flow["messages"].as_array().unwrap().iter().zip(sim) {
-            assert_eq!(m["complete_time_ns"], s["completed_ns"], "{name}: message {}", m["index"]);
+        let sim: Vec<_> = t.sim.messages.iter().filter(|m| m.conn == 0).collect();
+        let sender = t.taps.iter().find(|x| x.name == TapName::Sender).unwrap();
+        let flow = &sender.flows[0];
+        assert_eq!(flow.messages.len(), sim.len(), "{name}");
+        for (m, s) in flow.messages.iter().zip(sim) {
+            assert_eq!(m.complete_time_ns, s.completed_ns, "{name}: message {}", m.index);
         }
     }
 }

@@ -1,6 +1,7 @@
 //! A deterministic discrete-event simulator of a lossy RoCE fabric, driving the reference
 //! stacks of [`rocescope_stacks`] as endpoints, recording pcapng captures at chosen taps and the
-//! ground truth of what happened (`docs/truth.md`). `rocescope synth` is [`synth::run`].
+//! ground truth of what happened ([`truth::Truth`], `docs/truth.md`). `rocescope synth` is
+//! [`synth::run`].
 
 pub use rocescope_stacks::rng;
 pub mod sim;

@@ -6,8 +6,6 @@ use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::Path;
 
-use serde_json::{json, Map, Value};
-
 use rocescope_stacks::rng::Rng;
 use super::sim::{
     AcceptModel, Fabric, FabricConfig, LossDir, LossModel, LossPlace, Progress, Routing, RunStats, TapPoint,
@@ -261,34 +259,47 @@ impl SynthOptions {
         }
     }
 
-    /// The options as a JSON object (the truth's `config`).
-    pub fn config_json(&self, fabric: &FabricConfig) -> Value {
-        json!({
-            "stack": self.stack.name(),
-            "profile": self.stack.profile().name(),
-            "messages": self.messages, "message_size": self.message_size, "op": self.op.name(), "mtu": self.mtu,
-            "rate_bps": fabric.rate_bps, "fabric_rate_bps": fabric.effective_fabric_rate(), "delay_ns": self.delay_ns,
-            "paths": self.paths, "reorder_ns": self.reorder_ns, "routing": self.routing.name(),
-            "loss": self.loss, "burst_loss": self.burst_loss.map(|(a, b)| json!([a, b])),
-            "loss_on": self.loss_on.name(), "loss_dir": self.loss_dir.name(),
-            "queue_bytes": self.queue_bytes, "trim": self.trim,
-            "wrr_weight": if self.trim { json_f64(fabric.effective_wrr_weight()) } else { Value::Null },
-            "control_queue_bytes": if self.trim { json!(self.control_queue_bytes) } else { Value::Null },
-            "ecn_threshold": self.ecn_threshold, "cnp_interval_ns": self.cnp_interval_ns,
-            "senders": self.incast, "seed": self.seed.to_string(),
-            "taps": self.taps.iter().map(|t| t.name()).collect::<Vec<_>>(), "fabric_tap_path": self.fabric_tap_path,
-            "time_limit_ns": self.time_limit_ns, "rto_ns": self.rto_ns, "ack_every": self.ack_every,
-            "bdp_packets": self.bdp_packets, "msg_window": self.msg_window, "retry_cnt": self.retry_cnt,
-            "post_interval_ns": self.post_interval_ns, "dcp_tag_shift": self.dcp_tag_shift,
-        })
-    }
-}
-
-fn json_f64(x: f64) -> Value {
-    if x.is_finite() {
-        json!(x)
-    } else {
-        json!("inf")
+    /// The options as the truth records them (its `config`).
+    pub fn truth_config(&self, fabric: &FabricConfig) -> truth::Config {
+        truth::Config {
+            ack_every: self.ack_every,
+            bdp_packets: self.bdp_packets,
+            burst_loss: self.burst_loss.map(|(a, b)| [a, b]),
+            cnp_interval_ns: self.cnp_interval_ns,
+            control_queue_bytes: self.trim.then_some(self.control_queue_bytes),
+            dcp_tag_shift: self.dcp_tag_shift,
+            delay_ns: self.delay_ns,
+            ecn_threshold: self.ecn_threshold,
+            fabric_rate_bps: fabric.effective_fabric_rate(),
+            fabric_tap_path: self.fabric_tap_path,
+            loss: self.loss,
+            loss_dir: self.loss_dir.into(),
+            loss_on: self.loss_on.into(),
+            message_size: self.message_size,
+            messages: self.messages,
+            msg_window: self.msg_window,
+            mtu: self.mtu,
+            op: match self.op {
+                OpChoice::One(op) => truth::Op::from(op).into(),
+                OpChoice::Mix => truth::ConfigOp::Mix,
+            },
+            paths: self.paths,
+            post_interval_ns: self.post_interval_ns,
+            profile: self.stack.profile().into(),
+            queue_bytes: self.queue_bytes,
+            rate_bps: fabric.rate_bps,
+            reorder_ns: self.reorder_ns,
+            retry_cnt: self.retry_cnt,
+            routing: self.routing.into(),
+            rto_ns: self.rto_ns,
+            seed: self.seed,
+            senders: self.incast,
+            stack: self.stack.into(),
+            taps: self.taps.iter().map(|&t| t.into()).collect(),
+            time_limit_ns: self.time_limit_ns,
+            trim: self.trim,
+            wrr_weight: self.trim.then(|| fabric.effective_wrr_weight()),
+        }
     }
 }
 
@@ -365,21 +376,14 @@ pub fn simulate<'w>(
     Ok(fabric)
 }
 
-fn truth_extra(opts: &SynthOptions, fabric: &Fabric<'_>) -> Map<String, Value> {
-    let mut extra = Map::new();
-    extra.insert("command".into(), json!(opts.command_line()));
-    extra.insert("config".into(), opts.config_json(&fabric.cfg));
-    extra
-}
-
 /// The truth document of a finished run.
-pub fn truth(opts: &SynthOptions, fabric: &Fabric<'_>) -> Value {
-    truth::truth_json(fabric, truth_extra(opts, fabric))
+pub fn truth(opts: &SynthOptions, fabric: &Fabric<'_>) -> truth::Truth {
+    truth::build(fabric, opts.command_line(), opts.truth_config(&fabric.cfg))
 }
 
-/// Writes the truth document of a finished run (docs/truth.md).
+/// Writes the truth document of a finished run (docs/truth.md), streaming.
 pub fn write_truth(opts: &SynthOptions, fabric: &Fabric<'_>, w: &mut impl Write) -> std::io::Result<()> {
-    truth::write_truth(fabric, truth_extra(opts, fabric), w)
+    truth::write_truth(fabric, &opts.command_line(), &opts.truth_config(&fabric.cfg), w)
 }
 
 /// What `rocescope synth` reports.

@@ -1,38 +1,1037 @@
-//! The ground truth of a run, as JSON (schema: `docs/truth.md`): per tap, what that tap can
-//! observe (frames, per-flow losses, capture gaps, retransmissions and message completions, in
-//! the vocabulary of `rocescope timeline`), and the simulator's own view (every message and
-//! every transmission with its fate).
+//! The ground truth of a run (`docs/truth.md`): per tap, what that tap can observe (its frames,
+//! and per flow the losses, capture gaps, retransmissions and message completions), and the
+//! simulator's own view (every message and every transmission with its fate).
+//!
+//! The document is [`Truth`], one typed struct per record kind; `rocescope synth --truth`
+//! writes it through them ([`write_truth`], streaming) and [`Truth::from_json`] reads it back.
+//! The file is compact JSON with every connection, frame, flow, message and transmission on a
+//! line of its own ([`Truth::write`]); without those line breaks it is exactly
+//! `serde_json::to_string(&truth)`. Within a record the keys come in the order its struct
+//! declares them: alphabetical (the order the format has always had), except in [`Truth`],
+//! [`Tap`], [`Flow`] and [`Sim`], whose order `docs/truth.md` lists; the layout writer writes
+//! those four key by key and must follow the same order (the tests compare its output with the
+//! derived serialisation).
 
+use std::borrow::Borrow;
 use std::collections::{HashMap, HashSet};
+use std::fmt;
 use std::io::{self, Write};
+use std::net::IpAddr;
 
-use serde_json::{json, Map, Value};
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
-use super::sim::{Accept, AcceptModel, ConnRec, Cover, Fabric, Fate, Kind, Origin, TapFrame, TxRec, EPOCH_NS};
-use rocescope_stacks::{Op, RetxReason};
+use super::sim::{self, AcceptModel, ConnRec, Cover, Fabric, TapFrame, TxRec, EPOCH_NS};
+use rocescope_stacks::{self as stacks, RetxReason};
 
-/// A capture timestamp (epoch ns) as a JSON string.
-fn ts(t: u64) -> Value {
-    Value::String((EPOCH_NS + t).to_string())
-}
+// ---------------------------------------------------------------------------------------------
+// The schema.
 
-pub fn reason_name(r: RetxReason) -> &'static str {
-    match r {
-        RetxReason::GoBack => "go_back",
-        RetxReason::Sack => "sack",
-        RetxReason::HeaderOnly => "header_only",
-        RetxReason::Timeout => "timeout",
+/// A capture timestamp: nanoseconds since the Unix epoch (simulated time 0 is
+/// [`EPOCH_NS`], 2023-11-14T22:13:20Z), written as a JSON string of decimal digits (a JSON
+/// number would lose precision above 2^53), as pcapng timestamps read.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct TimeNs(pub u64);
+
+impl TimeNs {
+    /// The timestamp of simulated time `t` (ns).
+    pub fn from_sim(t: u64) -> TimeNs {
+        TimeNs(EPOCH_NS + t)
     }
 }
 
-/// The loss signal (timeline vocabulary) a retransmission reason stands for.
-fn signal_name(r: Option<RetxReason>) -> &'static str {
+impl fmt::Display for TimeNs {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.0.fmt(f)
+    }
+}
+
+impl Serialize for TimeNs {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        dec_u64::serialize(&self.0, s)
+    }
+}
+
+impl<'de> Deserialize<'de> for TimeNs {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<TimeNs, D::Error> {
+        dec_u64::deserialize(d).map(TimeNs)
+    }
+}
+
+/// A `u64` as a JSON string of decimal digits.
+mod dec_u64 {
+    use serde::de::{Error, Unexpected};
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub fn serialize<S: Serializer>(v: &u64, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(v)
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<u64, D::Error> {
+        let s = <std::borrow::Cow<'de, str>>::deserialize(d)?;
+        let ok = !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+        ok.then(|| s.parse().ok())
+            .flatten()
+            .ok_or_else(|| D::Error::invalid_value(Unexpected::Str(&s), &"a string of decimal digits (u64)"))
+    }
+}
+
+/// Deserialises a key that is always written, `null` or not: unlike a plain `Option` field, a
+/// missing key is an error.
+fn nullable<'de, D: Deserializer<'de>, T: Deserialize<'de>>(d: D) -> Result<Option<T>, D::Error> {
+    Option::deserialize(d)
+}
+
+fn is_false(b: &bool) -> bool {
+    !*b
+}
+
+/// Floats read back exactly. serde_json's own float parsing (without its `float_roundtrip`
+/// feature) can be one ULP off for 17-digit values, so these take the number's text and parse
+/// it with `str::parse`, which rounds correctly: a document read back writes the same bytes.
+mod exact {
+    use serde::de::{Error, Unexpected};
+    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+    use serde_json::value::RawValue;
+
+    fn number<E: Error>(raw: &RawValue) -> Result<f64, E> {
+        let s = raw.get();
+        let json_number = s.starts_with(|c: char| c == '-' || c.is_ascii_digit());
+        json_number
+            .then(|| s.parse().ok())
+            .flatten()
+            .ok_or_else(|| E::invalid_value(Unexpected::Other(s), &"a JSON number"))
+    }
+
+    pub fn f64<'de, D: Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
+        number(&<Box<RawValue>>::deserialize(d)?)
+    }
+
+    /// `[a, b]` or `null`.
+    pub fn pair<'de, D: Deserializer<'de>>(d: D) -> Result<Option<[f64; 2]>, D::Error> {
+        match <Option<[Box<RawValue>; 2]>>::deserialize(d)? {
+            Some([a, b]) => Ok(Some([number(&a)?, number(&b)?])),
+            None => Ok(None),
+        }
+    }
+
+    /// The WRR weight of `config`: a number, the string `"inf"` (strict priority), or `null`.
+    pub mod weight {
+        use super::*;
+
+        pub fn serialize<S: Serializer>(v: &Option<f64>, s: S) -> Result<S::Ok, S::Error> {
+            match v {
+                Some(w) if !w.is_finite() => "inf".serialize(s),
+                v => v.serialize(s),
+            }
+        }
+
+        pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<f64>, D::Error> {
+            match <Option<Box<RawValue>>>::deserialize(d)? {
+                Some(raw) if raw.get() == "\"inf\"" => Ok(Some(f64::INFINITY)),
+                Some(raw) => number(&raw).map(Some),
+                None => Ok(None),
+            }
+        }
+    }
+}
+
+/// The whole truth document of one run (`docs/truth.md`, "The truth document").
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Truth {
+    /// Always `"rocescope-synth-truth"`.
+    pub format: Format,
+    /// The layout's version: 1.
+    pub version: u32,
+    /// The canonical command line (every option explicit, no file names) that reproduces the run.
+    pub command: String,
+    /// The options as values, with the effective fabric rate and WRR weight.
+    pub config: Config,
+    /// The timestamp of simulated time 0.
+    pub epoch_ns: TimeNs,
+    pub summary: Summary,
+    /// One per connection (sender), in order.
+    pub connections: Vec<Connection>,
+    /// One per capture tap, in pcapng interface order: what that tap observes.
+    pub taps: Vec<Tap>,
+    /// The simulator's own view.
+    pub sim: Sim,
+}
+
+/// The `format` tag of a truth document.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Format {
+    #[serde(rename = "rocescope-synth-truth")]
+    RocescopeSynthTruth,
+}
+
+/// The options of the run (`config`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Config {
+    /// The responder ACKs at least every this many packets.
+    pub ack_every: u32,
+    /// GBN/IRN window (packets).
+    pub bdp_packets: u32,
+    /// Gilbert-Elliott transition probabilities `[good→bad, bad→good]` per frame, or `null`.
+    #[serde(deserialize_with = "exact::pair")]
+    pub burst_loss: Option<[f64; 2]>,
+    /// Minimum gap between two CNPs to one QP (ns).
+    pub cnp_interval_ns: u64,
+    /// Control queue size (bytes); `null` without trimming.
+    #[serde(deserialize_with = "nullable")]
+    pub control_queue_bytes: Option<u64>,
+    /// Bit position of the DCP tag in the ToS byte.
+    pub dcp_tag_shift: u8,
+    /// Propagation delay of every link (ns).
+    pub delay_ns: u64,
+    /// CE-marking threshold of the data queues (bytes), or `null` (no ECN).
+    #[serde(deserialize_with = "nullable")]
+    pub ecn_threshold: Option<u64>,
+    /// Effective rate of each fabric link (bit/s).
+    pub fabric_rate_bps: u64,
+    /// The fabric link the fabric tap watches.
+    pub fabric_tap_path: u32,
+    /// Bernoulli loss probability per frame on the lossy links.
+    #[serde(deserialize_with = "exact::f64")]
+    pub loss: f64,
+    pub loss_dir: LossDir,
+    pub loss_on: LossOn,
+    /// Bytes per message.
+    pub message_size: u32,
+    /// Messages per connection.
+    pub messages: u32,
+    /// DCP window (messages).
+    pub msg_window: u32,
+    /// Payload bytes per full packet.
+    pub mtu: u32,
+    pub op: ConfigOp,
+    /// Parallel fabric links.
+    pub paths: u32,
+    /// Gap between two posts on a connection (ns; 0: all at time 0).
+    pub post_interval_ns: u64,
+    /// The codec profile the stack's packets follow.
+    pub profile: Profile,
+    /// Data queue threshold (bytes).
+    pub queue_bytes: u64,
+    /// Rate of each host link (bit/s).
+    pub rate_bps: u64,
+    /// Delay spread across the paths (ns).
+    pub reorder_ns: u64,
+    /// GBN retries before the QP errors out.
+    pub retry_cnt: u8,
+    pub routing: Routing,
+    /// Retransmission timeout (ns).
+    pub rto_ns: u64,
+    /// The random seed, as a string of decimal digits.
+    #[serde(with = "dec_u64")]
+    pub seed: u64,
+    /// Connections (the incast's N).
+    pub senders: u32,
+    pub stack: Stack,
+    /// The taps, in pcapng interface order.
+    pub taps: Vec<TapName>,
+    /// Simulated time limit (ns).
+    pub time_limit_ns: u64,
+    /// Header-only trimming (DCP).
+    pub trim: bool,
+    /// The control queue's WRR weight in force (`"inf"`: strict priority); `null` without
+    /// trimming.
+    #[serde(with = "exact::weight")]
+    pub wrr_weight: Option<f64>,
+}
+
+/// A reference stack (`--stack`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Stack {
+    Gbn,
+    Irn,
+    Dcp,
+}
+
+/// A codec profile, by its name (`rocescope_codec::Profile::name`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Profile {
+    Std,
+    Dcp,
+    Sdr,
+    Flor,
+    Netrt,
+    Erd,
+}
+
+/// `--op`: one operation, or `mix` (cycle through those the stack supports).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ConfigOp {
+    Send,
+    Write,
+    Read,
+    WriteImm,
+    Mix,
+}
+
+/// A message's operation.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Op {
+    Send,
+    Write,
+    Read,
+    WriteImm,
+}
+
+/// How switches pick among the paths (`--spray`, `--adaptive`, else per-flow hash).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Routing {
+    Ecmp,
+    Spray,
+    Adaptive,
+}
+
+/// Which links lose frames at random (`--loss-on`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum LossOn {
+    Fabric,
+    Sender,
+    Receiver,
+}
+
+/// In which directions (`--loss-dir`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum LossDir {
+    Both,
+    Forward,
+    Reverse,
+}
+
+/// A capture tap.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum TapName {
+    Sender,
+    Receiver,
+    Fabric,
+}
+
+/// Counts over the whole run (`summary`).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Summary {
+    /// Frames the taps recorded (the capture's frames).
+    pub captured_frames: u64,
+    /// Packets CE-marked by a switch.
+    pub ce_marked: u64,
+    /// CNPs the NICs sent.
+    pub cnps: u64,
+    /// Messages the requester completed at least once.
+    pub completed: u64,
+    /// Messages delivered exactly once, whole and with the right bytes.
+    pub delivered_once: u64,
+    /// Packets lost (dropped by a queue or a link, or with no endpoint).
+    pub dropped: u64,
+    /// When the run ended.
+    pub end_time_ns: TimeNs,
+    /// Simulator events processed.
+    pub events: u64,
+    /// Connections that gave up.
+    pub failed_connections: u64,
+    /// Header-only packets lost in a full control queue.
+    pub ho_dropped: u64,
+    /// Frames put on any link (a simulated packet per hop).
+    pub link_frames: u64,
+    /// The most bytes any control queue held.
+    pub max_control_queue_bytes: u64,
+    /// Messages posted.
+    pub messages: u64,
+    /// Transmissions that are retransmissions (see [`Retx`]).
+    pub retransmissions: u64,
+    /// Of which spurious.
+    pub spurious_retransmissions: u64,
+    /// The run hit `--time-limit`.
+    pub timed_out: bool,
+    /// Frames the endpoints and NICs sent.
+    pub transmissions: u64,
+    /// Data packets trimmed to header-only.
+    pub trimmed: u64,
+}
+
+/// One connection (`connections[]`).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Connection {
+    /// When and why the connection gave up, or `null`.
+    #[serde(deserialize_with = "nullable")]
+    pub failed: Option<Failure>,
+    /// Its index (= `conn` elsewhere).
+    pub index: u32,
+    /// Payload bytes per full packet.
+    pub mtu: u32,
+    pub requester: Host,
+    pub responder: Host,
+    /// Retransmission timeout (ns).
+    pub rto_ns: u64,
+    /// The sending host (`s0`, `s1`, …).
+    pub sender: u32,
+    /// The requester's first PSN.
+    pub start_psn: u32,
+    /// IPv4 ToS of data packets.
+    pub tos: u8,
+    /// UDP source port of the connection's packets.
+    pub udp_sport: u16,
+}
+
+/// One end of a connection.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Host {
+    pub ip: IpAddr,
+    /// `02:00:00:00:00:01`: six lowercase hex bytes.
+    pub mac: String,
+    /// This end's QP number.
+    pub qpn: u32,
+}
+
+/// Why a connection gave up.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Failure {
+    /// The stack's reason, e.g. `retry count exceeded`.
+    pub reason: String,
+    pub time_ns: TimeNs,
+}
+
+/// What one tap observes (`taps[]`).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Tap {
+    pub name: TapName,
+    /// pcapng interface index.
+    pub interface: u32,
+    /// Every frame the tap recorded, in file order.
+    pub frames: Vec<Frame>,
+    /// Per connection, its requests flow then its responses flow.
+    pub flows: Vec<Flow>,
+}
+
+/// One frame a tap recorded (`taps[].frames[]`).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Frame {
+    /// CE-marked here (the key is written only when true).
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub ce: bool,
+    pub direction: Direction,
+    /// Its flow's `id`.
+    pub flow: String,
+    /// pcapng frame number (from 1, over the whole file).
+    pub frame: u64,
+    /// This copy is the trimmed, header-only form of a data packet (written only when true).
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub ho: bool,
+    pub kind: Kind,
+    /// The transmission did not reach its destination whole (written only when true).
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub lost: bool,
+    /// Message index on the connection; `null` for ACKs, NAKs, CNPs, bounces.
+    #[serde(deserialize_with = "nullable")]
+    pub msg: Option<u64>,
+    pub origin: Origin,
+    /// BTH PSN.
+    pub psn: u32,
+    /// For a retransmission only.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub retx: Option<Retx>,
+    pub time_ns: TimeNs,
+    /// The transmission (`sim.transmissions[].id`).
+    pub tx: u32,
+}
+
+/// Out of or into the tapped port.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Direction {
+    In,
+    Out,
+}
+
+/// Who put a transmission on the wire.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Origin {
+    Requester,
+    Responder,
+    /// The receiving NIC (a CNP).
+    Nic,
+}
+
+/// What a transmission is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Kind {
+    /// A SEND, WRITE or READ request packet.
+    Data,
+    ReadResponse,
+    Ack,
+    Nak,
+    /// IRN's selective NAK.
+    Sack,
+    /// A header-only packet the receiver returns to the sender (DCP).
+    HoBounce,
+    Cnp,
+    Other,
+}
+
+/// What makes a transmission a retransmission (`retx`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Retx {
+    pub cause: RetxCause,
+    /// Which retransmission of its PSN (1: the first).
+    pub copy: u32,
+    /// The stack's own reason, or `null`.
+    #[serde(deserialize_with = "nullable")]
+    pub reason: Option<Reason>,
+    /// The receiver had accepted, or would accept, an earlier copy.
+    pub spurious: bool,
+}
+
+/// Why a retransmission happened, as the truth judges it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RetxCause {
+    /// An earlier copy was lost (dropped or trimmed).
+    Loss,
+    /// Every earlier copy arrived but was discarded out of sequence.
+    GoBack,
+    /// The stack's timer expired.
+    Timeout,
+    /// An earlier copy was, or would have been, accepted.
+    Spurious,
+}
+
+/// Why the stack retransmitted (its own view: `rocescope_stacks::RetxReason`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Reason {
+    GoBack,
+    Sack,
+    HeaderOnly,
+    Timeout,
+}
+
+/// One direction of one QP as a tap sees it (`taps[].flows[]`).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Flow {
+    /// `SRC>DST/DESTQP`.
+    pub id: String,
+    pub src: IpAddr,
+    pub dst: IpAddr,
+    /// Destination QP number.
+    pub destqp: u32,
+    /// The connection.
+    pub conn: u32,
+    pub role: Role,
+    pub profile: Profile,
+    /// The tap's name.
+    pub tap: TapName,
+    /// How many of the tap's frames belong to the flow.
+    pub frames: u64,
+    /// Every transmission of the flow the network failed to deliver whole, seen here or not.
+    pub losses: Vec<Loss>,
+    /// PSNs the receiver accepted of which this tap saw no copy.
+    pub capture_gaps: Vec<CaptureGap>,
+    /// The tap's frames of the flow that are retransmissions.
+    pub retransmissions: Vec<Retransmission>,
+    /// Per message (requests flows only; empty for responses).
+    pub messages: Vec<FlowMessage>,
+}
+
+/// Which direction of the connection a flow is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Role {
+    /// The requester's direction (holds the messages).
+    Requests,
+    Responses,
+}
+
+/// A transmission the network failed to deliver whole (`flows[].losses[]`).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Loss {
+    pub cause: LossCause,
+    /// Where this tap saw it, else the tap's frame of the next copy of the PSN (the repair),
+    /// else `null`.
+    #[serde(deserialize_with = "nullable")]
+    pub frame: Option<u64>,
+    /// A trimmed packet whose header-only form was lost too.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ho_lost: Option<HoLoss>,
+    pub kind: Kind,
+    #[serde(deserialize_with = "nullable")]
+    pub msg: Option<u64>,
+    pub psn: u32,
+    pub repair: Repair,
+    /// This tap recorded it (upstream of the loss).
+    pub seen: bool,
+    /// How this tap saw it (only when `seen`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seen_as: Option<SeenAs>,
+    pub signal: Signal,
+    /// When it was lost (trimmed).
+    pub time_ns: TimeNs,
+    pub tx: u32,
+    /// Where: e.g. `link sw0>sw1#2`, `sw1>r0 queue`, `sw1>r0 control queue`.
+    #[serde(rename = "where", deserialize_with = "nullable")]
+    pub place: Option<String>,
+}
+
+/// How a packet was lost.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LossCause {
+    Link,
+    Queue,
+    ControlQueue,
+    /// Cut to its header-only form by a switch.
+    Trimmed,
+    NoEndpoint,
+}
+
+/// Why a packet (or a trimmed packet's header-only form) did not arrive.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DropCause {
+    /// The data queue was over its threshold.
+    Queue,
+    /// The control queue was full.
+    ControlQueue,
+    /// Lost on a link at random.
+    Link,
+    /// No QP at the destination.
+    NoEndpoint,
+}
+
+/// The loss of a trimmed packet's header-only form (`losses[].ho_lost`).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HoLoss {
+    pub cause: DropCause,
+    pub time_ns: TimeNs,
+    #[serde(rename = "where", deserialize_with = "nullable")]
+    pub place: Option<String>,
+}
+
+/// Whether a later copy of a lost packet was sent.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Repair {
+    EndHost,
+    None,
+}
+
+/// The form in which a tap saw a lost packet.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SeenAs {
+    Data,
+    Ho,
+}
+
+/// What made the sender resend a lost packet (from the next copy's reason).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Signal {
+    Nak,
+    Sack,
+    /// A header-only packet (DCP).
+    Ho,
+    Timeout,
+    /// Resent without a reason from the stack, or never resent.
+    Gap,
+    /// Not data: nobody resends it.
+    None,
+}
+
+/// A PSN the receiver accepted of which the tap saw no copy (`flows[].capture_gaps[]`).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CaptureGap {
+    /// The tap's first frame that proves the PSN received, or `null`.
+    #[serde(deserialize_with = "nullable")]
+    pub frame: Option<u64>,
+    #[serde(deserialize_with = "nullable")]
+    pub msg: Option<u64>,
+    pub psn: u32,
+    /// The accepted copy.
+    pub tx: u32,
+}
+
+/// One of the tap's frames of the flow that is a retransmission (`flows[].retransmissions[]`).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Retransmission {
+    pub cause: RetxCause,
+    pub frame: u64,
+    #[serde(deserialize_with = "nullable")]
+    pub msg: Option<u64>,
+    pub psn: u32,
+    #[serde(deserialize_with = "nullable")]
+    pub reason: Option<Reason>,
+    pub spurious: bool,
+    pub time_ns: TimeNs,
+    pub tx: u32,
+}
+
+/// One message as a tap sees it (`flows[].messages[]`, requests flows).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FlowMessage {
+    /// The tap's first frame that proves the message complete, or `null`.
+    #[serde(deserialize_with = "nullable")]
+    pub complete_frame: Option<u64>,
+    #[serde(deserialize_with = "nullable")]
+    pub complete_time_ns: Option<TimeNs>,
+    /// The tap's first frame carrying the message's data (either direction), or `null`.
+    #[serde(deserialize_with = "nullable")]
+    pub first_frame: Option<u64>,
+    /// Over every data transmission of it (a READ's: its responses').
+    #[serde(deserialize_with = "nullable")]
+    pub first_psn: Option<u32>,
+    pub index: u64,
+    #[serde(deserialize_with = "nullable")]
+    pub last_frame: Option<u64>,
+    #[serde(deserialize_with = "nullable")]
+    pub last_psn: Option<u32>,
+    /// Bytes.
+    pub len: u32,
+    pub op: Op,
+    /// Distinct PSNs of its data.
+    pub packets: u32,
+    /// How many of the tap's frames of it are retransmissions.
+    pub retransmitted: u64,
+}
+
+/// The simulator's view (`sim`).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Sim {
+    /// Every message, by connection then index.
+    pub messages: Vec<SimMessage>,
+    /// Every transmission, in the order the endpoints and NICs sent them (`id` order).
+    pub transmissions: Vec<Transmission>,
+}
+
+/// One message as the simulator saw it (`sim.messages[]`).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SimMessage {
+    /// The transmission whose arrival completed it.
+    #[serde(deserialize_with = "nullable")]
+    pub completed_by_tx: Option<u32>,
+    /// The requester's (first) work completion.
+    #[serde(deserialize_with = "nullable")]
+    pub completed_ns: Option<TimeNs>,
+    pub completions: u64,
+    pub conn: u32,
+    /// The DCPETH MSN of its first packet (DCP).
+    #[serde(deserialize_with = "nullable")]
+    pub dcp_msn: Option<u32>,
+    /// The first delivery at the application (the responder's, or the requester's for a READ).
+    #[serde(deserialize_with = "nullable")]
+    pub delivered_ns: Option<TimeNs>,
+    /// How many times it was delivered (1 when all is well).
+    pub deliveries: u64,
+    #[serde(deserialize_with = "nullable")]
+    pub first_psn: Option<u32>,
+    pub index: u64,
+    /// Every delivery had the right length and bytes (and there was one).
+    pub intact: bool,
+    #[serde(deserialize_with = "nullable")]
+    pub last_psn: Option<u32>,
+    /// Bytes.
+    pub len: u32,
+    pub op: Op,
+    #[serde(deserialize_with = "nullable")]
+    pub posted_ns: Option<TimeNs>,
+}
+
+/// One frame an endpoint or NIC sent (`sim.transmissions[]`).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Transmission {
+    /// The receiver's verdict, for data that arrived whole.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub accept: Option<Accept>,
+    pub conn: u32,
+    /// How it was lost (`dropped`, or a trimmed packet's header-only form).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub drop: Option<Dropped>,
+    pub fate: Fate,
+    /// Arrival at the destination NIC, or the loss (absent while in flight).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fate_time_ns: Option<TimeNs>,
+    pub id: u32,
+    pub kind: Kind,
+    /// Bytes as sent.
+    pub len: u32,
+    #[serde(deserialize_with = "nullable")]
+    pub msg: Option<u64>,
+    pub origin: Origin,
+    pub psn: u32,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub retx: Option<Retx>,
+    /// When the stack handed it to its NIC.
+    pub time_ns: TimeNs,
+    /// Where it was trimmed to header-only.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trim: Option<Trim>,
+}
+
+/// The receiver's verdict on an intact data packet.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Accept {
+    Accepted,
+    /// A copy of this PSN was already accepted.
+    Duplicate,
+    /// Out of sequence (Go-Back-N).
+    Discarded,
+}
+
+/// Where a transmission ended up.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Fate {
+    Delivered,
+    Dropped,
+    /// Trimmed to header-only (whose own fate `fate_time_ns` and `drop` tell).
+    Trimmed,
+    /// Cut by the time limit.
+    InFlight,
+}
+
+/// How a transmission was lost (`drop`).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Dropped {
+    pub cause: DropCause,
+    #[serde(rename = "where", deserialize_with = "nullable")]
+    pub place: Option<String>,
+}
+
+/// Where and when a transmission was trimmed (`trim`).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Trim {
+    pub time_ns: TimeNs,
+    /// The port that trimmed it.
+    #[serde(rename = "where", deserialize_with = "nullable")]
+    pub place: Option<String>,
+}
+
+impl Truth {
+    /// Parses a truth document (any whitespace).
+    pub fn from_json(s: &str) -> serde_json::Result<Truth> {
+        serde_json::from_str(s)
+    }
+
+    /// Writes the document in the layout `rocescope synth --truth` writes: compact, with every
+    /// connection, frame, flow, message and transmission on a line of its own.
+    pub fn write(&self, w: &mut impl Write) -> io::Result<()> {
+        let mut o = Out { w };
+        o.head(self.format, self.version, &self.command, &self.config, self.epoch_ns, &self.summary)?;
+        o.connections(&self.connections)?;
+        o.begin_taps()?;
+        for (i, t) in self.taps.iter().enumerate() {
+            o.tap(i == 0, t.name, t.interface, &t.frames, &t.flows)?;
+        }
+        o.end_taps()?;
+        o.sim(&self.sim.messages, &self.sim.transmissions)
+    }
+
+    /// [`Truth::write`] into a string.
+    pub fn to_json(&self) -> String {
+        let mut buf = Vec::new();
+        self.write(&mut buf).expect("writing to memory");
+        String::from_utf8(buf).expect("JSON is UTF-8")
+    }
+}
+
+// Conversions from the simulator's and the stacks' own types.
+
+impl From<stacks::StackKind> for Stack {
+    fn from(k: stacks::StackKind) -> Stack {
+        match k {
+            stacks::StackKind::Gbn => Stack::Gbn,
+            stacks::StackKind::Irn => Stack::Irn,
+            stacks::StackKind::Dcp => Stack::Dcp,
+        }
+    }
+}
+
+impl From<rocescope_codec::Profile> for Profile {
+    fn from(p: rocescope_codec::Profile) -> Profile {
+        use rocescope_codec::Profile as P;
+        match p {
+            P::Std => Profile::Std,
+            P::Dcp => Profile::Dcp,
+            P::Sdr => Profile::Sdr,
+            P::Flor => Profile::Flor,
+            P::Netrt => Profile::Netrt,
+            P::Erd => Profile::Erd,
+        }
+    }
+}
+
+impl From<stacks::Op> for Op {
+    fn from(op: stacks::Op) -> Op {
+        match op {
+            stacks::Op::Send => Op::Send,
+            stacks::Op::Write => Op::Write,
+            stacks::Op::Read => Op::Read,
+            stacks::Op::WriteImm => Op::WriteImm,
+        }
+    }
+}
+
+impl From<Op> for ConfigOp {
+    fn from(op: Op) -> ConfigOp {
+        match op {
+            Op::Send => ConfigOp::Send,
+            Op::Write => ConfigOp::Write,
+            Op::Read => ConfigOp::Read,
+            Op::WriteImm => ConfigOp::WriteImm,
+        }
+    }
+}
+
+impl From<sim::Routing> for Routing {
+    fn from(r: sim::Routing) -> Routing {
+        match r {
+            sim::Routing::Ecmp => Routing::Ecmp,
+            sim::Routing::Spray => Routing::Spray,
+            sim::Routing::Adaptive => Routing::Adaptive,
+        }
+    }
+}
+
+impl From<sim::LossPlace> for LossOn {
+    fn from(p: sim::LossPlace) -> LossOn {
+        match p {
+            sim::LossPlace::Fabric => LossOn::Fabric,
+            sim::LossPlace::Sender => LossOn::Sender,
+            sim::LossPlace::Receiver => LossOn::Receiver,
+        }
+    }
+}
+
+impl From<sim::LossDir> for LossDir {
+    fn from(d: sim::LossDir) -> LossDir {
+        match d {
+            sim::LossDir::Both => LossDir::Both,
+            sim::LossDir::Forward => LossDir::Forward,
+            sim::LossDir::Reverse => LossDir::Reverse,
+        }
+    }
+}
+
+impl From<sim::TapPoint> for TapName {
+    fn from(t: sim::TapPoint) -> TapName {
+        match t {
+            sim::TapPoint::Sender => TapName::Sender,
+            sim::TapPoint::Receiver => TapName::Receiver,
+            sim::TapPoint::Fabric => TapName::Fabric,
+        }
+    }
+}
+
+impl From<sim::Origin> for Origin {
+    fn from(o: sim::Origin) -> Origin {
+        match o {
+            sim::Origin::Requester => Origin::Requester,
+            sim::Origin::Responder => Origin::Responder,
+            sim::Origin::Nic => Origin::Nic,
+        }
+    }
+}
+
+impl From<sim::Kind> for Kind {
+    fn from(k: sim::Kind) -> Kind {
+        match k {
+            sim::Kind::Data => Kind::Data,
+            sim::Kind::ReadResp => Kind::ReadResponse,
+            sim::Kind::Ack => Kind::Ack,
+            sim::Kind::Nak => Kind::Nak,
+            sim::Kind::Sack => Kind::Sack,
+            sim::Kind::HoBounce => Kind::HoBounce,
+            sim::Kind::Cnp => Kind::Cnp,
+            sim::Kind::Other => Kind::Other,
+        }
+    }
+}
+
+impl From<RetxReason> for Reason {
+    fn from(r: RetxReason) -> Reason {
+        match r {
+            RetxReason::GoBack => Reason::GoBack,
+            RetxReason::Sack => Reason::Sack,
+            RetxReason::HeaderOnly => Reason::HeaderOnly,
+            RetxReason::Timeout => Reason::Timeout,
+        }
+    }
+}
+
+impl From<sim::DropCause> for DropCause {
+    fn from(c: sim::DropCause) -> DropCause {
+        match c {
+            sim::DropCause::Queue => DropCause::Queue,
+            sim::DropCause::ControlQueue => DropCause::ControlQueue,
+            sim::DropCause::Link => DropCause::Link,
+            sim::DropCause::NoEndpoint => DropCause::NoEndpoint,
+        }
+    }
+}
+
+impl From<DropCause> for LossCause {
+    fn from(c: DropCause) -> LossCause {
+        match c {
+            DropCause::Queue => LossCause::Queue,
+            DropCause::ControlQueue => LossCause::ControlQueue,
+            DropCause::Link => LossCause::Link,
+            DropCause::NoEndpoint => LossCause::NoEndpoint,
+        }
+    }
+}
+
+impl From<sim::Accept> for Accept {
+    fn from(a: sim::Accept) -> Accept {
+        match a {
+            sim::Accept::Accepted => Accept::Accepted,
+            sim::Accept::Duplicate => Accept::Duplicate,
+            sim::Accept::Discarded => Accept::Discarded,
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Deriving the truth from a finished run.
+
+/// The loss signal a retransmission reason stands for.
+fn signal_of(r: Option<RetxReason>) -> Signal {
     match r {
-        Some(RetxReason::GoBack) => "nak",
-        Some(RetxReason::Sack) => "sack",
-        Some(RetxReason::HeaderOnly) => "ho",
-        Some(RetxReason::Timeout) => "timeout",
-        None => "gap",
+        Some(RetxReason::GoBack) => Signal::Nak,
+        Some(RetxReason::Sack) => Signal::Sack,
+        Some(RetxReason::HeaderOnly) => Signal::Ho,
+        Some(RetxReason::Timeout) => Signal::Timeout,
+        None => Signal::Gap,
     }
 }
 
@@ -42,8 +1041,8 @@ pub struct TxTruth {
     /// Index among the transmissions of its PSN (0: the original).
     pub copy: u32,
     pub spurious: bool,
-    /// "loss" | "go_back" | "timeout" | "spurious" (retransmissions only).
-    pub cause: Option<&'static str>,
+    /// Why it was sent again (retransmissions only).
+    pub cause: Option<RetxCause>,
     /// For a lost transmission: the next transmission of the same PSN.
     pub repaired_by: Option<u32>,
 }
@@ -58,8 +1057,8 @@ pub fn derive(f: &Fabric<'_>) -> Vec<TxTruth> {
         }
     }
     let useful = |t: &TxRec| match f.cfg.accept {
-        AcceptModel::InOrder => t.accept == Some(Accept::Accepted),
-        AcceptModel::AnyOrder => matches!(t.accept, Some(Accept::Accepted | Accept::Duplicate)),
+        AcceptModel::InOrder => t.accept == Some(sim::Accept::Accepted),
+        AcceptModel::AnyOrder => matches!(t.accept, Some(sim::Accept::Accepted | sim::Accept::Duplicate)),
     };
     for ids in groups.values() {
         for (i, &id) in ids.iter().enumerate() {
@@ -75,13 +1074,13 @@ pub fn derive(f: &Fabric<'_>) -> Vec<TxTruth> {
             let spurious = earlier.iter().any(|&e| useful(&f.txs[e as usize]));
             let any_lost = earlier.iter().any(|&e| lost(&f.txs[e as usize]));
             let cause = if spurious {
-                "spurious"
+                RetxCause::Spurious
             } else if t.reason == Some(RetxReason::Timeout) {
-                "timeout"
+                RetxCause::Timeout
             } else if any_lost {
-                "loss"
+                RetxCause::Loss
             } else {
-                "go_back"
+                RetxCause::GoBack
             };
             out[id as usize].spurious = spurious;
             out[id as usize].cause = Some(cause);
@@ -92,7 +1091,7 @@ pub fn derive(f: &Fabric<'_>) -> Vec<TxTruth> {
 
 /// The network failed to deliver it whole (dropped, or trimmed to header-only).
 pub fn lost(t: &TxRec) -> bool {
-    t.trimmed.is_some() || matches!(t.fate, Fate::Dropped { .. })
+    t.trimmed.is_some() || matches!(t.fate, sim::Fate::Dropped { .. })
 }
 
 /// Flow number of a transmission: 2·conn for requests, 2·conn+1 for the responder's direction.
@@ -119,19 +1118,19 @@ fn msg_psns(f: &Fabric<'_>) -> Vec<Vec<MsgPsns>> {
     for t in &f.txs {
         let (Some(m), true) = (t.msg, t.kind.is_data()) else { continue };
         let Some(e) = out[t.conn as usize].get_mut(m as usize) else { continue };
-        let read = f.conns[t.conn as usize].messages[m as usize].msg.op == Op::Read;
-        if t.origin == Origin::Requester {
+        let read = f.conns[t.conn as usize].messages[m as usize].msg.op == stacks::Op::Read;
+        if t.origin == sim::Origin::Requester {
             e.first = Some(e.first.unwrap_or(t.psn));
             e.dcp_msn = e.dcp_msn.or(t.dcp_msn);
         }
         // A READ's packets are its responses; other messages' are the requester's.
-        let counts = if read { t.kind == Kind::ReadResp } else { t.origin == Origin::Requester };
+        let counts = if read { t.kind == sim::Kind::ReadResp } else { t.origin == sim::Origin::Requester };
         if counts {
             if seen.insert((t.conn, m, t.psn), ()).is_none() {
                 e.packets += 1;
             }
             e.last = Some(match e.last {
-                Some(l) if super::sim::psn_lt(t.psn, l) => l,
+                Some(l) if sim::psn_lt(t.psn, l) => l,
                 _ => t.psn,
             });
         }
@@ -164,15 +1163,6 @@ fn cover_amount(c: &ConnRec, base_msn: Option<u32>, cover: Cover) -> (u64, u64) 
     }
 }
 
-/// Indexes shared by every tap.
-struct Index {
-    derived: Vec<TxTruth>,
-    psns: Vec<Vec<MsgPsns>>,
-    /// Per flow: the lost transmissions, and the accepted data transmissions.
-    lost: Vec<Vec<u32>>,
-    accepted: Vec<Vec<u32>>,
-}
-
 /// One tap's frames, indexed.
 struct TapView<'a> {
     frames: Vec<&'a TapFrame>,
@@ -199,7 +1189,435 @@ impl<'a> TapView<'a> {
     }
 }
 
-/// Streams JSON: a document whose big arrays are written one element per line.
+/// The records of a finished run, derived once and produced one at a time (so that
+/// [`write_truth`] can stream them).
+struct Gen<'f, 'w> {
+    f: &'f Fabric<'w>,
+    derived: Vec<TxTruth>,
+    psns: Vec<Vec<MsgPsns>>,
+    /// Per flow: the lost transmissions, and the accepted data transmissions.
+    lost: Vec<Vec<u32>>,
+    accepted: Vec<Vec<u32>>,
+}
+
+fn ts(t: u64) -> TimeNs {
+    TimeNs::from_sim(t)
+}
+
+impl<'f, 'w> Gen<'f, 'w> {
+    fn new(f: &'f Fabric<'w>) -> Gen<'f, 'w> {
+        let nflows = f.conns.len() * 2;
+        let mut lost_by = vec![Vec::new(); nflows];
+        let mut accepted = vec![Vec::new(); nflows];
+        for t in &f.txs {
+            if lost(t) {
+                lost_by[flow_of(t)].push(t.id);
+            }
+            if t.kind.is_data() && t.accept == Some(sim::Accept::Accepted) {
+                accepted[flow_of(t)].push(t.id);
+            }
+        }
+        Gen { f, derived: derive(f), psns: msg_psns(f), lost: lost_by, accepted }
+    }
+
+    fn place(&self, id: u32) -> Option<String> {
+        self.f.places.get(id as usize).cloned()
+    }
+
+    fn retx(&self, t: &TxRec) -> Option<Retx> {
+        let dt = &self.derived[t.id as usize];
+        dt.cause.map(|cause| Retx { cause, copy: dt.copy, reason: t.reason.map(Reason::from), spurious: dt.spurious })
+    }
+
+    fn summary(&self) -> Summary {
+        let (f, d) = (self.f, &self.derived);
+        let s = &f.stats;
+        let msgs: Vec<_> = f.conns.iter().flat_map(|c| c.messages.iter()).collect();
+        Summary {
+            captured_frames: s.captured,
+            ce_marked: s.ce_marked,
+            cnps: s.cnps,
+            completed: msgs.iter().filter(|m| !m.completed.is_empty()).count() as u64,
+            delivered_once: msgs
+                .iter()
+                .filter(|m| m.delivered.len() == 1 && m.delivered[0].2 && m.delivered[0].1 == m.msg.len)
+                .count() as u64,
+            dropped: s.dropped,
+            end_time_ns: ts(s.end_ns),
+            events: s.events,
+            failed_connections: f.conns.iter().filter(|c| c.failed.is_some()).count() as u64,
+            ho_dropped: s.ho_dropped,
+            link_frames: s.link_frames,
+            max_control_queue_bytes: s.max_control_queue_bytes,
+            messages: msgs.len() as u64,
+            retransmissions: d.iter().filter(|d| d.cause.is_some()).count() as u64,
+            spurious_retransmissions: d.iter().filter(|d| d.spurious).count() as u64,
+            timed_out: s.timed_out,
+            transmissions: s.transmissions,
+            trimmed: s.trimmed,
+        }
+    }
+
+    fn connections(&self) -> impl Iterator<Item = Connection> + 'f {
+        let host = |h: stacks::Host| Host {
+            ip: h.ip,
+            mac: h.mac.iter().map(|b| format!("{b:02x}")).collect::<Vec<_>>().join(":"),
+            qpn: h.qpn,
+        };
+        self.f.conns.iter().enumerate().map(move |(i, c)| Connection {
+            failed: c.failed.map(|(t, r)| Failure { reason: r.to_string(), time_ns: ts(t) }),
+            index: i as u32,
+            mtu: c.cfg.mtu,
+            requester: host(c.cfg.requester),
+            responder: host(c.cfg.responder),
+            rto_ns: c.cfg.rto_ns,
+            sender: c.sender as u32,
+            start_psn: c.cfg.start_psn,
+            tos: c.cfg.tos,
+            udp_sport: c.cfg.udp_sport,
+        })
+    }
+
+    /// (id, src, dst, destqp) of a flow.
+    fn flow_id(&self, flow: usize) -> (String, IpAddr, IpAddr, u32) {
+        let c = &self.f.conns[flow / 2].cfg;
+        let (src, dst) = if flow.is_multiple_of(2) { (c.requester, c.responder) } else { (c.responder, c.requester) };
+        (format!("{}>{}/{}", src.ip, dst.ip, dst.qpn), src.ip, dst.ip, dst.qpn)
+    }
+
+    fn frame(&self, fr: &TapFrame) -> Frame {
+        let t = &self.f.txs[fr.tx as usize];
+        Frame {
+            ce: fr.ce,
+            direction: if fr.incoming { Direction::In } else { Direction::Out },
+            flow: self.flow_id(flow_of(t)).0,
+            frame: fr.frame,
+            ho: fr.trimmed,
+            kind: t.kind.into(),
+            lost: lost(t),
+            msg: t.msg,
+            origin: t.origin.into(),
+            psn: t.psn,
+            retx: self.retx(t),
+            time_ns: ts(fr.time),
+            tx: t.id,
+        }
+    }
+
+    fn frames<'s>(&'s self, v: &'s TapView<'_>) -> impl Iterator<Item = Frame> + 's {
+        v.frames.iter().map(|fr| self.frame(fr))
+    }
+
+    /// The flows of connection `ci` (`dir` 0: requests, 1: responses) as tap `v` sees them.
+    fn flow(&self, v: &TapView<'_>, tap: TapName, ci: usize, dir: usize) -> Flow {
+        let f = self.f;
+        let c = &f.conns[ci];
+        let d = &self.derived;
+        let psns = &self.psns[ci];
+        let flow = ci * 2 + dir;
+        let dcp = f.cfg.profile == rocescope_codec::Profile::Dcp;
+        let base_msn = psns.first().and_then(|m| m.dcp_msn);
+        // Coverage frames at this tap (the responder's direction), with running maxima.
+        let mut cov_frames: Vec<(u32, (u64, u64))> = Vec::new();
+        let mut best = (0u64, 0u64);
+        for &i in &v.by_flow[ci * 2 + 1] {
+            let fr = v.frames[i as usize];
+            let t = &f.txs[fr.tx as usize];
+            if t.cover == Cover::None || fr.trimmed {
+                continue;
+            }
+            let a = cover_amount(c, base_msn, t.cover);
+            best = (best.0.max(a.0), best.1.max(a.1));
+            cov_frames.push((i, best));
+        }
+        // The first frame covering request-PSN offset `need_psn` (or DCP message offset `need_msg`).
+        let first_cover = |need_psn: Option<u64>, need_msg: Option<u64>| -> Option<&TapFrame> {
+            let k = cov_frames
+                .partition_point(|(_, (p, m))| !(need_psn.is_some_and(|n| *p > n) || need_msg.is_some_and(|n| *m > n)));
+            cov_frames.get(k).map(|(i, _)| v.frames[*i as usize])
+        };
+        let msg_off = |m: &MsgPsns| -> Option<u64> {
+            let (b, x) = (base_msn?, m.dcp_msn?);
+            let d = x.wrapping_sub(b) & 0xff_ffff;
+            (d < 1 << 23).then_some(d as u64)
+        };
+        // Losses.
+        let losses = self.lost[flow]
+            .iter()
+            .filter_map(|&id| {
+                let t = &f.txs[id as usize];
+                let seen = v.seen(id);
+                let repair = d[id as usize].repaired_by;
+                let evidence = repair.and_then(|r| v.seen(r)).map(|fr| fr.frame);
+                let (when, cause, place) = match (t.trimmed, t.fate) {
+                    (Some((at, p)), _) => (at, LossCause::Trimmed, self.place(p)),
+                    (None, sim::Fate::Dropped { at, cause, place: p }) => {
+                        (at, DropCause::from(cause).into(), self.place(p))
+                    }
+                    _ => return None,
+                };
+                let ho_lost = match (t.trimmed, t.fate) {
+                    (Some(_), sim::Fate::Dropped { at, cause, place: p }) => {
+                        Some(HoLoss { cause: cause.into(), time_ns: ts(at), place: self.place(p) })
+                    }
+                    _ => None,
+                };
+                Some(Loss {
+                    cause,
+                    frame: seen.map(|s| s.frame).or(evidence),
+                    ho_lost,
+                    kind: t.kind.into(),
+                    msg: t.msg,
+                    psn: t.psn,
+                    repair: if repair.is_some() { Repair::EndHost } else { Repair::None },
+                    seen: seen.is_some(),
+                    seen_as: seen.map(|s| if s.trimmed { SeenAs::Ho } else { SeenAs::Data }),
+                    signal: if t.kind.is_data() {
+                        signal_of(repair.and_then(|r| f.txs[r as usize].reason))
+                    } else {
+                        Signal::None
+                    },
+                    time_ns: ts(when),
+                    tx: t.id,
+                    place,
+                })
+            })
+            .collect();
+        // Capture gaps: PSNs the receiver accepted of which this tap saw no copy.
+        let mut seen_psn: HashSet<u32> = HashSet::new();
+        for &i in &v.by_flow[flow] {
+            let t = &f.txs[v.frames[i as usize].tx as usize];
+            if t.kind.is_data() {
+                seen_psn.insert(t.psn);
+            }
+        }
+        let capture_gaps = self.accepted[flow]
+            .iter()
+            .filter_map(|&id| {
+                let t = &f.txs[id as usize];
+                if !seen_psn.insert(t.psn) {
+                    return None;
+                }
+                let evidence = if dir != 0 {
+                    None
+                } else if dcp {
+                    t.msg.and_then(|m| psns.get(m as usize)).and_then(|p| first_cover(None, msg_off(p)))
+                } else {
+                    first_cover(Some(psn_off(c, t.psn)), None)
+                };
+                Some(CaptureGap { frame: evidence.map(|e| e.frame), msg: t.msg, psn: t.psn, tx: t.id })
+            })
+            .collect();
+        // Retransmissions.
+        let retransmissions = v.by_flow[flow]
+            .iter()
+            .filter_map(|&i| {
+                let fr = v.frames[i as usize];
+                let t = &f.txs[fr.tx as usize];
+                let dt = &d[fr.tx as usize];
+                dt.cause.map(|cause| Retransmission {
+                    cause,
+                    frame: fr.frame,
+                    msg: t.msg,
+                    psn: t.psn,
+                    reason: t.reason.map(Reason::from),
+                    spurious: dt.spurious,
+                    time_ns: ts(fr.time),
+                    tx: t.id,
+                })
+            })
+            .collect();
+        // Messages (in the request flow).
+        let mut messages = Vec::new();
+        if dir == 0 {
+            let n = c.messages.len();
+            let (mut first, mut last, mut retx) = (vec![None::<u64>; n], vec![None::<u64>; n], vec![0u64; n]);
+            // The READ responses the requester accepted, per message (the last one completes it).
+            let mut read_last: Vec<Option<&TapFrame>> = vec![None; n];
+            for fl in [ci * 2, ci * 2 + 1] {
+                for &i in &v.by_flow[fl] {
+                    let fr = v.frames[i as usize];
+                    let t = &f.txs[fr.tx as usize];
+                    let Some(m) = t.msg.filter(|&m| (m as usize) < n && t.kind.is_data()) else { continue };
+                    let m = m as usize;
+                    first[m] = Some(first[m].map_or(fr.frame, |x| x.min(fr.frame)));
+                    last[m] = Some(last[m].map_or(fr.frame, |x| x.max(fr.frame)));
+                    if d[fr.tx as usize].cause.is_some() {
+                        retx[m] += 1;
+                    }
+                    if t.kind == sim::Kind::ReadResp
+                        && Some(t.psn) == psns[m].last
+                        && t.accept == Some(sim::Accept::Accepted)
+                        && read_last[m].is_none()
+                    {
+                        read_last[m] = Some(fr);
+                    }
+                }
+            }
+            // RC completes in order: a message is proven complete once it and every message
+            // before it are.
+            let mut proof: Option<&TapFrame> = None;
+            for (mi, m) in c.messages.iter().enumerate() {
+                let p = &psns[mi];
+                let own = if m.msg.op == stacks::Op::Read {
+                    m.completed_by.and_then(|t| v.seen(t)).or(read_last[mi])
+                } else if dcp {
+                    first_cover(None, msg_off(p))
+                } else {
+                    p.last.and_then(|l| first_cover(Some(psn_off(c, l)), None))
+                };
+                proof = match (proof, own) {
+                    (Some(a), Some(b)) => Some(if a.frame > b.frame { a } else { b }),
+                    (a, b) => b.or(a),
+                };
+                let comp = own.and(proof);
+                messages.push(FlowMessage {
+                    complete_frame: comp.map(|c| c.frame),
+                    complete_time_ns: comp.map(|c| ts(c.time)),
+                    first_frame: first[mi],
+                    first_psn: p.first,
+                    index: mi as u64,
+                    last_frame: last[mi],
+                    last_psn: p.last,
+                    len: m.msg.len,
+                    op: m.msg.op.into(),
+                    packets: p.packets,
+                    retransmitted: retx[mi],
+                });
+            }
+        }
+        let (id, src, dst, destqp) = self.flow_id(flow);
+        Flow {
+            id,
+            src,
+            dst,
+            destqp,
+            conn: ci as u32,
+            role: if dir == 0 { Role::Requests } else { Role::Responses },
+            profile: f.cfg.profile.into(),
+            tap,
+            frames: v.by_flow[flow].len() as u64,
+            losses,
+            capture_gaps,
+            retransmissions,
+            messages,
+        }
+    }
+
+    /// Every flow of the run as tap `v` sees it: per connection, requests then responses.
+    fn flows<'s>(&'s self, v: &'s TapView<'_>, tap: TapName) -> impl Iterator<Item = Flow> + 's {
+        (0..self.f.conns.len()).flat_map(move |ci| (0..2).map(move |dir| self.flow(v, tap, ci, dir)))
+    }
+
+    fn sim_messages(&self) -> impl Iterator<Item = SimMessage> + '_ {
+        self.f.conns.iter().enumerate().flat_map(move |(ci, c)| {
+            c.messages.iter().enumerate().map(move |(mi, m)| {
+                let p = &self.psns[ci][mi];
+                SimMessage {
+                    completed_by_tx: m.completed_by,
+                    completed_ns: m.completed.first().map(|&t| ts(t)),
+                    completions: m.completed.len() as u64,
+                    conn: ci as u32,
+                    dcp_msn: p.dcp_msn,
+                    delivered_ns: m.delivered.first().map(|x| ts(x.0)),
+                    deliveries: m.delivered.len() as u64,
+                    first_psn: p.first,
+                    index: mi as u64,
+                    intact: m.delivered.iter().all(|x| x.2 && x.1 == m.msg.len) && !m.delivered.is_empty(),
+                    last_psn: p.last,
+                    len: m.msg.len,
+                    op: m.msg.op.into(),
+                    posted_ns: m.posted.map(ts),
+                }
+            })
+        })
+    }
+
+    fn transmission(&self, t: &TxRec) -> Transmission {
+        let trimmed = t.trimmed.is_some();
+        let (fate, fate_time_ns, drop) = match t.fate {
+            sim::Fate::Delivered { at } => (if trimmed { Fate::Trimmed } else { Fate::Delivered }, Some(ts(at)), None),
+            sim::Fate::Dropped { at, cause, place: p } => (
+                if trimmed { Fate::Trimmed } else { Fate::Dropped },
+                Some(ts(at)),
+                Some(Dropped { cause: cause.into(), place: self.place(p) }),
+            ),
+            sim::Fate::InFlight => (Fate::InFlight, None, None),
+        };
+        Transmission {
+            accept: t.accept.map(Accept::from),
+            conn: t.conn,
+            drop,
+            fate,
+            fate_time_ns,
+            id: t.id,
+            kind: t.kind.into(),
+            len: t.len,
+            msg: t.msg,
+            origin: t.origin.into(),
+            psn: t.psn,
+            retx: self.retx(t),
+            time_ns: ts(t.sent),
+            trim: t.trimmed.map(|(at, p)| Trim { time_ns: ts(at), place: self.place(p) }),
+        }
+    }
+
+    fn transmissions(&self) -> impl Iterator<Item = Transmission> + '_ {
+        self.f.txs.iter().map(|t| self.transmission(t))
+    }
+
+    fn tap_name(&self, tap: usize) -> TapName {
+        self.f.cfg.taps[tap].into()
+    }
+}
+
+/// The truth document of a finished run, in memory. `command` and `config` say how the run
+/// was made (`synth::SynthOptions::command_line`, `synth::SynthOptions::truth_config`).
+pub fn build(f: &Fabric<'_>, command: String, config: Config) -> Truth {
+    let g = Gen::new(f);
+    let taps = (0..f.cfg.taps.len())
+        .map(|ti| {
+            let v = TapView::new(f, ti);
+            let name = g.tap_name(ti);
+            Tap { name, interface: ti as u32, frames: g.frames(&v).collect(), flows: g.flows(&v, name).collect() }
+        })
+        .collect();
+    Truth {
+        format: Format::RocescopeSynthTruth,
+        version: 1,
+        command,
+        config,
+        epoch_ns: ts(0),
+        summary: g.summary(),
+        connections: g.connections().collect(),
+        taps,
+        sim: Sim { messages: g.sim_messages().collect(), transmissions: g.transmissions().collect() },
+    }
+}
+
+/// Writes the truth document of a finished run to `w`, as [`build`]`(…).`[`write`](Truth::write)
+/// would, without holding more than one tap's flows in memory.
+pub fn write_truth(f: &Fabric<'_>, command: &str, config: &Config, w: &mut impl Write) -> io::Result<()> {
+    let g = Gen::new(f);
+    let mut o = Out { w };
+    o.head(Format::RocescopeSynthTruth, 1, command, config, ts(0), &g.summary())?;
+    o.connections(g.connections())?;
+    o.begin_taps()?;
+    for ti in 0..f.cfg.taps.len() {
+        let v = TapView::new(f, ti);
+        let name = g.tap_name(ti);
+        o.tap(ti == 0, name, ti as u32, g.frames(&v), g.flows(&v, name))?;
+    }
+    o.end_taps()?;
+    o.sim(g.sim_messages(), g.transmissions())
+}
+
+// ---------------------------------------------------------------------------------------------
+// The file layout.
+
+/// Writes the truth layout: compact JSON whose arrays of records hold one record per line. The
+/// keys it writes itself (the top level, taps, flows, `sim`) are those of [`Truth`], [`Tap`],
+/// [`Flow`] and [`Sim`] in their declared order; every other record is serialised whole.
 struct Out<'w, W: Write> {
     w: &'w mut W,
 }
@@ -208,6 +1626,7 @@ impl<W: Write> Out<'_, W> {
     fn raw(&mut self, s: &str) -> io::Result<()> {
         self.w.write_all(s.as_bytes())
     }
+    /// `"k":`, after a comma unless first.
     fn key(&mut self, first: bool, k: &str) -> io::Result<()> {
         if !first {
             self.raw(",")?;
@@ -215,11 +1634,19 @@ impl<W: Write> Out<'_, W> {
         serde_json::to_writer(&mut *self.w, k)?;
         self.raw(":")
     }
-    fn value(&mut self, v: &Value) -> io::Result<()> {
+    /// `,` newline `"k":`.
+    fn key_line(&mut self, k: &str) -> io::Result<()> {
+        self.raw(",\n")?;
+        self.key(true, k)
+    }
+    fn value<T: Serialize + ?Sized>(&mut self, v: &T) -> io::Result<()> {
         serde_json::to_writer(&mut *self.w, v).map_err(io::Error::other)
     }
     /// `[` newline, one element per line, `]`.
-    fn array<I: IntoIterator<Item = Value>>(&mut self, items: I) -> io::Result<()> {
+    fn array<I: IntoIterator>(&mut self, items: I) -> io::Result<()>
+    where
+        I::Item: Serialize,
+    {
         self.raw("[")?;
         let mut first = true;
         for v in items {
@@ -229,410 +1656,271 @@ impl<W: Write> Out<'_, W> {
         }
         self.raw(if first { "]" } else { "\n]" })
     }
-}
-
-/// The whole truth document. `extra` is merged in at the top level (the command line, the
-/// configuration).
-pub fn truth_json(f: &Fabric<'_>, extra: Map<String, Value>) -> Value {
-    let mut buf = Vec::new();
-    write_truth(f, extra, &mut buf).expect("writing to memory");
-    serde_json::from_slice(&buf).expect("valid JSON")
-}
-
-/// Writes the truth document to `w`: compact JSON with every frame, flow entry, message and
-/// transmission on a line of its own.
-pub fn write_truth(f: &Fabric<'_>, extra: Map<String, Value>, w: &mut impl Write) -> io::Result<()> {
-    let derived = derive(f);
-    let psns = msg_psns(f);
-    let nflows = f.conns.len() * 2;
-    let mut lost_by = vec![Vec::new(); nflows];
-    let mut accepted = vec![Vec::new(); nflows];
-    for t in &f.txs {
-        if lost(t) {
-            lost_by[flow_of(t)].push(t.id);
-        }
-        if t.kind.is_data() && t.accept == Some(Accept::Accepted) {
-            accepted[flow_of(t)].push(t.id);
-        }
+    fn head(
+        &mut self,
+        format: Format,
+        version: u32,
+        command: &str,
+        config: &Config,
+        epoch_ns: TimeNs,
+        summary: &Summary,
+    ) -> io::Result<()> {
+        self.raw("{")?;
+        self.key(true, "format")?;
+        self.value(&format)?;
+        self.key(false, "version")?;
+        self.value(&version)?;
+        self.key_line("command")?;
+        self.value(command)?;
+        self.key_line("config")?;
+        self.value(config)?;
+        self.key_line("epoch_ns")?;
+        self.value(&epoch_ns)?;
+        self.key_line("summary")?;
+        self.value(summary)
     }
-    let ix = Index { derived, psns, lost: lost_by, accepted };
-    let mut o = Out { w };
-    o.raw("{")?;
-    o.key(true, "format")?;
-    o.value(&json!("rocescope-synth-truth"))?;
-    o.key(false, "version")?;
-    o.value(&json!(1))?;
-    for (k, v) in &extra {
-        o.raw(",\n")?;
-        o.key(true, k)?;
-        o.value(v)?;
-    }
-    o.raw(",\n")?;
-    o.key(true, "epoch_ns")?;
-    o.value(&ts(0))?;
-    o.raw(",\n")?;
-    o.key(true, "summary")?;
-    o.value(&summary_json(f, &ix.derived))?;
-    o.raw(",\n")?;
-    o.key(true, "connections")?;
-    o.array(f.conns.iter().enumerate().map(|(i, c)| conn_json(i, c)))?;
-    o.raw(",\n")?;
-    o.key(true, "taps")?;
-    o.raw("[")?;
-    for (ti, name) in f.tap_names().iter().enumerate() {
-        let v = TapView::new(f, ti);
-        o.raw(if ti == 0 { "\n{" } else { ",\n{" })?;
-        o.key(true, "name")?;
-        o.value(&json!(name))?;
-        o.key(false, "interface")?;
-        o.value(&json!(ti))?;
-        o.key(false, "frames")?;
-        o.array(v.frames.iter().map(|fr| frame_json(f, &ix, fr)))?;
-        o.raw(",\n")?;
-        o.key(true, "flows")?;
-        o.raw("[")?;
-        let mut first = true;
-        for ci in 0..f.conns.len() {
-            for dir in 0..2 {
-                o.raw(if first { "\n" } else { ",\n" })?;
-                first = false;
-                flow_json(f, &ix, &v, name, ci, dir, &mut o)?;
-            }
-        }
-        o.raw("\n]}")?;
-    }
-    o.raw("\n]")?;
-    o.raw(",\n")?;
-    o.key(true, "sim")?;
-    o.raw("{")?;
-    o.key(true, "messages")?;
-    o.array(sim_messages(f, &ix.psns))?;
-    o.raw(",\n")?;
-    o.key(true, "transmissions")?;
-    o.array(f.txs.iter().map(|t| tx_json(f, &ix.derived, t)))?;
-    o.raw("}\n}\n")
-}
-
-fn summary_json(f: &Fabric<'_>, d: &[TxTruth]) -> Value {
-    let s = &f.stats;
-    let msgs: Vec<_> = f.conns.iter().flat_map(|c| c.messages.iter()).collect();
-    let retx = d.iter().filter(|d| d.cause.is_some()).count();
-    let spurious = d.iter().filter(|d| d.spurious).count();
-    json!({
-        "events": s.events,
-        "transmissions": s.transmissions,
-        "link_frames": s.link_frames,
-        "captured_frames": s.captured,
-        "retransmissions": retx,
-        "spurious_retransmissions": spurious,
-        "dropped": s.dropped,
-        "trimmed": s.trimmed,
-        "ho_dropped": s.ho_dropped,
-        "max_control_queue_bytes": s.max_control_queue_bytes,
-        "ce_marked": s.ce_marked,
-        "cnps": s.cnps,
-        "end_time_ns": ts(s.end_ns),
-        "timed_out": s.timed_out,
-        "messages": msgs.len(),
-        "delivered_once": msgs.iter().filter(|m| m.delivered.len() == 1 && m.delivered[0].2 && m.delivered[0].1 == m.msg.len).count(),
-        "completed": msgs.iter().filter(|m| !m.completed.is_empty()).count(),
-        "failed_connections": f.conns.iter().filter(|c| c.failed.is_some()).count(),
-    })
-}
-
-fn flow_id(f: &Fabric<'_>, flow: usize) -> (String, String, String, u32) {
-    let c = &f.conns[flow / 2].cfg;
-    let (src, dst) = if flow.is_multiple_of(2) { (c.requester, c.responder) } else { (c.responder, c.requester) };
-    (format!("{}>{}/{}", src.ip, dst.ip, dst.qpn), src.ip.to_string(), dst.ip.to_string(), dst.qpn)
-}
-
-fn conn_json(i: usize, c: &ConnRec) -> Value {
-    let host = |h: rocescope_stacks::Host| json!({"ip": h.ip.to_string(), "qpn": h.qpn, "mac": h.mac.iter().map(|b| format!("{b:02x}")).collect::<Vec<_>>().join(":")});
-    json!({
-        "index": i,
-        "sender": c.sender,
-        "requester": host(c.cfg.requester),
-        "responder": host(c.cfg.responder),
-        "start_psn": c.cfg.start_psn,
-        "mtu": c.cfg.mtu,
-        "udp_sport": c.cfg.udp_sport,
-        "tos": c.cfg.tos,
-        "rto_ns": c.cfg.rto_ns,
-        "failed": c.failed.map(|(t, r)| json!({"time_ns": ts(t), "reason": r})),
-    })
-}
-
-fn place(f: &Fabric<'_>, id: u32) -> Value {
-    f.places.get(id as usize).map_or(Value::Null, |s| json!(s))
-}
-
-fn frame_json(f: &Fabric<'_>, ix: &Index, fr: &TapFrame) -> Value {
-    let t = &f.txs[fr.tx as usize];
-    let dt = &ix.derived[fr.tx as usize];
-    let mut o = Map::new();
-    o.insert("frame".into(), json!(fr.frame));
-    o.insert("time_ns".into(), ts(fr.time));
-    o.insert("direction".into(), json!(if fr.incoming { "in" } else { "out" }));
-    o.insert("tx".into(), json!(t.id));
-    o.insert("flow".into(), json!(flow_id(f, flow_of(t)).0));
-    o.insert("origin".into(), json!(t.origin.name()));
-    o.insert("kind".into(), json!(t.kind.name()));
-    o.insert("psn".into(), json!(t.psn));
-    o.insert("msg".into(), json!(t.msg));
-    if fr.trimmed {
-        o.insert("ho".into(), json!(true));
-    }
-    if fr.ce {
-        o.insert("ce".into(), json!(true));
-    }
-    if let Some(cause) = dt.cause {
-        o.insert(
-            "retx".into(),
-            json!({"reason": t.reason.map(reason_name), "cause": cause, "spurious": dt.spurious, "copy": dt.copy}),
-        );
-    }
-    if lost(t) {
-        o.insert("lost".into(), json!(true));
-    }
-    Value::Object(o)
-}
-
-#[allow(clippy::too_many_arguments)]
-fn flow_json<W: Write>(
-    f: &Fabric<'_>,
-    ix: &Index,
-    v: &TapView<'_>,
-    tap: &str,
-    ci: usize,
-    dir: usize,
-    o: &mut Out<'_, W>,
-) -> io::Result<()> {
-    let c = &f.conns[ci];
-    let d = &ix.derived;
-    let psns = &ix.psns[ci];
-    let flow = ci * 2 + dir;
-    let dcp = f.cfg.profile == rocescope_codec::Profile::Dcp;
-    let base_msn = psns.first().and_then(|m| m.dcp_msn);
-    // Coverage frames at this tap (the responder's direction), with running maxima.
-    let mut cov_frames: Vec<(u32, (u64, u64))> = Vec::new();
-    let mut best = (0u64, 0u64);
-    for &i in &v.by_flow[ci * 2 + 1] {
-        let fr = v.frames[i as usize];
-        let t = &f.txs[fr.tx as usize];
-        if t.cover == Cover::None || fr.trimmed {
-            continue;
-        }
-        let a = cover_amount(c, base_msn, t.cover);
-        best = (best.0.max(a.0), best.1.max(a.1));
-        cov_frames.push((i, best));
-    }
-    // The first frame covering request-PSN offset `need_psn` (or DCP message offset `need_msg`).
-    let first_cover = |need_psn: Option<u64>, need_msg: Option<u64>| -> Option<&TapFrame> {
-        let k = cov_frames
-            .partition_point(|(_, (p, m))| !(need_psn.is_some_and(|n| *p > n) || need_msg.is_some_and(|n| *m > n)));
-        cov_frames.get(k).map(|(i, _)| v.frames[*i as usize])
-    };
-    let msg_off = |m: &MsgPsns| -> Option<u64> {
-        let (b, x) = (base_msn?, m.dcp_msn?);
-        let d = x.wrapping_sub(b) & 0xff_ffff;
-        (d < 1 << 23).then_some(d as u64)
-    };
-    let (id, src, dst, destqp) = flow_id(f, flow);
-    o.raw("{")?;
-    for (i, (k, val)) in [
-        ("id", json!(id)),
-        ("src", json!(src)),
-        ("dst", json!(dst)),
-        ("destqp", json!(destqp)),
-        ("conn", json!(ci)),
-        ("role", json!(if dir == 0 { "requests" } else { "responses" })),
-        ("profile", json!(f.cfg.profile.name())),
-        ("tap", json!(tap)),
-        ("frames", json!(v.by_flow[flow].len())),
-    ]
-    .into_iter()
-    .enumerate()
+    fn connections<I: IntoIterator>(&mut self, items: I) -> io::Result<()>
+    where
+        I::Item: Serialize,
     {
-        o.key(i == 0, k)?;
-        o.value(&val)?;
+        self.key_line("connections")?;
+        self.array(items)
     }
-    // Losses.
-    o.raw(",\n")?;
-    o.key(true, "losses")?;
-    o.array(ix.lost[flow].iter().filter_map(|&id| {
-        let t = &f.txs[id as usize];
-        let seen = v.seen(id);
-        let repair = d[id as usize].repaired_by;
-        let evidence = repair.and_then(|r| v.seen(r)).map(|fr| fr.frame);
-        let (when, cause, wher) = match (t.trimmed, t.fate) {
-            (Some((at, p)), _) => (at, "trimmed", place(f, p)),
-            (None, Fate::Dropped { at, cause, place: p }) => (at, cause.name(), place(f, p)),
-            _ => return None,
-        };
-        let mut e = json!({
-            "psn": t.psn, "tx": t.id, "kind": t.kind.name(), "msg": t.msg,
-            "frame": seen.map(|s| s.frame).or(evidence),
-            "seen": seen.is_some(),
-            "time_ns": ts(when), "cause": cause, "where": wher,
-            "signal": if t.kind.is_data() { signal_name(repair.and_then(|r| f.txs[r as usize].reason)) } else { "none" },
-            "repair": if repair.is_some() { "end_host" } else { "none" },
-        });
-        if let Some(s) = seen {
-            e["seen_as"] = json!(if s.trimmed { "ho" } else { "data" });
+    fn begin_taps(&mut self) -> io::Result<()> {
+        self.key_line("taps")?;
+        self.raw("[")
+    }
+    fn tap<F, L>(&mut self, first: bool, name: TapName, interface: u32, frames: F, flows: L) -> io::Result<()>
+    where
+        F: IntoIterator,
+        F::Item: Serialize,
+        L: IntoIterator,
+        L::Item: Borrow<Flow>,
+    {
+        self.raw(if first { "\n{" } else { ",\n{" })?;
+        self.key(true, "name")?;
+        self.value(&name)?;
+        self.key(false, "interface")?;
+        self.value(&interface)?;
+        self.key(false, "frames")?;
+        self.array(frames)?;
+        self.key_line("flows")?;
+        self.raw("[")?;
+        for (i, fl) in flows.into_iter().enumerate() {
+            self.raw(if i == 0 { "\n" } else { ",\n" })?;
+            self.flow(fl.borrow())?;
         }
-        if let (Some(_), Fate::Dropped { at, cause, place: p }) = (t.trimmed, t.fate) {
-            e["ho_lost"] = json!({"time_ns": ts(at), "cause": cause.name(), "where": place(f, p)});
-        }
-        Some(e)
-    }))?;
-    // Capture gaps: PSNs the receiver accepted of which this tap saw no copy.
-    let mut seen_psn: HashSet<u32> = HashSet::new();
-    for &i in &v.by_flow[flow] {
-        let t = &f.txs[v.frames[i as usize].tx as usize];
-        if t.kind.is_data() {
-            seen_psn.insert(t.psn);
+        self.raw("\n]}")
+    }
+    fn flow(&mut self, fl: &Flow) -> io::Result<()> {
+        self.raw("{")?;
+        self.key(true, "id")?;
+        self.value(&fl.id)?;
+        self.key(false, "src")?;
+        self.value(&fl.src)?;
+        self.key(false, "dst")?;
+        self.value(&fl.dst)?;
+        self.key(false, "destqp")?;
+        self.value(&fl.destqp)?;
+        self.key(false, "conn")?;
+        self.value(&fl.conn)?;
+        self.key(false, "role")?;
+        self.value(&fl.role)?;
+        self.key(false, "profile")?;
+        self.value(&fl.profile)?;
+        self.key(false, "tap")?;
+        self.value(&fl.tap)?;
+        self.key(false, "frames")?;
+        self.value(&fl.frames)?;
+        self.key_line("losses")?;
+        self.array(&fl.losses)?;
+        self.key_line("capture_gaps")?;
+        self.array(&fl.capture_gaps)?;
+        self.key_line("retransmissions")?;
+        self.array(&fl.retransmissions)?;
+        self.key_line("messages")?;
+        self.array(&fl.messages)?;
+        self.raw("}")
+    }
+    fn end_taps(&mut self) -> io::Result<()> {
+        self.raw("\n]")
+    }
+    fn sim<M, T>(&mut self, messages: M, transmissions: T) -> io::Result<()>
+    where
+        M: IntoIterator,
+        M::Item: Serialize,
+        T: IntoIterator,
+        T::Item: Serialize,
+    {
+        self.key_line("sim")?;
+        self.raw("{")?;
+        self.key(true, "messages")?;
+        self.array(messages)?;
+        self.key_line("transmissions")?;
+        self.array(transmissions)?;
+        self.raw("}\n}\n")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::synth::{self, simulate, OpChoice, SynthOptions};
+    use rocescope_stacks::StackKind;
+
+    /// Small runs that between them produce every optional key and every kind of record.
+    fn runs() -> Vec<SynthOptions> {
+        let base = SynthOptions { messages: 4, ..Default::default() };
+        vec![
+            // Trimming, header-only losses, ECN and CNPs, adaptive routing.
+            SynthOptions {
+                stack: StackKind::Dcp,
+                incast: 4,
+                trim: true,
+                queue_bytes: 8192,
+                control_queue_bytes: 1024,
+                wrr_weight: Some(0.05),
+                paths: 4,
+                routing: sim::Routing::Adaptive,
+                reorder_ns: 1000,
+                loss: 0.02,
+                ecn_threshold: Some(4000),
+                cnp_interval_ns: 2000,
+                op: OpChoice::Mix,
+                rto_ns: 500_000,
+                seed: 3,
+                ..base.clone()
+            },
+            // READs and bursty loss; a connection that gives up.
+            SynthOptions { op: OpChoice::Mix, loss: 0.05, burst_loss: Some((0.01, 0.3)), seed: 9, ..base.clone() },
+            SynthOptions { loss: 0.5, retry_cnt: 1, seed: 3, ..base.clone() },
+            // Cut by the time limit (in-flight transmissions); strict priority (`"inf"`).
+            SynthOptions { stack: StackKind::Irn, messages: 20, time_limit_ns: 5000, ..base.clone() },
+            SynthOptions { stack: StackKind::Dcp, trim: true, incast: 40, mtu: 256, messages: 1, ..base },
+        ]
+    }
+
+    #[test]
+    fn streamed_built_serialised_and_parsed_back_agree() {
+        for opts in runs() {
+            let f = simulate(&opts, None, true, None).unwrap();
+            let mut streamed = Vec::new();
+            synth::write_truth(&opts, &f, &mut streamed).unwrap();
+            let streamed = String::from_utf8(streamed).unwrap();
+            let built = synth::truth(&opts, &f);
+            let ctx = opts.command_line();
+            // The layout is the derived serialisation with line breaks (none inside strings).
+            assert_eq!(built.to_json(), streamed, "{ctx}");
+            assert_eq!(serde_json::to_string(&built).unwrap(), streamed.replace('\n', ""), "{ctx}");
+            let back = Truth::from_json(&streamed).unwrap();
+            assert!(back == built, "{ctx}: parsed back differs");
+            let from_reader: Truth = serde_json::from_reader(streamed.as_bytes()).unwrap();
+            assert!(from_reader == built);
         }
     }
-    o.raw(",\n")?;
-    o.key(true, "capture_gaps")?;
-    o.array(ix.accepted[flow].iter().filter_map(|&id| {
-        let t = &f.txs[id as usize];
-        if !seen_psn.insert(t.psn) {
-            return None;
-        }
-        let evidence = if dir != 0 {
-            None
-        } else if dcp {
-            t.msg.and_then(|m| psns.get(m as usize)).and_then(|p| first_cover(None, msg_off(p)))
-        } else {
-            first_cover(Some(psn_off(c, t.psn)), None)
-        };
-        Some(json!({"psn": t.psn, "tx": t.id, "msg": t.msg, "frame": evidence.map(|e| e.frame)}))
-    }))?;
-    // Retransmissions.
-    o.raw(",\n")?;
-    o.key(true, "retransmissions")?;
-    o.array(v.by_flow[flow].iter().filter_map(|&i| {
-        let fr = v.frames[i as usize];
-        let t = &f.txs[fr.tx as usize];
-        let dt = &d[fr.tx as usize];
-        dt.cause.map(|cause| {
-            json!({
-                "psn": t.psn, "frame": fr.frame, "time_ns": ts(fr.time), "tx": t.id, "msg": t.msg,
-                "spurious": dt.spurious, "cause": cause, "reason": t.reason.map(reason_name),
-            })
-        })
-    }))?;
-    // Messages (in the request flow).
-    o.raw(",\n")?;
-    o.key(true, "messages")?;
-    let mut messages = Vec::new();
-    if dir == 0 {
-        let n = c.messages.len();
-        let (mut first, mut last, mut retx) = (vec![None::<u64>; n], vec![None::<u64>; n], vec![0u64; n]);
-        // The READ responses the requester accepted, per message (the last one completes it).
-        let mut read_last: Vec<Option<&TapFrame>> = vec![None; n];
-        for fl in [ci * 2, ci * 2 + 1] {
-            for &i in &v.by_flow[fl] {
-                let fr = v.frames[i as usize];
-                let t = &f.txs[fr.tx as usize];
-                let Some(m) = t.msg.filter(|&m| (m as usize) < n && t.kind.is_data()) else { continue };
-                let m = m as usize;
-                first[m] = Some(first[m].map_or(fr.frame, |x| x.min(fr.frame)));
-                last[m] = Some(last[m].map_or(fr.frame, |x| x.max(fr.frame)));
-                if d[fr.tx as usize].cause.is_some() {
-                    retx[m] += 1;
+
+    #[test]
+    fn the_runs_cover_every_optional_key() {
+        let mut seen: HashSet<&str> = HashSet::new();
+        for opts in runs() {
+            let t = synth::truth(&opts, &simulate(&opts, None, true, None).unwrap());
+            let mut see = |k, b: bool| {
+                if b {
+                    seen.insert(k);
                 }
-                if t.kind == Kind::ReadResp
-                    && Some(t.psn) == psns[m].last
-                    && t.accept == Some(Accept::Accepted)
-                    && read_last[m].is_none()
-                {
-                    read_last[m] = Some(fr);
+            };
+            see("failed", t.connections.iter().any(|c| c.failed.is_some()));
+            see("burst_loss", t.config.burst_loss.is_some());
+            see("wrr_weight inf", t.config.wrr_weight == Some(f64::INFINITY));
+            for tap in &t.taps {
+                for fr in &tap.frames {
+                    see("ce", fr.ce);
+                    see("ho", fr.ho);
+                    see("lost", fr.lost);
+                    see("retx", fr.retx.is_some());
+                }
+                for fl in &tap.flows {
+                    see("ho_lost", fl.losses.iter().any(|l| l.ho_lost.is_some()));
+                    see("seen_as", fl.losses.iter().any(|l| l.seen_as.is_some()));
+                    see("capture_gaps", !fl.capture_gaps.is_empty());
                 }
             }
+            for tx in &t.sim.transmissions {
+                see("in_flight", tx.fate == Fate::InFlight);
+                see("drop", tx.drop.is_some());
+                see("trim", tx.trim.is_some());
+                see("accept", tx.accept.is_some());
+            }
         }
-        // RC completes in order: a message is proven complete once it and every message before
-        // it are.
-        let mut proof: Option<&TapFrame> = None;
-        for (mi, m) in c.messages.iter().enumerate() {
-            let p = &psns[mi];
-            let own = if m.msg.op == Op::Read {
-                m.completed_by.and_then(|t| v.seen(t)).or(read_last[mi])
-            } else if dcp {
-                first_cover(None, msg_off(p))
-            } else {
-                p.last.and_then(|l| first_cover(Some(psn_off(c, l)), None))
-            };
-            proof = match (proof, own) {
-                (Some(a), Some(b)) => Some(if a.frame > b.frame { a } else { b }),
-                (a, b) => b.or(a),
-            };
-            let comp = own.and(proof);
-            messages.push(json!({
-                "index": mi, "op": op_name(m.msg.op), "len": m.msg.len,
-                "first_psn": p.first, "last_psn": p.last,
-                "first_frame": first[mi], "last_frame": last[mi],
-                "complete_frame": comp.map(|c| c.frame),
-                "complete_time_ns": comp.map(|c| ts(c.time)),
-                "packets": p.packets, "retransmitted": retx[mi],
-            }));
-        }
+        let want = [
+            "failed",
+            "burst_loss",
+            "wrr_weight inf",
+            "ce",
+            "ho",
+            "lost",
+            "retx",
+            "ho_lost",
+            "seen_as",
+            "capture_gaps",
+            "in_flight",
+            "drop",
+            "trim",
+            "accept",
+        ];
+        let missing: Vec<_> = want.iter().filter(|k| !seen.contains(*k)).collect();
+        assert!(missing.is_empty(), "no run has {missing:?}");
     }
-    o.array(messages)?;
-    o.raw("}")
-}
 
-pub fn op_name(op: Op) -> &'static str {
-    op.name()
-}
-
-fn sim_messages<'a>(f: &'a Fabric<'_>, psns: &'a [Vec<MsgPsns>]) -> impl Iterator<Item = Value> + 'a {
-    f.conns.iter().enumerate().flat_map(move |(ci, c)| {
-        c.messages.iter().enumerate().map(move |(mi, m)| {
-            let p = &psns[ci][mi];
-            json!({
-                "conn": ci, "index": mi, "op": op_name(m.msg.op), "len": m.msg.len,
-                "first_psn": p.first, "last_psn": p.last, "dcp_msn": p.dcp_msn,
-                "posted_ns": m.posted.map(ts),
-                "delivered_ns": m.delivered.first().map(|x| ts(x.0)),
-                "deliveries": m.delivered.len(),
-                "intact": m.delivered.iter().all(|x| x.2 && x.1 == m.msg.len) && !m.delivered.is_empty(),
-                "completed_ns": m.completed.first().map(|&t| ts(t)),
-                "completions": m.completed.len(),
-                "completed_by_tx": m.completed_by,
-            })
-        })
-    })
-}
-
-fn tx_json(f: &Fabric<'_>, d: &[TxTruth], t: &TxRec) -> Value {
-    let dt = &d[t.id as usize];
-    let mut o = json!({
-        "id": t.id, "conn": t.conn, "origin": t.origin.name(), "kind": t.kind.name(),
-        "psn": t.psn, "msg": t.msg, "time_ns": ts(t.sent), "len": t.len,
-    });
-    if let Some(cause) = dt.cause {
-        o["retx"] =
-            json!({"reason": t.reason.map(reason_name), "cause": cause, "spurious": dt.spurious, "copy": dt.copy});
-    }
-    match t.fate {
-        Fate::Delivered { at } => {
-            o["fate"] = json!(if t.trimmed.is_some() { "trimmed" } else { "delivered" });
-            o["fate_time_ns"] = ts(at);
+    #[test]
+    fn floats_read_back_exactly() {
+        // Doubles serde_json's default float parsing reads one ULP off.
+        let (a, b) = (2.5976397732906826, 0.10494035463009499);
+        assert!(serde_json::from_str::<f64>(&serde_json::to_string(&a).unwrap()).unwrap() != a);
+        let opts = SynthOptions { stack: StackKind::Dcp, trim: true, messages: 1, ..Default::default() };
+        let mut t = synth::truth(&opts, &simulate(&opts, None, true, None).unwrap());
+        for (w, loss, burst) in [(Some(a), b, Some([b, a])), (Some(f64::INFINITY), 0.0, None), (None, 1.0, None)] {
+            (t.config.wrr_weight, t.config.loss, t.config.burst_loss) = (w, loss, burst);
+            let back = Truth::from_json(&t.to_json()).unwrap();
+            assert_eq!(back.config, t.config);
+            assert_eq!(back.to_json(), t.to_json());
+            let via_value: Truth = serde_json::from_value(serde_json::to_value(&t).unwrap()).unwrap();
+            assert_eq!(via_value.config, t.config);
         }
-        Fate::Dropped { at, cause, place: p } => {
-            o["fate"] = json!(if t.trimmed.is_some() { "trimmed" } else { "dropped" });
-            o["fate_time_ns"] = ts(at);
-            o["drop"] = json!({"cause": cause.name(), "where": place(f, p)});
+        let mut v = serde_json::to_value(&t).unwrap();
+        v["config"]["loss"] = "0.5".into();
+        assert!(serde_json::from_value::<Truth>(v).is_err(), "a string for a number");
+    }
+
+    #[test]
+    fn unknown_or_missing_keys_are_rejected() {
+        let opts = SynthOptions { messages: 1, loss: 0.2, seed: 2, ..Default::default() };
+        let t = synth::truth(&opts, &simulate(&opts, None, true, None).unwrap());
+        let good = serde_json::to_value(&t).unwrap();
+        assert!(serde_json::from_value::<Truth>(good.clone()).is_ok());
+        type Edit = fn(&mut serde_json::Value);
+        let edits: [(&str, Edit); 6] = [
+            ("an unknown top-level key", |v| v["extra"] = 1.into()),
+            ("an unknown frame key", |v| v["taps"][0]["frames"][0]["extra"] = true.into()),
+            ("a missing null key", |v| {
+                v["taps"][0]["frames"]
+                    .as_array_mut()
+                    .unwrap()
+                    .iter_mut()
+                    .find(|f| f["msg"].is_null())
+                    .unwrap()
+                    .as_object_mut()
+                    .unwrap()
+                    .remove("msg");
+            }),
+            ("an unknown enum value", |v| v["taps"][0]["frames"][0]["kind"] = "datagram".into()),
+            ("a numeric timestamp", |v| v["epoch_ns"] = 1_700_000_000_000_000_000u64.into()),
+            ("another format", |v| v["format"] = "something-else".into()),
+        ];
+        for (what, edit) in edits {
+            let mut v = good.clone();
+            edit(&mut v);
+            assert!(serde_json::from_value::<Truth>(v).is_err(), "{what} was accepted");
         }
-        Fate::InFlight => o["fate"] = json!("in_flight"),
     }
-    if let Some((at, p)) = t.trimmed {
-        o["trim"] = json!({"time_ns": ts(at), "where": place(f, p)});
-    }
-    if let Some(a) = t.accept {
-        o["accept"] = json!(a.name());
-    }
-    o
 }

@@ -2,10 +2,10 @@
 //! many seeds, under random and bursty loss up to 5 %, packet spraying across 8 paths with
 //! different delays, and (DCP) trimming under an incast, every message posted is delivered
 //! exactly once with the right bytes and completes exactly once; nothing is delivered twice and
-//! no connection gives up.
+//! no connection gives up; the ground truth's summary and messages say so too.
 
 use rocescope_sim::sim::{Fabric, LossDir, Routing, TapPoint};
-use rocescope_sim::synth::{simulate, OpChoice, SynthOptions};
+use rocescope_sim::synth::{self, simulate, OpChoice, SynthOptions};
 use rocescope_stacks::StackKind;
 
 /// Seeds per scenario (ROCESCOPE_SYNTH_SEEDS overrides, for longer soak runs).
@@ -35,6 +35,14 @@ fn check(label: &str, opts: &SynthOptions) -> Fabric<'static> {
         let times: Vec<u64> =
             c.messages.iter().filter(|m| m.msg.op != rocescope_stacks::Op::Read).map(|m| m.delivered[0].0).collect();
         assert!(times.windows(2).all(|w| w[0] <= w[1]), "{}: conn {ci} delivered out of order", ctx());
+    }
+    // The ground truth (typed, `rocescope_sim::truth::Truth`) says the same.
+    let t = synth::truth(opts, &f);
+    let n = (opts.incast * opts.messages) as u64;
+    let s = &t.summary;
+    assert_eq!((s.messages, s.delivered_once, s.completed, s.failed_connections), (n, n, n, 0), "{}", ctx());
+    for m in &t.sim.messages {
+        assert!(m.deliveries == 1 && m.intact && m.completions == 1, "{}: truth: {m:?}", ctx());
     }
     f
 }

@@ -1,8 +1,9 @@
 //! Reference transport stacks: each transport is a requester (sender) and a responder
 //! (receiver) written as pure state machines, driven only by frame arrivals and timers, with no
 //! clock, socket or randomness inside. The fabric simulator (`rocescope-sim`) drives them as
-//! endpoints to produce captures; replay drives them with a capture to judge it. Stacks build
-//! every frame with the codec's builders and read frames through the codec's views.
+//! endpoints to produce captures and their ground truth; [`harness`] drives one pair over a
+//! scripted link for the stacks' own tests. Stacks build every frame with the codec's builders
+//! and read frames through the codec's views.
 //!
 //! Conventions shared by every stack:
 //! - Messages on a connection are numbered from 0 in posting order (`Message::id`); the
