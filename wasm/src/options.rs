@@ -3,9 +3,9 @@
 //!
 //! ```json
 //! { "profile": "auto", "maps": ["qpn=0x12=flor", "udp=4791=dcp"],
-//!   "dcp_tag_shift": 2, "sdr_split": "10,18,4", "sdr_mtu": null, "sdr_max_message": null,
-//!   "sdr_chunk_packets": 1, "flor_split": "1,21,10", "flor_unit_size": 4096,
-//!   "flor_ack_set_means": "send", "netrt_opcode": "0xc0", "erd_nack_port": 4792, "count": null }
+//!   "dcp_tag_shift": 3, "sdr_split": "8,22,2", "sdr_mtu": null, "sdr_max_message": null,
+//!   "sdr_chunk_packets": 4, "flor_split": [1, 20, 11], "flor_unit_size": "0x800",
+//!   "flor_ack_set_means": "write", "netrt_opcode": "0xc1", "erd_nack_port": 4793, "count": null }
 //! ```
 //!
 //! Every key is optional; a missing key, `null` or `""` means the command line's default.
