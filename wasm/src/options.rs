@@ -11,7 +11,7 @@
 //! Every key is optional; a missing key, `null` or `""` means the command line's default.
 //! The parameters' keys, and how their values are read, are the codec's parameter table
 //! (`rocescope_codec::params::PARAMS`): a value is turned into text (a JSON number as its
-//! digits, a split also as an array `[10, 18, 4]`) and given to the entry's setter, the check
+//! digits, a split also as an array `[8, 22, 2]`) and given to the entry's setter, the check
 //! the command line's flags make. Numbers may be JSON numbers or strings (decimal, or hex with
 //! `0x`), as a page's text inputs give them. `maps` is an array of `SELECTOR=PROFILE` strings, or one string of them separated
 //! by spaces, commas or newlines. `count` is `-c N`. An unknown key is an error, so a misspelt
@@ -64,7 +64,7 @@ fn uint(key: &str, v: &Value) -> Result<u64, String> {
 }
 
 /// A parameter's value as the text its setter reads: a string as it is, a number as its
-/// digits, a split's array `[10, 18, 4]` as `10,18,4`.
+/// digits, a split's array `[8, 22, 2]` as `8,22,2`.
 fn param_text(d: &ParamDef, v: &Value) -> Result<String, String> {
     match v {
         Value::String(s) => Ok(s.clone()),
