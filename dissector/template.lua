@@ -2,7 +2,7 @@
 --
 -- `rocescope dissector` (dissector/src/lib.rs) prepends the generated tables this file uses:
 --   F, FIELD_LIST, FIELD_KIND, FIELD_PROFILE, REPEATED, ENUM_VALUES  the field registry
---   PROFILE_CHOICES, PARAM_DEFAULTS                                  profiles, parameters
+--   PROFILE_CHOICES, PARAM_DEFS, PARAM_FALLBACK, declare_param_prefs profiles, parameters
 --   HDR, OPCODES                                                     headers, opcode tables
 --   CM_MSGS                                                          CM attribute ids
 --   EXT_LAYER, NOTE, SDR_CTRL, FLOR_SEND, LIMITS                     extension texts, limits
@@ -36,10 +36,10 @@
 -- pinfo.visited false), which keeps what it found per frame number; later dissections of the
 -- frame (pinfo.visited set) read that. proto.init forgets everything when a file is (re)loaded or
 -- a preference changes (see decode_frame).
--- The parameter preferences of INTERFACES.md are declared with underscores where the command
--- line has hyphens (Wireshark allows only [a-z0-9_.] in preference names):
--- rocescope.dcp_tag_shift, .sdr_split, .sdr_mtu, .sdr_max_message, .sdr_chunk_packets,
--- .flor_split, .flor_unit_size, .flor_ack_set_means, .netrt_opcode, .erd_nack_port.
+-- The parameter preferences of INTERFACES.md (rocescope.dcp_tag_shift, .sdr_split, ...) are the
+-- entries of the codec's parameter table (codec/src/params/table.rs), named with underscores
+-- where the command line has hyphens (Wireshark allows only [a-z0-9_.] in preference names):
+-- the generated declare_param_prefs declares them, read_params reads them through PARAM_DEFS.
 
 -- Bit operations: bit32 in Lua 5.2 (Wireshark up to 4.2); native operators from Lua 5.3 on,
 -- compiled from a string so that Lua 5.2 never parses them.
@@ -179,79 +179,71 @@ proto.prefs.profile = Pref.enum("Profile", 1,
 proto.prefs.replace_infiniband = Pref.bool("Replace the infiniband dissector", true,
     "Take UDP port 4791 and EtherType 0x8915 from Wireshark's infiniband dissector. rocescope "
         .. "decodes every frame as a post-dissector either way.")
-local P = PARAM_DEFAULTS
-proto.prefs.dcp_tag_shift = Pref.uint("DCP tag shift", P.dcp_tag_shift,
-    "DCP: the tag is (ToS >> shift) & 3 (--dcp-tag-shift)")
-proto.prefs.sdr_split = Pref.string("SDR immediate split", P.sdr_split,
-    "SDR: message id, packet offset and fragment bits of the immediate, adding up to 32 (--sdr-split)")
-proto.prefs.sdr_mtu = Pref.string("SDR MTU", P.sdr_mtu,
-    "SDR MTU in bytes; empty: the DMA length of the flow's full-size packets, else 4096 (--sdr-mtu)")
-proto.prefs.sdr_max_message = Pref.string("SDR maximum message", P.sdr_max_message,
-    "SDR maximum message size in bytes; empty: 2^OFF x MTU (--sdr-max-message)")
-proto.prefs.sdr_chunk_packets = Pref.uint("SDR packets per chunk", P.sdr_chunk_packets,
-    "SDR packets per chunk (--sdr-chunk-packets)")
-proto.prefs.flor_split = Pref.string("Flor immediate split", P.flor_split,
-    "Flor: hint, message id and chunk offset bits of the immediate, adding up to 32 (--flor-split)")
-proto.prefs.flor_unit_size = Pref.uint("Flor UNIT_SIZE", P.flor_unit_size,
-    "Flor UNIT_SIZE in bytes (--flor-unit-size)")
-local ACK_MEANS = {"send", "write"}
-local ack_default = 1
-for i, v in ipairs(ACK_MEANS) do
-    if v == P.flor_ack_set_means then ack_default = i end
-end
-proto.prefs.flor_ack_set_means = Pref.enum("Flor ACK set bit means", ack_default,
-    "Flor ACK bitmap: what a set bit marks (--flor-ack-set-means)", enum_table(ACK_MEANS), false)
-proto.prefs.netrt_opcode = Pref.string("NetRT opcode", P.netrt_opcode,
-    "NetRT message BTH OpCode, decimal or 0x hex (--netrt-opcode)")
-proto.prefs.erd_nack_port = Pref.uint("ERD NACK port", P.erd_nack_port,
-    "ERD NACK TCP port (--erd-nack-port)")
+-- The parameters' preferences (generated from the codec's parameter table, with its titles,
+-- defaults and help texts).
+declare_param_prefs(proto)
 
--- "10,18,4" -> {10, 18, 4} when the three widths add up to 32 (params.rs ImmSplit::parse).
+-- A number as params::parse_uint reads it: decimal, or 0x hexadecimal (as a big; nil if neither).
+local function parse_uint(s)
+    local h = string.match(s, "^0[xX]%+?(%x+)$")
+    if h then return big_parse("0x" .. h) end
+    local d = string.match(s, "^%+?(%d+)$")
+    if d then return big_parse(d) end
+    return nil
+end
+
+-- a <= b for bigs.
+local function big_le(a, b)
+    if #a ~= #b then return #a < #b end
+    for i = #a, 1, -1 do
+        if a[i] ~= b[i] then return a[i] < b[i] end
+    end
+    return true
+end
+
+-- "8,22,2" -> {8, 22, 2} when the three widths add up to 32 (ImmSplit::parse).
 local function parse_split(s)
-    local a, b, c = string.match(s or "", "^%s*(%d+)%s*,%s*(%d+)%s*,%s*(%d+)%s*$")
+    local a, b, c = string.match(s, "^%s*%+?(%d+)%s*,%s*%+?(%d+)%s*,%s*%+?(%d+)%s*$")
     a, b, c = tonumber(a), tonumber(b), tonumber(c)
     if a and a + b + c == 32 then return {a, b, c} end
     return nil
 end
 
-local function parse_number(s)
-    s = s or ""
-    local h = string.match(s, "^0[xX](%x+)$")
-    if h then return tonumber(h, 16) end
-    if string.match(s, "^%d+$") then return tonumber(s) end
-    return nil
+-- A preference's text read as ParamDef::parse reads it, by the parameter's PARAM_DEFS entry:
+-- ok (false: malformed or out of range) and the value: a number of up to 32 bits as a Lua number,
+-- of 64 bits as a big, nil for a blank optional number (derived); a split as {a, b, c}.
+local function parse_param(def, text)
+    local s = string.match(text or "", "^%s*(.-)%s*$")
+    if def.kind == "split" then
+        local v = parse_split(s)
+        return v ~= nil, v
+    end
+    if def.optional and s == "" then return true, nil end
+    local v = parse_uint(s)
+    if v == nil or not big_le(v, big_parse(def.max)) then return false, nil end
+    if def.bits > 32 then return true, v end
+    return true, (big_halves(v))
 end
 
--- The transports' parameters (codec/src/params.rs Params), from the preferences. A malformed
--- or out-of-range value (the command line's types: u8 shift and opcode, u32 MTU, u64 maximum
--- message, u16 port) is reported once and its default used.
+-- The transports' parameters (codec/src/params.rs Params), from the preferences, each read by
+-- its PARAM_DEFS entry (kind, range, default). A malformed or out-of-range value is reported
+-- once and the parameter's default used.
 local function read_params()
     local p, bad = {}, {}
-    local prefs = proto.prefs
-    local function check(name, ok, value, default)
-        if ok then return value end
-        bad[#bad + 1] = name
-        return default
+    for _, def in ipairs(PARAM_DEFS) do
+        local pref = proto.prefs[def.name]
+        if def.kind == "enum" then
+            -- Pref.enum: the index of the name in def.values.
+            p[def.name] = def.values[pref] or def.default
+        else
+            local ok, v = parse_param(def, pref)
+            if not ok then
+                bad[#bad + 1] = def.name
+                ok, v = parse_param(def, def.default)
+            end
+            p[def.name] = v
+        end
     end
-    p.dcp_tag_shift = check("dcp_tag_shift", prefs.dcp_tag_shift <= P.max_dcp_tag_shift, prefs.dcp_tag_shift, P.dcp_tag_shift)
-    local split = parse_split(prefs.sdr_split)
-    p.sdr_split = check("sdr_split", split ~= nil, split, parse_split(P.sdr_split))
-    if prefs.sdr_mtu ~= "" then
-        local v = parse_number(prefs.sdr_mtu)
-        p.sdr_mtu = check("sdr_mtu", v ~= nil and v < U32, v, nil)
-    end
-    if prefs.sdr_max_message ~= "" then
-        local v = big_parse(prefs.sdr_max_message)
-        p.sdr_max_message = check("sdr_max_message", v ~= nil and #v <= 4, v, nil)
-    end
-    p.sdr_chunk_packets = prefs.sdr_chunk_packets
-    split = parse_split(prefs.flor_split)
-    p.flor_split = check("flor_split", split ~= nil, split, parse_split(P.flor_split))
-    p.flor_unit_size = prefs.flor_unit_size
-    p.flor_ack_set_means = ACK_MEANS[prefs.flor_ack_set_means] or P.flor_ack_set_means
-    local op = parse_number(prefs.netrt_opcode)
-    p.netrt_opcode = check("netrt_opcode", op ~= nil and op <= 255, op, parse_number(P.netrt_opcode))
-    p.erd_nack_port = check("erd_nack_port", prefs.erd_nack_port <= 65535, prefs.erd_nack_port, P.erd_nack_port)
     return p, bad
 end
 
@@ -1355,7 +1347,7 @@ local SDR_MAX_FLOWS, SDR_MAX_MSGS = LIMITS.sdr_flows, LIMITS.sdr_msgs_per_flow
 local function sdr_effective_mtu(params, seen_max)
     if params.sdr_mtu and params.sdr_mtu ~= 0 then return params.sdr_mtu end
     if seen_max ~= 0 then return seen_max end
-    return 4096
+    return PARAM_FALLBACK.sdr_mtu
 end
 
 -- sdr::expected_va (msg_id · max_message + pkt_off · MTU) as a big; nil beyond 64 bits.

@@ -1,5 +1,10 @@
-//! Every configurable parameter of WIRE.md part B, with its documented default. The CLI flag,
-//! the Wireshark preference and the browser option of the same name set these.
+//! Every configurable parameter of WIRE.md part B. [`PARAMS`] (`params/table.rs`) is the one
+//! place that names, describes and defaults them: the CLI flag, the Wireshark preference and the
+//! browser option of the same name are built from it and set these with its setters.
+
+mod table;
+
+pub use table::{ParamDef, ParamKind, ParamValue, COUNT, PARAMS};
 
 /// Parses an unsigned number written in decimal or as `0x…` hexadecimal (how QPNs, opcodes and
 /// parameters are written on the command line, in `--map` selectors and in the browser options).
@@ -46,38 +51,50 @@ impl ImmSplit {
 }
 
 /// Which entries a set bit of a Flor ACK bitmap marks (WIRE.md B.3: the paper contradicts
-/// itself, so the polarity is configurable).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+/// itself, so the polarity is configurable; the default is [`PARAMS`]').
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum FlorAckSetMeans {
-    /// A set bit marks a compressed SEND global number (the text's rule; default).
-    #[default]
+    /// A set bit marks a compressed SEND global number (the text's rule).
     Send,
     /// A set bit marks a WRITE reliable number (the worked example's reading).
     Write,
 }
 
-/// The transport parameters, each with its WIRE.md default.
+impl FlorAckSetMeans {
+    /// Every value, in the order of [`FlorAckSetMeans::NAMES`] (`ALL[v as usize] == v`).
+    pub const ALL: [FlorAckSetMeans; 2] = [FlorAckSetMeans::Send, FlorAckSetMeans::Write];
+    /// The names the flag, the option and the preference take.
+    pub const NAMES: [&'static str; 2] = ["send", "write"];
+
+    /// `send` or `write`.
+    pub fn name(self) -> &'static str {
+        Self::NAMES[self as usize]
+    }
+}
+
+/// The transport parameters. Their names, help texts, kinds and defaults are in [`PARAMS`];
+/// [`Params::default`] applies its defaults.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Params {
-    /// DCP: the tag is `(tos >> shift) & 3` (default 2: mask 0x0C).
+    /// DCP: the tag is `(tos >> shift) & 3`.
     pub dcp_tag_shift: u8,
-    /// SDR immediate split: message id · packet offset · user-immediate fragment (10,18,4).
+    /// SDR immediate split: message id · packet offset · user-immediate fragment.
     pub sdr_split: ImmSplit,
     /// SDR MTU in bytes; `None`: the DMA length of the flow's full-size packets, else 4096.
     pub sdr_mtu: Option<u32>,
     /// SDR maximum message size in bytes; `None`: 2^OFF · MTU.
     pub sdr_max_message: Option<u64>,
-    /// SDR packets per chunk (default 1).
+    /// SDR packets per chunk.
     pub sdr_chunk_packets: u32,
-    /// Flor immediate split: hint · message id · chunk offset (1,21,10).
+    /// Flor immediate split: hint · message id · chunk offset.
     pub flor_split: ImmSplit,
-    /// Flor UNIT_SIZE in bytes (4096).
+    /// Flor UNIT_SIZE in bytes.
     pub flor_unit_size: u32,
     /// Flor ACK bitmap polarity.
     pub flor_ack_set_means: FlorAckSetMeans,
-    /// NetRT message opcode (0xC0).
+    /// NetRT message opcode.
     pub netrt_opcode: u8,
-    /// ERD NACK TCP port (4792).
+    /// ERD NACK TCP port.
     pub erd_nack_port: u16,
 }
 
@@ -85,36 +102,21 @@ impl Params {
     /// The largest DCP tag shift: the tag's two bits must lie inside the ToS byte.
     pub const MAX_DCP_TAG_SHIFT: u8 = 6;
 
-    /// The parameters' names, in declaration order: the CLI's flags (`-` for `_`), the browser's
-    /// option keys and the Lua plugin's preferences all spell them so (INTERFACES.md).
-    pub const NAMES: [&'static str; 10] = [
-        "dcp_tag_shift",
-        "sdr_split",
-        "sdr_mtu",
-        "sdr_max_message",
-        "sdr_chunk_packets",
-        "flor_split",
-        "flor_unit_size",
-        "flor_ack_set_means",
-        "netrt_opcode",
-        "erd_nack_port",
-    ];
+    /// The parameters' names, in declaration order ([`PARAMS`]' names): the CLI's flags (`-` for
+    /// `_`), the browser's option keys and the Lua plugin's preferences all spell them so
+    /// (INTERFACES.md).
+    pub const NAMES: [&'static str; COUNT] = table::NAMES;
+
+    /// The parameter table ([`PARAMS`]).
+    pub fn table() -> &'static [ParamDef] {
+        PARAMS
+    }
 }
 
 impl Default for Params {
+    /// The defaults of [`PARAMS`].
     fn default() -> Self {
-        Params {
-            dcp_tag_shift: 2,
-            sdr_split: ImmSplit(10, 18, 4),
-            sdr_mtu: None,
-            sdr_max_message: None,
-            sdr_chunk_packets: 1,
-            flor_split: ImmSplit(1, 21, 10),
-            flor_unit_size: 4096,
-            flor_ack_set_means: FlorAckSetMeans::Send,
-            netrt_opcode: 0xc0,
-            erd_nack_port: 4792,
-        }
+        table::defaults()
     }
 }
 
@@ -132,6 +134,14 @@ mod tests {
             at += i + name.len();
         }
         assert_eq!(debug.matches(": ").count(), Params::NAMES.len(), "a field has no name in Params::NAMES: {debug}");
+    }
+
+    #[test]
+    fn flor_ack_names_are_in_order() {
+        for (i, v) in FlorAckSetMeans::ALL.into_iter().enumerate() {
+            assert_eq!(v as usize, i);
+            assert_eq!(v.name(), FlorAckSetMeans::NAMES[i]);
+        }
     }
 
     #[test]

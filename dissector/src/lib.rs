@@ -5,8 +5,9 @@
 //!   `ProtoField` per entry of the field registry (`codec/src/field.rs`, same abbreviation,
 //!   type, description and enumerated values), the extension headers and the opcode tables
 //!   (`codec/src/ib/opcode.rs`, for the standard layout and DCP's), the CM attribute ids
-//!   (`codec/src/ib/cm.rs`), the profile names and the parameters' defaults
-//!   (`codec/src/profile.rs`, `codec/src/params.rs`), the extensions' warning texts, type names
+//!   (`codec/src/ib/cm.rs`), the profile names (`codec/src/profile.rs`), the parameters'
+//!   preferences and how to read them (the parameter table, `codec/src/params/table.rs`:
+//!   names, titles, help texts, kinds, ranges, defaults), the extensions' warning texts, type names
 //!   and memory limits (`codec/src/warning.rs`, `field.rs`, `ext/`, `decoder.rs`);
 //! - the **hand-written** dispatch, `dissector/template.lua` (included verbatim), which decodes
 //!   a frame the way `Frame::parse` does (with the five extensions of `codec/src/ext/`, and the
@@ -31,7 +32,8 @@ use rocescope_codec::ext::{erd, sdr};
 use rocescope_codec::field::{FLOR_SEND_VALUES, SDR_CTRL_VALUES};
 use rocescope_codec::ib::{CmMsg, Hdr, OpInfo, Opcode};
 use rocescope_codec::warning::{Layer, Note};
-use rocescope_codec::{FieldDef, FieldType, FlorAckSetMeans, Params, Profile, Warnings, FIELDS};
+use rocescope_codec::params::{ParamKind, PARAMS};
+use rocescope_codec::{FieldDef, FieldType, Profile, Warnings, FIELDS};
 
 /// The hand-written part of the plugin.
 pub const TEMPLATE: &str = include_str!("../template.lua");
@@ -128,8 +130,8 @@ fn header(s: &mut String) {
 --
 -- GENERATED FILE, do not edit. `rocescope dissector > dissector/rocescope.lua` writes it: the part
 -- down to \"end of the generated part\" from the codec (field registry codec/src/field.rs, opcode
--- table codec/src/ib/opcode.rs, CM ids codec/src/ib/cm.rs, profiles and parameter defaults
--- codec/src/profile.rs and params.rs), the rest verbatim from dissector/template.lua.
+-- table codec/src/ib/opcode.rs, CM ids codec/src/ib/cm.rs, profiles codec/src/profile.rs, parameter
+-- table codec/src/params/table.rs), the rest verbatim from dissector/template.lua.
 --
 -- Use:  tshark -X lua_script:dissector/rocescope.lua -o rocescope.profile:std -r FILE -T fields -e rocescope.bth.psn
 -- or copy this file to ~/.local/lib/wireshark/plugins/. Tested with Wireshark 4.0 (Lua 5.2).
@@ -197,45 +199,61 @@ end
 
 fn profiles_and_params(s: &mut String) {
     s.push_str(
-        "\n-- ==== generated: profiles (codec/src/profile.rs) and parameter defaults (codec/src/params.rs) ====\n",
+        "\n-- ==== generated: profiles (codec/src/profile.rs) and the parameter table (codec/src/params/table.rs) ====\n",
     );
     let names: Vec<String> =
         std::iter::once("auto").chain(Profile::ALL.iter().map(|p| p.name())).map(lua_str).collect();
     writeln!(s, "local PROFILE_CHOICES = {{{}}}", names.join(", ")).unwrap();
-    // Destructured so that a parameter added to the codec fails to compile here until the
-    // plugin declares it too.
-    let Params {
-        dcp_tag_shift,
-        sdr_split,
-        sdr_mtu,
-        sdr_max_message,
-        sdr_chunk_packets,
-        flor_split,
-        flor_unit_size,
-        flor_ack_set_means,
-        netrt_opcode,
-        erd_nack_port,
-    } = Params::default();
-    let split = |v: rocescope_codec::ImmSplit| lua_str(&format!("{},{},{}", v.0, v.1, v.2));
-    let opt = |v: Option<String>| lua_str(&v.unwrap_or_default());
-    s.push_str("-- Preference defaults: numbers for uint preferences, strings for the rest (\"\" = derived).\n");
-    s.push_str("local PARAM_DEFAULTS = {\n");
-    writeln!(s, "    dcp_tag_shift = {dcp_tag_shift},").unwrap();
-    writeln!(s, "    sdr_split = {},", split(sdr_split)).unwrap();
-    writeln!(s, "    sdr_mtu = {},", opt(sdr_mtu.map(|v| v.to_string()))).unwrap();
-    writeln!(s, "    sdr_max_message = {},", opt(sdr_max_message.map(|v| v.to_string()))).unwrap();
-    writeln!(s, "    sdr_chunk_packets = {sdr_chunk_packets},").unwrap();
-    writeln!(s, "    flor_split = {},", split(flor_split)).unwrap();
-    writeln!(s, "    flor_unit_size = {flor_unit_size},").unwrap();
-    let means = match flor_ack_set_means {
-        FlorAckSetMeans::Send => "send",
-        FlorAckSetMeans::Write => "write",
-    };
-    writeln!(s, "    flor_ack_set_means = {},", lua_str(means)).unwrap();
-    writeln!(s, "    netrt_opcode = {},", lua_str(&format!("0x{netrt_opcode:02x}"))).unwrap();
-    writeln!(s, "    erd_nack_port = {erd_nack_port},").unwrap();
+    s.push_str(
+        "\
+-- PARAM_DEFS: the transports' parameters in table order, as read_params parses their preferences
+-- (ParamDef::parse): kind \"uint\" (a number of `bits` bits from 0 to `max`, a decimal string;
+-- `optional`: blank text = derived), \"split\" (three widths adding up to 32) or \"enum\" (`values`);
+-- `default` is the preference's default text.
+local PARAM_DEFS = {
+",
+    );
+    for d in PARAMS {
+        let kind = match d.kind {
+            ParamKind::Uint { bits, max, optional } => {
+                format!("kind = \"uint\", bits = {bits}, max = {}, optional = {optional}", lua_str(&max.to_string()))
+            }
+            ParamKind::Split => "kind = \"split\"".to_string(),
+            ParamKind::Enum { values } => format!("kind = \"enum\", values = {{{}}}", lua_list(values)),
+        };
+        writeln!(s, "    {{name = {}, {kind}, default = {}}},", lua_str(d.name), lua_str(d.default)).unwrap();
+    }
     s.push_str("}\n");
-    writeln!(s, "PARAM_DEFAULTS.max_dcp_tag_shift = {}", Params::MAX_DCP_TAG_SHIFT).unwrap();
+    s.push_str("-- What a derived (optional) parameter falls back to: sdr_mtu (sdr::DEFAULT_MTU).\n");
+    writeln!(s, "local PARAM_FALLBACK = {{sdr_mtu = {}}}", sdr::DEFAULT_MTU).unwrap();
+    s.push_str(
+        "\
+-- The preferences rocescope.NAME, one per parameter: the table's titles, defaults and help texts
+-- (with the flag's name); numbers and splits are strings, read as the flags read them.
+local function declare_param_prefs(proto)
+",
+    );
+    for d in PARAMS {
+        let desc = lua_str(&format!("{} ({})", d.help_text(), d.flag));
+        match d.kind {
+            ParamKind::Enum { values } => {
+                let choices: Vec<String> =
+                    values.iter().enumerate().map(|(i, v)| format!("{{{0}, {1}, {0}}}", i + 1, lua_str(v))).collect();
+                let default = values.iter().position(|v| *v == d.default).expect("an enumeration's default is one of its values");
+                writeln!(
+                    s,
+                    "    proto.prefs.{} = Pref.enum({}, {}, {desc},\n        {{{}}}, false)",
+                    d.name,
+                    lua_str(d.title),
+                    default + 1,
+                    choices.join(", ")
+                )
+                .unwrap();
+            }
+            _ => writeln!(s, "    proto.prefs.{} = Pref.string({}, {}, {desc})", d.name, lua_str(d.title), lua_str(d.default)).unwrap(),
+        }
+    }
+    s.push_str("end\n");
 }
 
 fn op_entry(info: &OpInfo) -> String {
@@ -381,6 +399,36 @@ mod tests {
         for n in Note::ALL.into_iter().filter(|&n| n != Note::SdrFragmentConflict) {
             assert!(TEMPLATE.contains(&format!("NOTE.{}", note_key(n))), "{} unused by the template", note_key(n));
         }
+    }
+
+    #[test]
+    fn every_parameter_is_a_preference_and_a_param_def() {
+        let lua = dissector();
+        for d in PARAMS {
+            let decl = format!("    proto.prefs.{} = Pref.", d.name);
+            assert_eq!(lua.matches(&decl).count(), 1, "{}", d.name);
+            let line = &lua[lua.find(&decl).unwrap()..];
+            let line = &line[..line.find(")\n").unwrap()];
+            assert!(line.contains(&lua_str(d.title)), "{line}");
+            assert!(line.contains(&lua_str(&format!("{} ({})", d.help_text(), d.flag))), "{line}");
+            let default = match d.kind {
+                ParamKind::Enum { values } => (values.iter().position(|v| *v == d.default).unwrap() + 1).to_string(),
+                _ => lua_str(d.default),
+            };
+            assert!(line.contains(&format!(", {default}, ")), "{line}");
+            let def = format!("    {{name = {}, kind = \"", lua_str(d.name));
+            assert_eq!(lua.matches(&def).count(), 1, "{}", d.name);
+        }
+        // The template spells no parameter's default (nor SDR's fallback MTU): it reads
+        // PARAM_DEFS and PARAM_FALLBACK. (0xc0 is also where IBTA's vendor-specific opcodes
+        // start, which the opcode names use.)
+        let vendor = TEMPLATE.matches("p.op >= 0xc0").count();
+        for d in PARAMS.iter().filter(|d| !matches!(d.kind, ParamKind::Enum { .. }) && d.default.len() > 1) {
+            let allowed = if d.default == "0xc0" { vendor } else { 0 };
+            assert_eq!(TEMPLATE.matches(d.default).count(), allowed, "template.lua spells the default of {}: {}", d.name, d.default);
+        }
+        assert!(!TEMPLATE.contains(&sdr::DEFAULT_MTU.to_string()));
+        assert!(TEMPLATE.contains("declare_param_prefs(proto)") && TEMPLATE.contains("PARAM_DEFS"));
     }
 
     #[test]

@@ -12,6 +12,8 @@
 //!
 //! - [`decode_capture`]`(bytes, options_json) -> String`: see [`Inspection`] for the JSON.
 //! - [`fields_registry`]`() -> String`: every field name, its type, description and values.
+//! - [`params_table`]`() -> String`: the transports' parameters (the codec's parameter table),
+//!   from which the page builds its parameter controls.
 //! - [`version`]`() -> String`.
 
 use std::ops::ControlFlow;
@@ -177,6 +179,55 @@ pub fn fields_registry() -> String {
     serde_json::to_string(&defs).expect("serialising to a String")
 }
 
+/// The codec's parameter table (`rocescope_codec::params::PARAMS`) as JSON, one object per
+/// parameter in table order:
+///
+/// ```json
+/// [ { "name": "dcp_tag_shift", "flag": "--dcp-tag-shift", "title": "DCP tag shift",
+///     "value_name": "SHIFT", "help": "DCP: the tag is (ToS >> SHIFT) & 3 (SHIFT 0-6)",
+///     "kind": "u8", "max": "6", "optional": false, "default": "2", "values": [] }, … ]
+/// ```
+///
+/// `name` is the options key, `help` the flag's help text with its range, `kind` `u8` `u16`
+/// `u32` `u64` `split` or `enum`, `max` (numbers only, else `null`) a decimal string (it can
+/// exceed 2^53), `default` the text the setter reads (`""` for an optional number: derived),
+/// `values` an enumeration's names.
+#[wasm_bindgen]
+pub fn params_table() -> String {
+    #[derive(Serialize)]
+    struct Def {
+        name: &'static str,
+        flag: &'static str,
+        title: &'static str,
+        value_name: &'static str,
+        help: String,
+        kind: &'static str,
+        max: Option<String>,
+        optional: bool,
+        default: &'static str,
+        values: &'static [&'static str],
+    }
+    let defs: Vec<Def> = rocescope_codec::params::PARAMS
+        .iter()
+        .map(|d| Def {
+            name: d.name,
+            flag: d.flag,
+            title: d.title,
+            value_name: d.value_name,
+            help: d.help_text(),
+            kind: d.kind.name(),
+            max: match d.kind {
+                rocescope_codec::params::ParamKind::Uint { max, .. } => Some(max.to_string()),
+                _ => None,
+            },
+            optional: d.optional(),
+            default: d.default,
+            values: d.values(),
+        })
+        .collect();
+    serde_json::to_string(&defs).expect("serialising to a String")
+}
+
 /// The crate version (the workspace's).
 #[wasm_bindgen]
 pub fn version() -> String {
@@ -285,6 +336,27 @@ mod tests {
         let e = r.error.unwrap();
         assert_eq!(e.offset, None);
         assert!(e.text.starts_with("options: profile: unknown profile 'nope'"), "{}", e.text);
+    }
+
+    #[test]
+    fn params_table_is_the_codecs() {
+        let v: serde_json::Value = serde_json::from_str(&params_table()).unwrap();
+        let a = v.as_array().unwrap();
+        assert_eq!(a.len(), rocescope_codec::params::PARAMS.len());
+        for (j, d) in a.iter().zip(rocescope_codec::params::PARAMS) {
+            assert_eq!(j["name"], d.name);
+            assert_eq!(j["default"], d.default);
+            assert_eq!(j["help"], d.help_text());
+        }
+        let shift = &a[0];
+        assert_eq!(shift["kind"], "u8");
+        assert_eq!(shift["max"], "6");
+        assert_eq!(shift["flag"], "--dcp-tag-shift");
+        let means = a.iter().find(|d| d["name"] == "flor_ack_set_means").unwrap();
+        assert_eq!(means["values"], serde_json::json!(["send", "write"]));
+        assert_eq!(means["max"], serde_json::Value::Null);
+        let mtu = a.iter().find(|d| d["name"] == "sdr_mtu").unwrap();
+        assert_eq!((&mtu["optional"], &mtu["default"]), (&serde_json::json!(true), &serde_json::json!("")));
     }
 
     #[test]

@@ -3,22 +3,27 @@
 //!
 //! ```json
 //! { "profile": "auto", "maps": ["qpn=0x12=flor", "udp=4791=dcp"],
-//!   "dcp_tag_shift": 2, "sdr_split": "10,18,4", "sdr_mtu": null, "sdr_max_message": null,
-//!   "sdr_chunk_packets": 1, "flor_split": "1,21,10", "flor_unit_size": 4096,
-//!   "flor_ack_set_means": "send", "netrt_opcode": "0xc0", "erd_nack_port": 4792, "count": null }
+//!   "dcp_tag_shift": 3, "sdr_split": "8,22,2", "sdr_mtu": null, "sdr_max_message": null,
+//!   "sdr_chunk_packets": 4, "flor_split": [1, 20, 11], "flor_unit_size": "0x800",
+//!   "flor_ack_set_means": "write", "netrt_opcode": "0xc1", "erd_nack_port": 4793, "count": null }
 //! ```
 //!
 //! Every key is optional; a missing key, `null` or `""` means the command line's default.
-//! Numbers may be JSON numbers or strings (decimal, or hex with `0x`), as a page's text inputs
-//! give them. `maps` is an array of `SELECTOR=PROFILE` strings, or one string of them separated
+//! The parameters' keys, and how their values are read, are the codec's parameter table
+//! (`rocescope_codec::params::PARAMS`): a value is turned into text (a JSON number as its
+//! digits, a split also as an array `[8, 22, 2]`) and given to the entry's setter, the check
+//! the command line's flags make. Numbers may be JSON numbers or strings (decimal, or hex with
+//! `0x`), as a page's text inputs give them. `maps` is an array of `SELECTOR=PROFILE` strings, or one string of them separated
 //! by spaces, commas or newlines. `count` is `-c N`. An unknown key is an error, so a misspelt
 //! parameter is not silently ignored.
 
 use rocescope_codec::decoder::{DecoderOptions, ProfileChoice, Selector};
-use rocescope_codec::{FlorAckSetMeans, ImmSplit, Params, Profile};
+use rocescope_codec::params::{ParamDef, ParamKind, PARAMS};
+use rocescope_codec::{Params, Profile};
 use serde_json::Value;
 
-/// The keys the options object accepts besides the parameters ([`Params::NAMES`]).
+/// The keys the options object accepts besides the parameters (the table's names,
+/// [`Params::NAMES`]).
 pub const OTHER_KEYS: [&str; 3] = ["profile", "maps", "count"];
 
 /// Every key the options object accepts.
@@ -46,29 +51,27 @@ fn text<'a>(key: &str, v: &'a Value) -> Result<&'a str, String> {
     v.as_str().map(str::trim).ok_or_else(|| format!("{key}: expected a string, got {v}"))
 }
 
-/// An unsigned integer from a JSON number or a decimal / `0x` hex string, at most `max`.
-fn uint(key: &str, v: &Value, max: u64) -> Result<u64, String> {
-    let n = match v {
-        Value::Number(n) => n.as_u64().ok_or_else(|| format!("{key}: '{n}' is not a non-negative integer"))?,
+/// An unsigned integer (`count`) from a JSON number or a decimal / `0x` hex string.
+fn uint(key: &str, v: &Value) -> Result<u64, String> {
+    match v {
+        Value::Number(n) => n.as_u64().ok_or_else(|| format!("{key}: '{n}' is not a non-negative integer")),
         Value::String(s) => {
             let s = s.trim();
-            rocescope_codec::params::parse_uint(s).ok_or_else(|| format!("{key}: '{s}' is not a number"))?
+            rocescope_codec::params::parse_uint(s).ok_or_else(|| format!("{key}: '{s}' is not a number"))
         }
-        _ => return Err(format!("{key}: expected a number, got {v}")),
-    };
-    if n > max {
-        return Err(format!("{key}: {n} is out of range (at most {max})"));
+        _ => Err(format!("{key}: expected a number, got {v}")),
     }
-    Ok(n)
 }
 
-/// `"10,18,4"` or `[10, 18, 4]`.
-fn split(key: &str, v: &Value) -> Result<ImmSplit, String> {
-    let s = match v {
-        Value::Array(a) => a.iter().map(|x| x.to_string()).collect::<Vec<_>>().join(","),
-        _ => text(key, v)?.to_string(),
-    };
-    ImmSplit::parse(&s).ok_or_else(|| format!("{key}: '{s}' is not three bit widths adding up to 32"))
+/// A parameter's value as the text its setter reads: a string as it is, a number as its
+/// digits, a split's array `[8, 22, 2]` as `8,22,2`.
+fn param_text(d: &ParamDef, v: &Value) -> Result<String, String> {
+    match v {
+        Value::String(s) => Ok(s.clone()),
+        Value::Number(n) => Ok(n.to_string()),
+        Value::Array(a) if d.kind == ParamKind::Split => Ok(a.iter().map(|x| x.to_string()).collect::<Vec<_>>().join(",")),
+        _ => Err(format!("expected a string or a number, got {v}")),
+    }
 }
 
 /// One `SELECTOR=PROFILE` entry, as `--map` takes it (the decoder's parser; errors prefixed
@@ -110,42 +113,13 @@ pub fn parse(json: &str) -> Result<Options, String> {
         };
         o.decoder.maps = entries.iter().map(|s| parse_map(s)).collect::<Result<_, _>>()?;
     }
-    if let Some(v) = get("dcp_tag_shift") {
-        p.dcp_tag_shift = uint("dcp_tag_shift", v, Params::MAX_DCP_TAG_SHIFT as u64)? as u8;
-    }
-    if let Some(v) = get("sdr_split") {
-        p.sdr_split = split("sdr_split", v)?;
-    }
-    if let Some(v) = get("sdr_mtu") {
-        p.sdr_mtu = Some(uint("sdr_mtu", v, u32::MAX as u64)? as u32);
-    }
-    if let Some(v) = get("sdr_max_message") {
-        p.sdr_max_message = Some(uint("sdr_max_message", v, u64::MAX)?);
-    }
-    if let Some(v) = get("sdr_chunk_packets") {
-        p.sdr_chunk_packets = uint("sdr_chunk_packets", v, u32::MAX as u64)? as u32;
-    }
-    if let Some(v) = get("flor_split") {
-        p.flor_split = split("flor_split", v)?;
-    }
-    if let Some(v) = get("flor_unit_size") {
-        p.flor_unit_size = uint("flor_unit_size", v, u32::MAX as u64)? as u32;
-    }
-    if let Some(v) = get("flor_ack_set_means") {
-        p.flor_ack_set_means = match text("flor_ack_set_means", v)? {
-            "send" => FlorAckSetMeans::Send,
-            "write" => FlorAckSetMeans::Write,
-            s => return Err(format!("flor_ack_set_means: '{s}' is neither send nor write")),
-        };
-    }
-    if let Some(v) = get("netrt_opcode") {
-        p.netrt_opcode = uint("netrt_opcode", v, 0xff)? as u8;
-    }
-    if let Some(v) = get("erd_nack_port") {
-        p.erd_nack_port = uint("erd_nack_port", v, 0xffff)? as u16;
+    for d in PARAMS {
+        if let Some(v) = get(d.name) {
+            param_text(d, v).and_then(|t| d.set(&mut p, &t)).map_err(|e| format!("{}: {e}", d.name))?;
+        }
     }
     if let Some(v) = get("count") {
-        o.count = Some(uint("count", v, u64::MAX)?);
+        o.count = Some(uint("count", v)?);
     }
     o.decoder.params = p;
     Ok(o)
@@ -154,6 +128,29 @@ pub fn parse(json: &str) -> Result<Options, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use rocescope_codec::{FlorAckSetMeans, ImmSplit};
+
+    #[test]
+    fn the_keys_are_the_tables() {
+        let params: Vec<&str> = keys().filter(|k| !OTHER_KEYS.contains(k)).collect();
+        assert_eq!(params, PARAMS.iter().map(|d| d.name).collect::<Vec<_>>());
+        // Each key reaches its setter, with the setter's check.
+        for d in PARAMS {
+            let value = match d.kind {
+                ParamKind::Uint { max, .. } => format!("{max}"),
+                ParamKind::Split => "0,0,32".into(),
+                ParamKind::Enum { values } => values.last().unwrap().to_string(),
+            };
+            let mut want = Params::default();
+            d.set(&mut want, &value).unwrap();
+            let o = parse(&serde_json::json!({ (d.name): value }).to_string()).unwrap();
+            assert_eq!(o.decoder.params, want, "{}", d.name);
+            let o = parse(&serde_json::json!({ (d.name): d.default }).to_string()).unwrap();
+            assert_eq!(o.decoder.params, Params::default(), "{}", d.name);
+            let e = parse(&serde_json::json!({ (d.name): "0,1" }).to_string()).unwrap_err();
+            assert_eq!(e, format!("{}: {}", d.name, d.parse("0,1").unwrap_err()));
+        }
+    }
 
     #[test]
     fn defaults_are_the_command_lines() {

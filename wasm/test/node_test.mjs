@@ -99,6 +99,24 @@ test('fields registry', () => {
   assert.equal(wasm.version(), JSON.parse(wasm.decode_capture(fixture('std-mix.pcapng'), '{"count":1}')).version);
 });
 
+test('params table: the keys the page builds its controls from', () => {
+  const table = JSON.parse(wasm.params_table());
+  assert.ok(table.length > 0);
+  const plain = decode('ext-mix.pcapng', { count: 20 });
+  for (const p of table) {
+    assert.match(p.flag, /^--[a-z-]+$/);
+    assert.ok(p.help.length > 0 && p.title.length > 0, p.name);
+    if (p.kind === 'enum') assert.ok(p.values.includes(p.default), p.name);
+    else assert.deepEqual(p.values, [], p.name);
+    // The default, given as the page gives it, is the default; a bad value names the key.
+    const same = decode('ext-mix.pcapng', { count: 20, [p.name]: p.default });
+    assert.equal(same.error, null, p.name);
+    assert.deepEqual(same.frames, plain.frames, p.name);
+    const bad = decode('ext-mix.pcapng', { [p.name]: '0,1' });
+    assert.ok(bad.error.text.startsWith(`options: ${p.name}: `), bad.error.text);
+  }
+});
+
 const expectDir = process.env.ROCESCOPE_WASM_EXPECT_DIR;
 test('wasm output equals the native build', { skip: !expectDir && 'ROCESCOPE_WASM_EXPECT_DIR not set' }, () => {
   for (const name of ['std-mix.pcapng', 'ext-mix.pcapng']) {

@@ -6,7 +6,7 @@
 // &frame=N selects a frame, &field=NAME selects a field, &flows=1 opens the flow table,
 // &profile=…, &maps=…, and any parameter key (dcp_tag_shift=3 …) presets an option.
 
-import init, { decode_capture, fields_registry } from './pkg/rocescope_wasm.js';
+import init, { decode_capture, fields_registry, params_table } from './pkg/rocescope_wasm.js';
 
 const $ = (id) => document.getElementById(id);
 const el = (tag, props = {}, ...children) => {
@@ -33,6 +33,29 @@ const state = {
 
 // ---- options ------------------------------------------------------------------------------
 
+// Input widths per kind of parameter (params_table's `kind`).
+const PARAM_SIZE = { u8: 5, u16: 6, u32: 8, u64: 12, split: 8 };
+
+// The parameters panel: one control per entry of the codec's parameter table (params_table()),
+// before the reset button. name = the option key; a text input's placeholder is the default
+// ("auto" when the decoder derives it), a menu starts at the default; title = the help text.
+function buildParams(table) {
+  const form = $('params');
+  const reset = form.querySelector('button[type="reset"]');
+  for (const p of table) {
+    const title = `${p.help} (${p.flag})`;
+    const control = p.kind === 'enum'
+      ? el('select', { name: p.name, dataset: { default: p.default } },
+        ...p.values.map((v) => el('option', { value: v, defaultSelected: v === p.default }, v)))
+      : el('input', {
+        name: p.name, placeholder: p.optional ? 'auto' : p.default, size: PARAM_SIZE[p.kind] ?? 8,
+        spellcheck: false, dataset: { default: p.default },
+      });
+    form.insertBefore(el('label', { title }, `${p.name} `, control), reset);
+  }
+}
+
+// The options object for decode_capture: what differs from the defaults.
 function options() {
   const o = { profile: $('profile').value };
   const maps = $('maps').value.trim();
@@ -40,7 +63,7 @@ function options() {
   for (const input of $('params').elements) {
     if (!input.name) continue;
     const v = input.value.trim();
-    if (v !== '' && !(input.name === 'flor_ack_set_means' && v === 'send')) o[input.name] = v;
+    if (v !== '' && v !== input.dataset.default) o[input.name] = v;
   }
   return o;
 }
@@ -440,6 +463,7 @@ async function main() {
     return;
   }
   for (const d of JSON.parse(fields_registry())) state.registry.set(d.name, d);
+  buildParams(JSON.parse(params_table()));
   wire();
   const params = new URLSearchParams(location.search);
   presetFromUrl(params);

@@ -1,7 +1,8 @@
 //! `rocescope`: argument parsing and dispatch only. The work is in the libraries:
 //! `rocescope-analysis` (capture I/O, the read → decode session, output formats, `check`'s
 //! verdict), `rocescope-sim` (synth), `rocescope-dissector` (the Lua plugin); the terminal's
-//! progress bars are in `progress.rs` and synth's flags in `synth_args.rs`.
+//! progress bars are in `progress.rs`, synth's flags in `synth_args.rs` and the transports'
+//! parameter flags, generated from the codec's parameter table, in `params_args.rs`.
 
 use std::io::{self, BufWriter, Write};
 use std::process::ExitCode;
@@ -9,9 +10,10 @@ use std::process::ExitCode;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use rocescope_analysis::output;
 use rocescope_codec::decoder::{Decoder, DecoderOptions, ProfileChoice, Selector};
-use rocescope_codec::{FlorAckSetMeans, ImmSplit, Params, Profile};
+use rocescope_codec::Profile;
 
 mod commands;
+mod params_args;
 mod progress;
 mod synth_args;
 
@@ -40,12 +42,6 @@ pub(crate) enum Format {
     Fields,
 }
 
-#[derive(Clone, Copy, ValueEnum)]
-enum AckPolarity {
-    Send,
-    Write,
-}
-
 /// Profile selection and the transports' parameters (INTERFACES.md), shared by every
 /// subcommand that reads a capture.
 #[derive(Args, Clone)]
@@ -57,36 +53,9 @@ struct ProfileArgs {
     /// ip=10.0.0.1-10.0.0.2=sdr.
     #[arg(long = "map", value_name = "SELECTOR=PROFILE", value_parser = rocescope_codec::decoder::parse_map)]
     maps: Vec<(Selector, Profile)>,
-    /// DCP: the tag is (ToS >> SHIFT) & 3 (SHIFT 0-6).
-    #[arg(long, default_value_t = 2, value_name = "SHIFT", value_parser = clap::value_parser!(u8).range(0..=rocescope_codec::Params::MAX_DCP_TAG_SHIFT as i64))]
-    dcp_tag_shift: u8,
-    /// SDR immediate split: message id, packet offset, fragment bits.
-    #[arg(long, default_value = "10,18,4", value_parser = parse_split)]
-    sdr_split: ImmSplit,
-    /// SDR MTU in bytes (default: the DMA length of the flow's full-size packets, else 4096).
-    #[arg(long)]
-    sdr_mtu: Option<u32>,
-    /// SDR maximum message size in bytes (default: 2^OFF x MTU).
-    #[arg(long)]
-    sdr_max_message: Option<u64>,
-    /// SDR packets per chunk.
-    #[arg(long, default_value_t = 1)]
-    sdr_chunk_packets: u32,
-    /// Flor immediate split: hint, message id, chunk offset bits.
-    #[arg(long, default_value = "1,21,10", value_parser = parse_split)]
-    flor_split: ImmSplit,
-    /// Flor UNIT_SIZE in bytes.
-    #[arg(long, default_value_t = 4096)]
-    flor_unit_size: u32,
-    /// Flor ACK bitmap: what a set bit marks.
-    #[arg(long, value_enum, default_value = "send")]
-    flor_ack_set_means: AckPolarity,
-    /// NetRT message opcode.
-    #[arg(long, default_value = "0xc0", value_parser = parse_u8)]
-    netrt_opcode: u8,
-    /// ERD NACK TCP port.
-    #[arg(long, default_value_t = 4792)]
-    erd_nack_port: u16,
+    /// The transports' parameters: one flag per entry of the codec's parameter table.
+    #[command(flatten)]
+    params: params_args::ParamArgs,
 }
 
 impl ProfileArgs {
@@ -94,21 +63,7 @@ impl ProfileArgs {
         Decoder::new(DecoderOptions {
             profile: self.profile,
             maps: self.maps.clone(),
-            params: Params {
-                dcp_tag_shift: self.dcp_tag_shift,
-                sdr_split: self.sdr_split,
-                sdr_mtu: self.sdr_mtu,
-                sdr_max_message: self.sdr_max_message,
-                sdr_chunk_packets: self.sdr_chunk_packets,
-                flor_split: self.flor_split,
-                flor_unit_size: self.flor_unit_size,
-                flor_ack_set_means: match self.flor_ack_set_means {
-                    AckPolarity::Send => FlorAckSetMeans::Send,
-                    AckPolarity::Write => FlorAckSetMeans::Write,
-                },
-                netrt_opcode: self.netrt_opcode,
-                erd_nack_port: self.erd_nack_port,
-            },
+            params: self.params.params,
             no_verify: false,
         })
     }
@@ -116,16 +71,6 @@ impl ProfileArgs {
 
 fn parse_profile_choice(s: &str) -> Result<ProfileChoice, String> {
     ProfileChoice::parse(s).ok_or_else(|| format!("unknown profile '{s}' (auto std dcp sdr flor netrt erd)"))
-}
-
-fn parse_split(s: &str) -> Result<ImmSplit, String> {
-    ImmSplit::parse(s).ok_or_else(|| format!("'{s}' is not three bit widths adding up to 32"))
-}
-
-fn parse_u8(s: &str) -> Result<u8, String> {
-    rocescope_codec::params::parse_uint(s)
-        .and_then(|n| u8::try_from(n).ok())
-        .ok_or_else(|| format!("'{s}' is not a byte value"))
 }
 
 #[derive(Subcommand)]

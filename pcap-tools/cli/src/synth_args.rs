@@ -5,6 +5,7 @@ use rocescope_sim::synth::{self, OpChoice, SynthOptions};
 use rocescope_sim::{LossDir, LossPlace, Routing, TapPoint};
 use rocescope_stacks::StackKind;
 
+use crate::params_args::{DcpTagShift, ParamArgs};
 use crate::progress;
 
 /// The command line of `rocescope synth`.
@@ -119,9 +120,9 @@ pub struct SynthArgs {
     /// Time between two posts on a connection, ns (0: all at once).
     #[arg(long, default_value_t = 0, value_name = "NS")]
     pub post_interval: u64,
-    /// DCP: the tag is (ToS >> SHIFT) & 3 (SHIFT 0-6).
-    #[arg(long, default_value_t = 2, value_name = "SHIFT", value_parser = clap::value_parser!(u8).range(0..=rocescope_codec::Params::MAX_DCP_TAG_SHIFT as i64))]
-    pub dcp_tag_shift: u8,
+    /// `--dcp-tag-shift`, the decoders' flag (the codec's parameter table).
+    #[command(flatten)]
+    pub params: ParamArgs<DcpTagShift>,
 }
 
 /// A list of taps (a newtype so clap takes the whole comma-separated list as one value).
@@ -199,7 +200,7 @@ impl SynthArgs {
             msg_window: self.msg_window,
             retry_cnt: self.retry_cnt,
             post_interval_ns: self.post_interval,
-            dcp_tag_shift: self.dcp_tag_shift,
+            dcp_tag_shift: self.params.params.dcp_tag_shift,
         }
     }
 

@@ -1575,6 +1575,17 @@ fn tshark_prints_what_rocescope_prints_with_non_default_parameters() {
     assert!(default.iter().zip(&custom).any(|(a, b)| a.1.ext_values != b.1.ext_values));
     // The other spelling of the NetRT opcode.
     assert_same(&path, "NetRT opcode in decimal", Run { profile: "netrt", params: &[("netrt_opcode", "197")], two_pass: false }, &all_field_names());
+    // Numbers in 0x hex and a signed width: the flags and the preferences read every value as
+    // the parameter table's setter does.
+    let spelt: &[(&str, &str)] = &[
+        ("dcp_tag_shift", "0x4"),
+        ("sdr_split", "+8,22,2"),
+        ("sdr_mtu", "0x400"),
+        ("sdr_max_message", "0x100000"),
+        ("netrt_opcode", "0XC5"),
+        ("erd_nack_port", "0x1388"),
+    ];
+    assert_same(&path, "parameters in hex", Run { profile: "auto", params: spelt, two_pass: false }, &all_field_names());
     remove_capture(&path);
 }
 

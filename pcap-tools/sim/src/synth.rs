@@ -118,7 +118,7 @@ impl Default for SynthOptions {
             msg_window: 8,
             retry_cnt: 7,
             post_interval_ns: 0,
-            dcp_tag_shift: 2,
+            dcp_tag_shift: rocescope_codec::Params::default().dcp_tag_shift,
         }
     }
 }
@@ -220,7 +220,7 @@ impl SynthOptions {
             "--rto {} --ack-every {} --bdp-packets {} --msg-window {} --retry-cnt {} --post-interval {} --time-limit {}",
             self.rto_ns, self.ack_every, self.bdp_packets, self.msg_window, self.retry_cnt, self.post_interval_ns, self.time_limit_ns
         ));
-        if self.dcp_tag_shift != 2 {
+        if self.dcp_tag_shift != rocescope_codec::Params::default().dcp_tag_shift {
             a.push(format!("--dcp-tag-shift {}", self.dcp_tag_shift));
         }
         a.join(" ")
