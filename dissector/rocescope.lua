@@ -354,9 +354,111 @@ OPCODES.dcp_data[0xb7] = {name = "XRC SEND Only with Invalidate", hdrs = {{"xrce
 -- ==== generated: CM messages by MAD attribute id (codec/src/ib/cm.rs) ====
 local CM_MSGS = {[0x0010] = "req", [0x0011] = "mra", [0x0012] = "rej", [0x0013] = "rep", [0x0014] = "rtu", [0x0015] = "dreq", [0x0016] = "drep"}
 
+-- ==== generated: warning texts (codec/src/warning.rs: Layer::name, templates) ====
+-- LAYER[key] = Layer::name.
+local LAYER = {
+    link = "link header", vlan = "VLAN tag", ipv4 = "IPv4 header", ipv6 = "IPv6 header", grh = "GRH", udp = "UDP header",
+    bth = "BTH", rdeth = "RDETH", deth = "DETH", xrceth = "XRCETH", feth = "FETH", reth = "RETH",
+    atomiceth = "AtomicETH", aeth = "AETH", atomicacketh = "AtomicAckETH", immdt = "ImmDt", ieth = "IETH", irn_sack = "IRN SACK",
+    cnp = "CNP reserved bytes", payload = "payload", icrc = "ICRC", cm = "CM MAD", pfc = "MAC control frame", dcpeth = "DCPETH",
+    sseth = "SSNETH", tcp = "TCP header", sdr = "SDR control message", sdr_data = "SDR data packet", flor = "Flor header", flor_ack = "Flor ACK",
+    netrt = "NetRT message", erd = "ERD header", erd_nack = "ERD NACK stream", detection = "profile detection",
+}
+-- W.<key>(values...): the text of a warning (Warning's Display), X.<key>(values...): of an
+-- extension problem (ExtProblem's Display), each from its template; the values narrowed as
+-- the codec stores them.
+local W, X = {}, {}
+function W.truncated(layer, need, have)
+    return string.format("truncated in %s: %d of %d bytes captured", layer, have % 65536, need % 65536)
+end
+function W.beyond_frame(layer, claimed, available)
+    if layer == LAYER.ipv4 then return string.format("IPv4 total length %d exceeds the %d bytes in the frame", claimed, available) end
+    if layer == LAYER.ipv6 then return string.format("IPv6 packet length %d exceeds the %d bytes in the frame", claimed, available) end
+    if layer == LAYER.grh then return string.format("GRH PayLen %d exceeds the %d bytes after the GRH", claimed, available) end
+    return string.format("%s length %d exceeds the %d bytes in the frame", layer, claimed, available)
+end
+function W.too_short(layer, claimed, minimum)
+    return string.format("%s length %d is below the minimum %d", layer, claimed, minimum)
+end
+function W.ip_udp_mismatch(ip_payload, udp)
+    return string.format("IP payload length %d and UDP length %d disagree", ip_payload % 65536, udp % 65536)
+end
+function W.unknown_opcode(op)
+    return string.format("unknown opcode 0x%02x: payload left opaque", op)
+end
+W.cnp_0x80 = "opcode 0x80 read as CNP (hardware sends 0x81)"
+function W.pad_too_large(padcnt, available)
+    return string.format("PadCnt %d exceeds the %d bytes after the headers", padcnt, available % 65536)
+end
+function W.pad_no_payload(padcnt)
+    return string.format("PadCnt %d on an opcode that carries no payload", padcnt)
+end
+function W.unexpected_payload(len)
+    return string.format("%d payload bytes on an opcode that carries no payload", math.min(len, 65535))
+end
+function W.atomic_write_length(len)
+    return string.format("ATOMIC WRITE carries %d payload bytes instead of 8", len % 65536)
+end
+function W.tver(tver)
+    return string.format("BTH TVer %d (expected 0)", tver)
+end
+function W.aeth_reserved(syndrome)
+    return string.format("AETH syndrome 0x%02x uses a reserved pattern", syndrome)
+end
+function W.icrc_mismatch(wire, computed)
+    return string.format("ICRC mismatch: wire %08x computed %08x", wire, computed)
+end
+function W.ipv4_checksum(wire, computed)
+    return string.format("IPv4 header checksum 0x%04x where 0x%04x was expected", wire, computed)
+end
+function W.cm_attribute(attribute)
+    return string.format("CM MAD attribute 0x%04x not decoded", attribute)
+end
+function W.mac_control_opcode(opcode)
+    return string.format("MAC control opcode 0x%04x not decoded", opcode)
+end
+function W.header_only_length(len)
+    return string.format("DCP header-only packet with %d bytes after UDP (expected BTH + 3)", math.min(len, 65535))
+end
+function W.ext(layer, what)
+    return string.format("%s: %s", layer, what)
+end
+function W.unsupported(what)
+    return string.format("not decoded: %s", what)
+end
+function W.not_kept(count)
+    return string.format("%d more problems not listed", math.min(count, 65535))
+end
+function X.magic(got, want)
+    return string.format("magic 0x%02x (expected 0x%02x)", got, want)
+end
+function X.version(got, want)
+    return string.format("version %d (expected %d)", got, want)
+end
+function X.type(code)
+    return string.format("unknown type %d", code)
+end
+function X.body_length(got, want)
+    return string.format("body of %d bytes where its type needs %d", math.min(got, 4294967295), math.min(want, 4294967295))
+end
+function X.short(got, want)
+    return string.format("only %d of %d bytes present", math.min(got, 4294967295), math.min(want, 4294967295))
+end
+function X.mismatch(field, got, want)
+    return string.format("%s %d disagrees with %d", field, math.min(got, 4294967295), math.min(want, 4294967295))
+end
+function X.note(note)
+    return string.format("%s", note)
+end
+W.vlan_depth = "not decoded: more than two VLAN tags"
+W.ipv4_fragment = "not decoded: IPv4 fragment"
+W.ipv6_ext = "not decoded: IPv6 extension headers"
+W.grh_next_header = "not decoded: GRH next header is not the IBA transport"
+-- Whether a text is a Truncated warning's (Warnings::problem_count leaves those out).
+function W.is_truncated(text) return text:sub(1, 13) == "truncated in " end
+
 -- ==== generated: the extensions' texts and limits (codec/src/warning.rs, field.rs, ext/, decoder.rs) ====
--- Warning::Ext texts: "<EXT_LAYER[layer]>: <problem>"; NOTE[key] = Note::text.
-local EXT_LAYER = {sdr = "SDR control message", sdr_data = "SDR data packet", flor = "Flor header", flor_ack = "Flor ACK", netrt = "NetRT message", erd = "ERD header", erd_nack = "ERD NACK stream", detection = "profile detection"}
+-- NOTE[key] = Note::text (the fixed problems of Warning::Ext).
 local NOTE = {
     sdr_fragment_conflict = "user-immediate fragment differs from the one seen before",
     sdr_va_mismatch = "RETH VA does not match the immediate's message id and offset",
@@ -394,7 +496,8 @@ local LIMITS = {
 --   PROFILE_CHOICES, PARAM_DEFAULTS                                  profiles, parameters
 --   HDR, OPCODES                                                     headers, opcode tables
 --   CM_MSGS                                                          CM attribute ids
---   EXT_LAYER, NOTE, SDR_CTRL, FLOR_SEND, LIMITS                     extension texts, limits
+--   LAYER, W, X                                                      warning texts
+--   NOTE, SDR_CTRL, FLOR_SEND, LIMITS                                extension texts, limits
 -- so this file never spells a field's type or description, an opcode's headers, a default, a
 -- fixed warning text or a memory limit.
 -- Edit this file, then regenerate: cargo run -p rocescope -- dissector > dissector/rocescope.lua
@@ -695,74 +798,12 @@ function proto.prefs_changed()
     apply_takeover()
 end
 
--- ---- warnings: the texts of codec/src/warning.rs ----
+-- ---- warnings (the texts: W, X, LAYER, NOTE, generated from codec/src/warning.rs) ----
 
 local MAX_WARNINGS = LIMITS.warnings -- Warnings::CAPACITY: further ones are counted, not listed
 
-local LAYER = { -- Layer::name
-    link = "link header", vlan = "VLAN tag", ipv4 = "IPv4 header", ipv6 = "IPv6 header",
-    grh = "GRH", udp = "UDP header", tcp = "TCP header", bth = "BTH", icrc = "ICRC", cnp = "CNP reserved bytes",
-    cm = "CM MAD", pfc = "MAC control frame",
-}
-
-local function u16c(v) return v % 65536 end -- the codec stores these as u16
-
-local W = {}
-function W.truncated(layer, need, have)
-    return sfmt("truncated in %s: %d of %d bytes captured", layer, u16c(have), u16c(need))
-end
-function W.beyond_frame(layer, claimed, available)
-    if layer == LAYER.ipv4 then
-        return sfmt("IPv4 total length %d exceeds the %d bytes in the frame", claimed, available)
-    elseif layer == LAYER.ipv6 then
-        return sfmt("IPv6 packet length %d exceeds the %d bytes in the frame", claimed, available)
-    elseif layer == LAYER.grh then
-        return sfmt("GRH PayLen %d exceeds the %d bytes after the GRH", claimed, available)
-    end
-    return sfmt("%s length %d exceeds the %d bytes in the frame", layer, claimed, available)
-end
-function W.too_short(layer, claimed, minimum)
-    return sfmt("%s length %d is below the minimum %d", layer, claimed, minimum)
-end
-function W.ip_udp_mismatch(ip_payload, udp)
-    return sfmt("IP payload length %d and UDP length %d disagree", u16c(ip_payload), udp)
-end
-function W.unknown_opcode(op) return sfmt("unknown opcode 0x%02x: payload left opaque", op) end
-W.cnp_0x80 = "opcode 0x80 read as CNP (hardware sends 0x81)"
-function W.pad_too_large(pad, avail)
-    return sfmt("PadCnt %d exceeds the %d bytes after the headers", pad, u16c(avail))
-end
-function W.pad_no_payload(pad) return sfmt("PadCnt %d on an opcode that carries no payload", pad) end
-function W.unexpected_payload(len)
-    return sfmt("%d payload bytes on an opcode that carries no payload", math.min(len, 65535))
-end
-function W.atomic_write_length(len) return sfmt("ATOMIC WRITE carries %d payload bytes instead of 8", u16c(len)) end
-function W.tver(v) return sfmt("BTH TVer %d (expected 0)", v) end
-function W.aeth_reserved(s) return sfmt("AETH syndrome 0x%02x uses a reserved pattern", s) end
-function W.icrc_mismatch(wire, computed) return sfmt("ICRC mismatch: wire %08x computed %08x", wire, computed) end
-function W.ipv4_checksum(wire, computed)
-    return sfmt("IPv4 header checksum 0x%04x where 0x%04x was expected", wire, computed)
-end
-function W.cm_attribute(a) return sfmt("CM MAD attribute 0x%04x not decoded", a) end
-function W.mac_control_opcode(op) return sfmt("MAC control opcode 0x%04x not decoded", op) end
-W.vlan_depth = "not decoded: more than two VLAN tags"
-W.ipv4_fragment = "not decoded: IPv4 fragment"
-W.ipv6_ext = "not decoded: IPv6 extension headers"
-W.grh_next_header = "not decoded: GRH next header is not the IBA transport"
-function W.header_only_length(len)
-    return sfmt("DCP header-only packet with %d bytes after UDP (expected BTH + 3)", math.min(len, 65535))
-end
-
--- Warning::Ext: "<EXT_LAYER[layer]>: <problem>", the problem an ExtProblem or a NOTE.
-local function sat32(v) return math.min(v, U32 - 1) end
-local X = {}
-function X.magic(got, want) return sfmt("magic 0x%02x (expected 0x%02x)", got, want) end
-function X.version(got, want) return sfmt("version %d (expected %d)", got, want) end
-function X.type(t) return sfmt("unknown type %d", t) end
-function X.body_length(got, want) return sfmt("body of %d bytes where its type needs %d", got, want) end
-function X.short(got, want) return sfmt("only %d of %d bytes present", got, want) end
-function X.mismatch(field, got, want) return sfmt("%s %d disagrees with %d", field, got, want) end
-local function ext_text(layer, what) return EXT_LAYER[layer] .. ": " .. what end
+-- Warning::Ext: the layer's name (LAYER[layer]) and the problem (an X text or a NOTE).
+local function ext_text(layer, what) return W.ext(LAYER[layer], what) end
 
 -- ---- byte access (offsets from 0 into the captured frame, a Lua string) ----
 
@@ -839,7 +880,7 @@ end
 -- Adds a warning; fr.nwarn counts them all, listed or not (Warnings::len).
 local function warn(fr, text)
     fr.nwarn = fr.nwarn + 1
-    if text:sub(1, 13) == "truncated in " then fr.ncut = fr.ncut + 1 end
+    if W.is_truncated(text) then fr.ncut = fr.ncut + 1 end
     if #fr.warnings < MAX_WARNINGS then fr.warnings[#fr.warnings + 1] = text end
 end
 local function ext_warn(fr, layer, what) warn(fr, ext_text(layer, what)) end
@@ -1173,7 +1214,7 @@ local function sdr_ctrl_parse(fr, at, cap, wire_len)
     local body = wire_len - 8
     local fixed = (kind == "cts" or kind == "sr_ack") and 8 or (kind == "ec_ack" and 0 or 4)
     if body < fixed then
-        ext_warn(fr, "sdr", X.body_length(sat32(body), fixed))
+        ext_warn(fr, "sdr", X.body_length(body, fixed))
         return nil
     end
     if cap < 8 + fixed then return nil end
@@ -1191,7 +1232,7 @@ local function sdr_ctrl_parse(fr, at, cap, wire_len)
         want = 4 + 4 * c.count
     end
     if body ~= want then
-        ext_warn(fr, "sdr", X.body_length(sat32(body), sat32(want)))
+        ext_warn(fr, "sdr", X.body_length(body, want))
         return nil
     end
     if u8(s, at + 3) ~= 0 then ext_warn(fr, "sdr", NOTE.sdr_ctrl_flags) end
@@ -1309,7 +1350,7 @@ local function flor_send_parse(fr, s, at, cap, wire_len, only)
     if kind ~= "write_retx" and h.write_rn ~= 0 then w(NOTE.flor_write_rn_not_retx) end
     local present = wire_len - 24
     if (only and h.body_len ~= present) or (not only and h.body_len < present) then
-        w(X.mismatch("rocescope.flor.send.body_len", h.body_len, sat32(present)))
+        w(X.mismatch("rocescope.flor.send.body_len", h.body_len, present))
     end
     local want = FLOR_ADDR_LEN[kind]
     if want then
@@ -1861,7 +1902,7 @@ local function sdr_observe(t, flow, params, d, va, dma_len, payload_len)
     ann.va_ok = want ~= nil and big_eq(want, va)
     if not ann.va_ok and not ann.problem then ann.problem = ext_text("sdr_data", NOTE.sdr_va_mismatch) end
     if not ann.problem and dma_len ~= payload_len then
-        ann.problem = ext_text("sdr_data", X.mismatch("rocescope.reth.dmalen", dma_len, sat32(payload_len)))
+        ann.problem = ext_text("sdr_data", X.mismatch("rocescope.reth.dmalen", dma_len, payload_len))
     end
     return ann
 end
@@ -2426,7 +2467,7 @@ local function visit(fr, emit)
     if not fr.roce and not mc and fr.truncated then emit("rocescope.truncated", nil, 0, 1) end
     for _, w in ipairs(fr.warnings) do emit("rocescope.warning", nil, 0, w) end
     if fr.nwarn > #fr.warnings then
-        emit("rocescope.warning", nil, 0, sfmt("%d more problems not listed", fr.nwarn - #fr.warnings))
+        emit("rocescope.warning", nil, 0, W.not_kept(fr.nwarn - #fr.warnings))
     end
     if fr.nacks then visit_nacks(fr.nacks, emit) end
     local a = fr.sdr

@@ -30,7 +30,7 @@ use std::fmt::Write as _;
 use rocescope_codec::ext::{erd, sdr};
 use rocescope_codec::field::{FLOR_SEND_VALUES, SDR_CTRL_VALUES};
 use rocescope_codec::ib::{CmMsg, Hdr, OpInfo, Opcode};
-use rocescope_codec::warning::{Layer, Note};
+use rocescope_codec::warning::{templates, Layer, Narrow, Note, Piece, SlotKind, Template, Unsupported, Warning};
 use rocescope_codec::{FieldDef, FieldType, FlorAckSetMeans, Params, Profile, Warnings, FIELDS};
 
 /// The hand-written part of the plugin.
@@ -44,6 +44,7 @@ pub fn dissector() -> String {
     profiles_and_params(&mut s);
     headers_and_opcodes(&mut s);
     cm(&mut s);
+    warnings(&mut s);
     extensions(&mut s);
     s.push_str("\n-- ==== end of the generated part; what follows is dissector/template.lua ====\n\n");
     s.push_str(TEMPLATE);
@@ -288,17 +289,142 @@ fn note_key(n: Note) -> &'static str {
 }
 
 
-/// The layers extension warnings name, by the plugin's key.
-const EXT_LAYERS: [(&str, Layer); 8] = [
-    ("sdr", Layer::Sdr),
-    ("sdr_data", Layer::SdrData),
-    ("flor", Layer::Flor),
-    ("flor_ack", Layer::FlorAck),
-    ("netrt", Layer::Netrt),
-    ("erd", Layer::Erd),
-    ("erd_nack", Layer::ErdNack),
-    ("detection", Layer::Detection),
-];
+/// The plugin's key for a layer (`LAYER.<key>`: its name in warnings); the match makes a new
+/// [`Layer`] fail to compile here until the plugin knows it (and [`Layer::ALL`] lists it).
+pub fn layer_key(l: Layer) -> &'static str {
+    use Layer::*;
+    match l {
+        Link => "link",
+        Vlan => "vlan",
+        Ipv4 => "ipv4",
+        Ipv6 => "ipv6",
+        Grh => "grh",
+        Udp => "udp",
+        Bth => "bth",
+        Rdeth => "rdeth",
+        Deth => "deth",
+        Xrceth => "xrceth",
+        Feth => "feth",
+        Reth => "reth",
+        AtomicEth => "atomiceth",
+        Aeth => "aeth",
+        AtomicAckEth => "atomicacketh",
+        ImmDt => "immdt",
+        Ieth => "ieth",
+        IrnSack => "irn_sack",
+        Cnp => "cnp",
+        Payload => "payload",
+        Icrc => "icrc",
+        Cm => "cm",
+        Pfc => "pfc",
+        Dcpeth => "dcpeth",
+        Sseth => "sseth",
+        Tcp => "tcp",
+        Sdr => "sdr",
+        SdrData => "sdr_data",
+        Flor => "flor",
+        FlorAck => "flor_ack",
+        Netrt => "netrt",
+        Erd => "erd",
+        ErdNack => "erd_nack",
+        Detection => "detection",
+    }
+}
+
+/// The plugin's key for an unsupported encapsulation (`W.<key>`: the whole warning text).
+fn unsupported_key(u: Unsupported) -> &'static str {
+    match u {
+        Unsupported::VlanDepth => "vlan_depth",
+        Unsupported::Ipv4Fragment => "ipv4_fragment",
+        Unsupported::Ipv6ExtensionHeaders => "ipv6_ext",
+        Unsupported::GrhNextHeader => "grh_next_header",
+    }
+}
+
+/// A template as a Lua `string.format` call on its slots (narrowed as the codec narrows them).
+fn lua_format(t: &Template) -> String {
+    let mut fmt = String::new();
+    let mut args = Vec::new();
+    for piece in t.pieces() {
+        match piece {
+            Piece::Lit(l) => fmt.push_str(&l.replace('%', "%%")),
+            Piece::Slot(i, hex) => {
+                let slot = t.slots[i];
+                let (spec, arg) = match slot.kind {
+                    SlotKind::Text => ("%s".to_string(), slot.name.to_string()),
+                    SlotKind::Int(narrow) => {
+                        let arg = match narrow {
+                            Narrow::None => slot.name.to_string(),
+                            Narrow::Wrap16 => format!("{} % {}", slot.name, Narrow::Wrap16.apply(u64::MAX) + 1),
+                            Narrow::Sat16 => format!("math.min({}, {})", slot.name, Narrow::Sat16.apply(u64::MAX)),
+                            Narrow::Sat32 => format!("math.min({}, {})", slot.name, Narrow::Sat32.apply(u64::MAX)),
+                        };
+                        (hex.map_or("%d".to_string(), |w| format!("%0{w}x")), arg)
+                    }
+                };
+                fmt.push_str(&spec);
+                args.push(arg);
+            }
+        }
+    }
+    if args.is_empty() {
+        return lua_str(&fmt);
+    }
+    format!("string.format({}, {})", lua_str(&fmt), args.join(", "))
+}
+
+/// `W.<key>` / `X.<key>` from the templates of one table: a function of the slots (a string
+/// for a template without slots), choosing a layer's own text first.
+fn lua_templates(s: &mut String, table: &str, list: &[&Template]) {
+    let mut i = 0;
+    while i < list.len() {
+        let key = list[i].key;
+        let group: Vec<&Template> = list[i..].iter().take_while(|t| t.key == key).copied().collect();
+        i += group.len();
+        let last = group[group.len() - 1];
+        if last.slots.is_empty() {
+            writeln!(s, "{table}.{key} = {}", lua_format(last)).unwrap();
+            continue;
+        }
+        let params: Vec<&str> = last.slots.iter().map(|sl| sl.name).collect();
+        writeln!(s, "function {table}.{key}({})", params.join(", ")).unwrap();
+        for t in &group[..group.len() - 1] {
+            let l = t.layer.expect("only the last text of a key is for every layer");
+            writeln!(s, "    if layer == LAYER.{} then return {} end", layer_key(l), lua_format(t)).unwrap();
+        }
+        writeln!(s, "    return {}", lua_format(last)).unwrap();
+        s.push_str("end\n");
+    }
+}
+
+fn warnings(s: &mut String) {
+    s.push_str("\n-- ==== generated: warning texts (codec/src/warning.rs: Layer::name, templates) ====\n");
+    s.push_str("-- LAYER[key] = Layer::name.\n");
+    let layers: Vec<String> = Layer::ALL.iter().map(|&l| format!("{} = {}", layer_key(l), lua_str(l.name()))).collect();
+    s.push_str("local LAYER = {\n");
+    for chunk in layers.chunks(6) {
+        writeln!(s, "    {},", chunk.join(", ")).unwrap();
+    }
+    s.push_str("}\n");
+    s.push_str(
+        "-- W.<key>(values...): the text of a warning (Warning's Display), X.<key>(values...): of an\n\
+         -- extension problem (ExtProblem's Display), each from its template; the values narrowed as\n\
+         -- the codec stores them.\n",
+    );
+    s.push_str("local W, X = {}, {}\n");
+    lua_templates(s, "W", &templates::WARNINGS);
+    lua_templates(s, "X", &templates::EXT_PROBLEMS);
+    for u in Unsupported::ALL {
+        writeln!(s, "W.{} = {}", unsupported_key(u), lua_str(&Warning::Unsupported(u).to_string())).unwrap();
+    }
+    // Warnings::problem_count leaves out Truncated warnings: known by their text's start.
+    let prefix = match templates::TRUNCATED.pieces().next() {
+        Some(Piece::Lit(l)) => l,
+        _ => panic!("the truncated text starts with literal text"),
+    };
+    s.push_str("-- Whether a text is a Truncated warning's (Warnings::problem_count leaves those out).\n");
+    writeln!(s, "function W.is_truncated(text) return text:sub(1, {}) == {} end", prefix.len(), lua_str(prefix)).unwrap();
+}
 
 fn lua_list(values: &[&str]) -> String {
     values.iter().map(|v| lua_str(v)).collect::<Vec<_>>().join(", ")
@@ -308,9 +434,7 @@ fn extensions(s: &mut String) {
     s.push_str(
         "\n-- ==== generated: the extensions' texts and limits (codec/src/warning.rs, field.rs, ext/, decoder.rs) ====\n",
     );
-    s.push_str("-- Warning::Ext texts: \"<EXT_LAYER[layer]>: <problem>\"; NOTE[key] = Note::text.\n");
-    let layers: Vec<String> = EXT_LAYERS.iter().map(|(k, l)| format!("{k} = {}", lua_str(l.name()))).collect();
-    writeln!(s, "local EXT_LAYER = {{{}}}", layers.join(", ")).unwrap();
+    s.push_str("-- NOTE[key] = Note::text (the fixed problems of Warning::Ext).\n");
     s.push_str("local NOTE = {\n");
     for n in Note::ALL {
         writeln!(s, "    {} = {},", note_key(n), lua_str(n.text())).unwrap();
