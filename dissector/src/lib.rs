@@ -6,8 +6,13 @@
 //!   type, description and enumerated values), the extension headers and the opcode tables
 //!   (`codec/src/ib/opcode.rs`, for the standard layout and DCP's), the CM attribute ids
 //!   (`codec/src/ib/cm.rs`), the profile names and the parameters' defaults
-//!   (`codec/src/profile.rs`, `codec/src/params.rs`), the extensions' warning texts, type names
-//!   and memory limits (`codec/src/warning.rs`, `field.rs`, `ext/`, `decoder.rs`);
+//!   (`codec/src/profile.rs`, `codec/src/params.rs`), every warning text as a function of its
+//!   values (`W.*`, `X.*`, `LAYER`, `NOTE`: the templates of `codec/src/warning.rs` that the
+//!   codec's `Display` prints from), the opcode sets the extensions and the decoder test (`OPS`:
+//!   each Rust predicate tried on all 256 opcodes), the extensions' constants (`K`: magic
+//!   numbers, versions, type codes, lengths, flag bits, CM and MAC control) and byte layouts
+//!   (`L`: each field's offset and length, from the `*_field` modules of `codec/src/ext/`,
+//!   `ib/cm.rs`), type names and memory limits (`field.rs`, `ext/`, `decoder.rs`);
 //! - the **hand-written** dispatch, `dissector/template.lua` (included verbatim), which decodes
 //!   a frame the way `Frame::parse` does (with the five extensions of `codec/src/ext/`, and the
 //!   stateful decoder of `codec/src/decoder.rs`: `auto` detection, SDR tracker, ERD NACK
@@ -27,7 +32,11 @@
 
 use std::fmt::Write as _;
 
-use rocescope_codec::ext::{erd, sdr};
+use core::ops::Range;
+
+use rocescope_codec::ext::{dcp, erd, flor, netrt, sdr};
+use rocescope_codec::ib::{cm as ib_cm, Position, Transport};
+use rocescope_codec::mac_control::{self, MacControl};
 use rocescope_codec::field::{FLOR_SEND_VALUES, SDR_CTRL_VALUES};
 use rocescope_codec::ib::{CmMsg, Hdr, OpInfo, Opcode};
 use rocescope_codec::warning::{templates, Layer, Narrow, Note, Piece, SlotKind, Template, Unsupported, Warning};
@@ -46,6 +55,8 @@ pub fn dissector() -> String {
     cm(&mut s);
     warnings(&mut s);
     extensions(&mut s);
+    opcode_sets(&mut s);
+    constants_and_layouts(&mut s);
     s.push_str("\n-- ==== end of the generated part; what follows is dissector/template.lua ====\n\n");
     s.push_str(TEMPLATE);
     s
@@ -112,7 +123,8 @@ fn header(s: &mut String) {
 -- GENERATED FILE, do not edit. `rocescope dissector > dissector/rocescope.lua` writes it: the part
 -- down to \"end of the generated part\" from the codec (field registry codec/src/field.rs, opcode
 -- table codec/src/ib/opcode.rs, CM ids codec/src/ib/cm.rs, profiles and parameter defaults
--- codec/src/profile.rs and params.rs), the rest verbatim from dissector/template.lua.
+-- codec/src/profile.rs and params.rs, warning texts codec/src/warning.rs, the extensions' opcode
+-- sets, constants and byte layouts codec/src/ext/), the rest verbatim from dissector/template.lua.
 --
 -- Use:  tshark -X lua_script:dissector/rocescope.lua -o rocescope.profile:std -r FILE -T fields -e rocescope.bth.psn
 -- or copy this file to ~/.local/lib/wireshark/plugins/. Tested with Wireshark 4.0 (Lua 5.2).
@@ -453,6 +465,279 @@ fn extensions(s: &mut String) {
     s.push_str("}\n");
 }
 
+/// A Lua set of the opcodes `pred` holds for (all 256 tried), or a map to the value it gives.
+fn lua_opcode_map(name: &str, mut pred: impl FnMut(Opcode) -> Option<String>) -> String {
+    let entries: Vec<String> =
+        (0..=255u8).filter_map(|op| pred(Opcode(op)).map(|v| format!("[0x{op:02x}] = {v}"))).collect();
+    let mut out = format!("OPS.{name} = {{");
+    let mut line = String::new();
+    for (i, e) in entries.iter().enumerate() {
+        if i > 0 && i % 8 == 0 {
+            out.push_str(&line);
+            out.push_str("\n    ");
+            line.clear();
+        }
+        line.push_str(e);
+        line.push_str(", ");
+    }
+    out.push_str(line.trim_end_matches(", "));
+    out.push_str("}\n");
+    out
+}
+
+fn set(b: bool) -> Option<String> {
+    b.then(|| "true".to_string())
+}
+
+fn opcode_sets(s: &mut String) {
+    s.push_str(
+        "\n-- ==== generated: opcode sets, each of the Rust predicate it names tried on all 256 opcodes ====\n",
+    );
+    s.push_str("local OPS = {}\n");
+    s.push_str("-- Opcode::name (the standard table's names, else Unknown / Vendor-specific).\n");
+    s.push_str(&lua_opcode_map("name", |o| Some(lua_str(o.name()))));
+    s.push_str("-- Opcode::is_write, Opcode::position, transport UD (Opcode::transport).\n");
+    s.push_str(&lua_opcode_map("write", |o| set(o.is_write())));
+    s.push_str(&lua_opcode_map("position", |o| {
+        o.position().map(|p| {
+            lua_str(match p {
+                Position::First => "first",
+                Position::Middle => "middle",
+                Position::Last => "last",
+                Position::Only => "only",
+            })
+        })
+    }));
+    s.push_str(&lua_opcode_map("ud", |o| set(o.transport() == Transport::Ud)));
+    s.push_str("-- CM MADs ride on this opcode (ib/cm.rs OPCODE).\n");
+    s.push_str(&lua_opcode_map("cm", |o| set(o.0 == ib_cm::OPCODE)));
+    s.push_str("-- DCP: Opcode::is_dcp_request (carry DCP headers), dcp::OPCODE_ACK (eMSN under tag 01).\n");
+    s.push_str(&lua_opcode_map("dcp_request", |o| set(o.is_dcp_request())));
+    s.push_str(&lua_opcode_map("dcp_ack", |o| set(o.0 == dcp::OPCODE_ACK)));
+    s.push_str("-- SDR: sdr::OPCODE_DATA, sdr::is_ctrl_opcode.\n");
+    s.push_str(&lua_opcode_map("sdr_data", |o| set(o.0 == sdr::OPCODE_DATA)));
+    s.push_str(&lua_opcode_map("sdr_ctrl", |o| set(sdr::is_ctrl_opcode(o.0))));
+    s.push_str(
+        "-- Flor: flor::is_write_imm, flor::send_header_only (opcode -> whether a SEND Only),\n-- flor::OPCODE_ACK.\n",
+    );
+    s.push_str(&lua_opcode_map("flor_write_imm", |o| set(flor::is_write_imm(o.0))));
+    s.push_str(&lua_opcode_map("flor_send_header", |o| flor::send_header_only(o.0).map(|b| b.to_string())));
+    s.push_str(&lua_opcode_map("flor_ack", |o| set(o.0 == flor::OPCODE_ACK)));
+    s.push_str("-- ERD: erd::carries_eeth.\n");
+    s.push_str(&lua_opcode_map("erd_eeth", |o| set(erd::carries_eeth(o.0))));
+}
+
+/// A byte offset or range of a header, as `{off = .., len = ..}`.
+trait Span {
+    fn span(&self) -> (usize, usize);
+}
+impl Span for usize {
+    fn span(&self) -> (usize, usize) {
+        (*self, 1)
+    }
+}
+impl Span for Range<usize> {
+    fn span(&self) -> (usize, usize) {
+        (self.start, self.end - self.start)
+    }
+}
+/// To the end of the message: `len = 0`.
+impl Span for core::ops::RangeFrom<usize> {
+    fn span(&self) -> (usize, usize) {
+        (self.start, 0)
+    }
+}
+
+/// `L.<name> = {field = {off = .., len = ..}, ...}` from a module's byte offsets, the keys its
+/// constants' names in lower case.
+macro_rules! layout {
+    ($s:expr, $name:expr, $module:path, [$($c:ident),* $(,)?] $(, $extra:expr)?) => {{
+        use $module as m;
+        let mut fields: Vec<String> = Vec::new();
+        $(
+            let (off, len) = Span::span(&m::$c);
+            fields.push(format!("{} = {{off = {off}, len = {len}}}", stringify!($c).to_lowercase()));
+        )*
+        $( fields.extend($extra); )?
+        writeln!($s, "L.{} = {{{}}}", $name, fields.join(", ")).unwrap();
+    }};
+}
+
+/// `name = value` pairs as a Lua table constructor.
+fn lua_table(pairs: &[(&str, String)]) -> String {
+    let v: Vec<String> = pairs.iter().map(|(k, v)| format!("{k} = {v}")).collect();
+    format!("{{{}}}", v.join(", "))
+}
+
+fn constants_and_layouts(s: &mut String) {
+    s.push_str("\n-- ==== generated: the extensions' constants and byte layouts (codec/src/ext/*.rs, ib/cm.rs, mac_control.rs) ====\n");
+    s.push_str("-- K.<module>.<constant>: magic numbers, versions, type codes, lengths, flag bits.\n");
+    s.push_str("local K = {}\n");
+    let n = |v: u64| v.to_string();
+    let h = |v: u64| format!("0x{v:02x}");
+    writeln!(
+        s,
+        "K.dcp = {}",
+        lua_table(&[
+            ("tag_none", n(dcp::TAG_NONE as u64)),
+            ("tag_ack", n(dcp::TAG_ACK as u64)),
+            ("tag_data", n(dcp::TAG_DATA as u64)),
+            ("tag_ho", n(dcp::TAG_HO as u64)),
+            ("tag_mask", n(dcp::tag(0xff, 0) as u64)),
+            ("ho_msn_len", n(dcp::HO_MSN_LEN as u64)),
+        ])
+    )
+    .unwrap();
+    let fixed: Vec<(&str, String)> = (1..=255u8)
+        .filter_map(sdr::CtrlType::from_code)
+        .map(|k| (k.name(), n(sdr::ctrl_body_fixed(k) as u64)))
+        .collect();
+    writeln!(
+        s,
+        "K.sdr = {}",
+        lua_table(&[
+            ("magic", h(sdr::MAGIC as u64)),
+            ("version", n(sdr::VERSION as u64)),
+            ("ctrl_header_len", n(sdr::CTRL_HEADER_LEN as u64)),
+            ("default_mtu", n(sdr::DEFAULT_MTU as u64)),
+            ("body_fixed", lua_table(&fixed)),
+        ])
+    )
+    .unwrap();
+    let addr: Vec<(&str, String)> = (1..=255u8)
+        .filter_map(flor::SendType::from_code)
+        .filter_map(|k| k.body_len().map(|l| (k.name(), n(l as u64))))
+        .collect();
+    writeln!(
+        s,
+        "K.flor = {}",
+        lua_table(&[
+            ("version", n(flor::VERSION as u64)),
+            ("send_header_len", n(flor::SEND_HEADER_LEN as u64)),
+            ("addr_len", lua_table(&addr)),
+            ("flag_hint", h(flor::FLAG_HINT as u64)),
+            ("flags_reserved", h(flor::FLAGS_RESERVED as u64)),
+            ("ack_header_len", n(flor::ACK_HEADER_LEN as u64)),
+            ("ack_max_entries", n(flor::ACK_MAX_ENTRIES as u64)),
+            ("ack_qpn_high", format!("0x{:08x}", flor::ACK_QPN_HIGH)),
+        ])
+    )
+    .unwrap();
+    writeln!(
+        s,
+        "K.netrt = {}",
+        lua_table(&[
+            ("type_request", n(netrt::TYPE_REQUEST as u64)),
+            ("type_unfulfilled", n(netrt::TYPE_UNFULFILLED as u64)),
+            ("request_len", n(netrt::REQUEST_LEN as u64)),
+            ("unfulfilled_len", n(netrt::UNFULFILLED_LEN as u64)),
+            ("rtx_mark", h(netrt::RTX_MARK as u64)),
+        ])
+    )
+    .unwrap();
+    writeln!(
+        s,
+        "K.erd = {}",
+        lua_table(&[
+            ("eeth_len", n(erd::EETH_LEN as u64)),
+            ("type_bit", h(erd::field::TYPE_BIT as u64)),
+            ("last_bit", h(erd::field::LAST_BIT as u64)),
+            ("mgmt_qp_max", n(erd::MGMT_QP_MAX as u64)),
+            ("nack_magic", h(erd::NACK_MAGIC as u64)),
+            ("nack_version", n(erd::NACK_VERSION as u64)),
+            ("nack_header_len", n(erd::NACK_HEADER_LEN as u64)),
+            ("nack_entry_len", n(erd::NACK_ENTRY_LEN as u64)),
+            ("nack_max_streams", n(erd::NACK_MAX_STREAMS as u64)),
+        ])
+    )
+    .unwrap();
+    let need: Vec<String> = (0..=u16::MAX)
+        .filter_map(|id| CmMsg::from_attribute_id(id).map(|m| format!("{} = {}", m.name(), m.needed_len())))
+        .collect();
+    writeln!(
+        s,
+        "K.cm = {}",
+        lua_table(&[
+            ("qp", n(ib_cm::QP as u64)),
+            ("mgmt_class_cm", h(ib_cm::MGMT_CLASS_CM as u64)),
+            ("header_len", n(ib_cm::DATA as u64)),
+            ("min_len", n(rocescope_codec::ib::CmMad::<&[u8]>::MIN_LEN as u64)),
+            ("need", format!("{{{}}}", need.join(", "))),
+        ])
+    )
+    .unwrap();
+    // MAC control: per opcode decoded, the bytes it needs and where its fields are.
+    let mut ops = Vec::new();
+    for op in 0..=u16::MAX {
+        let b = op.to_be_bytes();
+        let mut buf = [0u8; 64];
+        buf[..2].copy_from_slice(&b);
+        let mc = MacControl::new_unchecked(&buf[..]);
+        let Some(need) = mc.needed_len() else { continue };
+        let quanta: Vec<String> = (0..mc.quanta_count()).map(|i| mc.quanta_offset(i).to_string()).collect();
+        let ce = match mc.class_enable() {
+            Some(_) => format!("{{off = {}, len = {}}}", mac_control::CLASS_ENABLE.start, mac_control::CLASS_ENABLE.len()),
+            None => "nil".to_string(),
+        };
+        ops.push(format!("[0x{op:04x}] = {{need = {need}, class_enable = {ce}, quanta = {{{}}}}}", quanta.join(", ")));
+    }
+    s.push_str(
+        "-- K.mac_control.ops[opcode] = {need = bytes after the EtherType, class_enable = PFC's vector,\n\
+         -- quanta = offsets of the pause times}.\n",
+    );
+    writeln!(
+        s,
+        "K.mac_control = {{ops = {{{}}}, opcode_len = {}, quanta_len = {}}}",
+        ops.join(", "),
+        mac_control::OPCODE.len(),
+        mac_control::QUANTA_LEN
+    )
+    .unwrap();
+
+    s.push_str(
+        "-- L.<header>.<field> = {off = byte offset in the header, len = bytes (0: to the end)}; a repeated\n\
+         -- field (ACK entries, NACK indices) is its first occurrence.\n",
+    );
+    s.push_str("local L = {}\n");
+    layout!(s, "flor_send", flor::send_field, [VERSION, TYPE, FLAGS, RESERVED, RN, GN, WRITE_RN, BODY_LEN]);
+    layout!(s, "flor_addr_req", flor::addr_req_field, [MID, MSG_LEN]);
+    layout!(s, "flor_addr_resp", flor::addr_resp_field, [MID, R_KEY, VA, BUF_LEN]);
+    layout!(s, "flor_ack", flor::ack_field, [QPN, BITMAP, LEAST_GN, DELAY_NS, ENTRY]);
+    layout!(
+        s,
+        "sdr_ctrl",
+        sdr::ctrl_field,
+        [MAGIC, VERSION, TYPE, FLAGS, MSG_SEQ, BUF_LEN, CUM_ACK, SACK_BITS, SACK, COUNT, INDEX]
+    );
+    layout!(s, "netrt", netrt::field, [TYPE, PSN, BITMAP]);
+    layout!(s, "erd_eeth", erd::field, [FLAGS, MSG_ID, S_LEN, S_OFFSET]);
+    layout!(s, "erd_nack", erd::nack_field, [MAGIC, VERSION, COUNT, SRC_QPN, DST_QPN, PSN]);
+    let cm_msgs: Vec<String> = (0..=u16::MAX)
+        .filter_map(CmMsg::from_attribute_id)
+        .map(|m| {
+            let f = |o: Option<usize>| o.map_or("nil".to_string(), |o| format!("{{off = {o}, len = {}}}", ib_cm::U24_LEN));
+            format!(
+                "{} = {{local_qpn = {}, remote_qpn = {}, start_psn = {}, remote_comm_id = {}}}",
+                m.name(),
+                f(m.local_qpn_at()),
+                f(m.remote_qpn_at()),
+                f(m.start_psn_at()),
+                m.has_remote_comm_id()
+            )
+        })
+        .collect();
+    layout!(
+        s,
+        "cm",
+        ib_cm,
+        [MGMT_CLASS, LOCAL_COMM_ID, REMOTE_COMM_ID],
+        [
+            format!("attr_id = {{off = {}, len = {}}}", ib_cm::ATTR_ID, ib_cm::ATTR_ID_LEN),
+            format!("msgs = {{{}}}", cm_msgs.join(", "))
+        ]
+    );
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -487,6 +772,19 @@ mod tests {
         for n in Note::ALL.into_iter().filter(|&n| n != Note::SdrFragmentConflict) {
             assert!(TEMPLATE.contains(&format!("NOTE.{}", note_key(n))), "{} unused by the template", note_key(n));
         }
+    }
+
+    #[test]
+    fn nack_max_streams_is_the_reassemblers_default() {
+        use rocescope_codec::ext::erd::{NackReassembler, StreamKey};
+        use std::net::{IpAddr, Ipv4Addr};
+        let mut r = NackReassembler::new();
+        for port in 0..=erd::NACK_MAX_STREAMS as u16 {
+            let a = IpAddr::V4(Ipv4Addr::new(10, 0, 0, 1));
+            let key = StreamKey { src: a, dst: a, src_port: port, dst_port: 4792 };
+            r.push(key, 0, b"N");
+        }
+        assert_eq!(r.stream_count(), erd::NACK_MAX_STREAMS);
     }
 
     #[test]
