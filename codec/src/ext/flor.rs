@@ -566,7 +566,7 @@ impl Ack {
         let warn = |w: &mut Warnings, what| w.push(Warning::Ext { layer: Layer::FlorAck, what });
         use ack_field as af;
         let n = wire_len.wrapping_sub(ACK_HEADER_LEN) / af::ENTRY_LEN;
-        if wire_len < ACK_HEADER_LEN + af::ENTRY_LEN || wire_len % af::ENTRY_LEN != 0 || n > ACK_MAX_ENTRIES {
+        if wire_len < ACK_HEADER_LEN + af::ENTRY_LEN || !wire_len.is_multiple_of(af::ENTRY_LEN) || n > ACK_MAX_ENTRIES {
             warn(warnings, ExtProblem::Other(Note::FlorAckLength));
             return None;
         }
