@@ -4,7 +4,8 @@
 -- GENERATED FILE, do not edit. `rocescope dissector > dissector/rocescope.lua` writes it: the part
 -- down to "end of the generated part" from the codec (field registry codec/src/field.rs, opcode
 -- table codec/src/ib/opcode.rs, CM ids codec/src/ib/cm.rs, profiles codec/src/profile.rs, parameter
--- table codec/src/params/table.rs), the rest verbatim from dissector/template.lua.
+-- table codec/src/params/table.rs, warning texts codec/src/warning.rs, the extensions' opcode
+-- sets, constants and byte layouts codec/src/ext/), the rest verbatim from dissector/template.lua.
 --
 -- Use:  tshark -X lua_script:dissector/rocescope.lua -o rocescope.profile:std -r FILE -T fields -e rocescope.bth.psn
 -- or copy this file to ~/.local/lib/wireshark/plugins/. Tested with Wireshark 4.0 (Lua 5.2).
@@ -291,9 +292,16 @@ local PARAM_DEFS = {
 }
 -- What a derived (optional) parameter falls back to: sdr_mtu (sdr::DEFAULT_MTU).
 local PARAM_FALLBACK = {sdr_mtu = 4096}
--- The preferences rocescope.NAME, one per parameter: the table's titles, defaults and help texts
--- (with the flag's name); numbers and splits are strings, read as the flags read them.
+-- The preferences: rocescope.profile (the command line's --profile), rocescope.replace_infiniband
+-- (Wireshark only: see template.lua), then rocescope.NAME, one per parameter: the table's titles,
+-- defaults and help texts (with the flag's name); numbers and splits are strings, read as the flags
+-- read them.
 local function declare_param_prefs(proto)
+    proto.prefs.profile = Pref.enum("Profile", 1, "Transport profile: auto (detect per flow), std, dcp, sdr, flor, netrt, erd (--profile).",
+        {{1, "auto", 1}, {2, "std", 2}, {3, "dcp", 3}, {4, "sdr", 4}, {5, "flor", 5}, {6, "netrt", 6}, {7, "erd", 7}}, false)
+    proto.prefs.replace_infiniband = Pref.bool("Replace the infiniband dissector", true,
+        "Take UDP port 4791 and EtherType 0x8915 from Wireshark's infiniband dissector. rocescope "
+            .. "decodes every frame as a post-dissector either way.")
     proto.prefs.dcp_tag_shift = Pref.string("DCP tag shift", "2", "DCP: the tag is (ToS >> SHIFT) & 3 (SHIFT 0-6) (--dcp-tag-shift)")
     proto.prefs.sdr_split = Pref.string("SDR immediate split", "10,18,4", "SDR immediate split: message id, packet offset and user-immediate fragment bits, adding up to 32 (--sdr-split)")
     proto.prefs.sdr_mtu = Pref.string("SDR MTU", "", "SDR MTU in bytes (default: the DMA length of the flow's full-size packets, else 4096) (--sdr-mtu)")
@@ -503,9 +511,111 @@ OPCODES.dcp_data[0xb7] = {name = "XRC SEND Only with Invalidate", hdrs = {{"xrce
 -- ==== generated: CM messages by MAD attribute id (codec/src/ib/cm.rs) ====
 local CM_MSGS = {[0x0010] = "req", [0x0011] = "mra", [0x0012] = "rej", [0x0013] = "rep", [0x0014] = "rtu", [0x0015] = "dreq", [0x0016] = "drep"}
 
+-- ==== generated: warning texts (codec/src/warning.rs: Layer::name, templates) ====
+-- LAYER[key] = Layer::name.
+local LAYER = {
+    link = "link header", vlan = "VLAN tag", ipv4 = "IPv4 header", ipv6 = "IPv6 header", grh = "GRH", udp = "UDP header",
+    bth = "BTH", rdeth = "RDETH", deth = "DETH", xrceth = "XRCETH", feth = "FETH", reth = "RETH",
+    atomiceth = "AtomicETH", aeth = "AETH", atomicacketh = "AtomicAckETH", immdt = "ImmDt", ieth = "IETH", irn_sack = "IRN SACK",
+    cnp = "CNP reserved bytes", payload = "payload", icrc = "ICRC", cm = "CM MAD", pfc = "MAC control frame", dcpeth = "DCPETH",
+    sseth = "SSNETH", tcp = "TCP header", sdr = "SDR control message", sdr_data = "SDR data packet", flor = "Flor header", flor_ack = "Flor ACK",
+    netrt = "NetRT message", erd = "ERD header", erd_nack = "ERD NACK stream", detection = "profile detection",
+}
+-- W.<key>(values...): the text of a warning (Warning's Display), X.<key>(values...): of an
+-- extension problem (ExtProblem's Display), each from its template; the values narrowed as
+-- the codec stores them.
+local W, X = {}, {}
+function W.truncated(layer, need, have)
+    return string.format("truncated in %s: %d of %d bytes captured", layer, have % 65536, need % 65536)
+end
+function W.beyond_frame(layer, claimed, available)
+    if layer == LAYER.ipv4 then return string.format("IPv4 total length %d exceeds the %d bytes in the frame", claimed, available) end
+    if layer == LAYER.ipv6 then return string.format("IPv6 packet length %d exceeds the %d bytes in the frame", claimed, available) end
+    if layer == LAYER.grh then return string.format("GRH PayLen %d exceeds the %d bytes after the GRH", claimed, available) end
+    return string.format("%s length %d exceeds the %d bytes in the frame", layer, claimed, available)
+end
+function W.too_short(layer, claimed, minimum)
+    return string.format("%s length %d is below the minimum %d", layer, claimed, minimum)
+end
+function W.ip_udp_mismatch(ip_payload, udp)
+    return string.format("IP payload length %d and UDP length %d disagree", ip_payload % 65536, udp % 65536)
+end
+function W.unknown_opcode(op)
+    return string.format("unknown opcode 0x%02x: payload left opaque", op)
+end
+W.cnp_0x80 = "opcode 0x80 read as CNP (hardware sends 0x81)"
+function W.pad_too_large(padcnt, available)
+    return string.format("PadCnt %d exceeds the %d bytes after the headers", padcnt, available % 65536)
+end
+function W.pad_no_payload(padcnt)
+    return string.format("PadCnt %d on an opcode that carries no payload", padcnt)
+end
+function W.unexpected_payload(len)
+    return string.format("%d payload bytes on an opcode that carries no payload", math.min(len, 65535))
+end
+function W.atomic_write_length(len)
+    return string.format("ATOMIC WRITE carries %d payload bytes instead of 8", len % 65536)
+end
+function W.tver(tver)
+    return string.format("BTH TVer %d (expected 0)", tver)
+end
+function W.aeth_reserved(syndrome)
+    return string.format("AETH syndrome 0x%02x uses a reserved pattern", syndrome)
+end
+function W.icrc_mismatch(wire, computed)
+    return string.format("ICRC mismatch: wire %08x computed %08x", wire, computed)
+end
+function W.ipv4_checksum(wire, computed)
+    return string.format("IPv4 header checksum 0x%04x where 0x%04x was expected", wire, computed)
+end
+function W.cm_attribute(attribute)
+    return string.format("CM MAD attribute 0x%04x not decoded", attribute)
+end
+function W.mac_control_opcode(opcode)
+    return string.format("MAC control opcode 0x%04x not decoded", opcode)
+end
+function W.header_only_length(len)
+    return string.format("DCP header-only packet with %d bytes after UDP (expected BTH + 3)", math.min(len, 65535))
+end
+function W.ext(layer, what)
+    return string.format("%s: %s", layer, what)
+end
+function W.unsupported(what)
+    return string.format("not decoded: %s", what)
+end
+function W.not_kept(count)
+    return string.format("%d more problems not listed", math.min(count, 65535))
+end
+function X.magic(got, want)
+    return string.format("magic 0x%02x (expected 0x%02x)", got, want)
+end
+function X.version(got, want)
+    return string.format("version %d (expected %d)", got, want)
+end
+function X.type(code)
+    return string.format("unknown type %d", code)
+end
+function X.body_length(got, want)
+    return string.format("body of %d bytes where its type needs %d", math.min(got, 4294967295), math.min(want, 4294967295))
+end
+function X.short(got, want)
+    return string.format("only %d of %d bytes present", math.min(got, 4294967295), math.min(want, 4294967295))
+end
+function X.mismatch(field, got, want)
+    return string.format("%s %d disagrees with %d", field, math.min(got, 4294967295), math.min(want, 4294967295))
+end
+function X.note(note)
+    return string.format("%s", note)
+end
+W.vlan_depth = "not decoded: more than two VLAN tags"
+W.ipv4_fragment = "not decoded: IPv4 fragment"
+W.ipv6_ext = "not decoded: IPv6 extension headers"
+W.grh_next_header = "not decoded: GRH next header is not the IBA transport"
+-- Whether a text is a Truncated warning's (Warnings::problem_count leaves those out).
+function W.is_truncated(text) return text:sub(1, 13) == "truncated in " end
+
 -- ==== generated: the extensions' texts and limits (codec/src/warning.rs, field.rs, ext/, decoder.rs) ====
--- Warning::Ext texts: "<EXT_LAYER[layer]>: <problem>"; NOTE[key] = Note::text.
-local EXT_LAYER = {sdr = "SDR control message", sdr_data = "SDR data packet", flor = "Flor header", flor_ack = "Flor ACK", netrt = "NetRT message", erd = "ERD header", erd_nack = "ERD NACK stream", detection = "profile detection"}
+-- NOTE[key] = Note::text (the fixed problems of Warning::Ext).
 local NOTE = {
     sdr_fragment_conflict = "user-immediate fragment differs from the one seen before",
     sdr_va_mismatch = "RETH VA does not match the immediate's message id and offset",
@@ -534,6 +644,101 @@ local LIMITS = {
     nack_message_len = 786424,
 }
 
+-- ==== generated: opcode sets, each of the Rust predicate it names tried on all 256 opcodes ====
+local OPS = {}
+-- Opcode::name (the standard table's names, else Unknown / Vendor-specific).
+OPS.name = {[0x00] = "RC SEND First", [0x01] = "RC SEND Middle", [0x02] = "RC SEND Last", [0x03] = "RC SEND Last with Immediate", [0x04] = "RC SEND Only", [0x05] = "RC SEND Only with Immediate", [0x06] = "RC RDMA WRITE First", [0x07] = "RC RDMA WRITE Middle", 
+    [0x08] = "RC RDMA WRITE Last", [0x09] = "RC RDMA WRITE Last with Immediate", [0x0a] = "RC RDMA WRITE Only", [0x0b] = "RC RDMA WRITE Only with Immediate", [0x0c] = "RC RDMA READ Request", [0x0d] = "RC RDMA READ Response First", [0x0e] = "RC RDMA READ Response Middle", [0x0f] = "RC RDMA READ Response Last", 
+    [0x10] = "RC RDMA READ Response Only", [0x11] = "RC Acknowledge", [0x12] = "RC ATOMIC Acknowledge", [0x13] = "RC CmpSwap", [0x14] = "RC FetchAdd", [0x15] = "Unknown", [0x16] = "RC SEND Last with Invalidate", [0x17] = "RC SEND Only with Invalidate", 
+    [0x18] = "Unknown", [0x19] = "Unknown", [0x1a] = "Unknown", [0x1b] = "Unknown", [0x1c] = "RC FLUSH", [0x1d] = "RC ATOMIC WRITE", [0x1e] = "Unknown", [0x1f] = "Unknown", 
+    [0x20] = "UC SEND First", [0x21] = "UC SEND Middle", [0x22] = "UC SEND Last", [0x23] = "UC SEND Last with Immediate", [0x24] = "UC SEND Only", [0x25] = "UC SEND Only with Immediate", [0x26] = "UC RDMA WRITE First", [0x27] = "UC RDMA WRITE Middle", 
+    [0x28] = "UC RDMA WRITE Last", [0x29] = "UC RDMA WRITE Last with Immediate", [0x2a] = "UC RDMA WRITE Only", [0x2b] = "UC RDMA WRITE Only with Immediate", [0x2c] = "Unknown", [0x2d] = "Unknown", [0x2e] = "Unknown", [0x2f] = "Unknown", 
+    [0x30] = "Unknown", [0x31] = "Unknown", [0x32] = "Unknown", [0x33] = "Unknown", [0x34] = "Unknown", [0x35] = "Unknown", [0x36] = "Unknown", [0x37] = "Unknown", 
+    [0x38] = "Unknown", [0x39] = "Unknown", [0x3a] = "Unknown", [0x3b] = "Unknown", [0x3c] = "Unknown", [0x3d] = "Unknown", [0x3e] = "Unknown", [0x3f] = "Unknown", 
+    [0x40] = "RD SEND First", [0x41] = "RD SEND Middle", [0x42] = "RD SEND Last", [0x43] = "RD SEND Last with Immediate", [0x44] = "RD SEND Only", [0x45] = "RD SEND Only with Immediate", [0x46] = "RD RDMA WRITE First", [0x47] = "RD RDMA WRITE Middle", 
+    [0x48] = "RD RDMA WRITE Last", [0x49] = "RD RDMA WRITE Last with Immediate", [0x4a] = "RD RDMA WRITE Only", [0x4b] = "RD RDMA WRITE Only with Immediate", [0x4c] = "RD RDMA READ Request", [0x4d] = "RD RDMA READ Response First", [0x4e] = "RD RDMA READ Response Middle", [0x4f] = "RD RDMA READ Response Last", 
+    [0x50] = "RD RDMA READ Response Only", [0x51] = "RD Acknowledge", [0x52] = "RD ATOMIC Acknowledge", [0x53] = "RD CmpSwap", [0x54] = "RD FetchAdd", [0x55] = "RD RESYNC", [0x56] = "Unknown", [0x57] = "Unknown", 
+    [0x58] = "Unknown", [0x59] = "Unknown", [0x5a] = "Unknown", [0x5b] = "Unknown", [0x5c] = "Unknown", [0x5d] = "Unknown", [0x5e] = "Unknown", [0x5f] = "Unknown", 
+    [0x60] = "Unknown", [0x61] = "Unknown", [0x62] = "Unknown", [0x63] = "Unknown", [0x64] = "UD SEND Only", [0x65] = "UD SEND Only with Immediate", [0x66] = "Unknown", [0x67] = "Unknown", 
+    [0x68] = "Unknown", [0x69] = "Unknown", [0x6a] = "Unknown", [0x6b] = "Unknown", [0x6c] = "Unknown", [0x6d] = "Unknown", [0x6e] = "Unknown", [0x6f] = "Unknown", 
+    [0x70] = "Unknown", [0x71] = "Unknown", [0x72] = "Unknown", [0x73] = "Unknown", [0x74] = "Unknown", [0x75] = "Unknown", [0x76] = "Unknown", [0x77] = "Unknown", 
+    [0x78] = "Unknown", [0x79] = "Unknown", [0x7a] = "Unknown", [0x7b] = "Unknown", [0x7c] = "Unknown", [0x7d] = "Unknown", [0x7e] = "Unknown", [0x7f] = "Unknown", 
+    [0x80] = "CNP", [0x81] = "CNP", [0x82] = "Unknown", [0x83] = "Unknown", [0x84] = "Unknown", [0x85] = "Unknown", [0x86] = "Unknown", [0x87] = "Unknown", 
+    [0x88] = "Unknown", [0x89] = "Unknown", [0x8a] = "Unknown", [0x8b] = "Unknown", [0x8c] = "Unknown", [0x8d] = "Unknown", [0x8e] = "Unknown", [0x8f] = "Unknown", 
+    [0x90] = "Unknown", [0x91] = "Unknown", [0x92] = "Unknown", [0x93] = "Unknown", [0x94] = "Unknown", [0x95] = "Unknown", [0x96] = "Unknown", [0x97] = "Unknown", 
+    [0x98] = "Unknown", [0x99] = "Unknown", [0x9a] = "Unknown", [0x9b] = "Unknown", [0x9c] = "Unknown", [0x9d] = "Unknown", [0x9e] = "Unknown", [0x9f] = "Unknown", 
+    [0xa0] = "XRC SEND First", [0xa1] = "XRC SEND Middle", [0xa2] = "XRC SEND Last", [0xa3] = "XRC SEND Last with Immediate", [0xa4] = "XRC SEND Only", [0xa5] = "XRC SEND Only with Immediate", [0xa6] = "XRC RDMA WRITE First", [0xa7] = "XRC RDMA WRITE Middle", 
+    [0xa8] = "XRC RDMA WRITE Last", [0xa9] = "XRC RDMA WRITE Last with Immediate", [0xaa] = "XRC RDMA WRITE Only", [0xab] = "XRC RDMA WRITE Only with Immediate", [0xac] = "XRC RDMA READ Request", [0xad] = "XRC RDMA READ Response First", [0xae] = "XRC RDMA READ Response Middle", [0xaf] = "XRC RDMA READ Response Last", 
+    [0xb0] = "XRC RDMA READ Response Only", [0xb1] = "XRC Acknowledge", [0xb2] = "XRC ATOMIC Acknowledge", [0xb3] = "XRC CmpSwap", [0xb4] = "XRC FetchAdd", [0xb5] = "Unknown", [0xb6] = "XRC SEND Last with Invalidate", [0xb7] = "XRC SEND Only with Invalidate", 
+    [0xb8] = "Unknown", [0xb9] = "Unknown", [0xba] = "Unknown", [0xbb] = "Unknown", [0xbc] = "Unknown", [0xbd] = "Unknown", [0xbe] = "Unknown", [0xbf] = "Unknown", 
+    [0xc0] = "Vendor-specific", [0xc1] = "Vendor-specific", [0xc2] = "Vendor-specific", [0xc3] = "Vendor-specific", [0xc4] = "Vendor-specific", [0xc5] = "Vendor-specific", [0xc6] = "Vendor-specific", [0xc7] = "Vendor-specific", 
+    [0xc8] = "Vendor-specific", [0xc9] = "Vendor-specific", [0xca] = "Vendor-specific", [0xcb] = "Vendor-specific", [0xcc] = "Vendor-specific", [0xcd] = "Vendor-specific", [0xce] = "Vendor-specific", [0xcf] = "Vendor-specific", 
+    [0xd0] = "Vendor-specific", [0xd1] = "Vendor-specific", [0xd2] = "Vendor-specific", [0xd3] = "Vendor-specific", [0xd4] = "Vendor-specific", [0xd5] = "Vendor-specific", [0xd6] = "Vendor-specific", [0xd7] = "Vendor-specific", 
+    [0xd8] = "Vendor-specific", [0xd9] = "Vendor-specific", [0xda] = "Vendor-specific", [0xdb] = "Vendor-specific", [0xdc] = "Vendor-specific", [0xdd] = "Vendor-specific", [0xde] = "Vendor-specific", [0xdf] = "Vendor-specific", 
+    [0xe0] = "Vendor-specific", [0xe1] = "Vendor-specific", [0xe2] = "Vendor-specific", [0xe3] = "Vendor-specific", [0xe4] = "Vendor-specific", [0xe5] = "Vendor-specific", [0xe6] = "Vendor-specific", [0xe7] = "Vendor-specific", 
+    [0xe8] = "Vendor-specific", [0xe9] = "Vendor-specific", [0xea] = "Vendor-specific", [0xeb] = "Vendor-specific", [0xec] = "Vendor-specific", [0xed] = "Vendor-specific", [0xee] = "Vendor-specific", [0xef] = "Vendor-specific", 
+    [0xf0] = "Vendor-specific", [0xf1] = "Vendor-specific", [0xf2] = "Vendor-specific", [0xf3] = "Vendor-specific", [0xf4] = "Vendor-specific", [0xf5] = "Vendor-specific", [0xf6] = "Vendor-specific", [0xf7] = "Vendor-specific", 
+    [0xf8] = "Vendor-specific", [0xf9] = "Vendor-specific", [0xfa] = "Vendor-specific", [0xfb] = "Vendor-specific", [0xfc] = "Vendor-specific", [0xfd] = "Vendor-specific", [0xfe] = "Vendor-specific", [0xff] = "Vendor-specific"}
+-- Opcode::is_write, Opcode::position, transport UD (Opcode::transport).
+OPS.write = {[0x06] = true, [0x07] = true, [0x08] = true, [0x09] = true, [0x0a] = true, [0x0b] = true, [0x26] = true, [0x27] = true, 
+    [0x28] = true, [0x29] = true, [0x2a] = true, [0x2b] = true, [0x46] = true, [0x47] = true, [0x48] = true, [0x49] = true, 
+    [0x4a] = true, [0x4b] = true, [0xa6] = true, [0xa7] = true, [0xa8] = true, [0xa9] = true, [0xaa] = true, [0xab] = true}
+OPS.position = {[0x00] = "first", [0x01] = "middle", [0x02] = "last", [0x03] = "last", [0x04] = "only", [0x05] = "only", [0x06] = "first", [0x07] = "middle", 
+    [0x08] = "last", [0x09] = "last", [0x0a] = "only", [0x0b] = "only", [0x0c] = "only", [0x0d] = "first", [0x0e] = "middle", [0x0f] = "last", 
+    [0x10] = "only", [0x13] = "only", [0x14] = "only", [0x16] = "last", [0x17] = "only", [0x1c] = "only", [0x1d] = "only", [0x20] = "first", 
+    [0x21] = "middle", [0x22] = "last", [0x23] = "last", [0x24] = "only", [0x25] = "only", [0x26] = "first", [0x27] = "middle", [0x28] = "last", 
+    [0x29] = "last", [0x2a] = "only", [0x2b] = "only", [0x40] = "first", [0x41] = "middle", [0x42] = "last", [0x43] = "last", [0x44] = "only", 
+    [0x45] = "only", [0x46] = "first", [0x47] = "middle", [0x48] = "last", [0x49] = "last", [0x4a] = "only", [0x4b] = "only", [0x4c] = "only", 
+    [0x4d] = "first", [0x4e] = "middle", [0x4f] = "last", [0x50] = "only", [0x53] = "only", [0x54] = "only", [0x55] = "only", [0x64] = "only", 
+    [0x65] = "only", [0xa0] = "first", [0xa1] = "middle", [0xa2] = "last", [0xa3] = "last", [0xa4] = "only", [0xa5] = "only", [0xa6] = "first", 
+    [0xa7] = "middle", [0xa8] = "last", [0xa9] = "last", [0xaa] = "only", [0xab] = "only", [0xac] = "only", [0xad] = "first", [0xae] = "middle", 
+    [0xaf] = "last", [0xb0] = "only", [0xb3] = "only", [0xb4] = "only", [0xb6] = "last", [0xb7] = "only"}
+OPS.ud = {[0x60] = true, [0x61] = true, [0x62] = true, [0x63] = true, [0x64] = true, [0x65] = true, [0x66] = true, [0x67] = true, 
+    [0x68] = true, [0x69] = true, [0x6a] = true, [0x6b] = true, [0x6c] = true, [0x6d] = true, [0x6e] = true, [0x6f] = true, 
+    [0x70] = true, [0x71] = true, [0x72] = true, [0x73] = true, [0x74] = true, [0x75] = true, [0x76] = true, [0x77] = true, 
+    [0x78] = true, [0x79] = true, [0x7a] = true, [0x7b] = true, [0x7c] = true, [0x7d] = true, [0x7e] = true, [0x7f] = true}
+-- CM MADs ride on this opcode (ib/cm.rs OPCODE).
+OPS.cm = {[0x64] = true}
+-- DCP: Opcode::is_dcp_request (carry DCP headers), dcp::OPCODE_ACK (eMSN under tag 01).
+OPS.dcp_request = {[0x00] = true, [0x01] = true, [0x02] = true, [0x03] = true, [0x04] = true, [0x05] = true, [0x06] = true, [0x07] = true, 
+    [0x08] = true, [0x09] = true, [0x0a] = true, [0x0b] = true, [0x0c] = true, [0x16] = true, [0x17] = true}
+OPS.dcp_ack = {[0x11] = true}
+-- SDR: sdr::OPCODE_DATA, sdr::is_ctrl_opcode.
+OPS.sdr_data = {[0x2b] = true}
+OPS.sdr_ctrl = {[0x24] = true, [0x64] = true}
+-- Flor: flor::is_write_imm, flor::send_header_only (opcode -> whether a SEND Only),
+-- flor::OPCODE_ACK.
+OPS.flor_write_imm = {[0x09] = true, [0x0b] = true, [0x29] = true, [0x2b] = true}
+OPS.flor_send_header = {[0x00] = false, [0x04] = true, [0x05] = true, [0x20] = false, [0x24] = true, [0x25] = true}
+OPS.flor_ack = {[0x64] = true}
+-- ERD: erd::carries_eeth.
+OPS.erd_eeth = {[0x44] = true, [0x45] = true, [0x64] = true, [0x65] = true}
+
+-- ==== generated: the extensions' constants and byte layouts (codec/src/ext/*.rs, ib/cm.rs, mac_control.rs) ====
+-- K.<module>.<constant>: magic numbers, versions, type codes, lengths, flag bits.
+local K = {}
+K.dcp = {tag_none = 0, tag_ack = 1, tag_data = 2, tag_ho = 3, tag_mask = 3, ho_msn_len = 3}
+K.sdr = {magic = 0x53, version = 1, ctrl_header_len = 8, default_mtu = 4096, body_fixed = {cts = 8, sr_ack = 8, sr_nack = 4, ec_ack = 0, ec_nack = 4}}
+K.flor = {version = 1, send_header_len = 24, addr_len = {addr_req = 16, addr_resp = 24}, flag_hint = 0x80, flags_reserved = 0x3f, ack_header_len = 24, ack_max_entries = 32, ack_qpn_high = 0xff000000}
+K.netrt = {type_request = 1, type_unfulfilled = 2, request_len = 20, unfulfilled_len = 4, rtx_mark = 0x01}
+K.erd = {eeth_len = 12, type_bit = 0x80, last_bit = 0x40, mgmt_qp_max = 1, nack_magic = 0x4e, nack_version = 1, nack_header_len = 4, nack_entry_len = 12, nack_max_streams = 1024}
+K.cm = {qp = 1, mgmt_class_cm = 0x07, header_len = 24, min_len = 72, need = {req = 71, mra = 36, rej = 36, rep = 47, rtu = 36, dreq = 36, drep = 36}}
+-- K.mac_control.ops[opcode] = {need = bytes after the EtherType, class_enable = PFC's vector,
+-- quanta = offsets of the pause times}.
+K.mac_control = {ops = {[0x0001] = {need = 4, class_enable = nil, quanta = {2}}, [0x0101] = {need = 20, class_enable = {off = 2, len = 2}, quanta = {4, 6, 8, 10, 12, 14, 16, 18}}}, opcode_len = 2, quanta_len = 2}
+-- L.<header>.<field> = {off = byte offset in the header, len = bytes (0: to the end)}; a repeated
+-- field (ACK entries, NACK indices) is its first occurrence.
+local L = {}
+L.flor_send = {version = {off = 0, len = 1}, type = {off = 1, len = 1}, flags = {off = 2, len = 1}, reserved = {off = 3, len = 1}, rn = {off = 4, len = 4}, gn = {off = 8, len = 8}, write_rn = {off = 16, len = 4}, body_len = {off = 20, len = 4}}
+L.flor_addr_req = {mid = {off = 0, len = 4}, msg_len = {off = 8, len = 8}}
+L.flor_addr_resp = {mid = {off = 0, len = 4}, r_key = {off = 4, len = 4}, va = {off = 8, len = 8}, buf_len = {off = 16, len = 8}}
+L.flor_ack = {qpn = {off = 0, len = 4}, bitmap = {off = 4, len = 4}, least_gn = {off = 8, len = 8}, delay_ns = {off = 16, len = 8}, entry = {off = 24, len = 4}}
+L.sdr_ctrl = {magic = {off = 0, len = 1}, version = {off = 1, len = 1}, type = {off = 2, len = 1}, flags = {off = 3, len = 1}, msg_seq = {off = 4, len = 4}, buf_len = {off = 8, len = 8}, cum_ack = {off = 8, len = 4}, sack_bits = {off = 12, len = 4}, sack = {off = 16, len = 0}, count = {off = 8, len = 4}, index = {off = 12, len = 4}}
+L.netrt = {type = {off = 0, len = 1}, psn = {off = 1, len = 3}, bitmap = {off = 4, len = 16}}
+L.erd_eeth = {flags = {off = 0, len = 1}, msg_id = {off = 2, len = 2}, s_len = {off = 4, len = 2}, s_offset = {off = 8, len = 4}}
+L.erd_nack = {magic = {off = 0, len = 1}, version = {off = 1, len = 1}, count = {off = 2, len = 2}, src_qpn = {off = 1, len = 3}, dst_qpn = {off = 5, len = 3}, psn = {off = 9, len = 3}}
+L.cm = {mgmt_class = {off = 1, len = 1}, local_comm_id = {off = 24, len = 4}, remote_comm_id = {off = 28, len = 4}, attr_id = {off = 16, len = 2}, msgs = {req = {local_qpn = {off = 56, len = 3}, remote_qpn = nil, start_psn = {off = 68, len = 3}, remote_comm_id = false}, mra = {local_qpn = nil, remote_qpn = nil, start_psn = nil, remote_comm_id = true}, rej = {local_qpn = nil, remote_qpn = nil, start_psn = nil, remote_comm_id = true}, rep = {local_qpn = {off = 36, len = 3}, remote_qpn = nil, start_psn = {off = 44, len = 3}, remote_comm_id = true}, rtu = {local_qpn = nil, remote_qpn = nil, start_psn = nil, remote_comm_id = true}, dreq = {local_qpn = nil, remote_qpn = {off = 32, len = 3}, start_psn = nil, remote_comm_id = true}, drep = {local_qpn = nil, remote_qpn = nil, start_psn = nil, remote_comm_id = true}}}
+
 -- ==== end of the generated part; what follows is dissector/template.lua ====
 
 -- dissector/template.lua: the hand-written part of dissector/rocescope.lua.
@@ -543,9 +748,12 @@ local LIMITS = {
 --   PROFILE_CHOICES, PARAM_DEFS, PARAM_FALLBACK, declare_param_prefs profiles, parameters
 --   HDR, OPCODES                                                     headers, opcode tables
 --   CM_MSGS                                                          CM attribute ids
---   EXT_LAYER, NOTE, SDR_CTRL, FLOR_SEND, LIMITS                     extension texts, limits
+--   LAYER, W, X                                                      warning texts
+--   NOTE, SDR_CTRL, FLOR_SEND, LIMITS                                extension texts, limits
+--   OPS, K, L                                                        opcode sets, constants, layouts
 -- so this file never spells a field's type or description, an opcode's headers, a default, a
--- fixed warning text or a memory limit.
+-- warning text, an opcode number, an extension's offset or magic number or a memory limit
+-- (dissector/tests/lua_handwritten.rs checks it, with an allow-list for the L2-L4 walk).
 -- Edit this file, then regenerate: cargo run -p rocescope -- dissector > dissector/rocescope.lua
 --
 -- HOW IT HOOKS INTO WIRESHARK
@@ -703,22 +911,8 @@ proto.fields = FIELD_LIST
 
 -- ---- preferences ----
 
-local function enum_table(names)
-    local t = {}
-    for i, name in ipairs(names) do
-        t[i] = {i, name, i}
-    end
-    return t
-end
-
-proto.prefs.profile = Pref.enum("Profile", 1,
-    "Transport profile: auto (detect per flow), std, dcp, sdr, flor, netrt, erd (--profile).",
-    enum_table(PROFILE_CHOICES), false)
-proto.prefs.replace_infiniband = Pref.bool("Replace the infiniband dissector", true,
-    "Take UDP port 4791 and EtherType 0x8915 from Wireshark's infiniband dissector. rocescope "
-        .. "decodes every frame as a post-dissector either way.")
--- The parameters' preferences (generated from the codec's parameter table, with its titles,
--- defaults and help texts).
+-- The preferences (generated: the profile menu, the infiniband takeover switch, and one per
+-- entry of the codec's parameter table, with its titles, defaults and help texts).
 declare_param_prefs(proto)
 
 -- A number as params::parse_uint reads it: decimal, or 0x hexadecimal (as a big; nil if neither).
@@ -836,74 +1030,12 @@ function proto.prefs_changed()
     apply_takeover()
 end
 
--- ---- warnings: the texts of codec/src/warning.rs ----
+-- ---- warnings (the texts: W, X, LAYER, NOTE, generated from codec/src/warning.rs) ----
 
 local MAX_WARNINGS = LIMITS.warnings -- Warnings::CAPACITY: further ones are counted, not listed
 
-local LAYER = { -- Layer::name
-    link = "link header", vlan = "VLAN tag", ipv4 = "IPv4 header", ipv6 = "IPv6 header",
-    grh = "GRH", udp = "UDP header", tcp = "TCP header", bth = "BTH", icrc = "ICRC", cnp = "CNP reserved bytes",
-    cm = "CM MAD", pfc = "MAC control frame",
-}
-
-local function u16c(v) return v % 65536 end -- the codec stores these as u16
-
-local W = {}
-function W.truncated(layer, need, have)
-    return sfmt("truncated in %s: %d of %d bytes captured", layer, u16c(have), u16c(need))
-end
-function W.beyond_frame(layer, claimed, available)
-    if layer == LAYER.ipv4 then
-        return sfmt("IPv4 total length %d exceeds the %d bytes in the frame", claimed, available)
-    elseif layer == LAYER.ipv6 then
-        return sfmt("IPv6 packet length %d exceeds the %d bytes in the frame", claimed, available)
-    elseif layer == LAYER.grh then
-        return sfmt("GRH PayLen %d exceeds the %d bytes after the GRH", claimed, available)
-    end
-    return sfmt("%s length %d exceeds the %d bytes in the frame", layer, claimed, available)
-end
-function W.too_short(layer, claimed, minimum)
-    return sfmt("%s length %d is below the minimum %d", layer, claimed, minimum)
-end
-function W.ip_udp_mismatch(ip_payload, udp)
-    return sfmt("IP payload length %d and UDP length %d disagree", u16c(ip_payload), udp)
-end
-function W.unknown_opcode(op) return sfmt("unknown opcode 0x%02x: payload left opaque", op) end
-W.cnp_0x80 = "opcode 0x80 read as CNP (hardware sends 0x81)"
-function W.pad_too_large(pad, avail)
-    return sfmt("PadCnt %d exceeds the %d bytes after the headers", pad, u16c(avail))
-end
-function W.pad_no_payload(pad) return sfmt("PadCnt %d on an opcode that carries no payload", pad) end
-function W.unexpected_payload(len)
-    return sfmt("%d payload bytes on an opcode that carries no payload", math.min(len, 65535))
-end
-function W.atomic_write_length(len) return sfmt("ATOMIC WRITE carries %d payload bytes instead of 8", u16c(len)) end
-function W.tver(v) return sfmt("BTH TVer %d (expected 0)", v) end
-function W.aeth_reserved(s) return sfmt("AETH syndrome 0x%02x uses a reserved pattern", s) end
-function W.icrc_mismatch(wire, computed) return sfmt("ICRC mismatch: wire %08x computed %08x", wire, computed) end
-function W.ipv4_checksum(wire, computed)
-    return sfmt("IPv4 header checksum 0x%04x where 0x%04x was expected", wire, computed)
-end
-function W.cm_attribute(a) return sfmt("CM MAD attribute 0x%04x not decoded", a) end
-function W.mac_control_opcode(op) return sfmt("MAC control opcode 0x%04x not decoded", op) end
-W.vlan_depth = "not decoded: more than two VLAN tags"
-W.ipv4_fragment = "not decoded: IPv4 fragment"
-W.ipv6_ext = "not decoded: IPv6 extension headers"
-W.grh_next_header = "not decoded: GRH next header is not the IBA transport"
-function W.header_only_length(len)
-    return sfmt("DCP header-only packet with %d bytes after UDP (expected BTH + 3)", math.min(len, 65535))
-end
-
--- Warning::Ext: "<EXT_LAYER[layer]>: <problem>", the problem an ExtProblem or a NOTE.
-local function sat32(v) return math.min(v, U32 - 1) end
-local X = {}
-function X.magic(got, want) return sfmt("magic 0x%02x (expected 0x%02x)", got, want) end
-function X.version(got, want) return sfmt("version %d (expected %d)", got, want) end
-function X.type(t) return sfmt("unknown type %d", t) end
-function X.body_length(got, want) return sfmt("body of %d bytes where its type needs %d", got, want) end
-function X.short(got, want) return sfmt("only %d of %d bytes present", got, want) end
-function X.mismatch(field, got, want) return sfmt("%s %d disagrees with %d", field, got, want) end
-local function ext_text(layer, what) return EXT_LAYER[layer] .. ": " .. what end
+-- Warning::Ext: the layer's name (LAYER[layer]) and the problem (an X text or a NOTE).
+local function ext_text(layer, what) return W.ext(LAYER[layer], what) end
 
 -- ---- byte access (offsets from 0 into the captured frame, a Lua string) ----
 
@@ -921,6 +1053,26 @@ local function u32(s, o)
     return ((a * 256 + b) * 256 + c) * 256 + d
 end
 local function bit(v, mask) return band(v, mask) ~= 0 and 1 or 0 end
+
+-- Fields of generated layouts (L.*): the unsigned integer of field `f` (1 to 4 bytes) of the
+-- header at frame offset `at`, and the field's item.
+local READ = {u8, u16, u24, u32}
+local function rd(s, at, f) return READ[f.len](s, at + f.off) end
+local function emit_f(emit, name, at, f, value) emit(name, at + f.off, f.len, value) end
+-- Field `f` of a repeated field's `i`-th occurrence (from 0).
+local function nth(f, i) return {off = f.off + f.len * i, len = f.len} end
+
+-- The IBTA header fields the extensions read (one place; allow-listed until the header
+-- declarations land): {off, len} from the header's start.
+local IBF = {
+    bth_flags = {off = 1, len = 1}, bth_byte4 = {off = 4, len = 1}, bth_destqp = {off = 5, len = 3},
+    bth_ack = {off = 8, len = 1}, bth_psn = {off = 9, len = 3}, ho_msn = {off = 12, len = 3},
+    aeth_msn = {off = 1, len = 3}, dcpeth_msn = {off = 0, len = 3}, dcpeth_sretryno = {off = 3, len = 1},
+    sseth_ssn = {off = 0, len = 3}, reth_va = {off = 0, len = 8}, reth_dmalen = {off = 12, len = 4},
+    irn_sack_psn = {off = 1, len = 3},
+    bth_ack_bit = 0x80, psn_space = 0x1000000,
+}
+local function reth_va(s, reth) return big_bytes(s, reth + IBF.reth_va.off, IBF.reth_va.len) end
 
 -- ---- CRC-32 (the ICRC, WIRE.md A.5) ----
 
@@ -980,7 +1132,7 @@ end
 -- Adds a warning; fr.nwarn counts them all, listed or not (Warnings::len).
 local function warn(fr, text)
     fr.nwarn = fr.nwarn + 1
-    if text:sub(1, 13) == "truncated in " then fr.ncut = fr.ncut + 1 end
+    if W.is_truncated(text) then fr.ncut = fr.ncut + 1 end
     if #fr.warnings < MAX_WARNINGS then fr.warnings[#fr.warnings + 1] = text end
 end
 local function ext_warn(fr, layer, what) warn(fr, ext_text(layer, what)) end
@@ -1112,27 +1264,26 @@ local function hdr_at(p, name)
 end
 
 -- CmMad::new_checked on the payload of a UD SEND Only to QP1.
-local CM_NEED = {req = 71, rep = 47} -- start PSN / local QPN end; others: header + 12
 local function parse_cm(fr, p)
-    local s = fr.s
+    local s, f, k = fr.s, L.cm, K.cm
     local start = p.off + p.hdr_end
     local len = math.max(math.min(p.hdr_end + p.payload_len, p.buflen) - math.min(p.hdr_end, p.buflen), 0)
     local err
-    if len < 24 then
+    if len < k.header_len then
         err = len
-    elseif u8(s, start + 1) ~= 0x07 then
+    elseif rd(s, start, f.mgmt_class) ~= k.mgmt_class_cm then
         return
     else
-        local attr = u16(s, start + 16)
+        local attr = rd(s, start, f.attr_id)
         local msg = CM_MSGS[attr]
         if not msg then
             warn(fr, W.cm_attribute(attr))
             return
         end
-        if len < (CM_NEED[msg] or 36) then err = len end
+        if len < k.need[msg] then err = len end
     end
     if err then
-        if len == p.payload_len then warn(fr, W.too_short(LAYER.cm, err, 72)) end
+        if len == p.payload_len then warn(fr, W.too_short(LAYER.cm, err, k.min_len)) end
         return
     end
     fr.cm_off = start
@@ -1166,65 +1317,62 @@ end
 local function bool(v) return v and 1 or 0 end
 
 -- DCP (ext/dcp.rs): the ToS tag, DCPETH / SSNETH, header-only packets, eMSN ACKs.
-local function dcp_tag(tos, shift)
-    if shift >= 8 then return 0 end
-    return band(rshift(tos, shift), 3)
-end
-local function is_dcp_request(op) return op <= 0x0c or op == 0x16 or op == 0x17 end
+local function dcp_tag(tos, shift) return band(rshift(tos, shift), K.dcp.tag_mask) end
 
 EXTENSIONS.dcp = {
     layout = function(ctx, op)
         if not ctx.tos then return "std" end
         local tag = dcp_tag(ctx.tos, ctx.params.dcp_tag_shift)
-        if tag == 3 then return "dcp_ho" end
-        if tag == 2 and is_dcp_request(op) then return "dcp_data" end
+        if tag == K.dcp.tag_ho then return "dcp_ho" end
+        if tag == K.dcp.tag_data and OPS.dcp_request[op] then return "dcp_data" end
         return "std"
     end,
     parse = function(ctx, fr, p)
         if not ctx.tos then return nil end
         local tag = dcp_tag(ctx.tos, ctx.params.dcp_tag_shift)
-        if tag == 0 then return nil end
+        if tag == K.dcp.tag_none then return nil end
         local emsn
-        if tag == 1 and p.op == 0x11 then
+        if tag == K.dcp.tag_ack and OPS.dcp_ack[p.op] then
             local a = hdr_at(p, "aeth")
-            if a then emsn = u24(fr.s, a + 1) end
+            if a then emsn = rd(fr.s, a, IBF.aeth_msn) end
         end
-        return {tag = tag, ho = tag == 3, emsn = emsn}
+        return {tag = tag, ho = tag == K.dcp.tag_ho, emsn = emsn}
     end,
     visit = function(d, fr, p, emit)
         local s, b = fr.s, p.off
         emit("rocescope.dcp.tag", nil, 0, d.tag)
         emit("rocescope.dcp.ho", nil, 0, bool(d.ho))
-        if d.ho and p.buflen >= 15 then emit("rocescope.dcp.msn", b + 12, 3, u24(s, b + 12)) end
+        local ho = IBF.ho_msn
+        if d.ho and p.buflen >= ho.off + ho.len then emit_f(emit, "rocescope.dcp.msn", b, ho, rd(s, b, ho)) end
         local o = hdr_at(p, "dcpeth")
         if o then
-            emit("rocescope.dcp.msn", o, 3, u24(s, o))
-            emit("rocescope.dcp.sretryno", o + 3, 1, u8(s, o + 3))
+            emit_f(emit, "rocescope.dcp.msn", o, IBF.dcpeth_msn, rd(s, o, IBF.dcpeth_msn))
+            emit_f(emit, "rocescope.dcp.sretryno", o, IBF.dcpeth_sretryno, rd(s, o, IBF.dcpeth_sretryno))
         end
         o = hdr_at(p, "sseth")
-        if o then emit("rocescope.dcp.ssn", o, 3, u24(s, o)) end
-        if d.emsn then emit("rocescope.dcp.emsn", b + p.present.aeth + 1, 3, d.emsn) end
+        if o then emit_f(emit, "rocescope.dcp.ssn", o, IBF.sseth_ssn, rd(s, o, IBF.sseth_ssn)) end
+        if d.emsn then emit_f(emit, "rocescope.dcp.emsn", b + p.present.aeth, IBF.aeth_msn, d.emsn) end
     end,
 }
 
 -- NetRT (ext/netrt.rs): retransmission requests, unfulfilled requests, the retransmission mark.
 -- netrt::requested: ePSN, then ePSN+1+i for every clear bit i below the highest set bit of the
--- 16-byte bitmap at `o` (bit 0 = least significant bit of the last byte).
-local function netrt_requested(epsn, s, o)
+-- `len`-byte bitmap at `o` (bit 0 = least significant bit of the last byte).
+local function netrt_requested(epsn, s, o, len)
     local top = 0
-    for i = 0, 15 do
+    for i = 0, len - 1 do
         local v = u8(s, o + i)
         if v ~= 0 then
             local hb = 7
             while band(v, 2 ^ hb) == 0 do hb = hb - 1 end
-            top = 8 * (15 - i) + hb + 1
+            top = 8 * (len - 1 - i) + hb + 1
             break
         end
     end
     local out = {epsn}
     for i = 0, top - 1 do
-        if band(u8(s, o + 15 - floor(i / 8)), 2 ^ (i % 8)) == 0 then
-            out[#out + 1] = (epsn + 1 + i) % 0x1000000
+        if band(u8(s, o + len - 1 - floor(i / 8)), 2 ^ (i % 8)) == 0 then
+            out[#out + 1] = (epsn + 1 + i) % IBF.psn_space
         end
     end
     return out
@@ -1237,18 +1385,22 @@ EXTENSIONS.netrt = {
     end,
     parse = function(ctx, fr, p)
         local s, b = fr.s, p.off
-        if p.op ~= ctx.params.netrt_opcode then return {data = true, rtx_mark = band(u8(s, b + 4), 1)} end
-        if u8(s, b + 1) ~= 0 or u8(s, b + 4) ~= 0 or band(u8(s, b + 8), 0x80) ~= 0 then
+        local n = L.netrt
+        if p.op ~= ctx.params.netrt_opcode then
+            return {data = true, rtx_mark = bit(rd(s, b, IBF.bth_byte4), K.netrt.rtx_mark)}
+        end
+        if rd(s, b, IBF.bth_flags) ~= 0 or rd(s, b, IBF.bth_byte4) ~= 0 or band(rd(s, b, IBF.bth_ack), IBF.bth_ack_bit) ~= 0 then
             ext_warn(fr, "netrt", NOTE.netrt_bth_flags)
         end
         local at, cap = payload_span(p)
         if cap == 0 then
             -- No body on the wire is a short message; one the snaplen cut, the frame says so.
-            if p.payload_len == 0 then ext_warn(fr, "netrt", X.short(0, 4)) end
+            if p.payload_len == 0 then ext_warn(fr, "netrt", X.short(0, K.netrt.unfulfilled_len)) end
             return nil
         end
-        local ty = u8(s, at)
-        local want = (ty == 1 and 20) or (ty == 2 and 4) or nil
+        local ty = rd(s, at, n.type)
+        local want = (ty == K.netrt.type_request and K.netrt.request_len)
+            or (ty == K.netrt.type_unfulfilled and K.netrt.unfulfilled_len) or nil
         if not want then
             ext_warn(fr, "netrt", X.type(ty))
             return nil
@@ -1258,28 +1410,30 @@ EXTENSIONS.netrt = {
             return nil
         end
         if cap < want then return nil end -- cut by the snaplen: the frame says so
-        local psn, bth_psn = u24(s, at + 1), u24(s, b + 9)
+        local psn, bth_psn = rd(s, at, n.psn), rd(s, b, IBF.bth_psn)
+        local request = ty == K.netrt.type_request
         if psn ~= bth_psn then
-            local field = ty == 1 and "rocescope.netrt.epsn" or "rocescope.netrt.unfulfilled_psn"
+            local field = request and "rocescope.netrt.epsn" or "rocescope.netrt.unfulfilled_psn"
             ext_warn(fr, "netrt", X.mismatch(field, psn, bth_psn))
         end
-        return {kind = ty == 1 and "request" or "unfulfilled", psn = psn}
+        return {kind = request and "request" or "unfulfilled", psn = psn}
     end,
     visit = function(n, fr, p, emit)
+        local f = L.netrt
         if n.data then
-            emit("rocescope.netrt.rtx_mark", p.off + 4, 1, n.rtx_mark)
+            emit_f(emit, "rocescope.netrt.rtx_mark", p.off, IBF.bth_byte4, n.rtx_mark)
             return
         end
         local body = p.off + p.hdr_end
-        emit("rocescope.netrt.type", body, 1, n.kind)
+        emit_f(emit, "rocescope.netrt.type", body, f.type, n.kind)
         if n.kind == "request" then
-            emit("rocescope.netrt.epsn", body + 1, 3, n.psn)
-            emit("rocescope.netrt.bitmap", body + 4, 16)
-            for _, psn in ipairs(netrt_requested(n.psn, fr.s, body + 4)) do
-                emit("rocescope.netrt.requested", body + 4, 16, psn)
+            emit_f(emit, "rocescope.netrt.epsn", body, f.psn, n.psn)
+            emit_f(emit, "rocescope.netrt.bitmap", body, f.bitmap)
+            for _, psn in ipairs(netrt_requested(n.psn, fr.s, body + f.bitmap.off, f.bitmap.len)) do
+                emit_f(emit, "rocescope.netrt.requested", body, f.bitmap, psn)
             end
         else
-            emit("rocescope.netrt.unfulfilled_psn", body + 1, 3, n.psn)
+            emit_f(emit, "rocescope.netrt.unfulfilled_psn", body, f.psn, n.psn)
         end
     end,
 }
@@ -1289,56 +1443,54 @@ local function sack_len(bits) return math.ceil(bits / 8) end
 
 -- Ctrl::parse on the payload at `at` (`cap` bytes captured, `wire_len` on the wire).
 local function sdr_ctrl_parse(fr, at, cap, wire_len)
-    local s = fr.s
-    if cap >= 1 and u8(s, at) ~= 0x53 then
-        ext_warn(fr, "sdr", X.magic(u8(s, at), 0x53))
+    local s, f, k = fr.s, L.sdr_ctrl, K.sdr
+    if cap > f.magic.off and rd(s, at, f.magic) ~= k.magic then
+        ext_warn(fr, "sdr", X.magic(rd(s, at, f.magic), k.magic))
         return nil
     end
-    if cap >= 2 and u8(s, at + 1) ~= 1 then
-        ext_warn(fr, "sdr", X.version(u8(s, at + 1), 1))
+    if cap > f.version.off and rd(s, at, f.version) ~= k.version then
+        ext_warn(fr, "sdr", X.version(rd(s, at, f.version), k.version))
         return nil
     end
     local kind
-    if cap >= 3 then
-        kind = SDR_CTRL[u8(s, at + 2)]
+    if cap > f.type.off then
+        kind = SDR_CTRL[rd(s, at, f.type)]
         if not kind then
-            ext_warn(fr, "sdr", X.type(u8(s, at + 2)))
+            ext_warn(fr, "sdr", X.type(rd(s, at, f.type)))
             return nil
         end
     end
-    if wire_len < 8 then
-        ext_warn(fr, "sdr", X.short(wire_len, 8))
+    local hl = k.ctrl_header_len
+    if wire_len < hl then
+        ext_warn(fr, "sdr", X.short(wire_len, hl))
         return nil
     end
-    if cap < 8 then return nil end -- cut by the snaplen
-    local body = wire_len - 8
-    local fixed = (kind == "cts" or kind == "sr_ack") and 8 or (kind == "ec_ack" and 0 or 4)
+    if cap < hl then return nil end -- cut by the snaplen
+    local body = wire_len - hl
+    local fixed = k.body_fixed[kind]
     if body < fixed then
-        ext_warn(fr, "sdr", X.body_length(sat32(body), fixed))
+        ext_warn(fr, "sdr", X.body_length(body, fixed))
         return nil
     end
-    if cap < 8 + fixed then return nil end
-    local c = {ctrl = true, kind = kind, msg_seq = u32(s, at + 4)}
-    local want
-    if kind == "cts" then
-        want = 8
-    elseif kind == "sr_ack" then
-        c.cum_ack, c.sack_bits = u32(s, at + 8), u32(s, at + 12)
-        want = 8 + sack_len(c.sack_bits)
-    elseif kind == "ec_ack" then
-        want = 0
-    else
-        c.count = u32(s, at + 8)
-        want = 4 + 4 * c.count
+    if cap < hl + fixed then return nil end
+    local c = {ctrl = true, kind = kind, msg_seq = rd(s, at, f.msg_seq)}
+    local want = fixed
+    if kind == "sr_ack" then
+        c.cum_ack, c.sack_bits = rd(s, at, f.cum_ack), rd(s, at, f.sack_bits)
+        want = fixed + sack_len(c.sack_bits)
+    elseif kind == "sr_nack" or kind == "ec_nack" then
+        c.count = rd(s, at, f.count)
+        want = fixed + f.index.len * c.count
     end
     if body ~= want then
-        ext_warn(fr, "sdr", X.body_length(sat32(body), sat32(want)))
+        ext_warn(fr, "sdr", X.body_length(body, want))
         return nil
     end
-    if u8(s, at + 3) ~= 0 then ext_warn(fr, "sdr", NOTE.sdr_ctrl_flags) end
+    if rd(s, at, f.flags) ~= 0 then ext_warn(fr, "sdr", NOTE.sdr_ctrl_flags) end
     if kind == "sr_ack" then
         local n, used = sack_len(c.sack_bits), c.sack_bits % 8
-        if used ~= 0 and n > 0 and 16 + n - 1 < cap and floor(u8(s, at + 16 + n - 1) / 2 ^ used) ~= 0 then
+        local last = f.sack.off + n - 1
+        if used ~= 0 and n > 0 and last < cap and floor(u8(s, at + last) / 2 ^ used) ~= 0 then
             ext_warn(fr, "sdr", NOTE.sdr_sack_trailing_bits)
         end
     end
@@ -1346,22 +1498,23 @@ local function sdr_ctrl_parse(fr, at, cap, wire_len)
 end
 
 local function sdr_ctrl_visit(c, fr, at, cap, emit)
-    local s = fr.s
-    emit("rocescope.sdr.ctrl.type", at + 2, 1, c.kind)
-    emit("rocescope.sdr.ctrl.msg_seq", at + 4, 4, c.msg_seq)
+    local s, f = fr.s, L.sdr_ctrl
+    emit_f(emit, "rocescope.sdr.ctrl.type", at, f.type, c.kind)
+    emit_f(emit, "rocescope.sdr.ctrl.msg_seq", at, f.msg_seq, c.msg_seq)
     if c.kind == "cts" then
-        emit("rocescope.sdr.ctrl.buf_len", at + 8, 8)
+        emit_f(emit, "rocescope.sdr.ctrl.buf_len", at, f.buf_len)
     elseif c.kind == "sr_ack" then
-        emit("rocescope.sdr.ctrl.cum_ack", at + 8, 4, c.cum_ack)
-        emit("rocescope.sdr.ctrl.sack_bits", at + 12, 4, c.sack_bits)
+        emit_f(emit, "rocescope.sdr.ctrl.cum_ack", at, f.cum_ack, c.cum_ack)
+        emit_f(emit, "rocescope.sdr.ctrl.sack_bits", at, f.sack_bits, c.sack_bits)
         local n = sack_len(c.sack_bits)
         -- An empty bitmap (sack_bits 0) prints as nothing, as rocescope's empty byte string.
-        if n > 0 and 16 + n <= cap then emit("rocescope.sdr.ctrl.sack", at + 16, n) end
+        if n > 0 and f.sack.off + n <= cap then emit("rocescope.sdr.ctrl.sack", at + f.sack.off, n) end
     elseif c.kind == "sr_nack" or c.kind == "ec_nack" then
-        emit("rocescope.sdr.ctrl.count", at + 8, 4, c.count)
+        emit_f(emit, "rocescope.sdr.ctrl.count", at, f.count, c.count)
         local i = 0
-        while i < c.count and 16 + 4 * i <= cap do
-            emit("rocescope.sdr.ctrl.indices", at + 12 + 4 * i, 4, u32(s, at + 12 + 4 * i))
+        while i < c.count and nth(f.index, i).off + f.index.len <= cap do
+            local e = nth(f.index, i)
+            emit_f(emit, "rocescope.sdr.ctrl.indices", at, e, rd(s, at, e))
             i = i + 1
         end
     end
@@ -1369,14 +1522,14 @@ end
 
 EXTENSIONS.sdr = {
     parse = function(ctx, fr, p)
-        if p.op == 0x2b then
+        if OPS.sdr_data[p.op] then
             local o = hdr_at(p, "immdt")
             if not o then return nil end
             local split = ctx.params.sdr_split
             local msg_id, pkt_off, frag = imm_split(split, u32(fr.s, o))
             return {data = true, msg_id = msg_id, pkt_off = pkt_off, frag = frag, split = split}
         end
-        if p.op == 0x24 or p.op == 0x64 then
+        if OPS.sdr_ctrl[p.op] then
             local at, cap = payload_span(p)
             return sdr_ctrl_parse(fr, at, cap, p.payload_len)
         end
@@ -1404,7 +1557,6 @@ EXTENSIONS.sdr = {
 }
 
 -- Flor (ext/flor.rs): WRITE immediates, the SEND header (ADDR bodies), the software ACK.
-local FLOR_ADDR_LEN = {addr_req = 16, addr_resp = 24}
 
 -- WriteRn::visit: hint (if asked and the split gives it a bit), mid, chunk_off of the 4 bytes at `at`.
 local function flor_write_visit(split, imm, at, with_hint, emit)
@@ -1423,128 +1575,135 @@ end
 
 -- SendHeader::parse (warnings to `fr`, or to nobody when fr is nil: the detection check).
 local function flor_send_parse(fr, s, at, cap, wire_len, only)
+    local f, k = L.flor_send, K.flor
     local nwarn = 0
     local function w(what)
         nwarn = nwarn + 1
         if fr then ext_warn(fr, "flor", what) end
     end
-    if cap >= 1 and u8(s, at) ~= 1 then
-        w(X.version(u8(s, at), 1))
+    if cap > f.version.off and rd(s, at, f.version) ~= k.version then
+        w(X.version(rd(s, at, f.version), k.version))
         return nil, nwarn
     end
     local kind
-    if cap >= 2 then
-        kind = FLOR_SEND[u8(s, at + 1)]
+    if cap > f.type.off then
+        kind = FLOR_SEND[rd(s, at, f.type)]
         if not kind then
-            w(X.type(u8(s, at + 1)))
+            w(X.type(rd(s, at, f.type)))
             return nil, nwarn
         end
     end
-    if wire_len < 24 then
-        w(X.short(wire_len, 24))
+    local hl = k.send_header_len
+    if wire_len < hl then
+        w(X.short(wire_len, hl))
         return nil, nwarn
     end
-    if cap < 24 then return nil, nwarn end
-    local h = {send = true, kind = kind, flags = u8(s, at + 2), write_rn = u32(s, at + 16), body_len = u32(s, at + 20)}
-    if band(h.flags, 0x3f) ~= 0 or u8(s, at + 3) ~= 0 then w(NOTE.flor_reserved) end
+    if cap < hl then return nil, nwarn end
+    local h = {send = true, kind = kind, flags = rd(s, at, f.flags), write_rn = rd(s, at, f.write_rn),
+        body_len = rd(s, at, f.body_len)}
+    if band(h.flags, k.flags_reserved) ~= 0 or rd(s, at, f.reserved) ~= 0 then w(NOTE.flor_reserved) end
     if kind ~= "write_retx" and h.write_rn ~= 0 then w(NOTE.flor_write_rn_not_retx) end
-    local present = wire_len - 24
+    local present = wire_len - hl
     if (only and h.body_len ~= present) or (not only and h.body_len < present) then
-        w(X.mismatch("rocescope.flor.send.body_len", h.body_len, sat32(present)))
+        w(X.mismatch("rocescope.flor.send.body_len", h.body_len, present))
     end
-    local want = FLOR_ADDR_LEN[kind]
+    local want = k.addr_len[kind]
     if want then
         if h.body_len ~= want then
             w(X.body_length(h.body_len, want))
         else
-            h.has_addr = present >= want and cap >= 24 + want
+            h.has_addr = present >= want and cap >= hl + want
         end
     end
     return h, nwarn
 end
 
 local function flor_send_visit(h, fr, at, split, emit)
-    local s = fr.s
-    emit("rocescope.flor.send.type", at + 1, 1, h.kind)
-    emit("rocescope.flor.send.flags", at + 2, 1, h.flags)
-    emit("rocescope.flor.hint", at + 2, 1, bit(h.flags, 0x80))
-    emit("rocescope.flor.send.rn", at + 4, 4, u32(s, at + 4))
-    emit("rocescope.flor.send.gn", at + 8, 8)
-    emit("rocescope.flor.send.write_rn", at + 16, 4, h.write_rn)
-    if h.kind == "write_retx" then flor_write_visit(split, h.write_rn, at + 16, false, emit) end
-    emit("rocescope.flor.send.body_len", at + 20, 4, h.body_len)
+    local s, f = fr.s, L.flor_send
+    emit_f(emit, "rocescope.flor.send.type", at, f.type, h.kind)
+    emit_f(emit, "rocescope.flor.send.flags", at, f.flags, h.flags)
+    emit_f(emit, "rocescope.flor.hint", at, f.flags, bit(h.flags, K.flor.flag_hint))
+    emit_f(emit, "rocescope.flor.send.rn", at, f.rn, rd(s, at, f.rn))
+    emit_f(emit, "rocescope.flor.send.gn", at, f.gn)
+    emit_f(emit, "rocescope.flor.send.write_rn", at, f.write_rn, h.write_rn)
+    if h.kind == "write_retx" then flor_write_visit(split, h.write_rn, at + f.write_rn.off, false, emit) end
+    emit_f(emit, "rocescope.flor.send.body_len", at, f.body_len, h.body_len)
     if h.has_addr then
-        local b = at + 24
-        emit("rocescope.flor.addr.mid", b, 4, u32(s, b))
+        local b = at + K.flor.send_header_len
         if h.kind == "addr_req" then
-            emit("rocescope.flor.addr.msg_len", b + 8, 8)
+            local a = L.flor_addr_req
+            emit_f(emit, "rocescope.flor.addr.mid", b, a.mid, rd(s, b, a.mid))
+            emit_f(emit, "rocescope.flor.addr.msg_len", b, a.msg_len)
         else
-            emit("rocescope.flor.addr.r_key", b + 4, 4, u32(s, b + 4))
-            emit("rocescope.flor.addr.va", b + 8, 8)
-            emit("rocescope.flor.addr.buf_len", b + 16, 8)
+            local a = L.flor_addr_resp
+            emit_f(emit, "rocescope.flor.addr.mid", b, a.mid, rd(s, b, a.mid))
+            emit_f(emit, "rocescope.flor.addr.r_key", b, a.r_key, rd(s, b, a.r_key))
+            emit_f(emit, "rocescope.flor.addr.va", b, a.va)
+            emit_f(emit, "rocescope.flor.addr.buf_len", b, a.buf_len)
         end
     end
 end
 
 -- Ack::parse (warnings to `fr`, or to nobody when fr is nil).
 local function flor_ack_parse(fr, s, at, cap, wire_len, set_means)
+    local f, k = L.flor_ack, K.flor
     local nwarn = 0
     local function w(what)
         nwarn = nwarn + 1
         if fr then ext_warn(fr, "flor_ack", what) end
     end
-    local n = floor((wire_len - 24) / 4)
-    if wire_len < 28 or wire_len % 4 ~= 0 or n > 32 then
+    local hl, el = k.ack_header_len, f.entry.len
+    local n = floor((wire_len - hl) / el)
+    if wire_len < hl + el or wire_len % el ~= 0 or n > k.ack_max_entries then
         w(NOTE.flor_ack_length)
         return nil, nwarn
     end
-    if cap < 24 then return nil, nwarn end
-    local a = {ack = true, qpn = u32(s, at), bitmap = u32(s, at + 4), count = n, set_means = set_means}
-    if a.qpn >= 0x1000000 then w(NOTE.flor_ack_qpn_high) end
-    if n < 32 and a.bitmap % 2 ^ (32 - n) ~= 0 then w(NOTE.flor_ack_bitmap_beyond) end
+    if cap < hl then return nil, nwarn end
+    local a = {ack = true, qpn = rd(s, at, f.qpn), bitmap = rd(s, at, f.bitmap), count = n, set_means = set_means}
+    if band(a.qpn, k.ack_qpn_high) ~= 0 then w(NOTE.flor_ack_qpn_high) end
+    local bits = f.bitmap.len * 8
+    if n < bits and a.bitmap % 2 ^ (bits - n) ~= 0 then w(NOTE.flor_ack_bitmap_beyond) end
     return a, nwarn
 end
 
 local function flor_ack_visit(a, fr, at, cap, emit)
-    local s = fr.s
-    emit("rocescope.flor.ack.qpn", at, 4, a.qpn)
-    emit("rocescope.flor.ack.bitmap", at + 4, 4)
-    emit("rocescope.flor.ack.least_gn", at + 8, 8)
-    emit("rocescope.flor.ack.delay_ns", at + 16, 8)
+    local s, f = fr.s, L.flor_ack
+    emit_f(emit, "rocescope.flor.ack.qpn", at, f.qpn, a.qpn)
+    emit_f(emit, "rocescope.flor.ack.bitmap", at, f.bitmap)
+    emit_f(emit, "rocescope.flor.ack.least_gn", at, f.least_gn)
+    emit_f(emit, "rocescope.flor.ack.delay_ns", at, f.delay_ns)
     emit("rocescope.flor.ack.count", nil, 0, a.count)
-    local least_gn = big_bytes(s, at + 8, 8)
+    local least_gn = big_bytes(s, at + f.least_gn.off, f.least_gn.len)
+    local bits = f.bitmap.len * 8
     local i = 0
-    while i < a.count and 28 + 4 * i <= cap do
-        local e = u32(s, at + 24 + 4 * i)
-        local set = floor(a.bitmap / 2 ^ (31 - i)) % 2 == 1
+    while i < a.count and nth(f.entry, i).off + f.entry.len <= cap do
+        local ef = nth(f.entry, i)
+        local e = rd(s, at, ef)
+        local set = floor(a.bitmap / 2 ^ (bits - 1 - i)) % 2 == 1
         local is_send = (a.set_means == "send") == set
         local lo, hi = e, 0
         if is_send then lo, hi = big_halves(big_low64(big_add(least_gn, big(e)))) end
-        emit("rocescope.flor.ack.acked", at + 24 + 4 * i, 4, UInt64.new(lo, hi))
+        emit_f(emit, "rocescope.flor.ack.acked", at, ef, UInt64.new(lo, hi))
         i = i + 1
     end
 end
 
-local FLOR_WRITE_IMM = {[0x09] = true, [0x0b] = true, [0x29] = true, [0x2b] = true}
-local FLOR_SEND_FIRST_ONLY = {[0x00] = false, [0x20] = false, [0x04] = true, [0x05] = true, [0x24] = true,
-    [0x25] = true} -- opcode -> whether it is a SEND Only
-
 EXTENSIONS.flor = {
     parse = function(ctx, fr, p)
         local params = ctx.params
-        if FLOR_WRITE_IMM[p.op] then
+        if OPS.flor_write_imm[p.op] then
             local o = hdr_at(p, "immdt")
             if not o then return nil end
             return {write = true, imm = u32(fr.s, o), split = params.flor_split}
         end
-        local only = FLOR_SEND_FIRST_ONLY[p.op]
+        local only = OPS.flor_send_header[p.op]
         if only ~= nil then
             local at, cap = payload_span(p)
             local h = flor_send_parse(fr, fr.s, at, cap, p.payload_len, only)
             if h then h.split = params.flor_split end
             return h
         end
-        if p.op == 0x64 then
+        if OPS.flor_ack[p.op] then
             local at, cap = payload_span(p)
             return (flor_ack_parse(fr, fr.s, at, cap, p.payload_len, params.flor_ack_set_means))
         end
@@ -1565,37 +1724,36 @@ EXTENSIONS.flor = {
 }
 
 -- ERD (ext/erd.rs): the EETH of RD / UD SENDs.
-local ERD_OPCODES = {[0x44] = true, [0x45] = true, [0x64] = true, [0x65] = true}
 
 -- erd::applies: an EETH-carrying opcode with all its headers, not UD to QP0 / QP1.
 local function erd_applies(s, p)
-    return ERD_OPCODES[p.op] and p.info ~= nil and p.all_hdrs == true
-        and not (p.op >= 0x60 and u24(s, p.off + 5) <= 1)
+    return OPS.erd_eeth[p.op] and p.info ~= nil and p.all_hdrs == true
+        and not (OPS.ud[p.op] and rd(s, p.off, IBF.bth_destqp) <= K.erd.mgmt_qp_max)
 end
 
 EXTENSIONS.erd = {
     parse = function(ctx, fr, p)
-        local s = fr.s
+        local s, el = fr.s, K.erd.eeth_len
         if not erd_applies(s, p) then return nil end
         local len = p.payload_len
-        if len < 12 then
-            ext_warn(fr, "erd", X.short(len, 12))
+        if len < el then
+            ext_warn(fr, "erd", X.short(len, el))
             return nil
         end
         local at, cap = payload_span(p)
-        if cap < 12 then return nil end
-        local s_len = u16(s, at + 4)
-        if s_len ~= len - 12 then ext_warn(fr, "erd", X.mismatch("rocescope.erd.s_len", s_len, len - 12)) end
+        if cap < el then return nil end
+        local s_len = rd(s, at, L.erd_eeth.s_len)
+        if s_len ~= len - el then ext_warn(fr, "erd", X.mismatch("rocescope.erd.s_len", s_len, len - el)) end
         return {eeth = true}
     end,
     visit = function(e, fr, p, emit)
-        local s, o = fr.s, p.off + p.hdr_end
-        local flags = u8(s, o)
-        emit("rocescope.erd.type", o, 1, bit(flags, 0x80))
-        emit("rocescope.erd.last", o, 1, bit(flags, 0x40))
-        emit("rocescope.erd.msg_id", o + 2, 2, u16(s, o + 2))
-        emit("rocescope.erd.s_len", o + 4, 2, u16(s, o + 4))
-        emit("rocescope.erd.s_offset", o + 8, 4, u32(s, o + 8))
+        local s, o, f = fr.s, p.off + p.hdr_end, L.erd_eeth
+        local flags = rd(s, o, f.flags)
+        emit_f(emit, "rocescope.erd.type", o, f.flags, bit(flags, K.erd.type_bit))
+        emit_f(emit, "rocescope.erd.last", o, f.flags, bit(flags, K.erd.last_bit))
+        emit_f(emit, "rocescope.erd.msg_id", o, f.msg_id, rd(s, o, f.msg_id))
+        emit_f(emit, "rocescope.erd.s_len", o, f.s_len, rd(s, o, f.s_len))
+        emit_f(emit, "rocescope.erd.s_offset", o, f.s_offset, rd(s, o, f.s_offset))
     end,
 }
 
@@ -1647,7 +1805,7 @@ local function parse_roce(fr, off, wire_len)
     else
         fr.icrc = "truncated"
     end
-    if p.op == 0x64 and u24(fr.s, off + 5) == 1 then parse_cm(fr, p) end
+    if OPS.cm[p.op] and rd(fr.s, off, IBF.bth_destqp) == K.cm.qp then parse_cm(fr, p) end
 end
 
 -- Frame::parse_tcp: only the header's length is checked (ERD's NACK stream, which needs the
@@ -1774,17 +1932,17 @@ local function parse_grh(fr, l3)
     parse_roce(fr, l3 + 40, len)
 end
 
--- mac_control.rs: PAUSE (opcode 1: one pause time), PFC (0x0101: class-enable vector, eight).
-local MAC_CONTROL_NEED = {[0x0001] = 4, [0x0101] = 20}
+-- mac_control.rs: PAUSE (one pause time), PFC (class-enable vector, eight), K.mac_control.
 local function parse_mac_control(fr, off)
     local have = fr.caplen - off
-    if have < 2 then
+    local oplen = K.mac_control.opcode_len
+    if have < oplen then
         fr.truncated = true
-        warn(fr, W.truncated(LAYER.pfc, 2, have))
+        warn(fr, W.truncated(LAYER.pfc, oplen, have))
         return
     end
-    local op = u16(fr.s, off)
-    local need = MAC_CONTROL_NEED[op]
+    local op = READ[oplen](fr.s, off)
+    local need = K.mac_control.ops[op] and K.mac_control.ops[op].need
     if not need then
         warn(fr, W.mac_control_opcode(op))
     elseif have < need then
@@ -2002,7 +2160,7 @@ local function sdr_observe(t, flow, params, d, va, dma_len, payload_len)
     ann.va_ok = want ~= nil and big_eq(want, va)
     if not ann.va_ok and not ann.problem then ann.problem = ext_text("sdr_data", NOTE.sdr_va_mismatch) end
     if not ann.problem and dma_len ~= payload_len then
-        ann.problem = ext_text("sdr_data", X.mismatch("rocescope.reth.dmalen", dma_len, sat32(payload_len)))
+        ann.problem = ext_text("sdr_data", X.mismatch("rocescope.reth.dmalen", dma_len, payload_len))
     end
     return ann
 end
@@ -2010,7 +2168,10 @@ end
 -- ERD NACK stream (NackReassembler) --
 
 local NACK_MAX_LEN = LIMITS.nack_message_len -- the longest message the format allows
-local NACK_MAX_STREAMS = 1024 -- NackReassembler::new
+local NACK_MAX_STREAMS = K.erd.nack_max_streams -- NackReassembler::new
+local NF = L.erd_nack
+-- A message's length from its count.
+local function nack_len(count) return K.erd.nack_header_len + K.erd.nack_entry_len * count end
 
 local function signed32(v)
     v = v % U32
@@ -2021,25 +2182,26 @@ end
 -- erd::plausible: the candidate header at `q` (from 0) of `d`.
 local function nack_plausible(d, q, max_len)
     local have = #d - q
-    if have < 4 then return true end
-    local len = 4 + 12 * u16(d, q + 2)
+    if have < NF.count.off + NF.count.len then return true end
+    local len = nack_len(rd(d, q, NF.count))
     if len > max_len then return false end
-    local r, lim = 4, math.min(len, have)
+    -- The reserved byte before each 24-bit field of the entries must be 0.
+    local r, lim, step = K.erd.nack_header_len, math.min(len, have), NF.dst_qpn.off - NF.src_qpn.off
     while r < lim do
         if u8(d, q + r) ~= 0 then return false end
-        r = r + 4
+        r = r + step
     end
-    return have <= len or u8(d, q + len) == 0x4e
+    return have <= len or u8(d, q + len) == K.erd.nack_magic
 end
 
 -- erd::hunt on d[from..]: the offset (from `from`) of the first plausible message header.
 local function nack_hunt(d, from, max_len)
     local n, q = #d, from
     while q + 1 < n do
-        local pos = string.find(d, "N", q + 1, true) -- "N" = 0x4e, the magic
+        local pos = string.find(d, string.char(K.erd.nack_magic), q + 1, true)
         if not pos or pos > n - 1 then return nil end
         q = pos - 1
-        if u8(d, q + 1) == 1 and nack_plausible(d, q, max_len) then return q - from end
+        if rd(d, q, NF.version) == K.erd.nack_version and nack_plausible(d, q, max_len) then return q - from end
         q = q + 1
     end
     return nil
@@ -2068,12 +2230,18 @@ local function nack_consume(stream, d, d_off, max_len, out)
             if i < held then return partial:byte(i + 1) end
             return d:byte(p + i - held + 1)
         end
+        local function count()
+            local c = 0
+            for i = NF.count.off, NF.count.off + NF.count.len - 1 do c = c * 256 + byte(i) end
+            return c
+        end
+        local has_count = avail >= NF.count.off + NF.count.len
         local problem
-        if byte(0) ~= 0x4e then
-            problem = X.magic(byte(0), 0x4e)
-        elseif avail >= 2 and byte(1) ~= 1 then
-            problem = X.version(byte(1), 1)
-        elseif avail >= 4 and 4 + 12 * (byte(2) * 256 + byte(3)) > max_len then
+        if byte(NF.magic.off) ~= K.erd.nack_magic then
+            problem = X.magic(byte(NF.magic.off), K.erd.nack_magic)
+        elseif avail > NF.version.off and byte(NF.version.off) ~= K.erd.nack_version then
+            problem = X.version(byte(NF.version.off), K.erd.nack_version)
+        elseif has_count and nack_len(count()) > max_len then
             problem = NOTE.erd_nack_too_long
         end
         if problem then
@@ -2083,7 +2251,7 @@ local function nack_consume(stream, d, d_off, max_len, out)
             if held == 0 then p = p + 1 end
             nack_lose_sync(stream)
         else
-            local len = avail >= 4 and 4 + 12 * (byte(2) * 256 + byte(3)) or nil
+            local len = has_count and nack_len(count()) or nil
             if not len or avail < len then
                 stream.partial = partial .. d:sub(p + 1)
                 return
@@ -2107,11 +2275,11 @@ local function nack_push(r, key, t, s)
         if #batch.warnings < MAX_WARNINGS then batch.warnings[#batch.warnings + 1] = ext_text("erd_nack", what) end
     end
     function out.message(msg, start)
-        local count = u16(msg, 2)
+        local count = rd(msg, 0, NF.count)
         local entries = {}
         for i = 0, count - 1 do
-            local o = 4 + 12 * i
-            entries[i + 1] = {u24(msg, o + 1), u24(msg, o + 5), u24(msg, o + 9)}
+            local o = nack_len(i)
+            entries[i + 1] = {rd(msg, o, NF.src_qpn), rd(msg, o, NF.dst_qpn), rd(msg, o, NF.psn)}
         end
         batch.messages[#batch.messages + 1] = {count = count, start = start, entries = entries}
     end
@@ -2170,7 +2338,8 @@ local function nack_push(r, key, t, s)
     if fin then
         local held = #stream.partial
         if not stream.hunting and held > 0 then
-            out.warn(X.short(held, held >= 4 and 4 + 12 * u16(stream.partial, 2) or 4))
+            local hl = K.erd.nack_header_len
+            out.warn(X.short(held, held >= hl and nack_len(rd(stream.partial, 0, NF.count)) or hl))
         end
         r.streams[key] = nil
         r.count = r.count - 1
@@ -2192,8 +2361,9 @@ local DCP_UNSURE_AFTER = LIMITS.dcp_unsure_after
 local DETECTION_ORDER = {"netrt", "dcp", "sdr", "flor", "erd"}
 
 local function psn_diff(a, b) -- psn::diff: b - a as a signed 24-bit number
-    local d = (b - a) % 0x1000000
-    if d >= 0x800000 then return d - 0x1000000 end
+    local space = IBF.psn_space
+    local d = (b - a) % space
+    if d >= space / 2 then return d - space end
     return d
 end
 
@@ -2212,16 +2382,16 @@ local function try_rule(st, rule, std, link, s, wire_len, memo, state)
     elseif rule == "dcp" then
         if std.net.kind == "grh" or state.dcp_refuted then return nil end
         local tag = dcp_tag(ctx_tos(std), params.dcp_tag_shift)
-        if tag == 0 then return nil end
+        if tag == K.dcp.tag_none then return nil end
         -- Only packets that would carry DCP headers say anything: a tagged ACK or READ
         -- response is as ordinary under DCP as outside it.
-        if tag == 1 or (tag == 2 and not is_dcp_request(op)) then return nil end
+        if tag == K.dcp.tag_ack or (tag == K.dcp.tag_data and not OPS.dcp_request[op]) then return nil end
         state.dcp_tagged = math.min(state.dcp_tagged + 1, 65535)
         local f = decode(link, s, wire_len, "dcp", memo)
         local r = f.roce
         if not r then return nil end
-        if tag == 3 then
-            local ho = r.wire_len == 15 and problems(f) == 0
+        if tag == K.dcp.tag_ho then
+            local ho = r.wire_len == IBF.ho_msn.off + IBF.ho_msn.len and problems(f) == 0
             state.dcp_refuted = state.dcp_refuted or not ho
             return ho and f or nil
         end
@@ -2231,19 +2401,20 @@ local function try_rule(st, rule, std, link, s, wire_len, memo, state)
             return nil
         end
         local reth = hdr_at(r, "reth")
-        if not reth or op < 0x06 or op > 0x0b then return nil end
-        local psn, dma_len = u24(s, r.off + 9), u32(s, reth + 12)
-        if op == 0x06 then
-            state.dcp_first = {psn = psn, va = big_bytes(s, reth, 8), dma_len = dma_len, payload_len = r.payload_len}
+        if not reth or not OPS.write[op] then return nil end
+        local psn, dma_len = rd(s, r.off, IBF.bth_psn), rd(s, reth, IBF.reth_dmalen)
+        local position = OPS.position[op]
+        if position == "first" then
+            state.dcp_first = {psn = psn, va = reth_va(s, reth), dma_len = dma_len, payload_len = r.payload_len}
             return nil
-        elseif op <= 0x09 then
+        elseif position == "middle" or position == "last" then
             local first = state.dcp_first
             if not first then return nil end
             local k = psn_diff(first.psn, psn)
             local ok = false
             if k > 0 and first.dma_len ~= 0 and dma_len == first.dma_len then
                 local want = big_low64(big_add(first.va, big_mul(big(k), big(first.payload_len))))
-                ok = big_eq(want, big_bytes(s, reth, 8))
+                ok = big_eq(want, reth_va(s, reth))
             end
             state.dcp_refuted = state.dcp_refuted or not ok
             return ok and f or nil
@@ -2251,29 +2422,31 @@ local function try_rule(st, rule, std, link, s, wire_len, memo, state)
         return nil
     elseif rule == "sdr" then
         local at, cap = payload_span(roce)
-        local candidate = op == 0x2b
-            or ((op == 0x24 or op == 0x64) and cap >= 2 and u8(s, at) == 0x53 and u8(s, at + 1) == 1)
+        local c = L.sdr_ctrl
+        local candidate = OPS.sdr_data[op] -- or sdr::is_ctrl
+            or (OPS.sdr_ctrl[op] and cap > c.version.off and rd(s, at, c.magic) == K.sdr.magic
+                and rd(s, at, c.version) == K.sdr.version)
         if not candidate then return nil end
         local f = decode(link, s, wire_len, "sdr", memo)
         if problems(f) > problems(std) or not f.ext then return nil end
         if f.ext.ctrl then return f end
         local reth = hdr_at(f.roce, "reth")
         if not reth then return nil end
-        state.sdr_max_dma = math.max(state.sdr_max_dma, u32(s, reth + 12))
+        state.sdr_max_dma = math.max(state.sdr_max_dma, rd(s, reth, IBF.reth_dmalen))
         local want = sdr_expected_va(params, sdr_effective_mtu(params, state.sdr_max_dma), f.ext.msg_id, f.ext.pkt_off)
-        return (want and big_eq(want, big_bytes(s, reth, 8))) and f or nil
+        return (want and big_eq(want, reth_va(s, reth))) and f or nil
     elseif rule == "flor" then
         local at, cap = payload_span(roce)
         local wire = roce.payload_len
         local candidate = false
-        local only = FLOR_SEND_FIRST_ONLY[op]
+        local only = OPS.flor_send_header[op]
         if only ~= nil then
             local h, n = flor_send_parse(nil, s, at, cap, wire, only)
             candidate = h ~= nil and n == 0
-        elseif op == 0x64 then
+        elseif OPS.flor_ack[op] then
             local a, n = flor_ack_parse(nil, s, at, cap, wire, "send")
             candidate = a ~= nil and n == 0
-        elseif FLOR_WRITE_IMM[op] then
+        elseif OPS.flor_write_imm[op] then
             local a, b = ip_addrs(std)
             candidate = st.flor_pairs[a .. "|" .. b] == true
         end
@@ -2282,9 +2455,10 @@ local function try_rule(st, rule, std, link, s, wire_len, memo, state)
         return (f.ext and problems(f) <= problems(std)) and f or nil
     elseif rule == "erd" then
         -- erd::detect on the standard reading.
-        if not erd_applies(s, roce) or roce.payload_len < 12 then return nil end
+        local el = K.erd.eeth_len
+        if not erd_applies(s, roce) or roce.payload_len < el then return nil end
         local at, cap = payload_span(roce)
-        if cap < 12 or u16(s, at + 4) ~= roce.payload_len - 12 then return nil end
+        if cap < el or rd(s, at, L.erd_eeth.s_len) ~= roce.payload_len - el then return nil end
         local f = decode(link, s, wire_len, "erd", memo)
         return (f.ext and problems(f) <= problems(std)) and f or nil
     end
@@ -2296,7 +2470,7 @@ end
 local function detect(st, std, link, s, wire_len, memo)
     local a, b = ip_addrs(std)
     if not a or not std.roce then return std end
-    local qp = u24(s, std.roce.off + 5)
+    local qp = rd(s, std.roce.off, IBF.bth_destqp)
     local key = a .. b .. "/" .. qp
     local state = st.flows[key]
     if state and state.profile then return decode(link, s, wire_len, state.profile, memo) end
@@ -2374,7 +2548,7 @@ local function decode_stateful(st, link, s, wire_len, choice)
         local reth = hdr_at(fr.roce, "reth")
         local a, b = ip_addrs(fr)
         if reth and a then
-            local ann = sdr_observe(st.sdr, a .. "|" .. b, PARAMS, e, big_bytes(s, reth, 8), u32(s, reth + 12),
+            local ann = sdr_observe(st.sdr, a .. "|" .. b, PARAMS, e, reth_va(s, reth), rd(s, reth, IBF.reth_dmalen),
                 fr.roce.payload_len)
             fr.sdr = ann
             if ann.problem then
@@ -2428,12 +2602,7 @@ end
 -- emit(name, offset, length, value): offset nil for a derived value; value nil to let Wireshark
 -- read the bytes (64-bit integers, byte strings).
 
-local function opcode_name(p)
-    local info = OPCODES.std[p.op] -- Opcode::name: the standard table whatever the layout
-    if info then return info.name end
-    if p.op >= 0xc0 then return "Vendor-specific" end
-    return "Unknown"
-end
+local function opcode_name(p) return OPS.name[p.op] end -- Opcode::name, whatever the layout
 
 local function aeth_kind(syn)
     if band(syn, 0x80) ~= 0 then return "reserved" end
@@ -2535,16 +2704,17 @@ local function visit_nacks(b, emit)
         if lo < hi then return b.poff + lo, hi - lo end
         return nil, 0
     end
+    local function field(at, f) return clip(at + f.off, at + f.off + f.len) end
     for _, m in ipairs(b.messages) do
-        local o, n = clip(m.start + 2, m.start + 4)
+        local o, n = field(m.start, NF.count)
         emit("rocescope.erd.nack.count", o, n, m.count)
         for i, e in ipairs(m.entries) do
-            local at = m.start + 4 + (i - 1) * 12
-            o, n = clip(at + 1, at + 4)
+            local at = m.start + nack_len(i - 1)
+            o, n = field(at, NF.src_qpn)
             emit("rocescope.erd.nack.src_qpn", o, n, e[1])
-            o, n = clip(at + 5, at + 8)
+            o, n = field(at, NF.dst_qpn)
             emit("rocescope.erd.nack.dst_qpn", o, n, e[2])
-            o, n = clip(at + 9, at + 12)
+            o, n = field(at, NF.psn)
             emit("rocescope.erd.nack.psn", o, n, e[3])
         end
     end
@@ -2557,17 +2727,14 @@ local function visit(fr, emit)
     local mc = fr.mac_ctrl_off
     if mc then
         emit("rocescope.truncated", nil, 0, fr.truncated and 1 or 0)
-        if fr.mac_ctrl_op == 0x0101 then
-            emit("rocescope.pfc.class_enable", mc + 2, 2)
-            for i = 0, 7 do emit("rocescope.pfc.quanta", mc + 4 + 2 * i, 2, u16(fr.s, mc + 4 + 2 * i)) end
-        else
-            emit("rocescope.pfc.quanta", mc + 2, 2, u16(fr.s, mc + 2))
-        end
+        local layout, qlen = K.mac_control.ops[fr.mac_ctrl_op], K.mac_control.quanta_len
+        if layout.class_enable then emit_f(emit, "rocescope.pfc.class_enable", mc, layout.class_enable) end
+        for _, q in ipairs(layout.quanta) do emit("rocescope.pfc.quanta", mc + q, qlen, READ[qlen](fr.s, mc + q)) end
     end
     if not fr.roce and not mc and fr.truncated then emit("rocescope.truncated", nil, 0, 1) end
     for _, w in ipairs(fr.warnings) do emit("rocescope.warning", nil, 0, w) end
     if fr.nwarn > #fr.warnings then
-        emit("rocescope.warning", nil, 0, sfmt("%d more problems not listed", fr.nwarn - #fr.warnings))
+        emit("rocescope.warning", nil, 0, W.not_kept(fr.nwarn - #fr.warnings))
     end
     if fr.nacks then visit_nacks(fr.nacks, emit) end
     local a = fr.sdr
@@ -2643,13 +2810,16 @@ local function render(fr, tvb, pinfo, tree)
     if p then
         local s = fr.s
         pinfo.cols.protocol:set(fr.net and fr.net.kind == "grh" and "RoCEv1" or "RoCEv2")
-        local info = sfmt("%s QP=%d PSN=%d", opcode_name(p), u24(s, p.off + 5), u24(s, p.off + 9))
-        if bit(u8(s, p.off + 8), 0x80) == 1 then info = info .. " A" end
+        local info = sfmt("%s QP=%d PSN=%d", opcode_name(p), rd(s, p.off, IBF.bth_destqp), rd(s, p.off, IBF.bth_psn))
+        if bit(rd(s, p.off, IBF.bth_ack), IBF.bth_ack_bit) == 1 then info = info .. " A" end
         local a = hdr_at(p, "aeth")
-        if a then info = info .. sfmt(" %s MSN=%d", (aeth_kind(u8(s, a))), u24(s, a + 1)) end
-        if p.sack_at and p.sack_at + 4 <= p.buflen then info = info .. sfmt(" SACK=%d", u24(s, p.off + p.sack_at + 1)) end
+        if a then info = info .. sfmt(" %s MSN=%d", (aeth_kind(u8(s, a))), rd(s, a, IBF.aeth_msn)) end
+        local sack = IBF.irn_sack_psn
+        if p.sack_at and p.sack_at + sack.off + sack.len <= p.buflen then
+            info = info .. sfmt(" SACK=%d", rd(s, p.off + p.sack_at, sack))
+        end
         if p.payload_len > 0 then info = info .. sfmt(" len=%d", p.payload_len) end
-        if fr.cm_off then info = info .. " CM " .. string.upper(CM_MSGS[u16(s, fr.cm_off + 16)]) end
+        if fr.cm_off then info = info .. " CM " .. string.upper(CM_MSGS[rd(s, fr.cm_off, L.cm.attr_id)]) end
         if fr.icrc and fr.icrc ~= "good" then info = info .. " ICRC " .. fr.icrc end
         if fr.truncated then info = info .. " [truncated]" end
         if fr.profile ~= "std" then info = info .. " [" .. fr.profile .. "]" end

@@ -32,7 +32,7 @@ use crate::ext::sdr::{SdrAnnotation, SdrTracker};
 use crate::ext::{dcp, flor, netrt, sdr, Ext};
 use crate::field::FieldId;
 use crate::frame::{DecodeOptions, Frame, LinkType};
-use crate::ib::Opcode;
+use crate::ib::{Opcode, Position};
 use crate::params::Params;
 use crate::profile::Profile;
 use crate::value::Value;
@@ -413,12 +413,12 @@ impl Decoder {
                 }
                 let (Some(reth), true) = (r.reth(), Opcode(opcode).is_write()) else { return None };
                 let psn = r.bth().psn();
-                match opcode {
-                    0x06 => {
+                match Opcode(opcode).position() {
+                    Some(Position::First) => {
                         state.dcp_first = Some((psn, reth.va(), reth.dma_len(), r.payload_len() as u32));
                         None
                     }
-                    0x07..=0x09 => {
+                    Some(Position::Middle | Position::Last) => {
                         let (fpsn, fva, flen, fpay) = state.dcp_first?;
                         let k = crate::ib::psn::diff(fpsn, psn);
                         let want_va = fva.wrapping_add((k as i64 as u64).wrapping_mul(fpay as u64));
@@ -433,7 +433,7 @@ impl Decoder {
                 let payload = roce.payload();
                 let candidate = match opcode {
                     sdr::OPCODE_DATA => true,
-                    sdr::OPCODE_CTRL_UC | sdr::OPCODE_CTRL_UD => sdr::is_ctrl(payload),
+                    op if sdr::is_ctrl_opcode(op) => sdr::is_ctrl(payload),
                     _ => false,
                 };
                 if !candidate {
@@ -458,10 +458,11 @@ impl Decoder {
                 let payload = roce.payload();
                 let wire = roce.payload_len();
                 let candidate = match opcode {
-                    0x00 | 0x20 => flor::is_send_header(payload, wire, false),
-                    0x04 | 0x05 | 0x24 | 0x25 => flor::is_send_header(payload, wire, true),
+                    op if flor::send_header_only(op).is_some() => {
+                        flor::is_send_header(payload, wire, flor::send_header_only(op) == Some(true))
+                    }
                     flor::OPCODE_ACK => flor::is_ack(payload, wire),
-                    0x09 | 0x0B | 0x29 | 0x2B => {
+                    op if flor::is_write_imm(op) => {
                         let (a, b) = std.ip_addrs()?;
                         self.flor_pairs.contains(&if a <= b { (a, b) } else { (b, a) })
                     }

@@ -534,7 +534,7 @@ impl<'a> Frame<'a> {
             _ => IcrcStatus::Truncated,
         };
         // CM MADs: the payload of a UD SEND Only to QP1.
-        if p.opcode().0 == 0x64 && p.bth().dest_qp() == 1 {
+        if p.opcode().0 == crate::ib::cm::OPCODE && p.bth().dest_qp() == crate::ib::cm::QP {
             match CmMad::new_checked(p.payload()) {
                 Ok(_) => self.cm_off = (off + p.payload_offset()) as u32,
                 Err(crate::ib::cm::CmError::Attribute(a)) => self.warnings.push(Warning::CmAttribute(a)),

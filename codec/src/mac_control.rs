@@ -6,6 +6,11 @@ use crate::ib::bytes::{get, put};
 pub const ETHERTYPE: u16 = 0x8808;
 pub const OPCODE_PAUSE: u16 = 0x0001;
 pub const OPCODE_PFC: u16 = 0x0101;
+/// Byte ranges after the EtherType: the opcode, PFC's class-enable vector; each pause time is
+/// `QUANTA_LEN` bytes at [`MacControl::quanta_offset`].
+pub const OPCODE: core::ops::Range<usize> = 0..2;
+pub const CLASS_ENABLE: core::ops::Range<usize> = 2..4;
+pub const QUANTA_LEN: usize = 2;
 
 /// A view over a MAC control frame's payload (after the EtherType).
 #[derive(Clone, Copy, Debug)]
@@ -18,7 +23,7 @@ impl<T: AsRef<[u8]>> MacControl<T> {
         MacControl { buffer }
     }
     pub fn opcode(&self) -> Option<u16> {
-        self.buffer.as_ref().get(0..2).map(|b| get(b) as u16)
+        self.buffer.as_ref().get(OPCODE).map(|b| get(b) as u16)
     }
     /// Bytes this frame's opcode needs (None for an opcode not decoded).
     pub fn needed_len(&self) -> Option<usize> {
@@ -30,7 +35,7 @@ impl<T: AsRef<[u8]>> MacControl<T> {
     }
     /// PFC class-enable vector.
     pub fn class_enable(&self) -> Option<u16> {
-        (self.opcode()? == OPCODE_PFC).then(|| get(&self.buffer.as_ref()[2..4]) as u16)
+        (self.opcode()? == OPCODE_PFC).then(|| get(&self.buffer.as_ref()[CLASS_ENABLE]) as u16)
     }
     /// Number of pause times (1 for PAUSE, 8 for PFC).
     pub fn quanta_count(&self) -> usize {
@@ -50,7 +55,7 @@ impl<T: AsRef<[u8]>> MacControl<T> {
     }
     pub fn quanta(&self, i: usize) -> u16 {
         let o = self.quanta_offset(i);
-        get(&self.buffer.as_ref()[o..o + 2]) as u16
+        get(&self.buffer.as_ref()[o..o + QUANTA_LEN]) as u16
     }
 }
 

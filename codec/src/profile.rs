@@ -23,3 +23,9 @@ impl Profile {
         Profile::ALL.into_iter().find(|p| p.name() == s)
     }
 }
+
+/// `--profile`'s choices: `auto` (detect per flow) or one profile. The default, and the help
+/// text the command line, the browser and the Wireshark preference show.
+pub const CHOICE_DEFAULT: &str = "auto";
+/// See [`CHOICE_DEFAULT`].
+pub const CHOICE_HELP: &str = "Transport profile: auto (detect per flow), std, dcp, sdr, flor, netrt, erd";

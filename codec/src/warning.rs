@@ -46,6 +46,44 @@ pub enum Layer {
 }
 
 impl Layer {
+    /// Every layer (the Lua plugin's table of names is generated from it).
+    pub const ALL: [Layer; 34] = [
+        Layer::Link,
+        Layer::Vlan,
+        Layer::Ipv4,
+        Layer::Ipv6,
+        Layer::Grh,
+        Layer::Udp,
+        Layer::Bth,
+        Layer::Rdeth,
+        Layer::Deth,
+        Layer::Xrceth,
+        Layer::Feth,
+        Layer::Reth,
+        Layer::AtomicEth,
+        Layer::Aeth,
+        Layer::AtomicAckEth,
+        Layer::ImmDt,
+        Layer::Ieth,
+        Layer::IrnSack,
+        Layer::Cnp,
+        Layer::Payload,
+        Layer::Icrc,
+        Layer::Cm,
+        Layer::Pfc,
+        Layer::Dcpeth,
+        Layer::Sseth,
+        Layer::Tcp,
+        Layer::Sdr,
+        Layer::SdrData,
+        Layer::Flor,
+        Layer::FlorAck,
+        Layer::Netrt,
+        Layer::Erd,
+        Layer::ErdNack,
+        Layer::Detection,
+    ];
+
     pub fn name(self) -> &'static str {
         use Layer::*;
         match self {
@@ -150,21 +188,27 @@ pub enum ExtProblem {
     Other(Note),
 }
 
+impl ExtProblem {
+    /// The template of this problem's text and its values, in the template's slot order.
+    fn template_args(&self) -> (&'static Template, [Arg<'static>; 3]) {
+        use templates as t;
+        let n = |v: u32| Arg::Int(v as u64);
+        match *self {
+            ExtProblem::Magic { got, want } => (&t::MAGIC, [n(got as u32), n(want as u32), Arg::None]),
+            ExtProblem::Version { got, want } => (&t::VERSION, [n(got as u32), n(want as u32), Arg::None]),
+            ExtProblem::Type(ty) => (&t::TYPE, [n(ty as u32), Arg::None, Arg::None]),
+            ExtProblem::BodyLength { got, want } => (&t::BODY_LENGTH, [n(got), n(want), Arg::None]),
+            ExtProblem::Short { got, want } => (&t::SHORT, [n(got), n(want), Arg::None]),
+            ExtProblem::Mismatch { field, got, want } => (&t::MISMATCH, [Arg::Str(field.name()), n(got), n(want)]),
+            ExtProblem::Other(note) => (&t::NOTE, [Arg::Str(note.text()), Arg::None, Arg::None]),
+        }
+    }
+}
+
 impl fmt::Display for ExtProblem {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match *self {
-            ExtProblem::Magic { got, want } => write!(f, "magic 0x{got:02x} (expected 0x{want:02x})"),
-            ExtProblem::Version { got, want } => write!(f, "version {got} (expected {want})"),
-            ExtProblem::Type(t) => write!(f, "unknown type {t}"),
-            ExtProblem::BodyLength { got, want } => {
-                write!(f, "body of {got} bytes where its type needs {want}")
-            }
-            ExtProblem::Short { got, want } => write!(f, "only {got} of {want} bytes present"),
-            ExtProblem::Mismatch { field, got, want } => {
-                write!(f, "{} {got} disagrees with {want}", field.name())
-            }
-            ExtProblem::Other(n) => f.write_str(n.text()),
-        }
+        let (t, args) = self.template_args();
+        t.render(f, &args)
     }
 }
 
@@ -297,58 +341,368 @@ impl Warning {
     }
 }
 
+impl Warning {
+    /// The template of this warning's text and its values, in the template's slot order.
+    fn template_args(&self) -> (&'static Template, [Arg<'_>; 3]) {
+        use templates as t;
+        use Warning::*;
+        let n = |v: u64| Arg::Int(v);
+        let s = |l: Layer| Arg::Str(l.name());
+        const NO: Arg<'static> = Arg::None;
+        match self {
+            &Truncated { layer, need, have } => (&t::TRUNCATED, [s(layer), n(need as u64), n(have as u64)]),
+            &LengthBeyondFrame { layer, claimed, available } => {
+                let t = t::BEYOND_FRAME.iter().find(|t| t.layer.is_none_or(|l| l == layer)).expect("a catch-all text");
+                (t, [s(layer), n(claimed as u64), n(available as u64)])
+            }
+            &LengthTooShort { layer, claimed, minimum } => (&t::TOO_SHORT, [s(layer), n(claimed as u64), n(minimum as u64)]),
+            &IpUdpLengthMismatch { ip_payload, udp } => (&t::IP_UDP_MISMATCH, [n(ip_payload as u64), n(udp as u64), NO]),
+            &UnknownOpcode(op) => (&t::UNKNOWN_OPCODE, [n(op as u64), NO, NO]),
+            CnpOpcode0x80 => (&t::CNP_0X80, [NO, NO, NO]),
+            &PadCntTooLarge { padcnt, available } => (&t::PAD_TOO_LARGE, [n(padcnt as u64), n(available as u64), NO]),
+            &PadOnNoPayload { padcnt } => (&t::PAD_NO_PAYLOAD, [n(padcnt as u64), NO, NO]),
+            &UnexpectedPayload { len } => (&t::UNEXPECTED_PAYLOAD, [n(len as u64), NO, NO]),
+            &AtomicWriteLength { len } => (&t::ATOMIC_WRITE_LENGTH, [n(len as u64), NO, NO]),
+            &TVer(v) => (&t::TVER, [n(v as u64), NO, NO]),
+            &AethReserved(syn) => (&t::AETH_RESERVED, [n(syn as u64), NO, NO]),
+            &IcrcMismatch { wire, computed } => (&t::ICRC_MISMATCH, [n(wire as u64), n(computed as u64), NO]),
+            &Ipv4Checksum { wire, computed } => (&t::IPV4_CHECKSUM, [n(wire as u64), n(computed as u64), NO]),
+            &CmAttribute(a) => (&t::CM_ATTRIBUTE, [n(a as u64), NO, NO]),
+            &MacControlOpcode(op) => (&t::MAC_CONTROL_OPCODE, [n(op as u64), NO, NO]),
+            &Unsupported(what) => (&t::UNSUPPORTED, [Arg::Str(what.text()), NO, NO]),
+            &HeaderOnlyLength { len } => (&t::HEADER_ONLY_LENGTH, [n(len as u64), NO, NO]),
+            Ext { layer, what } => (&t::EXT, [s(*layer), Arg::Show(what), NO]),
+            &NotKept(k) => (&t::NOT_KEPT, [n(k as u64), NO, NO]),
+        }
+    }
+}
+
 impl fmt::Display for Warning {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        use Warning::*;
-        match *self {
-            Truncated { layer, need, have } => {
-                write!(f, "truncated in {}: {have} of {need} bytes captured", layer.name())
-            }
-            LengthBeyondFrame { layer, claimed, available } => match layer {
-                // Name the length field: IPv4's total length, IPv6's header + payload length,
-                // the GRH's PayLen (which counts the bytes after the GRH).
-                Layer::Ipv4 => write!(f, "IPv4 total length {claimed} exceeds the {available} bytes in the frame"),
-                Layer::Ipv6 => write!(f, "IPv6 packet length {claimed} exceeds the {available} bytes in the frame"),
-                Layer::Grh => write!(f, "GRH PayLen {claimed} exceeds the {available} bytes after the GRH"),
-                _ => write!(f, "{} length {claimed} exceeds the {available} bytes in the frame", layer.name()),
-            },
-            LengthTooShort { layer, claimed, minimum } => {
-                write!(f, "{} length {claimed} is below the minimum {minimum}", layer.name())
-            }
-            IpUdpLengthMismatch { ip_payload, udp } => {
-                write!(f, "IP payload length {ip_payload} and UDP length {udp} disagree")
-            }
-            UnknownOpcode(op) => write!(f, "unknown opcode 0x{op:02x}: payload left opaque"),
-            CnpOpcode0x80 => f.write_str("opcode 0x80 read as CNP (hardware sends 0x81)"),
-            PadCntTooLarge { padcnt, available } => {
-                write!(f, "PadCnt {padcnt} exceeds the {available} bytes after the headers")
-            }
-            PadOnNoPayload { padcnt } => {
-                write!(f, "PadCnt {padcnt} on an opcode that carries no payload")
-            }
-            UnexpectedPayload { len } => {
-                write!(f, "{len} payload bytes on an opcode that carries no payload")
-            }
-            AtomicWriteLength { len } => {
-                write!(f, "ATOMIC WRITE carries {len} payload bytes instead of 8")
-            }
-            TVer(v) => write!(f, "BTH TVer {v} (expected 0)"),
-            AethReserved(s) => write!(f, "AETH syndrome 0x{s:02x} uses a reserved pattern"),
-            IcrcMismatch { wire, computed } => {
-                write!(f, "ICRC mismatch: wire {wire:08x} computed {computed:08x}")
-            }
-            Ipv4Checksum { wire, computed } => {
-                write!(f, "IPv4 header checksum 0x{wire:04x} where 0x{computed:04x} was expected")
-            }
-            CmAttribute(a) => write!(f, "CM MAD attribute 0x{a:04x} not decoded"),
-            MacControlOpcode(op) => write!(f, "MAC control opcode 0x{op:04x} not decoded"),
-            Unsupported(what) => write!(f, "not decoded: {}", what.text()),
-            HeaderOnlyLength { len } => {
-                write!(f, "DCP header-only packet with {len} bytes after UDP (expected BTH + 3)")
-            }
-            Ext { layer, what } => write!(f, "{}: {what}", layer.name()),
-            NotKept(n) => write!(f, "{n} more problems not listed"),
+        let (t, args) = self.template_args();
+        t.render(f, &args)
+    }
+}
+
+// ---- the texts ----
+
+/// How a count wider than its slot was narrowed where the warning was made (the slot's Rust
+/// type is narrower than the lengths it reports); the Lua plugin, which passes plain numbers,
+/// narrows the same way.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Narrow {
+    /// Stored as it is.
+    None,
+    /// Kept modulo 2^16 (`as u16`).
+    Wrap16,
+    /// Saturated at 65535.
+    Sat16,
+    /// Saturated at 2^32 − 1.
+    Sat32,
+}
+
+impl Narrow {
+    /// `v` narrowed.
+    pub const fn apply(self, v: u64) -> u64 {
+        match self {
+            Narrow::None => v,
+            Narrow::Wrap16 => v & 0xffff,
+            Narrow::Sat16 => if v > 0xffff { 0xffff } else { v },
+            Narrow::Sat32 => if v > 0xffff_ffff { 0xffff_ffff } else { v },
         }
+    }
+}
+
+/// One value of a template.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SlotKind {
+    /// A text (a layer's name, a field's name, a fixed note).
+    Text,
+    /// An integer, narrowed as said.
+    Int(Narrow),
+}
+
+/// A named value of a template.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Slot {
+    pub name: &'static str,
+    pub kind: SlotKind,
+}
+
+/// The text of one kind of warning (or of an extension problem): literal text with slots
+/// `{name}` (a text, or an integer in decimal) and `{name:0Nx}` (an integer in lowercase
+/// hexadecimal, zero-padded to N digits). `Display` prints from these; the Lua plugin's
+/// warning functions are generated from them (`dissector/src/lib.rs`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Template {
+    /// The plugin's name for it (`W.<key>`, `X.<key>` for extension problems).
+    pub key: &'static str,
+    /// Only for this layer: a more specific text of the same warning (the last one of a key
+    /// is for every other layer).
+    pub layer: Option<Layer>,
+    /// The values, in the order of the variant's fields (the plugin function's parameters).
+    pub slots: &'static [Slot],
+    pub text: &'static str,
+}
+
+/// A template's value.
+#[derive(Clone, Copy)]
+enum Arg<'a> {
+    None,
+    Int(u64),
+    Str(&'static str),
+    Show(&'a dyn fmt::Display),
+}
+
+/// One piece of a template: literal text, or a slot with its format.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Piece<'t> {
+    Lit(&'t str),
+    /// Slot index; hexadecimal width (None: decimal or text).
+    Slot(usize, Option<usize>),
+}
+
+impl Template {
+    /// The pieces of the text, in order.
+    pub fn pieces(&self) -> impl Iterator<Item = Piece<'static>> + '_ {
+        let slots = self.slots;
+        let mut rest: &'static str = self.text;
+        core::iter::from_fn(move || {
+            if rest.is_empty() {
+                return None;
+            }
+            match rest.find('{') {
+                Some(0) => {
+                    let end = rest.find('}').expect("a closed slot");
+                    let (spec, after) = (&rest[1..end], &rest[end + 1..]);
+                    rest = after;
+                    let (name, hex) = match spec.split_once(':') {
+                        Some((name, f)) => {
+                            let w = f.strip_prefix('0').and_then(|f| f.strip_suffix('x')).expect("format 0Nx");
+                            (name, Some(w.parse::<usize>().expect("a width")))
+                        }
+                        None => (spec, None),
+                    };
+                    let i = slots.iter().position(|s| s.name == name).expect("a declared slot");
+                    Some(Piece::Slot(i, hex))
+                }
+                Some(i) => {
+                    let (lit, after) = rest.split_at(i);
+                    rest = after;
+                    Some(Piece::Lit(lit))
+                }
+                None => {
+                    let lit = rest;
+                    rest = "";
+                    Some(Piece::Lit(lit))
+                }
+            }
+        })
+    }
+
+    fn render(&self, f: &mut fmt::Formatter<'_>, args: &[Arg<'_>]) -> fmt::Result {
+        for piece in self.pieces() {
+            match piece {
+                Piece::Lit(s) => f.write_str(s)?,
+                Piece::Slot(i, hex) => match (args[i], hex) {
+                    (Arg::Int(v), None) => write!(f, "{v}")?,
+                    (Arg::Int(v), Some(w)) => write!(f, "{v:0w$x}")?,
+                    (Arg::Str(s), _) => f.write_str(s)?,
+                    (Arg::Show(d), _) => write!(f, "{d}")?,
+                    (Arg::None, _) => unreachable!("template {} has no value for slot {i}", self.key),
+                },
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Every warning text (the Lua plugin's `W` and `X` functions are generated from these).
+pub mod templates {
+    use super::Layer;
+    use super::Narrow::{self, *};
+    use super::SlotKind::{self, Int, Text};
+    use super::{Slot, Template};
+
+    const fn slot(name: &'static str, kind: SlotKind) -> Slot {
+        Slot { name, kind }
+    }
+    const fn int(name: &'static str, narrow: Narrow) -> Slot {
+        slot(name, Int(narrow))
+    }
+    const LAYER: Slot = slot("layer", Text);
+    const fn t(key: &'static str, slots: &'static [Slot], text: &'static str) -> Template {
+        Template { key, layer: Option::None, slots, text }
+    }
+
+    pub const TRUNCATED: Template = t(
+        "truncated",
+        &[LAYER, int("need", Wrap16), int("have", Wrap16)],
+        "truncated in {layer}: {have} of {need} bytes captured",
+    );
+    const BEYOND: [Slot; 3] = [LAYER, int("claimed", None), int("available", None)];
+    /// The IP and GRH texts name the length field: IPv4's total length, IPv6's header + payload
+    /// length, the GRH's PayLen (which counts the bytes after the GRH).
+    pub const BEYOND_FRAME: [Template; 4] = [
+        Template {
+            layer: Some(Layer::Ipv4),
+            ..t("beyond_frame", &BEYOND, "IPv4 total length {claimed} exceeds the {available} bytes in the frame")
+        },
+        Template {
+            layer: Some(Layer::Ipv6),
+            ..t("beyond_frame", &BEYOND, "IPv6 packet length {claimed} exceeds the {available} bytes in the frame")
+        },
+        Template {
+            layer: Some(Layer::Grh),
+            ..t("beyond_frame", &BEYOND, "GRH PayLen {claimed} exceeds the {available} bytes after the GRH")
+        },
+        t("beyond_frame", &BEYOND, "{layer} length {claimed} exceeds the {available} bytes in the frame"),
+    ];
+    pub const TOO_SHORT: Template = t(
+        "too_short",
+        &[LAYER, int("claimed", None), int("minimum", None)],
+        "{layer} length {claimed} is below the minimum {minimum}",
+    );
+    pub const IP_UDP_MISMATCH: Template = t(
+        "ip_udp_mismatch",
+        &[int("ip_payload", Wrap16), int("udp", Wrap16)],
+        "IP payload length {ip_payload} and UDP length {udp} disagree",
+    );
+    pub const UNKNOWN_OPCODE: Template =
+        t("unknown_opcode", &[int("op", None)], "unknown opcode 0x{op:02x}: payload left opaque");
+    pub const CNP_0X80: Template = t("cnp_0x80", &[], "opcode 0x80 read as CNP (hardware sends 0x81)");
+    pub const PAD_TOO_LARGE: Template = t(
+        "pad_too_large",
+        &[int("padcnt", None), int("available", Wrap16)],
+        "PadCnt {padcnt} exceeds the {available} bytes after the headers",
+    );
+    pub const PAD_NO_PAYLOAD: Template =
+        t("pad_no_payload", &[int("padcnt", None)], "PadCnt {padcnt} on an opcode that carries no payload");
+    pub const UNEXPECTED_PAYLOAD: Template =
+        t("unexpected_payload", &[int("len", Sat16)], "{len} payload bytes on an opcode that carries no payload");
+    pub const ATOMIC_WRITE_LENGTH: Template =
+        t("atomic_write_length", &[int("len", Wrap16)], "ATOMIC WRITE carries {len} payload bytes instead of 8");
+    pub const TVER: Template = t("tver", &[int("tver", None)], "BTH TVer {tver} (expected 0)");
+    pub const AETH_RESERVED: Template =
+        t("aeth_reserved", &[int("syndrome", None)], "AETH syndrome 0x{syndrome:02x} uses a reserved pattern");
+    pub const ICRC_MISMATCH: Template = t(
+        "icrc_mismatch",
+        &[int("wire", None), int("computed", None)],
+        "ICRC mismatch: wire {wire:08x} computed {computed:08x}",
+    );
+    pub const IPV4_CHECKSUM: Template = t(
+        "ipv4_checksum",
+        &[int("wire", None), int("computed", None)],
+        "IPv4 header checksum 0x{wire:04x} where 0x{computed:04x} was expected",
+    );
+    pub const CM_ATTRIBUTE: Template =
+        t("cm_attribute", &[int("attribute", None)], "CM MAD attribute 0x{attribute:04x} not decoded");
+    pub const MAC_CONTROL_OPCODE: Template =
+        t("mac_control_opcode", &[int("opcode", None)], "MAC control opcode 0x{opcode:04x} not decoded");
+    pub const UNSUPPORTED: Template = t("unsupported", &[slot("what", Text)], "not decoded: {what}");
+    pub const HEADER_ONLY_LENGTH: Template = t(
+        "header_only_length",
+        &[int("len", Sat16)],
+        "DCP header-only packet with {len} bytes after UDP (expected BTH + 3)",
+    );
+    pub const EXT: Template = t("ext", &[LAYER, slot("what", Text)], "{layer}: {what}");
+    pub const NOT_KEPT: Template = t("not_kept", &[int("count", Sat16)], "{count} more problems not listed");
+
+    // Extension problems (the `what` of `EXT`).
+    pub const MAGIC: Template =
+        t("magic", &[int("got", None), int("want", None)], "magic 0x{got:02x} (expected 0x{want:02x})");
+    pub const VERSION: Template = t("version", &[int("got", None), int("want", None)], "version {got} (expected {want})");
+    pub const TYPE: Template = t("type", &[int("code", None)], "unknown type {code}");
+    pub const BODY_LENGTH: Template = t(
+        "body_length",
+        &[int("got", Sat32), int("want", Sat32)],
+        "body of {got} bytes where its type needs {want}",
+    );
+    pub const SHORT: Template = t("short", &[int("got", Sat32), int("want", Sat32)], "only {got} of {want} bytes present");
+    pub const MISMATCH: Template = t(
+        "mismatch",
+        &[slot("field", Text), int("got", Sat32), int("want", Sat32)],
+        "{field} {got} disagrees with {want}",
+    );
+    pub const NOTE: Template = t("note", &[slot("note", Text)], "{note}");
+
+    /// The warnings' templates, in the order of `Warning`'s variants.
+    pub const WARNINGS: [&Template; 23] = [
+        &TRUNCATED,
+        &BEYOND_FRAME[0],
+        &BEYOND_FRAME[1],
+        &BEYOND_FRAME[2],
+        &BEYOND_FRAME[3],
+        &TOO_SHORT,
+        &IP_UDP_MISMATCH,
+        &UNKNOWN_OPCODE,
+        &CNP_0X80,
+        &PAD_TOO_LARGE,
+        &PAD_NO_PAYLOAD,
+        &UNEXPECTED_PAYLOAD,
+        &ATOMIC_WRITE_LENGTH,
+        &TVER,
+        &AETH_RESERVED,
+        &ICRC_MISMATCH,
+        &IPV4_CHECKSUM,
+        &CM_ATTRIBUTE,
+        &MAC_CONTROL_OPCODE,
+        &HEADER_ONLY_LENGTH,
+        &EXT,
+        &UNSUPPORTED,
+        &NOT_KEPT,
+    ];
+    /// The extension problems' templates, in the order of `ExtProblem`'s variants.
+    pub const EXT_PROBLEMS: [&Template; 7] = [&MAGIC, &VERSION, &TYPE, &BODY_LENGTH, &SHORT, &MISMATCH, &NOTE];
+}
+
+#[cfg(test)]
+mod template_tests {
+    use super::*;
+
+    #[test]
+    fn templates_parse_and_use_every_slot() {
+        for t in templates::WARNINGS.iter().chain(&templates::EXT_PROBLEMS) {
+            let used: Vec<usize> = t
+                .pieces()
+                .filter_map(|p| match p {
+                    Piece::Slot(i, _) => Some(i),
+                    Piece::Lit(_) => None,
+                })
+                .collect();
+            // A text for one layer need not name it.
+            for i in (0..t.slots.len()).filter(|&i| t.layer.is_none() || t.slots[i].name != "layer") {
+                assert!(used.contains(&i), "{}: slot {} unused", t.key, t.slots[i].name);
+            }
+        }
+    }
+
+    #[test]
+    fn texts_as_before() {
+        let w = Warning::Truncated { layer: Layer::Bth, need: 12, have: 3 };
+        assert_eq!(w.to_string(), "truncated in BTH: 3 of 12 bytes captured");
+        assert_eq!(Warning::UnknownOpcode(0x1c).to_string(), "unknown opcode 0x1c: payload left opaque");
+        assert_eq!(
+            Warning::IcrcMismatch { wire: 0xab, computed: 0x1234_5678 }.to_string(),
+            "ICRC mismatch: wire 000000ab computed 12345678"
+        );
+        assert_eq!(
+            Warning::LengthBeyondFrame { layer: Layer::Grh, claimed: 9, available: 8 }.to_string(),
+            "GRH PayLen 9 exceeds the 8 bytes after the GRH"
+        );
+        assert_eq!(
+            Warning::LengthBeyondFrame { layer: Layer::Udp, claimed: 9, available: 8 }.to_string(),
+            "UDP header length 9 exceeds the 8 bytes in the frame"
+        );
+        assert_eq!(
+            Warning::Ext { layer: Layer::Sdr, what: ExtProblem::Magic { got: 1, want: 0x53 } }.to_string(),
+            "SDR control message: magic 0x01 (expected 0x53)"
+        );
+        assert_eq!(
+            Warning::Unsupported(Unsupported::VlanDepth).to_string(),
+            "not decoded: more than two VLAN tags"
+        );
+        assert_eq!(Warning::NotKept(3).to_string(), "3 more problems not listed");
     }
 }
 

@@ -7,8 +7,13 @@
 //!   (`codec/src/ib/opcode.rs`, for the standard layout and DCP's), the CM attribute ids
 //!   (`codec/src/ib/cm.rs`), the profile names (`codec/src/profile.rs`), the parameters'
 //!   preferences and how to read them (the parameter table, `codec/src/params/table.rs`:
-//!   names, titles, help texts, kinds, ranges, defaults), the extensions' warning texts, type names
-//!   and memory limits (`codec/src/warning.rs`, `field.rs`, `ext/`, `decoder.rs`);
+//!   names, titles, help texts, kinds, ranges, defaults), every warning text as a function of its
+//!   values (`W.*`, `X.*`, `LAYER`, `NOTE`: the templates of `codec/src/warning.rs` that the
+//!   codec's `Display` prints from), the opcode sets the extensions and the decoder test (`OPS`:
+//!   each Rust predicate tried on all 256 opcodes), the extensions' constants (`K`: magic
+//!   numbers, versions, type codes, lengths, flag bits, CM and MAC control) and byte layouts
+//!   (`L`: each field's offset and length, from the `*_field` modules of `codec/src/ext/`,
+//!   `ib/cm.rs`), type names and memory limits (`field.rs`, `ext/`, `decoder.rs`);
 //! - the **hand-written** dispatch, `dissector/template.lua` (included verbatim), which decodes
 //!   a frame the way `Frame::parse` does (with the five extensions of `codec/src/ext/`, and the
 //!   stateful decoder of `codec/src/decoder.rs`: `auto` detection, SDR tracker, ERD NACK
@@ -28,11 +33,15 @@
 
 use std::fmt::Write as _;
 
-use rocescope_codec::ext::{erd, sdr};
+use core::ops::Range;
+
+use rocescope_codec::ext::{dcp, erd, flor, netrt, sdr};
+use rocescope_codec::ib::{cm as ib_cm, Position, Transport};
+use rocescope_codec::mac_control::{self, MacControl};
 use rocescope_codec::field::{FLOR_SEND_VALUES, SDR_CTRL_VALUES};
 use rocescope_codec::ib::{CmMsg, Hdr, OpInfo, Opcode};
-use rocescope_codec::warning::{Layer, Note};
 use rocescope_codec::params::{ParamKind, PARAMS};
+use rocescope_codec::warning::{templates, Layer, Narrow, Note, Piece, SlotKind, Template, Unsupported, Warning};
 use rocescope_codec::{FieldDef, FieldType, Profile, Warnings, FIELDS};
 
 /// The hand-written part of the plugin.
@@ -47,7 +56,10 @@ pub fn dissector() -> String {
     profiles_and_params(&mut s);
     headers_and_opcodes(&mut s);
     cm(&mut s);
+    warnings(&mut s);
     extensions(&mut s);
+    opcode_sets(&mut s);
+    constants_and_layouts(&mut s);
     s.push_str("\n-- ==== end of the generated part; what follows is dissector/template.lua ====\n\n");
     s.push_str(TEMPLATE);
     s
@@ -131,7 +143,8 @@ fn header(s: &mut String) {
 -- GENERATED FILE, do not edit. `rocescope dissector > dissector/rocescope.lua` writes it: the part
 -- down to \"end of the generated part\" from the codec (field registry codec/src/field.rs, opcode
 -- table codec/src/ib/opcode.rs, CM ids codec/src/ib/cm.rs, profiles codec/src/profile.rs, parameter
--- table codec/src/params/table.rs), the rest verbatim from dissector/template.lua.
+-- table codec/src/params/table.rs, warning texts codec/src/warning.rs, the extensions' opcode
+-- sets, constants and byte layouts codec/src/ext/), the rest verbatim from dissector/template.lua.
 --
 -- Use:  tshark -X lua_script:dissector/rocescope.lua -o rocescope.profile:std -r FILE -T fields -e rocescope.bth.psn
 -- or copy this file to ~/.local/lib/wireshark/plugins/. Tested with Wireshark 4.0 (Lua 5.2).
@@ -228,10 +241,32 @@ local PARAM_DEFS = {
     writeln!(s, "local PARAM_FALLBACK = {{sdr_mtu = {}}}", sdr::DEFAULT_MTU).unwrap();
     s.push_str(
         "\
--- The preferences rocescope.NAME, one per parameter: the table's titles, defaults and help texts
--- (with the flag's name); numbers and splits are strings, read as the flags read them.
+-- The preferences: rocescope.profile (the command line's --profile), rocescope.replace_infiniband
+-- (Wireshark only: see template.lua), then rocescope.NAME, one per parameter: the table's titles,
+-- defaults and help texts (with the flag's name); numbers and splits are strings, read as the flags
+-- read them.
 local function declare_param_prefs(proto)
 ",
+    );
+    let choices: Vec<String> = std::iter::once("auto")
+        .chain(Profile::ALL.iter().map(|p| p.name()))
+        .enumerate()
+        .map(|(i, v)| format!("{{{0}, {1}, {0}}}", i + 1, lua_str(v)))
+        .collect();
+    let default = std::iter::once("auto")
+        .chain(Profile::ALL.iter().map(|p| p.name()))
+        .position(|p| p == rocescope_codec::profile::CHOICE_DEFAULT)
+        .expect("the default profile choice is a choice");
+    writeln!(
+        s,
+        "    proto.prefs.profile = Pref.enum(\"Profile\", {}, {},\n        {{{}}}, false)",
+        default + 1,
+        lua_str(&format!("{} (--profile).", rocescope_codec::profile::CHOICE_HELP)),
+        choices.join(", ")
+    )
+    .unwrap();
+    s.push_str(
+        "    proto.prefs.replace_infiniband = Pref.bool(\"Replace the infiniband dissector\", true,\n        \"Take UDP port 4791 and EtherType 0x8915 from Wireshark's infiniband dissector. rocescope \"\n            .. \"decodes every frame as a post-dissector either way.\")\n",
     );
     for d in PARAMS {
         let desc = lua_str(&format!("{} ({})", d.help_text(), d.flag));
@@ -324,17 +359,142 @@ fn note_key(n: Note) -> &'static str {
 }
 
 
-/// The layers extension warnings name, by the plugin's key.
-const EXT_LAYERS: [(&str, Layer); 8] = [
-    ("sdr", Layer::Sdr),
-    ("sdr_data", Layer::SdrData),
-    ("flor", Layer::Flor),
-    ("flor_ack", Layer::FlorAck),
-    ("netrt", Layer::Netrt),
-    ("erd", Layer::Erd),
-    ("erd_nack", Layer::ErdNack),
-    ("detection", Layer::Detection),
-];
+/// The plugin's key for a layer (`LAYER.<key>`: its name in warnings); the match makes a new
+/// [`Layer`] fail to compile here until the plugin knows it (and [`Layer::ALL`] lists it).
+pub fn layer_key(l: Layer) -> &'static str {
+    use Layer::*;
+    match l {
+        Link => "link",
+        Vlan => "vlan",
+        Ipv4 => "ipv4",
+        Ipv6 => "ipv6",
+        Grh => "grh",
+        Udp => "udp",
+        Bth => "bth",
+        Rdeth => "rdeth",
+        Deth => "deth",
+        Xrceth => "xrceth",
+        Feth => "feth",
+        Reth => "reth",
+        AtomicEth => "atomiceth",
+        Aeth => "aeth",
+        AtomicAckEth => "atomicacketh",
+        ImmDt => "immdt",
+        Ieth => "ieth",
+        IrnSack => "irn_sack",
+        Cnp => "cnp",
+        Payload => "payload",
+        Icrc => "icrc",
+        Cm => "cm",
+        Pfc => "pfc",
+        Dcpeth => "dcpeth",
+        Sseth => "sseth",
+        Tcp => "tcp",
+        Sdr => "sdr",
+        SdrData => "sdr_data",
+        Flor => "flor",
+        FlorAck => "flor_ack",
+        Netrt => "netrt",
+        Erd => "erd",
+        ErdNack => "erd_nack",
+        Detection => "detection",
+    }
+}
+
+/// The plugin's key for an unsupported encapsulation (`W.<key>`: the whole warning text).
+fn unsupported_key(u: Unsupported) -> &'static str {
+    match u {
+        Unsupported::VlanDepth => "vlan_depth",
+        Unsupported::Ipv4Fragment => "ipv4_fragment",
+        Unsupported::Ipv6ExtensionHeaders => "ipv6_ext",
+        Unsupported::GrhNextHeader => "grh_next_header",
+    }
+}
+
+/// A template as a Lua `string.format` call on its slots (narrowed as the codec narrows them).
+fn lua_format(t: &Template) -> String {
+    let mut fmt = String::new();
+    let mut args = Vec::new();
+    for piece in t.pieces() {
+        match piece {
+            Piece::Lit(l) => fmt.push_str(&l.replace('%', "%%")),
+            Piece::Slot(i, hex) => {
+                let slot = t.slots[i];
+                let (spec, arg) = match slot.kind {
+                    SlotKind::Text => ("%s".to_string(), slot.name.to_string()),
+                    SlotKind::Int(narrow) => {
+                        let arg = match narrow {
+                            Narrow::None => slot.name.to_string(),
+                            Narrow::Wrap16 => format!("{} % {}", slot.name, Narrow::Wrap16.apply(u64::MAX) + 1),
+                            Narrow::Sat16 => format!("math.min({}, {})", slot.name, Narrow::Sat16.apply(u64::MAX)),
+                            Narrow::Sat32 => format!("math.min({}, {})", slot.name, Narrow::Sat32.apply(u64::MAX)),
+                        };
+                        (hex.map_or("%d".to_string(), |w| format!("%0{w}x")), arg)
+                    }
+                };
+                fmt.push_str(&spec);
+                args.push(arg);
+            }
+        }
+    }
+    if args.is_empty() {
+        return lua_str(&fmt);
+    }
+    format!("string.format({}, {})", lua_str(&fmt), args.join(", "))
+}
+
+/// `W.<key>` / `X.<key>` from the templates of one table: a function of the slots (a string
+/// for a template without slots), choosing a layer's own text first.
+fn lua_templates(s: &mut String, table: &str, list: &[&Template]) {
+    let mut i = 0;
+    while i < list.len() {
+        let key = list[i].key;
+        let group: Vec<&Template> = list[i..].iter().take_while(|t| t.key == key).copied().collect();
+        i += group.len();
+        let last = group[group.len() - 1];
+        if last.slots.is_empty() {
+            writeln!(s, "{table}.{key} = {}", lua_format(last)).unwrap();
+            continue;
+        }
+        let params: Vec<&str> = last.slots.iter().map(|sl| sl.name).collect();
+        writeln!(s, "function {table}.{key}({})", params.join(", ")).unwrap();
+        for t in &group[..group.len() - 1] {
+            let l = t.layer.expect("only the last text of a key is for every layer");
+            writeln!(s, "    if layer == LAYER.{} then return {} end", layer_key(l), lua_format(t)).unwrap();
+        }
+        writeln!(s, "    return {}", lua_format(last)).unwrap();
+        s.push_str("end\n");
+    }
+}
+
+fn warnings(s: &mut String) {
+    s.push_str("\n-- ==== generated: warning texts (codec/src/warning.rs: Layer::name, templates) ====\n");
+    s.push_str("-- LAYER[key] = Layer::name.\n");
+    let layers: Vec<String> = Layer::ALL.iter().map(|&l| format!("{} = {}", layer_key(l), lua_str(l.name()))).collect();
+    s.push_str("local LAYER = {\n");
+    for chunk in layers.chunks(6) {
+        writeln!(s, "    {},", chunk.join(", ")).unwrap();
+    }
+    s.push_str("}\n");
+    s.push_str(
+        "-- W.<key>(values...): the text of a warning (Warning's Display), X.<key>(values...): of an\n\
+         -- extension problem (ExtProblem's Display), each from its template; the values narrowed as\n\
+         -- the codec stores them.\n",
+    );
+    s.push_str("local W, X = {}, {}\n");
+    lua_templates(s, "W", &templates::WARNINGS);
+    lua_templates(s, "X", &templates::EXT_PROBLEMS);
+    for u in Unsupported::ALL {
+        writeln!(s, "W.{} = {}", unsupported_key(u), lua_str(&Warning::Unsupported(u).to_string())).unwrap();
+    }
+    // Warnings::problem_count leaves out Truncated warnings: known by their text's start.
+    let prefix = match templates::TRUNCATED.pieces().next() {
+        Some(Piece::Lit(l)) => l,
+        _ => panic!("the truncated text starts with literal text"),
+    };
+    s.push_str("-- Whether a text is a Truncated warning's (Warnings::problem_count leaves those out).\n");
+    writeln!(s, "function W.is_truncated(text) return text:sub(1, {}) == {} end", prefix.len(), lua_str(prefix)).unwrap();
+}
 
 fn lua_list(values: &[&str]) -> String {
     values.iter().map(|v| lua_str(v)).collect::<Vec<_>>().join(", ")
@@ -344,9 +504,7 @@ fn extensions(s: &mut String) {
     s.push_str(
         "\n-- ==== generated: the extensions' texts and limits (codec/src/warning.rs, field.rs, ext/, decoder.rs) ====\n",
     );
-    s.push_str("-- Warning::Ext texts: \"<EXT_LAYER[layer]>: <problem>\"; NOTE[key] = Note::text.\n");
-    let layers: Vec<String> = EXT_LAYERS.iter().map(|(k, l)| format!("{k} = {}", lua_str(l.name()))).collect();
-    writeln!(s, "local EXT_LAYER = {{{}}}", layers.join(", ")).unwrap();
+    s.push_str("-- NOTE[key] = Note::text (the fixed problems of Warning::Ext).\n");
     s.push_str("local NOTE = {\n");
     for n in Note::ALL {
         writeln!(s, "    {} = {},", note_key(n), lua_str(n.text())).unwrap();
@@ -363,6 +521,279 @@ fn extensions(s: &mut String) {
     writeln!(s, "    sdr_msgs_per_flow = {},", sdr::SdrTracker::MAX_MSGS_PER_FLOW).unwrap();
     writeln!(s, "    nack_message_len = {},", erd::NACK_MAX_LEN).unwrap();
     s.push_str("}\n");
+}
+
+/// A Lua set of the opcodes `pred` holds for (all 256 tried), or a map to the value it gives.
+fn lua_opcode_map(name: &str, mut pred: impl FnMut(Opcode) -> Option<String>) -> String {
+    let entries: Vec<String> =
+        (0..=255u8).filter_map(|op| pred(Opcode(op)).map(|v| format!("[0x{op:02x}] = {v}"))).collect();
+    let mut out = format!("OPS.{name} = {{");
+    let mut line = String::new();
+    for (i, e) in entries.iter().enumerate() {
+        if i > 0 && i % 8 == 0 {
+            out.push_str(&line);
+            out.push_str("\n    ");
+            line.clear();
+        }
+        line.push_str(e);
+        line.push_str(", ");
+    }
+    out.push_str(line.trim_end_matches(", "));
+    out.push_str("}\n");
+    out
+}
+
+fn set(b: bool) -> Option<String> {
+    b.then(|| "true".to_string())
+}
+
+fn opcode_sets(s: &mut String) {
+    s.push_str(
+        "\n-- ==== generated: opcode sets, each of the Rust predicate it names tried on all 256 opcodes ====\n",
+    );
+    s.push_str("local OPS = {}\n");
+    s.push_str("-- Opcode::name (the standard table's names, else Unknown / Vendor-specific).\n");
+    s.push_str(&lua_opcode_map("name", |o| Some(lua_str(o.name()))));
+    s.push_str("-- Opcode::is_write, Opcode::position, transport UD (Opcode::transport).\n");
+    s.push_str(&lua_opcode_map("write", |o| set(o.is_write())));
+    s.push_str(&lua_opcode_map("position", |o| {
+        o.position().map(|p| {
+            lua_str(match p {
+                Position::First => "first",
+                Position::Middle => "middle",
+                Position::Last => "last",
+                Position::Only => "only",
+            })
+        })
+    }));
+    s.push_str(&lua_opcode_map("ud", |o| set(o.transport() == Transport::Ud)));
+    s.push_str("-- CM MADs ride on this opcode (ib/cm.rs OPCODE).\n");
+    s.push_str(&lua_opcode_map("cm", |o| set(o.0 == ib_cm::OPCODE)));
+    s.push_str("-- DCP: Opcode::is_dcp_request (carry DCP headers), dcp::OPCODE_ACK (eMSN under tag 01).\n");
+    s.push_str(&lua_opcode_map("dcp_request", |o| set(o.is_dcp_request())));
+    s.push_str(&lua_opcode_map("dcp_ack", |o| set(o.0 == dcp::OPCODE_ACK)));
+    s.push_str("-- SDR: sdr::OPCODE_DATA, sdr::is_ctrl_opcode.\n");
+    s.push_str(&lua_opcode_map("sdr_data", |o| set(o.0 == sdr::OPCODE_DATA)));
+    s.push_str(&lua_opcode_map("sdr_ctrl", |o| set(sdr::is_ctrl_opcode(o.0))));
+    s.push_str(
+        "-- Flor: flor::is_write_imm, flor::send_header_only (opcode -> whether a SEND Only),\n-- flor::OPCODE_ACK.\n",
+    );
+    s.push_str(&lua_opcode_map("flor_write_imm", |o| set(flor::is_write_imm(o.0))));
+    s.push_str(&lua_opcode_map("flor_send_header", |o| flor::send_header_only(o.0).map(|b| b.to_string())));
+    s.push_str(&lua_opcode_map("flor_ack", |o| set(o.0 == flor::OPCODE_ACK)));
+    s.push_str("-- ERD: erd::carries_eeth.\n");
+    s.push_str(&lua_opcode_map("erd_eeth", |o| set(erd::carries_eeth(o.0))));
+}
+
+/// A byte offset or range of a header, as `{off = .., len = ..}`.
+trait Span {
+    fn span(&self) -> (usize, usize);
+}
+impl Span for usize {
+    fn span(&self) -> (usize, usize) {
+        (*self, 1)
+    }
+}
+impl Span for Range<usize> {
+    fn span(&self) -> (usize, usize) {
+        (self.start, self.end - self.start)
+    }
+}
+/// To the end of the message: `len = 0`.
+impl Span for core::ops::RangeFrom<usize> {
+    fn span(&self) -> (usize, usize) {
+        (self.start, 0)
+    }
+}
+
+/// `L.<name> = {field = {off = .., len = ..}, ...}` from a module's byte offsets, the keys its
+/// constants' names in lower case.
+macro_rules! layout {
+    ($s:expr, $name:expr, $module:path, [$($c:ident),* $(,)?] $(, $extra:expr)?) => {{
+        use $module as m;
+        let mut fields: Vec<String> = Vec::new();
+        $(
+            let (off, len) = Span::span(&m::$c);
+            fields.push(format!("{} = {{off = {off}, len = {len}}}", stringify!($c).to_lowercase()));
+        )*
+        $( fields.extend($extra); )?
+        writeln!($s, "L.{} = {{{}}}", $name, fields.join(", ")).unwrap();
+    }};
+}
+
+/// `name = value` pairs as a Lua table constructor.
+fn lua_table(pairs: &[(&str, String)]) -> String {
+    let v: Vec<String> = pairs.iter().map(|(k, v)| format!("{k} = {v}")).collect();
+    format!("{{{}}}", v.join(", "))
+}
+
+fn constants_and_layouts(s: &mut String) {
+    s.push_str("\n-- ==== generated: the extensions' constants and byte layouts (codec/src/ext/*.rs, ib/cm.rs, mac_control.rs) ====\n");
+    s.push_str("-- K.<module>.<constant>: magic numbers, versions, type codes, lengths, flag bits.\n");
+    s.push_str("local K = {}\n");
+    let n = |v: u64| v.to_string();
+    let h = |v: u64| format!("0x{v:02x}");
+    writeln!(
+        s,
+        "K.dcp = {}",
+        lua_table(&[
+            ("tag_none", n(dcp::TAG_NONE as u64)),
+            ("tag_ack", n(dcp::TAG_ACK as u64)),
+            ("tag_data", n(dcp::TAG_DATA as u64)),
+            ("tag_ho", n(dcp::TAG_HO as u64)),
+            ("tag_mask", n(dcp::tag(0xff, 0) as u64)),
+            ("ho_msn_len", n(dcp::HO_MSN_LEN as u64)),
+        ])
+    )
+    .unwrap();
+    let fixed: Vec<(&str, String)> = (1..=255u8)
+        .filter_map(sdr::CtrlType::from_code)
+        .map(|k| (k.name(), n(sdr::ctrl_body_fixed(k) as u64)))
+        .collect();
+    writeln!(
+        s,
+        "K.sdr = {}",
+        lua_table(&[
+            ("magic", h(sdr::MAGIC as u64)),
+            ("version", n(sdr::VERSION as u64)),
+            ("ctrl_header_len", n(sdr::CTRL_HEADER_LEN as u64)),
+            ("default_mtu", n(sdr::DEFAULT_MTU as u64)),
+            ("body_fixed", lua_table(&fixed)),
+        ])
+    )
+    .unwrap();
+    let addr: Vec<(&str, String)> = (1..=255u8)
+        .filter_map(flor::SendType::from_code)
+        .filter_map(|k| k.body_len().map(|l| (k.name(), n(l as u64))))
+        .collect();
+    writeln!(
+        s,
+        "K.flor = {}",
+        lua_table(&[
+            ("version", n(flor::VERSION as u64)),
+            ("send_header_len", n(flor::SEND_HEADER_LEN as u64)),
+            ("addr_len", lua_table(&addr)),
+            ("flag_hint", h(flor::FLAG_HINT as u64)),
+            ("flags_reserved", h(flor::FLAGS_RESERVED as u64)),
+            ("ack_header_len", n(flor::ACK_HEADER_LEN as u64)),
+            ("ack_max_entries", n(flor::ACK_MAX_ENTRIES as u64)),
+            ("ack_qpn_high", format!("0x{:08x}", flor::ACK_QPN_HIGH)),
+        ])
+    )
+    .unwrap();
+    writeln!(
+        s,
+        "K.netrt = {}",
+        lua_table(&[
+            ("type_request", n(netrt::TYPE_REQUEST as u64)),
+            ("type_unfulfilled", n(netrt::TYPE_UNFULFILLED as u64)),
+            ("request_len", n(netrt::REQUEST_LEN as u64)),
+            ("unfulfilled_len", n(netrt::UNFULFILLED_LEN as u64)),
+            ("rtx_mark", h(netrt::RTX_MARK as u64)),
+        ])
+    )
+    .unwrap();
+    writeln!(
+        s,
+        "K.erd = {}",
+        lua_table(&[
+            ("eeth_len", n(erd::EETH_LEN as u64)),
+            ("type_bit", h(erd::field::TYPE_BIT as u64)),
+            ("last_bit", h(erd::field::LAST_BIT as u64)),
+            ("mgmt_qp_max", n(erd::MGMT_QP_MAX as u64)),
+            ("nack_magic", h(erd::NACK_MAGIC as u64)),
+            ("nack_version", n(erd::NACK_VERSION as u64)),
+            ("nack_header_len", n(erd::NACK_HEADER_LEN as u64)),
+            ("nack_entry_len", n(erd::NACK_ENTRY_LEN as u64)),
+            ("nack_max_streams", n(erd::NACK_MAX_STREAMS as u64)),
+        ])
+    )
+    .unwrap();
+    let need: Vec<String> = (0..=u16::MAX)
+        .filter_map(|id| CmMsg::from_attribute_id(id).map(|m| format!("{} = {}", m.name(), m.needed_len())))
+        .collect();
+    writeln!(
+        s,
+        "K.cm = {}",
+        lua_table(&[
+            ("qp", n(ib_cm::QP as u64)),
+            ("mgmt_class_cm", h(ib_cm::MGMT_CLASS_CM as u64)),
+            ("header_len", n(ib_cm::DATA as u64)),
+            ("min_len", n(rocescope_codec::ib::CmMad::<&[u8]>::MIN_LEN as u64)),
+            ("need", format!("{{{}}}", need.join(", "))),
+        ])
+    )
+    .unwrap();
+    // MAC control: per opcode decoded, the bytes it needs and where its fields are.
+    let mut ops = Vec::new();
+    for op in 0..=u16::MAX {
+        let b = op.to_be_bytes();
+        let mut buf = [0u8; 64];
+        buf[..2].copy_from_slice(&b);
+        let mc = MacControl::new_unchecked(&buf[..]);
+        let Some(need) = mc.needed_len() else { continue };
+        let quanta: Vec<String> = (0..mc.quanta_count()).map(|i| mc.quanta_offset(i).to_string()).collect();
+        let ce = match mc.class_enable() {
+            Some(_) => format!("{{off = {}, len = {}}}", mac_control::CLASS_ENABLE.start, mac_control::CLASS_ENABLE.len()),
+            None => "nil".to_string(),
+        };
+        ops.push(format!("[0x{op:04x}] = {{need = {need}, class_enable = {ce}, quanta = {{{}}}}}", quanta.join(", ")));
+    }
+    s.push_str(
+        "-- K.mac_control.ops[opcode] = {need = bytes after the EtherType, class_enable = PFC's vector,\n\
+         -- quanta = offsets of the pause times}.\n",
+    );
+    writeln!(
+        s,
+        "K.mac_control = {{ops = {{{}}}, opcode_len = {}, quanta_len = {}}}",
+        ops.join(", "),
+        mac_control::OPCODE.len(),
+        mac_control::QUANTA_LEN
+    )
+    .unwrap();
+
+    s.push_str(
+        "-- L.<header>.<field> = {off = byte offset in the header, len = bytes (0: to the end)}; a repeated\n\
+         -- field (ACK entries, NACK indices) is its first occurrence.\n",
+    );
+    s.push_str("local L = {}\n");
+    layout!(s, "flor_send", flor::send_field, [VERSION, TYPE, FLAGS, RESERVED, RN, GN, WRITE_RN, BODY_LEN]);
+    layout!(s, "flor_addr_req", flor::addr_req_field, [MID, MSG_LEN]);
+    layout!(s, "flor_addr_resp", flor::addr_resp_field, [MID, R_KEY, VA, BUF_LEN]);
+    layout!(s, "flor_ack", flor::ack_field, [QPN, BITMAP, LEAST_GN, DELAY_NS, ENTRY]);
+    layout!(
+        s,
+        "sdr_ctrl",
+        sdr::ctrl_field,
+        [MAGIC, VERSION, TYPE, FLAGS, MSG_SEQ, BUF_LEN, CUM_ACK, SACK_BITS, SACK, COUNT, INDEX]
+    );
+    layout!(s, "netrt", netrt::field, [TYPE, PSN, BITMAP]);
+    layout!(s, "erd_eeth", erd::field, [FLAGS, MSG_ID, S_LEN, S_OFFSET]);
+    layout!(s, "erd_nack", erd::nack_field, [MAGIC, VERSION, COUNT, SRC_QPN, DST_QPN, PSN]);
+    let cm_msgs: Vec<String> = (0..=u16::MAX)
+        .filter_map(CmMsg::from_attribute_id)
+        .map(|m| {
+            let f = |o: Option<usize>| o.map_or("nil".to_string(), |o| format!("{{off = {o}, len = {}}}", ib_cm::U24_LEN));
+            format!(
+                "{} = {{local_qpn = {}, remote_qpn = {}, start_psn = {}, remote_comm_id = {}}}",
+                m.name(),
+                f(m.local_qpn_at()),
+                f(m.remote_qpn_at()),
+                f(m.start_psn_at()),
+                m.has_remote_comm_id()
+            )
+        })
+        .collect();
+    layout!(
+        s,
+        "cm",
+        ib_cm,
+        [MGMT_CLASS, LOCAL_COMM_ID, REMOTE_COMM_ID],
+        [
+            format!("attr_id = {{off = {}, len = {}}}", ib_cm::ATTR_ID, ib_cm::ATTR_ID_LEN),
+            format!("msgs = {{{}}}", cm_msgs.join(", "))
+        ]
+    );
 }
 
 #[cfg(test)]
@@ -429,6 +860,19 @@ mod tests {
         }
         assert!(!TEMPLATE.contains(&sdr::DEFAULT_MTU.to_string()));
         assert!(TEMPLATE.contains("declare_param_prefs(proto)") && TEMPLATE.contains("PARAM_DEFS"));
+    }
+
+    #[test]
+    fn nack_max_streams_is_the_reassemblers_default() {
+        use rocescope_codec::ext::erd::{NackReassembler, StreamKey};
+        use std::net::{IpAddr, Ipv4Addr};
+        let mut r = NackReassembler::new();
+        for port in 0..=erd::NACK_MAX_STREAMS as u16 {
+            let a = IpAddr::V4(Ipv4Addr::new(10, 0, 0, 1));
+            let key = StreamKey { src: a, dst: a, src_port: port, dst_port: 4792 };
+            r.push(key, 0, b"N");
+        }
+        assert_eq!(r.stream_count(), erd::NACK_MAX_STREAMS);
     }
 
     #[test]

@@ -17,6 +17,11 @@ pub const TAG_ACK: u8 = 0b01;
 pub const TAG_DATA: u8 = 0b10;
 pub const TAG_HO: u8 = 0b11;
 
+/// The opcode whose AETH MSN is the receiver's eMSN under tag 01: RC Acknowledge.
+pub const OPCODE_ACK: u8 = 0x11;
+/// Bytes after the BTH of a header-only packet: the MSN.
+pub const HO_MSN_LEN: usize = 3;
+
 /// The tag of a ToS byte.
 #[inline]
 pub fn tag(tos: u8, shift: u8) -> u8 {
@@ -56,7 +61,7 @@ impl Dcp {
         if tag == TAG_NONE {
             return None;
         }
-        let emsn = if tag == TAG_ACK && p.opcode().0 == 0x11 { p.aeth().map(|a| a.msn()) } else { None };
+        let emsn = if tag == TAG_ACK && p.opcode().0 == OPCODE_ACK { p.aeth().map(|a| a.msn()) } else { None };
         Some(Dcp { tag, ho: tag == TAG_HO, emsn })
     }
 

@@ -35,11 +35,13 @@ pub const NACK_VERSION: u8 = 1;
 pub const NACK_HEADER_LEN: usize = 4;
 /// NACK entry length.
 pub const NACK_ENTRY_LEN: usize = 12;
+/// The streams `NackReassembler::new` follows at most.
+pub const NACK_MAX_STREAMS: usize = 1024;
 /// The longest NACK message the format allows (65535 entries).
 pub const NACK_MAX_LEN: usize = NACK_HEADER_LEN + u16::MAX as usize * NACK_ENTRY_LEN;
 
 /// Byte ranges of the EETH.
-mod field {
+pub mod field {
     use core::ops::Range;
     /// Byte 0: bit 7 Type, bit 6 Last, bits 5..0 reserved.
     pub const FLAGS: usize = 0;
@@ -49,6 +51,20 @@ mod field {
     pub const TYPE_BIT: u8 = 0x80;
     pub const LAST_BIT: u8 = 0x40;
 }
+
+/// Byte ranges of a NACK message header, and of an entry (from the entry's start).
+pub mod nack_field {
+    use core::ops::Range;
+    pub const MAGIC: usize = 0;
+    pub const VERSION: usize = 1;
+    pub const COUNT: Range<usize> = 2..4;
+    pub const SRC_QPN: Range<usize> = 1..4;
+    pub const DST_QPN: Range<usize> = 5..8;
+    pub const PSN: Range<usize> = 9..12;
+}
+
+/// UD packets to these QPs (0: subnet management, 1: general services, CM) never carry an EETH.
+pub const MGMT_QP_MAX: u32 = 1;
 
 /// The opcodes whose payload begins with an EETH: RD SEND Only (0x44), RD SEND Only with
 /// Immediate (0x45), UD SEND Only (0x64), UD SEND Only with Immediate (0x65).
@@ -63,7 +79,7 @@ fn applies(p: &RocePacket<'_>) -> bool {
     let op = p.opcode().0;
     carries_eeth(op)
         && p.info().is_some_and(|i| p.headers() == i.headers)
-        && !(op & 0xe0 == 0x60 && p.bth().dest_qp() <= 1)
+        && !(crate::ib::Opcode(op).transport() == crate::ib::Transport::Ud && p.bth().dest_qp() <= MGMT_QP_MAX)
 }
 
 /// The ERD detection rule for data packets (WIRE.md part B): an RD or UD SEND whose payload
@@ -164,13 +180,14 @@ impl Erd {
     }
 
     pub(super) fn visit<'a>(&self, p: &RocePacket<'a>, base: usize, f: &mut impl FnMut(F, Value<'a>, Range<usize>)) {
+        use super::{byte_at, range_at};
         let o = base + p.payload_offset();
         let e = &self.eeth;
-        f(F::ErdType, Value::UInt(e.ty as u64), o..o + 1);
-        f(F::ErdLast, Value::Bool(e.last), o..o + 1);
-        f(F::ErdMsgId, Value::UInt(e.msg_id as u64), o + 2..o + 4);
-        f(F::ErdSLen, Value::UInt(e.s_len as u64), o + 4..o + 6);
-        f(F::ErdSOffset, Value::UInt(e.s_offset as u64), o + 8..o + 12);
+        f(F::ErdType, Value::UInt(e.ty as u64), byte_at(o, field::FLAGS));
+        f(F::ErdLast, Value::Bool(e.last), byte_at(o, field::FLAGS));
+        f(F::ErdMsgId, Value::UInt(e.msg_id as u64), range_at(o, field::MSG_ID));
+        f(F::ErdSLen, Value::UInt(e.s_len as u64), range_at(o, field::S_LEN));
+        f(F::ErdSOffset, Value::UInt(e.s_offset as u64), range_at(o, field::S_OFFSET));
     }
 }
 
@@ -192,7 +209,8 @@ impl NackEntry {
     #[inline]
     pub fn parse(b: &[u8]) -> Option<NackEntry> {
         let b = b.get(..NACK_ENTRY_LEN)?;
-        Some(NackEntry { src_qpn: get(&b[1..4]) as u32, dst_qpn: get(&b[5..8]) as u32, psn: get(&b[9..12]) as u32 })
+        use nack_field as nf;
+        Some(NackEntry { src_qpn: get(&b[nf::SRC_QPN]) as u32, dst_qpn: get(&b[nf::DST_QPN]) as u32, psn: get(&b[nf::PSN]) as u32 })
     }
 
     /// Writes the entry (reserved bytes zero, each value masked to 24 bits) into `buf[..12]`.
@@ -251,17 +269,17 @@ impl<'e> NackRepr<'e> {
 /// the problem with the header (`Magic`, `Version`, or `Short` when `b` ends early).
 pub fn parse_nack(b: &[u8]) -> Result<(impl Iterator<Item = NackEntry> + '_, usize), ExtProblem> {
     let short = |want: usize| ExtProblem::Short { got: b.len() as u32, want: want as u32 };
-    match b.first() {
+    match b.get(nack_field::MAGIC) {
         None => return Err(short(NACK_HEADER_LEN)),
         Some(&m) if m != NACK_MAGIC => return Err(ExtProblem::Magic { got: m, want: NACK_MAGIC }),
         _ => {}
     }
-    match b.get(1) {
+    match b.get(nack_field::VERSION) {
         None => return Err(short(NACK_HEADER_LEN)),
         Some(&v) if v != NACK_VERSION => return Err(ExtProblem::Version { got: v, want: NACK_VERSION }),
         _ => {}
     }
-    let count = get(b.get(2..4).ok_or(short(NACK_HEADER_LEN))?) as usize;
+    let count = get(b.get(nack_field::COUNT).ok_or(short(NACK_HEADER_LEN))?) as usize;
     let len = NACK_HEADER_LEN + NACK_ENTRY_LEN * count;
     let body = b.get(NACK_HEADER_LEN..len).ok_or(short(len))?;
     Ok((body.chunks_exact(NACK_ENTRY_LEN).filter_map(NackEntry::parse), len))

@@ -36,6 +36,69 @@ pub const ACK_MAX_ENTRIES: usize = 32;
 /// The UD SEND Only that carries ACKs.
 pub const OPCODE_ACK: u8 = 0x64;
 
+/// Byte offsets in the SEND header (one byte: `usize`; wider: `Range`).
+pub mod send_field {
+    use core::ops::Range;
+    pub const VERSION: usize = 0;
+    pub const TYPE: usize = 1;
+    pub const FLAGS: usize = 2;
+    pub const RESERVED: usize = 3;
+    pub const RN: Range<usize> = 4..8;
+    pub const GN: Range<usize> = 8..16;
+    pub const WRITE_RN: Range<usize> = 16..20;
+    pub const BODY_LEN: Range<usize> = 20..24;
+}
+
+/// Byte offsets in an ADDR_REQ body (after the SEND header).
+pub mod addr_req_field {
+    use core::ops::Range;
+    pub const MID: Range<usize> = 0..4;
+    pub const MSG_LEN: Range<usize> = 8..16;
+}
+
+/// Byte offsets in an ADDR_RESP body (after the SEND header).
+pub mod addr_resp_field {
+    use core::ops::Range;
+    pub const MID: Range<usize> = 0..4;
+    pub const R_KEY: Range<usize> = 4..8;
+    pub const VA: Range<usize> = 8..16;
+    pub const BUF_LEN: Range<usize> = 16..24;
+}
+
+/// Byte offsets in a software ACK; entry `i` is `ENTRY` moved by `i` entries.
+pub mod ack_field {
+    use core::ops::Range;
+    pub const QPN: Range<usize> = 0..4;
+    pub const BITMAP: Range<usize> = 4..8;
+    pub const LEAST_GN: Range<usize> = 8..16;
+    pub const DELAY_NS: Range<usize> = 16..24;
+    pub const ENTRY: Range<usize> = super::ACK_HEADER_LEN..super::ACK_HEADER_LEN + 4;
+    pub const ENTRY_LEN: usize = ENTRY.end - ENTRY.start;
+}
+
+/// The SEND header flag bits that are reserved (must be 0).
+pub const FLAGS_RESERVED: u8 = !(FLAG_HINT | FLAG_RETX);
+/// The bits of the ACK's QPN word above the 24-bit QP number (must be 0).
+pub const ACK_QPN_HIGH: u32 = 0xff00_0000;
+
+/// RC or UC RDMA WRITE Last or Only with Immediate: the packets whose immediate is a chunk's
+/// reliable number.
+#[inline]
+pub const fn is_write_imm(opcode: u8) -> bool {
+    matches!(opcode, 0x09 | 0x0b | 0x29 | 0x2b)
+}
+
+/// RC or UC SEND First (`Some(false)`) or Only, with or without Immediate (`Some(true)`): the
+/// packets that start with a SEND header (`None`: any other opcode).
+#[inline]
+pub const fn send_header_only(opcode: u8) -> Option<bool> {
+    match opcode {
+        0x00 | 0x20 => Some(false),
+        0x04 | 0x05 | 0x24 | 0x25 => Some(true),
+        _ => None,
+    }
+}
+
 // ---------------------------------------------------------------------------------------------
 // WRITE reliable numbers (the immediate).
 
@@ -189,16 +252,18 @@ impl SendHeader {
         let body = payload.get(SEND_HEADER_LEN..)?;
         match self.kind {
             SendType::AddrReq => {
+                use addr_req_field as a;
                 let b = body.get(..ADDR_REQ_LEN)?;
-                Some(Addr::Req { mid: get(&b[0..4]) as u32, msg_len: get(&b[8..16]) })
+                Some(Addr::Req { mid: get(&b[a::MID]) as u32, msg_len: get(&b[a::MSG_LEN]) })
             }
             SendType::AddrResp => {
+                use addr_resp_field as a;
                 let b = body.get(..ADDR_RESP_LEN)?;
                 Some(Addr::Resp {
-                    mid: get(&b[0..4]) as u32,
-                    r_key: get(&b[4..8]) as u32,
-                    va: get(&b[8..16]),
-                    buf_len: get(&b[16..24]),
+                    mid: get(&b[a::MID]) as u32,
+                    r_key: get(&b[a::R_KEY]) as u32,
+                    va: get(&b[a::VA]),
+                    buf_len: get(&b[a::BUF_LEN]),
                 })
             }
             _ => None,
@@ -215,14 +280,15 @@ impl SendHeader {
     /// decoded).
     pub fn parse(payload: &[u8], wire_len: usize, only: bool, split: ImmSplit, warnings: &mut Warnings) -> Option<SendHeader> {
         let warn = |w: &mut Warnings, what| w.push(Warning::Ext { layer: Layer::Flor, what });
+        use send_field as sf;
         let b = &payload[..payload.len().min(wire_len)];
-        if let Some(&v) = b.first() {
+        if let Some(&v) = b.get(sf::VERSION) {
             if v != VERSION {
                 warn(warnings, ExtProblem::Version { got: v, want: VERSION });
                 return None;
             }
         }
-        let kind = match b.get(1) {
+        let kind = match b.get(sf::TYPE) {
             Some(&t) => match SendType::from_code(t) {
                 Some(k) => Some(k),
                 None => {
@@ -242,15 +308,15 @@ impl SendHeader {
         let kind = kind?;
         let h = SendHeader {
             kind,
-            flags: b[2],
-            rn: get(&b[4..8]) as u32,
-            gn: get(&b[8..16]),
-            write_rn: get(&b[16..20]) as u32,
-            body_len: get(&b[20..24]) as u32,
+            flags: b[sf::FLAGS],
+            rn: get(&b[sf::RN]) as u32,
+            gn: get(&b[sf::GN]),
+            write_rn: get(&b[sf::WRITE_RN]) as u32,
+            body_len: get(&b[sf::BODY_LEN]) as u32,
             has_addr: false,
             split,
         };
-        if h.flags & !(FLAG_HINT | FLAG_RETX) != 0 || b[3] != 0 {
+        if h.flags & FLAGS_RESERVED != 0 || b[sf::RESERVED] != 0 {
             warn(warnings, ExtProblem::Other(Note::FlorReserved));
         }
         if kind != SendType::WriteRetx && h.write_rn != 0 {
@@ -278,28 +344,31 @@ impl SendHeader {
 
     /// Walks the header's fields; `payload` is the SEND payload, `at` its offset in the frame.
     pub fn visit<'a>(&self, payload: &[u8], at: usize, f: &mut impl FnMut(F, Value<'a>, Range<usize>)) {
+        use super::{byte_at, range_at};
+        use send_field as sf;
         let u = |v: u64| Value::UInt(v);
-        f(F::FlorSendType, Value::Str(self.kind.name()), at + 1..at + 2);
-        f(F::FlorSendFlags, u(self.flags as u64), at + 2..at + 3);
-        f(F::FlorHint, Value::Bool(self.hint()), at + 2..at + 3);
-        f(F::FlorSendRn, u(self.rn as u64), at + 4..at + 8);
-        f(F::FlorSendGn, u(self.gn), at + 8..at + 16);
-        f(F::FlorSendWriteRn, u(self.write_rn as u64), at + 16..at + 20);
+        f(F::FlorSendType, Value::Str(self.kind.name()), byte_at(at, sf::TYPE));
+        f(F::FlorSendFlags, u(self.flags as u64), byte_at(at, sf::FLAGS));
+        f(F::FlorHint, Value::Bool(self.hint()), byte_at(at, sf::FLAGS));
+        f(F::FlorSendRn, u(self.rn as u64), range_at(at, sf::RN));
+        f(F::FlorSendGn, u(self.gn), range_at(at, sf::GN));
+        f(F::FlorSendWriteRn, u(self.write_rn as u64), range_at(at, sf::WRITE_RN));
         if self.kind == SendType::WriteRetx {
-            self.write().visit(at + 16, false, f);
+            self.write().visit(at + sf::WRITE_RN.start, false, f);
         }
-        f(F::FlorSendBodyLen, u(self.body_len as u64), at + 20..at + 24);
+        f(F::FlorSendBodyLen, u(self.body_len as u64), range_at(at, sf::BODY_LEN));
         let b = at + SEND_HEADER_LEN;
         match self.addr(payload) {
             Some(Addr::Req { mid, msg_len }) => {
-                f(F::FlorAddrMid, u(mid as u64), b..b + 4);
-                f(F::FlorAddrMsgLen, u(msg_len), b + 8..b + 16);
+                f(F::FlorAddrMid, u(mid as u64), range_at(b, addr_req_field::MID));
+                f(F::FlorAddrMsgLen, u(msg_len), range_at(b, addr_req_field::MSG_LEN));
             }
             Some(Addr::Resp { mid, r_key, va, buf_len }) => {
-                f(F::FlorAddrMid, u(mid as u64), b..b + 4);
-                f(F::FlorAddrRKey, u(r_key as u64), b + 4..b + 8);
-                f(F::FlorAddrVa, u(va), b + 8..b + 16);
-                f(F::FlorAddrBufLen, u(buf_len), b + 16..b + 24);
+                use addr_resp_field as a;
+                f(F::FlorAddrMid, u(mid as u64), range_at(b, a::MID));
+                f(F::FlorAddrRKey, u(r_key as u64), range_at(b, a::R_KEY));
+                f(F::FlorAddrVa, u(va), range_at(b, a::VA));
+                f(F::FlorAddrBufLen, u(buf_len), range_at(b, a::BUF_LEN));
             }
             None => {}
         }
@@ -495,8 +564,9 @@ impl Ack {
     /// warnings on an ACK that still decodes.
     pub fn parse(payload: &[u8], wire_len: usize, set_means: FlorAckSetMeans, warnings: &mut Warnings) -> Option<Ack> {
         let warn = |w: &mut Warnings, what| w.push(Warning::Ext { layer: Layer::FlorAck, what });
-        let n = wire_len.wrapping_sub(ACK_HEADER_LEN) / 4;
-        if wire_len < ACK_HEADER_LEN + 4 || wire_len & 3 != 0 || n > ACK_MAX_ENTRIES {
+        use ack_field as af;
+        let n = wire_len.wrapping_sub(ACK_HEADER_LEN) / af::ENTRY_LEN;
+        if wire_len < ACK_HEADER_LEN + af::ENTRY_LEN || !wire_len.is_multiple_of(af::ENTRY_LEN) || n > ACK_MAX_ENTRIES {
             warn(warnings, ExtProblem::Other(Note::FlorAckLength));
             return None;
         }
@@ -505,14 +575,14 @@ impl Ack {
             return None;
         }
         let ack = Ack {
-            qpn: get(&b[0..4]) as u32,
-            bitmap: get(&b[4..8]) as u32,
-            least_gn: get(&b[8..16]),
-            delay_ns: get(&b[16..24]),
+            qpn: get(&b[af::QPN]) as u32,
+            bitmap: get(&b[af::BITMAP]) as u32,
+            least_gn: get(&b[af::LEAST_GN]),
+            delay_ns: get(&b[af::DELAY_NS]),
             count: n as u8,
             set_means,
         };
-        if ack.qpn >> 24 != 0 {
+        if ack.qpn & ACK_QPN_HIGH != 0 {
             warn(warnings, ExtProblem::Other(Note::FlorAckQpnHigh));
         }
         let beyond = if n >= 32 { 0 } else { ack.bitmap & (u32::MAX >> n) };
@@ -533,7 +603,10 @@ impl Ack {
 
     /// The raw entries, as far as captured.
     pub fn entries<'a>(&self, payload: &'a [u8]) -> impl Iterator<Item = u32> + 'a {
-        (0..self.count as usize).map_while(move |i| payload.get(24 + 4 * i..28 + 4 * i)).map(|b| get(b) as u32)
+        use ack_field::{ENTRY, ENTRY_LEN};
+        (0..self.count as usize)
+            .map_while(move |i| payload.get(ENTRY.start + ENTRY_LEN * i..ENTRY.end + ENTRY_LEN * i))
+            .map(|b| get(b) as u32)
     }
 
     /// What each entry acknowledges, as far as captured.
@@ -550,16 +623,19 @@ impl Ack {
 
     /// Walks the ACK's fields; `at` is the payload's offset in the frame.
     pub fn visit<'a>(&self, payload: &'a [u8], at: usize, f: &mut impl FnMut(F, Value<'a>, Range<usize>)) {
+        use super::range_at;
+        use ack_field as af;
         let u = |v: u64| Value::UInt(v);
-        f(F::FlorAckQpn, u(self.qpn as u64), at..at + 4);
-        if let Some(bm) = payload.get(4..8) {
-            f(F::FlorAckBitmap, Value::Bytes(bm), at + 4..at + 8);
+        f(F::FlorAckQpn, u(self.qpn as u64), range_at(at, af::QPN));
+        if let Some(bm) = payload.get(af::BITMAP) {
+            f(F::FlorAckBitmap, Value::Bytes(bm), range_at(at, af::BITMAP));
         }
-        f(F::FlorAckLeastGn, u(self.least_gn), at + 8..at + 16);
-        f(F::FlorAckDelayNs, u(self.delay_ns), at + 16..at + 24);
+        f(F::FlorAckLeastGn, u(self.least_gn), range_at(at, af::LEAST_GN));
+        f(F::FlorAckDelayNs, u(self.delay_ns), range_at(at, af::DELAY_NS));
         f(F::FlorAckCount, u(self.count as u64), 0..0);
         for (i, a) in self.acked(payload).enumerate() {
-            f(F::FlorAckAcked, u(a.value()), at + 24 + 4 * i..at + 28 + 4 * i);
+            let e = at + af::ENTRY.start + af::ENTRY_LEN * i;
+            f(F::FlorAckAcked, u(a.value()), e..e + af::ENTRY_LEN);
         }
     }
 }
@@ -638,12 +714,14 @@ impl Flor {
     /// READs, …) and for a malformed header or ACK (with a warning).
     pub(super) fn parse(ctx: &Ctx<'_>, p: &RocePacket<'_>, warnings: &mut Warnings) -> Option<Flor> {
         let params = ctx.params;
-        match p.opcode().0 {
-            0x09 | 0x0b | 0x29 | 0x2b => p.immdt().map(|i| Flor::Write(WriteRn::from_imm(params.flor_split, i.imm()))),
-            op @ (0x00 | 0x04 | 0x05 | 0x20 | 0x24 | 0x25) => {
-                let only = op & 0x1f != 0;
-                SendHeader::parse(p.payload(), p.payload_len(), only, params.flor_split, warnings).map(Flor::Send)
-            }
+        let op = p.opcode().0;
+        if is_write_imm(op) {
+            return p.immdt().map(|i| Flor::Write(WriteRn::from_imm(params.flor_split, i.imm())));
+        }
+        if let Some(only) = send_header_only(op) {
+            return SendHeader::parse(p.payload(), p.payload_len(), only, params.flor_split, warnings).map(Flor::Send);
+        }
+        match op {
             OPCODE_ACK => Ack::parse(p.payload(), p.payload_len(), params.flor_ack_set_means, warnings).map(Flor::Ack),
             _ => None,
         }

@@ -19,6 +19,18 @@ use crate::profile::Profile;
 use crate::value::Value;
 use crate::warning::Warnings;
 
+/// The frame range of a field at byte range `r` of a header at `at`.
+#[inline]
+pub(crate) fn range_at(at: usize, r: Range<usize>) -> Range<usize> {
+    at + r.start..at + r.end
+}
+
+/// The frame range of the one-byte field at offset `i` of a header at `at`.
+#[inline]
+pub(crate) fn byte_at(at: usize, i: usize) -> Range<usize> {
+    at + i..at + i + 1
+}
+
 /// What a packet's network layer tells an extension.
 #[derive(Clone, Copy, Debug)]
 pub struct Ctx<'p> {

@@ -19,6 +19,18 @@ pub const TYPE_UNFULFILLED: u8 = 2;
 pub const REQUEST_LEN: usize = 20;
 pub const UNFULFILLED_LEN: usize = 4;
 
+/// Byte offsets in a message body (`BITMAP`: requests only).
+pub mod field {
+    use core::ops::Range;
+    pub const TYPE: usize = 0;
+    /// The request's ePSN, the unfulfilled request's PSN.
+    pub const PSN: Range<usize> = 1..4;
+    pub const BITMAP: Range<usize> = 4..20;
+}
+
+/// The in-network retransmission mark: this bit of BTH byte 4 (data packets).
+pub const RTX_MARK: u8 = 0x01;
+
 #[inline]
 pub(super) fn layout(ctx: &Ctx<'_>, opcode: u8) -> Layout {
     if opcode == ctx.params.netrt_opcode {
@@ -51,7 +63,7 @@ impl Netrt {
     pub(super) fn parse(ctx: &Ctx<'_>, p: &RocePacket<'_>, warnings: &mut Warnings) -> Option<Netrt> {
         let bth = p.bth();
         if bth.opcode() != ctx.params.netrt_opcode {
-            return Some(Netrt::Data { rtx_mark: bth.byte4() & 1 != 0 });
+            return Some(Netrt::Data { rtx_mark: bth.byte4() & RTX_MARK != 0 });
         }
         let warn = |w: &mut Warnings, what| w.push(Warning::Ext { layer: Layer::Netrt, what });
         if bth.se() || bth.mig_req() || bth.pad_cnt() != 0 || bth.tver() != 0 || bth.byte4() != 0 || bth.ack_req() {
@@ -59,7 +71,7 @@ impl Netrt {
         }
         let body_len = p.payload_len();
         let body = p.payload();
-        let Some(&ty) = body.first() else {
+        let Some(&ty) = body.get(field::TYPE) else {
             // No body on the wire is a short message; one the snaplen cut, the frame says so.
             if body_len == 0 {
                 warn(warnings, ExtProblem::Short { got: 0, want: UNFULFILLED_LEN as u32 });
@@ -81,7 +93,7 @@ impl Netrt {
         if body.len() < want {
             return None; // truncated by the snaplen: the frame says so
         }
-        let body_psn = get(&body[1..4]) as u32;
+        let body_psn = get(&body[field::PSN]) as u32;
         if body_psn != bth.psn() {
             let field = if ty == TYPE_REQUEST { F::NetrtEpsn } else { F::NetrtUnfulfilledPsn };
             warn(warnings, ExtProblem::Mismatch { field, got: body_psn, want: bth.psn() });
@@ -92,28 +104,29 @@ impl Netrt {
     /// The request's bitmap, if this is a request.
     pub fn bitmap<'a>(&self, p: &RocePacket<'a>) -> Option<&'a [u8; 16]> {
         match self {
-            Netrt::Request { .. } => p.payload().get(4..20).and_then(|b| b.try_into().ok()),
+            Netrt::Request { .. } => p.payload().get(field::BITMAP).and_then(|b| b.try_into().ok()),
             _ => None,
         }
     }
 
     pub(super) fn visit<'a>(&self, p: &RocePacket<'a>, base: usize, f: &mut impl FnMut(F, Value<'a>, Range<usize>)) {
+        use super::{byte_at, range_at};
         let body = base + p.payload_offset();
         match *self {
             Netrt::Data { rtx_mark } => f(F::NetrtRtxMark, Value::Bool(rtx_mark), base + 4..base + 5),
             Netrt::Request { epsn } => {
-                f(F::NetrtType, Value::Str("request"), body..body + 1);
-                f(F::NetrtEpsn, Value::UInt(epsn as u64), body + 1..body + 4);
+                f(F::NetrtType, Value::Str("request"), byte_at(body, field::TYPE));
+                f(F::NetrtEpsn, Value::UInt(epsn as u64), range_at(body, field::PSN));
                 if let Some(bm) = self.bitmap(p) {
-                    f(F::NetrtBitmap, Value::Bytes(bm), body + 4..body + 20);
+                    f(F::NetrtBitmap, Value::Bytes(bm), range_at(body, field::BITMAP));
                     for psn in requested(epsn, bm) {
-                        f(F::NetrtRequested, Value::UInt(psn as u64), body + 4..body + 20);
+                        f(F::NetrtRequested, Value::UInt(psn as u64), range_at(body, field::BITMAP));
                     }
                 }
             }
             Netrt::Unfulfilled { psn } => {
-                f(F::NetrtType, Value::Str("unfulfilled"), body..body + 1);
-                f(F::NetrtUnfulfilledPsn, Value::UInt(psn as u64), body + 1..body + 4);
+                f(F::NetrtType, Value::Str("unfulfilled"), byte_at(body, field::TYPE));
+                f(F::NetrtUnfulfilledPsn, Value::UInt(psn as u64), range_at(body, field::PSN));
             }
         }
     }

@@ -32,6 +32,45 @@ pub const MAGIC: u8 = 0x53;
 pub const VERSION: u8 = 1;
 /// Control header: magic, version, type, flags, msg_seq.
 pub const CTRL_HEADER_LEN: usize = 8;
+/// Byte offsets in a control message: the header (all types), then the body of each type
+/// (`SR_ACK`'s bitmap from `SACK` on; `SR_NACK` / `EC_NACK` index `i` is `INDEX` moved by `i`
+/// indices).
+pub mod ctrl_field {
+    use core::ops::Range;
+    pub const MAGIC: usize = 0;
+    pub const VERSION: usize = 1;
+    pub const TYPE: usize = 2;
+    pub const FLAGS: usize = 3;
+    pub const MSG_SEQ: Range<usize> = 4..8;
+    /// CTS.
+    pub const BUF_LEN: Range<usize> = 8..16;
+    /// SR_ACK.
+    pub const CUM_ACK: Range<usize> = 8..12;
+    pub const SACK_BITS: Range<usize> = 12..16;
+    pub const SACK: core::ops::RangeFrom<usize> = 16..;
+    /// SR_NACK, EC_NACK.
+    pub const COUNT: Range<usize> = 8..12;
+    pub const INDEX: Range<usize> = 12..16;
+    pub const INDEX_LEN: usize = INDEX.end - INDEX.start;
+}
+
+/// The fixed part of a control message's body (after the 8-byte header): what the type always
+/// carries before its variable part.
+pub const fn ctrl_body_fixed(kind: CtrlType) -> usize {
+    match kind {
+        CtrlType::Cts => ctrl_field::BUF_LEN.end - CTRL_HEADER_LEN,
+        CtrlType::SrAck => ctrl_field::SACK.start - CTRL_HEADER_LEN,
+        CtrlType::SrNack | CtrlType::EcNack => ctrl_field::INDEX.start - CTRL_HEADER_LEN,
+        CtrlType::EcAck => 0,
+    }
+}
+
+/// Whether an opcode carries SDR control messages (UC or UD SEND Only).
+#[inline]
+pub const fn is_ctrl_opcode(opcode: u8) -> bool {
+    opcode == OPCODE_CTRL_UC || opcode == OPCODE_CTRL_UD
+}
+
 /// The MTU assumed when neither configured nor seen (WIRE.md B.2).
 pub const DEFAULT_MTU: u32 = 4096;
 
@@ -239,22 +278,23 @@ impl Ctrl {
     /// (snaplen) stops before the bytes that decide. A non-zero flags byte or set bitmap bits
     /// beyond `sack_bits` are warnings on a message that still decodes.
     pub fn parse(payload: &[u8], wire_len: usize, warnings: &mut Warnings) -> Option<Ctrl> {
+        use ctrl_field as cf;
         let warn = |w: &mut Warnings, what| w.push(Warning::Ext { layer: Layer::Sdr, what });
         let b = &payload[..payload.len().min(wire_len)];
         let sat = |v: u64| v.min(u32::MAX as u64) as u32;
-        if let Some(&m) = b.first() {
+        if let Some(&m) = b.get(cf::MAGIC) {
             if m != MAGIC {
                 warn(warnings, ExtProblem::Magic { got: m, want: MAGIC });
                 return None;
             }
         }
-        if let Some(&v) = b.get(1) {
+        if let Some(&v) = b.get(cf::VERSION) {
             if v != VERSION {
                 warn(warnings, ExtProblem::Version { got: v, want: VERSION });
                 return None;
             }
         }
-        let kind = match b.get(2) {
+        let kind = match b.get(cf::TYPE) {
             Some(&t) => match CtrlType::from_code(t) {
                 Some(k) => Some(k),
                 None => {
@@ -272,15 +312,10 @@ impl Ctrl {
             return None; // cut by the snaplen
         }
         let kind = kind?;
-        let msg_seq = get(&b[4..8]) as u32;
+        let msg_seq = get(&b[cf::MSG_SEQ]) as u32;
         let body = wire_len - CTRL_HEADER_LEN;
         // The fixed part of the body, then the length it implies.
-        let fixed = match kind {
-            CtrlType::Cts => 8,
-            CtrlType::SrAck => 8,
-            CtrlType::SrNack | CtrlType::EcNack => 4,
-            CtrlType::EcAck => 0,
-        };
+        let fixed = ctrl_body_fixed(kind);
         if body < fixed {
             warn(warnings, ExtProblem::BodyLength { got: sat(body as u64), want: fixed as u32 });
             return None;
@@ -288,34 +323,35 @@ impl Ctrl {
         if b.len() < CTRL_HEADER_LEN + fixed {
             return None;
         }
-        let word = |o: usize| get(&b[CTRL_HEADER_LEN + o..CTRL_HEADER_LEN + o + 4]) as u32;
+        let word = |r: Range<usize>| get(&b[r]) as u32;
+        let fixed = fixed as u64;
         let (ctrl, want) = match kind {
-            CtrlType::Cts => (Ctrl::Cts { msg_seq, buf_len: get(&b[8..16]) }, 8u64),
+            CtrlType::Cts => (Ctrl::Cts { msg_seq, buf_len: get(&b[cf::BUF_LEN]) }, fixed),
             CtrlType::SrAck => {
-                let (cum_ack, sack_bits) = (word(0), word(4));
-                (Ctrl::SrAck { msg_seq, cum_ack, sack_bits }, 8 + sack_len(sack_bits) as u64)
+                let (cum_ack, sack_bits) = (word(cf::CUM_ACK), word(cf::SACK_BITS));
+                (Ctrl::SrAck { msg_seq, cum_ack, sack_bits }, fixed + sack_len(sack_bits) as u64)
             }
             CtrlType::SrNack => {
-                let count = word(0);
-                (Ctrl::SrNack { msg_seq, count }, 4 + 4 * count as u64)
+                let count = word(cf::COUNT);
+                (Ctrl::SrNack { msg_seq, count }, fixed + cf::INDEX_LEN as u64 * count as u64)
             }
-            CtrlType::EcAck => (Ctrl::EcAck { msg_seq }, 0),
+            CtrlType::EcAck => (Ctrl::EcAck { msg_seq }, fixed),
             CtrlType::EcNack => {
-                let count = word(0);
-                (Ctrl::EcNack { msg_seq, count }, 4 + 4 * count as u64)
+                let count = word(cf::COUNT);
+                (Ctrl::EcNack { msg_seq, count }, fixed + cf::INDEX_LEN as u64 * count as u64)
             }
         };
         if body as u64 != want {
             warn(warnings, ExtProblem::BodyLength { got: sat(body as u64), want: sat(want) });
             return None;
         }
-        if b[3] != 0 {
+        if b[cf::FLAGS] != 0 {
             warn(warnings, ExtProblem::Other(Note::SdrCtrlFlags));
         }
         if let Ctrl::SrAck { sack_bits, .. } = ctrl {
             let n = sack_len(sack_bits);
             let used = sack_bits % 8;
-            if let (true, Some(&last)) = (used != 0, b.get(16 + n - 1).filter(|_| n > 0)) {
+            if let (true, Some(&last)) = (used != 0, b.get(cf::SACK.start + n - 1).filter(|_| n > 0)) {
                 if last >> used != 0 {
                     warn(warnings, ExtProblem::Other(Note::SdrSackTrailingBits));
                 }
@@ -328,7 +364,7 @@ impl Ctrl {
     /// `cum_ack + j`), if this is an SR_ACK and the bitmap was captured in full.
     pub fn sack<'a>(&self, payload: &'a [u8]) -> Option<&'a [u8]> {
         match *self {
-            Ctrl::SrAck { sack_bits, .. } => payload.get(16..16 + sack_len(sack_bits)),
+            Ctrl::SrAck { sack_bits, .. } => payload.get(ctrl_field::SACK.start..ctrl_field::SACK.start + sack_len(sack_bits)),
             _ => None,
         }
     }
@@ -350,27 +386,31 @@ impl Ctrl {
             Ctrl::SrNack { count, .. } | Ctrl::EcNack { count, .. } => count as usize,
             _ => 0,
         };
-        (0..count).map_while(move |i| payload.get(12 + 4 * i..16 + 4 * i)).map(|b| get(b) as u32)
+        use ctrl_field::{INDEX, INDEX_LEN};
+        (0..count).map_while(move |i| payload.get(INDEX.start + INDEX_LEN * i..INDEX.end + INDEX_LEN * i)).map(|b| get(b) as u32)
     }
 
     /// Walks the message's fields; `at` is the payload's offset in the frame.
     pub fn visit<'a>(&self, payload: &'a [u8], at: usize, f: &mut impl FnMut(F, Value<'a>, Range<usize>)) {
+        use super::{byte_at, range_at};
+        use ctrl_field as cf;
         let u = |v: u64| Value::UInt(v);
-        f(F::SdrCtrlType, Value::Str(self.kind().name()), at + 2..at + 3);
-        f(F::SdrCtrlMsgSeq, u(self.msg_seq() as u64), at + 4..at + 8);
+        f(F::SdrCtrlType, Value::Str(self.kind().name()), byte_at(at, cf::TYPE));
+        f(F::SdrCtrlMsgSeq, u(self.msg_seq() as u64), range_at(at, cf::MSG_SEQ));
         match *self {
-            Ctrl::Cts { buf_len, .. } => f(F::SdrCtrlBufLen, u(buf_len), at + 8..at + 16),
+            Ctrl::Cts { buf_len, .. } => f(F::SdrCtrlBufLen, u(buf_len), range_at(at, cf::BUF_LEN)),
             Ctrl::SrAck { cum_ack, sack_bits, .. } => {
-                f(F::SdrCtrlCumAck, u(cum_ack as u64), at + 8..at + 12);
-                f(F::SdrCtrlSackBits, u(sack_bits as u64), at + 12..at + 16);
+                f(F::SdrCtrlCumAck, u(cum_ack as u64), range_at(at, cf::CUM_ACK));
+                f(F::SdrCtrlSackBits, u(sack_bits as u64), range_at(at, cf::SACK_BITS));
                 if let Some(map) = self.sack(payload) {
-                    f(F::SdrCtrlSack, Value::Bytes(map), at + 16..at + 16 + map.len());
+                    f(F::SdrCtrlSack, Value::Bytes(map), at + cf::SACK.start..at + cf::SACK.start + map.len());
                 }
             }
             Ctrl::SrNack { count, .. } | Ctrl::EcNack { count, .. } => {
-                f(F::SdrCtrlCount, u(count as u64), at + 8..at + 12);
+                f(F::SdrCtrlCount, u(count as u64), range_at(at, cf::COUNT));
                 for (i, v) in self.indices(payload).enumerate() {
-                    f(F::SdrCtrlIndices, u(v as u64), at + 12 + 4 * i..at + 16 + 4 * i);
+                    let e = at + cf::INDEX.start + cf::INDEX_LEN * i;
+                    f(F::SdrCtrlIndices, u(v as u64), e..e + cf::INDEX_LEN);
                 }
             }
             Ctrl::EcAck { .. } => {}
@@ -381,7 +421,7 @@ impl Ctrl {
 /// Detection (WIRE.md B "Detection rules"): a SEND payload that starts with the control magic
 /// and version.
 pub fn is_ctrl(payload: &[u8]) -> bool {
-    payload.len() >= 2 && payload[0] == MAGIC && payload[1] == VERSION
+    payload.get(ctrl_field::MAGIC) == Some(&MAGIC) && payload.get(ctrl_field::VERSION) == Some(&VERSION)
 }
 
 /// Builds a control message (the SEND payload). Fields are written as given, so a test can
@@ -488,7 +528,7 @@ impl Sdr {
     pub(super) fn parse(ctx: &Ctx<'_>, p: &RocePacket<'_>, warnings: &mut Warnings) -> Option<Sdr> {
         match p.opcode().0 {
             OPCODE_DATA => p.immdt().map(|i| Sdr::Data(Data::from_imm(ctx.params.sdr_split, i.imm()))),
-            OPCODE_CTRL_UC | OPCODE_CTRL_UD => Ctrl::parse(p.payload(), p.payload_len(), warnings).map(Sdr::Ctrl),
+            op if is_ctrl_opcode(op) => Ctrl::parse(p.payload(), p.payload_len(), warnings).map(Sdr::Ctrl),
             _ => None,
         }
     }

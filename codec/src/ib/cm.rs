@@ -6,10 +6,21 @@ use super::bytes::get;
 
 /// Management class of the Communication Manager.
 pub const MGMT_CLASS_CM: u8 = 0x07;
-/// Offset of the MAD's AttributeID.
-const ATTR_ID: usize = 16;
+/// The packets that carry CM MADs: UD SEND Only to QP1.
+pub const OPCODE: u8 = 0x64;
+pub const QP: u32 = 1;
+/// Offset of the MAD's management class.
+pub const MGMT_CLASS: usize = 1;
+/// Offset of the MAD's AttributeID, and its length.
+pub const ATTR_ID: usize = 16;
+pub const ATTR_ID_LEN: usize = 2;
 /// A CM message starts after the common MAD header.
-const DATA: usize = 24;
+pub const DATA: usize = 24;
+/// Byte ranges (in the MAD) of the communication ids every message starts with.
+pub const LOCAL_COMM_ID: core::ops::Range<usize> = DATA..DATA + 4;
+pub const REMOTE_COMM_ID: core::ops::Range<usize> = DATA + 4..DATA + 8;
+/// Length of the 24-bit QPN and PSN fields.
+pub const U24_LEN: usize = 3;
 
 /// The CM messages decoded.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -62,29 +73,34 @@ impl CmMsg {
     }
 
     /// Byte offset (in the MAD) of the 24-bit fields this message carries.
-    fn local_qpn_at(self) -> Option<usize> {
+    pub fn local_qpn_at(self) -> Option<usize> {
         match self {
             CmMsg::Req => Some(56),
             CmMsg::Rep => Some(36),
             _ => None,
         }
     }
-    fn start_psn_at(self) -> Option<usize> {
+    pub fn start_psn_at(self) -> Option<usize> {
         match self {
             CmMsg::Req => Some(68),
             CmMsg::Rep => Some(44),
             _ => None,
         }
     }
-    fn remote_qpn_at(self) -> Option<usize> {
+    pub fn remote_qpn_at(self) -> Option<usize> {
         match self {
             CmMsg::Dreq => Some(32),
             _ => None,
         }
     }
     /// Every CM message but REQ names the peer's communication id after its own.
-    fn has_remote_comm_id(self) -> bool {
+    pub fn has_remote_comm_id(self) -> bool {
         self != CmMsg::Req
+    }
+    /// The bytes of a MAD this message needs: up to its last decoded field, at least the
+    /// communication ids (and what follows them up to `DATA + 12`).
+    pub fn needed_len(self) -> usize {
+        self.start_psn_at().map_or(DATA + 12, |o| o + U24_LEN).max(self.local_qpn_at().map_or(0, |o| o + U24_LEN))
     }
 }
 
@@ -104,13 +120,12 @@ impl<T: AsRef<[u8]>> CmMad<T> {
         if b.len() < DATA {
             return Err(CmError::Short(b.len()));
         }
-        if b[1] != MGMT_CLASS_CM {
+        if b[MGMT_CLASS] != MGMT_CLASS_CM {
             return Err(CmError::NotCm);
         }
-        let attr = get(&b[ATTR_ID..ATTR_ID + 2]) as u16;
+        let attr = get(&b[ATTR_ID..ATTR_ID + ATTR_ID_LEN]) as u16;
         let msg = CmMsg::from_attribute_id(attr).ok_or(CmError::Attribute(attr))?;
-        let need = msg.start_psn_at().map_or(DATA + 12, |o| o + 3).max(msg.local_qpn_at().map_or(0, |o| o + 3));
-        if b.len() < need {
+        if b.len() < msg.needed_len() {
             return Err(CmError::Short(b.len()));
         }
         Ok(CmMad { buffer })
@@ -120,7 +135,7 @@ impl<T: AsRef<[u8]>> CmMad<T> {
         self.buffer.as_ref()
     }
     pub fn attribute_id(&self) -> u16 {
-        get(&self.b()[ATTR_ID..ATTR_ID + 2]) as u16
+        get(&self.b()[ATTR_ID..ATTR_ID + ATTR_ID_LEN]) as u16
     }
     pub fn msg(&self) -> CmMsg {
         CmMsg::from_attribute_id(self.attribute_id()).expect("checked in new_checked")

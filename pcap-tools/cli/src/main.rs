@@ -46,8 +46,12 @@ pub(crate) enum Format {
 /// subcommand that reads a capture.
 #[derive(Args, Clone)]
 struct ProfileArgs {
-    /// Transport profile: auto (detect per flow), std, dcp, sdr, flor, netrt, erd.
-    #[arg(long, default_value = "auto", value_parser = parse_profile_choice)]
+    #[arg(
+        long,
+        default_value = rocescope_codec::profile::CHOICE_DEFAULT,
+        help = rocescope_codec::profile::CHOICE_HELP,
+        value_parser = parse_profile_choice
+    )]
     profile: ProfileChoice,
     /// Profile for the traffic a selector picks (repeatable): qpn=0x12=flor, udp=4791=dcp,
     /// ip=10.0.0.1-10.0.0.2=sdr.

@@ -1642,3 +1642,121 @@ fn tshark_prints_what_rocescope_prints_on_mutated_extension_frames() {
     assert_same(&path, "mutated extension frames", Run { profile: "auto", params, two_pass: false }, &all_field_names());
     remove_capture(&path);
 }
+
+// ---- the fuzz corpus ----
+
+/// Writes a classic pcap file whose records keep their own length on the wire: each frame is
+/// (captured bytes, length on the wire), the latter at least the former.
+fn write_pcap_orig(path: &Path, linktype: u32, frames: &[(Vec<u8>, usize)]) {
+    let mut w = BufWriter::new(File::create(path).unwrap());
+    w.write_all(&0xa1b2_c3d4u32.to_le_bytes()).unwrap();
+    w.write_all(&2u16.to_le_bytes()).unwrap();
+    w.write_all(&4u16.to_le_bytes()).unwrap();
+    w.write_all(&[0; 8]).unwrap();
+    w.write_all(&65535u32.to_le_bytes()).unwrap();
+    w.write_all(&linktype.to_le_bytes()).unwrap();
+    for (i, (f, orig)) in frames.iter().enumerate() {
+        let orig = (*orig).max(f.len()).min(u32::MAX as usize);
+        for v in [1_700_000_000u32, i as u32, f.len() as u32, orig as u32] {
+            w.write_all(&v.to_le_bytes()).unwrap();
+        }
+        w.write_all(f).unwrap();
+    }
+    w.flush().unwrap();
+}
+
+/// The files of a corpus directory, sorted by name (deterministic).
+fn corpus_files(dir: &str) -> Vec<PathBuf> {
+    let dir = repo().join("fuzz/corpus").join(dir);
+    let mut v: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.is_file())
+        .collect();
+    v.sort();
+    v
+}
+
+/// The largest frame a corpus sample keeps (the pcap files written here say snaplen 65535).
+const CORPUS_MAX_CAPLEN: usize = 65535;
+/// Frames taken from the `capture_file` corpus per link type, and per file.
+const CORPUS_CAPTURE_FRAMES: usize = 300;
+const CORPUS_FRAMES_PER_FILE: usize = 6;
+
+/// A deterministic sample of the fuzz corpus, by link type: every `frame_decode` input (two
+/// control bytes then the frame: byte 0 bits 1..0 the link type, bits 7..3 how many bytes more
+/// the frame had on the wire, as `rocescope_testsupport::fuzzing::fuzz_frame` reads it; the
+/// profile byte is ignored: every profile is run over every frame), then records of every
+/// third `capture_file` input (whole capture files) of a link type rocescope decodes, at most
+/// [`CORPUS_FRAMES_PER_FILE`] per file and [`CORPUS_CAPTURE_FRAMES`] per link type.
+fn corpus_sample() -> Vec<(LinkType, Vec<(Vec<u8>, usize)>)> {
+    use rocescope_testsupport::fuzzing::LINKS;
+    let mut by_link: Vec<(LinkType, Vec<(Vec<u8>, usize)>)> = LINKS.iter().map(|&l| (l, Vec::new())).collect();
+    for path in corpus_files("frame_decode") {
+        let data = std::fs::read(&path).unwrap();
+        let [ctl, _prof, frame @ ..] = &data[..] else { continue };
+        if frame.len() > CORPUS_MAX_CAPLEN {
+            continue;
+        }
+        let n = ctl >> 3;
+        let extra = if n == 0 { 0 } else { 1usize << (n - 1) };
+        by_link[(ctl & 3) as usize].1.push((frame.to_vec(), frame.len() + extra));
+    }
+    let mut from_files = vec![0usize; by_link.len()];
+    for path in corpus_files("capture_file").into_iter().step_by(3) {
+        let data = std::fs::read(&path).unwrap();
+        let Ok(mut reader) = rocescope_analysis::capture::CaptureReader::new(std::io::Cursor::new(&data[..])) else {
+            continue;
+        };
+        let mut taken = 0;
+        while let Ok(Some(rec)) = reader.next_record() {
+            if taken == CORPUS_FRAMES_PER_FILE {
+                break;
+            }
+            let Some(link) = rocescope_analysis::link_type(rec.linktype) else { continue };
+            let i = LINKS.iter().position(|&l| l == link).unwrap();
+            if rec.data.len() > CORPUS_MAX_CAPLEN || from_files[i] == CORPUS_CAPTURE_FRAMES {
+                continue;
+            }
+            by_link[i].1.push((rec.data.to_vec(), rec.orig_len as usize));
+            from_files[i] += 1;
+            taken += 1;
+        }
+    }
+    by_link
+}
+
+fn pcap_linktype(link: LinkType) -> u32 {
+    match link {
+        LinkType::Ethernet => 1,
+        LinkType::LinuxSll => 113,
+        LinkType::LinuxSll2 => 276,
+        LinkType::RawIp => 101,
+    }
+}
+
+/// The fuzz corpus (a deterministic sample, merged into one capture per link type) under
+/// every profile: one tshark run per capture and profile, every registry field compared.
+#[test]
+fn tshark_prints_what_rocescope_prints_on_the_fuzz_corpus() {
+    if !have_tshark() {
+        return;
+    }
+    let fields = all_field_names();
+    let mut total = Vec::new();
+    for (link, frames) in corpus_sample() {
+        assert!(!frames.is_empty(), "no corpus frame of link type {link:?}");
+        let path = tmp(&format!("corpus-{}.pcap", pcap_linktype(link)));
+        write_pcap_orig(&path, pcap_linktype(link), &frames);
+        for profile in ["std", "auto", "dcp", "sdr", "flor", "netrt", "erd"] {
+            let c = assert_same(&path, &format!("fuzz corpus, link type {link:?}"), Run::profile(profile), &fields);
+            total.push(format!("{link:?}/{profile}: {} frames, {} values", c.frames, c.values));
+        }
+        if link == LinkType::Ethernet {
+            let params: &[(&str, &str)] = &[("dcp_tag_shift", "3"), ("netrt_opcode", "0x0a"), ("erd_nack_port", "4791")];
+            assert_same(&path, "fuzz corpus, non-default parameters", Run { profile: "auto", params, two_pass: false }, &fields);
+        }
+        remove_capture(&path);
+    }
+    eprintln!("fuzz corpus: {}", total.join("; "));
+}
