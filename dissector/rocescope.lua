@@ -354,7 +354,7 @@ OPCODES.dcp_data[0xb7] = {name = "XRC SEND Only with Invalidate", hdrs = {{"xrce
 -- ==== generated: CM messages by MAD attribute id (codec/src/ib/cm.rs) ====
 local CM_MSGS = {[0x0010] = "req", [0x0011] = "mra", [0x0012] = "rej", [0x0013] = "rep", [0x0014] = "rtu", [0x0015] = "dreq", [0x0016] = "drep"}
 
--- ==== generated: the extensions' texts and limits (codec/src/warning.rs, field.rs, ext/, decoder.rs) ====
+-- ==== generated: the extensions' texts and limits (codec/src/warning.rs, field.rs, ext/, decoder/) ====
 -- Warning::Ext texts: "<EXT_LAYER[layer]>: <problem>"; NOTE[key] = Note::text.
 local EXT_LAYER = {sdr = "SDR control message", sdr_data = "SDR data packet", flor = "Flor header", flor_ack = "Flor ACK", netrt = "NetRT message", erd = "ERD header", erd_nack = "ERD NACK stream", detection = "profile detection"}
 local NOTE = {
@@ -419,7 +419,7 @@ local LIMITS = {
 -- The preference `rocescope.profile` takes auto std dcp sdr flor netrt erd, as `rocescope decode
 -- --profile`. Each extension plugs in through EXTENSIONS (the layout of the bytes after the BTH,
 -- a parse and a visit function), mirroring codec/src/ext/*.rs. What only a sequence of packets
--- reveals is kept in STATE, as codec/src/decoder.rs keeps it: `auto` detection per flow, the SDR
+-- reveals is kept in STATE, as codec/src/decoder/ keeps it: `auto` detection per flow, the SDR
 -- user immediate and VA check (SdrTracker), the ERD NACK TCP stream (NackReassembler). It is
 -- updated once per frame, the first time the frame comes up in order (Wireshark's first pass,
 -- pinfo.visited false), which keeps what it found per frame number; later dissections of the
@@ -1722,9 +1722,9 @@ local function decode(link, s, wire_len, profile, memo)
     return fr
 end
 
--- ---- the stateful decoder (codec/src/decoder.rs Decoder) ----
+-- ---- the stateful decoder (codec/src/decoder/ Decoder) ----
 -- What only a sequence of packets reveals: the profile of each flow (`auto`), SDR user
--- immediates and VA checks (ext/sdr.rs SdrTracker), ERD NACK messages (ext/erd.rs
+-- immediates and VA checks (decoder/sdr_tracker.rs SdrTracker), ERD NACK messages (decoder/erd_nacks.rs
 -- NackReassembler). Memory is bounded as the codec bounds it.
 
 -- Frame::ip_addrs, as raw byte strings (IPv4, IPv6 or GRH GIDs).

@@ -370,7 +370,7 @@ impl<'a> Frame<'a> {
                     // RFC 1071 over the header as captured (every bit, the reserved flag too),
                     // with the checksum field taken as zero.
                     let h = ip.slice();
-                    let computed = crate::build::internet_checksum(&[&h[..10], &h[12..]]);
+                    let computed = crate::checksum::internet_checksum(&[&h[..10], &h[12..]]);
                     if computed != ip.header_checksum() {
                         self.warnings.push(Warning::Ipv4Checksum { wire: ip.header_checksum(), computed });
                     }
@@ -439,7 +439,7 @@ impl<'a> Frame<'a> {
     /// where the segment ends. `seg_len` is the IP payload length on the wire. A header the
     /// capture cuts is `truncated`; one that does not fit in the IP packet, or whose data offset
     /// is below 5, is malformed. Nothing else is decoded here (the NACK stream needs
-    /// reassembly: `ext::erd::NackReassembler`).
+    /// reassembly: `decoder::NackReassembler`).
     fn parse_tcp(&mut self, off: usize, seg_len: usize) {
         let captured = &self.data[off.min(self.data.len())..(off + seg_len).min(self.data.len())];
         match TcpHeaderSlice::from_slice(captured) {

@@ -5,9 +5,16 @@
 //!   walks every decoded field with its registry id ([`field`]), value ([`value::Value`]) and
 //!   byte range.
 //! - [`ib`] holds one module per IBTA header, each a borrowed view plus an owned `Repr`.
+//! - [`ext`] reads what the research transports add to a packet (stateless, like `frame`);
+//!   [`decoder`] keeps what spans packets (per-flow profile detection, SDR's user immediates,
+//!   ERD's NACK stream).
 //! - [`build`] emits byte-exact frames (lengths, checksums, ICRC) from `Repr`s.
+//!
+//! Arrows go one way (`codec/tests/module_graph.rs`): the builders import the views and the
+//! decoder, never the reverse, and no two modules import each other, directly or in a ring.
 
 pub mod build;
+pub mod checksum;
 pub mod decoder;
 pub mod ext;
 pub mod field;

@@ -7,10 +7,10 @@
 //!   (`codec/src/ib/opcode.rs`, for the standard layout and DCP's), the CM attribute ids
 //!   (`codec/src/ib/cm.rs`), the profile names and the parameters' defaults
 //!   (`codec/src/profile.rs`, `codec/src/params.rs`), the extensions' warning texts, type names
-//!   and memory limits (`codec/src/warning.rs`, `field.rs`, `ext/`, `decoder.rs`);
+//!   and memory limits (`codec/src/warning.rs`, `field.rs`, `ext/`, `decoder/`);
 //! - the **hand-written** dispatch, `dissector/template.lua` (included verbatim), which decodes
 //!   a frame the way `Frame::parse` does (with the five extensions of `codec/src/ext/`, and the
-//!   stateful decoder of `codec/src/decoder.rs`: `auto` detection, SDR tracker, ERD NACK
+//!   stateful decoder of `codec/src/decoder/`: `auto` detection, SDR tracker, ERD NACK
 //!   reassembly) and adds the fields in the order of `Decoded::visit`.
 //!
 //! The checked-in `dissector/rocescope.lua` must equal [`dissector`]'s output
@@ -27,7 +27,8 @@
 
 use std::fmt::Write as _;
 
-use rocescope_codec::ext::{erd, sdr};
+use rocescope_codec::decoder::SdrTracker;
+use rocescope_codec::ext::erd;
 use rocescope_codec::field::{FLOR_SEND_VALUES, SDR_CTRL_VALUES};
 use rocescope_codec::ib::{CmMsg, Hdr, OpInfo, Opcode};
 use rocescope_codec::warning::{Layer, Note};
@@ -306,7 +307,7 @@ fn lua_list(values: &[&str]) -> String {
 
 fn extensions(s: &mut String) {
     s.push_str(
-        "\n-- ==== generated: the extensions' texts and limits (codec/src/warning.rs, field.rs, ext/, decoder.rs) ====\n",
+        "\n-- ==== generated: the extensions' texts and limits (codec/src/warning.rs, field.rs, ext/, decoder/) ====\n",
     );
     s.push_str("-- Warning::Ext texts: \"<EXT_LAYER[layer]>: <problem>\"; NOTE[key] = Note::text.\n");
     let layers: Vec<String> = EXT_LAYERS.iter().map(|(k, l)| format!("{k} = {}", lua_str(l.name()))).collect();
@@ -323,8 +324,8 @@ fn extensions(s: &mut String) {
     s.push_str("local LIMITS = {\n");
     writeln!(s, "    warnings = {},", Warnings::CAPACITY).unwrap();
     writeln!(s, "    dcp_unsure_after = {},", rocescope_codec::decoder::DCP_UNSURE_AFTER).unwrap();
-    writeln!(s, "    sdr_flows = {},", sdr::SdrTracker::MAX_FLOWS).unwrap();
-    writeln!(s, "    sdr_msgs_per_flow = {},", sdr::SdrTracker::MAX_MSGS_PER_FLOW).unwrap();
+    writeln!(s, "    sdr_flows = {},", SdrTracker::MAX_FLOWS).unwrap();
+    writeln!(s, "    sdr_msgs_per_flow = {},", SdrTracker::MAX_MSGS_PER_FLOW).unwrap();
     writeln!(s, "    nack_message_len = {},", erd::NACK_MAX_LEN).unwrap();
     s.push_str("}\n");
 }

@@ -136,9 +136,9 @@ mod tests {
     }
 }
 
-/// Builds a NetRT message (WIRE.md B.4): [`NetrtRepr::roce`] gives the whole RoCE packet with
-/// the pinned BTH (opcode, DestQP and PSN of the served flow; SE, M, PadCnt, TVer, byte 4 and A
-/// all 0; P_Key as given).
+/// Builds a NetRT message (WIRE.md B.4): its body here; `NetrtRepr::roce` (in `build/netrt.rs`)
+/// gives the whole RoCE packet with the pinned BTH (opcode, DestQP and PSN of the served flow;
+/// SE, M, PadCnt, TVer, byte 4 and A all 0; P_Key as given).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum NetrtRepr {
     /// Retransmission request: ePSN and the 128-bit bitmap of PSNs ePSN+1+i held.
@@ -177,12 +177,5 @@ impl NetrtRepr {
         let mut v = vec![0; self.buffer_len()];
         self.emit(&mut v);
         v
-    }
-    /// The RoCE packet carrying `body` (from [`Self::to_vec`]) for the flow's DestQP.
-    pub fn roce<'b>(&self, opcode: u8, dest_qp: u32, p_key: u16, body: &'b [u8]) -> crate::build::RoceRepr<'b> {
-        let mut r = crate::build::RoceRepr::new(opcode, dest_qp, self.psn() & psn::MASK);
-        r.bth.p_key = p_key;
-        r.payload = body;
-        r
     }
 }

@@ -27,9 +27,7 @@
 use std::collections::HashMap;
 use std::net::IpAddr;
 
-use crate::ext::erd::{self, NackBatch, NackReassembler};
-use crate::ext::sdr::{SdrAnnotation, SdrTracker};
-use crate::ext::{dcp, flor, netrt, sdr, Ext};
+use crate::ext::{dcp, erd, flor, netrt, sdr, Ext};
 use crate::field::FieldId;
 use crate::frame::{DecodeOptions, Frame, LinkType};
 use crate::ib::Opcode;
@@ -37,6 +35,12 @@ use crate::params::Params;
 use crate::profile::Profile;
 use crate::value::Value;
 use crate::warning::{ExtProblem, Layer, Note, Warning};
+
+mod erd_nacks;
+mod sdr_tracker;
+
+pub use erd_nacks::{is_nack_segment, NackBatch, NackMessage, NackReassembler, Segment, StreamKey};
+pub use sdr_tracker::{SdrAnnotation, SdrTracker};
 
 /// Which packets a `--map` entry applies to.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
