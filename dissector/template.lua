@@ -3,11 +3,11 @@
 -- `rocescope dissector` (pcap-tools/src/lua.rs) prepends the generated tables this file uses:
 --   F, FIELD_LIST, FIELD_KIND, FIELD_PROFILE, REPEATED, ENUM_VALUES  the field registry
 --   PROFILE_CHOICES, PARAM_DEFAULTS                                  profiles, parameters
---   HDR, OPCODES                                                     headers, opcode tables
+--   HDR, OPCODES                                     header layouts (every field's bytes), opcode tables
 --   CM_MSGS                                                          CM attribute ids
 --   EXT_LAYER, NOTE, SDR_CTRL, FLOR_SEND, LIMITS                     extension texts, limits
--- so this file never spells a field's type or description, an opcode's headers, a default, a
--- fixed warning text or a memory limit.
+-- so this file never spells a field's type or description, where a header field lies, an
+-- opcode's headers, a default, a fixed warning text or a memory limit.
 -- Edit this file, then regenerate: cargo run -p rocescope -- dissector > dissector/rocescope.lua
 --
 -- HOW IT HOOKS INTO WIRESHARK
@@ -392,6 +392,40 @@ local function u32(s, o)
 end
 local function bit(v, mask) return band(v, mask) ~= 0 and 1 or 0 end
 
+-- ---- header fields, where their declarations put them (HDR, from codec/src/layout) ----
+
+-- HDR[name].at[key]: a header's field by its accessor's name.
+for _, h in pairs(HDR) do
+    h.at = {}
+    for _, fl in ipairs(h.fields) do h.at[fl.key] = fl end
+end
+-- The value of field `fl` of the header at frame offset `o`; nil for a 64-bit field (emit lets
+-- Wireshark read its bytes, big_bytes reads them).
+local function field_value(s, o, fl)
+    local at, v = o + fl.off, nil
+    if fl.len == 1 then v = u8(s, at)
+    elseif fl.len == 2 then v = u16(s, at)
+    elseif fl.len == 3 then v = u24(s, at)
+    elseif fl.len == 4 then v = u32(s, at)
+    else return nil end
+    if fl.mask then v = band(rshift(v, fl.shift), fl.mask) end
+    return v
+end
+-- hval(s, o, "bth", "psn"): the field `key` of the header `name` at frame offset `o`.
+local function hval(s, o, name, key) return field_value(s, o, HDR[name].at[key]) end
+-- hspan(o, "aeth", "msn"): that field's frame offset and length.
+local function hspan(o, name, key)
+    local fl = HDR[name].at[key]
+    return o + fl.off, fl.len
+end
+-- A header's part of Frame::visit (its view's `visit`): each field with a registry name, in
+-- declaration order.
+local function emit_header(s, name, o, emit)
+    for _, fl in ipairs(HDR[name].fields) do
+        if fl.name then emit(fl.name, o + fl.off, fl.len, field_value(s, o, fl)) end
+    end
+end
+
 -- ---- CRC-32 (the ICRC, WIRE.md A.5) ----
 
 local CRC_TABLE = {}
@@ -474,7 +508,7 @@ local function parse_packet(fr, off, wire_len, layout)
         if wire_len >= 12 then warn(fr, W.truncated(LAYER.bth, 12, buflen)) end
         return nil
     end
-    local op = u8(s, off)
+    local op = hval(s, off, "bth", "opcode")
     if layout == "dcp_ho" then
         -- RocePacket::header_only: BTH and 3 bytes of MSN; the BTH describes the original
         -- packet, so its opcode, TVer and PadCnt raise no warnings.
@@ -485,7 +519,7 @@ local function parse_packet(fr, off, wire_len, layout)
     local info = layout ~= "ext_body" and OPCODES[layout][op] or nil
     local p = {off = off, buflen = buflen, wire_len = wire_len, op = op, info = info, present = {},
         hdr_end = 12, payload_len = 0}
-    local tver = band(u8(s, off + 1), 0x0f)
+    local tver = hval(s, off, "bth", "tver")
     if tver ~= 0 then warn(fr, W.tver(tver)) end
     local body_end
     if wire_len >= 16 then
@@ -526,7 +560,7 @@ local function parse_packet(fr, off, wire_len, layout)
         end
     end
     local avail = math.max(body_end - at, 0)
-    local pad = band(rshift(u8(s, off + 1), 4), 3)
+    local pad = hval(s, off, "bth", "pad_cnt")
     if not info then
         p.hdr_end, p.payload_len = at, avail
         return p
@@ -543,7 +577,7 @@ local function parse_packet(fr, off, wire_len, layout)
     -- captured) is NAK code 0.
     if op == 0x11 and avail == 4 then
         local a = p.present.aeth
-        local syn = a and a < buflen and u8(s, off + a) or nil
+        local syn = a and a < buflen and hval(s, off + a, "aeth", "syndrome") or nil
         if syn == nil or syn == 0x60 then
             p.sack_at = at
             at = at + 4
@@ -568,7 +602,7 @@ local function parse_packet(fr, off, wire_len, layout)
     end
     local a = p.present.aeth
     if a and a + 4 <= buflen then
-        local syn = u8(s, off + a)
+        local syn = hval(s, off + a, "aeth", "syndrome")
         if band(syn, 0x80) ~= 0 or band(rshift(syn, 5), 3) == 2 then warn(fr, W.aeth_reserved(syn)) end
     end
     return p
@@ -657,7 +691,7 @@ EXTENSIONS.dcp = {
         local emsn
         if tag == 1 and p.op == 0x11 then
             local a = hdr_at(p, "aeth")
-            if a then emsn = u24(fr.s, a + 1) end
+            if a then emsn = hval(fr.s, a, "aeth", "msn") end
         end
         return {tag = tag, ho = tag == 3, emsn = emsn}
     end,
@@ -667,13 +701,13 @@ EXTENSIONS.dcp = {
         emit("rocescope.dcp.ho", nil, 0, bool(d.ho))
         if d.ho and p.buflen >= 15 then emit("rocescope.dcp.msn", b + 12, 3, u24(s, b + 12)) end
         local o = hdr_at(p, "dcpeth")
-        if o then
-            emit("rocescope.dcp.msn", o, 3, u24(s, o))
-            emit("rocescope.dcp.sretryno", o + 3, 1, u8(s, o + 3))
-        end
+        if o then emit_header(s, "dcpeth", o, emit) end
         o = hdr_at(p, "sseth")
-        if o then emit("rocescope.dcp.ssn", o, 3, u24(s, o)) end
-        if d.emsn then emit("rocescope.dcp.emsn", b + p.present.aeth + 1, 3, d.emsn) end
+        if o then emit_header(s, "sseth", o, emit) end
+        if d.emsn then
+            local x, n = hspan(b + p.present.aeth, "aeth", "msn")
+            emit("rocescope.dcp.emsn", x, n, d.emsn)
+        end
     end,
 }
 
@@ -700,6 +734,9 @@ local function netrt_requested(epsn, s, o)
     return out
 end
 
+-- The BTH fields a NetRT message has zero (SE, M, PadCnt, TVer, byte 4, A).
+local NETRT_ZERO_BTH = {"se", "mig_req", "pad_cnt", "tver", "fecn", "becn", "resv6", "ack_req"}
+
 EXTENSIONS.netrt = {
     layout = function(ctx, op)
         if op == ctx.params.netrt_opcode then return "ext_body" end
@@ -707,9 +744,12 @@ EXTENSIONS.netrt = {
     end,
     parse = function(ctx, fr, p)
         local s, b = fr.s, p.off
-        if p.op ~= ctx.params.netrt_opcode then return {data = true, rtx_mark = band(u8(s, b + 4), 1)} end
-        if u8(s, b + 1) ~= 0 or u8(s, b + 4) ~= 0 or band(u8(s, b + 8), 0x80) ~= 0 then
-            ext_warn(fr, "netrt", NOTE.netrt_bth_flags)
+        if p.op ~= ctx.params.netrt_opcode then return {data = true, rtx_mark = band(hval(s, b, "bth", "resv6"), 1)} end
+        for _, k in ipairs(NETRT_ZERO_BTH) do
+            if hval(s, b, "bth", k) ~= 0 then
+                ext_warn(fr, "netrt", NOTE.netrt_bth_flags)
+                break
+            end
         end
         local at, cap = payload_span(p)
         if cap == 0 then
@@ -728,7 +768,7 @@ EXTENSIONS.netrt = {
             return nil
         end
         if cap < want then return nil end -- cut by the snaplen: the frame says so
-        local psn, bth_psn = u24(s, at + 1), u24(s, b + 9)
+        local psn, bth_psn = u24(s, at + 1), hval(s, b, "bth", "psn")
         if psn ~= bth_psn then
             local field = ty == 1 and "rocescope.netrt.epsn" or "rocescope.netrt.unfulfilled_psn"
             ext_warn(fr, "netrt", X.mismatch(field, psn, bth_psn))
@@ -737,7 +777,8 @@ EXTENSIONS.netrt = {
     end,
     visit = function(n, fr, p, emit)
         if n.data then
-            emit("rocescope.netrt.rtx_mark", p.off + 4, 1, n.rtx_mark)
+            local x, len = hspan(p.off, "bth", "resv6")
+            emit("rocescope.netrt.rtx_mark", x, len, n.rtx_mark)
             return
         end
         local body = p.off + p.hdr_end
@@ -843,7 +884,7 @@ EXTENSIONS.sdr = {
             local o = hdr_at(p, "immdt")
             if not o then return nil end
             local split = ctx.params.sdr_split
-            local msg_id, pkt_off, frag = imm_split(split, u32(fr.s, o))
+            local msg_id, pkt_off, frag = imm_split(split, hval(fr.s, o, "immdt", "imm"))
             return {data = true, msg_id = msg_id, pkt_off = pkt_off, frag = frag, split = split}
         end
         if p.op == 0x24 or p.op == 0x64 then
@@ -1005,7 +1046,7 @@ EXTENSIONS.flor = {
         if FLOR_WRITE_IMM[p.op] then
             local o = hdr_at(p, "immdt")
             if not o then return nil end
-            return {write = true, imm = u32(fr.s, o), split = params.flor_split}
+            return {write = true, imm = hval(fr.s, o, "immdt", "imm"), split = params.flor_split}
         end
         local only = FLOR_SEND_FIRST_ONLY[p.op]
         if only ~= nil then
@@ -1040,7 +1081,7 @@ local ERD_OPCODES = {[0x44] = true, [0x45] = true, [0x64] = true, [0x65] = true}
 -- erd::applies: an EETH-carrying opcode with all its headers, not UD to QP0 / QP1.
 local function erd_applies(s, p)
     return ERD_OPCODES[p.op] and p.info ~= nil and p.all_hdrs == true
-        and not (p.op >= 0x60 and u24(s, p.off + 5) <= 1)
+        and not (p.op >= 0x60 and hval(s, p.off, "bth", "dest_qp") <= 1)
 end
 
 EXTENSIONS.erd = {
@@ -1702,9 +1743,10 @@ local function try_rule(st, rule, std, link, s, wire_len, memo, state)
         end
         local reth = hdr_at(r, "reth")
         if not reth or op < 0x06 or op > 0x0b then return nil end
-        local psn, dma_len = u24(s, r.off + 9), u32(s, reth + 12)
+        local psn, dma_len = hval(s, r.off, "bth", "psn"), hval(s, reth, "reth", "dma_len")
         if op == 0x06 then
-            state.dcp_first = {psn = psn, va = big_bytes(s, reth, 8), dma_len = dma_len, payload_len = r.payload_len}
+            state.dcp_first = {psn = psn, va = big_bytes(s, hspan(reth, "reth", "va")), dma_len = dma_len,
+                payload_len = r.payload_len}
             return nil
         elseif op <= 0x09 then
             local first = state.dcp_first
@@ -1713,7 +1755,7 @@ local function try_rule(st, rule, std, link, s, wire_len, memo, state)
             local ok = false
             if k > 0 and first.dma_len ~= 0 and dma_len == first.dma_len then
                 local want = big_low64(big_add(first.va, big_mul(big(k), big(first.payload_len))))
-                ok = big_eq(want, big_bytes(s, reth, 8))
+                ok = big_eq(want, big_bytes(s, hspan(reth, "reth", "va")))
             end
             state.dcp_refuted = state.dcp_refuted or not ok
             return ok and f or nil
@@ -1729,9 +1771,9 @@ local function try_rule(st, rule, std, link, s, wire_len, memo, state)
         if f.ext.ctrl then return f end
         local reth = hdr_at(f.roce, "reth")
         if not reth then return nil end
-        state.sdr_max_dma = math.max(state.sdr_max_dma, u32(s, reth + 12))
+        state.sdr_max_dma = math.max(state.sdr_max_dma, hval(s, reth, "reth", "dma_len"))
         local want = sdr_expected_va(params, sdr_effective_mtu(params, state.sdr_max_dma), f.ext.msg_id, f.ext.pkt_off)
-        return (want and big_eq(want, big_bytes(s, reth, 8))) and f or nil
+        return (want and big_eq(want, big_bytes(s, hspan(reth, "reth", "va")))) and f or nil
     elseif rule == "flor" then
         local at, cap = payload_span(roce)
         local wire = roce.payload_len
@@ -1766,7 +1808,7 @@ end
 local function detect(st, std, link, s, wire_len, memo)
     local a, b = ip_addrs(std)
     if not a or not std.roce then return std end
-    local qp = u24(s, std.roce.off + 5)
+    local qp = hval(s, std.roce.off, "bth", "dest_qp")
     local key = a .. b .. "/" .. qp
     local state = st.flows[key]
     if state and state.profile then return decode(link, s, wire_len, state.profile, memo) end
@@ -1844,8 +1886,8 @@ local function decode_stateful(st, link, s, wire_len, choice)
         local reth = hdr_at(fr.roce, "reth")
         local a, b = ip_addrs(fr)
         if reth and a then
-            local ann = sdr_observe(st.sdr, a .. "|" .. b, PARAMS, e, big_bytes(s, reth, 8), u32(s, reth + 12),
-                fr.roce.payload_len)
+            local ann = sdr_observe(st.sdr, a .. "|" .. b, PARAMS, e, big_bytes(s, hspan(reth, "reth", "va")),
+                hval(s, reth, "reth", "dma_len"), fr.roce.payload_len)
             fr.sdr = ann
             if ann.problem then
                 warn(fr, ann.problem)
@@ -1915,68 +1957,30 @@ local function aeth_kind(syn)
 end
 
 
+local DCP_HEADERS = {dcpeth = true, sseth = true}
+
 local function visit_roce(fr, p, emit)
     local s, b = fr.s, p.off
     emit("rocescope.profile", nil, 0, fr.profile)
     emit("rocescope.truncated", nil, 0, fr.truncated and 1 or 0)
     emit("rocescope.opcode_name", b, 1, opcode_name(p))
-    local flags, byte4 = u8(s, b + 1), u8(s, b + 4)
-    emit("rocescope.bth.opcode", b, 1, p.op)
-    emit("rocescope.bth.se", b + 1, 1, bit(flags, 0x80))
-    emit("rocescope.bth.m", b + 1, 1, bit(flags, 0x40))
-    emit("rocescope.bth.padcnt", b + 1, 1, band(rshift(flags, 4), 3))
-    emit("rocescope.bth.tver", b + 1, 1, band(flags, 0x0f))
-    emit("rocescope.bth.p_key", b + 2, 2, u16(s, b + 2))
-    emit("rocescope.bth.fecn", b + 4, 1, bit(byte4, 0x80))
-    emit("rocescope.bth.becn", b + 4, 1, bit(byte4, 0x40))
-    emit("rocescope.bth.destqp", b + 5, 3, u24(s, b + 5))
-    emit("rocescope.bth.a", b + 8, 1, bit(u8(s, b + 8), 0x80))
-    emit("rocescope.bth.psn", b + 9, 3, u24(s, b + 9))
-    local o = hdr_at(p, "rdeth")
-    if o then emit("rocescope.rdeth.eecnxt", o + 1, 3, u24(s, o + 1)) end
-    o = hdr_at(p, "deth")
-    if o then
-        emit("rocescope.deth.q_key", o, 4, u32(s, o))
-        emit("rocescope.deth.srcqp", o + 5, 3, u24(s, o + 5))
+    emit_header(s, "bth", b, emit)
+    -- The headers present, in wire order (the DCP headers are the extension's to walk).
+    for _, h in ipairs(p.info and p.info.hdrs or {}) do
+        local name = h[1]
+        local o = not DCP_HEADERS[name] and hdr_at(p, name)
+        if o then
+            emit_header(s, name, o, emit)
+            if name == "aeth" then
+                local syn = hval(s, o, "aeth", "syndrome")
+                local kind, low = aeth_kind(syn)
+                local x, n = hspan(o, "aeth", "syndrome")
+                emit("rocescope.aeth.kind", x, n, kind)
+                if low then emit(low, x, n, band(syn, 0x1f)) end
+                if p.sack_at and p.sack_at + HDR.irn_sack.len <= p.buflen then emit_header(s, "irn_sack", b + p.sack_at, emit) end
+            end
+        end
     end
-    o = hdr_at(p, "xrceth")
-    if o then emit("rocescope.xrceth.xrcsrq", o + 1, 3, u24(s, o + 1)) end
-    o = hdr_at(p, "feth")
-    if o then
-        emit("rocescope.feth.sel", o + 3, 1, band(rshift(u8(s, o + 3), 4), 3))
-        emit("rocescope.feth.plt", o + 3, 1, band(u8(s, o + 3), 0x0f))
-    end
-    o = hdr_at(p, "reth")
-    if o then
-        emit("rocescope.reth.va", o, 8)
-        emit("rocescope.reth.r_key", o + 8, 4, u32(s, o + 8))
-        emit("rocescope.reth.dmalen", o + 12, 4, u32(s, o + 12))
-    end
-    o = hdr_at(p, "atomiceth")
-    if o then
-        emit("rocescope.atomiceth.va", o, 8)
-        emit("rocescope.atomiceth.r_key", o + 8, 4, u32(s, o + 8))
-        emit("rocescope.atomiceth.swapdt", o + 12, 8)
-        emit("rocescope.atomiceth.cmpdt", o + 20, 8)
-    end
-    o = hdr_at(p, "aeth")
-    if o then
-        local syn = u8(s, o)
-        emit("rocescope.aeth.syndrome", o, 1, syn)
-        emit("rocescope.aeth.msn", o + 1, 3, u24(s, o + 1))
-        local kind, low = aeth_kind(syn)
-        emit("rocescope.aeth.kind", o, 1, kind)
-        if low then emit(low, o, 1, band(syn, 0x1f)) end
-    end
-    if p.sack_at and p.sack_at + 4 <= p.buflen then
-        emit("rocescope.irn.sack_psn", b + p.sack_at + 1, 3, u24(s, b + p.sack_at + 1))
-    end
-    o = hdr_at(p, "atomicacketh")
-    if o then emit("rocescope.atomicacketh.origremdt", o, 8) end
-    o = hdr_at(p, "immdt")
-    if o then emit("rocescope.immdt", o, 4, u32(s, o)) end
-    o = hdr_at(p, "ieth")
-    if o then emit("rocescope.ieth.r_key", o, 4, u32(s, o)) end
     local pay_at = math.min(p.hdr_end, p.buflen)
     local pay_end = math.min(p.hdr_end + p.payload_len, p.buflen)
     emit("rocescope.payload_len", b + pay_at, math.max(pay_end - pay_at, 0), p.payload_len)
@@ -2121,11 +2125,13 @@ local function render(fr, tvb, pinfo, tree)
     if p then
         local s = fr.s
         pinfo.cols.protocol:set(fr.net and fr.net.kind == "grh" and "RoCEv1" or "RoCEv2")
-        local info = sfmt("%s QP=%d PSN=%d", opcode_name(p), u24(s, p.off + 5), u24(s, p.off + 9))
-        if bit(u8(s, p.off + 8), 0x80) == 1 then info = info .. " A" end
+        local info = sfmt("%s QP=%d PSN=%d", opcode_name(p), hval(s, p.off, "bth", "dest_qp"), hval(s, p.off, "bth", "psn"))
+        if hval(s, p.off, "bth", "ack_req") == 1 then info = info .. " A" end
         local a = hdr_at(p, "aeth")
-        if a then info = info .. sfmt(" %s MSN=%d", (aeth_kind(u8(s, a))), u24(s, a + 1)) end
-        if p.sack_at and p.sack_at + 4 <= p.buflen then info = info .. sfmt(" SACK=%d", u24(s, p.off + p.sack_at + 1)) end
+        if a then info = info .. sfmt(" %s MSN=%d", (aeth_kind(hval(s, a, "aeth", "syndrome"))), hval(s, a, "aeth", "msn")) end
+        if p.sack_at and p.sack_at + HDR.irn_sack.len <= p.buflen then
+            info = info .. sfmt(" SACK=%d", hval(s, p.off + p.sack_at, "irn_sack", "sack_psn"))
+        end
         if p.payload_len > 0 then info = info .. sfmt(" len=%d", p.payload_len) end
         if fr.cm_off then info = info .. " CM " .. string.upper(CM_MSGS[u16(s, fr.cm_off + 16)]) end
         if fr.icrc and fr.icrc ~= "good" then info = info .. " ICRC " .. fr.icrc end

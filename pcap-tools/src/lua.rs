@@ -3,8 +3,9 @@
 //! The plugin is two parts glued together:
 //! - a **generated** part, written here from the codec so nothing in it is spelt twice: one
 //!   `ProtoField` per entry of the field registry (`codec/src/field.rs`, same abbreviation,
-//!   type, description and enumerated values), the extension headers and the opcode tables
-//!   (`codec/src/ib/opcode.rs`, for the standard layout and DCP's), the CM attribute ids
+//!   type, description and enumerated values), the fixed-layout headers with every field's
+//!   bytes and bits (`codec/src/layout`), the opcode tables (`codec/src/ib/opcode.rs`, for the
+//!   standard layout and DCP's), the CM attribute ids
 //!   (`codec/src/ib/cm.rs`), the profile names and the parameters' defaults
 //!   (`codec/src/profile.rs`, `codec/src/params.rs`), the extensions' warning texts, type names
 //!   and memory limits (`codec/src/warning.rs`, `field.rs`, `ext/`, `decoder/`);
@@ -67,22 +68,10 @@ pub fn std_fields() -> impl Iterator<Item = &'static FieldDef> {
     FIELDS.iter().filter(|f| field_profile(f) == Profile::Std)
 }
 
-/// The plugin's name for an extension header (the registry's spelling: `atomiceth`, `immdt`).
+/// The plugin's name for an extension header (the registry's spelling: `atomiceth`, `immdt`),
+/// from the header's declaration (`codec/src/layout`).
 pub fn hdr_name(h: Hdr) -> &'static str {
-    match h {
-        Hdr::Rdeth => "rdeth",
-        Hdr::Deth => "deth",
-        Hdr::Xrceth => "xrceth",
-        Hdr::Dcpeth => "dcpeth",
-        Hdr::Feth => "feth",
-        Hdr::Reth => "reth",
-        Hdr::AtomicEth => "atomiceth",
-        Hdr::Aeth => "aeth",
-        Hdr::AtomicAckEth => "atomicacketh",
-        Hdr::Sseth => "sseth",
-        Hdr::ImmDt => "immdt",
-        Hdr::Ieth => "ieth",
-    }
+    h.layout().name
 }
 
 /// A Lua string literal.
@@ -235,11 +224,22 @@ fn op_entry(info: &OpInfo) -> String {
 }
 
 fn headers_and_opcodes(s: &mut String) {
-    s.push_str("\n-- ==== generated: extension headers and opcode tables (codec/src/ib/opcode.rs) ====\n");
-    s.push_str("-- HDR[name] = {len = bytes, layer = name in warnings}\n");
+    s.push_str(
+        "\n-- ==== generated: the fixed-layout headers (codec/src/layout) and opcode tables (codec/src/ib/opcode.rs) ====\n\
+         -- HDR[name] = {len = bytes, layer = name in warnings, fields = {...}}: the BTH, the extension headers,\n\
+         -- IRN's SACK tail. Each field, in declaration order: {key = accessor, name = registry name (absent:\n\
+         -- not shown), off = first byte, len = bytes (big-endian), and for a bit field shift = its lowest bit,\n\
+         -- mask = its bits once shifted}.\n",
+    );
     s.push_str("local HDR = {\n");
-    for h in Hdr::ALL {
-        writeln!(s, "    {} = {{len = {}, layer = {}}},", hdr_name(h), h.len(), lua_str(h.layer().name())).unwrap();
+    for h in rocescope_codec::ib::layouts() {
+        writeln!(s, "    {} = {{len = {}, layer = {}, fields = {{", h.name, h.len, lua_str(h.layer.name())).unwrap();
+        for f in h.fields {
+            let name = f.field.map(|id| format!("name = {}, ", lua_str(id.name()))).unwrap_or_default();
+            let bits = if f.is_bits() { format!(", shift = {}, mask = 0x{:x}", f.shift, (1u64 << f.width) - 1) } else { String::new() };
+            writeln!(s, "        {{key = {}, {name}off = {}, len = {}{bits}}},", lua_str(f.accessor), f.offset, f.len).unwrap();
+        }
+        s.push_str("    }},\n");
     }
     s.push_str("}\n");
     s.push_str(

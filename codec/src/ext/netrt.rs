@@ -10,7 +10,7 @@ use crate::field::FieldId as F;
 use crate::ib::bytes::get;
 use crate::ib::bth::psn;
 use crate::ib::packet::Layout;
-use crate::ib::RocePacket;
+use crate::ib::{BthRepr, RocePacket};
 use crate::value::Value;
 use crate::warning::{ExtProblem, Layer, Note, Warning, Warnings};
 
@@ -100,7 +100,10 @@ impl Netrt {
     pub(super) fn visit<'a>(&self, p: &RocePacket<'a>, base: usize, f: &mut impl FnMut(F, Value<'a>, Range<usize>)) {
         let body = base + p.payload_offset();
         match *self {
-            Netrt::Data { rtx_mark } => f(F::NetrtRtxMark, Value::Bool(rtx_mark), base + 4..base + 5),
+            Netrt::Data { rtx_mark } => {
+                let byte4 = const { BthRepr::LAYOUT.field("resv6").bytes() };
+                f(F::NetrtRtxMark, Value::Bool(rtx_mark), base + byte4.start..base + byte4.end)
+            }
             Netrt::Request { epsn } => {
                 f(F::NetrtType, Value::Str("request"), body..body + 1);
                 f(F::NetrtEpsn, Value::UInt(epsn as u64), body + 1..body + 4);
