@@ -2,9 +2,9 @@
 -- with the field names of rocescope (shared/spec/INTERFACES.md, "One field vocabulary").
 --
 -- GENERATED FILE, do not edit. `rocescope dissector > dissector/rocescope.lua` writes it: the part
--- down to "end of the generated part" from the codec (field registry codec/src/field.rs, opcode
--- table codec/src/ib/opcode.rs, CM ids codec/src/ib/cm.rs, profiles and parameter defaults
--- codec/src/profile.rs and params.rs), the rest verbatim from dissector/template.lua.
+-- down to "end of the generated part" from the codec (field registry codec/src/field.rs, header
+-- layouts codec/src/layout/, opcode table codec/src/ib/opcode.rs, CM ids codec/src/ib/cm.rs, profiles
+-- and parameter defaults codec/src/profile.rs and params.rs), the rest verbatim from dissector/template.lua.
 --
 -- Use:  tshark -X lua_script:dissector/rocescope.lua -o rocescope.profile:std -r FILE -T fields -e rocescope.bth.psn
 -- or copy this file to ~/.local/lib/wireshark/plugins/. Tested with Wireshark 4.0 (Lua 5.2).

@@ -2,7 +2,9 @@
 //! is decoded with — chosen per capture, per traffic selector (`--map`), or detected per flow
 //! (`auto`) — and what only a sequence of packets reveals. The parser ([`Frame`]) stays
 //! stateless; this type keeps per-flow memory beside it, so memory grows with the number of
-//! flows, never with the number of packets.
+//! flows, never with the number of packets. Besides detection it holds the extensions' state:
+//! SDR's user immediates and VA check ([`SdrTracker`], `sdr_tracker.rs`) and ERD's NACK stream
+//! ([`NackReassembler`], `erd_nacks.rs`).
 //!
 //! Detection is single-pass: a packet is labelled with what its flow is known to be when it
 //! arrives and is never relabelled. A flow becomes known when one of its packets identifies
