@@ -43,6 +43,7 @@ field("rocescope.bth.a", "bool", "std", false, ProtoField.new("BTH Acknowledge R
 field("rocescope.bth.psn", "uint", "std", false, ProtoField.new("BTH Packet Sequence Number", "rocescope.bth.psn", ftypes.UINT24, nil, base.DEC, nil, "BTH Packet Sequence Number"))
 field("rocescope.rdeth.eecnxt", "uint", "std", false, ProtoField.new("RDETH EE-Context", "rocescope.rdeth.eecnxt", ftypes.UINT24, nil, base.DEC, nil, "RDETH EE-Context"))
 field("rocescope.deth.q_key", "uint", "std", false, ProtoField.new("DETH Queue Key", "rocescope.deth.q_key", ftypes.UINT32, nil, base.DEC, nil, "DETH Queue Key"))
+field("rocescope.deth.reserved", "uint", "std", false, ProtoField.new("DETH reserved byte", "rocescope.deth.reserved", ftypes.UINT8, nil, base.DEC, nil, "DETH reserved byte"))
 field("rocescope.deth.srcqp", "uint", "std", false, ProtoField.new("DETH Source QP", "rocescope.deth.srcqp", ftypes.UINT24, nil, base.DEC, nil, "DETH Source QP"))
 field("rocescope.xrceth.xrcsrq", "uint", "std", false, ProtoField.new("XRCETH XRC Shared Receive Queue", "rocescope.xrceth.xrcsrq", ftypes.UINT24, nil, base.DEC, nil, "XRCETH XRC Shared Receive Queue"))
 field("rocescope.reth.va", "uint64", "std", false, ProtoField.new("RETH Virtual Address", "rocescope.reth.va", ftypes.UINT64, nil, base.DEC, nil, "RETH Virtual Address"))
@@ -183,6 +184,7 @@ local HDR = {
     }},
     deth = {len = 8, layer = "DETH", fields = {
         {key = "q_key", name = "rocescope.deth.q_key", off = 0, len = 4},
+        {key = "reserved", name = "rocescope.deth.reserved", off = 4, len = 1},
         {key = "src_qp", name = "rocescope.deth.srcqp", off = 5, len = 3},
     }},
     xrceth = {len = 4, layer = "XRCETH", fields = {
