@@ -3,14 +3,15 @@
 -- `rocescope dissector` (dissector/src/lib.rs) prepends the generated tables this file uses:
 --   F, FIELD_LIST, FIELD_KIND, FIELD_PROFILE, REPEATED, ENUM_VALUES  the field registry
 --   PROFILE_CHOICES, PARAM_DEFS, PARAM_FALLBACK, declare_param_prefs profiles, parameters
---   HDR, OPCODES                                                     headers, opcode tables
+--   HDR, OPCODES                                     header layouts (every field's bytes), opcode tables
 --   CM_MSGS                                                          CM attribute ids
 --   LAYER, W, X                                                      warning texts
 --   NOTE, SDR_CTRL, FLOR_SEND, LIMITS                                extension texts, limits
 --   OPS, K, L                                                        opcode sets, constants, layouts
--- so this file never spells a field's type or description, an opcode's headers, a default, a
--- warning text, an opcode number, an extension's offset or magic number or a memory limit
--- (dissector/tests/lua_handwritten.rs checks it, with an allow-list for the L2-L4 walk).
+-- so this file never spells a field's type or description, where a header field lies, an
+-- opcode's headers, a default, a warning text, an opcode number, an extension's offset or magic
+-- number or a memory limit (dissector/tests/lua_handwritten.rs checks it, with an allow-list for
+-- the L2-L4 walk).
 -- Edit this file, then regenerate: cargo run -p rocescope -- dissector > dissector/rocescope.lua
 --
 -- HOW IT HOOKS INTO WIRESHARK
@@ -33,7 +34,7 @@
 -- The preference `rocescope.profile` takes auto std dcp sdr flor netrt erd, as `rocescope decode
 -- --profile`. Each extension plugs in through EXTENSIONS (the layout of the bytes after the BTH,
 -- a parse and a visit function), mirroring codec/src/ext/*.rs. What only a sequence of packets
--- reveals is kept in STATE, as codec/src/decoder.rs keeps it: `auto` detection per flow, the SDR
+-- reveals is kept in STATE, as codec/src/decoder/ keeps it: `auto` detection per flow, the SDR
 -- user immediate and VA check (SdrTracker), the ERD NACK TCP stream (NackReassembler). It is
 -- updated once per frame, the first time the frame comes up in order (Wireshark's first pass,
 -- pinfo.visited false), which keeps what it found per frame number; later dissections of the
@@ -319,17 +320,43 @@ local function emit_f(emit, name, at, f, value) emit(name, at + f.off, f.len, va
 -- Field `f` of a repeated field's `i`-th occurrence (from 0).
 local function nth(f, i) return {off = f.off + f.len * i, len = f.len} end
 
--- The IBTA header fields the extensions read (one place; allow-listed until the header
--- declarations land): {off, len} from the header's start.
+-- ---- header fields, where their declarations put them (HDR, from codec/src/layout) ----
+
+-- HDR[name].at[key]: a header's field by its accessor's name.
+for _, h in pairs(HDR) do
+    h.at = {}
+    for _, fl in ipairs(h.fields) do h.at[fl.key] = fl end
+end
+-- The value of field `fl` of the header at frame offset `o`; nil for a 64-bit field (emit lets
+-- Wireshark read its bytes, big_bytes reads them).
+local function field_value(s, o, fl)
+    local read = READ[fl.len]
+    if not read then return nil end
+    local v = read(s, o + fl.off)
+    if fl.mask then v = band(rshift(v, fl.shift), fl.mask) end
+    return v
+end
+-- hval(s, o, "bth", "psn"): the field `key` of the header `name` at frame offset `o`.
+local function hval(s, o, name, key) return field_value(s, o, HDR[name].at[key]) end
+-- hspan(o, "aeth", "msn"): that field's frame offset and length.
+local function hspan(o, name, key)
+    local fl = HDR[name].at[key]
+    return o + fl.off, fl.len
+end
+-- A header's part of Frame::visit (its view's `visit`): each field with a registry name, in
+-- declaration order.
+local function emit_header(s, name, o, emit)
+    for _, fl in ipairs(HDR[name].fields) do
+        if fl.name then emit(fl.name, o + fl.off, fl.len, field_value(s, o, fl)) end
+    end
+end
+-- What the extensions read beyond the declared fields: the DCP header-only packet's MSN (the BTH,
+-- then the MSN as DCPETH spells it) and the PSN space (PSN arithmetic modulo 2^24).
 local IBF = {
-    bth_flags = {off = 1, len = 1}, bth_byte4 = {off = 4, len = 1}, bth_destqp = {off = 5, len = 3},
-    bth_ack = {off = 8, len = 1}, bth_psn = {off = 9, len = 3}, ho_msn = {off = 12, len = 3},
-    aeth_msn = {off = 1, len = 3}, dcpeth_msn = {off = 0, len = 3}, dcpeth_sretryno = {off = 3, len = 1},
-    sseth_ssn = {off = 0, len = 3}, reth_va = {off = 0, len = 8}, reth_dmalen = {off = 12, len = 4},
-    irn_sack_psn = {off = 1, len = 3},
-    bth_ack_bit = 0x80, psn_space = 0x1000000,
+    ho_msn = {off = HDR.bth.len, len = HDR.dcpeth.at.msn.len},
+    psn_space = 2 ^ (HDR.bth.at.psn.len * 8),
 }
-local function reth_va(s, reth) return big_bytes(s, reth + IBF.reth_va.off, IBF.reth_va.len) end
+local function reth_va(s, reth) return big_bytes(s, hspan(reth, "reth", "va")) end
 
 -- ---- CRC-32 (the ICRC, WIRE.md A.5) ----
 
@@ -413,7 +440,7 @@ local function parse_packet(fr, off, wire_len, layout)
         if wire_len >= 12 then warn(fr, W.truncated(LAYER.bth, 12, buflen)) end
         return nil
     end
-    local op = u8(s, off)
+    local op = hval(s, off, "bth", "opcode")
     if layout == "dcp_ho" then
         -- RocePacket::header_only: BTH and 3 bytes of MSN; the BTH describes the original
         -- packet, so its opcode, TVer and PadCnt raise no warnings.
@@ -424,7 +451,7 @@ local function parse_packet(fr, off, wire_len, layout)
     local info = layout ~= "ext_body" and OPCODES[layout][op] or nil
     local p = {off = off, buflen = buflen, wire_len = wire_len, op = op, info = info, present = {},
         hdr_end = 12, payload_len = 0}
-    local tver = band(u8(s, off + 1), 0x0f)
+    local tver = hval(s, off, "bth", "tver")
     if tver ~= 0 then warn(fr, W.tver(tver)) end
     local body_end
     if wire_len >= 16 then
@@ -465,7 +492,7 @@ local function parse_packet(fr, off, wire_len, layout)
         end
     end
     local avail = math.max(body_end - at, 0)
-    local pad = band(rshift(u8(s, off + 1), 4), 3)
+    local pad = hval(s, off, "bth", "pad_cnt")
     if not info then
         p.hdr_end, p.payload_len = at, avail
         return p
@@ -482,7 +509,7 @@ local function parse_packet(fr, off, wire_len, layout)
     -- captured) is NAK code 0.
     if op == 0x11 and avail == 4 then
         local a = p.present.aeth
-        local syn = a and a < buflen and u8(s, off + a) or nil
+        local syn = a and a < buflen and hval(s, off + a, "aeth", "syndrome") or nil
         if syn == nil or syn == 0x60 then
             p.sack_at = at
             at = at + 4
@@ -507,7 +534,7 @@ local function parse_packet(fr, off, wire_len, layout)
     end
     local a = p.present.aeth
     if a and a + 4 <= buflen then
-        local syn = u8(s, off + a)
+        local syn = hval(s, off + a, "aeth", "syndrome")
         if band(syn, 0x80) ~= 0 or band(rshift(syn, 5), 3) == 2 then warn(fr, W.aeth_reserved(syn)) end
     end
     return p
@@ -591,7 +618,7 @@ EXTENSIONS.dcp = {
         local emsn
         if tag == K.dcp.tag_ack and OPS.dcp_ack[p.op] then
             local a = hdr_at(p, "aeth")
-            if a then emsn = rd(fr.s, a, IBF.aeth_msn) end
+            if a then emsn = hval(fr.s, a, "aeth", "msn") end
         end
         return {tag = tag, ho = tag == K.dcp.tag_ho, emsn = emsn}
     end,
@@ -602,13 +629,13 @@ EXTENSIONS.dcp = {
         local ho = IBF.ho_msn
         if d.ho and p.buflen >= ho.off + ho.len then emit_f(emit, "rocescope.dcp.msn", b, ho, rd(s, b, ho)) end
         local o = hdr_at(p, "dcpeth")
-        if o then
-            emit_f(emit, "rocescope.dcp.msn", o, IBF.dcpeth_msn, rd(s, o, IBF.dcpeth_msn))
-            emit_f(emit, "rocescope.dcp.sretryno", o, IBF.dcpeth_sretryno, rd(s, o, IBF.dcpeth_sretryno))
-        end
+        if o then emit_header(s, "dcpeth", o, emit) end
         o = hdr_at(p, "sseth")
-        if o then emit_f(emit, "rocescope.dcp.ssn", o, IBF.sseth_ssn, rd(s, o, IBF.sseth_ssn)) end
-        if d.emsn then emit_f(emit, "rocescope.dcp.emsn", b + p.present.aeth, IBF.aeth_msn, d.emsn) end
+        if o then emit_header(s, "sseth", o, emit) end
+        if d.emsn then
+            local x, n = hspan(b + p.present.aeth, "aeth", "msn")
+            emit("rocescope.dcp.emsn", x, n, d.emsn)
+        end
     end,
 }
 
@@ -635,6 +662,9 @@ local function netrt_requested(epsn, s, o, len)
     return out
 end
 
+-- The BTH fields a NetRT message has zero (SE, M, PadCnt, TVer, byte 4, A).
+local NETRT_ZERO_BTH = {"se", "mig_req", "pad_cnt", "tver", "fecn", "becn", "resv6", "ack_req"}
+
 EXTENSIONS.netrt = {
     layout = function(ctx, op)
         if op == ctx.params.netrt_opcode then return "ext_body" end
@@ -643,11 +673,12 @@ EXTENSIONS.netrt = {
     parse = function(ctx, fr, p)
         local s, b = fr.s, p.off
         local n = L.netrt
-        if p.op ~= ctx.params.netrt_opcode then
-            return {data = true, rtx_mark = bit(rd(s, b, IBF.bth_byte4), K.netrt.rtx_mark)}
-        end
-        if rd(s, b, IBF.bth_flags) ~= 0 or rd(s, b, IBF.bth_byte4) ~= 0 or band(rd(s, b, IBF.bth_ack), IBF.bth_ack_bit) ~= 0 then
-            ext_warn(fr, "netrt", NOTE.netrt_bth_flags)
+        if p.op ~= ctx.params.netrt_opcode then return {data = true, rtx_mark = bit(hval(s, b, "bth", "resv6"), K.netrt.rtx_mark)} end
+        for _, k in ipairs(NETRT_ZERO_BTH) do
+            if hval(s, b, "bth", k) ~= 0 then
+                ext_warn(fr, "netrt", NOTE.netrt_bth_flags)
+                break
+            end
         end
         local at, cap = payload_span(p)
         if cap == 0 then
@@ -667,7 +698,7 @@ EXTENSIONS.netrt = {
             return nil
         end
         if cap < want then return nil end -- cut by the snaplen: the frame says so
-        local psn, bth_psn = rd(s, at, n.psn), rd(s, b, IBF.bth_psn)
+        local psn, bth_psn = rd(s, at, n.psn), hval(s, b, "bth", "psn")
         local request = ty == K.netrt.type_request
         if psn ~= bth_psn then
             local field = request and "rocescope.netrt.epsn" or "rocescope.netrt.unfulfilled_psn"
@@ -678,7 +709,8 @@ EXTENSIONS.netrt = {
     visit = function(n, fr, p, emit)
         local f = L.netrt
         if n.data then
-            emit_f(emit, "rocescope.netrt.rtx_mark", p.off, IBF.bth_byte4, n.rtx_mark)
+            local x, len = hspan(p.off, "bth", "resv6")
+            emit("rocescope.netrt.rtx_mark", x, len, n.rtx_mark)
             return
         end
         local body = p.off + p.hdr_end
@@ -783,7 +815,7 @@ EXTENSIONS.sdr = {
             local o = hdr_at(p, "immdt")
             if not o then return nil end
             local split = ctx.params.sdr_split
-            local msg_id, pkt_off, frag = imm_split(split, u32(fr.s, o))
+            local msg_id, pkt_off, frag = imm_split(split, hval(fr.s, o, "immdt", "imm"))
             return {data = true, msg_id = msg_id, pkt_off = pkt_off, frag = frag, split = split}
         end
         if OPS.sdr_ctrl[p.op] then
@@ -951,7 +983,7 @@ EXTENSIONS.flor = {
         if OPS.flor_write_imm[p.op] then
             local o = hdr_at(p, "immdt")
             if not o then return nil end
-            return {write = true, imm = u32(fr.s, o), split = params.flor_split}
+            return {write = true, imm = hval(fr.s, o, "immdt", "imm"), split = params.flor_split}
         end
         local only = OPS.flor_send_header[p.op]
         if only ~= nil then
@@ -985,7 +1017,7 @@ EXTENSIONS.flor = {
 -- erd::applies: an EETH-carrying opcode with all its headers, not UD to QP0 / QP1.
 local function erd_applies(s, p)
     return OPS.erd_eeth[p.op] and p.info ~= nil and p.all_hdrs == true
-        and not (OPS.ud[p.op] and rd(s, p.off, IBF.bth_destqp) <= K.erd.mgmt_qp_max)
+        and not (OPS.ud[p.op] and hval(s, p.off, "bth", "dest_qp") <= K.erd.mgmt_qp_max)
 end
 
 EXTENSIONS.erd = {
@@ -1062,7 +1094,7 @@ local function parse_roce(fr, off, wire_len)
     else
         fr.icrc = "truncated"
     end
-    if OPS.cm[p.op] and rd(fr.s, off, IBF.bth_destqp) == K.cm.qp then parse_cm(fr, p) end
+    if OPS.cm[p.op] and hval(fr.s, off, "bth", "dest_qp") == K.cm.qp then parse_cm(fr, p) end
 end
 
 -- Frame::parse_tcp: only the header's length is checked (ERD's NACK stream, which needs the
@@ -1278,9 +1310,9 @@ local function decode(link, s, wire_len, profile, memo)
     return fr
 end
 
--- ---- the stateful decoder (codec/src/decoder.rs Decoder) ----
+-- ---- the stateful decoder (codec/src/decoder/ Decoder) ----
 -- What only a sequence of packets reveals: the profile of each flow (`auto`), SDR user
--- immediates and VA checks (ext/sdr.rs SdrTracker), ERD NACK messages (ext/erd.rs
+-- immediates and VA checks (decoder/sdr_tracker.rs SdrTracker), ERD NACK messages (decoder/erd_nacks.rs
 -- NackReassembler). Memory is bounded as the codec bounds it.
 
 -- Frame::ip_addrs, as raw byte strings (IPv4, IPv6 or GRH GIDs).
@@ -1659,7 +1691,7 @@ local function try_rule(st, rule, std, link, s, wire_len, memo, state)
         end
         local reth = hdr_at(r, "reth")
         if not reth or not OPS.write[op] then return nil end
-        local psn, dma_len = rd(s, r.off, IBF.bth_psn), rd(s, reth, IBF.reth_dmalen)
+        local psn, dma_len = hval(s, r.off, "bth", "psn"), hval(s, reth, "reth", "dma_len")
         local position = OPS.position[op]
         if position == "first" then
             state.dcp_first = {psn = psn, va = reth_va(s, reth), dma_len = dma_len, payload_len = r.payload_len}
@@ -1689,7 +1721,7 @@ local function try_rule(st, rule, std, link, s, wire_len, memo, state)
         if f.ext.ctrl then return f end
         local reth = hdr_at(f.roce, "reth")
         if not reth then return nil end
-        state.sdr_max_dma = math.max(state.sdr_max_dma, rd(s, reth, IBF.reth_dmalen))
+        state.sdr_max_dma = math.max(state.sdr_max_dma, hval(s, reth, "reth", "dma_len"))
         local want = sdr_expected_va(params, sdr_effective_mtu(params, state.sdr_max_dma), f.ext.msg_id, f.ext.pkt_off)
         return (want and big_eq(want, reth_va(s, reth))) and f or nil
     elseif rule == "flor" then
@@ -1727,7 +1759,7 @@ end
 local function detect(st, std, link, s, wire_len, memo)
     local a, b = ip_addrs(std)
     if not a or not std.roce then return std end
-    local qp = rd(s, std.roce.off, IBF.bth_destqp)
+    local qp = hval(s, std.roce.off, "bth", "dest_qp")
     local key = a .. b .. "/" .. qp
     local state = st.flows[key]
     if state and state.profile then return decode(link, s, wire_len, state.profile, memo) end
@@ -1805,8 +1837,8 @@ local function decode_stateful(st, link, s, wire_len, choice)
         local reth = hdr_at(fr.roce, "reth")
         local a, b = ip_addrs(fr)
         if reth and a then
-            local ann = sdr_observe(st.sdr, a .. "|" .. b, PARAMS, e, reth_va(s, reth), rd(s, reth, IBF.reth_dmalen),
-                fr.roce.payload_len)
+            local ann = sdr_observe(st.sdr, a .. "|" .. b, PARAMS, e, reth_va(s, reth),
+                hval(s, reth, "reth", "dma_len"), fr.roce.payload_len)
             fr.sdr = ann
             if ann.problem then
                 warn(fr, ann.problem)
@@ -1871,68 +1903,30 @@ local function aeth_kind(syn)
 end
 
 
+local DCP_HEADERS = {dcpeth = true, sseth = true}
+
 local function visit_roce(fr, p, emit)
     local s, b = fr.s, p.off
     emit("rocescope.profile", nil, 0, fr.profile)
     emit("rocescope.truncated", nil, 0, fr.truncated and 1 or 0)
     emit("rocescope.opcode_name", b, 1, opcode_name(p))
-    local flags, byte4 = u8(s, b + 1), u8(s, b + 4)
-    emit("rocescope.bth.opcode", b, 1, p.op)
-    emit("rocescope.bth.se", b + 1, 1, bit(flags, 0x80))
-    emit("rocescope.bth.m", b + 1, 1, bit(flags, 0x40))
-    emit("rocescope.bth.padcnt", b + 1, 1, band(rshift(flags, 4), 3))
-    emit("rocescope.bth.tver", b + 1, 1, band(flags, 0x0f))
-    emit("rocescope.bth.p_key", b + 2, 2, u16(s, b + 2))
-    emit("rocescope.bth.fecn", b + 4, 1, bit(byte4, 0x80))
-    emit("rocescope.bth.becn", b + 4, 1, bit(byte4, 0x40))
-    emit("rocescope.bth.destqp", b + 5, 3, u24(s, b + 5))
-    emit("rocescope.bth.a", b + 8, 1, bit(u8(s, b + 8), 0x80))
-    emit("rocescope.bth.psn", b + 9, 3, u24(s, b + 9))
-    local o = hdr_at(p, "rdeth")
-    if o then emit("rocescope.rdeth.eecnxt", o + 1, 3, u24(s, o + 1)) end
-    o = hdr_at(p, "deth")
-    if o then
-        emit("rocescope.deth.q_key", o, 4, u32(s, o))
-        emit("rocescope.deth.srcqp", o + 5, 3, u24(s, o + 5))
+    emit_header(s, "bth", b, emit)
+    -- The headers present, in wire order (the DCP headers are the extension's to walk).
+    for _, h in ipairs(p.info and p.info.hdrs or {}) do
+        local name = h[1]
+        local o = not DCP_HEADERS[name] and hdr_at(p, name)
+        if o then
+            emit_header(s, name, o, emit)
+            if name == "aeth" then
+                local syn = hval(s, o, "aeth", "syndrome")
+                local kind, low = aeth_kind(syn)
+                local x, n = hspan(o, "aeth", "syndrome")
+                emit("rocescope.aeth.kind", x, n, kind)
+                if low then emit(low, x, n, band(syn, 0x1f)) end
+                if p.sack_at and p.sack_at + HDR.irn_sack.len <= p.buflen then emit_header(s, "irn_sack", b + p.sack_at, emit) end
+            end
+        end
     end
-    o = hdr_at(p, "xrceth")
-    if o then emit("rocescope.xrceth.xrcsrq", o + 1, 3, u24(s, o + 1)) end
-    o = hdr_at(p, "feth")
-    if o then
-        emit("rocescope.feth.sel", o + 3, 1, band(rshift(u8(s, o + 3), 4), 3))
-        emit("rocescope.feth.plt", o + 3, 1, band(u8(s, o + 3), 0x0f))
-    end
-    o = hdr_at(p, "reth")
-    if o then
-        emit("rocescope.reth.va", o, 8)
-        emit("rocescope.reth.r_key", o + 8, 4, u32(s, o + 8))
-        emit("rocescope.reth.dmalen", o + 12, 4, u32(s, o + 12))
-    end
-    o = hdr_at(p, "atomiceth")
-    if o then
-        emit("rocescope.atomiceth.va", o, 8)
-        emit("rocescope.atomiceth.r_key", o + 8, 4, u32(s, o + 8))
-        emit("rocescope.atomiceth.swapdt", o + 12, 8)
-        emit("rocescope.atomiceth.cmpdt", o + 20, 8)
-    end
-    o = hdr_at(p, "aeth")
-    if o then
-        local syn = u8(s, o)
-        emit("rocescope.aeth.syndrome", o, 1, syn)
-        emit("rocescope.aeth.msn", o + 1, 3, u24(s, o + 1))
-        local kind, low = aeth_kind(syn)
-        emit("rocescope.aeth.kind", o, 1, kind)
-        if low then emit(low, o, 1, band(syn, 0x1f)) end
-    end
-    if p.sack_at and p.sack_at + 4 <= p.buflen then
-        emit("rocescope.irn.sack_psn", b + p.sack_at + 1, 3, u24(s, b + p.sack_at + 1))
-    end
-    o = hdr_at(p, "atomicacketh")
-    if o then emit("rocescope.atomicacketh.origremdt", o, 8) end
-    o = hdr_at(p, "immdt")
-    if o then emit("rocescope.immdt", o, 4, u32(s, o)) end
-    o = hdr_at(p, "ieth")
-    if o then emit("rocescope.ieth.r_key", o, 4, u32(s, o)) end
     local pay_at = math.min(p.hdr_end, p.buflen)
     local pay_end = math.min(p.hdr_end + p.payload_len, p.buflen)
     emit("rocescope.payload_len", b + pay_at, math.max(pay_end - pay_at, 0), p.payload_len)
@@ -2067,13 +2061,12 @@ local function render(fr, tvb, pinfo, tree)
     if p then
         local s = fr.s
         pinfo.cols.protocol:set(fr.net and fr.net.kind == "grh" and "RoCEv1" or "RoCEv2")
-        local info = sfmt("%s QP=%d PSN=%d", opcode_name(p), rd(s, p.off, IBF.bth_destqp), rd(s, p.off, IBF.bth_psn))
-        if bit(rd(s, p.off, IBF.bth_ack), IBF.bth_ack_bit) == 1 then info = info .. " A" end
+        local info = sfmt("%s QP=%d PSN=%d", opcode_name(p), hval(s, p.off, "bth", "dest_qp"), hval(s, p.off, "bth", "psn"))
+        if hval(s, p.off, "bth", "ack_req") == 1 then info = info .. " A" end
         local a = hdr_at(p, "aeth")
-        if a then info = info .. sfmt(" %s MSN=%d", (aeth_kind(u8(s, a))), rd(s, a, IBF.aeth_msn)) end
-        local sack = IBF.irn_sack_psn
-        if p.sack_at and p.sack_at + sack.off + sack.len <= p.buflen then
-            info = info .. sfmt(" SACK=%d", rd(s, p.off + p.sack_at, sack))
+        if a then info = info .. sfmt(" %s MSN=%d", (aeth_kind(hval(s, a, "aeth", "syndrome"))), hval(s, a, "aeth", "msn")) end
+        if p.sack_at and p.sack_at + HDR.irn_sack.len <= p.buflen then
+            info = info .. sfmt(" SACK=%d", hval(s, p.off + p.sack_at, "irn_sack", "sack_psn"))
         end
         if p.payload_len > 0 then info = info .. sfmt(" len=%d", p.payload_len) end
         if fr.cm_off then info = info .. " CM " .. string.upper(CM_MSGS[rd(s, fr.cm_off, L.cm.attr_id)]) end

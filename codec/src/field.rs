@@ -1,9 +1,12 @@
 //! The field registry (INTERFACES.md, "One field vocabulary").
 //!
-//! Every decoded field has exactly one definition here: its dotted name (used verbatim as the
-//! JSON key, the `-e` name, the Wireshark `ProtoField` abbreviation and the browser's label key),
-//! its type and a one-line description. Everything that prints or lists fields reads this table;
-//! nothing else spells a field name.
+//! Every decoded field has exactly one definition: its dotted name (used verbatim as the JSON
+//! key, the `-e` name, the Wireshark `ProtoField` abbreviation and the browser's label key), its
+//! type and a one-line description. The fields of the fixed-layout headers (BTH, the extension
+//! headers, IRN's SACK tail, DCP's DCPETH and SSNETH) are defined on their lines of the header's
+//! declaration (`crate::layout`), which `@header name;` splices in here; every other field is
+//! defined here. Everything that prints or lists fields reads this table; nothing else spells a
+//! field name.
 
 /// How a field's value is typed (and how the Lua dissector declares it).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -33,8 +36,37 @@ pub struct FieldDef {
     pub repeated: bool,
 }
 
+/// Builds [`FieldId`] and [`FIELDS`] from the entries `Id = "name", Type, "description"
+/// [, values = …] [, repeated = …];` and the lines `@header name;`, where the fields of that
+/// fixed-layout header go, taken from its declaration (`crate::layout::name`).
 macro_rules! registry {
-    ($( $id:ident = $name:literal, $ty:expr, $desc:literal $(, values = $vals:expr)? $(, repeated = $rep:expr)? ; )*) => {
+    // The entries up to a header: the header's declaration hands its fields to `@splice`.
+    (@munch [$($done:tt)*]
+        $($id:ident = $name:literal, $ty:expr, $desc:literal $(, values = $vals:expr)? $(, repeated = $rep:expr)? ;)*
+        @header $h:ident; $($rest:tt)*
+    ) => {
+        crate::layout::$h!(registry @splice
+            [$($done)* $($id = $name, $ty, $desc $(, values = $vals)? $(, repeated = $rep)?;)*]
+            [$($rest)*]
+        );
+    };
+    (@splice [$($done:tt)*] [$($rest:tt)*] header {
+        $(#[$m:meta])* view $view:ident repr $repr:ident name $hname:literal len $len:literal layer $layer:ident
+        fields [$({
+            [$(#[$fm:meta])*] $f:ident : $fty:ident @ $off:literal .. $end:literal shift $shift:tt width $width:tt
+            repr [$($(#[$rdoc:meta])* $rf:ident)?]
+            reg [$($id:ident $name:literal ($($ty:tt)+) $desc:literal)?]
+        })*]
+    }) => {
+        registry! { @munch [$($done)* $($($id = $name, $($ty)+, $desc;)?)*] $($rest)* }
+    };
+    // The last entries: every entry is known.
+    (@munch [$($done:tt)*]
+        $($id:ident = $name:literal, $ty:expr, $desc:literal $(, values = $vals:expr)? $(, repeated = $rep:expr)? ;)*
+    ) => {
+        registry! { @emit $($done)* $($id = $name, $ty, $desc $(, values = $vals)? $(, repeated = $rep)?;)* }
+    };
+    (@emit $( $id:ident = $name:literal, $ty:expr, $desc:literal $(, values = $vals:expr)? $(, repeated = $rep:expr)? ; )*) => {
         /// Identifies one field of the registry.
         #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
         #[repr(u16)]
@@ -56,6 +88,9 @@ macro_rules! registry {
     (@vals $v:expr) => { $v };
     (@rep) => { false };
     (@rep $v:expr) => { $v };
+    ($($entries:tt)*) => {
+        registry! { @munch [] $($entries)* }
+    };
 }
 
 use FieldType::*;
@@ -82,41 +117,23 @@ registry! {
     PayloadLen = "rocescope.payload_len", UInt(32), "Payload bytes between the last header and the pad";
     Warning = "rocescope.warning", Text, "One problem found while decoding", repeated = true;
 
-    BthOpcode = "rocescope.bth.opcode", UInt(8), "BTH OpCode";
-    BthSe = "rocescope.bth.se", Bool, "BTH Solicited Event";
-    BthM = "rocescope.bth.m", Bool, "BTH MigReq";
-    BthPadcnt = "rocescope.bth.padcnt", UInt(8), "BTH Pad Count";
-    BthTver = "rocescope.bth.tver", UInt(8), "BTH Transport Header Version";
-    BthPKey = "rocescope.bth.p_key", UInt(16), "BTH Partition Key";
-    BthFecn = "rocescope.bth.fecn", Bool, "BTH Forward ECN (reserved in RoCEv2)";
-    BthBecn = "rocescope.bth.becn", Bool, "BTH Backward ECN";
-    BthDestqp = "rocescope.bth.destqp", UInt(24), "BTH Destination QP";
-    BthA = "rocescope.bth.a", Bool, "BTH Acknowledge Request";
-    BthPsn = "rocescope.bth.psn", UInt(24), "BTH Packet Sequence Number";
+    @header bth;
 
-    RdethEecnxt = "rocescope.rdeth.eecnxt", UInt(24), "RDETH EE-Context";
-    DethQKey = "rocescope.deth.q_key", UInt(32), "DETH Queue Key";
-    DethSrcqp = "rocescope.deth.srcqp", UInt(24), "DETH Source QP";
-    XrcethXrcsrq = "rocescope.xrceth.xrcsrq", UInt(24), "XRCETH XRC Shared Receive Queue";
-    RethVa = "rocescope.reth.va", UInt(64), "RETH Virtual Address";
-    RethRKey = "rocescope.reth.r_key", UInt(32), "RETH Remote Key";
-    RethDmalen = "rocescope.reth.dmalen", UInt(32), "RETH DMA Length";
-    AtomicethVa = "rocescope.atomiceth.va", UInt(64), "AtomicETH Virtual Address";
-    AtomicethRKey = "rocescope.atomiceth.r_key", UInt(32), "AtomicETH Remote Key";
-    AtomicethSwapdt = "rocescope.atomiceth.swapdt", UInt(64), "AtomicETH Swap (or Add) Data";
-    AtomicethCmpdt = "rocescope.atomiceth.cmpdt", UInt(64), "AtomicETH Compare Data";
-    AethSyndrome = "rocescope.aeth.syndrome", UInt(8), "AETH Syndrome byte";
-    AethMsn = "rocescope.aeth.msn", UInt(24), "AETH Message Sequence Number";
+    @header rdeth;
+    @header deth;
+    @header xrceth;
+    @header reth;
+    @header atomic_eth;
+    @header aeth;
     AethKind = "rocescope.aeth.kind", Enum, "AETH syndrome kind", values = AETH_KIND_VALUES;
     AethCredit = "rocescope.aeth.credit", UInt(8), "AETH ACK credit count (31: invalid)";
     AethRnrTimer = "rocescope.aeth.rnr_timer", UInt(8), "AETH RNR NAK timer code";
     AethNakCode = "rocescope.aeth.nak_code", UInt(8), "AETH NAK code (0 PSN sequence error, 1 invalid request, 2 remote access, 3 remote operational, 4 invalid RD request)";
-    IrnSackPsn = "rocescope.irn.sack_psn", UInt(24), "IRN selective NAK: PSN of the out-of-order packet that triggered it";
-    AtomicackethOrigremdt = "rocescope.atomicacketh.origremdt", UInt(64), "AtomicAckETH Original Remote Data";
-    Immdt = "rocescope.immdt", UInt(32), "Immediate Data";
-    IethRKey = "rocescope.ieth.r_key", UInt(32), "IETH Remote Key to invalidate";
-    FethSel = "rocescope.feth.sel", UInt(8), "FETH selectivity level";
-    FethPlt = "rocescope.feth.plt", UInt(8), "FETH placement type";
+    @header irn_sack;
+    @header atomic_ack_eth;
+    @header immdt;
+    @header ieth;
+    @header feth;
     Icrc = "rocescope.icrc", Bytes, "Invariant CRC as it appears on the wire";
     IcrcStatus = "rocescope.icrc.status", Enum, "ICRC verdict", values = ICRC_STATUS_VALUES;
 
@@ -131,9 +148,8 @@ registry! {
     PfcQuanta = "rocescope.pfc.quanta", UInt(16), "Pause time per class in quanta (one value for 802.3x PAUSE)", repeated = true;
 
     DcpTag = "rocescope.dcp.tag", UInt(8), "DCP ToS tag (0 non-DCP, 2 data, 3 header-only, 1 ACK)";
-    DcpMsn = "rocescope.dcp.msn", UInt(24), "DCP message sequence number (DCPETH, or the header-only packet's 3 bytes)";
-    DcpSretryno = "rocescope.dcp.sretryno", UInt(8), "DCP sender retry number (DCPETH)";
-    DcpSsn = "rocescope.dcp.ssn", UInt(24), "DCP SEND sequence number (SSNETH)";
+    @header dcpeth;
+    @header sseth;
     DcpEmsn = "rocescope.dcp.emsn", UInt(24), "DCP ACK: receiver's expected MSN (all messages below it are complete)";
     DcpHo = "rocescope.dcp.ho", Bool, "DCP header-only (trimmed) packet";
 

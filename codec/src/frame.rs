@@ -12,7 +12,7 @@ use etherparse::{Ethernet2HeaderSlice, Ipv4HeaderSlice, Ipv6HeaderSlice, SingleV
 use crate::field::FieldId as F;
 use crate::ib::icrc::{self, IcrcNet};
 use crate::ib::packet::Layout;
-use crate::ib::{CmMad, Hdr, RocePacket, Syndrome};
+use crate::ib::{Aeth, AtomicAckEth, AtomicEth, Bth, CmMad, Deth, Feth, Hdr, Ieth, ImmDt, Rdeth, Reth, RocePacket, Xrceth};
 use crate::mac_control::{self, MacControl};
 use crate::ext::{self, Ctx, Ext};
 use crate::params::Params;
@@ -370,7 +370,7 @@ impl<'a> Frame<'a> {
                     // RFC 1071 over the header as captured (every bit, the reserved flag too),
                     // with the checksum field taken as zero.
                     let h = ip.slice();
-                    let computed = crate::build::internet_checksum(&[&h[..10], &h[12..]]);
+                    let computed = crate::checksum::internet_checksum(&[&h[..10], &h[12..]]);
                     if computed != ip.header_checksum() {
                         self.warnings.push(Warning::Ipv4Checksum { wire: ip.header_checksum(), computed });
                     }
@@ -439,7 +439,7 @@ impl<'a> Frame<'a> {
     /// where the segment ends. `seg_len` is the IP payload length on the wire. A header the
     /// capture cuts is `truncated`; one that does not fit in the IP packet, or whose data offset
     /// is below 5, is malformed. Nothing else is decoded here (the NACK stream needs
-    /// reassembly: `ext::erd::NackReassembler`).
+    /// reassembly: `decoder::NackReassembler`).
     fn parse_tcp(&mut self, off: usize, seg_len: usize) {
         let captured = &self.data[off.min(self.data.len())..(off + seg_len).min(self.data.len())];
         match TcpHeaderSlice::from_slice(captured) {
@@ -733,73 +733,34 @@ impl<'a> Frame<'a> {
         f(F::Profile, Value::Str(self.profile.name()), 0..0);
         f(F::Truncated, Value::Bool(self.truncated), 0..0);
         f(F::OpcodeName, Value::Str(p.opcode().name()), r(0, 1));
-        let bb: &[u8; 12] = p.bytes()[..12].try_into().expect("a parsed packet holds its BTH");
-        let (flags, b4) = (bb[1], bb[4]);
-        f(F::BthOpcode, u(bb[0] as u64), r(0, 1));
-        f(F::BthSe, Value::Bool(flags & 0x80 != 0), r(1, 1));
-        f(F::BthM, Value::Bool(flags & 0x40 != 0), r(1, 1));
-        f(F::BthPadcnt, u(((flags >> 4) & 3) as u64), r(1, 1));
-        f(F::BthTver, u((flags & 0x0f) as u64), r(1, 1));
-        f(F::BthPKey, u(u16::from_be_bytes([bb[2], bb[3]]) as u64), r(2, 2));
-        f(F::BthFecn, Value::Bool(b4 & 0x80 != 0), r(4, 1));
-        f(F::BthBecn, Value::Bool(b4 & 0x40 != 0), r(4, 1));
-        f(F::BthDestqp, u(u32::from_be_bytes([0, bb[5], bb[6], bb[7]]) as u64), r(5, 3));
-        f(F::BthA, Value::Bool(bb[8] & 0x80 != 0), r(8, 1));
-        f(F::BthPsn, u(u32::from_be_bytes([0, bb[9], bb[10], bb[11]]) as u64), r(9, 3));
-        // One pass over the headers present (in wire order), each read from its captured bytes.
+        let bth: &[u8; 12] = p.bytes()[..12].try_into().expect("a parsed packet holds its BTH");
+        Bth::new_unchecked(bth).visit(b, f);
+        // One pass over the headers present (in wire order), each read from its captured bytes
+        // by its declaration's walk: one bounds check per header, none per field.
         let bytes = p.bytes();
         let offsets = p.info().map_or(&[0u8; 12], |i| &i.offsets);
         for h in p.headers().iter() {
             let o = offsets[h as usize] as usize;
-            // Fixed-size reads: one bounds check per header, none per field.
             let Some(hb) = bytes.get(o..o + h.len()) else { continue };
-            let w4 = |a: usize| u32::from_be_bytes([hb[a], hb[a + 1], hb[a + 2], hb[a + 3]]) as u64;
-            let w3 = |a: usize| (u32::from_be_bytes([0, hb[a], hb[a + 1], hb[a + 2]])) as u64;
-            let w8 = |a: usize| (w4(a) << 32) | w4(a + 4);
+            let at = b + o;
             match h {
-                Hdr::Rdeth => f(F::RdethEecnxt, u(w3(1)), r(o + 1, 3)),
-                Hdr::Deth => {
-                    f(F::DethQKey, u(w4(0)), r(o, 4));
-                    f(F::DethSrcqp, u(w3(5)), r(o + 5, 3));
-                }
-                Hdr::Xrceth => f(F::XrcethXrcsrq, u(w3(1)), r(o + 1, 3)),
-                Hdr::Feth => {
-                    let fe = crate::ib::Feth::new_unchecked(hb);
-                    f(F::FethSel, u(fe.sel() as u64), r(o + 3, 1));
-                    f(F::FethPlt, u(fe.plt() as u64), r(o + 3, 1));
-                }
-                Hdr::Reth => {
-                    let hb: &[u8; 16] = hb.try_into().expect("RETH is 16 bytes");
-                    let va = u64::from_be_bytes([hb[0], hb[1], hb[2], hb[3], hb[4], hb[5], hb[6], hb[7]]);
-                    f(F::RethVa, u(va), r(o, 8));
-                    f(F::RethRKey, u(u32::from_be_bytes([hb[8], hb[9], hb[10], hb[11]]) as u64), r(o + 8, 4));
-                    f(F::RethDmalen, u(u32::from_be_bytes([hb[12], hb[13], hb[14], hb[15]]) as u64), r(o + 12, 4));
-                }
-                Hdr::AtomicEth => {
-                    f(F::AtomicethVa, u(w8(0)), r(o, 8));
-                    f(F::AtomicethRKey, u(w4(8)), r(o + 8, 4));
-                    f(F::AtomicethSwapdt, u(w8(12)), r(o + 12, 8));
-                    f(F::AtomicethCmpdt, u(w8(20)), r(o + 20, 8));
-                }
+                Hdr::Rdeth => Rdeth::new_unchecked(hb).visit(at, f),
+                Hdr::Deth => Deth::new_unchecked(hb).visit(at, f),
+                Hdr::Xrceth => Xrceth::new_unchecked(hb).visit(at, f),
+                Hdr::Feth => Feth::new_unchecked(hb).visit(at, f),
+                Hdr::Reth => Reth::new_unchecked(hb).visit(at, f),
+                Hdr::AtomicEth => AtomicEth::new_unchecked(hb).visit(at, f),
                 Hdr::Aeth => {
-                    let syn = hb[0];
-                    let s = Syndrome::from_byte(syn);
-                    f(F::AethSyndrome, u(syn as u64), r(o, 1));
-                    f(F::AethMsn, u(w3(1)), r(o + 1, 3));
-                    f(F::AethKind, Value::Str(s.kind_name()), r(o, 1));
-                    match s {
-                        Syndrome::Ack { credit } => f(F::AethCredit, u(credit as u64), r(o, 1)),
-                        Syndrome::RnrNak { timer } => f(F::AethRnrTimer, u(timer as u64), r(o, 1)),
-                        Syndrome::Nak { code } => f(F::AethNakCode, u(code as u64), r(o, 1)),
-                        Syndrome::Reserved(_) => {}
-                    }
+                    let aeth = Aeth::new_unchecked(hb);
+                    aeth.visit(at, f);
+                    aeth.visit_derived(at, f);
                     if let (Some(sack), Some(so)) = (p.irn_sack(), p.sack_offset()) {
-                        f(F::IrnSackPsn, u(sack.sack_psn() as u64), r(so + 1, 3));
+                        sack.visit(b + so, f);
                     }
                 }
-                Hdr::AtomicAckEth => f(F::AtomicackethOrigremdt, u(w8(0)), r(o, 8)),
-                Hdr::ImmDt => f(F::Immdt, u(w4(0)), r(o, 4)),
-                Hdr::Ieth => f(F::IethRKey, u(w4(0)), r(o, 4)),
+                Hdr::AtomicAckEth => AtomicAckEth::new_unchecked(hb).visit(at, f),
+                Hdr::ImmDt => ImmDt::new_unchecked(hb).visit(at, f),
+                Hdr::Ieth => Ieth::new_unchecked(hb).visit(at, f),
                 // The DCP headers are the extension's to walk.
                 Hdr::Dcpeth | Hdr::Sseth => {}
             }

@@ -11,8 +11,9 @@ use std::ops::Range;
 use proptest::prelude::*;
 
 use rocescope_codec::build::{FrameRepr, NetRepr, RoceRepr, TcpFrameRepr};
+use rocescope_codec::decoder::{is_nack_segment, NackBatch, NackReassembler, Segment, StreamKey};
 use rocescope_codec::ext::erd::{
-    self, EethRepr, NackEntry, NackReassembler, NackRepr, Segment, StreamKey, EETH_LEN, NACK_MAX_LEN,
+    self, EethRepr, NackEntry, NackRepr, EETH_LEN, NACK_MAX_LEN,
 };
 use rocescope_codec::ext::Ext;
 use rocescope_codec::frame::TcpFlags;
@@ -297,7 +298,7 @@ fn builders_write_the_hand_laid_bytes() {
     assert_eq!((tcp.src_port, tcp.dst_port, tcp.seq, tcp.payload), (4792, 40001, 77, &bytes[..]));
     let seg = &v6[14 + 40..];
     let len = (seg.len() as u32).to_be_bytes();
-    assert_eq!(rocescope_codec::build::internet_checksum(&[&v6[22..54], &len, &[0, 0, 0, 6], seg]), 0);
+    assert_eq!(rocescope_codec::checksum::internet_checksum(&[&v6[22..54], &len, &[0, 0, 0, 6], seg]), 0);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -314,7 +315,7 @@ fn tcp_segments_decode_statelessly_and_show_no_nack_fields() {
     assert_eq!(t.flags, TcpFlags(TcpFlags::PSH | TcpFlags::ACK));
     assert_eq!((t.header_offset, t.payload_offset, t.payload_len), (34, 54, 3));
     assert_eq!(t.payload, [0x4e, 0x01, 0x00], "the padding is not payload");
-    assert!(erd::is_nack_segment(&f, 4792));
+    assert!(is_nack_segment(&f, 4792));
     let m = walk(&f);
     assert!(m.is_empty(), "{m:#?}");
     // TCP options: a 32-byte header.
@@ -330,7 +331,7 @@ fn tcp_segments_decode_statelessly_and_show_no_nack_fields() {
     // Another port: TCP, not NACK, not RoCE, no warnings.
     let data = hex(NACK_OTHER_PORT);
     let f = parse(&data, Profile::Erd);
-    assert!(f.warnings.is_empty() && !erd::is_nack_segment(&f, 4792) && !f.is_decoded());
+    assert!(f.warnings.is_empty() && !is_nack_segment(&f, 4792) && !f.is_decoded());
     assert_eq!(f.tcp().unwrap().dst_port, 22);
     assert!(f.udp_ports().is_none());
 }
@@ -365,7 +366,7 @@ fn malformed_and_truncated_tcp_headers_are_warnings() {
     let ip = &mut data[14..34];
     ip[10] = 0;
     ip[11] = 0;
-    let c = rocescope_codec::build::internet_checksum(&[ip]);
+    let c = rocescope_codec::checksum::internet_checksum(&[ip]);
     ip[10..12].copy_from_slice(&c.to_be_bytes());
     let f = parse(&data, Profile::Erd);
     assert_eq!(values(&walk(&f), "rocescope.warning"), ["TCP header length 16 is below the minimum 20"]);
@@ -504,7 +505,7 @@ fn entries(n: u32, base: u32) -> Vec<NackEntry> {
     (0..n).map(|i| NackEntry { src_qpn: base + i, dst_qpn: 0x800000 | (base + i), psn: (base * 7 + i) & 0xffffff }).collect()
 }
 
-fn collect(b: &erd::NackBatch<'_>) -> (Vec<Vec<NackEntry>>, Vec<String>) {
+fn collect(b: &NackBatch<'_>) -> (Vec<Vec<NackEntry>>, Vec<String>) {
     (b.iter().map(|(_, e)| e.to_vec()).collect(), b.warnings.iter().map(|w| w.to_string()).collect())
 }
 

@@ -16,7 +16,8 @@ use proptest::prelude::*;
 
 use rocescope_codec::build::{FrameRepr, NetRepr, RoceRepr};
 use rocescope_codec::ext::flor::{self, Acked, AckRepr, AddrRepr, Flor, SendHeaderRepr, SendRepr, SendType};
-use rocescope_codec::ext::sdr::{self, CtrlRepr, CtrlType, DataRepr, Sdr, SdrTracker};
+use rocescope_codec::decoder::SdrTracker;
+use rocescope_codec::ext::sdr::{self, CtrlRepr, CtrlType, DataRepr, Sdr};
 use rocescope_codec::ext::Ext;
 use rocescope_codec::ib::{DethRepr, ImmDtRepr};
 use rocescope_codec::warning::Warnings;

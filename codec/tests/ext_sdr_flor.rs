@@ -9,7 +9,8 @@ use std::cell::Cell;
 use std::collections::BTreeMap;
 use std::ops::Range;
 
-use rocescope_codec::ext::sdr::{Ctrl, Sdr, SdrTracker};
+use rocescope_codec::decoder::SdrTracker;
+use rocescope_codec::ext::sdr::{Ctrl, Sdr};
 use rocescope_codec::ext::Ext;
 use rocescope_codec::{DecodeOptions, FlorAckSetMeans, Frame, ImmSplit, LinkType, Profile};
 

@@ -386,6 +386,7 @@ const LITERALS: &[Literal] = &[
             ("rocescope.bth.psn", "0x000010"),
             ("rocescope.rdeth.eecnxt", "0xee0001"),
             ("rocescope.deth.q_key", "0x8badf00d"),
+            ("rocescope.deth.reserved", "0x00"),
             ("rocescope.deth.srcqp", "0x5ca1ab"),
             ("rocescope.payload_len", "5"),
             ("rocescope.icrc", "1a0d76ad"),
@@ -420,6 +421,7 @@ const LITERALS: &[Literal] = &[
             ("rocescope.bth.psn", "0x000017"),
             ("rocescope.rdeth.eecnxt", "0xee0008"),
             ("rocescope.deth.q_key", "0x77777777"),
+            ("rocescope.deth.reserved", "0x00"),
             ("rocescope.deth.srcqp", "0x888888"),
             ("rocescope.immdt", "1"),
             ("rocescope.payload_len", "4"),
@@ -427,7 +429,7 @@ const LITERALS: &[Literal] = &[
         ],
     },
     Literal {
-        name: "RD SEND Only 0x44 with every reserved bit set (BTH bytes 4 and 8, RDETH, DETH): ignored",
+        name: "RD SEND Only 0x44 with every reserved bit set (BTH bytes 4 and 8, RDETH, DETH): ignored, DETH's shown",
         hex: &[
             ETH,
             "4500003c00004000401126af0a0000010a000002",
@@ -454,6 +456,7 @@ const LITERALS: &[Literal] = &[
             ("rocescope.bth.psn", "0x000018"),
             ("rocescope.rdeth.eecnxt", "0xee0009"),
             ("rocescope.deth.q_key", "0x99999999"),
+            ("rocescope.deth.reserved", "0xff"),
             ("rocescope.deth.srcqp", "0xaaaaaa"),
             ("rocescope.payload_len", "4"),
             ("rocescope.icrc", "160dd72a"),
@@ -488,6 +491,7 @@ const LITERALS: &[Literal] = &[
             ("rocescope.bth.psn", "0x000011"),
             ("rocescope.rdeth.eecnxt", "0xee0002"),
             ("rocescope.deth.q_key", "0x11111111"),
+            ("rocescope.deth.reserved", "0x00"),
             ("rocescope.deth.srcqp", "0x222222"),
             ("rocescope.reth.va", "0x00000000cafe0000"),
             ("rocescope.reth.r_key", "0x0badcafe"),
@@ -629,6 +633,7 @@ const LITERALS: &[Literal] = &[
             ("rocescope.bth.psn", "0x000015"),
             ("rocescope.rdeth.eecnxt", "0xee0006"),
             ("rocescope.deth.q_key", "0x33333333"),
+            ("rocescope.deth.reserved", "0x00"),
             ("rocescope.deth.srcqp", "0x444444"),
             ("rocescope.atomiceth.va", "0x00000000dead0008"),
             ("rocescope.atomiceth.r_key", "0xabcdef01"),
@@ -665,6 +670,7 @@ const LITERALS: &[Literal] = &[
             ("rocescope.bth.psn", "0x000016"),
             ("rocescope.rdeth.eecnxt", "0xee0007"),
             ("rocescope.deth.q_key", "0x55555555"),
+            ("rocescope.deth.reserved", "0x00"),
             ("rocescope.deth.srcqp", "0x666666"),
             ("rocescope.payload_len", "0"),
             ("rocescope.icrc", "a02fd0ed"),
@@ -814,7 +820,7 @@ impl H {
     fn bytes(self) -> &'static str {
         match self {
             H::Rdeth => "00 e1e2e3",
-            H::Deth => "d1d2d3d4 00 d5d6d7",
+            H::Deth => "d1d2d3d4 d8 d5d6d7",
             H::Xrceth => "00 c1c2c3",
             H::Feth => "000000 3a", // selectivity 3, placement type 10
             H::Reth => "a1a2a3a4a5a6a7a8 a9aaabac adaeafb0",
@@ -828,7 +834,11 @@ impl H {
     fn fields(self) -> &'static [(&'static str, &'static str)] {
         match self {
             H::Rdeth => &[("rocescope.rdeth.eecnxt", "0xe1e2e3")],
-            H::Deth => &[("rocescope.deth.q_key", "0xd1d2d3d4"), ("rocescope.deth.srcqp", "0xd5d6d7")],
+            H::Deth => &[
+                ("rocescope.deth.q_key", "0xd1d2d3d4"),
+                ("rocescope.deth.reserved", "0xd8"),
+                ("rocescope.deth.srcqp", "0xd5d6d7"),
+            ],
             H::Xrceth => &[("rocescope.xrceth.xrcsrq", "0xc1c2c3")],
             H::Feth => &[("rocescope.feth.sel", "3"), ("rocescope.feth.plt", "10")],
             H::Reth => &[
@@ -967,4 +977,29 @@ fn every_untested_by_tshark_opcode_has_the_headers_of_wire_md() {
         }
     }
     assert!(failures.is_empty(), "{} mismatch(es):\n{}", failures.len(), failures.join("\n"));
+}
+
+/// DETH byte 4, the reserved byte between Q_Key and SrcQP (WIRE.md A.3), is shown as
+/// `rocescope.deth.reserved`, on that byte.
+#[test]
+fn deth_reserved_byte_is_shown_on_its_byte() {
+    // UD SEND Only (0x64): BTH · DETH · payload · ICRC (not verified here).
+    let roce = hex(&["64 00 ffff 00 000042 00 000007", "11111111 a5 000066", "5a5a5a5a", "00000000"]);
+    let frame = wrap(&roce);
+    let f = Frame::parse(LinkType::Ethernet, &frame, frame.len(), &DecodeOptions { verify: false, ..Default::default() });
+    let mut got = Vec::new();
+    f.visit(|id, v, range| {
+        if id.name().starts_with("rocescope.deth.") {
+            got.push((id.name(), v.to_string(), range));
+        }
+    });
+    let deth = 14 + 20 + 8 + 12;
+    assert_eq!(
+        got,
+        [
+            ("rocescope.deth.q_key", "286331153".to_string(), deth..deth + 4),
+            ("rocescope.deth.reserved", "165".to_string(), deth + 4..deth + 5),
+            ("rocescope.deth.srcqp", "102".to_string(), deth + 5..deth + 8),
+        ]
+    );
 }

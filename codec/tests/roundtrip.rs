@@ -23,7 +23,8 @@ use std::ops::Range;
 use proptest::prelude::*;
 use proptest::test_runner::{Config, TestCaseError, TestRunner};
 
-use rocescope_codec::build::{fix_icrc, internet_checksum, mac_control_frame, FrameRepr, NetRepr, RoceRepr};
+use rocescope_codec::build::{fix_icrc, mac_control_frame, FrameRepr, NetRepr, RoceRepr};
+use rocescope_codec::checksum::internet_checksum;
 use rocescope_codec::ib::bytes::Short;
 use rocescope_codec::ib::cm::{CmMad, CmMsg, CmRepr};
 use rocescope_codec::ib::*;

@@ -3,8 +3,9 @@
 //! The plugin is two parts glued together:
 //! - a **generated** part, written here from the codec so nothing in it is spelt twice: one
 //!   `ProtoField` per entry of the field registry (`codec/src/field.rs`, same abbreviation,
-//!   type, description and enumerated values), the extension headers and the opcode tables
-//!   (`codec/src/ib/opcode.rs`, for the standard layout and DCP's), the CM attribute ids
+//!   type, description and enumerated values), the fixed-layout headers with every field's
+//!   bytes and bits (`codec/src/layout`), the opcode tables (`codec/src/ib/opcode.rs`, for the
+//!   standard layout and DCP's), the CM attribute ids
 //!   (`codec/src/ib/cm.rs`), the profile names (`codec/src/profile.rs`), the parameters'
 //!   preferences and how to read them (the parameter table, `codec/src/params/table.rs`:
 //!   names, titles, help texts, kinds, ranges, defaults), every warning text as a function of its
@@ -13,10 +14,10 @@
 //!   each Rust predicate tried on all 256 opcodes), the extensions' constants (`K`: magic
 //!   numbers, versions, type codes, lengths, flag bits, CM and MAC control) and byte layouts
 //!   (`L`: each field's offset and length, from the `*_field` modules of `codec/src/ext/`,
-//!   `ib/cm.rs`), type names and memory limits (`field.rs`, `ext/`, `decoder.rs`);
+//!   `ib/cm.rs`), type names and memory limits (`field.rs`, `ext/`, `decoder/`);
 //! - the **hand-written** dispatch, `dissector/template.lua` (included verbatim), which decodes
 //!   a frame the way `Frame::parse` does (with the five extensions of `codec/src/ext/`, and the
-//!   stateful decoder of `codec/src/decoder.rs`: `auto` detection, SDR tracker, ERD NACK
+//!   stateful decoder of `codec/src/decoder/`: `auto` detection, SDR tracker, ERD NACK
 //!   reassembly) and adds the fields in the order of `Decoded::visit`.
 //!
 //! The checked-in `dissector/rocescope.lua` must equal [`dissector`]'s output
@@ -98,22 +99,10 @@ pub fn std_fields() -> impl Iterator<Item = &'static FieldDef> {
     FIELDS.iter().filter(|f| field_profile(f) == Profile::Std)
 }
 
-/// The plugin's name for an extension header (the registry's spelling: `atomiceth`, `immdt`).
+/// The plugin's name for an extension header (the registry's spelling: `atomiceth`, `immdt`),
+/// from the header's declaration (`codec/src/layout`).
 pub fn hdr_name(h: Hdr) -> &'static str {
-    match h {
-        Hdr::Rdeth => "rdeth",
-        Hdr::Deth => "deth",
-        Hdr::Xrceth => "xrceth",
-        Hdr::Dcpeth => "dcpeth",
-        Hdr::Feth => "feth",
-        Hdr::Reth => "reth",
-        Hdr::AtomicEth => "atomiceth",
-        Hdr::Aeth => "aeth",
-        Hdr::AtomicAckEth => "atomicacketh",
-        Hdr::Sseth => "sseth",
-        Hdr::ImmDt => "immdt",
-        Hdr::Ieth => "ieth",
-    }
+    h.layout().name
 }
 
 /// A Lua string literal.
@@ -141,8 +130,8 @@ fn header(s: &mut String) {
 -- with the field names of rocescope (shared/spec/INTERFACES.md, \"One field vocabulary\").
 --
 -- GENERATED FILE, do not edit. `rocescope dissector > dissector/rocescope.lua` writes it: the part
--- down to \"end of the generated part\" from the codec (field registry codec/src/field.rs, opcode
--- table codec/src/ib/opcode.rs, CM ids codec/src/ib/cm.rs, profiles codec/src/profile.rs, parameter
+-- down to \"end of the generated part\" from the codec (field registry codec/src/field.rs, header
+-- layouts codec/src/layout/, opcode table codec/src/ib/opcode.rs, CM ids codec/src/ib/cm.rs, profiles codec/src/profile.rs, parameter
 -- table codec/src/params/table.rs, warning texts codec/src/warning.rs, the extensions' opcode
 -- sets, constants and byte layouts codec/src/ext/), the rest verbatim from dissector/template.lua.
 --
@@ -305,11 +294,22 @@ fn op_entry(info: &OpInfo) -> String {
 }
 
 fn headers_and_opcodes(s: &mut String) {
-    s.push_str("\n-- ==== generated: extension headers and opcode tables (codec/src/ib/opcode.rs) ====\n");
-    s.push_str("-- HDR[name] = {len = bytes, layer = name in warnings}\n");
+    s.push_str(
+        "\n-- ==== generated: the fixed-layout headers (codec/src/layout) and opcode tables (codec/src/ib/opcode.rs) ====\n\
+         -- HDR[name] = {len = bytes, layer = name in warnings, fields = {...}}: the BTH, the extension headers,\n\
+         -- IRN's SACK tail. Each field, in declaration order: {key = accessor, name = registry name (absent:\n\
+         -- not shown), off = first byte, len = bytes (big-endian), and for a bit field shift = its lowest bit,\n\
+         -- mask = its bits once shifted}.\n",
+    );
     s.push_str("local HDR = {\n");
-    for h in Hdr::ALL {
-        writeln!(s, "    {} = {{len = {}, layer = {}}},", hdr_name(h), h.len(), lua_str(h.layer().name())).unwrap();
+    for h in rocescope_codec::ib::layouts() {
+        writeln!(s, "    {} = {{len = {}, layer = {}, fields = {{", h.name, h.len, lua_str(h.layer.name())).unwrap();
+        for f in h.fields {
+            let name = f.field.map(|id| format!("name = {}, ", lua_str(id.name()))).unwrap_or_default();
+            let bits = if f.is_bits() { format!(", shift = {}, mask = 0x{:x}", f.shift, (1u64 << f.width) - 1) } else { String::new() };
+            writeln!(s, "        {{key = {}, {name}off = {}, len = {}{bits}}},", lua_str(f.accessor), f.offset, f.len).unwrap();
+        }
+        s.push_str("    }},\n");
     }
     s.push_str("}\n");
     s.push_str(
@@ -502,7 +502,7 @@ fn lua_list(values: &[&str]) -> String {
 
 fn extensions(s: &mut String) {
     s.push_str(
-        "\n-- ==== generated: the extensions' texts and limits (codec/src/warning.rs, field.rs, ext/, decoder.rs) ====\n",
+        "\n-- ==== generated: the extensions' texts and limits (codec/src/warning.rs, field.rs, ext/, decoder/) ====\n",
     );
     s.push_str("-- NOTE[key] = Note::text (the fixed problems of Warning::Ext).\n");
     s.push_str("local NOTE = {\n");
@@ -517,8 +517,8 @@ fn extensions(s: &mut String) {
     s.push_str("local LIMITS = {\n");
     writeln!(s, "    warnings = {},", Warnings::CAPACITY).unwrap();
     writeln!(s, "    dcp_unsure_after = {},", rocescope_codec::decoder::DCP_UNSURE_AFTER).unwrap();
-    writeln!(s, "    sdr_flows = {},", sdr::SdrTracker::MAX_FLOWS).unwrap();
-    writeln!(s, "    sdr_msgs_per_flow = {},", sdr::SdrTracker::MAX_MSGS_PER_FLOW).unwrap();
+    writeln!(s, "    sdr_flows = {},", rocescope_codec::decoder::SdrTracker::MAX_FLOWS).unwrap();
+    writeln!(s, "    sdr_msgs_per_flow = {},", rocescope_codec::decoder::SdrTracker::MAX_MSGS_PER_FLOW).unwrap();
     writeln!(s, "    nack_message_len = {},", erd::NACK_MAX_LEN).unwrap();
     s.push_str("}\n");
 }
@@ -864,7 +864,7 @@ mod tests {
 
     #[test]
     fn nack_max_streams_is_the_reassemblers_default() {
-        use rocescope_codec::ext::erd::{NackReassembler, StreamKey};
+        use rocescope_codec::decoder::{NackReassembler, StreamKey};
         use std::net::{IpAddr, Ipv4Addr};
         let mut r = NackReassembler::new();
         for port in 0..=erd::NACK_MAX_STREAMS as u16 {

@@ -22,8 +22,8 @@
 //! A line belongs to the top-level definition it is in (`local function NAME`, `local NAME =`,
 //! `NAME = …`, `function NAME`, `proto.prefs.NAME = …`): [`ALLOWED`] lists the definitions
 //! exempt from some rules, each with its reason. The L2-L4 walk (Ethernet, VLAN, IP, UDP, TCP,
-//! GRH offsets and EtherTypes) may stay hand-written; the IBTA header parsing is being
-//! converted on another branch (`until the header declarations land`).
+//! GRH offsets and EtherTypes) may stay hand-written. The entries marked `not yet generated`
+//! are what is left to convert (issue 8).
 
 use std::collections::HashSet;
 use std::path::PathBuf;
@@ -61,6 +61,9 @@ const ALLOWED: &[(&str, &[&str], &str)] = &[
     ("netrt_requested", &[NUMBER, OFFSET], "bit arithmetic over the request bitmap (netrt::requested)"),
     ("signed32", &[NUMBER], "32-bit sequence-number arithmetic"),
     ("psn_diff", &[NUMBER], "half the PSN space (psn::diff)"),
+    ("parse_packet", &[HEX, NUMBER], "BTH/ICRC/CNP lengths and the opcodes it singles out // not yet generated (issue 8)"),
+    ("aeth_kind", &[HEX, NUMBER], "the AETH syndrome's kind bits // not yet generated (issue 8)"),
+    ("visit_roce", &[HEX, NUMBER, OFFSET], "the CM fields' offsets, the ICRC length, the syndrome's low bits // not yet generated (issue 8)"),
     ("parse_param", &[NUMBER], "a parameter of more than 32 bits is read as a big (ParamDef::parse)"),
     ("parse_split", &[NUMBER], "an immediate's three widths add up to its 32 bits (ImmSplit::new)"),
     ("proto.prefs_changed", &[TEXT], "Wireshark's report of a bad preference value (no CLI counterpart)"),
@@ -73,7 +76,7 @@ const ALLOWED: &[(&str, &[&str], &str)] = &[
     // The CRC and the L2-L4 walk (may stay hand-written).
     ("CRC_TABLE", &[HEX, NUMBER], "CRC-32 table (the ICRC, WIRE.md A.5)"),
     ("crc_byte", &[HEX, NUMBER], "CRC-32 arithmetic"),
-    ("icrc_compute", &[HEX, NUMBER, OFFSET], "ICRC masks of the IP and UDP headers (L3-L4); the BTH's byte 4 until the header declarations land"),
+    ("icrc_compute", &[HEX, NUMBER, OFFSET], "ICRC masks of the IP and UDP headers (L3-L4) // the BTH's byte 4: not yet generated (issue 8)"),
     ("ipv4_checksum", &[HEX, NUMBER, OFFSET], "L3 walk: the IPv4 header checksum"),
     ("udp_table", &[TEXT], "L4 walk: Wireshark's UDP port table"),
     ("ROCEV2_PORT", &[HEX, NUMBER], "L4 walk: UDP port 4791, EtherType 0x8915"),
@@ -92,11 +95,6 @@ const ALLOWED: &[(&str, &[&str], &str)] = &[
     ("proto", &[TEXT], "the protocol's name in Wireshark"),
     ("render", &[TEXT], "the Info column and the tree's internal error messages"),
     // Other branches' regions.
-    ("IBF", &[HEX, NUMBER], "IBTA header fields the extensions read // until the header declarations land"),
-    ("parse_packet", ALL, "IBTA header parsing // until the header declarations land"),
-    ("hdr_at", ALL, "IBTA header parsing // until the header declarations land"),
-    ("visit_roce", ALL, "IBTA header visiting (and the CM fields in it) // until the header declarations land"),
-    ("aeth_kind", ALL, "AETH syndrome // until the header declarations land"),
 ];
 
 fn repo() -> PathBuf {

@@ -8,7 +8,7 @@ use core::ops::Range;
 use super::Ctx;
 use crate::field::FieldId as F;
 use crate::ib::packet::Layout;
-use crate::ib::{Hdr, Opcode, RocePacket};
+use crate::ib::{AethRepr, Hdr, Opcode, RocePacket};
 use crate::value::Value;
 
 /// Tag values.
@@ -83,14 +83,14 @@ impl Dcp {
             }
         }
         if let (Some(d), Some(o)) = (p.dcpeth(), p.header_offset(Hdr::Dcpeth)) {
-            f(F::DcpMsn, Value::UInt(d.msn() as u64), base + o..base + o + 3);
-            f(F::DcpSretryno, Value::UInt(d.sretryno() as u64), base + o + 3..base + o + 4);
+            d.visit(base + o, f);
         }
         if let (Some(s), Some(o)) = (p.sseth(), p.header_offset(Hdr::Sseth)) {
-            f(F::DcpSsn, Value::UInt(s.ssn() as u64), base + o..base + o + 3);
+            s.visit(base + o, f);
         }
         if let (Some(e), Some(o)) = (self.emsn, p.header_offset(Hdr::Aeth)) {
-            f(F::DcpEmsn, Value::UInt(e as u64), base + o + 1..base + o + 4);
+            let msn = const { AethRepr::LAYOUT.field("msn").bytes() };
+            f(F::DcpEmsn, Value::UInt(e as u64), base + o + msn.start..base + o + msn.end);
         }
     }
 }

@@ -1,7 +1,9 @@
 //! The research transports' extensions (WIRE.md part B), one module each. A module says how a
 //! packet's bytes are laid out under its profile ([`layout`]), reads what the packet carries
 //! into a small `Copy` value (no allocation), and walks those fields. State that spans packets
-//! (detection, SDR fragment reassembly, ERD's TCP stream) lives in `crate::decoder`.
+//! (detection, SDR fragment reassembly, ERD's TCP stream) lives in `crate::decoder`; whole
+//! packets carrying an extension's `Repr` are built in `crate::build`, which imports these modules
+//! (never the reverse).
 
 pub mod dcp;
 pub mod flor;

@@ -10,7 +10,7 @@ use crate::field::FieldId as F;
 use crate::ib::bytes::get;
 use crate::ib::bth::psn;
 use crate::ib::packet::Layout;
-use crate::ib::RocePacket;
+use crate::ib::{BthRepr, RocePacket};
 use crate::value::Value;
 use crate::warning::{ExtProblem, Layer, Note, Warning, Warnings};
 
@@ -113,7 +113,10 @@ impl Netrt {
         use super::{byte_at, range_at};
         let body = base + p.payload_offset();
         match *self {
-            Netrt::Data { rtx_mark } => f(F::NetrtRtxMark, Value::Bool(rtx_mark), base + 4..base + 5),
+            Netrt::Data { rtx_mark } => {
+                let byte4 = const { BthRepr::LAYOUT.field("resv6").bytes() };
+                f(F::NetrtRtxMark, Value::Bool(rtx_mark), base + byte4.start..base + byte4.end)
+            }
             Netrt::Request { epsn } => {
                 f(F::NetrtType, Value::Str("request"), byte_at(body, field::TYPE));
                 f(F::NetrtEpsn, Value::UInt(epsn as u64), range_at(body, field::PSN));
@@ -149,9 +152,9 @@ mod tests {
     }
 }
 
-/// Builds a NetRT message (WIRE.md B.4): [`NetrtRepr::roce`] gives the whole RoCE packet with
-/// the pinned BTH (opcode, DestQP and PSN of the served flow; SE, M, PadCnt, TVer, byte 4 and A
-/// all 0; P_Key as given).
+/// Builds a NetRT message (WIRE.md B.4): its body here; `NetrtRepr::roce` (in `build/netrt.rs`)
+/// gives the whole RoCE packet with the pinned BTH (opcode, DestQP and PSN of the served flow;
+/// SE, M, PadCnt, TVer, byte 4 and A all 0; P_Key as given).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum NetrtRepr {
     /// Retransmission request: ePSN and the 128-bit bitmap of PSNs ePSN+1+i held.
@@ -190,12 +193,5 @@ impl NetrtRepr {
         let mut v = vec![0; self.buffer_len()];
         self.emit(&mut v);
         v
-    }
-    /// The RoCE packet carrying `body` (from [`Self::to_vec`]) for the flow's DestQP.
-    pub fn roce<'b>(&self, opcode: u8, dest_qp: u32, p_key: u16, body: &'b [u8]) -> crate::build::RoceRepr<'b> {
-        let mut r = crate::build::RoceRepr::new(opcode, dest_qp, self.psn() & psn::MASK);
-        r.bth.p_key = p_key;
-        r.payload = body;
-        r
     }
 }

@@ -1,8 +1,14 @@
-//! ACK Extended Transport Header (WIRE.md A.3): Syndrome 8 · MSN 24, with the syndrome decoded
-//! into a typed value: bit 7 reserved; bits 6..5 00 ACK (credit), 01 RNR NAK (timer),
-//! 10 reserved, 11 NAK (code).
+//! ACK Extended Transport Header (WIRE.md A.3), 4 bytes: the view and `Repr` from its declaration
+//! (`crate::layout::aeth`), with the syndrome decoded into a typed value (bit 7 reserved; bits
+//! 6..5 00 ACK (credit), 01 RNR NAK (timer), 10 reserved, 11 NAK (code)) and the values the walk
+//! derives from it.
 
-use super::bytes::{get, put};
+use core::ops::Range;
+
+use super::bytes::FieldValue;
+use super::fixed_header::fixed_header;
+use crate::field::FieldId as F;
+use crate::value::Value;
 
 /// The meaning of an AETH syndrome byte.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -57,41 +63,48 @@ impl Syndrome {
     }
 }
 
-super::bytes::header_view!(
-    /// A view over the AETH.
-    Aeth, len 4, Aeth
-);
+/// The syndrome of an all-zero byte: ACK with credit 0.
+impl Default for Syndrome {
+    fn default() -> Self {
+        Syndrome::Ack { credit: 0 }
+    }
+}
+
+/// The AETH declares its syndrome as this type: one byte.
+impl FieldValue for Syndrome {
+    const BITS: u32 = 8;
+    #[inline]
+    fn from_raw(raw: u64) -> Self {
+        Syndrome::from_byte(raw as u8)
+    }
+    #[inline]
+    fn to_raw(self) -> u64 {
+        self.to_byte() as u64
+    }
+}
+
+crate::layout::aeth!(fixed_header);
 
 impl<T: AsRef<[u8]>> Aeth<T> {
+    /// The syndrome byte as on the wire.
     #[inline]
     pub fn syndrome_byte(&self) -> u8 {
-        self.buffer.as_ref()[0]
+        self.syndrome().to_byte()
     }
-    #[inline]
-    pub fn syndrome(&self) -> Syndrome {
-        Syndrome::from_byte(self.syndrome_byte())
-    }
-    #[inline]
-    pub fn msn(&self) -> u32 {
-        get(&self.buffer.as_ref()[1..4]) as u32
-    }
-}
 
-/// An owned AETH.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub struct AethRepr {
-    pub syndrome: Syndrome,
-    pub msn: u32,
-}
-
-impl AethRepr {
-    pub const LEN: usize = 4;
-
-    pub fn parse<T: AsRef<[u8]>>(v: &Aeth<T>) -> Self {
-        AethRepr { syndrome: v.syndrome(), msn: v.msn() }
-    }
-    pub fn emit(&self, buf: &mut [u8]) {
-        buf[0] = self.syndrome.to_byte();
-        put(&mut buf[1..4], self.msn as u64);
+    /// The walk's values derived from the syndrome, on the syndrome's byte (the header starting
+    /// at `at`): `rocescope.aeth.kind`, then the credit, RNR timer or NAK code it carries.
+    #[inline(always)]
+    pub fn visit_derived<'a>(&self, at: usize, f: &mut impl FnMut(F, Value<'a>, Range<usize>)) {
+        let s = self.syndrome();
+        let r = const { AethRepr::LAYOUT.field("syndrome").bytes() };
+        let r = at + r.start..at + r.end;
+        f(F::AethKind, Value::Str(s.kind_name()), r.clone());
+        match s {
+            Syndrome::Ack { credit } => f(F::AethCredit, Value::UInt(credit as u64), r),
+            Syndrome::RnrNak { timer } => f(F::AethRnrTimer, Value::UInt(timer as u64), r),
+            Syndrome::Nak { code } => f(F::AethNakCode, Value::UInt(code as u64), r),
+            Syndrome::Reserved(_) => {}
+        }
     }
 }

@@ -1,4 +1,5 @@
-//! Big-endian field access shared by the header views.
+//! Big-endian field access shared by the header views: whole bytes ([`get`], [`put`]) and bit
+//! fields within them ([`read`], [`put_bits`]), and the types a field reads as ([`FieldValue`]).
 
 /// Reads up to 8 bytes as a big-endian unsigned integer.
 #[inline(always)]
@@ -19,6 +20,69 @@ pub fn put(b: &mut [u8], mut v: u64) {
     }
 }
 
+/// The low `width` bits set.
+#[inline(always)]
+pub const fn mask(width: u32) -> u64 {
+    if width >= 64 {
+        u64::MAX
+    } else {
+        (1 << width) - 1
+    }
+}
+
+/// Reads the `width`-bit field whose least significant bit is bit `shift` of the big-endian
+/// integer `b` holds.
+#[inline(always)]
+pub fn read(b: &[u8], shift: u32, width: u32) -> u64 {
+    (get(b) >> shift) & mask(width)
+}
+
+/// Writes `v` (its low `width` bits) into the field [`read`] reads, leaving the other bits of `b`.
+#[inline]
+pub fn put_bits(b: &mut [u8], shift: u32, width: u32, v: u64) {
+    let m = mask(width) << shift;
+    put(b, (get(b) & !m) | ((v << shift) & m));
+}
+
+/// A type a header field reads as: the view's accessor returns it and the `Repr` holds it.
+pub trait FieldValue: Copy {
+    /// Bits the type holds (a declared field may not be wider).
+    const BITS: u32;
+    /// The value of the field's bits.
+    fn from_raw(raw: u64) -> Self;
+    /// The bits to write.
+    fn to_raw(self) -> u64;
+}
+
+macro_rules! uint_field_value {
+    ($($t:ty),*) => {$(
+        impl FieldValue for $t {
+            const BITS: u32 = <$t>::BITS;
+            #[inline(always)]
+            fn from_raw(raw: u64) -> Self {
+                raw as $t
+            }
+            #[inline(always)]
+            fn to_raw(self) -> u64 {
+                self as u64
+            }
+        }
+    )*};
+}
+uint_field_value!(u8, u16, u32, u64);
+
+impl FieldValue for bool {
+    const BITS: u32 = 1;
+    #[inline(always)]
+    fn from_raw(raw: u64) -> Self {
+        raw != 0
+    }
+    #[inline(always)]
+    fn to_raw(self) -> u64 {
+        self as u64
+    }
+}
+
 /// A header that does not fit in the bytes given.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Short {
@@ -36,85 +100,3 @@ impl From<Short> for crate::warning::Warning {
         }
     }
 }
-
-/// A smoltcp-style view over a fixed-length header: the struct, `LEN`, `new_unchecked` and a
-/// length-checked `new_checked` whose error names the layer. Accessors go in the header's own
-/// `impl` block (or come from [`fixed_header!`]).
-macro_rules! header_view {
-    ($(#[$m:meta])* $view:ident, len $len:expr, $layer:ident) => {
-        $(#[$m])*
-        #[derive(Clone, Copy, Debug)]
-        pub struct $view<T: AsRef<[u8]>> {
-            buffer: T,
-        }
-
-        impl<T: AsRef<[u8]>> $view<T> {
-            /// Header length in bytes.
-            pub const LEN: usize = $len;
-
-            /// Wraps a buffer without checking its length (accessors may then panic).
-            #[inline]
-            pub fn new_unchecked(buffer: T) -> Self {
-                Self { buffer }
-            }
-
-            /// Wraps a buffer holding at least [`Self::LEN`] bytes.
-            #[inline]
-            pub fn new_checked(buffer: T) -> Result<Self, $crate::ib::bytes::Short> {
-                let have = buffer.as_ref().len();
-                if have < $len {
-                    Err($crate::ib::bytes::Short { layer: $crate::warning::Layer::$layer, need: $len, have })
-                } else {
-                    Ok(Self { buffer })
-                }
-            }
-        }
-    };
-}
-pub(crate) use header_view;
-
-/// Declares a fixed-size header made of whole-byte big-endian fields: a borrowed view with
-/// checked construction and accessors (`$view<T: AsRef<[u8]>>`) and a plain `Repr` that parses
-/// from the view and emits into a buffer (smoltcp's `wire` pattern).
-macro_rules! fixed_header {
-    (
-        $(#[$m:meta])* $view:ident / $repr:ident, len $len:literal, $layer:ident {
-            $( $(#[$fm:meta])* $f:ident : $ty:ty = $off:literal .. $end:literal ),* $(,)?
-        }
-    ) => {
-        $crate::ib::bytes::header_view!($(#[$m])* $view, len $len, $layer);
-
-        impl<T: AsRef<[u8]>> $view<T> {
-            $(
-                $(#[$fm])*
-                #[inline]
-                pub fn $f(&self) -> $ty {
-                    $crate::ib::bytes::get(&self.buffer.as_ref()[$off..$end]) as $ty
-                }
-            )*
-        }
-
-        $(#[$m])*
-        #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-        pub struct $repr {
-            $( $(#[$fm])* pub $f: $ty ),*
-        }
-
-        impl $repr {
-            /// Header length in bytes.
-            pub const LEN: usize = $len;
-
-            /// Reads every field of a view.
-            pub fn parse<T: AsRef<[u8]>>(view: &$view<T>) -> Self {
-                Self { $( $f: view.$f() ),* }
-            }
-
-            /// Writes the header (reserved bits zero) into the first [`Self::LEN`] bytes of `buf`.
-            pub fn emit(&self, buf: &mut [u8]) {
-                buf[..$len].fill(0);
-                $( $crate::ib::bytes::put(&mut buf[$off..$end], self.$f as u64); )*
-            }
-        }
-    };
-}
-pub(crate) use fixed_header;

@@ -1,12 +1,14 @@
-//! InfiniBand transport headers as carried by RoCE (WIRE.md part A): one file per header, the
-//! opcode table, the packet layout, the ICRC and the CM MADs.
+//! InfiniBand transport headers as carried by RoCE (WIRE.md part A): the fixed-layout headers'
+//! views and `Repr`s, made from their declarations in `crate::layout` (`fixed_header.rs`; the
+//! BTH with PSN arithmetic in `bth.rs`, the AETH with its typed syndrome in `aeth.rs`, the
+//! others in `ext_headers.rs`), the opcode table, the packet layout, the ICRC and the CM MADs.
 
 pub mod aeth;
 pub mod bth;
 pub mod bytes;
 pub mod cm;
 pub mod ext_headers;
-pub mod feth;
+pub mod fixed_header;
 pub mod icrc;
 pub mod opcode;
 pub mod packet;
@@ -15,6 +17,12 @@ pub use aeth::{Aeth, AethRepr, Syndrome};
 pub use bth::{psn, Bth, BthRepr};
 pub use cm::{CmMad, CmMsg, CmRepr};
 pub use ext_headers::*;
-pub use feth::{Feth, FethRepr};
+pub use fixed_header::{FieldLayout, HeaderLayout};
 pub use opcode::{Hdr, HeaderSet, OpInfo, Opcode, Position, Transport};
 pub use packet::RocePacket;
+
+/// Every fixed-layout header's layout: the BTH, the extension headers in [`Hdr`] order, then
+/// IRN's SACK tail.
+pub fn layouts() -> impl Iterator<Item = &'static HeaderLayout> {
+    core::iter::once(&BthRepr::LAYOUT).chain(Hdr::ALL.iter().map(|h| h.layout())).chain(core::iter::once(&IrnSackRepr::LAYOUT))
+}

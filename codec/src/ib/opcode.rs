@@ -1,6 +1,12 @@
 //! The BTH OpCode table (WIRE.md A.4): bits 7..5 select the transport, bits 4..0 the operation;
 //! the table says which extension headers follow the BTH and whether a payload may.
 
+use super::aeth::AethRepr;
+use super::ext_headers::{
+    AtomicAckEthRepr, AtomicEthRepr, DcpethRepr, DethRepr, FethRepr, IethRepr, ImmDtRepr, RdethRepr, RethRepr, SsethRepr, XrcethRepr,
+};
+use super::fixed_header::HeaderLayout;
+
 /// Extension headers, in the order they follow the BTH.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[repr(u8)]
@@ -37,33 +43,31 @@ impl Hdr {
         Hdr::Ieth,
     ];
 
-    /// Header length in bytes.
-    pub const fn len(self) -> usize {
+    /// The header's layout, from its declaration (`crate::layout`).
+    pub const fn layout(self) -> &'static HeaderLayout {
         match self {
-            Hdr::Rdeth | Hdr::Xrceth | Hdr::Feth | Hdr::Aeth | Hdr::ImmDt | Hdr::Ieth => 4,
-            Hdr::Dcpeth | Hdr::Sseth => 4,
-            Hdr::Deth | Hdr::AtomicAckEth => 8,
-            Hdr::Reth => 16,
-            Hdr::AtomicEth => 28,
+            Hdr::Rdeth => &RdethRepr::LAYOUT,
+            Hdr::Deth => &DethRepr::LAYOUT,
+            Hdr::Xrceth => &XrcethRepr::LAYOUT,
+            Hdr::Dcpeth => &DcpethRepr::LAYOUT,
+            Hdr::Feth => &FethRepr::LAYOUT,
+            Hdr::Reth => &RethRepr::LAYOUT,
+            Hdr::AtomicEth => &AtomicEthRepr::LAYOUT,
+            Hdr::Aeth => &AethRepr::LAYOUT,
+            Hdr::AtomicAckEth => &AtomicAckEthRepr::LAYOUT,
+            Hdr::Sseth => &SsethRepr::LAYOUT,
+            Hdr::ImmDt => &ImmDtRepr::LAYOUT,
+            Hdr::Ieth => &IethRepr::LAYOUT,
         }
     }
 
+    /// Header length in bytes.
+    pub const fn len(self) -> usize {
+        self.layout().len
+    }
+
     pub fn layer(self) -> crate::warning::Layer {
-        use crate::warning::Layer;
-        match self {
-            Hdr::Rdeth => Layer::Rdeth,
-            Hdr::Deth => Layer::Deth,
-            Hdr::Xrceth => Layer::Xrceth,
-            Hdr::Feth => Layer::Feth,
-            Hdr::Reth => Layer::Reth,
-            Hdr::AtomicEth => Layer::AtomicEth,
-            Hdr::Aeth => Layer::Aeth,
-            Hdr::AtomicAckEth => Layer::AtomicAckEth,
-            Hdr::ImmDt => Layer::ImmDt,
-            Hdr::Ieth => Layer::Ieth,
-            Hdr::Dcpeth => Layer::Dcpeth,
-            Hdr::Sseth => Layer::Sseth,
-        }
+        self.layout().layer
     }
 }
 

@@ -6,7 +6,6 @@
 use super::aeth::{Aeth, Syndrome};
 use super::bth::Bth;
 use super::ext_headers::*;
-use super::feth::Feth;
 use super::opcode::{Hdr, HeaderSet, OpInfo, Opcode};
 use crate::warning::{Layer, Warning, Warnings};
 

@@ -2,7 +2,9 @@
 //! is decoded with — chosen per capture, per traffic selector (`--map`), or detected per flow
 //! (`auto`) — and what only a sequence of packets reveals. The parser ([`Frame`]) stays
 //! stateless; this type keeps per-flow memory beside it, so memory grows with the number of
-//! flows, never with the number of packets.
+//! flows, never with the number of packets. Besides detection it holds the extensions' state:
+//! SDR's user immediates and VA check ([`SdrTracker`], `sdr_tracker.rs`) and ERD's NACK stream
+//! ([`NackReassembler`], `erd_nacks.rs`).
 //!
 //! Detection is single-pass: a packet is labelled with what its flow is known to be when it
 //! arrives and is never relabelled. A flow becomes known when one of its packets identifies
@@ -27,9 +29,7 @@
 use std::collections::HashMap;
 use std::net::IpAddr;
 
-use crate::ext::erd::{self, NackBatch, NackReassembler};
-use crate::ext::sdr::{SdrAnnotation, SdrTracker};
-use crate::ext::{dcp, flor, netrt, sdr, Ext};
+use crate::ext::{dcp, erd, flor, netrt, sdr, Ext};
 use crate::field::FieldId;
 use crate::frame::{DecodeOptions, Frame, LinkType};
 use crate::ib::{Opcode, Position};
@@ -37,6 +37,12 @@ use crate::params::Params;
 use crate::profile::Profile;
 use crate::value::Value;
 use crate::warning::{ExtProblem, Layer, Note, Warning};
+
+mod erd_nacks;
+mod sdr_tracker;
+
+pub use erd_nacks::{is_nack_segment, NackBatch, NackMessage, NackReassembler, Segment, StreamKey};
+pub use sdr_tracker::{SdrAnnotation, SdrTracker};
 
 /// Which packets a `--map` entry applies to.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
