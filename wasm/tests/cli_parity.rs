@@ -10,48 +10,20 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::sync::OnceLock;
 
 use rocescope_analysis::capture::CaptureReader;
 use rocescope_codec::FieldId;
 use rocescope_wasm::{decode_capture, inspect, Inspection};
 use serde_json::Value;
 
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().to_path_buf()
-}
+mod common;
+use common::{bin, root};
+
 
 fn fixture(name: &str) -> PathBuf {
     root().join("fixtures").join(name)
 }
 
-/// Path of the `rocescope` binary (see the module comment).
-fn bin() -> &'static Path {
-    static BIN: OnceLock<PathBuf> = OnceLock::new();
-    BIN.get_or_init(|| {
-        if let Some(p) = std::env::var_os("ROCESCOPE_BIN") {
-            return PathBuf::from(p);
-        }
-        // target/<profile>/deps/cli_parity-HASH -> target/<profile>/rocescope
-        let exe = std::env::current_exe().unwrap();
-        let profile_dir = exe.parent().unwrap().parent().unwrap();
-        let p = profile_dir.join(format!("rocescope{}", std::env::consts::EXE_SUFFIX));
-        if !p.exists() {
-            let mut cmd = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
-            cmd.args(["build", "-p", "rocescope", "--bin", "rocescope"]).current_dir(root());
-            if profile_dir.file_name().is_some_and(|n| n == "release") {
-                cmd.arg("--release");
-            }
-            if let Some(target_dir) = profile_dir.parent() {
-                cmd.env("CARGO_TARGET_DIR", target_dir);
-            }
-            let st = cmd.status().expect("run cargo build -p rocescope");
-            assert!(st.success(), "cargo build -p rocescope failed");
-        }
-        assert!(p.exists(), "no rocescope binary at {}", p.display());
-        p
-    })
-}
 
 /// Runs `rocescope decode ARGS FILE`: (exit code, stdout, stderr).
 fn cli(args: &[&str], file: &Path) -> (i32, String, String) {

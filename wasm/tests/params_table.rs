@@ -13,43 +13,20 @@
 //!   title, default, help text and enumeration values, and a `PARAM_DEFS` entry with its kind,
 //!   range and default.
 
-use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use rocescope_codec::params::{ParamDef, ParamKind, PARAMS};
 use rocescope_codec::Params;
 use serde_json::Value;
 
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().to_path_buf()
-}
+mod common;
+use common::{bin, root};
+
 
 fn read(path: &str) -> String {
     std::fs::read_to_string(root().join(path)).unwrap_or_else(|e| panic!("{path}: {e}"))
 }
 
-/// The workspace's `rocescope` binary (built with cargo when missing; `ROCESCOPE_BIN`
-/// overrides it), as `cli_parity.rs` finds it.
-fn bin() -> PathBuf {
-    if let Some(p) = std::env::var_os("ROCESCOPE_BIN") {
-        return PathBuf::from(p);
-    }
-    let exe = std::env::current_exe().unwrap();
-    let profile_dir = exe.parent().unwrap().parent().unwrap();
-    let p = profile_dir.join(format!("rocescope{}", std::env::consts::EXE_SUFFIX));
-    if !p.exists() {
-        let mut cmd = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
-        cmd.args(["build", "-p", "rocescope", "--bin", "rocescope"]).current_dir(root());
-        if profile_dir.file_name().is_some_and(|n| n == "release") {
-            cmd.arg("--release");
-        }
-        if let Some(target_dir) = profile_dir.parent() {
-            cmd.env("CARGO_TARGET_DIR", target_dir);
-        }
-        assert!(cmd.status().expect("run cargo build -p rocescope").success(), "cargo build -p rocescope failed");
-    }
-    p
-}
 
 fn rocescope(args: &[&str]) -> (i32, String, String) {
     let o = Command::new(bin()).args(args).output().expect("run rocescope");
