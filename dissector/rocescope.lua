@@ -795,6 +795,268 @@ L.erd_eeth = {flags = {off = 0, len = 1}, msg_id = {off = 2, len = 2}, s_len = {
 L.erd_nack = {magic = {off = 0, len = 1}, version = {off = 1, len = 1}, count = {off = 2, len = 2}, src_qpn = {off = 1, len = 3}, dst_qpn = {off = 5, len = 3}, psn = {off = 9, len = 3}}
 L.cm = {mgmt_class = {off = 1, len = 1}, local_comm_id = {off = 24, len = 4}, remote_comm_id = {off = 28, len = 4}, attr_id = {off = 16, len = 2}, msgs = {req = {local_qpn = {off = 56, len = 3}, remote_qpn = nil, start_psn = {off = 68, len = 3}, remote_comm_id = false}, mra = {local_qpn = nil, remote_qpn = nil, start_psn = nil, remote_comm_id = true}, rej = {local_qpn = nil, remote_qpn = nil, start_psn = nil, remote_comm_id = true}, rep = {local_qpn = {off = 36, len = 3}, remote_qpn = nil, start_psn = {off = 44, len = 3}, remote_comm_id = true}, rtu = {local_qpn = nil, remote_qpn = nil, start_psn = nil, remote_comm_id = true}, dreq = {local_qpn = nil, remote_qpn = {off = 32, len = 3}, start_psn = nil, remote_comm_id = true}, drep = {local_qpn = nil, remote_qpn = nil, start_psn = nil, remote_comm_id = true}}}
 
+-- ==== generated: the AETH syndrome (codec/src/ib/aeth.rs Syndrome::from_byte) and IBTA lengths ====
+-- AETH_SYNDROME[byte] = {kind, field = registry name of its low bits (nil: none), value}
+local AETH_SYNDROME = {
+    [0] = {kind = "ack", field = "rocescope.aeth.credit", value = 0},
+    [1] = {kind = "ack", field = "rocescope.aeth.credit", value = 1},
+    [2] = {kind = "ack", field = "rocescope.aeth.credit", value = 2},
+    [3] = {kind = "ack", field = "rocescope.aeth.credit", value = 3},
+    [4] = {kind = "ack", field = "rocescope.aeth.credit", value = 4},
+    [5] = {kind = "ack", field = "rocescope.aeth.credit", value = 5},
+    [6] = {kind = "ack", field = "rocescope.aeth.credit", value = 6},
+    [7] = {kind = "ack", field = "rocescope.aeth.credit", value = 7},
+    [8] = {kind = "ack", field = "rocescope.aeth.credit", value = 8},
+    [9] = {kind = "ack", field = "rocescope.aeth.credit", value = 9},
+    [10] = {kind = "ack", field = "rocescope.aeth.credit", value = 10},
+    [11] = {kind = "ack", field = "rocescope.aeth.credit", value = 11},
+    [12] = {kind = "ack", field = "rocescope.aeth.credit", value = 12},
+    [13] = {kind = "ack", field = "rocescope.aeth.credit", value = 13},
+    [14] = {kind = "ack", field = "rocescope.aeth.credit", value = 14},
+    [15] = {kind = "ack", field = "rocescope.aeth.credit", value = 15},
+    [16] = {kind = "ack", field = "rocescope.aeth.credit", value = 16},
+    [17] = {kind = "ack", field = "rocescope.aeth.credit", value = 17},
+    [18] = {kind = "ack", field = "rocescope.aeth.credit", value = 18},
+    [19] = {kind = "ack", field = "rocescope.aeth.credit", value = 19},
+    [20] = {kind = "ack", field = "rocescope.aeth.credit", value = 20},
+    [21] = {kind = "ack", field = "rocescope.aeth.credit", value = 21},
+    [22] = {kind = "ack", field = "rocescope.aeth.credit", value = 22},
+    [23] = {kind = "ack", field = "rocescope.aeth.credit", value = 23},
+    [24] = {kind = "ack", field = "rocescope.aeth.credit", value = 24},
+    [25] = {kind = "ack", field = "rocescope.aeth.credit", value = 25},
+    [26] = {kind = "ack", field = "rocescope.aeth.credit", value = 26},
+    [27] = {kind = "ack", field = "rocescope.aeth.credit", value = 27},
+    [28] = {kind = "ack", field = "rocescope.aeth.credit", value = 28},
+    [29] = {kind = "ack", field = "rocescope.aeth.credit", value = 29},
+    [30] = {kind = "ack", field = "rocescope.aeth.credit", value = 30},
+    [31] = {kind = "ack", field = "rocescope.aeth.credit", value = 31},
+    [32] = {kind = "rnr_nak", field = "rocescope.aeth.rnr_timer", value = 0},
+    [33] = {kind = "rnr_nak", field = "rocescope.aeth.rnr_timer", value = 1},
+    [34] = {kind = "rnr_nak", field = "rocescope.aeth.rnr_timer", value = 2},
+    [35] = {kind = "rnr_nak", field = "rocescope.aeth.rnr_timer", value = 3},
+    [36] = {kind = "rnr_nak", field = "rocescope.aeth.rnr_timer", value = 4},
+    [37] = {kind = "rnr_nak", field = "rocescope.aeth.rnr_timer", value = 5},
+    [38] = {kind = "rnr_nak", field = "rocescope.aeth.rnr_timer", value = 6},
+    [39] = {kind = "rnr_nak", field = "rocescope.aeth.rnr_timer", value = 7},
+    [40] = {kind = "rnr_nak", field = "rocescope.aeth.rnr_timer", value = 8},
+    [41] = {kind = "rnr_nak", field = "rocescope.aeth.rnr_timer", value = 9},
+    [42] = {kind = "rnr_nak", field = "rocescope.aeth.rnr_timer", value = 10},
+    [43] = {kind = "rnr_nak", field = "rocescope.aeth.rnr_timer", value = 11},
+    [44] = {kind = "rnr_nak", field = "rocescope.aeth.rnr_timer", value = 12},
+    [45] = {kind = "rnr_nak", field = "rocescope.aeth.rnr_timer", value = 13},
+    [46] = {kind = "rnr_nak", field = "rocescope.aeth.rnr_timer", value = 14},
+    [47] = {kind = "rnr_nak", field = "rocescope.aeth.rnr_timer", value = 15},
+    [48] = {kind = "rnr_nak", field = "rocescope.aeth.rnr_timer", value = 16},
+    [49] = {kind = "rnr_nak", field = "rocescope.aeth.rnr_timer", value = 17},
+    [50] = {kind = "rnr_nak", field = "rocescope.aeth.rnr_timer", value = 18},
+    [51] = {kind = "rnr_nak", field = "rocescope.aeth.rnr_timer", value = 19},
+    [52] = {kind = "rnr_nak", field = "rocescope.aeth.rnr_timer", value = 20},
+    [53] = {kind = "rnr_nak", field = "rocescope.aeth.rnr_timer", value = 21},
+    [54] = {kind = "rnr_nak", field = "rocescope.aeth.rnr_timer", value = 22},
+    [55] = {kind = "rnr_nak", field = "rocescope.aeth.rnr_timer", value = 23},
+    [56] = {kind = "rnr_nak", field = "rocescope.aeth.rnr_timer", value = 24},
+    [57] = {kind = "rnr_nak", field = "rocescope.aeth.rnr_timer", value = 25},
+    [58] = {kind = "rnr_nak", field = "rocescope.aeth.rnr_timer", value = 26},
+    [59] = {kind = "rnr_nak", field = "rocescope.aeth.rnr_timer", value = 27},
+    [60] = {kind = "rnr_nak", field = "rocescope.aeth.rnr_timer", value = 28},
+    [61] = {kind = "rnr_nak", field = "rocescope.aeth.rnr_timer", value = 29},
+    [62] = {kind = "rnr_nak", field = "rocescope.aeth.rnr_timer", value = 30},
+    [63] = {kind = "rnr_nak", field = "rocescope.aeth.rnr_timer", value = 31},
+    [64] = {kind = "reserved"},
+    [65] = {kind = "reserved"},
+    [66] = {kind = "reserved"},
+    [67] = {kind = "reserved"},
+    [68] = {kind = "reserved"},
+    [69] = {kind = "reserved"},
+    [70] = {kind = "reserved"},
+    [71] = {kind = "reserved"},
+    [72] = {kind = "reserved"},
+    [73] = {kind = "reserved"},
+    [74] = {kind = "reserved"},
+    [75] = {kind = "reserved"},
+    [76] = {kind = "reserved"},
+    [77] = {kind = "reserved"},
+    [78] = {kind = "reserved"},
+    [79] = {kind = "reserved"},
+    [80] = {kind = "reserved"},
+    [81] = {kind = "reserved"},
+    [82] = {kind = "reserved"},
+    [83] = {kind = "reserved"},
+    [84] = {kind = "reserved"},
+    [85] = {kind = "reserved"},
+    [86] = {kind = "reserved"},
+    [87] = {kind = "reserved"},
+    [88] = {kind = "reserved"},
+    [89] = {kind = "reserved"},
+    [90] = {kind = "reserved"},
+    [91] = {kind = "reserved"},
+    [92] = {kind = "reserved"},
+    [93] = {kind = "reserved"},
+    [94] = {kind = "reserved"},
+    [95] = {kind = "reserved"},
+    [96] = {kind = "nak", field = "rocescope.aeth.nak_code", value = 0},
+    [97] = {kind = "nak", field = "rocescope.aeth.nak_code", value = 1},
+    [98] = {kind = "nak", field = "rocescope.aeth.nak_code", value = 2},
+    [99] = {kind = "nak", field = "rocescope.aeth.nak_code", value = 3},
+    [100] = {kind = "nak", field = "rocescope.aeth.nak_code", value = 4},
+    [101] = {kind = "nak", field = "rocescope.aeth.nak_code", value = 5},
+    [102] = {kind = "nak", field = "rocescope.aeth.nak_code", value = 6},
+    [103] = {kind = "nak", field = "rocescope.aeth.nak_code", value = 7},
+    [104] = {kind = "nak", field = "rocescope.aeth.nak_code", value = 8},
+    [105] = {kind = "nak", field = "rocescope.aeth.nak_code", value = 9},
+    [106] = {kind = "nak", field = "rocescope.aeth.nak_code", value = 10},
+    [107] = {kind = "nak", field = "rocescope.aeth.nak_code", value = 11},
+    [108] = {kind = "nak", field = "rocescope.aeth.nak_code", value = 12},
+    [109] = {kind = "nak", field = "rocescope.aeth.nak_code", value = 13},
+    [110] = {kind = "nak", field = "rocescope.aeth.nak_code", value = 14},
+    [111] = {kind = "nak", field = "rocescope.aeth.nak_code", value = 15},
+    [112] = {kind = "nak", field = "rocescope.aeth.nak_code", value = 16},
+    [113] = {kind = "nak", field = "rocescope.aeth.nak_code", value = 17},
+    [114] = {kind = "nak", field = "rocescope.aeth.nak_code", value = 18},
+    [115] = {kind = "nak", field = "rocescope.aeth.nak_code", value = 19},
+    [116] = {kind = "nak", field = "rocescope.aeth.nak_code", value = 20},
+    [117] = {kind = "nak", field = "rocescope.aeth.nak_code", value = 21},
+    [118] = {kind = "nak", field = "rocescope.aeth.nak_code", value = 22},
+    [119] = {kind = "nak", field = "rocescope.aeth.nak_code", value = 23},
+    [120] = {kind = "nak", field = "rocescope.aeth.nak_code", value = 24},
+    [121] = {kind = "nak", field = "rocescope.aeth.nak_code", value = 25},
+    [122] = {kind = "nak", field = "rocescope.aeth.nak_code", value = 26},
+    [123] = {kind = "nak", field = "rocescope.aeth.nak_code", value = 27},
+    [124] = {kind = "nak", field = "rocescope.aeth.nak_code", value = 28},
+    [125] = {kind = "nak", field = "rocescope.aeth.nak_code", value = 29},
+    [126] = {kind = "nak", field = "rocescope.aeth.nak_code", value = 30},
+    [127] = {kind = "nak", field = "rocescope.aeth.nak_code", value = 31},
+    [128] = {kind = "reserved"},
+    [129] = {kind = "reserved"},
+    [130] = {kind = "reserved"},
+    [131] = {kind = "reserved"},
+    [132] = {kind = "reserved"},
+    [133] = {kind = "reserved"},
+    [134] = {kind = "reserved"},
+    [135] = {kind = "reserved"},
+    [136] = {kind = "reserved"},
+    [137] = {kind = "reserved"},
+    [138] = {kind = "reserved"},
+    [139] = {kind = "reserved"},
+    [140] = {kind = "reserved"},
+    [141] = {kind = "reserved"},
+    [142] = {kind = "reserved"},
+    [143] = {kind = "reserved"},
+    [144] = {kind = "reserved"},
+    [145] = {kind = "reserved"},
+    [146] = {kind = "reserved"},
+    [147] = {kind = "reserved"},
+    [148] = {kind = "reserved"},
+    [149] = {kind = "reserved"},
+    [150] = {kind = "reserved"},
+    [151] = {kind = "reserved"},
+    [152] = {kind = "reserved"},
+    [153] = {kind = "reserved"},
+    [154] = {kind = "reserved"},
+    [155] = {kind = "reserved"},
+    [156] = {kind = "reserved"},
+    [157] = {kind = "reserved"},
+    [158] = {kind = "reserved"},
+    [159] = {kind = "reserved"},
+    [160] = {kind = "reserved"},
+    [161] = {kind = "reserved"},
+    [162] = {kind = "reserved"},
+    [163] = {kind = "reserved"},
+    [164] = {kind = "reserved"},
+    [165] = {kind = "reserved"},
+    [166] = {kind = "reserved"},
+    [167] = {kind = "reserved"},
+    [168] = {kind = "reserved"},
+    [169] = {kind = "reserved"},
+    [170] = {kind = "reserved"},
+    [171] = {kind = "reserved"},
+    [172] = {kind = "reserved"},
+    [173] = {kind = "reserved"},
+    [174] = {kind = "reserved"},
+    [175] = {kind = "reserved"},
+    [176] = {kind = "reserved"},
+    [177] = {kind = "reserved"},
+    [178] = {kind = "reserved"},
+    [179] = {kind = "reserved"},
+    [180] = {kind = "reserved"},
+    [181] = {kind = "reserved"},
+    [182] = {kind = "reserved"},
+    [183] = {kind = "reserved"},
+    [184] = {kind = "reserved"},
+    [185] = {kind = "reserved"},
+    [186] = {kind = "reserved"},
+    [187] = {kind = "reserved"},
+    [188] = {kind = "reserved"},
+    [189] = {kind = "reserved"},
+    [190] = {kind = "reserved"},
+    [191] = {kind = "reserved"},
+    [192] = {kind = "reserved"},
+    [193] = {kind = "reserved"},
+    [194] = {kind = "reserved"},
+    [195] = {kind = "reserved"},
+    [196] = {kind = "reserved"},
+    [197] = {kind = "reserved"},
+    [198] = {kind = "reserved"},
+    [199] = {kind = "reserved"},
+    [200] = {kind = "reserved"},
+    [201] = {kind = "reserved"},
+    [202] = {kind = "reserved"},
+    [203] = {kind = "reserved"},
+    [204] = {kind = "reserved"},
+    [205] = {kind = "reserved"},
+    [206] = {kind = "reserved"},
+    [207] = {kind = "reserved"},
+    [208] = {kind = "reserved"},
+    [209] = {kind = "reserved"},
+    [210] = {kind = "reserved"},
+    [211] = {kind = "reserved"},
+    [212] = {kind = "reserved"},
+    [213] = {kind = "reserved"},
+    [214] = {kind = "reserved"},
+    [215] = {kind = "reserved"},
+    [216] = {kind = "reserved"},
+    [217] = {kind = "reserved"},
+    [218] = {kind = "reserved"},
+    [219] = {kind = "reserved"},
+    [220] = {kind = "reserved"},
+    [221] = {kind = "reserved"},
+    [222] = {kind = "reserved"},
+    [223] = {kind = "reserved"},
+    [224] = {kind = "reserved"},
+    [225] = {kind = "reserved"},
+    [226] = {kind = "reserved"},
+    [227] = {kind = "reserved"},
+    [228] = {kind = "reserved"},
+    [229] = {kind = "reserved"},
+    [230] = {kind = "reserved"},
+    [231] = {kind = "reserved"},
+    [232] = {kind = "reserved"},
+    [233] = {kind = "reserved"},
+    [234] = {kind = "reserved"},
+    [235] = {kind = "reserved"},
+    [236] = {kind = "reserved"},
+    [237] = {kind = "reserved"},
+    [238] = {kind = "reserved"},
+    [239] = {kind = "reserved"},
+    [240] = {kind = "reserved"},
+    [241] = {kind = "reserved"},
+    [242] = {kind = "reserved"},
+    [243] = {kind = "reserved"},
+    [244] = {kind = "reserved"},
+    [245] = {kind = "reserved"},
+    [246] = {kind = "reserved"},
+    [247] = {kind = "reserved"},
+    [248] = {kind = "reserved"},
+    [249] = {kind = "reserved"},
+    [250] = {kind = "reserved"},
+    [251] = {kind = "reserved"},
+    [252] = {kind = "reserved"},
+    [253] = {kind = "reserved"},
+    [254] = {kind = "reserved"},
+    [255] = {kind = "reserved"},
+}
+K.ib = {icrc_len = 4}
+
 -- ==== end of the generated part; what follows is dissector/template.lua ====
 
 -- dissector/template.lua: the hand-written part of dissector/rocescope.lua.
@@ -2692,13 +2954,11 @@ end
 
 local function opcode_name(p) return OPS.name[p.op] end -- Opcode::name, whatever the layout
 
+-- Syndrome::from_byte, as generated (AETH_SYNDROME): the kind, the field the low bits are and
+-- their value.
 local function aeth_kind(syn)
-    if band(syn, 0x80) ~= 0 then return "reserved" end
-    local k = band(rshift(syn, 5), 3)
-    if k == 0 then return "ack", "rocescope.aeth.credit" end
-    if k == 1 then return "rnr_nak", "rocescope.aeth.rnr_timer" end
-    if k == 3 then return "nak", "rocescope.aeth.nak_code" end
-    return "reserved"
+    local a = AETH_SYNDROME[syn]
+    return a.kind, a.field, a.value
 end
 
 
@@ -2708,7 +2968,8 @@ local function visit_roce(fr, p, emit)
     local s, b = fr.s, p.off
     emit("rocescope.profile", nil, 0, fr.profile)
     emit("rocescope.truncated", nil, 0, fr.truncated and 1 or 0)
-    emit("rocescope.opcode_name", b, 1, opcode_name(p))
+    local ox, on = hspan(b, "bth", "opcode")
+    emit("rocescope.opcode_name", ox, on, opcode_name(p))
     emit_header(s, "bth", b, emit)
     -- The headers present, in wire order (the DCP headers are the extension's to walk).
     for _, h in ipairs(p.info and p.info.hdrs or {}) do
@@ -2718,10 +2979,10 @@ local function visit_roce(fr, p, emit)
             emit_header(s, name, o, emit)
             if name == "aeth" then
                 local syn = hval(s, o, "aeth", "syndrome")
-                local kind, low = aeth_kind(syn)
+                local kind, low, value = aeth_kind(syn)
                 local x, n = hspan(o, "aeth", "syndrome")
                 emit("rocescope.aeth.kind", x, n, kind)
-                if low then emit(low, x, n, band(syn, 0x1f)) end
+                if low then emit(low, x, n, value) end
                 if p.sack_at and p.sack_at + HDR.irn_sack.len <= p.buflen then emit_header(s, "irn_sack", b + p.sack_at, emit) end
             end
         end
@@ -2732,17 +2993,19 @@ local function visit_roce(fr, p, emit)
     if fr.ext then EXTENSIONS[fr.profile].visit(fr.ext, fr, p, emit) end
     local m = fr.cm_off
     if m then
-        local msg = CM_MSGS[u16(s, m + 16)]
-        emit("rocescope.cm.msg", m + 16, 2, msg)
-        emit("rocescope.cm.local_comm_id", m + 24, 4, u32(s, m + 24))
-        if msg ~= "req" then emit("rocescope.cm.remote_comm_id", m + 28, 4, u32(s, m + 28)) end
-        local lq = (msg == "req" and 56) or (msg == "rep" and 36) or nil
-        if lq then emit("rocescope.cm.local_qpn", m + lq, 3, u24(s, m + lq)) end
-        if msg == "dreq" then emit("rocescope.cm.remote_qpn", m + 32, 3, u24(s, m + 32)) end
-        local sp = (msg == "req" and 68) or (msg == "rep" and 44) or nil
-        if sp then emit("rocescope.cm.start_psn", m + sp, 3, u24(s, m + sp)) end
+        local c = L.cm
+        local msg = CM_MSGS[rd(s, m, c.attr_id)]
+        local mf = c.msgs[msg]
+        emit_f(emit, "rocescope.cm.msg", m, c.attr_id, msg)
+        emit_f(emit, "rocescope.cm.local_comm_id", m, c.local_comm_id, rd(s, m, c.local_comm_id))
+        if mf.remote_comm_id then
+            emit_f(emit, "rocescope.cm.remote_comm_id", m, c.remote_comm_id, rd(s, m, c.remote_comm_id))
+        end
+        if mf.local_qpn then emit_f(emit, "rocescope.cm.local_qpn", m, mf.local_qpn, rd(s, m, mf.local_qpn)) end
+        if mf.remote_qpn then emit_f(emit, "rocescope.cm.remote_qpn", m, mf.remote_qpn, rd(s, m, mf.remote_qpn)) end
+        if mf.start_psn then emit_f(emit, "rocescope.cm.start_psn", m, mf.start_psn, rd(s, m, mf.start_psn)) end
     end
-    if p.icrc_at and p.icrc_at + 4 <= p.buflen then emit("rocescope.icrc", b + p.icrc_at, 4) end
+    if p.icrc_at and p.icrc_at + K.ib.icrc_len <= p.buflen then emit("rocescope.icrc", b + p.icrc_at, K.ib.icrc_len) end
     if fr.icrc then emit("rocescope.icrc.status", nil, 0, fr.icrc) end
 end
 

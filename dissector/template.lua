@@ -1893,13 +1893,11 @@ end
 
 local function opcode_name(p) return OPS.name[p.op] end -- Opcode::name, whatever the layout
 
+-- Syndrome::from_byte, as generated (AETH_SYNDROME): the kind, the field the low bits are and
+-- their value.
 local function aeth_kind(syn)
-    if band(syn, 0x80) ~= 0 then return "reserved" end
-    local k = band(rshift(syn, 5), 3)
-    if k == 0 then return "ack", "rocescope.aeth.credit" end
-    if k == 1 then return "rnr_nak", "rocescope.aeth.rnr_timer" end
-    if k == 3 then return "nak", "rocescope.aeth.nak_code" end
-    return "reserved"
+    local a = AETH_SYNDROME[syn]
+    return a.kind, a.field, a.value
 end
 
 
@@ -1909,7 +1907,8 @@ local function visit_roce(fr, p, emit)
     local s, b = fr.s, p.off
     emit("rocescope.profile", nil, 0, fr.profile)
     emit("rocescope.truncated", nil, 0, fr.truncated and 1 or 0)
-    emit("rocescope.opcode_name", b, 1, opcode_name(p))
+    local ox, on = hspan(b, "bth", "opcode")
+    emit("rocescope.opcode_name", ox, on, opcode_name(p))
     emit_header(s, "bth", b, emit)
     -- The headers present, in wire order (the DCP headers are the extension's to walk).
     for _, h in ipairs(p.info and p.info.hdrs or {}) do
@@ -1919,10 +1918,10 @@ local function visit_roce(fr, p, emit)
             emit_header(s, name, o, emit)
             if name == "aeth" then
                 local syn = hval(s, o, "aeth", "syndrome")
-                local kind, low = aeth_kind(syn)
+                local kind, low, value = aeth_kind(syn)
                 local x, n = hspan(o, "aeth", "syndrome")
                 emit("rocescope.aeth.kind", x, n, kind)
-                if low then emit(low, x, n, band(syn, 0x1f)) end
+                if low then emit(low, x, n, value) end
                 if p.sack_at and p.sack_at + HDR.irn_sack.len <= p.buflen then emit_header(s, "irn_sack", b + p.sack_at, emit) end
             end
         end
@@ -1933,17 +1932,19 @@ local function visit_roce(fr, p, emit)
     if fr.ext then EXTENSIONS[fr.profile].visit(fr.ext, fr, p, emit) end
     local m = fr.cm_off
     if m then
-        local msg = CM_MSGS[u16(s, m + 16)]
-        emit("rocescope.cm.msg", m + 16, 2, msg)
-        emit("rocescope.cm.local_comm_id", m + 24, 4, u32(s, m + 24))
-        if msg ~= "req" then emit("rocescope.cm.remote_comm_id", m + 28, 4, u32(s, m + 28)) end
-        local lq = (msg == "req" and 56) or (msg == "rep" and 36) or nil
-        if lq then emit("rocescope.cm.local_qpn", m + lq, 3, u24(s, m + lq)) end
-        if msg == "dreq" then emit("rocescope.cm.remote_qpn", m + 32, 3, u24(s, m + 32)) end
-        local sp = (msg == "req" and 68) or (msg == "rep" and 44) or nil
-        if sp then emit("rocescope.cm.start_psn", m + sp, 3, u24(s, m + sp)) end
+        local c = L.cm
+        local msg = CM_MSGS[rd(s, m, c.attr_id)]
+        local mf = c.msgs[msg]
+        emit_f(emit, "rocescope.cm.msg", m, c.attr_id, msg)
+        emit_f(emit, "rocescope.cm.local_comm_id", m, c.local_comm_id, rd(s, m, c.local_comm_id))
+        if mf.remote_comm_id then
+            emit_f(emit, "rocescope.cm.remote_comm_id", m, c.remote_comm_id, rd(s, m, c.remote_comm_id))
+        end
+        if mf.local_qpn then emit_f(emit, "rocescope.cm.local_qpn", m, mf.local_qpn, rd(s, m, mf.local_qpn)) end
+        if mf.remote_qpn then emit_f(emit, "rocescope.cm.remote_qpn", m, mf.remote_qpn, rd(s, m, mf.remote_qpn)) end
+        if mf.start_psn then emit_f(emit, "rocescope.cm.start_psn", m, mf.start_psn, rd(s, m, mf.start_psn)) end
     end
-    if p.icrc_at and p.icrc_at + 4 <= p.buflen then emit("rocescope.icrc", b + p.icrc_at, 4) end
+    if p.icrc_at and p.icrc_at + K.ib.icrc_len <= p.buflen then emit("rocescope.icrc", b + p.icrc_at, K.ib.icrc_len) end
     if fr.icrc then emit("rocescope.icrc.status", nil, 0, fr.icrc) end
 end
 

@@ -61,6 +61,7 @@ pub fn dissector() -> String {
     extensions(&mut s);
     opcode_sets(&mut s);
     constants_and_layouts(&mut s);
+    aeth_and_ib(&mut s);
     s.push_str("\n-- ==== end of the generated part; what follows is dissector/template.lua ====\n\n");
     s.push_str(TEMPLATE);
     s
@@ -327,6 +328,30 @@ fn headers_and_opcodes(s: &mut String) {
             }
         }
     }
+}
+
+/// The AETH syndrome byte read as `Syndrome::from_byte` reads it (every one of the 256 bytes):
+/// its kind and, when it has one, the field its low bits are (credit, RNR timer, NAK code) with
+/// their value; and the IBTA lengths the template needs (`K.ib`).
+fn aeth_and_ib(s: &mut String) {
+    use rocescope_codec::ib::Syndrome;
+    s.push_str(
+        "\n-- ==== generated: the AETH syndrome (codec/src/ib/aeth.rs Syndrome::from_byte) and IBTA lengths ====\n\
+         -- AETH_SYNDROME[byte] = {kind, field = registry name of its low bits (nil: none), value}\nlocal AETH_SYNDROME = {\n",
+    );
+    for b in 0..=255u8 {
+        let syn = Syndrome::from_byte(b);
+        let low = match syn {
+            Syndrome::Ack { credit } => Some(("rocescope.aeth.credit", credit)),
+            Syndrome::RnrNak { timer } => Some(("rocescope.aeth.rnr_timer", timer)),
+            Syndrome::Nak { code } => Some(("rocescope.aeth.nak_code", code)),
+            Syndrome::Reserved(_) => None,
+        };
+        let low = low.map_or(String::new(), |(f, v)| format!(", field = {}, value = {v}", lua_str(f)));
+        writeln!(s, "    [{b}] = {{kind = {}{low}}},", lua_str(syn.kind_name())).unwrap();
+    }
+    s.push_str("}\n");
+    writeln!(s, "K.ib = {{icrc_len = {}}}", rocescope_codec::ib::packet::ICRC_LEN).unwrap();
 }
 
 fn cm(s: &mut String) {
