@@ -753,6 +753,9 @@ OPS.ud = {[0x60] = true, [0x61] = true, [0x62] = true, [0x63] = true, [0x64] = t
     [0x68] = true, [0x69] = true, [0x6a] = true, [0x6b] = true, [0x6c] = true, [0x6d] = true, [0x6e] = true, [0x6f] = true, 
     [0x70] = true, [0x71] = true, [0x72] = true, [0x73] = true, [0x74] = true, [0x75] = true, [0x76] = true, [0x77] = true, 
     [0x78] = true, [0x79] = true, [0x7a] = true, [0x7b] = true, [0x7c] = true, [0x7d] = true, [0x7e] = true, [0x7f] = true}
+OPS.cnp_0x80 = {[0x80] = true}
+OPS.irn_sack = {[0x11] = true}
+OPS.rc_atomic_write = {[0x1d] = true}
 -- CM MADs ride on this opcode (ib/cm.rs OPCODE).
 OPS.cm = {[0x64] = true}
 -- DCP: Opcode::is_dcp_request (carry DCP headers), dcp::OPCODE_ACK (eMSN under tag 01).
@@ -894,7 +897,7 @@ local AETH_SYNDROME = {
     [93] = {kind = "reserved"},
     [94] = {kind = "reserved"},
     [95] = {kind = "reserved"},
-    [96] = {kind = "nak", field = "rocescope.aeth.nak_code", value = 0},
+    [96] = {kind = "nak", field = "rocescope.aeth.nak_code", value = 0, psn_seq_error = true},
     [97] = {kind = "nak", field = "rocescope.aeth.nak_code", value = 1},
     [98] = {kind = "nak", field = "rocescope.aeth.nak_code", value = 2},
     [99] = {kind = "nak", field = "rocescope.aeth.nak_code", value = 3},
@@ -1055,7 +1058,7 @@ local AETH_SYNDROME = {
     [254] = {kind = "reserved"},
     [255] = {kind = "reserved"},
 }
-K.ib = {icrc_len = 4}
+K.ib = {icrc_len = 4, cnp_reserved = 16, ho_msn_len = 3, atomic_write_len = 8}
 
 -- ==== end of the generated part; what follows is dissector/template.lua ====
 
@@ -1496,34 +1499,36 @@ end
 local function parse_packet(fr, off, wire_len, layout)
     local s = fr.s
     local buflen = math.min(math.max(fr.caplen - off, 0), wire_len)
-    if wire_len < 12 then warn(fr, W.too_short(LAYER.bth, wire_len, 12)) end
-    if buflen < 12 then
-        if wire_len >= 12 then warn(fr, W.truncated(LAYER.bth, 12, buflen)) end
+    local bth, icrc = HDR.bth.len, K.ib.icrc_len
+    if wire_len < bth then warn(fr, W.too_short(LAYER.bth, wire_len, bth)) end
+    if buflen < bth then
+        if wire_len >= bth then warn(fr, W.truncated(LAYER.bth, bth, buflen)) end
         return nil
     end
     local op = hval(s, off, "bth", "opcode")
     if layout == "dcp_ho" then
         -- RocePacket::header_only: BTH and 3 bytes of MSN; the BTH describes the original
         -- packet, so its opcode, TVer and PadCnt raise no warnings.
-        if wire_len ~= 15 then warn(fr, W.header_only_length(wire_len)) end
+        local need = bth + K.ib.ho_msn_len
+        if wire_len ~= need then warn(fr, W.header_only_length(wire_len)) end
         return {off = off, buflen = buflen, wire_len = wire_len, op = op, present = {},
-            hdr_end = math.max(math.min(15, wire_len), 12), payload_len = math.max(wire_len - 15, 0)}
+            hdr_end = math.max(math.min(need, wire_len), bth), payload_len = math.max(wire_len - need, 0)}
     end
     local info = layout ~= "ext_body" and OPCODES[layout][op] or nil
     local p = {off = off, buflen = buflen, wire_len = wire_len, op = op, info = info, present = {},
-        hdr_end = 12, payload_len = 0}
+        hdr_end = bth, payload_len = 0}
     local tver = hval(s, off, "bth", "tver")
     if tver ~= 0 then warn(fr, W.tver(tver)) end
     local body_end
-    if wire_len >= 16 then
-        p.icrc_at, body_end = wire_len - 4, wire_len - 4
+    if wire_len >= bth + icrc then
+        p.icrc_at, body_end = wire_len - icrc, wire_len - icrc
     else
-        warn(fr, W.too_short(LAYER.icrc, wire_len, 16))
+        warn(fr, W.too_short(LAYER.icrc, wire_len, bth + icrc))
         body_end = wire_len
     end
     if not info and layout ~= "ext_body" then warn(fr, W.unknown_opcode(op)) end
-    if op == 0x80 then warn(fr, W.cnp_0x80) end
-    local at = 12
+    if OPS.cnp_0x80[op] then warn(fr, W.cnp_0x80) end
+    local at = bth
     if info then
         if at + info.hdrs_len <= body_end then
             for _, h in ipairs(info.hdrs) do p.present[h[1]] = h[2] end
@@ -1559,21 +1564,22 @@ local function parse_packet(fr, off, wire_len, layout)
         return p
     end
     if info.cnp then
-        if avail < 16 then warn(fr, W.too_short(LAYER.cnp, avail, 16)) end
-        if avail > 16 then warn(fr, W.unexpected_payload(math.min(avail - 16, 65535))) end
-        p.hdr_end = at + math.min(avail, 16)
-        p.payload_len = math.max(avail - 16, 0)
+        local cnp = K.ib.cnp_reserved
+        if avail < cnp then warn(fr, W.too_short(LAYER.cnp, avail, cnp)) end
+        if avail > cnp then warn(fr, W.unexpected_payload(avail - cnp)) end
+        p.hdr_end = at + math.min(avail, cnp)
+        p.payload_len = math.max(avail - cnp, 0)
         if pad ~= 0 then warn(fr, W.pad_no_payload(pad)) end
         return p
     end
     -- IRN's selective NAK: an Acknowledge with 4 bytes after the AETH whose syndrome (when
     -- captured) is NAK code 0.
-    if op == 0x11 and avail == 4 then
+    if OPS.irn_sack[op] and avail == HDR.irn_sack.len then
         local a = p.present.aeth
         local syn = a and a < buflen and hval(s, off + a, "aeth", "syndrome") or nil
-        if syn == nil or syn == 0x60 then
+        if syn == nil or AETH_SYNDROME[syn].psn_seq_error then
             p.sack_at = at
-            at = at + 4
+            at = at + HDR.irn_sack.len
         end
     end
     avail = math.max(body_end - at, 0)
@@ -1585,7 +1591,7 @@ local function parse_packet(fr, off, wire_len, layout)
         else
             p.payload_len = avail - pad
         end
-        if band(op, 0x1f) == 0x1d and p.payload_len ~= 8 and rshift(op, 5) == 0 then
+        if OPS.rc_atomic_write[op] and p.payload_len ~= K.ib.atomic_write_len then
             warn(fr, W.atomic_write_length(p.payload_len))
         end
     else
@@ -1594,9 +1600,9 @@ local function parse_packet(fr, off, wire_len, layout)
         p.payload_len = avail
     end
     local a = p.present.aeth
-    if a and a + 4 <= buflen then
+    if a and a + HDR.aeth.len <= buflen then
         local syn = hval(s, off + a, "aeth", "syndrome")
-        if band(syn, 0x80) ~= 0 or band(rshift(syn, 5), 3) == 2 then warn(fr, W.aeth_reserved(syn)) end
+        if AETH_SYNDROME[syn].kind == "reserved" then warn(fr, W.aeth_reserved(syn)) end
     end
     return p
 end

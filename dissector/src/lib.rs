@@ -348,10 +348,18 @@ fn aeth_and_ib(s: &mut String) {
             Syndrome::Reserved(_) => None,
         };
         let low = low.map_or(String::new(), |(f, v)| format!(", field = {}, value = {v}", lua_str(f)));
-        writeln!(s, "    [{b}] = {{kind = {}{low}}},", lua_str(syn.kind_name())).unwrap();
+        let seq = if syn.is_psn_seq_error() { ", psn_seq_error = true" } else { "" };
+        writeln!(s, "    [{b}] = {{kind = {}{low}{seq}}},", lua_str(syn.kind_name())).unwrap();
     }
     s.push_str("}\n");
-    writeln!(s, "K.ib = {{icrc_len = {}}}", rocescope_codec::ib::packet::ICRC_LEN).unwrap();
+    {
+        use rocescope_codec::ib::packet::{ATOMIC_WRITE_LEN, CNP_RESERVED, HO_MSN_LEN, ICRC_LEN};
+        writeln!(
+            s,
+            "K.ib = {{icrc_len = {ICRC_LEN}, cnp_reserved = {CNP_RESERVED}, ho_msn_len = {HO_MSN_LEN}, atomic_write_len = {ATOMIC_WRITE_LEN}}}"
+        )
+        .unwrap();
+    }
 }
 
 fn cm(s: &mut String) {
@@ -592,6 +600,9 @@ fn opcode_sets(s: &mut String) {
         })
     }));
     s.push_str(&lua_opcode_map("ud", |o| set(o.transport() == Transport::Ud)));
+    s.push_str(&lua_opcode_map("cnp_0x80", |o| set(rocescope_codec::ib::packet::is_cnp_0x80(o.0))));
+    s.push_str(&lua_opcode_map("irn_sack", |o| set(rocescope_codec::ib::packet::may_carry_irn_sack(o.0))));
+    s.push_str(&lua_opcode_map("rc_atomic_write", |o| set(rocescope_codec::ib::packet::is_rc_atomic_write(o))));
     s.push_str("-- CM MADs ride on this opcode (ib/cm.rs OPCODE).\n");
     s.push_str(&lua_opcode_map("cm", |o| set(o.0 == ib_cm::OPCODE)));
     s.push_str("-- DCP: Opcode::is_dcp_request (carry DCP headers), dcp::OPCODE_ACK (eMSN under tag 01).\n");

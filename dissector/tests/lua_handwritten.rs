@@ -61,7 +61,6 @@ const ALLOWED: &[(&str, &[&str], &str)] = &[
     ("netrt_requested", &[NUMBER, OFFSET], "bit arithmetic over the request bitmap (netrt::requested)"),
     ("signed32", &[NUMBER], "32-bit sequence-number arithmetic"),
     ("psn_diff", &[NUMBER], "half the PSN space (psn::diff)"),
-    ("parse_packet", &[HEX, NUMBER], "BTH/ICRC/CNP lengths and the opcodes it singles out // not yet generated (issue 8)"),
     ("parse_param", &[NUMBER], "a parameter of more than 32 bits is read as a big (ParamDef::parse)"),
     ("parse_split", &[NUMBER], "an immediate's three widths add up to its 32 bits (ImmSplit::new)"),
     ("proto.prefs_changed", &[TEXT], "Wireshark's report of a bad preference value (no CLI counterpart)"),

@@ -13,6 +13,26 @@ use crate::warning::{Layer, Warning, Warnings};
 pub const ICRC_LEN: usize = 4;
 /// CNP: reserved bytes after the BTH.
 pub const CNP_RESERVED: usize = 16;
+/// ATOMIC WRITE's payload length (IBTA 1.5).
+pub const ATOMIC_WRITE_LEN: usize = 8;
+
+/// Opcode 0x80 is read as a CNP, with a warning (hardware sends 0x81; WIRE.md A.4).
+#[inline]
+pub const fn is_cnp_0x80(opcode: u8) -> bool {
+    opcode == 0x80
+}
+
+/// The opcode that may carry IRN's selective-NAK tail after its AETH: RC Acknowledge.
+#[inline]
+pub const fn may_carry_irn_sack(opcode: u8) -> bool {
+    opcode == 0x11
+}
+
+/// RC ATOMIC WRITE, whose payload is [`ATOMIC_WRITE_LEN`] bytes.
+#[inline]
+pub fn is_rc_atomic_write(opcode: Opcode) -> bool {
+    opcode.op() == 0x1D && opcode.transport() == super::opcode::Transport::Rc
+}
 
 /// How the bytes after the BTH are laid out, as the profile decides (WIRE.md part B).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -113,7 +133,7 @@ impl<'a> RocePacket<'a> {
                 HeaderSet::EMPTY
             }
         };
-        if opcode.0 == 0x80 {
+        if is_cnp_0x80(opcode.0) {
             warnings.push(Warning::CnpOpcode0x80);
         }
         let mut p = RocePacket {
@@ -188,7 +208,7 @@ impl<'a> RocePacket<'a> {
         // IRN's selective NAK: an RC Acknowledge NAK(PSN sequence error) with 4 more bytes. When
         // the snaplen cut the AETH's syndrome byte, the length alone decides (as it does for
         // every other header), so a truncated capture decodes like the whole packet.
-        if opcode.0 == 0x11 && avail == IrnSack::<&[u8]>::LEN {
+        if may_carry_irn_sack(opcode.0) && avail == IrnSack::<&[u8]>::LEN {
             let syndrome = p.header_offset(Hdr::Aeth).and_then(|o| buf.get(o)).map(|&b| Syndrome::from_byte(b));
             if syndrome.map_or(true, |s| s.is_psn_seq_error()) {
                 p.sack_at = off as u8;
@@ -204,7 +224,7 @@ impl<'a> RocePacket<'a> {
             } else {
                 p.payload_len = (avail - pad) as u32;
             }
-            if opcode.op() == 0x1D && p.payload_len != 8 && opcode.transport() == super::opcode::Transport::Rc {
+            if is_rc_atomic_write(opcode) && p.payload_len as usize != ATOMIC_WRITE_LEN {
                 warnings.push(Warning::AtomicWriteLength { len: p.payload_len as u16 });
             }
         } else {
