@@ -394,8 +394,10 @@ local function icrc_compute(fr, p)
             crc = crc_masked(crc, s, o + 40, 8, {[6] = 0xff, [7] = 0xff})
         end
     end
-    crc = crc_masked(crc, s, p.off, 12, {[4] = 0xff})
-    crc = crc_range(crc, s, p.off + 12, p.off + p.icrc_at)
+    -- The BTH with its byte of FECN, BECN and the reserved bits masked (WIRE.md A.5).
+    local bth = HDR.bth
+    crc = crc_masked(crc, s, p.off, bth.len, {[bth.at.fecn.off] = 0xff})
+    crc = crc_range(crc, s, p.off + bth.len, p.off + p.icrc_at)
     return bxor(crc, 0xffffffff)
 end
 
