@@ -42,6 +42,7 @@ use rocescope_codec::{Frame, Params, Profile};
 
 mod common;
 pub mod dcp;
+pub mod dcqcn;
 pub mod events;
 pub mod gbn;
 pub mod harness;
