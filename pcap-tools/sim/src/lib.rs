@@ -7,6 +7,7 @@ pub use rocescope_stacks::rng;
 pub mod pfc;
 pub mod sim;
 pub mod synth;
+pub mod topology;
 pub mod truth;
 
 pub use sim::{Fabric, FabricConfig, LossDir, LossModel, LossPlace, Routing, TapPoint};
