@@ -12,6 +12,11 @@
 //! and the coarse timer restarts. When the coarse timer expires the whole unaMSN message is
 //! resent with sRetryNo incremented (`RetxReason::Timeout`, §4.5).
 //!
+//! The NIC pulls the packets ([`Requester::pull`]), one at a time when its wire is free, in the
+//! order of §4.3: the RetransQ first (HO-triggered retransmissions), then a timeout round's
+//! resends, then new packets. HO retransmissions are therefore paced by the NIC (and by a rate
+//! limiter, when the NIC has one, §4.3 ⑥), not resent in a burst as HO packets arrive.
+//!
 //! Receiver (DCP-RNIC Rx): places every packet on its own, in any order (WRITE by its RETH VA,
 //! SEND by SSN and its PSN offset), and keeps per message only a packet counter compared with
 //! the message's packet count, PSN(Last) − PSN(First) + 1 (§4.5, WIRE.md B.1); eMSN advances
@@ -42,8 +47,11 @@
 //! - A SEND packet carries no offset: one that arrives before its message's First is checked
 //!   against the modelled memory when the First arrives (a digest per such packet is kept until
 //!   then; WRITE packets place themselves by their RETH VA).
-//! - The RetransQ is drained as soon as an entry is queued (no congestion control here to pace
-//!   it, §4.3 ⑥); the coarse timeout is `rto_ns`; sRetryNo wraps modulo 256 and is compared in
+//! - The coarse timeout ([`Timeouts::dcp_ns`](crate::Timeouts::dcp_ns), `--dcp-timeout`): 1 ms
+//!   by default (the paper gives no value), started when a packet reaches the wire and restarted
+//!   when unaMSN moves; it doubles with each timeout round of the same message (up to 64×), so
+//!   that rounds eventually outlast whatever keeps a message from completing (a deep incast
+//!   queue) instead of restarting it for ever. sRetryNo wraps modulo 256 and is compared in
 //!   serial-number arithmetic.
 //! - RDMA READ is not modelled (posting one fails the connection).
 
@@ -88,10 +96,14 @@ pub struct DcpRequester {
     una: u64,
     /// Next new PSN to send.
     snd_max: u32,
-    /// Coarse timeouts of the unaMSN message.
+    /// Coarse timeouts of the unaMSN message (sRetryNo, modulo 256).
     sretry: u8,
-    /// Retransmission entries (MSN, PSN) from HO packets, drained at once (no CC here).
+    /// The same, saturating: the timer's back-off exponent.
+    backoff: u8,
+    /// Retransmission entries (MSN, PSN) from HO packets, pulled before anything else.
     retransq: VecDeque<(u64, u32)>,
+    /// A timeout round's resends of the unaMSN message: the next PSN and the end (exclusive).
+    round: Option<(u32, u32)>,
     rto: Rto,
     failed: bool,
 }
@@ -107,7 +119,9 @@ impl DcpRequester {
             una: 0,
             snd_max: p,
             sretry: 0,
+            backoff: 0,
             retransq: VecDeque::new(),
+            round: None,
             rto: Rto::default(),
             failed: false,
         }
@@ -138,27 +152,9 @@ impl DcpRequester {
         out.push(Action::Transmit { frame, info: TxInfo { psn: p, msg: Some(msg.id), retx } });
     }
 
-    /// New packets of the messages inside the window.
-    fn pump(&mut self, now: Nanos, out: &mut Vec<Action>) {
-        while !self.failed && self.snd_max != self.sq.next_psn() {
-            let Some(i) = self.sq.find(self.snd_max) else { break };
-            if i as u64 >= self.window() {
-                break;
-            }
-            let p = self.snd_max;
-            self.send(i, p, None, out);
-            self.snd_max = psn::add(p, 1);
-            self.rto.ensure(now, self.cfg.rto_ns, out);
-        }
-    }
-
-    /// The RetransQ: resends each entry's packet.
-    fn drain_retransq(&mut self, out: &mut Vec<Action>) {
-        while let Some((m, p)) = self.retransq.pop_front() {
-            if let Some(i) = self.find_msg(m) {
-                self.send(i, p, Some(RetxReason::HeaderOnly), out);
-            }
-        }
+    /// The next new packet is inside the message window.
+    fn can_send_new(&self) -> bool {
+        self.snd_max != self.sq.next_psn() && self.sq.find(self.snd_max).is_some_and(|i| (i as u64) < self.window())
     }
 
     fn on_ack(&mut self, now: Nanos, emsn24: u32, out: &mut Vec<Action>) {
@@ -172,15 +168,17 @@ impl DcpRequester {
             self.una += 1;
         }
         self.sretry = 0;
+        self.backoff = 0;
+        self.round = None;
         let una = self.una;
         self.retransq.retain(|&(m, _)| m >= una);
-        // The coarse timer follows unaMSN: restart it for the new unaMSN message if it was sent.
+        // The coarse timer follows unaMSN: restart it for the new unaMSN message if it was sent
+        // (else the pull of its first packet starts it).
         let sent = self.sq.front().is_some_and(|w| psn::lt(w.first, self.snd_max));
-        self.rto.rearm_if(sent, now, self.cfg.rto_ns, out);
-        self.pump(now, out);
+        self.rto.rearm_if(sent, now, self.cfg.timeouts.dcp_ns(0), out);
     }
 
-    fn on_ho(&mut self, msn24: u32, p: u32, out: &mut Vec<Action>) {
+    fn on_ho(&mut self, msn24: u32, p: u32) {
         let m = unwrap24(self.una, msn24);
         let Some(i) = self.find_msg(m) else { return };
         let w = &self.sq[i];
@@ -189,7 +187,6 @@ impl DcpRequester {
             return;
         }
         self.retransq.push_back((m, p));
-        self.drain_retransq(out);
     }
 }
 
@@ -201,7 +198,7 @@ impl Endpoint for DcpRequester {
         on_dcp_packet(frame, self.cfg.params, self.cfg.requester.qpn, |_, p, tag| match tag {
             Some(TAG_HO) => {
                 if let Some(msn) = p.ho_msn() {
-                    self.on_ho(msn, p.bth().psn(), out);
+                    self.on_ho(msn, p.bth().psn());
                 }
             }
             Some(TAG_ACK) if p.opcode().0 == 0x11 => {
@@ -219,24 +216,20 @@ impl Endpoint for DcpRequester {
         if self.failed || !self.rto.fire(now, token, out) || self.sq.is_empty() {
             return;
         }
-        // Coarse timeout (§4.5): resend every packet of the unaMSN message, one round later.
+        // Coarse timeout (§4.5): resend every packet of the unaMSN message (that was sent), one
+        // round later; the NIC pulls them, and the first one restarts the timer, backed off.
         self.sretry = self.sretry.wrapping_add(1);
+        self.backoff = self.backoff.saturating_add(1);
         let una = self.una;
         self.retransq.retain(|&(m, _)| m != una);
-        let (first, n) = (self.sq[0].first, self.sq[0].n);
-        for k in 0..n {
-            let p = psn::add(first, k);
-            if !psn::lt(p, self.snd_max) {
-                break;
-            }
-            self.send(0, p, Some(RetxReason::Timeout), out);
-        }
-        self.rto.arm(now, self.cfg.rto_ns, out);
+        let w = &self.sq[0];
+        let end = if psn::lt(w.last(), self.snd_max) { psn::add(w.last(), 1) } else { self.snd_max };
+        self.round = Some((w.first, end)).filter(|&(f, e)| f != e);
     }
 }
 
 impl Requester for DcpRequester {
-    fn post(&mut self, now: Nanos, msg: Message, out: &mut Vec<Action>) {
+    fn post(&mut self, _now: Nanos, msg: Message, out: &mut Vec<Action>) {
         if msg.op == Op::Read {
             return fail(&mut self.failed, "RDMA READ is not modelled by the DCP stack", out);
         }
@@ -249,11 +242,38 @@ impl Requester for DcpRequester {
             self.una = msg.id;
         }
         self.sq.push(msg, self.cfg.mtu, ssn);
-        self.pump(now, out);
     }
 
     fn idle(&self) -> bool {
         self.failed || self.sq.is_empty()
+    }
+
+    fn ready(&self) -> bool {
+        !self.failed && (!self.retransq.is_empty() || self.round.is_some() || self.can_send_new())
+    }
+
+    fn pull(&mut self, now: Nanos, out: &mut Vec<Action>) -> bool {
+        if self.failed {
+            return false;
+        }
+        if let Some((m, p)) = self.retransq.pop_front() {
+            // Entries are kept for messages in the window only (on_ack, on_timer prune them).
+            let i = self.find_msg(m).expect("a RetransQ entry of an unacknowledged message");
+            self.send(i, p, Some(RetxReason::HeaderOnly), out);
+        } else if let Some((p, end)) = self.round {
+            self.send(0, p, Some(RetxReason::Timeout), out);
+            let next = psn::add(p, 1);
+            self.round = (next != end).then_some((next, end));
+        } else if self.can_send_new() {
+            let p = self.snd_max;
+            let i = self.sq.find(p).expect("a posted PSN");
+            self.send(i, p, None, out);
+            self.snd_max = psn::add(p, 1);
+        } else {
+            return false;
+        }
+        self.rto.ensure(now, self.cfg.timeouts.dcp_ns(self.backoff), out);
+        true
     }
 }
 
