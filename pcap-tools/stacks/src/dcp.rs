@@ -23,8 +23,8 @@
 //! when the eMSN message's counter completes (and over every later message already complete),
 //! delivering in order, and each advance sends an ACK (tag 01, AETH MSN = eMSN, BTH PSN = the
 //! packet that completed it). A packet of the eMSN message whose sRetryNo is above rRetryNo
-//! resets that message's counter (a new timeout round); one below is a stale copy and is not
-//! counted. A packet of an already completed message is answered with the current eMSN. Every
+//! starts a new timeout round: the first such round resets that message's counter (§4.5), one
+//! below is a stale copy and is not counted (but see the notes on later rounds). A packet of an already completed message is answered with the current eMSN. Every
 //! header-only packet is bounced back to the sender: source and destination IP (and MAC)
 //! swapped, DestQP set to the sender's QPN, the rest (layout, UDP ports, tag 11) unchanged.
 //!
@@ -39,7 +39,7 @@
 //!   plain counting would take for two packets and complete the message with one missing. The
 //!   paper's sRetryNo does not cover this. The receiver therefore keeps, for the eMSN message
 //!   only and only once a timeout round has begun for it (sRetryNo above rRetryNo), the set of
-//!   PSNs counted in the current round and counts each once. Outside timeout rounds (the normal
+//!   PSNs counted since that first round's reset and counts each once. Outside timeout rounds (the normal
 //!   case) tracking stays bitmap-free: every PSN arrives whole exactly once (§4.5).
 //! - The receiver also answers a packet of an already completed message with an ACK (the
 //!   paper ACKs only eMSN advances; without this, once the ACK of the last messages in flight
@@ -53,6 +53,12 @@
 //!   that rounds eventually outlast whatever keeps a message from completing (a deep incast
 //!   queue) instead of restarting it for ever. sRetryNo wraps modulo 256 and is compared in
 //!   serial-number arithmetic.
+//! - No livelock: only the first timeout round of a message resets the receiver's counter (the
+//!   packets counted before it cannot be told apart from duplicates); from then on the receiver
+//!   counts each PSN of that message once, whatever round its copy belongs to (the PSN set
+//!   above), so later rounds, and copies of earlier rounds still in flight, add to the progress
+//!   instead of discarding it. A message thus completes once every PSN has arrived whole at
+//!   least once since its first timeout, however many rounds overlap.
 //! - RDMA READ is not modelled (posting one fails the connection).
 
 use std::collections::{BTreeSet, VecDeque};
@@ -301,7 +307,7 @@ struct Track {
     /// Payload length of the Last/Only packet.
     last_len: Option<u32>,
     pending: Vec<Pending>,
-    /// In a timeout round: the PSNs counted in this round (see the module notes).
+    /// Once a timeout round began: the PSNs counted since (see the module notes).
     round: Option<BTreeSet<u32>>,
 }
 
@@ -408,12 +414,17 @@ impl DcpResponder {
         let s = dcpeth.sretryno();
         if idx == 0 {
             let d = s.wrapping_sub(self.rretry) as i8;
-            if d < 0 {
+            let tracking = self.msgs[0].round.is_some();
+            if d < 0 && !tracking {
                 return; // a stale copy from an earlier round
             }
             if d > 0 {
                 self.rretry = s;
-                self.msgs[0].reset();
+                // Only the first timeout round restarts the count; later rounds (and late copies
+                // of earlier ones) add to the PSN set instead (module notes: no livelock).
+                if !tracking {
+                    self.msgs[0].reset();
+                }
             }
         } else if s != 0 {
             return; // only the eMSN message can be in a timeout round
