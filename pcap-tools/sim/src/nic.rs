@@ -28,7 +28,8 @@ struct QpSlot {
 pub(crate) enum Pick {
     /// Pull one packet from this endpoint.
     Qp(u32),
-    /// Some QP has a packet ready but may send only from this time on.
+    /// Some QP has a packet ready but may send only from this time on: wake the NIC then
+    /// (said once per time).
     Wait(Nanos),
     /// No QP has anything to send.
     Idle,
@@ -40,6 +41,8 @@ pub(crate) struct NicSched {
     qps: Vec<QpSlot>,
     /// The slot to look at first.
     next: usize,
+    /// The wake-up the NIC last asked for (so it asks once per time).
+    wake: Option<Nanos>,
 }
 
 impl NicSched {
@@ -65,7 +68,14 @@ impl NicSched {
             self.next = (i + 1) % n;
             return Pick::Qp(q.ep);
         }
-        wait.map_or(Pick::Idle, Pick::Wait)
+        match wait {
+            Some(at) if self.wake != Some(at) => {
+                self.wake = Some(at);
+                Pick::Wait(at)
+            }
+            // A wake-up at that time is already due: nothing to ask for.
+            _ => Pick::Idle,
+        }
     }
 
     /// The rate limiter's hook: `ep` may not send again before `at`.
@@ -103,6 +113,7 @@ mod tests {
         s.hold(0, 500);
         assert_eq!(s.pick(100, |_| true), Pick::Qp(2));
         assert_eq!(s.pick(100, |ep| ep == 0), Pick::Wait(500));
+        assert_eq!(s.pick(200, |ep| ep == 0), Pick::Idle, "the wake-up is already asked for");
         assert_eq!(s.pick(500, |ep| ep == 0), Pick::Qp(0));
     }
 }
