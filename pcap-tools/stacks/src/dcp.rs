@@ -262,9 +262,13 @@ impl Requester for DcpRequester {
         if self.failed {
             return false;
         }
-        if let Some((m, p)) = self.retransq.pop_front() {
-            // Entries are kept for messages in the window only (on_ack, on_timer prune them).
-            let i = self.find_msg(m).expect("a RetransQ entry of an unacknowledged message");
+        // RetransQ entries are of unacknowledged messages (on_ack and on_timer prune the others).
+        let mut ho = None;
+        while ho.is_none() {
+            let Some((m, p)) = self.retransq.pop_front() else { break };
+            ho = self.find_msg(m).map(|i| (i, p));
+        }
+        if let Some((i, p)) = ho {
             self.send(i, p, Some(RetxReason::HeaderOnly), out);
         } else if let Some((p, end)) = self.round {
             self.send(0, p, Some(RetxReason::Timeout), out);
