@@ -44,6 +44,7 @@ fn gbn_resends_everything_after_a_loss_while_irn_resends_only_the_lost_packet() 
     assert_eq!(psns(&irn), vec![5]);
     assert_eq!(irn.spurious_retransmissions(), 0);
     // The harness serialises frames at 100 Gbit/s: GBN's 26 needless resends cost it time.
+    eprintln!("one loss in 32 packets: GBN completes at {} ns, IRN at {} ns", completion(&gbn), completion(&irn));
     assert!(completion(&irn) < completion(&gbn), "{} {}", completion(&irn), completion(&gbn));
 }
 
