@@ -24,7 +24,8 @@
 //! delivering in order, and each advance sends an ACK (tag 01, AETH MSN = eMSN, BTH PSN = the
 //! packet that completed it). A packet of the eMSN message whose sRetryNo is above rRetryNo
 //! starts a new timeout round: the first such round resets that message's counter (§4.5), one
-//! below is a stale copy and is not counted (but see the notes on later rounds). A packet of an already completed message is answered with the current eMSN. Every
+//! below is a stale copy and is not counted (but see the notes on later rounds). A packet of an
+//! already completed message is answered with the current eMSN. Every
 //! header-only packet is bounced back to the sender: source and destination IP (and MAC)
 //! swapped, DestQP set to the sender's QPN, the rest (layout, UDP ports, tag 11) unchanged.
 //!
@@ -39,7 +40,8 @@
 //!   plain counting would take for two packets and complete the message with one missing. The
 //!   paper's sRetryNo does not cover this. The receiver therefore keeps, for the eMSN message
 //!   only and only once a timeout round has begun for it (sRetryNo above rRetryNo), the set of
-//!   PSNs counted since that first round's reset and counts each once. Outside timeout rounds (the normal
+//!   PSNs counted since that first round's reset and counts each once. Outside timeout rounds
+//!   (the normal
 //!   case) tracking stays bitmap-free: every PSN arrives whole exactly once (§4.5).
 //! - The receiver also answers a packet of an already completed message with an ACK (the
 //!   paper ACKs only eMSN advances; without this, once the ACK of the last messages in flight
@@ -59,6 +61,14 @@
 //!   above), so later rounds, and copies of earlier rounds still in flight, add to the progress
 //!   instead of discarding it. A message thus completes once every PSN has arrived whole at
 //!   least once since its first timeout, however many rounds overlap.
+//! - Each timeout round resends every packet of the message (§4.5), in PSN order from a
+//!   rotating start: the first round from the message's first packet, round k from offset
+//!   ⌊(k−1)·n/φ⌋ mod n (φ the golden ratio), wrapping around. When a round arrives only in part
+//!   (synchronised timeouts of many senders overflow a port: the head of each burst gets
+//!   through, the tail is trimmed and, the control queue being full too, its HO packets are
+//!   lost), rounds that all started at the first packet would bring the same packets through
+//!   again and again and the message would never complete; rotated starts spread them over
+//!   the message, and the receiver's union completes it.
 //! - RDMA READ is not modelled (posting one fails the connection).
 
 use std::collections::{BTreeSet, VecDeque};
@@ -91,6 +101,16 @@ fn on_dcp_packet(frame: &Frame<'_>, params: Params, qpn: u32, f: impl FnOnce(&Fr
     }
 }
 
+/// A timeout round in progress: packets `first + (start + i) mod n` for `i` in `done .. n`.
+#[derive(Clone, Copy, Debug)]
+struct Round {
+    first: u32,
+    /// The message's packets sent so far (all of them, unless the window cut it).
+    n: u32,
+    start: u32,
+    done: u32,
+}
+
 /// The DCP sender.
 pub struct DcpRequester {
     cfg: ConnConfig,
@@ -106,10 +126,12 @@ pub struct DcpRequester {
     sretry: u8,
     /// The same, saturating: the timer's back-off exponent.
     backoff: u8,
+    /// The same, counted: which rotation the next timeout round uses.
+    rounds: u32,
     /// Retransmission entries (MSN, PSN) from HO packets, pulled before anything else.
     retransq: VecDeque<(u64, u32)>,
-    /// A timeout round's resends of the unaMSN message: the next PSN and the end (exclusive).
-    round: Option<(u32, u32)>,
+    /// A timeout round's resends of the unaMSN message (`sq[0]`).
+    round: Option<Round>,
     rto: Rto,
     failed: bool,
 }
@@ -126,6 +148,7 @@ impl DcpRequester {
             snd_max: p,
             sretry: 0,
             backoff: 0,
+            rounds: 0,
             retransq: VecDeque::new(),
             round: None,
             rto: Rto::default(),
@@ -175,6 +198,7 @@ impl DcpRequester {
         }
         self.sretry = 0;
         self.backoff = 0;
+        self.rounds = 0;
         self.round = None;
         let una = self.una;
         self.retransq.retain(|&(m, _)| m >= una);
@@ -223,14 +247,19 @@ impl Endpoint for DcpRequester {
             return;
         }
         // Coarse timeout (§4.5): resend every packet of the unaMSN message (that was sent), one
-        // round later; the NIC pulls them, and the first one restarts the timer, backed off.
+        // round later, from a rotating start (module notes); the NIC pulls them, and the first
+        // one restarts the timer, backed off.
         self.sretry = self.sretry.wrapping_add(1);
         self.backoff = self.backoff.saturating_add(1);
+        self.rounds += 1;
         let una = self.una;
         self.retransq.retain(|&(m, _)| m != una);
         let w = &self.sq[0];
-        let end = if psn::lt(w.last(), self.snd_max) { psn::add(w.last(), 1) } else { self.snd_max };
-        self.round = Some((w.first, end)).filter(|&(f, e)| f != e);
+        let sent = if psn::lt(w.last(), self.snd_max) { w.n } else { psn::diff(w.first, self.snd_max) as u32 };
+        // ⌊(k−1)·n/φ⌋ mod n: the fractional part of (k−1)/φ in 32-bit fixed point, times n.
+        let frac = ((self.rounds - 1) as u64).wrapping_mul(0x9E37_79B9) & 0xffff_ffff;
+        let start = ((frac * sent as u64) >> 32) as u32;
+        self.round = (sent > 0).then_some(Round { first: w.first, n: sent, start, done: 0 });
     }
 }
 
@@ -270,10 +299,13 @@ impl Requester for DcpRequester {
         }
         if let Some((i, p)) = ho {
             self.send(i, p, Some(RetxReason::HeaderOnly), out);
-        } else if let Some((p, end)) = self.round {
+        } else if let Some(r) = self.round.as_mut() {
+            let p = psn::add(r.first, (r.start + r.done) % r.n);
+            r.done += 1;
+            if r.done == r.n {
+                self.round = None;
+            }
             self.send(0, p, Some(RetxReason::Timeout), out);
-            let next = psn::add(p, 1);
-            self.round = (next != end).then_some((next, end));
         } else if self.can_send_new() {
             let p = self.snd_max;
             let i = self.sq.find(p).expect("a posted PSN");

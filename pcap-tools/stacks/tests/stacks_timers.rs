@@ -9,10 +9,19 @@ mod stacks_common;
 use rocescope_codec::ext::dcp::{tag, TAG_HO};
 use rocescope_codec::ib::psn;
 use rocescope_codec::{DecodeOptions, Frame, LinkType, Profile};
-use rocescope_stacks::harness::{Fate, Harness, RunEnd, Side};
+use rocescope_stacks::harness::{Fate, FateCtx, Harness, RunEnd, Side};
 use rocescope_stacks::timeouts::local_ack_timeout_ns;
 use rocescope_stacks::{Action, Message, Nanos, Op, RetxReason, StackKind};
 use stacks_common::*;
+
+/// The sRetryNo of a DCP data packet the requester sends (its timeout round).
+fn data_round(c: &FateCtx<'_>) -> Option<u32> {
+    if c.from != Side::Requester || c.info.msg.is_none() {
+        return None;
+    }
+    let f = Frame::parse(LinkType::Ethernet, c.frame, c.frame.len(), &DecodeOptions::with_profile(Profile::Dcp));
+    Some(f.roce()?.dcpeth()?.sretryno() as u32)
+}
 
 fn completion(h: &Harness) -> Nanos {
     h.events().iter().filter(|e| matches!(e.action, Action::Completed { .. })).map(|e| e.at).max().unwrap()
@@ -192,8 +201,10 @@ fn dcp_coarse_timeout_doubles_per_round() {
     h.post(0, Message { id: 0, op: Op::Write, len: 4 * cfg.mtu });
     h.run(LIMIT);
     h.check_conservation().unwrap();
+    // A round's resends leave back to back; rounds are milliseconds apart.
+    let r = retx_times(&h, RetxReason::Timeout);
     let starts: Vec<Nanos> =
-        retx_times(&h, RetxReason::Timeout).iter().filter(|&&(_, p)| p == cfg.start_psn).map(|&(t, _)| t).collect();
+        r.iter().enumerate().filter(|&(i, &(t, _))| i == 0 || t > r[i - 1].0 + 100_000).map(|(_, &(t, _))| t).collect();
     let base = cfg.timeouts.dcp_timeout_ns;
     assert_eq!(base, 1_000_000);
     assert_eq!(starts, vec![base, 3 * base, 7 * base]);
@@ -210,15 +221,9 @@ fn dcp_timeout_rounds_add_up_instead_of_restarting() {
     let cfg = conn(37);
     let start = cfg.start_psn;
     let n = 6;
-    let mut round = 0u32;
     let mut h = Harness::new(StackKind::Dcp, &cfg, DELAY).with_fate(move |c| {
-        if c.from != Side::Requester || c.info.msg.is_none() {
-            return Fate::Deliver;
-        }
+        let Some(round) = data_round(c) else { return Fate::Deliver };
         let k = psn::diff(start, c.info.psn) as u32;
-        if c.info.retx == Some(RetxReason::Timeout) && k == 0 {
-            round += 1;
-        }
         let doomed = if round == 0 { 1 } else { round + 1 };
         if round < 4 && k == doomed {
             Fate::Drop
@@ -234,4 +239,45 @@ fn dcp_timeout_rounds_add_up_instead_of_restarting() {
     // Round 2 starts at 1 ms + 2 ms; it completes one RTT (and a few frames) later.
     let base = cfg.timeouts.dcp_timeout_ns;
     assert!((3 * base..3 * base + 2 * DELAY + 2_000).contains(&completion(&h)), "{}", completion(&h));
+}
+
+/// Rounds resend from rotating starts (the `dcp` module notes): when only the head of each
+/// timeout round gets through (here: its first two packets; the rest are lost whole, HO
+/// packets included, as when many senders time out together and overflow a port), rounds that
+/// all started at the first packet would deliver the same two packets for ever. Round k ≥ 2
+/// starts at ⌊(k−1)·n/φ⌋ mod n, so the heads differ, and the receiver's union completes the
+/// message.
+#[test]
+fn dcp_timeout_rounds_start_at_rotating_offsets() {
+    let cfg = conn(38);
+    let n = 8u32;
+    let start = cfg.start_psn;
+    let mut sent_in_round = std::collections::HashMap::new();
+    let mut h = Harness::new(StackKind::Dcp, &cfg, DELAY).with_fate(move |c| {
+        let Some(round) = data_round(c) else { return Fate::Deliver };
+        let k = sent_in_round.entry(round).or_insert(0u32);
+        *k += 1;
+        // Round 0 loses its last packet; every later round delivers only its first two.
+        match round {
+            0 if psn::diff(start, c.info.psn) as u32 == n - 1 => Fate::Drop,
+            0 => Fate::Deliver,
+            _ if *k <= 2 => Fate::Deliver,
+            _ => Fate::Drop,
+        }
+    });
+    h.post(0, Message { id: 0, op: Op::Write, len: n * cfg.mtu });
+    h.run(LIMIT);
+    h.check_conservation().unwrap();
+    // Each round's first PSN (offset from the message's first): 0, then ⌊(k−1)·8/φ⌋ mod 8.
+    let r = retx_times(&h, RetxReason::Timeout);
+    let heads: Vec<u32> = r
+        .iter()
+        .enumerate()
+        .filter(|&(i, &(t, _))| i == 0 || t > r[i - 1].0 + 100_000)
+        .map(|(_, &(_, p))| psn::diff(start, p) as u32)
+        .collect();
+    assert_eq!(heads, vec![0, 4, 1, 6, 3], "{heads:?}");
+    // Rounds 1-4 bring PSNs {0,1} (after the reset), {4,5}, {1,2}, {6,7}; 3 is still missing, and
+    // round 5 (from ⌊4·8/φ⌋ mod 8 = 3) brings it.
+    assert_eq!(r.len(), 5 * n as usize);
 }
