@@ -102,9 +102,18 @@ pub struct SynthArgs {
     /// Stop after this much simulated time, ns.
     #[arg(long, default_value_t = 1_000_000_000, value_name = "NS")]
     pub time_limit: u64,
-    /// Retransmission timeout, ns.
-    #[arg(long, default_value_t = 100_000, value_name = "NS")]
-    pub rto: u64,
+    /// GBN's local ACK timeout exponent t (IBTA): the timeout is 4.096 µs · 2^t, 0 disables it
+    /// (0-31; 14 ≈ 67 ms, a common ConnectX setting).
+    #[arg(long, default_value_t = rocescope_stacks::timeouts::DEFAULT_LOCAL_ACK_TIMEOUT, value_name = "T")]
+    pub local_ack_timeout: u8,
+    /// DCP's coarse timeout, ns: the first round's; each further timeout round of the same
+    /// message doubles it (up to 64×). The DCP paper (§4.5) gives no value; 1 ms by default.
+    #[arg(long, default_value_t = rocescope_stacks::timeouts::DCP_TIMEOUT_NS, value_name = "NS")]
+    pub dcp_timeout: u64,
+    /// One retransmission timeout (ns) for every stack, replacing GBN's local ACK timeout,
+    /// IRN's RTO_low/RTO_high (100/320 µs) and DCP's coarse timeout (no back-off).
+    #[arg(long, value_name = "NS")]
+    pub rto: Option<u64>,
     /// The responder ACKs at least every N packets.
     #[arg(long, default_value_t = 4, value_name = "N")]
     pub ack_every: u32,
@@ -194,6 +203,8 @@ impl SynthArgs {
             taps: self.taps.0.clone(),
             fabric_tap_path: self.fabric_tap_path,
             time_limit_ns: self.time_limit,
+            local_ack_timeout: self.local_ack_timeout,
+            dcp_timeout_ns: self.dcp_timeout,
             rto_ns: self.rto,
             ack_every: self.ack_every,
             bdp_packets: self.bdp_packets,

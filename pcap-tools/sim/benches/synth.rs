@@ -36,7 +36,7 @@ fn scenarios() -> Vec<(&'static str, SynthOptions)> {
                 messages: 16,
                 trim: true,
                 queue_bytes: 32 * 1024,
-                rto_ns: 1_000_000,
+                rto_ns: Some(1_000_000),
                 ..base.clone()
             },
         ),

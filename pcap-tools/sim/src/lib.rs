@@ -4,6 +4,7 @@
 //! [`synth::run`].
 
 pub use rocescope_stacks::rng;
+mod nic;
 pub mod pfc;
 pub mod sim;
 pub mod synth;

@@ -19,7 +19,16 @@
 //! padded to 60 bytes as the wire does) and put in the control queue (which has its own size
 //! limit and drops when full). ECN: a packet entering a data queue longer than the marking
 //! threshold gets CE if it is ECN-capable. Switches decrement the IP TTL (neither the ToS nor
-//! the TTL is covered by the ICRC). Hosts have an unbounded egress FIFO (the NIC).
+//! the TTL is covered by the ICRC).
+//!
+//! # Host NICs
+//! A host's egress port is its NIC (`nic.rs`, the NIC transmit model of `rocescope_stacks`):
+//! when the wire is free it sends the oldest frame of its control FIFO (every immediate
+//! `Action::Transmit`: ACKs, NAKs, SACKs, CNPs, bounced HO packets, READ responses; unbounded),
+//! else it pulls one request packet from the next ready requester QP, round robin. Request
+//! packets thus never wait in a host queue: a stack hands one over when it can leave, and its
+//! retransmission timer starts then. Each QP has a `next_allowed` time, the hook of a per-QP
+//! rate limiter (none yet).
 //!
 //! # Time
 //! A frame of `L` bytes occupies a link for `(max(L,60) + 24)·8/rate` (FCS, preamble and
@@ -41,6 +50,8 @@ use rocescope_stacks::rng::{mix64, Rng};
 use rocescope_analysis::capture::CaptureWriter;
 use rocescope_stacks::events::EventQueue;
 use rocescope_stacks::{Action, ConnConfig, Endpoint, Message, Nanos, Op, Requester, RetxReason};
+
+use super::nic::{NicSched, Pick};
 
 /// Capture timestamps are `EPOCH_NS + simulated time`.
 pub const EPOCH_NS: u64 = 1_700_000_000_000_000_000;
@@ -503,6 +514,8 @@ enum Ev {
     Arrive { port: u32, pkt: u32 },
     Timer { ep: u32, token: u64 },
     Post { conn: u32, idx: u32 },
+    /// A host NIC's rate-limited QP may send again (`nic.rs`).
+    NicWake(u32),
 }
 
 struct Packet {
@@ -566,6 +579,8 @@ struct Node {
     /// Switches: per destination host, the candidate egress ports.
     routes: Vec<Vec<u32>>,
     rng: Rng,
+    /// Hosts: the NIC's transmit scheduler over the host's requester QPs.
+    nic: NicSched,
 }
 
 enum EpBox {
@@ -619,6 +634,9 @@ pub struct Fabric<'w> {
     sw0: u16,
     sw1: u16,
     receiver: u16,
+    /// A host NIC is pulling: the requester's frame goes to [`Self::pulled`], not a queue.
+    pulling: bool,
+    pulled: Option<u32>,
 }
 
 impl<'w> Fabric<'w> {
@@ -658,6 +676,8 @@ impl<'w> Fabric<'w> {
             sw0: 0,
             sw1: 0,
             receiver: 0,
+            pulling: false,
+            pulled: None,
             cfg,
         };
         // Nodes: senders, receiver, sw0, sw1.
@@ -735,6 +755,7 @@ impl<'w> Fabric<'w> {
             mac,
             routes: Vec::new(),
             rng: Rng::new(self.cfg.seed, stream),
+            nic: NicSched::default(),
         });
         (self.nodes.len() - 1) as u16
     }
@@ -809,6 +830,7 @@ impl<'w> Fabric<'w> {
         self.ep_conn.push((c, true));
         self.ep_conn.push((c, false));
         self.nodes[sender].qps.insert(cfg.requester.qpn, e);
+        self.nodes[sender].nic.add(e);
         self.nodes[self.receiver as usize].qps.insert(cfg.responder.qpn, e + 1);
         self.conns.push(ConnRec { cfg, sender, messages: Vec::new(), failed: None });
         self.accept.push([AcceptState::default(), AcceptState::default()]);
@@ -871,6 +893,11 @@ impl<'w> Fabric<'w> {
             }
             match ev {
                 Ev::PortDone(p) => self.port_done(p),
+                Ev::NicWake(p) => {
+                    if !self.ports[p as usize].busy {
+                        self.start(p);
+                    }
+                }
                 Ev::Arrive { port, pkt } => self.arrive(port, pkt),
                 Ev::Timer { ep, token } => {
                     if !finished {
@@ -952,6 +979,41 @@ impl<'w> Fabric<'w> {
                 }
             }
         }
+        // The requester may have a packet ready now: a free NIC pulls it.
+        if is_req && !self.pulling {
+            let host = self.conns[conn as usize].sender;
+            let port = self.nodes[host].ports[0];
+            if !self.ports[port as usize].busy {
+                self.start(port);
+            }
+        }
+    }
+
+    /// A free host NIC with no control frame queued pulls one packet from its next ready QP
+    /// (`nic.rs`) into the port's data queue.
+    fn pull(&mut self, port: u32) {
+        let host = self.ports[port as usize].node as usize;
+        let (now, eps) = (self.now, &self.eps);
+        let ready = |ep: u32| matches!(&eps[ep as usize], EpBox::Req(r) if r.ready());
+        let ep = match self.nodes[host].nic.pick(now, ready) {
+            Pick::Qp(ep) => ep,
+            Pick::Wait(at) => return self.queue.push(at, Ev::NicWake(port)),
+            Pick::Idle => return,
+        };
+        let mut actions = std::mem::take(&mut self.actions);
+        if let EpBox::Req(r) = &mut self.eps[ep as usize] {
+            r.pull(now, &mut actions);
+        }
+        self.pulling = true;
+        self.run_actions(ep, &mut actions, None);
+        self.pulling = false;
+        self.actions = actions;
+        if let Some(pkt) = self.pulled.take() {
+            let len = self.pkt(pkt).bytes.len() as u64;
+            let p = &mut self.ports[port as usize];
+            p.data.push_back(pkt);
+            p.data_bytes += len;
+        }
     }
 
     /// Records a transmission and queues it at the sending host's NIC.
@@ -1009,8 +1071,12 @@ impl<'w> Fabric<'w> {
         };
         let dst_host = dst.unwrap_or(u16::MAX);
         let pkt = self.alloc(Packet { bytes, tx: id, dst_host, flow, trimmed: false });
-        let port = self.nodes[src_host as usize].ports[0];
-        self.enqueue_fifo(port, pkt);
+        if self.pulling && origin == Origin::Requester && self.pulled.is_none() {
+            self.pulled = Some(pkt);
+        } else {
+            let port = self.nodes[src_host as usize].ports[0];
+            self.enqueue_nic_ctrl(port, pkt);
+        }
         id
     }
 
@@ -1047,12 +1113,12 @@ impl<'w> Fabric<'w> {
         }
     }
 
-    /// Host NIC egress: unbounded FIFO.
-    fn enqueue_fifo(&mut self, port: u32, pkt: u32) {
+    /// Host NIC egress: the control FIFO (unbounded), served before pulled packets.
+    fn enqueue_nic_ctrl(&mut self, port: u32, pkt: u32) {
         let len = self.pkt(pkt).bytes.len() as u64;
         let p = &mut self.ports[port as usize];
-        p.data.push_back(pkt);
-        p.data_bytes += len;
+        p.ctrl.push_back(pkt);
+        p.ctrl_bytes += len;
         if !p.busy {
             self.start(port);
         }
@@ -1134,8 +1200,13 @@ impl<'w> Fabric<'w> {
         }
     }
 
-    /// Starts serializing the next packet of `port` (WRR between the control and data queues).
+    /// Starts serializing the next packet of `port` (WRR between the control and data queues;
+    /// a host NIC: its control FIFO, else a pulled packet).
     fn start(&mut self, port: u32) {
+        let p = &self.ports[port as usize];
+        if !p.is_switch && p.ctrl.is_empty() && p.data.is_empty() {
+            self.pull(port);
+        }
         let (wn, wd) = self.wrr;
         let p = &mut self.ports[port as usize];
         let from_ctrl = match (p.ctrl.is_empty(), p.data.is_empty()) {

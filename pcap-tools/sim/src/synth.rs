@@ -12,7 +12,7 @@ use super::sim::{
 };
 use super::truth;
 use rocescope_analysis::capture::CaptureWriter;
-use rocescope_stacks::{new_pair, ConnConfig, Endpoint, Host, Message, Op, Requester, StackKind};
+use rocescope_stacks::{new_pair, ConnConfig, Endpoint, Host, Message, Op, Requester, StackKind, Timeouts};
 
 /// Which operations the messages use.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -72,7 +72,14 @@ pub struct SynthOptions {
     pub taps: Vec<TapPoint>,
     pub fabric_tap_path: u32,
     pub time_limit_ns: u64,
-    pub rto_ns: u64,
+    /// GBN's local ACK timeout exponent t: 4.096 µs · 2^t (IBTA; 0: none). Default 14 ≈ 67 ms
+    /// ([`rocescope_stacks::timeouts::DEFAULT_LOCAL_ACK_TIMEOUT`]).
+    pub local_ack_timeout: u8,
+    /// DCP's coarse timeout (ns) of a message's first round, doubled per round (default 1 ms,
+    /// [`rocescope_stacks::timeouts::DCP_TIMEOUT_NS`]).
+    pub dcp_timeout_ns: u64,
+    /// One retransmission timeout for every stack instead of their own (`--rto`).
+    pub rto_ns: Option<u64>,
     pub ack_every: u32,
     pub bdp_packets: u32,
     pub msg_window: u32,
@@ -112,7 +119,9 @@ impl Default for SynthOptions {
             taps: vec![TapPoint::Sender, TapPoint::Receiver, TapPoint::Fabric],
             fabric_tap_path: 0,
             time_limit_ns: 1_000_000_000,
-            rto_ns: 100_000,
+            local_ack_timeout: rocescope_stacks::timeouts::DEFAULT_LOCAL_ACK_TIMEOUT,
+            dcp_timeout_ns: rocescope_stacks::timeouts::DCP_TIMEOUT_NS,
+            rto_ns: None,
             ack_every: 4,
             bdp_packets: 128,
             msg_window: 8,
@@ -158,6 +167,12 @@ impl SynthOptions {
         }
         if self.fabric_tap_path >= self.paths {
             return Err(format!("--fabric-tap-path {} but only {} paths", self.fabric_tap_path, self.paths));
+        }
+        if self.local_ack_timeout > 31 {
+            return Err("--local-ack-timeout is IBTA's 5-bit exponent: 0-31".into());
+        }
+        if self.dcp_timeout_ns == 0 || self.rto_ns == Some(0) {
+            return Err("timeouts must be positive (ns)".into());
         }
         if self.taps.is_empty() {
             return Err("--taps needs at least one of sender, receiver, fabric".into());
@@ -216,9 +231,13 @@ impl SynthOptions {
         a.push(format!("--incast {} --seed {}", self.incast, self.seed));
         let taps: Vec<&str> = self.taps.iter().map(|t| t.name()).collect();
         a.push(format!("--taps {} --fabric-tap-path {}", taps.join(","), self.fabric_tap_path));
+        a.push(format!("--local-ack-timeout {} --dcp-timeout {}", self.local_ack_timeout, self.dcp_timeout_ns));
+        if let Some(r) = self.rto_ns {
+            a.push(format!("--rto {r}"));
+        }
         a.push(format!(
-            "--rto {} --ack-every {} --bdp-packets {} --msg-window {} --retry-cnt {} --post-interval {} --time-limit {}",
-            self.rto_ns, self.ack_every, self.bdp_packets, self.msg_window, self.retry_cnt, self.post_interval_ns, self.time_limit_ns
+            "--ack-every {} --bdp-packets {} --msg-window {} --retry-cnt {} --post-interval {} --time-limit {}",
+            self.ack_every, self.bdp_packets, self.msg_window, self.retry_cnt, self.post_interval_ns, self.time_limit_ns
         ));
         if self.dcp_tag_shift != rocescope_codec::Params::default().dcp_tag_shift {
             a.push(format!("--dcp-tag-shift {}", self.dcp_tag_shift));
@@ -268,10 +287,12 @@ impl SynthOptions {
             cnp_interval_ns: self.cnp_interval_ns,
             control_queue_bytes: self.trim.then_some(self.control_queue_bytes),
             dcp_tag_shift: self.dcp_tag_shift,
+            dcp_timeout_ns: self.dcp_timeout_ns,
             delay_ns: self.delay_ns,
             ecn_threshold: self.ecn_threshold,
             fabric_rate_bps: fabric.effective_fabric_rate(),
             fabric_tap_path: self.fabric_tap_path,
+            local_ack_timeout: self.local_ack_timeout,
             loss: self.loss,
             loss_dir: self.loss_dir.into(),
             loss_on: self.loss_on.into(),
@@ -319,7 +340,12 @@ pub fn conn_config(opts: &SynthOptions, fabric: &Fabric<'_>, i: usize, rng: &mut
         // DSCP 26 with ECT(0): the DCP tag (bits 3..2 at shift 2) stays clear of the ECN bits.
         tos: 0x6a,
         params: fabric.cfg.params,
-        rto_ns: opts.rto_ns,
+        timeouts: Timeouts {
+            local_ack_timeout: opts.local_ack_timeout,
+            dcp_timeout_ns: opts.dcp_timeout_ns,
+            override_ns: opts.rto_ns,
+            ..Timeouts::default()
+        },
         retry_cnt: opts.retry_cnt,
         ack_every: opts.ack_every,
         bdp_packets: opts.bdp_packets,

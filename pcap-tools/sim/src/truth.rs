@@ -183,6 +183,8 @@ pub struct Config {
     pub control_queue_bytes: Option<u64>,
     /// Bit position of the DCP tag in the ToS byte.
     pub dcp_tag_shift: u8,
+    /// DCP's coarse timeout of a message's first round (ns; doubled per round).
+    pub dcp_timeout_ns: u64,
     /// Propagation delay of every link (ns).
     pub delay_ns: u64,
     /// CE-marking threshold of the data queues (bytes), or `null` (no ECN).
@@ -192,6 +194,8 @@ pub struct Config {
     pub fabric_rate_bps: u64,
     /// The fabric link the fabric tap watches.
     pub fabric_tap_path: u32,
+    /// GBN's local ACK timeout exponent t (4.096 µs · 2^t; 0: none).
+    pub local_ack_timeout: u8,
     /// Bernoulli loss probability per frame on the lossy links.
     #[serde(deserialize_with = "exact::f64")]
     pub loss: f64,
@@ -221,8 +225,9 @@ pub struct Config {
     /// GBN retries before the QP errors out.
     pub retry_cnt: u8,
     pub routing: Routing,
-    /// Retransmission timeout (ns).
-    pub rto_ns: u64,
+    /// One retransmission timeout for every stack (`--rto`, ns), or `null`: each stack's own.
+    #[serde(deserialize_with = "nullable")]
+    pub rto_ns: Option<u64>,
     /// The random seed, as a string of decimal digits.
     #[serde(with = "dec_u64")]
     pub seed: u64,
@@ -374,7 +379,8 @@ pub struct Connection {
     pub mtu: u32,
     pub requester: Host,
     pub responder: Host,
-    /// Retransmission timeout (ns).
+    /// The requester's base retransmission timeout (ns): GBN's local ACK timeout (0: none),
+    /// IRN's RTO_high, DCP's first-round coarse timeout.
     pub rto_ns: u64,
     /// The sending host (`s0`, `s1`, …).
     pub sender: u32,
@@ -877,6 +883,16 @@ impl From<stacks::StackKind> for Stack {
     }
 }
 
+impl From<Stack> for stacks::StackKind {
+    fn from(k: Stack) -> stacks::StackKind {
+        match k {
+            Stack::Gbn => stacks::StackKind::Gbn,
+            Stack::Irn => stacks::StackKind::Irn,
+            Stack::Dcp => stacks::StackKind::Dcp,
+        }
+    }
+}
+
 impl From<rocescope_codec::Profile> for Profile {
     fn from(p: rocescope_codec::Profile) -> Profile {
         use rocescope_codec::Profile as P;
@@ -1258,7 +1274,8 @@ impl<'f, 'w> Gen<'f, 'w> {
         }
     }
 
-    fn connections(&self) -> impl Iterator<Item = Connection> + 'f {
+    fn connections(&self, stack: Stack) -> impl Iterator<Item = Connection> + 'f {
+        let stack = stacks::StackKind::from(stack);
         let host = |h: stacks::Host| Host {
             ip: h.ip,
             mac: h.mac.iter().map(|b| format!("{b:02x}")).collect::<Vec<_>>().join(":"),
@@ -1270,7 +1287,7 @@ impl<'f, 'w> Gen<'f, 'w> {
             mtu: c.cfg.mtu,
             requester: host(c.cfg.requester),
             responder: host(c.cfg.responder),
-            rto_ns: c.cfg.rto_ns,
+            rto_ns: c.cfg.timeouts.base_ns(stack),
             sender: c.sender as u32,
             start_psn: c.cfg.start_psn,
             tos: c.cfg.tos,
@@ -1575,6 +1592,7 @@ impl<'f, 'w> Gen<'f, 'w> {
 /// was made (`synth::SynthOptions::command_line`, `synth::SynthOptions::truth_config`).
 pub fn build(f: &Fabric<'_>, command: String, config: Config) -> Truth {
     let g = Gen::new(f);
+    let stack = config.stack;
     let taps = (0..f.cfg.taps.len())
         .map(|ti| {
             let v = TapView::new(f, ti);
@@ -1589,7 +1607,7 @@ pub fn build(f: &Fabric<'_>, command: String, config: Config) -> Truth {
         config,
         epoch_ns: ts(0),
         summary: g.summary(),
-        connections: g.connections().collect(),
+        connections: g.connections(stack).collect(),
         taps,
         sim: Sim { messages: g.sim_messages().collect(), transmissions: g.transmissions().collect() },
     }
@@ -1601,7 +1619,7 @@ pub fn write_truth(f: &Fabric<'_>, command: &str, config: &Config, w: &mut impl 
     let g = Gen::new(f);
     let mut o = Out { w };
     o.head(Format::RocescopeSynthTruth, 1, command, config, ts(0), &g.summary())?;
-    o.connections(g.connections())?;
+    o.connections(g.connections(config.stack))?;
     o.begin_taps()?;
     for ti in 0..f.cfg.taps.len() {
         let v = TapView::new(f, ti);
@@ -1787,7 +1805,7 @@ mod tests {
                 ecn_threshold: Some(4000),
                 cnp_interval_ns: 2000,
                 op: OpChoice::Mix,
-                rto_ns: 500_000,
+                rto_ns: Some(500_000),
                 seed: 3,
                 ..base.clone()
             },

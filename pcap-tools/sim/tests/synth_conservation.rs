@@ -117,7 +117,7 @@ fn dcp_trimming_under_incast_with_loss_and_spraying() {
             routing: Routing::Spray,
             loss: if seed % 2 == 0 { 0.02 } else { 0.0 },
             op: OpChoice::Mix,
-            rto_ns: 500_000,
+            rto_ns: Some(500_000),
             ..base(StackKind::Dcp, seed)
         };
         let f = check("trimming", &o);
@@ -129,7 +129,7 @@ fn dcp_trimming_under_incast_with_loss_and_spraying() {
 fn gbn_and_irn_under_incast_drops() {
     for stack in [StackKind::Gbn, StackKind::Irn] {
         for seed in 1..=seeds() / 2 {
-            let o = SynthOptions { incast: 4, queue_bytes: 16_384, rto_ns: 500_000, ..base(stack, seed) };
+            let o = SynthOptions { incast: 4, queue_bytes: 16_384, rto_ns: Some(500_000), ..base(stack, seed) };
             let f = check("incast drops", &o);
             assert!(f.stats.dropped > 0, "{}: seed {seed}: nothing dropped", stack.name());
         }

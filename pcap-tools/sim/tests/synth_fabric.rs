@@ -1,5 +1,5 @@
 //! The fabric on its own, driven by test-only endpoints that have no reliability at all: a
-//! "blaster" requester that puts every packet of a message on the wire the moment it is posted
+//! "blaster" requester that puts every packet of a message in its NIC's FIFO the moment it is posted
 //! (plain RC WRITEs, or DCP-tagged ones), and a sink responder that counts what arrives. With
 //! these the fabric's own properties are checked independently of the reference stacks: timing,
 //! loss statistics, what each tap sees, trimming and the control queue, ECN and CNPs,
@@ -75,6 +75,14 @@ impl Requester for Blaster {
     }
     fn idle(&self) -> bool {
         true
+    }
+    // The blaster bypasses the NIC scheduler: its frames are immediate transmissions, queued in
+    // the host NIC's FIFO at once like control frames.
+    fn ready(&self) -> bool {
+        false
+    }
+    fn pull(&mut self, _now: Nanos, _out: &mut Vec<Action>) -> bool {
+        false
     }
 }
 

@@ -314,9 +314,10 @@ impl Wire {
     }
 }
 
-/// A one-shot retransmission timer over [`Action::Timer`], which cannot be cancelled: at most
-/// one timer is outstanding; moving the deadline later costs nothing (the early timer fires and
-/// re-schedules itself for the deadline), disarming leaves the outstanding timer to fire idly.
+/// A one-shot retransmission timer over [`Action::Timer`], which cannot be cancelled: one timer
+/// is live; moving the deadline later costs nothing (the early timer fires and re-schedules
+/// itself for the deadline), moving it earlier schedules a new timer (the old one's token goes
+/// stale), disarming leaves the outstanding timer to fire idly.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct Rto {
     deadline: Option<Nanos>,
@@ -330,9 +331,15 @@ impl Rto {
     pub(crate) fn arm(&mut self, now: Nanos, rto: Nanos, out: &mut Vec<Action>) {
         let at = now.saturating_add(rto.max(1));
         self.deadline = Some(at);
-        if self.pending.is_none() {
+        // A deadline earlier than the outstanding timer needs its own (the old one fires idly).
+        if self.pending.is_none_or(|(p, _)| at < p) {
             self.schedule(at, out);
         }
+    }
+
+    /// Whether the timer is running.
+    pub(crate) fn running(&self) -> bool {
+        self.deadline.is_some()
     }
 
     /// Starts the timer unless it is running.

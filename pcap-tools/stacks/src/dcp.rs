@@ -12,14 +12,20 @@
 //! and the coarse timer restarts. When the coarse timer expires the whole unaMSN message is
 //! resent with sRetryNo incremented (`RetxReason::Timeout`, §4.5).
 //!
+//! The NIC pulls the packets ([`Requester::pull`]), one at a time when its wire is free, in the
+//! order of §4.3: the RetransQ first (HO-triggered retransmissions), then a timeout round's
+//! resends, then new packets. HO retransmissions are therefore paced by the NIC (and by a rate
+//! limiter, when the NIC has one, §4.3 ⑥), not resent in a burst as HO packets arrive.
+//!
 //! Receiver (DCP-RNIC Rx): places every packet on its own, in any order (WRITE by its RETH VA,
 //! SEND by SSN and its PSN offset), and keeps per message only a packet counter compared with
 //! the message's packet count, PSN(Last) − PSN(First) + 1 (§4.5, WIRE.md B.1); eMSN advances
 //! when the eMSN message's counter completes (and over every later message already complete),
 //! delivering in order, and each advance sends an ACK (tag 01, AETH MSN = eMSN, BTH PSN = the
 //! packet that completed it). A packet of the eMSN message whose sRetryNo is above rRetryNo
-//! resets that message's counter (a new timeout round); one below is a stale copy and is not
-//! counted. A packet of an already completed message is answered with the current eMSN. Every
+//! starts a new timeout round: the first such round resets that message's counter (§4.5), one
+//! below is a stale copy and is not counted (but see the notes on later rounds). A packet of an
+//! already completed message is answered with the current eMSN. Every
 //! header-only packet is bounced back to the sender: source and destination IP (and MAC)
 //! swapped, DestQP set to the sender's QPN, the rest (layout, UDP ports, tag 11) unchanged.
 //!
@@ -34,7 +40,8 @@
 //!   plain counting would take for two packets and complete the message with one missing. The
 //!   paper's sRetryNo does not cover this. The receiver therefore keeps, for the eMSN message
 //!   only and only once a timeout round has begun for it (sRetryNo above rRetryNo), the set of
-//!   PSNs counted in the current round and counts each once. Outside timeout rounds (the normal
+//!   PSNs counted since that first round's reset and counts each once. Outside timeout rounds
+//!   (the normal
 //!   case) tracking stays bitmap-free: every PSN arrives whole exactly once (§4.5).
 //! - The receiver also answers a packet of an already completed message with an ACK (the
 //!   paper ACKs only eMSN advances; without this, once the ACK of the last messages in flight
@@ -42,9 +49,26 @@
 //! - A SEND packet carries no offset: one that arrives before its message's First is checked
 //!   against the modelled memory when the First arrives (a digest per such packet is kept until
 //!   then; WRITE packets place themselves by their RETH VA).
-//! - The RetransQ is drained as soon as an entry is queued (no congestion control here to pace
-//!   it, §4.3 ⑥); the coarse timeout is `rto_ns`; sRetryNo wraps modulo 256 and is compared in
+//! - The coarse timeout ([`Timeouts::dcp_ns`](crate::Timeouts::dcp_ns), `--dcp-timeout`): 1 ms
+//!   by default (the paper gives no value), started when a packet reaches the wire and restarted
+//!   when unaMSN moves; it doubles with each timeout round of the same message (up to 64×), so
+//!   that rounds eventually outlast whatever keeps a message from completing (a deep incast
+//!   queue) instead of restarting it for ever. sRetryNo wraps modulo 256 and is compared in
 //!   serial-number arithmetic.
+//! - No livelock: only the first timeout round of a message resets the receiver's counter (the
+//!   packets counted before it cannot be told apart from duplicates); from then on the receiver
+//!   counts each PSN of that message once, whatever round its copy belongs to (the PSN set
+//!   above), so later rounds, and copies of earlier rounds still in flight, add to the progress
+//!   instead of discarding it. A message thus completes once every PSN has arrived whole at
+//!   least once since its first timeout, however many rounds overlap.
+//! - Each timeout round resends every packet of the message (§4.5), in PSN order from a
+//!   rotating start: the first round from the message's first packet, round k from offset
+//!   ⌊(k−1)·n/φ⌋ mod n (φ the golden ratio), wrapping around. When a round arrives only in part
+//!   (synchronised timeouts of many senders overflow a port: the head of each burst gets
+//!   through, the tail is trimmed and, the control queue being full too, its HO packets are
+//!   lost), rounds that all started at the first packet would bring the same packets through
+//!   again and again and the message would never complete; rotated starts spread them over
+//!   the message, and the receiver's union completes it.
 //! - RDMA READ is not modelled (posting one fails the connection).
 
 use std::collections::{BTreeSet, VecDeque};
@@ -77,6 +101,16 @@ fn on_dcp_packet(frame: &Frame<'_>, params: Params, qpn: u32, f: impl FnOnce(&Fr
     }
 }
 
+/// A timeout round in progress: packets `first + (start + i) mod n` for `i` in `done .. n`.
+#[derive(Clone, Copy, Debug)]
+struct Round {
+    first: u32,
+    /// The message's packets sent so far (all of them, unless the window cut it).
+    n: u32,
+    start: u32,
+    done: u32,
+}
+
 /// The DCP sender.
 pub struct DcpRequester {
     cfg: ConnConfig,
@@ -88,10 +122,16 @@ pub struct DcpRequester {
     una: u64,
     /// Next new PSN to send.
     snd_max: u32,
-    /// Coarse timeouts of the unaMSN message.
+    /// Coarse timeouts of the unaMSN message (sRetryNo, modulo 256).
     sretry: u8,
-    /// Retransmission entries (MSN, PSN) from HO packets, drained at once (no CC here).
+    /// The same, saturating: the timer's back-off exponent.
+    backoff: u8,
+    /// The same, counted: which rotation the next timeout round uses.
+    rounds: u32,
+    /// Retransmission entries (MSN, PSN) from HO packets, pulled before anything else.
     retransq: VecDeque<(u64, u32)>,
+    /// A timeout round's resends of the unaMSN message (`sq[0]`).
+    round: Option<Round>,
     rto: Rto,
     failed: bool,
 }
@@ -107,7 +147,10 @@ impl DcpRequester {
             una: 0,
             snd_max: p,
             sretry: 0,
+            backoff: 0,
+            rounds: 0,
             retransq: VecDeque::new(),
+            round: None,
             rto: Rto::default(),
             failed: false,
         }
@@ -138,27 +181,9 @@ impl DcpRequester {
         out.push(Action::Transmit { frame, info: TxInfo { psn: p, msg: Some(msg.id), retx } });
     }
 
-    /// New packets of the messages inside the window.
-    fn pump(&mut self, now: Nanos, out: &mut Vec<Action>) {
-        while !self.failed && self.snd_max != self.sq.next_psn() {
-            let Some(i) = self.sq.find(self.snd_max) else { break };
-            if i as u64 >= self.window() {
-                break;
-            }
-            let p = self.snd_max;
-            self.send(i, p, None, out);
-            self.snd_max = psn::add(p, 1);
-            self.rto.ensure(now, self.cfg.rto_ns, out);
-        }
-    }
-
-    /// The RetransQ: resends each entry's packet.
-    fn drain_retransq(&mut self, out: &mut Vec<Action>) {
-        while let Some((m, p)) = self.retransq.pop_front() {
-            if let Some(i) = self.find_msg(m) {
-                self.send(i, p, Some(RetxReason::HeaderOnly), out);
-            }
-        }
+    /// The next new packet is inside the message window.
+    fn can_send_new(&self) -> bool {
+        self.snd_max != self.sq.next_psn() && self.sq.find(self.snd_max).is_some_and(|i| (i as u64) < self.window())
     }
 
     fn on_ack(&mut self, now: Nanos, emsn24: u32, out: &mut Vec<Action>) {
@@ -172,15 +197,18 @@ impl DcpRequester {
             self.una += 1;
         }
         self.sretry = 0;
+        self.backoff = 0;
+        self.rounds = 0;
+        self.round = None;
         let una = self.una;
         self.retransq.retain(|&(m, _)| m >= una);
-        // The coarse timer follows unaMSN: restart it for the new unaMSN message if it was sent.
+        // The coarse timer follows unaMSN: restart it for the new unaMSN message if it was sent
+        // (else the pull of its first packet starts it).
         let sent = self.sq.front().is_some_and(|w| psn::lt(w.first, self.snd_max));
-        self.rto.rearm_if(sent, now, self.cfg.rto_ns, out);
-        self.pump(now, out);
+        self.rto.rearm_if(sent, now, self.cfg.timeouts.dcp_ns(0), out);
     }
 
-    fn on_ho(&mut self, msn24: u32, p: u32, out: &mut Vec<Action>) {
+    fn on_ho(&mut self, msn24: u32, p: u32) {
         let m = unwrap24(self.una, msn24);
         let Some(i) = self.find_msg(m) else { return };
         let w = &self.sq[i];
@@ -189,7 +217,6 @@ impl DcpRequester {
             return;
         }
         self.retransq.push_back((m, p));
-        self.drain_retransq(out);
     }
 }
 
@@ -201,7 +228,7 @@ impl Endpoint for DcpRequester {
         on_dcp_packet(frame, self.cfg.params, self.cfg.requester.qpn, |_, p, tag| match tag {
             Some(TAG_HO) => {
                 if let Some(msn) = p.ho_msn() {
-                    self.on_ho(msn, p.bth().psn(), out);
+                    self.on_ho(msn, p.bth().psn());
                 }
             }
             Some(TAG_ACK) if p.opcode().0 == 0x11 => {
@@ -219,24 +246,25 @@ impl Endpoint for DcpRequester {
         if self.failed || !self.rto.fire(now, token, out) || self.sq.is_empty() {
             return;
         }
-        // Coarse timeout (§4.5): resend every packet of the unaMSN message, one round later.
+        // Coarse timeout (§4.5): resend every packet of the unaMSN message (that was sent), one
+        // round later, from a rotating start (module notes); the NIC pulls them, and the first
+        // one restarts the timer, backed off.
         self.sretry = self.sretry.wrapping_add(1);
+        self.backoff = self.backoff.saturating_add(1);
+        self.rounds += 1;
         let una = self.una;
         self.retransq.retain(|&(m, _)| m != una);
-        let (first, n) = (self.sq[0].first, self.sq[0].n);
-        for k in 0..n {
-            let p = psn::add(first, k);
-            if !psn::lt(p, self.snd_max) {
-                break;
-            }
-            self.send(0, p, Some(RetxReason::Timeout), out);
-        }
-        self.rto.arm(now, self.cfg.rto_ns, out);
+        let w = &self.sq[0];
+        let sent = if psn::lt(w.last(), self.snd_max) { w.n } else { psn::diff(w.first, self.snd_max) as u32 };
+        // ⌊(k−1)·n/φ⌋ mod n: the fractional part of (k−1)/φ in 32-bit fixed point, times n.
+        let frac = ((self.rounds - 1) as u64).wrapping_mul(0x9E37_79B9) & 0xffff_ffff;
+        let start = ((frac * sent as u64) >> 32) as u32;
+        self.round = (sent > 0).then_some(Round { first: w.first, n: sent, start, done: 0 });
     }
 }
 
 impl Requester for DcpRequester {
-    fn post(&mut self, now: Nanos, msg: Message, out: &mut Vec<Action>) {
+    fn post(&mut self, _now: Nanos, msg: Message, out: &mut Vec<Action>) {
         if msg.op == Op::Read {
             return fail(&mut self.failed, "RDMA READ is not modelled by the DCP stack", out);
         }
@@ -249,11 +277,45 @@ impl Requester for DcpRequester {
             self.una = msg.id;
         }
         self.sq.push(msg, self.cfg.mtu, ssn);
-        self.pump(now, out);
     }
 
     fn idle(&self) -> bool {
         self.failed || self.sq.is_empty()
+    }
+
+    fn ready(&self) -> bool {
+        !self.failed && (!self.retransq.is_empty() || self.round.is_some() || self.can_send_new())
+    }
+
+    fn pull(&mut self, now: Nanos, out: &mut Vec<Action>) -> bool {
+        if self.failed {
+            return false;
+        }
+        // RetransQ entries are of unacknowledged messages (on_ack and on_timer prune the others).
+        let mut ho = None;
+        while ho.is_none() {
+            let Some((m, p)) = self.retransq.pop_front() else { break };
+            ho = self.find_msg(m).map(|i| (i, p));
+        }
+        if let Some((i, p)) = ho {
+            self.send(i, p, Some(RetxReason::HeaderOnly), out);
+        } else if let Some(r) = self.round.as_mut() {
+            let p = psn::add(r.first, (r.start + r.done) % r.n);
+            r.done += 1;
+            if r.done == r.n {
+                self.round = None;
+            }
+            self.send(0, p, Some(RetxReason::Timeout), out);
+        } else if self.can_send_new() {
+            let p = self.snd_max;
+            let i = self.sq.find(p).expect("a posted PSN");
+            self.send(i, p, None, out);
+            self.snd_max = psn::add(p, 1);
+        } else {
+            return false;
+        }
+        self.rto.ensure(now, self.cfg.timeouts.dcp_ns(self.backoff), out);
+        true
     }
 }
 
@@ -281,7 +343,7 @@ struct Track {
     /// Payload length of the Last/Only packet.
     last_len: Option<u32>,
     pending: Vec<Pending>,
-    /// In a timeout round: the PSNs counted in this round (see the module notes).
+    /// Once a timeout round began: the PSNs counted since (see the module notes).
     round: Option<BTreeSet<u32>>,
 }
 
@@ -388,12 +450,17 @@ impl DcpResponder {
         let s = dcpeth.sretryno();
         if idx == 0 {
             let d = s.wrapping_sub(self.rretry) as i8;
-            if d < 0 {
+            let tracking = self.msgs[0].round.is_some();
+            if d < 0 && !tracking {
                 return; // a stale copy from an earlier round
             }
             if d > 0 {
                 self.rretry = s;
-                self.msgs[0].reset();
+                // Only the first timeout round restarts the count; later rounds (and late copies
+                // of earlier ones) add to the PSN set instead (module notes: no livelock).
+                if !tracking {
+                    self.msgs[0].reset();
+                }
             }
         } else if s != 0 {
             return; // only the eMSN message can be in a timeout round

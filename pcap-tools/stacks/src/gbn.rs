@@ -8,9 +8,12 @@
 //! `bdp_packets / 4`-th packet. At most `bdp_packets` PSNs are outstanding (a READ larger than
 //! that goes out alone). An ACK completes every message it covers; a NAK (PSN sequence error)
 //! acknowledges what precedes its PSN and makes the requester resend everything from there
-//! (`RetxReason::GoBack`); the local ACK timeout resends everything from the oldest
-//! unacknowledged PSN (`RetxReason::Timeout`) and, after `retry_cnt` consecutive expiries
-//! without progress, puts the QP in error. READ response data is checked and delivered
+//! (`RetxReason::GoBack`); the local ACK timeout (IBTA: 4.096 µs · 2^t,
+//! [`Timeouts::gbn_ns`](crate::Timeouts::gbn_ns); none when t = 0) resends everything from the
+//! oldest unacknowledged PSN (`RetxReason::Timeout`) and, after `retry_cnt` consecutive expiries
+//! without progress, puts the QP in error. Packets leave when the NIC pulls them
+//! ([`Requester::pull`]): going back only moves the next PSN to pull, and the timer starts when
+//! a packet reaches the wire (and restarts on every acknowledgement that makes progress). READ response data is checked and delivered
 //! (`Delivered` then `Completed`) as it arrives in order; a missing response (a later response,
 //! or an ACK past the READ) re-issues the READ from the missing PSN, once per gap.
 //!
@@ -112,22 +115,26 @@ impl GbnRequester {
         next
     }
 
-    /// Sends what the window allows from `snd_nxt`.
-    fn pump(&mut self, now: Nanos, out: &mut Vec<Action>) {
-        while !self.failed && self.snd_nxt != self.sq.next_psn() {
-            let Some(i) = self.sq.find(self.snd_nxt) else { break };
-            let w = &self.sq[i];
-            let need = if w.msg.op == Op::Read { psn::diff(self.snd_nxt, w.last()) as u32 + 1 } else { 1 };
-            let outstanding = psn::diff(self.snd_una, self.snd_nxt).max(0) as u32;
-            if outstanding > 0 && outstanding + need > self.bdp() {
-                break;
-            }
-            let next = self.send_request(self.snd_nxt, out);
-            self.snd_nxt = next;
-            if psn::lt(self.snd_max, next) {
-                self.snd_max = next;
-            }
-            self.rto.ensure(now, self.cfg.rto_ns, out);
+    /// The window allows the packet at `snd_nxt` (a READ Request needs room for all its
+    /// responses, unless nothing is outstanding).
+    fn can_send(&self) -> bool {
+        if self.failed || self.snd_nxt == self.sq.next_psn() {
+            return false;
+        }
+        let Some(i) = self.sq.find(self.snd_nxt) else { return false };
+        let w = &self.sq[i];
+        let need = if w.msg.op == Op::Read { psn::diff(self.snd_nxt, w.last()) as u32 + 1 } else { 1 };
+        let outstanding = psn::diff(self.snd_una, self.snd_nxt).max(0) as u32;
+        outstanding == 0 || outstanding + need <= self.bdp()
+    }
+
+    /// (Re)starts the local ACK timer, if it has a value.
+    fn arm(&mut self, now: Nanos, restart: bool, out: &mut Vec<Action>) {
+        let Some(t) = self.cfg.timeouts.gbn_ns() else { return };
+        if restart {
+            self.rto.arm(now, t, out);
+        } else {
+            self.rto.ensure(now, t, out);
         }
     }
 
@@ -162,16 +169,20 @@ impl GbnRequester {
             }
             out.push(Action::Completed { msg: w.msg.id });
         }
-        self.rto.rearm_if(psn::lt(self.snd_una, self.snd_max), now, self.cfg.rto_ns, out);
+        if psn::lt(self.snd_una, self.snd_max) {
+            self.arm(now, true, out);
+        } else {
+            self.rto.disarm();
+        }
     }
 
-    fn go_back(&mut self, now: Nanos, reason: RetxReason, out: &mut Vec<Action>) {
+    /// Resend from `snd_una`: the next pulls take the PSNs again.
+    fn go_back(&mut self, reason: RetxReason) {
         self.snd_nxt = self.snd_una;
         self.reason = reason;
         if self.una_is_read() {
             self.read_retry_at = Some(self.snd_una);
         }
-        self.pump(now, out);
     }
 
     /// `snd_una <= p <= snd_max`.
@@ -194,9 +205,7 @@ impl GbnRequester {
         // An ACK past a READ whose responses are missing: the responder executed it, the
         // responses were lost; re-issue the READ from the missing PSN (once per gap).
         if self.una_is_read() && psn::diff(self.snd_una, a) >= 0 && self.read_retry_at != Some(self.snd_una) {
-            self.go_back(now, RetxReason::GoBack, out);
-        } else {
-            self.pump(now, out);
+            self.go_back(RetxReason::GoBack);
         }
     }
 
@@ -208,7 +217,7 @@ impl GbnRequester {
         self.ack_through(psn::add(e, psn::MASK));
         self.progress(now, old, out);
         if psn::lt(self.snd_una, self.snd_max) {
-            self.go_back(now, RetxReason::GoBack, out);
+            self.go_back(RetxReason::GoBack);
         }
     }
 
@@ -223,7 +232,7 @@ impl GbnRequester {
         if r != self.snd_una {
             self.progress(now, old, out);
             if self.read_retry_at != Some(self.snd_una) && self.una_is_read() {
-                self.go_back(now, RetxReason::GoBack, out);
+                self.go_back(RetxReason::GoBack);
             }
             return;
         }
@@ -244,7 +253,6 @@ impl GbnRequester {
         w.extra.got += p.payload_len() as u64;
         self.snd_una = psn::add(r, 1);
         self.progress(now, old, out);
-        self.pump(now, out);
     }
 }
 
@@ -278,18 +286,34 @@ impl Endpoint for GbnRequester {
         if self.retries > self.cfg.retry_cnt {
             return fail(&mut self.failed, "retry count exceeded", out);
         }
-        self.go_back(now, RetxReason::Timeout, out);
+        self.go_back(RetxReason::Timeout);
     }
 }
 
 impl Requester for GbnRequester {
-    fn post(&mut self, now: Nanos, msg: Message, out: &mut Vec<Action>) {
+    fn post(&mut self, _now: Nanos, msg: Message, _out: &mut Vec<Action>) {
         self.sq.push(msg, self.cfg.mtu, ReadData { intact: true, got: 0 });
-        self.pump(now, out);
     }
 
     fn idle(&self) -> bool {
         self.failed || self.sq.is_empty()
+    }
+
+    fn ready(&self) -> bool {
+        self.can_send()
+    }
+
+    fn pull(&mut self, now: Nanos, out: &mut Vec<Action>) -> bool {
+        if !self.can_send() {
+            return false;
+        }
+        let next = self.send_request(self.snd_nxt, out);
+        self.snd_nxt = next;
+        if psn::lt(self.snd_max, next) {
+            self.snd_max = next;
+        }
+        self.arm(now, false, out);
+        true
     }
 }
 

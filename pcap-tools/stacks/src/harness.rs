@@ -1,9 +1,16 @@
 //! A small deterministic driver for the stacks: one requester and one responder joined by a
-//! link with a fixed one-way delay, a per-transmission fate (deliver, drop, delay, or trim to a
-//! DCP header-only packet as a congested DCP switch would), and an event queue. It records every
-//! transmission, every arrival and every application event, and checks conservation and the
-//! frames' encoding. The fabric simulator (`rocescope-sim`) is the full model; this is for unit
-//! and behaviour tests of the stacks themselves.
+//! link with a rate and a fixed one-way delay, a per-transmission fate (deliver, drop, delay, or
+//! trim to a DCP header-only packet as a congested DCP switch would), and an event queue. It
+//! records every transmission, every arrival and every application event, and checks
+//! conservation and the frames' encoding. The fabric simulator (`rocescope-sim`) is the full
+//! model; this is for unit and behaviour tests of the stacks themselves.
+//!
+//! Each end has a NIC like the simulator's hosts (the crate's NIC transmit model): when its
+//! wire is free it sends the oldest queued control frame (every immediate
+//! [`Action::Transmit`]), else pulls one request packet from the requester
+//! ([`Requester::pull`]). A frame of `L` bytes occupies the wire for
+//! `(max(L, 60) + 24)·8/rate` (FCS, preamble and inter-frame gap, as in the simulator) and
+//! arrives `delay` after its last bit left; [`TxRecord::at`] is when its first bit left.
 
 use std::collections::BTreeMap;
 
@@ -93,6 +100,24 @@ enum Ev {
     Post(Message),
     Arrive { to: Side, tx: usize },
     Timer { side: Side, token: u64 },
+    /// A side's wire finished sending a frame.
+    WireFree(Side),
+}
+
+/// Default link rate of the harness: 100 Gbit/s (the DCP paper's links, seed 000 §6).
+pub const DEFAULT_RATE_BPS: u64 = 100_000_000_000;
+
+/// Bytes a frame of `len` bytes costs on the wire: at least 60, plus FCS 4, preamble and SFD
+/// 8, inter-frame gap 12.
+pub fn wire_bytes(len: usize) -> u64 {
+    len.max(60) as u64 + 24
+}
+
+/// One end's NIC: the control FIFO and whether its wire is sending.
+#[derive(Default)]
+struct Nic {
+    ctrl: std::collections::VecDeque<(Vec<u8>, TxInfo)>,
+    busy: bool,
 }
 
 /// A boxed fate function.
@@ -103,6 +128,8 @@ pub struct Harness {
     pub kind: StackKind,
     pub cfg: ConnConfig,
     pub delay_ns: Nanos,
+    /// Link rate, bits per second (both directions).
+    pub rate_bps: u64,
     req: Box<dyn Requester>,
     resp: Box<dyn Endpoint>,
     fate: FateFn,
@@ -113,6 +140,7 @@ pub struct Harness {
     txs: Vec<TxRecord>,
     events: Vec<AppEvent>,
     posted: Vec<Message>,
+    nics: [Nic; 2],
 }
 
 impl Harness {
@@ -123,6 +151,7 @@ impl Harness {
             kind,
             cfg: cfg.clone(),
             delay_ns,
+            rate_bps: DEFAULT_RATE_BPS,
             req,
             resp,
             fate: Box::new(|_| Fate::Deliver),
@@ -132,7 +161,19 @@ impl Harness {
             txs: Vec::new(),
             events: Vec::new(),
             posted: Vec::new(),
+            nics: [Nic::default(), Nic::default()],
         }
+    }
+
+    /// Sets the link rate (bits per second).
+    pub fn with_rate(mut self, rate_bps: u64) -> Harness {
+        self.rate_bps = rate_bps.max(1);
+        self
+    }
+
+    /// Time a frame of `len` bytes occupies the wire, ns (rounded up).
+    pub fn ser_ns(&self, len: usize) -> Nanos {
+        (wire_bytes(len) as u128 * 8 * 1_000_000_000).div_ceil(self.rate_bps.max(1) as u128) as Nanos
     }
 
     /// Sets the fate function.
@@ -210,42 +251,76 @@ impl Harness {
                     }
                     side
                 }
+                Ev::WireFree(side) => {
+                    self.nics[side as usize].busy = false;
+                    side
+                }
             };
             for a in out.drain(..) {
                 self.act(side, a);
+            }
+            for side in [Side::Requester, Side::Responder] {
+                self.kick(side, &mut out);
+            }
+        }
+    }
+
+    /// A free wire takes the next control frame, else a request packet the requester gives.
+    fn kick(&mut self, side: Side, out: &mut Vec<Action>) {
+        if self.nics[side as usize].busy {
+            return;
+        }
+        if let Some((frame, info)) = self.nics[side as usize].ctrl.pop_front() {
+            return self.wire(side, frame, info);
+        }
+        if side != Side::Requester || !self.req.ready() {
+            return;
+        }
+        self.req.pull(self.now, out);
+        for a in out.drain(..) {
+            match a {
+                Action::Transmit { frame, info } if !self.nics[side as usize].busy => self.wire(side, frame, info),
+                a => self.act(side, a),
             }
         }
     }
 
     fn act(&mut self, side: Side, a: Action) {
         match a {
-            Action::Transmit { frame, info } => {
-                let index = self.txs.len();
-                let dcp_data = self.kind == StackKind::Dcp && self.dcp_tag(&frame) == Some(TAG_DATA);
-                let ctx = FateCtx { now: self.now, from: side, index, frame: &frame, info: &info, dcp_data };
-                let fate = (self.fate)(&ctx);
-                let mut rec = TxRecord { at: self.now, from: side, frame, info, fate, arrived: None, trimmed: None };
-                let arrive = match fate {
-                    Fate::Deliver => Some(self.now + self.delay_ns),
-                    Fate::Drop => None,
-                    Fate::Delay(d) => Some(self.now + self.delay_ns + d),
-                    Fate::Trim => match self.dcp_tag(&rec.frame).filter(|_| self.kind == StackKind::Dcp) {
-                        Some(TAG_DATA) => {
-                            rec.trimmed = header_only(LinkType::Ethernet, &rec.frame, self.cfg.params.dcp_tag_shift);
-                            rec.trimmed.as_ref().map(|_| self.now + self.delay_ns)
-                        }
-                        Some(TAG_HO) => Some(self.now + self.delay_ns),
-                        _ => None,
-                    },
-                };
-                rec.arrived = arrive;
-                self.txs.push(rec);
-                if let Some(t) = arrive {
-                    self.push(t, Ev::Arrive { to: side.other(), tx: index });
-                }
-            }
+            Action::Transmit { frame, info } => self.nics[side as usize].ctrl.push_back((frame, info)),
             Action::Timer { at, token } => self.push(at.max(self.now), Ev::Timer { side, token }),
             other => self.events.push(AppEvent { at: self.now, side, action: other }),
+        }
+    }
+
+    /// Puts a frame on `side`'s wire now.
+    fn wire(&mut self, side: Side, frame: Vec<u8>, info: TxInfo) {
+        let index = self.txs.len();
+        let dcp_data = self.kind == StackKind::Dcp && self.dcp_tag(&frame) == Some(TAG_DATA);
+        let ctx = FateCtx { now: self.now, from: side, index, frame: &frame, info: &info, dcp_data };
+        let fate = (self.fate)(&ctx);
+        let ser = self.ser_ns(frame.len());
+        let sent = self.now + ser;
+        let mut rec = TxRecord { at: self.now, from: side, frame, info, fate, arrived: None, trimmed: None };
+        let arrive = match fate {
+            Fate::Deliver => Some(sent + self.delay_ns),
+            Fate::Drop => None,
+            Fate::Delay(d) => Some(sent + self.delay_ns + d),
+            Fate::Trim => match self.dcp_tag(&rec.frame).filter(|_| self.kind == StackKind::Dcp) {
+                Some(TAG_DATA) => {
+                    rec.trimmed = header_only(LinkType::Ethernet, &rec.frame, self.cfg.params.dcp_tag_shift);
+                    rec.trimmed.as_ref().map(|_| sent + self.delay_ns)
+                }
+                Some(TAG_HO) => Some(sent + self.delay_ns),
+                _ => None,
+            },
+        };
+        rec.arrived = arrive;
+        self.txs.push(rec);
+        self.nics[side as usize].busy = true;
+        self.push(sent, Ev::WireFree(side));
+        if let Some(t) = arrive {
+            self.push(t, Ev::Arrive { to: side.other(), tx: index });
         }
     }
 

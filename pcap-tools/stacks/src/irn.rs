@@ -14,17 +14,27 @@
 //! puts it in loss recovery, which it enters only once and leaves when the cumulative
 //! acknowledgement passes the highest PSN outstanding when it entered (§2.2 issue #2). In
 //! recovery a PSN counts as lost only if a higher PSN was SACKed (§2.2 issue #1); each lost PSN
-//! is resent once per recovery (`RetxReason::Sack`), ahead of new packets. A retransmission that
-//! is lost again, or a lost tail (nothing after it to be SACKed), is recovered by the RTO
-//! (`RetxReason::Timeout`), which resends every outstanding PSN not SACKed.
+//! is resent once per recovery (`RetxReason::Sack`). The NIC pulls the packets
+//! ([`Requester::pull`]): retransmissions first, then new packets as BDP flow control allows.
+//!
+//! Timeout (IRN paper, Mittal et al. SIGCOMM 2018, §3.1): the timer runs while packets are
+//! outstanding, starts when a packet reaches the wire and restarts on every cumulative
+//! acknowledgement that makes progress; its value is RTO_low (100 µs) when at most N = 3
+//! packets are in flight (sent, neither acknowledged nor SACKed), else RTO_high (320 µs)
+//! ([`Timeouts::irn_ns`](crate::Timeouts::irn_ns)). A timer started as RTO_low is pushed to
+//! RTO_high (from the pull that makes it so) once more than N packets are in flight. On
+//! expiry the sender retransmits the first unacknowledged packet (`RetxReason::Timeout`) and
+//! enters loss recovery if it was not in it; it does not resend the other un-SACKed PSNs (those
+//! below the highest SACK are resent by recovery, once; the rest wait for SACKs or the next
+//! RTO). A retransmission lost again, or a lost tail, is recovered this way.
 //!
 //! The wire is standard RoCE plus the SACK NAK (WIRE.md A.3): IRN's own header extensions for
 //! placing out-of-order packets (a RETH in every WRITE packet, …) are not on it, so instead of
 //! writing an out-of-order packet to memory at once the receiver keeps its record (above) and
 //! places it when the packets before it have arrived. What the wire shows is the same.
 //!
-//! Not modelled: RDMA READ (posting one fails the connection; see `StackKind::supports`), IRN's
-//! two RTO values (one `rto_ns` is used), congestion control.
+//! Not modelled: RDMA READ (posting one fails the connection; see `StackKind::supports`),
+//! congestion control.
 
 use std::collections::VecDeque;
 
@@ -53,9 +63,15 @@ pub struct IrnRequester {
     snd_max: u32,
     /// SACK bits for `snd_una .. snd_max`.
     sacked: VecDeque<bool>,
+    /// How many of `sacked` are set.
+    n_sacked: u32,
     highest_sacked: Option<u32>,
     recovery: Option<Recovery>,
+    /// The RTO fired: this PSN (the first unacknowledged) is to be resent.
+    rto_resend: Option<u32>,
     rto: Rto,
+    /// The running timer was started with RTO_low.
+    rto_low: bool,
     failed: bool,
     since_ackreq: u32,
 }
@@ -70,9 +86,12 @@ impl IrnRequester {
             snd_una: p,
             snd_max: p,
             sacked: VecDeque::new(),
+            n_sacked: 0,
             highest_sacked: None,
             recovery: None,
+            rto_resend: None,
             rto: Rto::default(),
+            rto_low: false,
             failed: false,
             since_ackreq: 0,
         }
@@ -91,18 +110,45 @@ impl IrnRequester {
         out.push(Action::Transmit { frame, info: TxInfo { psn: p, msg: Some(w.msg.id), retx } });
     }
 
-    /// New packets, as far as BDP flow control allows.
-    fn pump(&mut self, now: Nanos, out: &mut Vec<Action>) {
-        while !self.failed
-            && self.snd_max != self.sq.next_psn()
-            && (psn::diff(self.snd_una, self.snd_max) as u32) < self.bdp()
-        {
-            let p = self.snd_max;
-            self.send(p, None, out);
-            self.sacked.push_back(false);
-            self.snd_max = psn::add(p, 1);
-            self.rto.ensure(now, self.cfg.rto_ns, out);
+    /// Packets sent and neither cumulatively acknowledged nor SACKed.
+    fn in_flight(&self) -> u32 {
+        psn::diff(self.snd_una, self.snd_max) as u32 - self.n_sacked
+    }
+
+    /// (Re)starts the RTO with the value for the packets now in flight; without `restart`, only
+    /// starts it if it is not running, or moves an RTO_low deadline to RTO_high once more than N
+    /// packets are in flight.
+    fn arm(&mut self, now: Nanos, restart: bool, out: &mut Vec<Action>) {
+        let n = self.in_flight();
+        let t = self.cfg.timeouts;
+        if restart || !self.rto.running() || (self.rto_low && !t.irn_is_low(n)) {
+            self.rto.arm(now, t.irn_ns(n), out);
+            self.rto_low = t.irn_is_low(n);
         }
+    }
+
+    /// New packets may go: BDP flow control.
+    fn can_send_new(&self) -> bool {
+        self.snd_max != self.sq.next_psn() && (psn::diff(self.snd_una, self.snd_max) as u32) < self.bdp()
+    }
+
+    /// The next PSN recovery resends: not SACKed, below the highest SACK, not yet resent in this
+    /// recovery.
+    fn lost_due(&self) -> Option<u32> {
+        let (rec, h) = (self.recovery?, self.highest_sacked?);
+        psn::lt(rec.next, h).then_some(rec.next)
+    }
+
+    /// Moves recovery's cursor to the next PSN to resend (past SACKed ones).
+    fn skip_sacked(&mut self) {
+        let (Some(mut rec), Some(h)) = (self.recovery, self.highest_sacked) else { return };
+        if psn::lt(rec.next, self.snd_una) {
+            rec.next = self.snd_una;
+        }
+        while psn::lt(rec.next, h) && self.is_sacked(rec.next) {
+            rec.next = psn::add(rec.next, 1);
+        }
+        self.recovery = Some(rec);
     }
 
     fn is_sacked(&self, p: u32) -> bool {
@@ -117,7 +163,9 @@ impl IrnRequester {
             return;
         }
         for _ in 0..d {
-            self.sacked.pop_front();
+            if self.sacked.pop_front() == Some(true) {
+                self.n_sacked -= 1;
+            }
         }
         self.snd_una = e;
         while let Some(w) = self.sq.pop_acked(self.snd_una) {
@@ -126,11 +174,18 @@ impl IrnRequester {
         if self.highest_sacked.is_some_and(|h| psn::lt(h, self.snd_una)) {
             self.highest_sacked = None;
         }
+        if self.rto_resend.is_some_and(|p| psn::lt(p, self.snd_una)) {
+            self.rto_resend = None;
+        }
         // Recovery ends when the cumulative ACK passes the highest PSN outstanding at entry.
         if self.recovery.is_some_and(|r| psn::lt(r.point, self.snd_una)) {
             self.recovery = None;
         }
-        self.rto.rearm_if(psn::lt(self.snd_una, self.snd_max), now, self.cfg.rto_ns, out);
+        if psn::lt(self.snd_una, self.snd_max) {
+            self.arm(now, true, out);
+        } else {
+            self.rto.disarm();
+        }
     }
 
     fn on_sack(&mut self, s: u32) {
@@ -138,30 +193,16 @@ impl IrnRequester {
         if d < 0 || !psn::lt(s, self.snd_max) {
             return;
         }
-        self.sacked[d as usize] = true;
+        if !self.sacked[d as usize] {
+            self.sacked[d as usize] = true;
+            self.n_sacked += 1;
+        }
         if self.highest_sacked.is_none_or(|h| psn::lt(h, s)) {
             self.highest_sacked = Some(s);
         }
         if self.recovery.is_none() {
             self.recovery = Some(Recovery { point: psn::add(self.snd_max, psn::MASK), next: self.snd_una });
         }
-    }
-
-    /// In recovery: resend, once each, the PSNs below the highest SACKed one that were not
-    /// SACKed.
-    fn retransmit_lost(&mut self, out: &mut Vec<Action>) {
-        let (Some(mut rec), Some(h)) = (self.recovery, self.highest_sacked) else { return };
-        if psn::lt(rec.next, self.snd_una) {
-            rec.next = self.snd_una;
-        }
-        while psn::lt(rec.next, h) {
-            let p = rec.next;
-            if !self.is_sacked(p) {
-                self.send(p, Some(RetxReason::Sack), out);
-            }
-            rec.next = psn::add(p, 1);
-        }
-        self.recovery = Some(rec);
     }
 }
 
@@ -184,40 +225,62 @@ impl Endpoint for IrnRequester {
             Syndrome::Nak { .. } => return fail(&mut self.failed, "remote NAK", out),
             Syndrome::RnrNak { .. } | Syndrome::Reserved(_) => return,
         }
-        self.retransmit_lost(out);
-        self.pump(now, out);
+        self.skip_sacked();
     }
 
     fn on_timer(&mut self, now: Nanos, token: u64, out: &mut Vec<Action>) {
         if self.failed || !self.rto.fire(now, token, out) || !psn::lt(self.snd_una, self.snd_max) {
             return;
         }
-        // RTO: every outstanding PSN not SACKed is taken as lost and resent; recovery (entered
-        // if it was not) now covers everything sent.
-        let mut p = self.snd_una;
-        while psn::lt(p, self.snd_max) {
-            if !self.is_sacked(p) {
-                self.send(p, Some(RetxReason::Timeout), out);
-            }
-            p = psn::add(p, 1);
+        // RTO (IRN §3.1): resend the first unacknowledged packet and enter loss recovery. The
+        // timer restarts when that packet reaches the wire.
+        self.rto_resend = Some(self.snd_una);
+        if self.recovery.is_none() {
+            let point = psn::add(self.snd_max, psn::MASK);
+            self.recovery = Some(Recovery { point, next: psn::add(self.snd_una, 1) });
+            self.skip_sacked();
         }
-        let point = psn::add(self.snd_max, psn::MASK);
-        self.recovery = Some(Recovery { point, next: self.snd_max });
-        self.rto.arm(now, self.cfg.rto_ns, out);
     }
 }
 
 impl Requester for IrnRequester {
-    fn post(&mut self, now: Nanos, msg: Message, out: &mut Vec<Action>) {
+    fn post(&mut self, _now: Nanos, msg: Message, out: &mut Vec<Action>) {
         if msg.op == Op::Read {
             return fail(&mut self.failed, "RDMA READ is not modelled by the IRN stack", out);
         }
         self.sq.push(msg, self.cfg.mtu, ());
-        self.pump(now, out);
     }
 
     fn idle(&self) -> bool {
         self.failed || self.sq.is_empty()
+    }
+
+    fn ready(&self) -> bool {
+        !self.failed && (self.rto_resend.is_some() || self.lost_due().is_some() || self.can_send_new())
+    }
+
+    fn pull(&mut self, now: Nanos, out: &mut Vec<Action>) -> bool {
+        if !self.ready() {
+            return false;
+        }
+        if let Some(p) = self.rto_resend.take() {
+            self.send(p, Some(RetxReason::Timeout), out);
+            if self.recovery.is_some_and(|r| r.next == p) {
+                self.recovery.as_mut().expect("recovery").next = psn::add(p, 1);
+                self.skip_sacked();
+            }
+        } else if let Some(p) = self.lost_due() {
+            self.send(p, Some(RetxReason::Sack), out);
+            self.recovery.as_mut().expect("recovery").next = psn::add(p, 1);
+            self.skip_sacked();
+        } else {
+            let p = self.snd_max;
+            self.send(p, None, out);
+            self.sacked.push_back(false);
+            self.snd_max = psn::add(p, 1);
+        }
+        self.arm(now, false, out);
+        true
     }
 }
 

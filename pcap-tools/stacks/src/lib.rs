@@ -12,6 +12,15 @@
 //!   the message.
 //! - Timers are one-shot: `Action::Timer { at, token }` asks for `on_timer(at, token)`; a stack
 //!   that no longer needs a timer ignores its token when it fires (there is no cancel).
+//! - The NIC transmit model: a requester's request packets are pulled by its driver (the NIC),
+//!   one at a time, when the wire is free ([`Requester::ready`], [`Requester::pull`]); a stack
+//!   arms its retransmission timer when a packet is pulled, i.e. when it reaches the wire, never
+//!   when it is merely due. Everything else an endpoint sends (ACKs, NAKs, IRN SACKs, DCP ACKs
+//!   and bounced header-only packets, GBN READ responses) is an immediate [`Action::Transmit`]:
+//!   the NIC queues those in a FIFO it serves before pulling request packets. READ responses
+//!   are immediate by choice: no timer depends on when they leave (the requester's timer, armed
+//!   when its READ Request left, covers them), and in the drivers here a host runs either
+//!   requesters or responders, so they never compete with pulled request packets.
 //! - Every transmitted frame comes with a [`TxInfo`] saying which PSN and message it carries
 //!   and, for a retransmission, the stack's own reason. The simulator turns these into ground
 //!   truth; whether a retransmission was spurious is decided by the truth, not the sender.
@@ -35,6 +44,12 @@
 //! - [`StackKind::ALL`], [`StackKind::profile`] (the decode profile of the stack's frames),
 //!   [`StackKind::supports`] (which [`Op`]s a stack models: READ is GBN only).
 //! - [`new_pair`].
+//! - [`Requester::ready`] and [`Requester::pull`] (the NIC transmit model, above): request
+//!   packets are no longer pushed as [`Action::Transmit`] from `post`/`on_frame`/`on_timer`, and
+//!   a requester serves its retransmissions before new data. Drivers must pull.
+//! - [`ConnConfig::timeouts`] ([`Timeouts`]) replaces the single `rto_ns`: each stack's own
+//!   timer (GBN's local ACK timeout 4.096 µs·2^t, IRN's RTO_low/RTO_high, DCP's coarse timeout
+//!   with back-off), with an optional override of all three.
 
 use std::net::IpAddr;
 
@@ -48,6 +63,9 @@ pub mod gbn;
 pub mod harness;
 pub mod irn;
 pub mod rng;
+pub mod timeouts;
+
+pub use timeouts::Timeouts;
 
 /// Simulated time in nanoseconds.
 pub type Nanos = u64;
@@ -78,8 +96,9 @@ pub struct ConnConfig {
     pub tos: u8,
     /// Codec parameters (DCP tag position, …).
     pub params: Params,
-    /// Retransmission timeout (GBN's local ACK timeout, IRN's RTO, DCP's coarse timeout).
-    pub rto_ns: Nanos,
+    /// The requesters' retransmission timers (GBN's local ACK timeout, IRN's RTO_low/RTO_high,
+    /// DCP's coarse timeout).
+    pub timeouts: Timeouts,
     /// GBN: retries before the QP errors out (IBTA retry_cnt, 0-7).
     pub retry_cnt: u8,
     /// ACK coalescing: the responder ACKs at least every this many packets (and on AckReq).
@@ -93,8 +112,8 @@ pub struct ConnConfig {
 }
 
 impl ConnConfig {
-    /// A connection between two IPv4 hosts with common defaults (MTU 1024, RTO 100 µs, retry
-    /// count 7, ACK every 4 packets, BDP 128 packets, DCP message window 8, ToS 0x68 = DSCP 26).
+    /// A connection between two IPv4 hosts with common defaults (MTU 1024, each stack's own
+    /// timers ([`Timeouts::default`]), retry count 7, ACK every 4 packets, BDP 128 packets, DCP message window 8, ToS 0x68 = DSCP 26).
     pub fn ipv4(requester: ([u8; 4], u32), responder: ([u8; 4], u32)) -> ConnConfig {
         let host = |(ip, qpn): ([u8; 4], u32), last: u8| Host { mac: [0x02, 0, 0, 0, 0, last], ip: IpAddr::from(ip), qpn };
         ConnConfig {
@@ -105,7 +124,7 @@ impl ConnConfig {
             udp_sport: 0xC000,
             tos: 0x68,
             params: Params::default(),
-            rto_ns: 100_000,
+            timeouts: Timeouts::default(),
             retry_cnt: 7,
             ack_every: 4,
             bdp_packets: 128,
@@ -205,7 +224,9 @@ pub struct TxInfo {
 /// What a stack asks of its driver.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Action {
-    /// Put this Ethernet frame on the wire now.
+    /// Send this Ethernet frame: from [`Requester::pull`], the request packet that leaves now;
+    /// otherwise a control frame (ACK, NAK, SACK, bounced HO, READ response) for the NIC's FIFO,
+    /// which leaves as soon as the wire is free.
     Transmit { frame: Vec<u8>, info: TxInfo },
     /// Call `on_timer(at, token)` at time `at`.
     Timer { at: Nanos, token: u64 },
@@ -232,6 +253,15 @@ pub trait Requester: Endpoint {
     fn post(&mut self, now: Nanos, msg: Message, out: &mut Vec<Action>);
     /// Every posted message has completed (or the connection failed).
     fn idle(&self) -> bool;
+    /// The NIC may pull a request packet now: a retransmission is due, or a new packet the
+    /// stack's window allows. A driver asks again after anything it hands the requester
+    /// (`post`, `on_frame`, `on_timer`) and after each pull.
+    fn ready(&self) -> bool;
+    /// The NIC's wire is free and its scheduler chose this QP: pushes the one request packet
+    /// that leaves now (one [`Action::Transmit`]; retransmissions before new data) and what its
+    /// departure arms (a retransmission timer counts from `now`, the time the packet reaches the
+    /// wire). Returns false, pushing no frame, when not [`ready`](Self::ready).
+    fn pull(&mut self, now: Nanos, out: &mut Vec<Action>) -> bool;
 }
 
 /// The transports with reference stacks.

@@ -94,7 +94,7 @@ fn a_lost_tail_waits_for_the_local_ack_timeout() {
     assert_eq!(retx(&h, RetxReason::Timeout), 4);
     assert_eq!(retx(&h, RetxReason::GoBack), 0);
     let done = h.events().iter().find(|e| matches!(e.action, Action::Completed { .. })).unwrap();
-    assert!(done.at > cfg.rto_ns);
+    assert!(done.at > cfg.timeouts.gbn_ns().unwrap());
 }
 
 /// After `retry_cnt` expiries without progress the QP goes to error.

@@ -86,7 +86,7 @@ fn a_retransmission_lost_again_needs_the_rto() {
     assert_eq!(retx(&h, RetxReason::Sack), 1);
     assert_eq!(retx(&h, RetxReason::Timeout), 1);
     let done = h.events().iter().find(|e| matches!(e.action, Action::Completed { .. })).unwrap();
-    assert!(done.at > cfg.rto_ns);
+    assert!(done.at > cfg.timeouts.irn_rto_low_ns);
 }
 
 /// BDP flow control: never more than `bdp_packets` PSNs outstanding.

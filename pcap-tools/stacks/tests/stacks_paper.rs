@@ -43,7 +43,9 @@ fn gbn_resends_everything_after_a_loss_while_irn_resends_only_the_lost_packet() 
     assert_eq!(gbn.spurious_retransmissions(), (n - 6) as usize);
     assert_eq!(psns(&irn), vec![5]);
     assert_eq!(irn.spurious_retransmissions(), 0);
-    assert!(completion(&irn) <= completion(&gbn));
+    // The harness serialises frames at 100 Gbit/s: GBN's 26 needless resends cost it time.
+    eprintln!("one loss in 32 packets: GBN completes at {} ns, IRN at {} ns", completion(&gbn), completion(&irn));
+    assert!(completion(&irn) < completion(&gbn), "{} {}", completion(&irn), completion(&gbn));
 }
 
 /// §2.2 issue #1: with packet-level load balancing (here: random extra delay, i.e. packets of
@@ -99,11 +101,12 @@ fn dcp_recovers_a_lost_tail_without_timeout_where_irn_needs_one() {
         }
     });
     assert_eq!(retx(&irn, RetxReason::Timeout), 1);
-    assert!(completion(&irn) > cfg.rto_ns);
+    assert!(completion(&irn) > cfg.timeouts.irn_rto_low_ns);
     assert_eq!(retx(&dcp, RetxReason::Timeout), 0);
     assert_eq!(retx(&dcp, RetxReason::HeaderOnly), 1);
-    // Data, HO to the receiver, HO back, retransmission, ACK: two RTTs.
-    assert_eq!(completion(&dcp), 4 * DELAY);
+    // Data, HO to the receiver, HO back, retransmission, ACK: two RTTs (plus the frames'
+    // serialisation, well under a microsecond here).
+    assert!((4 * DELAY..4 * DELAY + 1_000).contains(&completion(&dcp)), "{}", completion(&dcp));
 }
 
 /// §2.2 issue #2, second case: IRN enters recovery once, so a retransmission that is lost again
@@ -127,5 +130,5 @@ fn a_lost_retransmission_costs_irn_an_rto_but_not_dcp() {
     assert_eq!(retx(&irn, RetxReason::Timeout), 1);
     assert_eq!(retx(&dcp, RetxReason::Timeout), 0);
     assert_eq!(retx(&dcp, RetxReason::HeaderOnly), 2);
-    assert!(completion(&dcp) < cfg.rto_ns && completion(&irn) > cfg.rto_ns);
+    assert!(completion(&dcp) < cfg.timeouts.irn_rto_low_ns && completion(&irn) > cfg.timeouts.irn_rto_low_ns);
 }

@@ -16,7 +16,7 @@ pub fn conn(seed: u64) -> ConnConfig {
     c.start_psn = 0xff_ff00 + (seed % 200) as u32;
     c.mtu = 256;
     c.bdp_packets = 32;
-    c.rto_ns = 100_000;
+    c.timeouts = rocescope_stacks::Timeouts::default();
     c
 }
 
