@@ -2,6 +2,7 @@
 
 use clap::Args;
 use rocescope_sim::synth::{self, OpChoice, SynthOptions};
+use rocescope_sim::sim::CongestionControl;
 use rocescope_sim::{LossDir, LossPlace, Routing, TapPoint};
 use rocescope_stacks::StackKind;
 
@@ -85,6 +86,11 @@ pub struct SynthArgs {
     /// sends CNPs.
     #[arg(long, value_name = "BYTES")]
     pub ecn_threshold: Option<u64>,
+    /// Congestion control of the requesters' NICs: dcqcn (DCQCN's reaction point with its
+    /// published parameters: CNPs lower a QP's rate, timers and a byte counter raise it back)
+    /// or none (CNPs end at the NIC). CNPs need --ecn-threshold.
+    #[arg(long, default_value = "dcqcn", value_parser = parse_cc)]
+    pub cc: CongestionControl,
     /// At most one CNP per QP per this many ns.
     #[arg(long, default_value_t = 50000, value_name = "NS")]
     pub cnp_interval: u64,
@@ -138,6 +144,9 @@ pub struct SynthArgs {
 #[derive(Clone, Debug)]
 pub struct Taps(pub Vec<TapPoint>);
 
+fn parse_cc(s: &str) -> Result<CongestionControl, String> {
+    CongestionControl::from_name(s).ok_or_else(|| format!("unknown congestion control '{s}' (dcqcn none)"))
+}
 fn parse_stack(s: &str) -> Result<StackKind, String> {
     StackKind::from_name(s).ok_or_else(|| format!("unknown stack '{s}' (gbn irn dcp)"))
 }
@@ -212,6 +221,7 @@ impl SynthArgs {
             retry_cnt: self.retry_cnt,
             post_interval_ns: self.post_interval,
             dcp_tag_shift: self.params.params.dcp_tag_shift,
+            cc: self.cc,
         }
     }
 

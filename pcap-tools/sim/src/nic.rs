@@ -7,8 +7,8 @@
 //! when it reaches the wire, which is when its retransmission timer starts.
 //!
 //! Rate limiting hook: each QP has a `next_allowed` time before which the scheduler skips it
-//! (today always 0: nothing limits a QP's rate). A per-QP rate limiter (DCQCN, Zhu et al.
-//! SIGCOMM 2015) sets it after each pull from the QP's current rate and the packet's length
+//! (0 unless congestion control holds it back). The per-QP rate limiter (DCQCN, Zhu et al.
+//! SIGCOMM 2015; `Fabric::pace`) sets it after each pull from the QP's current rate and the packet's length
 //! ([`NicSched::hold`]); when every ready QP is held back the scheduler says until when
 //! ([`Pick::Wait`]) so the NIC can wake up then.
 
@@ -79,7 +79,6 @@ impl NicSched {
     }
 
     /// The rate limiter's hook: `ep` may not send again before `at`.
-    #[allow(dead_code)] // DCQCN (issue 9) will call it; nothing limits rates yet.
     pub(crate) fn hold(&mut self, ep: u32, at: Nanos) {
         if let Some(q) = self.qps.iter_mut().find(|q| q.ep == ep) {
             q.next_allowed = at;

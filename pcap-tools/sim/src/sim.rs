@@ -49,6 +49,7 @@ use rocescope_codec::{DecodeOptions, Frame, LinkType, Params, Profile};
 use rocescope_stacks::rng::{mix64, Rng};
 use rocescope_analysis::capture::CaptureWriter;
 use rocescope_stacks::events::EventQueue;
+use rocescope_stacks::dcqcn::{Dcqcn, DcqcnConfig};
 use rocescope_stacks::{Action, ConnConfig, Endpoint, Message, Nanos, Op, Requester, RetxReason};
 
 use super::nic::{NicSched, Pick};
@@ -227,6 +228,32 @@ pub struct FabricConfig {
     /// Largest DCP data frame (bytes, without FCS) for the §4.2 weight's `r`.
     pub data_frame_bytes: u32,
     pub accept: AcceptModel,
+    /// Congestion control of the requesters' NICs.
+    pub cc: CongestionControl,
+}
+
+/// What a sending NIC does with the CNPs it receives.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CongestionControl {
+    /// Nothing: CNPs end at the NIC.
+    None,
+    /// DCQCN's reaction point per requester QP (`rocescope_stacks::dcqcn`, the published
+    /// parameters): each CNP lowers the QP's rate, which recovers by its timers and byte
+    /// counter; the NIC paces the QP's packets at that rate. CNPs need ECN marking
+    /// (`ecn_threshold`).
+    Dcqcn,
+}
+
+impl CongestionControl {
+    pub fn name(self) -> &'static str {
+        match self {
+            CongestionControl::None => "none",
+            CongestionControl::Dcqcn => "dcqcn",
+        }
+    }
+    pub fn from_name(s: &str) -> Option<CongestionControl> {
+        [CongestionControl::None, CongestionControl::Dcqcn].into_iter().find(|c| c.name() == s)
+    }
 }
 
 impl Default for FabricConfig {
@@ -257,6 +284,7 @@ impl Default for FabricConfig {
             params: Params::default(),
             data_frame_bytes: 78 + 1024,
             accept: AcceptModel::AnyOrder,
+            cc: CongestionControl::Dcqcn,
         }
     }
 }
@@ -504,6 +532,8 @@ pub struct RunStats {
     pub ho_dropped: u64,
     pub ce_marked: u64,
     pub cnps: u64,
+    /// CNPs a requester's DCQCN reacted to.
+    pub cnps_reacted: u64,
     /// The most bytes any control queue held.
     pub max_control_queue_bytes: u64,
 }
@@ -612,6 +642,8 @@ pub struct Fabric<'w> {
     pub places: Vec<String>,
     place_ids: HashMap<String, u32>,
     accept: Vec<[AcceptState; 2]>,
+    /// Per connection, its requester QP's DCQCN state (with `CongestionControl::Dcqcn`).
+    dcqcn: Vec<Option<Dcqcn>>,
     /// First PSN of each message as the requester sent it.
     msg_first_psn: Vec<HashMap<u64, u32>>,
     queue: EventQueue<Ev>,
@@ -656,6 +688,7 @@ impl<'w> Fabric<'w> {
             places: Vec::new(),
             place_ids: HashMap::new(),
             accept: Vec::new(),
+            dcqcn: Vec::new(),
             msg_first_psn: Vec::new(),
             queue: EventQueue::default(),
             now: 0,
@@ -834,6 +867,8 @@ impl<'w> Fabric<'w> {
         self.nodes[self.receiver as usize].qps.insert(cfg.responder.qpn, e + 1);
         self.conns.push(ConnRec { cfg, sender, messages: Vec::new(), failed: None });
         self.accept.push([AcceptState::default(), AcceptState::default()]);
+        let line = self.cfg.rate_bps as f64;
+        self.dcqcn.push((self.cfg.cc == CongestionControl::Dcqcn).then(|| Dcqcn::new(DcqcnConfig::paper(line))));
         self.msg_first_psn.push(HashMap::new());
         c
     }
@@ -1010,9 +1045,24 @@ impl<'w> Fabric<'w> {
         self.actions = actions;
         if let Some(pkt) = self.pulled.take() {
             let len = self.pkt(pkt).bytes.len() as u64;
+            self.pace(host, ep, len);
             let p = &mut self.ports[port as usize];
             p.data.push_back(pkt);
             p.data_bytes += len;
+        }
+    }
+
+    /// DCQCN: the QP of requester `ep` put a frame of `len` bytes on the wire; below line rate
+    /// it may send its next one only at its current rate.
+    fn pace(&mut self, host: usize, ep: u32, len: u64) {
+        let (conn, _) = self.ep_conn[ep as usize];
+        let Some(d) = self.dcqcn[conn as usize].as_mut() else { return };
+        d.on_sent(self.now, wire_bytes(len as usize));
+        // At line rate the wire itself paces the QP (and the NIC's timing stays exactly that of
+        // a run without congestion control).
+        if d.rate_bps() < self.cfg.rate_bps as f64 {
+            let at = d.next_send_at();
+            self.nodes[host].nic.hold(ep, at);
         }
     }
 
@@ -1336,6 +1386,14 @@ impl<'w> Fabric<'w> {
         let (opcode, qpn) = (roce.opcode().0, roce.bth().dest_qp());
         self.txs[tx].fate = Fate::Delivered { at: self.now };
         if opcode == CNP_OPCODE || opcode == 0x80 {
+            // DCQCN's reaction point: a CNP for one of this host's requester QPs.
+            if let Some(&ep) = self.nodes[host as usize].qps.get(&qpn) {
+                let (conn, is_req) = self.ep_conn[ep as usize];
+                if let (true, Some(d)) = (is_req, self.dcqcn[conn as usize].as_mut()) {
+                    d.on_cnp(self.now);
+                    self.stats.cnps_reacted += 1;
+                }
+            }
             return;
         }
         let Some(&ep) = self.nodes[host as usize].qps.get(&qpn) else {

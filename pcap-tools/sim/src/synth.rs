@@ -8,7 +8,7 @@ use std::path::Path;
 
 use rocescope_stacks::rng::Rng;
 use super::sim::{
-    AcceptModel, Fabric, FabricConfig, LossDir, LossModel, LossPlace, Progress, Routing, RunStats, TapPoint,
+    AcceptModel, CongestionControl, Fabric, FabricConfig, LossDir, LossModel, LossPlace, Progress, Routing, RunStats, TapPoint,
 };
 use super::truth;
 use rocescope_analysis::capture::CaptureWriter;
@@ -87,6 +87,8 @@ pub struct SynthOptions {
     /// Gap between two posts on a connection (0: all at time 0).
     pub post_interval_ns: u64,
     pub dcp_tag_shift: u8,
+    /// Congestion control of the requesters' NICs (`--cc`).
+    pub cc: CongestionControl,
 }
 
 impl Default for SynthOptions {
@@ -128,6 +130,7 @@ impl Default for SynthOptions {
             retry_cnt: 7,
             post_interval_ns: 0,
             dcp_tag_shift: rocescope_codec::Params::default().dcp_tag_shift,
+            cc: CongestionControl::Dcqcn,
         }
     }
 }
@@ -228,6 +231,7 @@ impl SynthOptions {
         if let Some(e) = self.ecn_threshold {
             a.push(format!("--ecn-threshold {e} --cnp-interval {}", self.cnp_interval_ns));
         }
+        a.push(format!("--cc {}", self.cc.name()));
         a.push(format!("--incast {} --seed {}", self.incast, self.seed));
         let taps: Vec<&str> = self.taps.iter().map(|t| t.name()).collect();
         a.push(format!("--taps {} --fabric-tap-path {}", taps.join(","), self.fabric_tap_path));
@@ -275,6 +279,7 @@ impl SynthOptions {
             // Ethernet 14 · IPv4 20 · UDP 8 · BTH 12 · DCPETH 4 · RETH 16 · payload · ICRC 4.
             data_frame_bytes: 78 + self.mtu,
             accept: if self.stack == StackKind::Gbn { AcceptModel::InOrder } else { AcceptModel::AnyOrder },
+            cc: self.cc,
         }
     }
 
@@ -284,6 +289,7 @@ impl SynthOptions {
             ack_every: self.ack_every,
             bdp_packets: self.bdp_packets,
             burst_loss: self.burst_loss.map(|(a, b)| [a, b]),
+            cc: self.cc.into(),
             cnp_interval_ns: self.cnp_interval_ns,
             control_queue_bytes: self.trim.then_some(self.control_queue_bytes),
             dcp_tag_shift: self.dcp_tag_shift,

@@ -176,6 +176,8 @@ pub struct Config {
     /// Gilbert-Elliott transition probabilities `[good→bad, bad→good]` per frame, or `null`.
     #[serde(deserialize_with = "exact::pair")]
     pub burst_loss: Option<[f64; 2]>,
+    /// Congestion control of the requesters' NICs (`--cc`).
+    pub cc: Cc,
     /// Minimum gap between two CNPs to one QP (ns).
     pub cnp_interval_ns: u64,
     /// Control queue size (bytes); `null` without trimming.
@@ -297,6 +299,23 @@ pub enum Routing {
     Adaptive,
 }
 
+/// Congestion control (`--cc`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Cc {
+    None,
+    Dcqcn,
+}
+
+impl From<sim::CongestionControl> for Cc {
+    fn from(c: sim::CongestionControl) -> Cc {
+        match c {
+            sim::CongestionControl::None => Cc::None,
+            sim::CongestionControl::Dcqcn => Cc::Dcqcn,
+        }
+    }
+}
+
 /// Which links lose frames at random (`--loss-on`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -334,6 +353,8 @@ pub struct Summary {
     pub ce_marked: u64,
     /// CNPs the NICs sent.
     pub cnps: u64,
+    /// CNPs a requester's congestion control reacted to (DCQCN).
+    pub cnps_reacted: u64,
     /// Messages the requester completed at least once.
     pub completed: u64,
     /// Messages delivered exactly once, whole and with the right bytes.
@@ -1253,6 +1274,7 @@ impl<'f, 'w> Gen<'f, 'w> {
             captured_frames: s.captured,
             ce_marked: s.ce_marked,
             cnps: s.cnps,
+            cnps_reacted: s.cnps_reacted,
             completed: msgs.iter().filter(|m| !m.completed.is_empty()).count() as u64,
             delivered_once: msgs
                 .iter()
