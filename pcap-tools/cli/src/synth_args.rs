@@ -1,8 +1,8 @@
 //! `rocescope synth`'s command line: the flags, parsed into the simulator's [`SynthOptions`].
 
 use clap::Args;
-use rocescope_sim::synth::{self, OpChoice, SynthOptions};
-use rocescope_sim::sim::CongestionControl;
+use rocescope_sim::sim::{CongestionControl, TopologyKind};
+use rocescope_sim::synth::{self, OpChoice, Pattern, SynthOptions};
 use rocescope_sim::{LossDir, LossPlace, Routing, TapPoint};
 use rocescope_stacks::StackKind;
 
@@ -138,6 +138,33 @@ pub struct SynthArgs {
     /// `--dcp-tag-shift`, the decoders' flag (the codec's parameter table).
     #[command(flatten)]
     pub params: ParamArgs<DcpTagShift>,
+    /// The fabric: dumbbell (senders on one switch, the receiver on another, --paths links
+    /// between them) or leaf-spine (--leaves × --hosts-per-leaf hosts, every leaf linked to
+    /// every one of --spines spines).
+    #[arg(long, default_value = "dumbbell", value_parser = ["dumbbell", "leaf-spine"])]
+    pub topology: String,
+    /// Leaf-spine: leaf (top-of-rack) switches.
+    #[arg(long, default_value_t = 4, value_name = "N")]
+    pub leaves: u32,
+    /// Leaf-spine: spine switches (each leaf has one uplink to each).
+    #[arg(long, default_value_t = 4, value_name = "N")]
+    pub spines: u32,
+    /// Leaf-spine: hosts per leaf (host j of leaf l is h{l}.{j}, 10.1.l.(j+1)).
+    #[arg(long, default_value_t = 4, value_name = "N")]
+    pub hosts_per_leaf: u32,
+    /// Leaf-spine traffic: incast (--incast senders to h0.0, other leaves first), permutation
+    /// (each host to one other, a random derangement), all-to-all.
+    #[arg(long, default_value = "incast", value_parser = parse_pattern)]
+    pub pattern: Pattern,
+    /// Lossless mode: switches pause their upstream ports with PFC frames (802.1Qbb, priority
+    /// 3) before their queues fill; the frames appear in the capture.
+    #[arg(long)]
+    pub pfc: bool,
+    /// A link fails at a time: LINK@NS, LINK named by either direction as in the truth's
+    /// places (s0>sw0, sw0>sw1#1, leaf0>spine1). Repeatable. Routing moves off it at once;
+    /// what it held or carried is lost.
+    #[arg(long = "fail-link", value_name = "LINK@NS", value_parser = parse_failure)]
+    pub fail_link: Vec<(String, u64)>,
 }
 
 /// A list of taps (a newtype so clap takes the whole comma-separated list as one value).
@@ -146,6 +173,14 @@ pub struct Taps(pub Vec<TapPoint>);
 
 fn parse_cc(s: &str) -> Result<CongestionControl, String> {
     CongestionControl::from_name(s).ok_or_else(|| format!("unknown congestion control '{s}' (dcqcn none)"))
+}
+fn parse_pattern(s: &str) -> Result<Pattern, String> {
+    Pattern::from_name(s).ok_or_else(|| format!("unknown pattern '{s}' (incast permutation all-to-all)"))
+}
+fn parse_failure(s: &str) -> Result<(String, u64), String> {
+    let (link, at) = s.rsplit_once('@').ok_or_else(|| format!("'{s}' is not LINK@NS"))?;
+    let at = at.parse::<u64>().map_err(|_| format!("'{at}' is not a time in ns"))?;
+    Ok((link.to_string(), at))
 }
 fn parse_stack(s: &str) -> Result<StackKind, String> {
     StackKind::from_name(s).ok_or_else(|| format!("unknown stack '{s}' (gbn irn dcp)"))
@@ -222,6 +257,14 @@ impl SynthArgs {
             post_interval_ns: self.post_interval,
             dcp_tag_shift: self.params.params.dcp_tag_shift,
             cc: self.cc,
+            topology: if self.topology == "leaf-spine" {
+                TopologyKind::LeafSpine { leaves: self.leaves, spines: self.spines, hosts_per_leaf: self.hosts_per_leaf }
+            } else {
+                TopologyKind::Dumbbell
+            },
+            pattern: self.pattern,
+            pfc: self.pfc,
+            link_failures: self.fail_link.clone(),
         }
     }
 
@@ -233,7 +276,7 @@ impl SynthArgs {
         drop(bar);
         let s = o.stats;
         eprintln!(
-            "rocescope synth: {}: {}/{} messages completed{}{}; {} transmissions, {} dropped, {} trimmed, {} CE-marked, {} CNPs; {} frames captured; {:.1} µs simulated",
+            "rocescope synth: {}: {}/{} messages completed{}{}; {} transmissions, {} dropped, {} trimmed, {} CE-marked, {} CNPs{}; {} frames captured; {:.1} µs simulated",
             opts.stack.name(),
             o.completed,
             o.messages,
@@ -244,6 +287,7 @@ impl SynthArgs {
             s.trimmed,
             s.ce_marked,
             s.cnps,
+            if s.pause_frames > 0 { format!(", {} PFC pauses", s.pause_frames) } else { String::new() },
             o.frames,
             s.end_ns as f64 / 1e3,
         );

@@ -1,15 +1,15 @@
 //! Simulation speed of `rocescope synth`: simulated packets per second, where a packet is one
 //! frame put on one link (a frame crossing three links counts three times), for three
 //! scenarios: GBN under 1 % loss, IRN sprayed over 8 paths with reordering and loss, and DCP
-//! under an 8-to-1 incast with trimming. Captures go to a sink (pcapng encoding included) and
+//! under an 8-to-1 incast with trimming, and 100 GBN flows on a leaf-spine. Captures go to a sink (pcapng encoding included) and
 //! the truth is not built.
 //!
 //! `cargo bench -p rocescope-sim --bench synth` (criterion reports the packets per second as
 //! elements/s).
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
-use rocescope_sim::sim::Routing;
-use rocescope_sim::synth::{simulate, OpChoice, SynthOptions};
+use rocescope_sim::sim::{Routing, TopologyKind};
+use rocescope_sim::synth::{simulate, OpChoice, Pattern, SynthOptions};
 use rocescope_stacks::StackKind;
 
 fn scenarios() -> Vec<(&'static str, SynthOptions)> {
@@ -37,6 +37,18 @@ fn scenarios() -> Vec<(&'static str, SynthOptions)> {
                 trim: true,
                 queue_bytes: 32 * 1024,
                 rto_ns: Some(1_000_000),
+                ..base.clone()
+            },
+        ),
+        (
+            // Issue 9's speed target: 100 flows on a leaf-spine (10 leaves × 10 hosts, 4
+            // spines, a random permutation), 16 × 64 KB each.
+            "leafspine_100flows",
+            SynthOptions {
+                stack: StackKind::Gbn,
+                topology: TopologyKind::LeafSpine { leaves: 10, spines: 4, hosts_per_leaf: 10 },
+                pattern: Pattern::Permutation,
+                messages: 16,
                 ..base.clone()
             },
         ),

@@ -9,6 +9,8 @@
 //! propagation delay `delay + reorder·k/(paths−1)`, so packets sprayed over different paths
 //! overtake each other. Unless told otherwise the fabric links run at `rate·⌈senders/paths⌉`
 //! (a non-blocking core), so under an incast the bottleneck is `sw1`'s port to the receiver.
+//! A two-tier leaf-spine is the other shape (`topology.rs`: nodes, links and routes as data;
+//! docs/truth.md describes both), and links can fail during a run.
 //!
 //! # Ports and queues
 //! Each switch egress port has a data queue with a drop threshold (bytes) and, when trimming is
@@ -18,8 +20,9 @@
 //! packet (tag 10) and trimming is on, cut to its header-only form (`codec::build::header_only`,
 //! padded to 60 bytes as the wire does) and put in the control queue (which has its own size
 //! limit and drops when full). ECN: a packet entering a data queue longer than the marking
-//! threshold gets CE if it is ECN-capable. Switches decrement the IP TTL (neither the ToS nor
-//! the TTL is covered by the ICRC).
+//! threshold gets CE if it is ECN-capable. In lossless mode (`pfc.rs`) switch ports pause
+//! their upstream neighbours with PFC frames instead of letting queues overflow. Switches
+//! decrement the IP TTL (neither the ToS nor the TTL is covered by the ICRC).
 //!
 //! # Host NICs
 //! A host's egress port is its NIC (`nic.rs`, the NIC transmit model of `rocescope_stacks`):
@@ -27,8 +30,8 @@
 //! `Action::Transmit`: ACKs, NAKs, SACKs, CNPs, bounced HO packets, READ responses; unbounded),
 //! else it pulls one request packet from the next ready requester QP, round robin. Request
 //! packets thus never wait in a host queue: a stack hands one over when it can leave, and its
-//! retransmission timer starts then. Each QP has a `next_allowed` time, the hook of a per-QP
-//! rate limiter (none yet).
+//! retransmission timer starts then. Each QP has a `next_allowed` time set by its rate limiter
+//! (DCQCN, `--cc`); a NIC paused by PFC pulls nothing.
 //!
 //! # Time
 //! A frame of `L` bytes occupies a link for `(max(L,60) + 24)·8/rate` (FCS, preamble and
@@ -53,6 +56,8 @@ use rocescope_stacks::dcqcn::{Dcqcn, DcqcnConfig};
 use rocescope_stacks::{Action, ConnConfig, Endpoint, Message, Nanos, Op, Requester, RetxReason};
 
 use super::nic::{NicSched, Pick};
+use super::pfc::{self, EgressPause, IngressMeter, PfcConfig, PfcSignal};
+use super::topology::{LinkRole, NodeKind, Shape, Topology};
 
 /// Capture timestamps are `EPOCH_NS + simulated time`.
 pub const EPOCH_NS: u64 = 1_700_000_000_000_000_000;
@@ -230,6 +235,17 @@ pub struct FabricConfig {
     pub accept: AcceptModel,
     /// Congestion control of the requesters' NICs.
     pub cc: CongestionControl,
+    /// The fabric's shape: `Dumbbell` (its `senders` and `paths` are taken from the fields
+    /// above) or a leaf-spine.
+    pub topology: TopologyKind,
+    /// The hosts the `sender`/`receiver` taps and loss places name: (requester host,
+    /// responder host) of the first connection. `None`: sender 0 and the receiver (dumbbell).
+    pub focus: Option<(usize, usize)>,
+    /// Lossless mode: switches send PFC pause frames (`pfc.rs`) and never fill their queues.
+    pub pfc: bool,
+    /// Links that fail during the run: (link name as in the truth's places, e.g.
+    /// `leaf0>spine1`, either direction naming the link; time, ns).
+    pub link_failures: Vec<(String, Nanos)>,
 }
 
 /// What a sending NIC does with the CNPs it receives.
@@ -254,6 +270,13 @@ impl CongestionControl {
     pub fn from_name(s: &str) -> Option<CongestionControl> {
         [CongestionControl::None, CongestionControl::Dcqcn].into_iter().find(|c| c.name() == s)
     }
+}
+
+/// The fabric's shape (`topology.rs`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TopologyKind {
+    Dumbbell,
+    LeafSpine { leaves: u32, spines: u32, hosts_per_leaf: u32 },
 }
 
 impl Default for FabricConfig {
@@ -285,6 +308,10 @@ impl Default for FabricConfig {
             data_frame_bytes: 78 + 1024,
             accept: AcceptModel::AnyOrder,
             cc: CongestionControl::Dcqcn,
+            topology: TopologyKind::Dumbbell,
+            focus: None,
+            pfc: false,
+            link_failures: Vec::new(),
         }
     }
 }
@@ -312,11 +339,28 @@ impl FabricConfig {
         }
     }
 
+    /// The rate of the links between switches: the configured one, or a non-blocking core:
+    /// dumbbell `rate·⌈senders/paths⌉`, leaf-spine `rate·⌈hosts_per_leaf/spines⌉`.
     pub fn effective_fabric_rate(&self) -> u64 {
-        self.fabric_rate_bps.unwrap_or_else(|| {
-            let paths = self.paths.max(1) as u64;
-            self.rate_bps * (self.senders as u64).div_ceil(paths).max(1)
+        self.fabric_rate_bps.unwrap_or_else(|| match self.topology {
+            TopologyKind::Dumbbell => {
+                let paths = self.paths.max(1) as u64;
+                self.rate_bps * (self.senders as u64).div_ceil(paths).max(1)
+            }
+            TopologyKind::LeafSpine { spines, hosts_per_leaf, .. } => {
+                self.rate_bps * (hosts_per_leaf.max(1) as u64).div_ceil(spines.max(1) as u64).max(1)
+            }
         })
+    }
+
+    /// The topology this configuration builds.
+    pub fn shape(&self) -> Shape {
+        match self.topology {
+            TopologyKind::Dumbbell => Shape::Dumbbell { senders: self.senders.max(1), paths: self.paths.max(1) },
+            TopologyKind::LeafSpine { leaves, spines, hosts_per_leaf } => {
+                Shape::LeafSpine { leaves, spines, hosts_per_leaf }
+            }
+        }
     }
 }
 
@@ -500,7 +544,10 @@ pub struct MsgRec {
 /// One connection.
 pub struct ConnRec {
     pub cfg: ConnConfig,
+    /// The requester's host (index into the topology's hosts).
     pub sender: usize,
+    /// The responder's host.
+    pub receiver: usize,
     pub messages: Vec<MsgRec>,
     pub failed: Option<(Nanos, &'static str)>,
 }
@@ -536,11 +583,26 @@ pub struct RunStats {
     pub cnps_reacted: u64,
     /// The most bytes any control queue held.
     pub max_control_queue_bytes: u64,
+    /// PFC frames sent by switches: pauses (and renewals), resumes.
+    pub pause_frames: u64,
+    pub resume_frames: u64,
+    /// Pause frames that reached a port (and paused it).
+    pub pauses_received: u64,
+    /// Lossless mode: switch ports whose link needs more headroom than the buffer has.
+    pub pfc_short_headroom_ports: u64,
+    /// Links that failed during the run.
+    pub failed_links: u64,
 }
 
 #[derive(Clone, Copy, Debug)]
 enum Ev {
     PortDone(u32),
+    /// A port paused by PFC may send again.
+    PortWake(u32),
+    /// Renew a PFC pause this port sent, if still needed.
+    PfcRefresh(u32),
+    /// Link `n` of the topology fails.
+    LinkDown(u32),
     Arrive { port: u32, pkt: u32 },
     Timer { ep: u32, token: u64 },
     Post { conn: u32, idx: u32 },
@@ -554,15 +616,36 @@ struct Packet {
     dst_host: u16,
     flow: u64,
     trimmed: bool,
+    /// Going to the requester (a response, an ACK): what `--loss-dir` filters on.
+    to_requester: bool,
+    /// At a switch: the port it came in through (PFC's ingress accounting), else `NO_PORT`.
+    ingress: u32,
 }
+
+/// No port.
+const NO_PORT: u32 = u32::MAX;
+/// The transmission of a frame no endpoint sent (a switch's PFC frame).
+const NO_TX: u32 = u32::MAX;
 
 struct LossState {
     rng: Rng,
     model: LossModel,
     bad: bool,
+    /// Which packets the loss process sees: all (`Both`: the dumbbell, whose lossy ports carry
+    /// one direction), or only those towards the responder (`Forward`) or the requester.
+    dir: LossDir,
 }
 
 impl LossState {
+    /// Whether a packet going towards the requester (or not) is subject to this loss.
+    fn applies(&self, to_requester: bool) -> bool {
+        match self.dir {
+            LossDir::Both => true,
+            LossDir::Forward => !to_requester,
+            LossDir::Reverse => to_requester,
+        }
+    }
+
     fn lose(&mut self) -> bool {
         if let Some((gb, bg)) = self.model.burst {
             if self.bad {
@@ -596,6 +679,16 @@ struct Port {
     v_ctrl: u128,
     tap: Option<u8>,
     is_switch: bool,
+    /// PFC frames to send (served before anything else, never paused).
+    mac_ctrl: VecDeque<u32>,
+    /// Pause set by PFC frames received on this port (`pfc.rs`).
+    pause: EgressPause,
+    /// Switches: the bytes that came in through this port and still wait in an egress queue.
+    meter: IngressMeter,
+    /// The link failed (`link_failures`).
+    down: bool,
+    /// Lossless mode: this switch port's PFC thresholds as an ingress port.
+    pfc: Option<PfcConfig>,
 }
 
 /// A node: a host (with its QPs) or a switch.
@@ -663,20 +756,19 @@ pub struct Fabric<'w> {
     total_messages: u64,
     wrr: (u128, u128),
     decode: DecodeOptions,
-    sw0: u16,
-    sw1: u16,
-    receiver: u16,
     /// A host NIC is pulling: the requester's frame goes to [`Self::pulled`], not a queue.
     pulling: bool,
     pulled: Option<u32>,
+    /// Nodes, links and routes as built (`topology.rs`); routes change when a link fails.
+    topo: Topology,
+    /// Per topology link, its two ports (a's egress, b's egress).
+    link_ports: Vec<(u32, u32)>,
 }
 
 impl<'w> Fabric<'w> {
     /// Builds the topology. Frames the taps record go to `writer` (one interface per tap, in
     /// the order of `cfg.taps`), if given.
     pub fn new(cfg: FabricConfig, writer: Option<CaptureWriter<Box<dyn Write + 'w>>>) -> Fabric<'w> {
-        let n = cfg.senders.max(1);
-        let paths = cfg.paths.max(1);
         let mut f = Fabric {
             ports: Vec::new(),
             nodes: Vec::new(),
@@ -706,23 +798,33 @@ impl<'w> Fabric<'w> {
             total_messages: 0,
             wrr: weight_ratio(cfg.effective_wrr_weight()),
             decode: DecodeOptions { verify: false, profile: cfg.profile, params: cfg.params },
-            sw0: 0,
-            sw1: 0,
-            receiver: 0,
             pulling: false,
             pulled: None,
+            topo: Topology::new(cfg.shape()),
+            link_ports: Vec::new(),
             cfg,
         };
-        // Nodes: senders, receiver, sw0, sw1.
-        for i in 0..n {
-            let ip = IpAddr::from([10, 0, 0, (i + 1) as u8]);
-            f.add_node(format!("s{i}"), Some(ip), [0x02, 0, 0, 0, 0, (i + 1) as u8], 100 + i as u64);
+        // Nodes, in the topology's order (hosts, then switches). The random streams of the
+        // dumbbell's nodes and links are those of the first captures (fixtures keep their bytes).
+        let topo = f.topo.clone();
+        let dumbbell = matches!(topo.shape, Shape::Dumbbell { .. });
+        let mut switch_no = 0u64;
+        for (i, n) in topo.nodes.iter().enumerate() {
+            let (ip, stream) = match n.kind {
+                NodeKind::Host { ip } => {
+                    let is_receiver = dumbbell && i == topo.hosts.len() - 1;
+                    (Some(ip), if is_receiver { 99 } else { 100 + i as u64 })
+                }
+                NodeKind::Switch => {
+                    switch_no += 1;
+                    (None, switch_no)
+                }
+            };
+            f.add_node(n.name.clone(), ip, n.mac, stream);
         }
-        f.receiver = f.add_node("r0".into(), Some(IpAddr::from([10, 0, 1, 1])), [0x02, 0, 0, 0, 1, 1], 99);
-        f.sw0 = f.add_node("sw0".into(), None, [0x02, 0, 0, 0, 0xf0, 0], 1);
-        f.sw1 = f.add_node("sw1".into(), None, [0x02, 0, 0, 0, 0xf1, 0], 2);
         let (rate, frate, delay) = (f.cfg.rate_bps, f.cfg.effective_fabric_rate(), f.cfg.delay_ns);
         let seed = f.cfg.seed;
+        let (focus_src, focus_dst) = f.focus();
         let lossy = |place: LossPlace, forward: bool, cfg: &FabricConfig| -> bool {
             !cfg.loss.is_none()
                 && cfg.loss_place == place
@@ -732,51 +834,133 @@ impl<'w> Fabric<'w> {
                     LossDir::Reverse => !forward,
                 }
         };
-        // Access links.
-        for i in 0..n {
-            let h = i as u16;
-            let lossy_out = i == 0 && lossy(LossPlace::Sender, true, &f.cfg);
-            let lossy_in = i == 0 && lossy(LossPlace::Sender, false, &f.cfg);
-            f.link(h, f.sw0, rate, delay, lossy_out, lossy_in, seed, 1000 + 2 * i as u64);
+        let paths = match topo.shape {
+            Shape::Dumbbell { paths, .. } => paths,
+            Shape::LeafSpine { .. } => 1,
+        };
+        let spines = match topo.shape {
+            Shape::LeafSpine { spines, .. } => spines,
+            Shape::Dumbbell { .. } => 1,
+        };
+        let mut access_no = 0u64;
+        for (li, l) in topo.links.iter().enumerate() {
+            let (a, b) = (l.a as u16, l.b as u16);
+            let ports = match l.role {
+                LinkRole::Access => {
+                    // a is the host. Towards the focus receiver is "forward".
+                    let h = topo.hosts.iter().position(|&n| n == l.a).expect("an access link starts at a host");
+                    let (lo, li_) = if h == focus_src {
+                        (lossy(LossPlace::Sender, true, &f.cfg), lossy(LossPlace::Sender, false, &f.cfg))
+                    } else if h == focus_dst {
+                        (lossy(LossPlace::Receiver, false, &f.cfg), lossy(LossPlace::Receiver, true, &f.cfg))
+                    } else {
+                        (false, false)
+                    };
+                    let stream = if dumbbell && h == topo.hosts.len() - 1 {
+                        900
+                    } else {
+                        let s = 1000 + 2 * access_no;
+                        access_no += 1;
+                        s
+                    };
+                    f.link(a, b, rate, delay, lo, li_, seed, stream)
+                }
+                LinkRole::Path(k) => {
+                    let extra = if paths > 1 { f.cfg.reorder_ns * k as u64 / (paths as u64 - 1) } else { 0 };
+                    let (lo, li_) = (lossy(LossPlace::Fabric, true, &f.cfg), lossy(LossPlace::Fabric, false, &f.cfg));
+                    let (p0, p1) = f.link(a, b, frate, delay + extra, lo, li_, seed, 2000 + 2 * k as u64);
+                    f.ports[p0 as usize].name = format!("sw0>sw1#{k}");
+                    f.ports[p1 as usize].name = format!("sw1>sw0#{k}");
+                    (p0, p1)
+                }
+                LinkRole::Uplink { leaf, spine } => {
+                    // Both directions of every uplink carry both directions of traffic: the
+                    // direction filter of --loss-dir applies per packet (`LossState::dir`).
+                    let on = lossy(LossPlace::Fabric, true, &f.cfg) || lossy(LossPlace::Fabric, false, &f.cfg);
+                    let stream = 2000 + 2 * (leaf as u64 * spines as u64 + spine as u64);
+                    let (p0, p1) = f.link(a, b, frate, delay, on, on, seed, stream);
+                    for p in [p0, p1] {
+                        if let Some(l) = f.ports[p as usize].loss.as_mut() {
+                            l.dir = f.cfg.loss_dir;
+                        }
+                    }
+                    (p0, p1)
+                }
+            };
+            debug_assert_eq!(f.link_ports.len(), li);
+            f.link_ports.push(ports);
         }
-        let (r, sw0, sw1) = (f.receiver, f.sw0, f.sw1);
-        let (lo, li) = (lossy(LossPlace::Receiver, false, &f.cfg), lossy(LossPlace::Receiver, true, &f.cfg));
-        f.link(r, sw1, rate, delay, lo, li, seed, 900);
-        // Fabric links.
-        let mut fabric_ports = Vec::new();
-        for k in 0..paths {
-            let extra = if paths > 1 { f.cfg.reorder_ns * k as u64 / (paths as u64 - 1) } else { 0 };
-            let (lo, li) = (lossy(LossPlace::Fabric, true, &f.cfg), lossy(LossPlace::Fabric, false, &f.cfg));
-            let (p0, p1) = f.link(sw0, sw1, frate, delay + extra, lo, li, seed, 2000 + 2 * k as u64);
-            f.ports[p0 as usize].name = format!("sw0>sw1#{k}");
-            f.ports[p1 as usize].name = format!("sw1>sw0#{k}");
-            fabric_ports.push((p0, p1));
-        }
-        // Routes.
-        let hosts = n + 1;
-        let mut r0 = vec![Vec::new(); hosts];
-        let mut r1 = vec![Vec::new(); hosts];
-        for (i, route) in r0.iter_mut().enumerate().take(n) {
-            *route = vec![f.nodes[sw0 as usize].ports[i]];
-        }
-        r0[n] = fabric_ports.iter().map(|p| p.0).collect();
-        for route in r1.iter_mut().take(n) {
-            *route = fabric_ports.iter().map(|p| p.1).collect();
-        }
-        r1[n] = vec![f.nodes[sw1 as usize].ports[0]];
-        f.nodes[sw0 as usize].routes = r0;
-        f.nodes[sw1 as usize].routes = r1;
+        f.install_routes();
         // Taps.
         let taps = f.cfg.taps.clone();
         for (t, tap) in taps.iter().enumerate() {
             let port = match tap {
-                TapPoint::Sender => f.nodes[0].ports[0],
-                TapPoint::Receiver => f.nodes[r as usize].ports[0],
-                TapPoint::Fabric => fabric_ports[(f.cfg.fabric_tap_path.min(paths - 1)) as usize].0,
+                TapPoint::Sender => f.nodes[topo.hosts[focus_src]].ports[0],
+                TapPoint::Receiver => f.nodes[topo.hosts[focus_dst]].ports[0],
+                TapPoint::Fabric => {
+                    let k = f.cfg.fabric_tap_path;
+                    let leaf = topo.leaf_of(focus_src);
+                    let links: Vec<usize> = (0..topo.links.len())
+                        .filter(|&l| topo.links[l].a == leaf && !matches!(topo.links[l].role, LinkRole::Access))
+                        .collect();
+                    let l = links[(k as usize).min(links.len().saturating_sub(1))];
+                    f.link_ports[l].0
+                }
             };
             f.ports[port as usize].tap = Some(t as u8);
         }
+        for (name, at) in f.cfg.link_failures.clone() {
+            if let Some(l) = f.link_by_name(&name) {
+                f.queue.push(at, Ev::LinkDown(l as u32));
+            }
+        }
+        if f.cfg.pfc {
+            // Each switch port's ingress share of the buffer is `queue_bytes`; its XOFF leaves
+            // the headroom of its own link. A link too fast or long for the buffer gets a best
+            // effort: XOFF at a quarter of it (losses then remain possible and are counted).
+            let max_frame = wire_bytes(f.cfg.data_frame_bytes as usize);
+            for p in 0..f.ports.len() {
+                if !f.ports[p].is_switch {
+                    continue;
+                }
+                let (rate, delay) = (f.ports[p].rate_bps, f.ports[p].delay_ns);
+                let q = f.cfg.queue_bytes;
+                f.ports[p].pfc = Some(PfcConfig::for_buffer(q, rate, delay, max_frame).unwrap_or_else(|| {
+                    f.stats.pfc_short_headroom_ports += 1;
+                    PfcConfig { xoff_bytes: q / 4, xon_bytes: q / 8, priority: pfc::ROCE_PRIORITY }
+                }));
+            }
+        }
         f
+    }
+
+    /// The topology link one of whose ports is named `name` (e.g. `leaf0>spine1`,
+    /// `spine1>leaf0`, `sw0>sw1#2`, `s0>sw0`).
+    pub fn link_by_name(&self, name: &str) -> Option<usize> {
+        self.link_ports.iter().position(|&(a, b)| self.ports[a as usize].name == name || self.ports[b as usize].name == name)
+    }
+
+    /// (sender host, receiver host) the taps and loss places name.
+    fn focus(&self) -> (usize, usize) {
+        self.cfg.focus.unwrap_or((0, self.topo.hosts.len() - 1))
+    }
+
+    /// Each switch's candidate egress ports per destination host, from the topology's routes.
+    fn install_routes(&mut self) {
+        for n in 0..self.topo.nodes.len() {
+            if matches!(self.topo.nodes[n].kind, NodeKind::Host { .. }) {
+                continue;
+            }
+            let routes = self.topo.routes[n]
+                .iter()
+                .map(|hops| {
+                    hops.iter()
+                        .map(|h| if h.forward { self.link_ports[h.link].0 } else { self.link_ports[h.link].1 })
+                        .collect()
+                })
+                .collect();
+            self.nodes[n].routes = routes;
+        }
     }
 
     fn add_node(&mut self, name: String, ip: Option<IpAddr>, mac: [u8; 6], stream: u64) -> u16 {
@@ -817,7 +1001,7 @@ impl<'w> Fabric<'w> {
                 peer,
                 rate_bps: rate,
                 delay_ns: delay,
-                loss: lossy.then(|| LossState { rng: Rng::new(seed, s), model, bad: false }),
+                loss: lossy.then(|| LossState { rng: Rng::new(seed, s), model, bad: false, dir: LossDir::Both }),
                 name: format!("{}>{}", self.nodes[node as usize].name, self.nodes[other as usize].name),
                 data: VecDeque::new(),
                 data_bytes: 0,
@@ -828,6 +1012,11 @@ impl<'w> Fabric<'w> {
                 v_ctrl: 0,
                 tap: None,
                 is_switch,
+                mac_ctrl: VecDeque::new(),
+                pause: EgressPause::default(),
+                meter: IngressMeter::default(),
+                down: false,
+                pfc: None,
             });
         }
         self.nodes[a as usize].ports.push(pa);
@@ -835,23 +1024,51 @@ impl<'w> Fabric<'w> {
         (pa, pb)
     }
 
-    /// Sender host `i`'s (MAC, IP).
+    /// Host `i`'s (MAC, IP) (hosts in the topology's order: on the dumbbell, the senders then
+    /// the receiver).
+    pub fn host(&self, i: usize) -> ([u8; 6], IpAddr) {
+        let n = &self.nodes[self.topo.hosts[i]];
+        (n.mac, n.ip.expect("hosts have addresses"))
+    }
+
+    /// Hosts in the topology.
+    pub fn hosts(&self) -> usize {
+        self.topo.hosts.len()
+    }
+
+    /// The topology as built (routes reflect failed links).
+    pub fn topology(&self) -> &Topology {
+        &self.topo
+    }
+
+    /// Sender host `i`'s (MAC, IP) on the dumbbell.
     pub fn sender_host(&self, i: usize) -> ([u8; 6], IpAddr) {
-        let n = &self.nodes[i];
-        (n.mac, n.ip.unwrap())
+        self.host(i)
     }
 
-    /// The receiver's (MAC, IP).
+    /// The dumbbell receiver's (MAC, IP).
     pub fn receiver_host(&self) -> ([u8; 6], IpAddr) {
-        let n = &self.nodes[self.receiver as usize];
-        (n.mac, n.ip.unwrap())
+        self.host(self.hosts() - 1)
     }
 
-    /// Adds a connection from sender `sender` to the receiver. `cfg` must use the hosts'
-    /// addresses ([`Self::sender_host`], [`Self::receiver_host`]).
+    /// Adds a connection from sender `sender` to the dumbbell's receiver.
     pub fn add_connection(
         &mut self,
         sender: usize,
+        cfg: ConnConfig,
+        req: Box<dyn Requester>,
+        resp: Box<dyn Endpoint>,
+    ) -> u32 {
+        let receiver = self.hosts() - 1;
+        self.add_connection_between(sender, receiver, cfg, req, resp)
+    }
+
+    /// Adds a connection whose requester is on host `src` and responder on host `dst`. `cfg`
+    /// must use the hosts' addresses ([`Self::host`]).
+    pub fn add_connection_between(
+        &mut self,
+        src: usize,
+        dst: usize,
         cfg: ConnConfig,
         req: Box<dyn Requester>,
         resp: Box<dyn Endpoint>,
@@ -862,10 +1079,11 @@ impl<'w> Fabric<'w> {
         self.eps.push(EpBox::Resp(resp));
         self.ep_conn.push((c, true));
         self.ep_conn.push((c, false));
-        self.nodes[sender].qps.insert(cfg.requester.qpn, e);
-        self.nodes[sender].nic.add(e);
-        self.nodes[self.receiver as usize].qps.insert(cfg.responder.qpn, e + 1);
-        self.conns.push(ConnRec { cfg, sender, messages: Vec::new(), failed: None });
+        let (src_node, dst_node) = (self.topo.hosts[src], self.topo.hosts[dst]);
+        self.nodes[src_node].qps.insert(cfg.requester.qpn, e);
+        self.nodes[src_node].nic.add(e);
+        self.nodes[dst_node].qps.insert(cfg.responder.qpn, e + 1);
+        self.conns.push(ConnRec { cfg, sender: src, receiver: dst, messages: Vec::new(), failed: None });
         self.accept.push([AcceptState::default(), AcceptState::default()]);
         let line = self.cfg.rate_bps as f64;
         self.dcqcn.push((self.cfg.cc == CongestionControl::Dcqcn).then(|| Dcqcn::new(DcqcnConfig::paper(line))));
@@ -933,6 +1151,9 @@ impl<'w> Fabric<'w> {
                         self.start(p);
                     }
                 }
+                Ev::PortWake(p) => self.port_wake(p),
+                Ev::PfcRefresh(p) => self.pfc_refresh(p),
+                Ev::LinkDown(l) => self.fail_link(l as usize),
                 Ev::Arrive { port, pkt } => self.arrive(port, pkt),
                 Ev::Timer { ep, token } => {
                     if !finished {
@@ -1080,10 +1301,10 @@ impl<'w> Fabric<'w> {
         let (kind, cover, dcp_msn, dst, flow) = {
             let f =
                 Frame::parse(LinkType::Ethernet, &bytes, bytes.len(), &DecodeOptions { verify: false, ..self.decode });
-            classify(&f, msg, self.cfg.params.dcp_tag_shift, self.cfg.profile == Profile::Dcp)
+            classify(&f, msg, self.cfg.params.dcp_tag_shift, self.cfg.profile == Profile::Dcp, &self.topo)
         };
-        let dst = dst.map(|d| if d == RECEIVER_SENTINEL { self.receiver } else { d });
-        let to_requester = dst != Some(self.receiver);
+        let (sender, receiver) = (self.conns[conn as usize].sender as u16, self.conns[conn as usize].receiver as u16);
+        let to_requester = dst == Some(sender);
         if kind.is_data() && origin == Origin::Requester {
             if let Some(m) = msg {
                 self.msg_first_psn[conn as usize].entry(m).or_insert(psn);
@@ -1108,23 +1329,23 @@ impl<'w> Fabric<'w> {
         });
         self.stats.transmissions += 1;
         let src_host = match origin {
-            Origin::Requester => self.conns[conn as usize].sender as u16,
-            Origin::Responder => self.receiver,
+            Origin::Requester => sender,
+            Origin::Responder => receiver,
+            // The CNP leaves the host that saw the CE mark: the other end of `dst`.
             Origin::Nic => {
-                // The CNP leaves the host that saw the CE mark: the other end of `dst`.
-                if dst == Some(self.receiver) {
-                    self.conns[conn as usize].sender as u16
+                if to_requester {
+                    receiver
                 } else {
-                    self.receiver
+                    sender
                 }
             }
         };
         let dst_host = dst.unwrap_or(u16::MAX);
-        let pkt = self.alloc(Packet { bytes, tx: id, dst_host, flow, trimmed: false });
+        let pkt = self.alloc(Packet { bytes, tx: id, dst_host, flow, trimmed: false, to_requester, ingress: NO_PORT });
         if self.pulling && origin == Origin::Requester && self.pulled.is_none() {
             self.pulled = Some(pkt);
         } else {
-            let port = self.nodes[src_host as usize].ports[0];
+            let port = self.nodes[self.topo.hosts[src_host as usize]].ports[0];
             self.enqueue_nic_ctrl(port, pkt);
         }
         id
@@ -1154,6 +1375,9 @@ impl<'w> Fabric<'w> {
 
     fn drop_packet(&mut self, pkt: u32, cause: DropCause, place: String) {
         let p = self.take(pkt);
+        if p.ingress != NO_PORT {
+            self.ingress_left(p.ingress, p.bytes.len() as u64);
+        }
         let place = self.place(place);
         let t = &mut self.txs[p.tx as usize];
         t.fate = Fate::Dropped { at: self.now, cause, place };
@@ -1191,7 +1415,14 @@ impl<'w> Fabric<'w> {
         if trim && is_roce && tag == Some(dcp::TAG_HO) {
             return self.enqueue_ctrl(port, pkt);
         }
-        if p.data_bytes + len > self.cfg.queue_bytes {
+        // Lossless mode: the switch's buffer is one `queue_bytes` share per ingress port, and
+        // any egress queue may use all of it (PFC keeps each share from overflowing).
+        let limit = if self.cfg.pfc {
+            self.cfg.queue_bytes * self.nodes[p.node as usize].ports.len() as u64
+        } else {
+            self.cfg.queue_bytes
+        };
+        if p.data_bytes + len > limit {
             if trim && is_roce && tag == Some(dcp::TAG_DATA) {
                 let place = self.place(self.ports[port as usize].name.clone());
                 let shift = self.cfg.params.dcp_tag_shift;
@@ -1250,29 +1481,46 @@ impl<'w> Fabric<'w> {
         }
     }
 
-    /// Starts serializing the next packet of `port` (WRR between the control and data queues;
-    /// a host NIC: its control FIFO, else a pulled packet).
+    /// Starts serializing the next packet of `port`: a PFC frame first, then (unless PFC has
+    /// paused the port) WRR between the control and data queues; a host NIC: its control FIFO,
+    /// else a pulled packet.
     fn start(&mut self, port: u32) {
         let p = &self.ports[port as usize];
-        if !p.is_switch && p.ctrl.is_empty() && p.data.is_empty() {
+        if !p.is_switch && p.ctrl.is_empty() && p.data.is_empty() && !p.down && !p.pause.paused(self.now) {
             self.pull(port);
         }
         let (wn, wd) = self.wrr;
+        let now = self.now;
         let p = &mut self.ports[port as usize];
-        let from_ctrl = match (p.ctrl.is_empty(), p.data.is_empty()) {
-            (true, true) => return,
-            (false, true) => true,
-            (true, false) => false,
-            (false, false) => p.v_ctrl <= p.v_data,
+        if p.down {
+            return;
+        }
+        let (pkt, from_ctrl, mac) = if let Some(pkt) = p.mac_ctrl.pop_front() {
+            (pkt, false, true)
+        } else {
+            if p.pause.paused(now) && !(p.ctrl.is_empty() && p.data.is_empty()) {
+                // Paused: wake when the pause runs out (a resume frame wakes it earlier).
+                let at = p.pause.until();
+                self.queue.push(at, Ev::PortWake(port));
+                return;
+            }
+            let from_ctrl = match (p.ctrl.is_empty(), p.data.is_empty()) {
+                (true, true) => return,
+                (false, true) => true,
+                (true, false) => false,
+                (false, false) => p.v_ctrl <= p.v_data,
+            };
+            let pkt = if from_ctrl { p.ctrl.pop_front() } else { p.data.pop_front() }.expect("non-empty");
+            (pkt, from_ctrl, false)
         };
-        let pkt = if from_ctrl { p.ctrl.pop_front() } else { p.data.pop_front() }.expect("non-empty");
-        let (len, trimmed, tx, ce) = {
+        let (len, trimmed, tx, ce, to_requester, ingress) = {
             let pk = self.packets[pkt as usize].as_ref().expect("live packet");
             let ce = Hdr::of(&pk.bytes).is_some_and(|h| h.tos(&pk.bytes) & 3 == 3);
-            (pk.bytes.len(), pk.trimmed, pk.tx, ce)
+            (pk.bytes.len(), pk.trimmed, pk.tx, ce, pk.to_requester, pk.ingress)
         };
         let p = &mut self.ports[port as usize];
-        if from_ctrl {
+        if mac {
+        } else if from_ctrl {
             p.ctrl_bytes -= len as u64;
             if p.is_switch {
                 p.v_ctrl += len as u128 * wd;
@@ -1286,12 +1534,19 @@ impl<'w> Fabric<'w> {
         p.busy = true;
         let ser = ser_ns(wire_bytes(len), p.rate_bps);
         let (delay, peer, tap) = (p.delay_ns, p.peer, p.tap);
-        let lost = p.loss.as_mut().is_some_and(|l| l.lose());
+        let lost = !mac && p.loss.as_mut().is_some_and(|l| l.applies(to_requester) && l.lose());
         self.stats.link_frames += 1;
-        if let Some(t) = tap {
-            self.record(t, pkt, tx, false, trimmed, ce);
+        if ingress != NO_PORT {
+            self.packets[pkt as usize].as_mut().expect("live packet").ingress = NO_PORT;
+            self.ingress_left(ingress, len as u64);
         }
-        let now = self.now;
+        if let Some(t) = tap {
+            if tx == NO_TX {
+                self.record_untracked(t, pkt);
+            } else {
+                self.record(t, pkt, tx, false, trimmed, ce);
+            }
+        }
         self.queue.push(now + ser, Ev::PortDone(port));
         if lost {
             let name = format!("link {}", self.ports[port as usize].name);
@@ -1301,9 +1556,104 @@ impl<'w> Fabric<'w> {
         }
     }
 
+    /// A packet that came in through switch port `ingress` left its egress queue: PFC's
+    /// accounting may resume the upstream port.
+    fn ingress_left(&mut self, ingress: u32, len: u64) {
+        let Some(cfg) = self.ports[ingress as usize].pfc else { return };
+        if self.ports[ingress as usize].meter.on_dequeued(&cfg, len) == Some(PfcSignal::Resume) {
+            self.send_pfc(ingress, 0);
+        }
+    }
+
+    /// A packet came in through switch port `ingress` and is about to be queued: PFC's
+    /// accounting may pause the upstream port. (Whether it is then queued, dropped or sent at
+    /// once, it leaves through [`Self::start`] or [`Self::drop_packet`], which give the bytes
+    /// back.)
+    fn ingress_queued(&mut self, ingress: u32, pkt: u32, len: u64) {
+        let Some(cfg) = self.ports[ingress as usize].pfc else { return };
+        self.packets[pkt as usize].as_mut().expect("live packet").ingress = ingress;
+        if self.ports[ingress as usize].meter.on_queued(&cfg, len) == Some(PfcSignal::Pause) {
+            self.send_pfc(ingress, pfc::MAX_QUANTA);
+        }
+    }
+
+    /// Sends a PFC frame for RoCE's priority out of `port` (towards the upstream node):
+    /// `quanta` 0 resumes.
+    fn send_pfc(&mut self, port: u32, quanta: u16) {
+        let node = self.ports[port as usize].node as usize;
+        let bytes = pfc::pfc_frame(self.nodes[node].mac, pfc::ROCE_PRIORITY, quanta);
+        let dur = pfc::quanta_ns(quanta, self.ports[port as usize].rate_bps);
+        self.ports[port as usize].meter.pause_sent(self.now, dur);
+        if quanta > 0 {
+            self.stats.pause_frames += 1;
+            // Renew the pause before it runs out if the queue is still above XON.
+            self.queue.push(self.now + dur.saturating_sub(dur / 8).max(1), Ev::PfcRefresh(port));
+        } else {
+            self.stats.resume_frames += 1;
+        }
+        let pkt = self.alloc(Packet {
+            bytes,
+            tx: NO_TX,
+            dst_host: u16::MAX,
+            flow: 0,
+            trimmed: false,
+            to_requester: false,
+            ingress: NO_PORT,
+        });
+        let p = &mut self.ports[port as usize];
+        p.mac_ctrl.push_back(pkt);
+        if !p.busy {
+            self.start(port);
+        }
+    }
+
+    /// A pause this port sent may be about to run out.
+    fn pfc_refresh(&mut self, port: u32) {
+        let margin = pfc::quanta_ns(pfc::MAX_QUANTA, self.ports[port as usize].rate_bps) / 8;
+        if self.ports[port as usize].meter.refresh_due(self.now, margin) {
+            self.send_pfc(port, pfc::MAX_QUANTA);
+        }
+    }
+
+    /// A link fails: both its ports stop, what they hold and what is on the wire is lost, and
+    /// routing reconverges around it at once.
+    fn fail_link(&mut self, link: usize) {
+        let (pa, pb) = self.link_ports[link];
+        for port in [pa, pb] {
+            self.ports[port as usize].down = true;
+            let name = format!("link {} (down)", self.ports[port as usize].name);
+            let p = &mut self.ports[port as usize];
+            let queued: Vec<u32> = p.mac_ctrl.drain(..).chain(p.ctrl.drain(..)).chain(p.data.drain(..)).collect();
+            p.ctrl_bytes = 0;
+            p.data_bytes = 0;
+            for pkt in queued {
+                self.discard(pkt, DropCause::Link, name.clone());
+            }
+        }
+        self.topo.fail_link(link);
+        self.install_routes();
+        self.stats.failed_links += 1;
+    }
+
+    /// Drops a packet that may be a PFC frame (no transmission record).
+    fn discard(&mut self, pkt: u32, cause: DropCause, place: String) {
+        if self.pkt(pkt).tx == NO_TX {
+            self.take(pkt);
+        } else {
+            self.drop_packet(pkt, cause, place);
+        }
+    }
+
     fn port_done(&mut self, port: u32) {
         self.ports[port as usize].busy = false;
         self.start(port);
+    }
+
+    /// A paused port's pause may have run out.
+    fn port_wake(&mut self, port: u32) {
+        if !self.ports[port as usize].busy {
+            self.start(port);
+        }
     }
 
     fn record(&mut self, tap: u8, pkt: u32, tx: u32, incoming: bool, trimmed: bool, ce: bool) {
@@ -1329,8 +1679,48 @@ impl<'w> Fabric<'w> {
         }
     }
 
+    /// A frame the truth does not follow (a PFC frame): written to the capture only (its
+    /// frame number is skipped in the truth's frame lists).
+    fn record_untracked(&mut self, tap: u8, pkt: u32) {
+        self.frames_written += 1;
+        if let Some(w) = self.writer.as_mut() {
+            if self.write_error.is_none() {
+                let bytes = &self.packets[pkt as usize].as_ref().expect("live packet").bytes;
+                if let Err(e) = w.write(tap as u32, EPOCH_NS + self.now, bytes) {
+                    self.write_error = Some(e);
+                }
+            }
+        }
+    }
+
     fn arrive(&mut self, port: u32, pkt: u32) {
         let (node, tap) = (self.ports[port as usize].node, self.ports[port as usize].tap);
+        if self.ports[port as usize].down {
+            // The link failed while the frame was on it.
+            let name = format!("link {} (down)", self.ports[self.ports[port as usize].peer as usize].name);
+            return self.discard(pkt, DropCause::Link, name);
+        }
+        if self.pkt(pkt).tx == NO_TX {
+            // A PFC frame: it pauses (or resumes) this port's own egress towards its sender.
+            if let Some(t) = tap {
+                self.record_untracked(t, pkt);
+            }
+            let p = self.take(pkt);
+            let quanta = {
+                let f = Frame::parse(LinkType::Ethernet, &p.bytes, p.bytes.len(), &self.decode);
+                f.mac_control().filter(|m| m.class_enable().is_some_and(|c| c & (1 << pfc::ROCE_PRIORITY) != 0))
+                    .map(|m| m.quanta(pfc::ROCE_PRIORITY as usize))
+            };
+            if let Some(q) = quanta {
+                let rate = self.ports[port as usize].rate_bps;
+                self.ports[port as usize].pause.on_frame(self.now, q, rate);
+                self.stats.pauses_received += (q > 0) as u64;
+                if q == 0 && !self.ports[port as usize].busy {
+                    self.start(port);
+                }
+            }
+            return;
+        }
         if let Some(t) = tap {
             let pk = self.pkt(pkt);
             let ce = Hdr::of(&pk.bytes).is_some_and(|h| h.tos(&pk.bytes) & 3 == 3);
@@ -1338,13 +1728,13 @@ impl<'w> Fabric<'w> {
             self.record(t, pkt, tx, true, trimmed, ce);
         }
         if self.ports[port as usize].is_switch {
-            self.forward(node, pkt)
+            self.forward(node, pkt, port)
         } else {
             self.deliver(node, pkt)
         }
     }
 
-    fn forward(&mut self, sw: u16, pkt: u32) {
+    fn forward(&mut self, sw: u16, pkt: u32, in_port: u32) {
         let (dst, flow) = {
             let p = self.packets[pkt as usize].as_mut().expect("live packet");
             if let Some(h) = Hdr::of(&p.bytes) {
@@ -1353,7 +1743,7 @@ impl<'w> Fabric<'w> {
             (p.dst_host, p.flow)
         };
         let node = &mut self.nodes[sw as usize];
-        let Some(cands) = node.routes.get(dst as usize) else {
+        let Some(cands) = node.routes.get(dst as usize).filter(|c| !c.is_empty()) else {
             let name = format!("{} (no route)", node.name);
             return self.drop_packet(pkt, DropCause::NoEndpoint, name);
         };
@@ -1371,6 +1761,8 @@ impl<'w> Fabric<'w> {
                 }
             }
         };
+        let len = self.pkt(pkt).bytes.len() as u64;
+        self.ingress_queued(in_port, pkt, len);
         self.enqueue_switch(port, pkt);
     }
 
@@ -1528,9 +1920,10 @@ fn classify(
     msg: Option<u64>,
     tag_shift: u8,
     dcp_stack: bool,
+    topo: &Topology,
 ) -> (Kind, Cover, Option<u32>, Option<u16>, u64) {
     let (src, dst) = f.ip_addrs().unwrap_or((IpAddr::from([0u8; 4]), IpAddr::from([0u8; 4])));
-    let dst_host = host_index(dst);
+    let dst_host = topo.host_of(dst).map(|h| h as u16);
     let sport = f.udp_ports().map_or(0, |p| p.0);
     let ip = |a: IpAddr| match a {
         IpAddr::V4(v) => u32::from(v) as u64,
@@ -1586,24 +1979,6 @@ fn classify(
     }
     (Kind::Other, Cover::None, None, dst_host, flow)
 }
-
-/// The host an address belongs to: senders are 10.0.0.(i+1), the receiver 10.0.1.1.
-fn host_index(ip: IpAddr) -> Option<u16> {
-    match ip {
-        IpAddr::V4(v) => {
-            let o = v.octets();
-            match (o[0], o[1], o[2], o[3]) {
-                (10, 0, 0, x) if x >= 1 => Some(x as u16 - 1),
-                (10, 0, 1, 1) => Some(RECEIVER_SENTINEL),
-                _ => None,
-            }
-        }
-        IpAddr::V6(_) => None,
-    }
-}
-
-/// Stands for "the receiver" until the fabric maps it to its node number.
-const RECEIVER_SENTINEL: u16 = u16::MAX - 1;
 
 /// Where the IP header of an Ethernet frame is, and what it is.
 #[derive(Clone, Copy)]

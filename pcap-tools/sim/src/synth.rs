@@ -8,7 +8,8 @@ use std::path::Path;
 
 use rocescope_stacks::rng::Rng;
 use super::sim::{
-    AcceptModel, CongestionControl, Fabric, FabricConfig, LossDir, LossModel, LossPlace, Progress, Routing, RunStats, TapPoint,
+    AcceptModel, CongestionControl, Fabric, FabricConfig, LossDir, LossModel, LossPlace, Progress, Routing, RunStats,
+    TapPoint, TopologyKind,
 };
 use super::truth;
 use rocescope_analysis::capture::CaptureWriter;
@@ -35,6 +36,34 @@ impl OpChoice {
             OpChoice::One(op) => op.name(),
             OpChoice::Mix => "mix",
         }
+    }
+}
+
+/// Who sends to whom.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Pattern {
+    /// `incast` senders to one receiver (the dumbbell's only pattern). On a leaf-spine the
+    /// receiver is the first host (`h0.0`) and the senders are taken from the other leaves
+    /// first (leaf 1's hosts, then leaf 2's, …, then leaf 0's), so the incast crosses the
+    /// spines.
+    Incast,
+    /// Every host sends to one other host and receives from one: a random derangement of the
+    /// hosts drawn from the seed.
+    Permutation,
+    /// Every host sends to every other host.
+    AllToAll,
+}
+
+impl Pattern {
+    pub fn name(self) -> &'static str {
+        match self {
+            Pattern::Incast => "incast",
+            Pattern::Permutation => "permutation",
+            Pattern::AllToAll => "all-to-all",
+        }
+    }
+    pub fn from_name(s: &str) -> Option<Pattern> {
+        [Pattern::Incast, Pattern::Permutation, Pattern::AllToAll].into_iter().find(|p| p.name() == s)
     }
 }
 
@@ -89,6 +118,14 @@ pub struct SynthOptions {
     pub dcp_tag_shift: u8,
     /// Congestion control of the requesters' NICs (`--cc`).
     pub cc: CongestionControl,
+    /// The fabric's shape.
+    pub topology: TopologyKind,
+    /// Who sends to whom (leaf-spine; the dumbbell is always an incast).
+    pub pattern: Pattern,
+    /// Lossless mode: PFC (`pfc.rs`).
+    pub pfc: bool,
+    /// Links that fail during the run: (link name, time ns).
+    pub link_failures: Vec<(String, u64)>,
 }
 
 impl Default for SynthOptions {
@@ -131,6 +168,10 @@ impl Default for SynthOptions {
             post_interval_ns: 0,
             dcp_tag_shift: rocescope_codec::Params::default().dcp_tag_shift,
             cc: CongestionControl::Dcqcn,
+            topology: TopologyKind::Dumbbell,
+            pattern: Pattern::Incast,
+            pfc: false,
+            link_failures: Vec::new(),
         }
     }
 }
@@ -155,6 +196,31 @@ impl SynthOptions {
         if self.incast == 0 || self.incast > 200 {
             return Err("--incast must be 1-200".into());
         }
+        match self.topology {
+            TopologyKind::Dumbbell => {
+                if self.pattern != Pattern::Incast {
+                    return Err(format!("--pattern {} needs --topology leaf-spine", self.pattern.name()));
+                }
+            }
+            TopologyKind::LeafSpine { leaves, spines, hosts_per_leaf } => {
+                if leaves == 0 || spines == 0 || hosts_per_leaf == 0 || leaves > 64 || spines > 64 || hosts_per_leaf > 64 {
+                    return Err("--leaves, --spines and --hosts-per-leaf must be 1-64".into());
+                }
+                let hosts = leaves * hosts_per_leaf;
+                if hosts < 2 {
+                    return Err("a leaf-spine needs at least two hosts".into());
+                }
+                if self.pattern == Pattern::Incast && self.incast >= hosts {
+                    return Err(format!("--incast {} needs more hosts than {hosts}", self.incast));
+                }
+                if self.fabric_tap_path >= spines {
+                    return Err(format!("--fabric-tap-path {} but only {spines} spines", self.fabric_tap_path));
+                }
+                if self.paths != 1 || self.reorder_ns != 0 {
+                    return Err("--paths and --reorder shape the dumbbell: a leaf-spine's paths are its spines".into());
+                }
+            }
+        }
         if self.rate_gbps <= 0.0 || self.fabric_rate_gbps.is_some_and(|r| r <= 0.0) {
             return Err("rates must be positive".into());
         }
@@ -168,7 +234,7 @@ impl SynthOptions {
         if let Some(op) = ops.iter().find(|&&op| !self.stack.supports(op)) {
             return Err(format!("the {} stack does not model {} (READ is GBN only)", self.stack.name(), op.name()));
         }
-        if self.fabric_tap_path >= self.paths {
+        if self.topology == TopologyKind::Dumbbell && self.fabric_tap_path >= self.paths {
             return Err(format!("--fabric-tap-path {} but only {} paths", self.fabric_tap_path, self.paths));
         }
         if self.local_ack_timeout > 31 {
@@ -246,6 +312,18 @@ impl SynthOptions {
         if self.dcp_tag_shift != rocescope_codec::Params::default().dcp_tag_shift {
             a.push(format!("--dcp-tag-shift {}", self.dcp_tag_shift));
         }
+        if let TopologyKind::LeafSpine { leaves, spines, hosts_per_leaf } = self.topology {
+            a.push(format!(
+                "--topology leaf-spine --leaves {leaves} --spines {spines} --hosts-per-leaf {hosts_per_leaf} --pattern {}",
+                self.pattern.name()
+            ));
+        }
+        if self.pfc {
+            a.push("--pfc".into());
+        }
+        for (link, at) in &self.link_failures {
+            a.push(format!("--fail-link {link}@{at}"));
+        }
         a.join(" ")
     }
 
@@ -280,6 +358,10 @@ impl SynthOptions {
             data_frame_bytes: 78 + self.mtu,
             accept: if self.stack == StackKind::Gbn { AcceptModel::InOrder } else { AcceptModel::AnyOrder },
             cc: self.cc,
+            topology: self.topology,
+            focus: self.pairs().first().copied(),
+            pfc: self.pfc,
+            link_failures: self.link_failures.clone(),
         }
     }
 
@@ -333,13 +415,61 @@ impl SynthOptions {
 /// Makes one connection's two ends.
 pub type PairFactory<'a> = dyn FnMut(&ConnConfig) -> (Box<dyn Requester>, Box<dyn Endpoint>) + 'a;
 
-/// The connection parameters of sender `i` on `fabric`.
-pub fn conn_config(opts: &SynthOptions, fabric: &Fabric<'_>, i: usize, rng: &mut Rng) -> ConnConfig {
-    let (smac, sip) = fabric.sender_host(i);
-    let (rmac, rip) = fabric.receiver_host();
+impl SynthOptions {
+    /// The connections as (requester host, responder host), in connection order: on the
+    /// dumbbell, sender `i` to the receiver; on a leaf-spine, per [`Pattern`].
+    pub fn pairs(&self) -> Vec<(usize, usize)> {
+        match self.topology {
+            TopologyKind::Dumbbell => (0..self.incast as usize).map(|i| (i, self.incast as usize)).collect(),
+            TopologyKind::LeafSpine { leaves, hosts_per_leaf, .. } => {
+                let (l, h) = (leaves as usize, hosts_per_leaf as usize);
+                let n = l * h;
+                match self.pattern {
+                    Pattern::Incast => {
+                        // Other leaves first, so that the incast crosses the spines.
+                        let order = (h..n).chain(1..h);
+                        order.take(self.incast as usize).map(|s| (s, 0)).collect()
+                    }
+                    Pattern::Permutation => {
+                        // Sattolo's algorithm: a uniformly random cyclic permutation, so no
+                        // host sends to itself.
+                        let mut p: Vec<usize> = (0..n).collect();
+                        let mut rng = Rng::new(self.seed, 11);
+                        for i in (1..n).rev() {
+                            let j = rng.below(i as u64) as usize;
+                            p.swap(i, j);
+                        }
+                        (0..n).map(|i| (i, p[i])).collect()
+                    }
+                    Pattern::AllToAll => {
+                        (0..n).flat_map(|i| (0..n).filter(move |&j| j != i).map(move |j| (i, j))).collect()
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// The connection parameters of connection `c` from host `src` to host `dst` on `fabric`.
+/// QPNs: requester `0x100 + c`, responder `0x200 + c` on the dumbbell (as in the first
+/// captures); `0x10000 + c` and `0x800000 + c` on a leaf-spine, where a host may hold both
+/// ends of many connections.
+pub fn conn_config_between(
+    opts: &SynthOptions,
+    fabric: &Fabric<'_>,
+    c: usize,
+    (src, dst): (usize, usize),
+    rng: &mut Rng,
+) -> ConnConfig {
+    let (smac, sip) = fabric.host(src);
+    let (rmac, rip) = fabric.host(dst);
+    let (req_qpn, resp_qpn) = match opts.topology {
+        TopologyKind::Dumbbell => (0x100 + c as u32, 0x200 + c as u32),
+        TopologyKind::LeafSpine { .. } => (0x10000 + c as u32, 0x800000 + c as u32),
+    };
     ConnConfig {
-        requester: Host { mac: smac, ip: sip, qpn: 0x100 + i as u32 },
-        responder: Host { mac: rmac, ip: rip, qpn: 0x200 + i as u32 },
+        requester: Host { mac: smac, ip: sip, qpn: req_qpn },
+        responder: Host { mac: rmac, ip: rip, qpn: resp_qpn },
         start_psn: (rng.next_u64() & 0xff_ffff) as u32,
         mtu: opts.mtu,
         udp_sport: 0xC000 | (rng.next_u64() & 0x3fff) as u16,
@@ -359,7 +489,13 @@ pub fn conn_config(opts: &SynthOptions, fabric: &Fabric<'_>, i: usize, rng: &mut
     }
 }
 
-/// Builds the fabric with `opts.incast` connections made by `factory` and posts the messages.
+/// The connection parameters of sender `i` on the dumbbell `fabric`.
+pub fn conn_config(opts: &SynthOptions, fabric: &Fabric<'_>, i: usize, rng: &mut Rng) -> ConnConfig {
+    conn_config_between(opts, fabric, i, (i, fabric.hosts() - 1), rng)
+}
+
+/// Builds the fabric with the connections of [`SynthOptions::pairs`] made by `factory` and
+/// posts the messages.
 pub fn build<'w>(
     opts: &SynthOptions,
     writer: Option<Box<dyn Write + 'w>>,
@@ -374,12 +510,20 @@ pub fn build<'w>(
         None => None,
     };
     let mut fabric = Fabric::new(cfg, writer);
+    for (name, _) in &opts.link_failures {
+        if fabric.link_by_name(name).is_none() {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::InvalidInput,
+                format!("--fail-link {name}: no such link (links are named like s0>sw0, sw0>sw1#0, leaf0>spine1)"),
+            ));
+        }
+    }
     let mut rng = Rng::new(opts.seed, 7);
     let ops = opts.ops();
-    for i in 0..opts.incast as usize {
-        let cc = conn_config(opts, &fabric, i, &mut rng);
+    for (i, pair) in opts.pairs().into_iter().enumerate() {
+        let cc = conn_config_between(opts, &fabric, i, pair, &mut rng);
         let (req, resp) = factory(&cc);
-        let c = fabric.add_connection(i, cc, req, resp);
+        let c = fabric.add_connection_between(pair.0, pair.1, cc, req, resp);
         for m in 0..opts.messages as u64 {
             let op = ops[m as usize % ops.len()];
             fabric.post(c, m * opts.post_interval_ns, Message { id: m, op, len: opts.message_size });

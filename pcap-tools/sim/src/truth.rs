@@ -375,6 +375,11 @@ pub struct Summary {
     pub max_control_queue_bytes: u64,
     /// Messages posted.
     pub messages: u64,
+    /// PFC pause frames the switches sent (lossless mode; they are in the capture but in no
+    /// tap's `frames`, which skip their frame numbers).
+    pub pause_frames: u64,
+    /// Links that failed during the run (`--fail-link`).
+    pub failed_links: u64,
     /// Transmissions that are retransmissions (see [`Retx`]).
     pub retransmissions: u64,
     /// Of which spurious.
@@ -403,8 +408,12 @@ pub struct Connection {
     /// The requester's base retransmission timeout (ns): GBN's local ACK timeout (0: none),
     /// IRN's RTO_high, DCP's first-round coarse timeout.
     pub rto_ns: u64,
-    /// The sending host (`s0`, `s1`, …).
+    /// The requester's host: its index among the topology's hosts (dumbbell: `s<sender>`;
+    /// leaf-spine: hosts leaf by leaf, `h<l>.<j>` is `l·hosts_per_leaf + j`).
     pub sender: u32,
+    /// The responder's host, indexed the same way (dumbbell: the receiver `r0`, index
+    /// `senders`).
+    pub receiver: u32,
     /// The requester's first PSN.
     pub start_psn: u32,
     /// IPv4 ToS of data packets.
@@ -1288,6 +1297,8 @@ impl<'f, 'w> Gen<'f, 'w> {
             link_frames: s.link_frames,
             max_control_queue_bytes: s.max_control_queue_bytes,
             messages: msgs.len() as u64,
+            pause_frames: s.pause_frames + s.resume_frames,
+            failed_links: s.failed_links,
             retransmissions: d.iter().filter(|d| d.cause.is_some()).count() as u64,
             spurious_retransmissions: d.iter().filter(|d| d.spurious).count() as u64,
             timed_out: s.timed_out,
@@ -1311,6 +1322,7 @@ impl<'f, 'w> Gen<'f, 'w> {
             responder: host(c.cfg.responder),
             rto_ns: c.cfg.timeouts.base_ns(stack),
             sender: c.sender as u32,
+            receiver: c.receiver as u32,
             start_psn: c.cfg.start_psn,
             tos: c.cfg.tos,
             udp_sport: c.cfg.udp_sport,
