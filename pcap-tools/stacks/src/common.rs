@@ -30,16 +30,16 @@ pub(crate) fn seg_len(len: u32, mtu: u32, k: u32) -> u32 {
 
 /// Bytes `off .. off + len` of message `msg`.
 pub(crate) fn payload(msg: u64, off: u64, len: u32) -> Vec<u8> {
-    let mut out = Vec::with_capacity(len as usize);
-    let end = off + len as u64;
-    let mut i = off;
-    while i + 8 <= end {
-        out.extend_from_slice(&message_u64_at(msg, i).to_le_bytes());
-        i += 8;
+    let mut out = vec![0u8; len as usize];
+    let mut at = off;
+    let mut chunks = out.chunks_exact_mut(8);
+    for c in &mut chunks {
+        c.copy_from_slice(&message_u64_at(msg, at).to_le_bytes());
+        at += 8;
     }
-    if i < end {
-        out.extend_from_slice(&message_u64_at(msg, i).to_le_bytes()[..(end - i) as usize]);
-    }
+    let tail = chunks.into_remainder();
+    let n = tail.len();
+    tail.copy_from_slice(&message_u64_at(msg, at).to_le_bytes()[..n]);
     out
 }
 
