@@ -2,7 +2,7 @@
 
 use clap::Args;
 use rocescope_sim::synth::{self, OpChoice, SynthOptions};
-use rocescope_sim::{LossDir, LossPlace, Routing, TapPoint};
+use rocescope_sim::{LossDir, LossMode, LossPlace, Routing, TapPoint};
 use rocescope_stacks::StackKind;
 
 use crate::params_args::{DcpTagShift, ParamArgs};
@@ -20,7 +20,8 @@ pub struct SynthArgs {
     /// Also write the ground truth (docs/truth.md).
     #[arg(long, value_name = "OUT.json")]
     pub truth: Option<std::path::PathBuf>,
-    /// Random (Bernoulli) loss probability per frame on the lossy links.
+    /// Random (Bernoulli) loss probability per frame on the lossy links (where the frame is
+    /// lost: --loss-mode).
     #[arg(long, default_value_t = 0.0, value_name = "P")]
     pub loss: f64,
     /// Bursty (Gilbert-Elliott) loss: good→bad and bad→good transition probabilities per
@@ -33,6 +34,13 @@ pub struct SynthArgs {
     /// Which direction of those links loses frames: both, forward (towards the receiver), reverse.
     #[arg(long, default_value = "both", value_parser = parse_loss_dir)]
     pub loss_dir: LossDir,
+    /// Where a frame chosen for random loss (--loss, --burst-loss) is lost. trim: at the switch
+    /// port feeding the lossy link (for a host's own uplink, the switch it enters), as the DCP
+    /// paper makes loss (§6.1, §6.3): a DCP data packet is trimmed to its header-only form
+    /// (with trimming on), anything else is dropped there. drop: on the wire (corruption), the
+    /// frame lost whole after occupying the link. Default: trim for --stack dcp, drop otherwise.
+    #[arg(long, value_name = "MODE", value_parser = parse_loss_mode)]
+    pub loss_mode: Option<LossMode>,
     /// Extra propagation delay of the slowest path over the fastest (ns), spread evenly.
     #[arg(long, default_value_t = 0, value_name = "NS")]
     pub reorder: u64,
@@ -69,9 +77,12 @@ pub struct SynthArgs {
     #[arg(long, default_value_t = 262144, value_name = "N")]
     pub queue_bytes: u64,
     /// DCP switch trimming: data packets over the threshold become header-only packets in a
-    /// control queue served by WRR.
-    #[arg(long)]
+    /// control queue served by WRR. On by default for --stack dcp (seed 000 §4.2).
+    #[arg(long, conflicts_with = "no_trim")]
     pub trim: bool,
+    /// DCP without switch trimming: data packets over the threshold are dropped.
+    #[arg(long)]
+    pub no_trim: bool,
     /// WRR weight of the control queue (default: seed §4.2's (N−1)/(r−N+1)).
     #[arg(long, value_name = "W")]
     pub wrr_weight: Option<f64>,
@@ -146,6 +157,9 @@ fn parse_loss_on(s: &str) -> Result<LossPlace, String> {
 fn parse_loss_dir(s: &str) -> Result<LossDir, String> {
     LossDir::from_name(s).ok_or_else(|| format!("unknown direction '{s}' (both forward reverse)"))
 }
+fn parse_loss_mode(s: &str) -> Result<LossMode, String> {
+    LossMode::from_name(s).ok_or_else(|| format!("unknown loss mode '{s}' (trim drop)"))
+}
 fn parse_taps(s: &str) -> Result<Taps, String> {
     let mut v = Vec::new();
     for name in s.split(',').filter(|x| !x.is_empty()) {
@@ -166,6 +180,7 @@ impl SynthArgs {
             burst_loss: self.burst_loss,
             loss_on: self.loss_on,
             loss_dir: self.loss_dir,
+            loss_mode: self.loss_mode.unwrap_or(LossMode::default_for(self.stack)),
             reorder_ns: self.reorder,
             paths: self.paths,
             routing: if self.spray {
@@ -183,7 +198,9 @@ impl SynthArgs {
             fabric_rate_gbps: self.fabric_rate,
             delay_ns: self.delay,
             queue_bytes: self.queue_bytes,
-            trim: self.trim,
+            // Trimming is on by default for DCP (its switches trim, seed 000 §4.2); --trim
+            // with another stack is refused by `SynthOptions::validate`.
+            trim: self.trim || (self.stack == StackKind::Dcp && !self.no_trim),
             wrr_weight: self.wrr_weight,
             radix: self.radix,
             control_queue_bytes: self.control_queue_bytes,

@@ -8,4 +8,4 @@ pub mod sim;
 pub mod synth;
 pub mod truth;
 
-pub use sim::{Fabric, FabricConfig, LossDir, LossModel, LossPlace, Routing, TapPoint};
+pub use sim::{Fabric, FabricConfig, LossDir, LossMode, LossModel, LossPlace, Routing, TapPoint};

@@ -144,6 +144,41 @@ impl LossDir {
     }
 }
 
+/// Where a frame chosen by the random loss process (`--loss`, `--burst-loss`) is lost.
+///
+/// The DCP paper measures loss recovery with loss made at the switches (seed 000 §6.1, Fig. 10:
+/// "the P4 switch executes the packet trimming module for DCP traffic, while it simply drops
+/// packets for CX5 traffic"; §6.3, Fig. 17: "packet loss rates artificially enforced at
+/// switches"), so a DCP data packet chosen for loss reaches the receiver as a header-only
+/// packet. A frame corrupted on the wire is lost whole whatever the transport: that is
+/// [`LossMode::Drop`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LossMode {
+    /// The switch egress port feeding a lossy link chooses: a DCP data packet (tag 10) chosen
+    /// for loss is trimmed to its header-only form into the port's control queue, as the
+    /// threshold trimming does (when trimming is on); any other packet chosen for loss
+    /// (header-only packets, ACKs, every packet of GBN and IRN, DCP data without trimming) is
+    /// dropped at the port and never reaches the link. A lossy link fed by a host NIC (`s0`'s
+    /// uplink, the receiver's uplink) has no such port: its loss process is applied by the
+    /// switch the link enters, at the egress port the packet then takes (the paper's testbed
+    /// sender hangs directly off the lossy P4 switch).
+    Trim,
+    /// Lost on the wire (corruption): the frame occupies the link and vanishes whole.
+    Drop,
+}
+
+impl LossMode {
+    pub fn name(self) -> &'static str {
+        match self {
+            LossMode::Trim => "trim",
+            LossMode::Drop => "drop",
+        }
+    }
+    pub fn from_name(s: &str) -> Option<LossMode> {
+        [LossMode::Trim, LossMode::Drop].into_iter().find(|m| m.name() == s)
+    }
+}
+
 /// Random loss on a link: Bernoulli with probability `p` per frame, optionally modulated by a
 /// Gilbert-Elliott chain (`burst = (p_gb, p_bg)`): before each frame the chain moves Good→Bad
 /// with `p_gb` and Bad→Good with `p_bg`; in Bad every frame is lost, in Good a frame is lost
@@ -204,6 +239,8 @@ pub struct FabricConfig {
     pub loss: LossModel,
     pub loss_place: LossPlace,
     pub loss_dir: LossDir,
+    /// Where a frame chosen for random loss is lost.
+    pub loss_mode: LossMode,
     pub taps: Vec<TapPoint>,
     /// The fabric link the fabric tap watches.
     pub fabric_tap_path: u32,
@@ -238,6 +275,7 @@ impl Default for FabricConfig {
             loss: LossModel::default(),
             loss_place: LossPlace::Fabric,
             loss_dir: LossDir::Both,
+            loss_mode: LossMode::Drop,
             taps: vec![TapPoint::Sender, TapPoint::Receiver, TapPoint::Fabric],
             fabric_tap_path: 0,
             seed: 1,
@@ -357,6 +395,8 @@ pub enum DropCause {
     ControlQueue,
     /// Lost on a link at random.
     Link,
+    /// Chosen for random loss at a switch egress port and dropped there ([`LossMode::Trim`]).
+    Switch,
     /// No QP at the destination.
     NoEndpoint,
 }
@@ -367,6 +407,7 @@ impl DropCause {
             DropCause::Queue => "queue",
             DropCause::ControlQueue => "control_queue",
             DropCause::Link => "link",
+            DropCause::Switch => "switch",
             DropCause::NoEndpoint => "no_endpoint",
         }
     }
@@ -489,6 +530,8 @@ pub struct RunStats {
     pub timed_out: bool,
     pub trimmed: u64,
     pub dropped: u64,
+    /// Packets chosen for random loss and dropped at a switch port ([`LossMode::Trim`]).
+    pub random_dropped: u64,
     /// Header-only packets lost in a full control queue.
     pub ho_dropped: u64,
     pub ce_marked: u64,
@@ -511,6 +554,9 @@ struct Packet {
     dst_host: u16,
     flow: u64,
     trimmed: bool,
+    /// Chosen for random loss on a host-fed link ([`LossMode::Trim`]): the switch it enters
+    /// loses (trims or drops) it at its egress port.
+    doomed: bool,
 }
 
 struct LossState {
@@ -1008,7 +1054,7 @@ impl<'w> Fabric<'w> {
             }
         };
         let dst_host = dst.unwrap_or(u16::MAX);
-        let pkt = self.alloc(Packet { bytes, tx: id, dst_host, flow, trimmed: false });
+        let pkt = self.alloc(Packet { bytes, tx: id, dst_host, flow, trimmed: false, doomed: false });
         let port = self.nodes[src_host as usize].ports[0];
         self.enqueue_fifo(port, pkt);
         id
@@ -1071,26 +1117,30 @@ impl<'w> Fabric<'w> {
             )
         };
         let trim = self.cfg.trim;
+        // Random loss at this port (LossMode::Trim): the packet was chosen upstream on a
+        // host-fed link, or this port's own loss process chooses it now.
+        let mut doomed = std::mem::take(&mut self.packets[pkt as usize].as_mut().expect("live packet").doomed);
+        if self.cfg.loss_mode == LossMode::Trim {
+            if let Some(l) = self.ports[port as usize].loss.as_mut() {
+                doomed = l.lose() || doomed;
+            }
+        }
+        if doomed {
+            let name = format!("{} (random)", self.ports[port as usize].name);
+            if trim && is_roce && tag == Some(dcp::TAG_DATA) && self.trim_packet(pkt, name.clone()) {
+                return self.enqueue_ctrl(port, pkt);
+            }
+            self.stats.random_dropped += 1;
+            return self.drop_packet(pkt, DropCause::Switch, name);
+        }
         let p = &self.ports[port as usize];
         if trim && is_roce && tag == Some(dcp::TAG_HO) {
             return self.enqueue_ctrl(port, pkt);
         }
         if p.data_bytes + len > self.cfg.queue_bytes {
-            if trim && is_roce && tag == Some(dcp::TAG_DATA) {
-                let place = self.place(self.ports[port as usize].name.clone());
-                let shift = self.cfg.params.dcp_tag_shift;
-                let packet = self.packets[pkt as usize].as_mut().expect("live packet");
-                if let Some(mut ho) = header_only(LinkType::Ethernet, &packet.bytes, shift) {
-                    if ho.len() < MIN_FRAME {
-                        ho.resize(MIN_FRAME, 0);
-                    }
-                    packet.bytes = ho;
-                    packet.trimmed = true;
-                    let tx = packet.tx;
-                    self.txs[tx as usize].trimmed = Some((self.now, place));
-                    self.stats.trimmed += 1;
-                    return self.enqueue_ctrl(port, pkt);
-                }
+            if trim && is_roce && tag == Some(dcp::TAG_DATA) && self.trim_packet(pkt, self.ports[port as usize].name.clone())
+            {
+                return self.enqueue_ctrl(port, pkt);
             }
             let name = format!("{} queue", self.ports[port as usize].name);
             return self.drop_packet(pkt, DropCause::Queue, name);
@@ -1114,6 +1164,24 @@ impl<'w> Fabric<'w> {
         if !p.busy {
             self.start(port);
         }
+    }
+
+    /// Cuts a DCP data packet to its header-only form (`codec::build::header_only`, padded to
+    /// the shortest frame), recording the trim at `place`; false if it has no such form.
+    fn trim_packet(&mut self, pkt: u32, place: String) -> bool {
+        let place = self.place(place);
+        let shift = self.cfg.params.dcp_tag_shift;
+        let packet = self.packets[pkt as usize].as_mut().expect("live packet");
+        let Some(mut ho) = header_only(LinkType::Ethernet, &packet.bytes, shift) else { return false };
+        if ho.len() < MIN_FRAME {
+            ho.resize(MIN_FRAME, 0);
+        }
+        packet.bytes = ho;
+        packet.trimmed = true;
+        let tx = packet.tx;
+        self.txs[tx as usize].trimmed = Some((self.now, place));
+        self.stats.trimmed += 1;
+        true
     }
 
     fn enqueue_ctrl(&mut self, port: u32, pkt: u32) {
@@ -1165,7 +1233,8 @@ impl<'w> Fabric<'w> {
         p.busy = true;
         let ser = ser_ns(wire_bytes(len), p.rate_bps);
         let (delay, peer, tap) = (p.delay_ns, p.peer, p.tap);
-        let lost = p.loss.as_mut().is_some_and(|l| l.lose());
+        let wire_loss = self.cfg.loss_mode == LossMode::Drop;
+        let lost = wire_loss && p.loss.as_mut().is_some_and(|l| l.lose());
         self.stats.link_frames += 1;
         if let Some(t) = tap {
             self.record(t, pkt, tx, false, trimmed, ce);
@@ -1217,6 +1286,15 @@ impl<'w> Fabric<'w> {
             self.record(t, pkt, tx, true, trimmed, ce);
         }
         if self.ports[port as usize].is_switch {
+            // A host-fed lossy link's loss process runs at the switch it enters (LossMode::Trim).
+            let from = self.ports[port as usize].peer as usize;
+            if self.cfg.loss_mode == LossMode::Trim && !self.ports[from].is_switch {
+                if let Some(l) = self.ports[from].loss.as_mut() {
+                    if l.lose() {
+                        self.packets[pkt as usize].as_mut().expect("live packet").doomed = true;
+                    }
+                }
+            }
             self.forward(node, pkt)
         } else {
             self.deliver(node, pkt)

@@ -8,11 +8,25 @@ use std::path::Path;
 
 use rocescope_stacks::rng::Rng;
 use super::sim::{
-    AcceptModel, Fabric, FabricConfig, LossDir, LossModel, LossPlace, Progress, Routing, RunStats, TapPoint,
+    AcceptModel, Fabric, FabricConfig, LossDir, LossMode, LossModel, LossPlace, Progress, Routing, RunStats, TapPoint,
 };
 use super::truth;
 use rocescope_analysis::capture::CaptureWriter;
 use rocescope_stacks::{new_pair, ConnConfig, Endpoint, Host, Message, Op, Requester, StackKind};
+
+impl LossMode {
+    /// The command line's default for `stack`: `trim` for DCP, as its paper measures loss
+    /// (seed 000 §6.1 Fig. 10, §6.3 Fig. 17: loss made at the switches, which trim DCP data);
+    /// `drop` for the others (a switch drops their packets whole, so `trim` would differ from
+    /// `drop` only in the frame not occupying the lossy link).
+    pub fn default_for(stack: StackKind) -> LossMode {
+        if stack == StackKind::Dcp {
+            LossMode::Trim
+        } else {
+            LossMode::Drop
+        }
+    }
+}
 
 /// Which operations the messages use.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -48,6 +62,9 @@ pub struct SynthOptions {
     pub burst_loss: Option<(f64, f64)>,
     pub loss_on: LossPlace,
     pub loss_dir: LossDir,
+    /// Where frames chosen for random loss are lost ([`LossMode`]; the command line's default
+    /// is [`LossMode::default_for`] the stack).
+    pub loss_mode: LossMode,
     pub reorder_ns: u64,
     pub paths: u32,
     pub routing: Routing,
@@ -90,6 +107,7 @@ impl Default for SynthOptions {
             burst_loss: None,
             loss_on: LossPlace::Fabric,
             loss_dir: LossDir::Both,
+            loss_mode: LossMode::Drop,
             reorder_ns: 0,
             paths: 1,
             routing: Routing::Ecmp,
@@ -199,8 +217,16 @@ impl SynthOptions {
         if let Some((g, b)) = self.burst_loss {
             a.push(format!("--burst-loss {g},{b}"));
         }
-        a.push(format!("--loss-on {} --loss-dir {}", self.loss_on.name(), self.loss_dir.name()));
+        a.push(format!(
+            "--loss-on {} --loss-dir {} --loss-mode {}",
+            self.loss_on.name(),
+            self.loss_dir.name(),
+            self.loss_mode.name()
+        ));
         a.push(format!("--queue-bytes {}", self.queue_bytes));
+        if !self.trim && self.stack == StackKind::Dcp {
+            a.push("--no-trim".into());
+        }
         if self.trim {
             a.push(format!("--trim --control-queue-bytes {}", self.control_queue_bytes));
             if let Some(w) = self.wrr_weight {
@@ -247,6 +273,7 @@ impl SynthOptions {
             loss: LossModel { p: self.loss, burst: self.burst_loss },
             loss_place: self.loss_on,
             loss_dir: self.loss_dir,
+            loss_mode: self.loss_mode,
             taps: self.taps.clone(),
             fabric_tap_path: self.fabric_tap_path,
             seed: self.seed,
@@ -274,6 +301,7 @@ impl SynthOptions {
             fabric_tap_path: self.fabric_tap_path,
             loss: self.loss,
             loss_dir: self.loss_dir.into(),
+            loss_mode: self.loss_mode.into(),
             loss_on: self.loss_on.into(),
             message_size: self.message_size,
             messages: self.messages,

@@ -196,6 +196,9 @@ pub struct Config {
     #[serde(deserialize_with = "exact::f64")]
     pub loss: f64,
     pub loss_dir: LossDir,
+    /// Where frames chosen for random loss are lost: `trim` (at the switch port, DCP data
+    /// trimmed) or `drop` (on the wire).
+    pub loss_mode: LossMode,
     pub loss_on: LossOn,
     /// Bytes per message.
     pub message_size: u32,
@@ -299,6 +302,23 @@ pub enum LossOn {
     Fabric,
     Sender,
     Receiver,
+}
+
+/// Where frames chosen for random loss are lost (`--loss-mode`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum LossMode {
+    Trim,
+    Drop,
+}
+
+impl From<sim::LossMode> for LossMode {
+    fn from(m: sim::LossMode) -> LossMode {
+        match m {
+            sim::LossMode::Trim => LossMode::Trim,
+            sim::LossMode::Drop => LossMode::Drop,
+        }
+    }
 }
 
 /// In which directions (`--loss-dir`).
@@ -598,6 +618,8 @@ pub struct Loss {
 #[serde(rename_all = "snake_case")]
 pub enum LossCause {
     Link,
+    /// Chosen for random loss at a switch port and dropped there (`--loss-mode trim`).
+    Switch,
     Queue,
     ControlQueue,
     /// Cut to its header-only form by a switch.
@@ -615,6 +637,8 @@ pub enum DropCause {
     ControlQueue,
     /// Lost on a link at random.
     Link,
+    /// Chosen for random loss at a switch port and dropped there (`--loss-mode trim`).
+    Switch,
     /// No QP at the destination.
     NoEndpoint,
 }
@@ -995,6 +1019,7 @@ impl From<sim::DropCause> for DropCause {
             sim::DropCause::Queue => DropCause::Queue,
             sim::DropCause::ControlQueue => DropCause::ControlQueue,
             sim::DropCause::Link => DropCause::Link,
+            sim::DropCause::Switch => DropCause::Switch,
             sim::DropCause::NoEndpoint => DropCause::NoEndpoint,
         }
     }
@@ -1006,6 +1031,7 @@ impl From<DropCause> for LossCause {
             DropCause::Queue => LossCause::Queue,
             DropCause::ControlQueue => LossCause::ControlQueue,
             DropCause::Link => LossCause::Link,
+            DropCause::Switch => LossCause::Switch,
             DropCause::NoEndpoint => LossCause::NoEndpoint,
         }
     }
