@@ -83,7 +83,9 @@ pub struct SynthArgs {
     /// DCP without switch trimming: data packets over the threshold are dropped.
     #[arg(long)]
     pub no_trim: bool,
-    /// WRR weight of the control queue (default: seed §4.2's (N−1)/(r−N+1)).
+    /// WRR weight of the control queue (default: seed 000 §4.2's (N−1)/(r−N+1); when r ≤ N−1,
+    /// the weight for the largest N the formula supports, N−1 = ⌈r⌉−1, as §6.3 does; `inf`:
+    /// strict priority).
     #[arg(long, value_name = "W")]
     pub wrr_weight: Option<f64>,
     /// Switch radix N for the §4.2 weight (default: senders + 1).

@@ -295,19 +295,32 @@ pub fn wire_bytes(len: usize) -> u64 {
 }
 
 impl FabricConfig {
-    /// The WRR weight in force: the configured one, or seed §4.2's `(N−1)/(r−N+1)` with `r`
-    /// the ratio of a full data frame to a header-only frame on the wire; when `r ≤ N−1` the
-    /// formula has no solution and the control queue gets strict priority (infinite weight).
+    /// The WRR weight in force: the configured one, or seed 000 §4.2's `w = (N−1)/(r−N+1)`,
+    /// with `N` the switch radix and `r` the ratio of a full data frame to a header-only frame
+    /// on the wire (so that an (N−1)-to-1 incast of trimmed packets, `B·(N−1)/r` of header-only
+    /// traffic, drains at `B·w/(1+w)`).
+    ///
+    /// The formula holds only for `r > N−1`. For `r ≤ N−1` §4.2 gives no weight ("we cannot
+    /// theoretically guarantee lossless HO packet transmission by simply configuring the
+    /// weight") and §6.3 instead sets `N` below the radix (22 and 16) and finds that such a
+    /// finite weight handles 128- and 255-to-1 incasts. So then `N` is the largest the formula
+    /// supports, `N−1 = ⌈r⌉−1` (the largest whole number below `r`), and `w = (N−1)/(r−N+1)`:
+    /// finite, so the data queue keeps `1/(1+w)` of the port (about 3 % at the default 1024-byte
+    /// MTU, where `r ≈ 13.4`, `N = 14`, `w ≈ 32`) instead of starving behind a header-only
+    /// flood as it would under strict priority. Where a data frame is no longer than a
+    /// header-only one (`r ≤ 1`, no `N ≥ 2` fits; the paper is silent) the queues share the port
+    /// equally (`w = 1`). Strict priority is still available as `wrr_weight = ∞`.
     pub fn effective_wrr_weight(&self) -> f64 {
         if let Some(w) = self.wrr_weight {
             return w;
         }
         let n = self.radix.unwrap_or(self.senders as u32 + 1).max(2) as f64;
         let r = wire_bytes(self.data_frame_bytes as usize) as f64 / wire_bytes(MIN_FRAME) as f64;
-        if r > n - 1.0 {
-            (n - 1.0) / (r - n + 1.0)
+        let n_minus_1 = if r > n - 1.0 { n - 1.0 } else { r.ceil() - 1.0 };
+        if n_minus_1 >= 1.0 {
+            n_minus_1 / (r - n_minus_1)
         } else {
-            f64::INFINITY
+            1.0
         }
     }
 

@@ -1822,7 +1822,15 @@ mod tests {
             SynthOptions { loss: 0.5, retry_cnt: 1, seed: 3, ..base.clone() },
             // Cut by the time limit (in-flight transmissions); strict priority (`"inf"`).
             SynthOptions { stack: StackKind::Irn, messages: 20, time_limit_ns: 5000, ..base.clone() },
-            SynthOptions { stack: StackKind::Dcp, trim: true, incast: 40, mtu: 256, messages: 1, ..base },
+            SynthOptions {
+                stack: StackKind::Dcp,
+                trim: true,
+                incast: 40,
+                mtu: 256,
+                messages: 1,
+                wrr_weight: Some(f64::INFINITY),
+                ..base
+            },
         ]
     }
 
