@@ -637,8 +637,9 @@ enum EpBox {
 struct AcceptState {
     expected: Option<u32>,
     seen: HashSet<u32>,
-    /// Go-Back-N READ responses: per message, the next expected response PSN.
-    resp_next: HashMap<u64, u32>,
+    /// Go-Back-N READ responses: the (message, PSN) the requester accepts next; the PSN is
+    /// `None` until that message's READ Request has been sent.
+    resp_next: Option<(u64, Option<u32>)>,
 }
 
 /// The simulator.
@@ -1417,17 +1418,16 @@ impl<'w> Fabric<'w> {
             .and_then(|m| self.conns[conn].messages.get(m as usize))
             .map(|m| if m.msg.op == Op::Read { m.msg.len.div_ceil(mtu).max(1) } else { 1 })
             .unwrap_or(1);
-        let first = msg.and_then(|m| self.msg_first_psn[conn].get(&m).copied());
-        let st = &mut self.accept[conn][dir];
         let verdict = match model {
             AcceptModel::AnyOrder => {
-                if st.seen.insert(psn) {
+                if self.accept[conn][dir].seen.insert(psn) {
                     Accept::Accepted
                 } else {
                     Accept::Duplicate
                 }
             }
             AcceptModel::InOrder if dir == 0 => {
+                let st = &mut self.accept[conn][dir];
                 let e = *st.expected.get_or_insert(start);
                 if psn == e {
                     st.expected = Some(psn::add(e, span));
@@ -1438,20 +1438,52 @@ impl<'w> Fabric<'w> {
                     Accept::Discarded
                 }
             }
-            AcceptModel::InOrder => {
-                let m = msg.unwrap_or(u64::MAX);
-                let e = *st.resp_next.entry(m).or_insert(first.unwrap_or(psn));
-                if psn == e {
-                    st.resp_next.insert(m, psn::add(e, 1));
-                    Accept::Accepted
-                } else if psn_lt(psn, e) {
-                    Accept::Duplicate
-                } else {
-                    Accept::Discarded
-                }
-            }
+            AcceptModel::InOrder => self.judge_read_response(conn, msg, psn),
         };
         self.txs[tx].accept = Some(verdict);
+    }
+
+    /// A Go-Back-N requester's verdict on a READ response (RC, IBTA C9-151): responses are
+    /// accepted in one PSN sequence across the connection's READs — the response the requester
+    /// needs next is the oldest READ's first missing response PSN (the PSNs of SENDs and WRITEs
+    /// between two READs are not responses and are skipped: a response implicitly acknowledges
+    /// every request before it). A response past it is discarded, one before it a duplicate.
+    fn judge_read_response(&mut self, conn: usize, msg: Option<u64>, psn: u32) -> Accept {
+        let Some(m) = msg else { return Accept::Discarded };
+        let mtu = self.conns[conn].cfg.mtu.max(1);
+        let messages = &self.conns[conn].messages;
+        let first_psn = &self.msg_first_psn[conn];
+        // The next READ at or after message `from`, with its first PSN once sent.
+        let next_read = |from: u64| -> Option<(u64, Option<u32>)> {
+            let i = (from as usize..messages.len()).find(|&i| messages[i].msg.op == Op::Read)? as u64;
+            Some((i, first_psn.get(&i).copied()))
+        };
+        let st = &mut self.accept[conn][1];
+        let cur = match st.resp_next {
+            None => next_read(0),
+            Some((i, None)) => Some((i, first_psn.get(&i).copied())),
+            Some(c) => Some(c),
+        };
+        st.resp_next = cur;
+        let Some((want_msg, Some(want_psn))) = cur else {
+            // No READ is waiting for a response (every one is complete): a late copy.
+            return Accept::Duplicate;
+        };
+        if m == want_msg && psn == want_psn {
+            let len = messages[m as usize].msg.len;
+            let first = first_psn.get(&m).copied().unwrap_or(psn);
+            let last = psn::add(first, len.div_ceil(mtu).max(1) - 1);
+            st.resp_next = if psn == last { next_read(m + 1) } else { Some((m, Some(psn::add(psn, 1)))) };
+            // A finished sequence leaves `None` only when no READ follows; remember that.
+            if st.resp_next.is_none() {
+                st.resp_next = Some((u64::MAX, None));
+            }
+            Accept::Accepted
+        } else if m < want_msg || (m == want_msg && psn_lt(psn, want_psn)) {
+            Accept::Duplicate
+        } else {
+            Accept::Discarded
+        }
     }
 
     /// Names of the taps, in interface order.
