@@ -112,9 +112,16 @@ pub struct SynthArgs {
     /// The fabric link the fabric tap watches.
     #[arg(long, default_value_t = 0, value_name = "K")]
     pub fabric_tap_path: u32,
-    /// Stop after this much simulated time, ns.
+    /// Stop after this much simulated time, ns. A run cut with messages unfinished names them
+    /// on standard error and exits with status 1.
     #[arg(long, default_value_t = 1_000_000_000, value_name = "NS")]
     pub time_limit: u64,
+    /// No-progress watchdog, ns: stop when, for this long, messages are outstanding and none
+    /// was posted, completed or delivered and no receiver accepted a new data packet; the
+    /// unfinished messages are named on standard error and the exit status is 1. Default:
+    /// 100 × --rto; 0: off.
+    #[arg(long, value_name = "NS")]
+    pub watchdog: Option<u64>,
     /// Retransmission timeout, ns.
     #[arg(long, default_value_t = 100_000, value_name = "NS")]
     pub rto: u64,
@@ -213,6 +220,7 @@ impl SynthArgs {
             taps: self.taps.0.clone(),
             fabric_tap_path: self.fabric_tap_path,
             time_limit_ns: self.time_limit,
+            watchdog_ns: self.watchdog,
             rto_ns: self.rto,
             ack_every: self.ack_every,
             bdp_packets: self.bdp_packets,
@@ -223,11 +231,13 @@ impl SynthArgs {
         }
     }
 
-    /// Runs the subcommand; the error is a one-line message. Prints a summary to stderr.
-    pub fn run(&self) -> Result<(), String> {
+    /// Runs the subcommand; the error is a one-line message. Prints a summary to stderr, and
+    /// the unfinished messages when there are any; the exit status is 1 when the time limit,
+    /// the watchdog or a stall cut the run with messages unfinished, else 0.
+    pub fn run(&self) -> Result<u8, String> {
         let opts = self.options();
         let mut bar = progress::Synth::new();
-        let Some(o) = synth::run(&opts, &self.output, self.truth.as_deref(), bar.callback())? else { return Ok(()) };
+        let Some(o) = synth::run(&opts, &self.output, self.truth.as_deref(), bar.callback())? else { return Ok(0) };
         drop(bar);
         let s = o.stats;
         eprintln!(
@@ -236,7 +246,13 @@ impl SynthArgs {
             o.completed,
             o.messages,
             if o.failed > 0 { format!(", {} connections failed", o.failed) } else { String::new() },
-            if s.timed_out { " (time limit reached)" } else { "" },
+            if s.timed_out {
+                " (time limit reached)"
+            } else if s.watchdog {
+                " (stopped by the watchdog)"
+            } else {
+                ""
+            },
             s.transmissions,
             s.dropped,
             s.trimmed,
@@ -245,6 +261,18 @@ impl SynthArgs {
             o.frames,
             s.end_ns as f64 / 1e3,
         );
-        Ok(())
+        if let Some(why) = o.cut_reason(&opts) {
+            eprintln!("rocescope synth: {why}; {} messages unfinished:", o.unfinished.len());
+        } else if !o.unfinished.is_empty() {
+            eprintln!("rocescope synth: {} messages unfinished:", o.unfinished.len());
+        }
+        const SHOWN: usize = 50;
+        for u in o.unfinished.iter().take(SHOWN) {
+            eprintln!("  {u}");
+        }
+        if o.unfinished.len() > SHOWN {
+            eprintln!("  … and {} more", o.unfinished.len() - SHOWN);
+        }
+        Ok(if o.cut() { 1 } else { 0 })
     }
 }

@@ -247,6 +247,10 @@ pub struct FabricConfig {
     pub seed: u64,
     /// Simulated time after which the run stops, ns.
     pub time_limit_ns: u64,
+    /// The no-progress watchdog, ns (0: off): the run stops when, for this long, work is
+    /// outstanding and no message was posted, completed or delivered and no receiver accepted
+    /// a data PSN for the first time ([`Fabric::run`]).
+    pub watchdog_ns: u64,
     /// How endpoints decode frames.
     pub profile: Profile,
     pub params: Params,
@@ -280,6 +284,7 @@ impl Default for FabricConfig {
             fabric_tap_path: 0,
             seed: 1,
             time_limit_ns: 1_000_000_000,
+            watchdog_ns: 0,
             profile: Profile::Std,
             params: Params::default(),
             data_frame_bytes: 78 + 1024,
@@ -510,6 +515,52 @@ pub struct MsgRec {
     pub completed: Vec<Nanos>,
     /// The transmission whose arrival made the requester complete the message.
     pub completed_by: Option<u32>,
+    /// Distinct data PSNs of it the receiver accepted (a READ's: responses the requester
+    /// accepted), per the truth's acceptance model.
+    pub accepted_packets: u32,
+}
+
+impl MsgRec {
+    /// Its data packets (a READ's: responses) at `mtu` bytes a packet.
+    pub fn packets(&self, mtu: u32) -> u32 {
+        self.msg.len.div_ceil(mtu.max(1)).max(1)
+    }
+}
+
+/// A message a run left unfinished ([`Fabric::unfinished`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Unfinished {
+    pub conn: u32,
+    pub msg: u64,
+    pub op: Op,
+    pub len: u32,
+    /// Posted by the time the run ended.
+    pub posted: bool,
+    /// Data packets the receiver accepted, of `packets`.
+    pub accepted_packets: u32,
+    pub packets: u32,
+    /// Bytes delivered to the application (whole deliveries only).
+    pub delivered_bytes: u64,
+    /// Its connection gave up: why.
+    pub failed: Option<&'static str>,
+}
+
+impl std::fmt::Display for Unfinished {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "connection {} message {} ({} of {} bytes): ", self.conn, self.msg, self.op.name(), self.len)?;
+        if !self.posted {
+            return write!(f, "not posted yet");
+        }
+        write!(
+            f,
+            "{}/{} packets accepted by the receiver, {} bytes delivered, not completed",
+            self.accepted_packets, self.packets, self.delivered_bytes
+        )?;
+        if let Some(r) = self.failed {
+            write!(f, " (connection failed: {r})")?;
+        }
+        Ok(())
+    }
 }
 
 /// One connection.
@@ -541,6 +592,11 @@ pub struct RunStats {
     pub captured: u64,
     pub end_ns: Nanos,
     pub timed_out: bool,
+    /// The no-progress watchdog ended the run ([`FabricConfig::watchdog_ns`]).
+    pub watchdog: bool,
+    /// Nothing was left to happen (no event) while messages were unfinished: the stacks are
+    /// waiting for something that will never come.
+    pub stuck: bool,
     pub trimmed: u64,
     pub dropped: u64,
     /// Packets chosen for random loss and dropped at a switch port ([`LossMode::Trim`]).
@@ -673,6 +729,8 @@ pub struct Fabric<'w> {
     pub keep_tap_frames: bool,
     posts_pending: u64,
     completed: u64,
+    /// When the run last made progress (for the watchdog).
+    last_progress: Nanos,
     total_messages: u64,
     wrr: (u128, u128),
     decode: DecodeOptions,
@@ -712,6 +770,7 @@ impl<'w> Fabric<'w> {
             keep_tap_frames: true,
             posts_pending: 0,
             completed: 0,
+            last_progress: 0,
             total_messages: 0,
             wrr: weight_ratio(cfg.effective_wrr_weight()),
             decode: DecodeOptions { verify: false, profile: cfg.profile, params: cfg.params },
@@ -880,7 +939,14 @@ impl<'w> Fabric<'w> {
     pub fn post(&mut self, conn: u32, at: Nanos, msg: Message) {
         let c = &mut self.conns[conn as usize];
         let idx = c.messages.len() as u32;
-        c.messages.push(MsgRec { msg, posted: None, delivered: Vec::new(), completed: Vec::new(), completed_by: None });
+        c.messages.push(MsgRec {
+            msg,
+            posted: None,
+            delivered: Vec::new(),
+            completed: Vec::new(),
+            completed_by: None,
+            accepted_packets: 0,
+        });
         self.posts_pending += 1;
         self.total_messages += 1;
         self.queue.push(at, Ev::Post { conn, idx });
@@ -905,13 +971,24 @@ impl<'w> Fabric<'w> {
             })
     }
 
-    /// Runs to completion (every requester idle and nothing left on the wire) or to the time
-    /// limit. `progress` is called every 2^16 events.
+    /// Runs to completion (every requester idle and nothing left on the wire), to the time
+    /// limit, or until the watchdog sees no progress for [`FabricConfig::watchdog_ns`]: a
+    /// message posted, completed or delivered, or a data PSN accepted for the first time
+    /// (the DCP paper and the stacks' own retry limits bound recovery, but a stack caught in
+    /// a retransmission loop would otherwise run to the time limit, its capture growing all
+    /// the while). `progress` is called every 2^16 events.
     pub fn run(&mut self, mut progress: Option<&mut dyn FnMut(&Progress)>) -> std::io::Result<RunStats> {
         let mut finished = false;
+        let watchdog = self.cfg.watchdog_ns;
         while let Some((time, ev)) = self.queue.pop() {
             if time > self.cfg.time_limit_ns {
                 self.stats.timed_out = true;
+                break;
+            }
+            let outstanding = self.completed + self.posts_pending < self.total_messages;
+            if !finished && watchdog > 0 && outstanding && time > self.last_progress + watchdog {
+                self.now = self.last_progress + watchdog;
+                self.stats.watchdog = true;
                 break;
             }
             if finished && matches!(ev, Ev::Timer { .. }) {
@@ -949,6 +1026,7 @@ impl<'w> Fabric<'w> {
                     m.posted = Some(self.now);
                     let msg = m.msg;
                     self.posts_pending -= 1;
+                    self.last_progress = self.now;
                     let mut actions = std::mem::take(&mut self.actions);
                     if let EpBox::Req(r) = &mut self.eps[ep as usize] {
                         r.post(self.now, msg, &mut actions);
@@ -964,6 +1042,9 @@ impl<'w> Fabric<'w> {
             if finished && self.packets.len() == self.free.len() && !self.ports.iter().any(|p| p.busy) {
                 break;
             }
+        }
+        if !finished && !self.stats.timed_out && !self.stats.watchdog && !self.done() {
+            self.stats.stuck = true;
         }
         self.stats.end_ns = self.now;
         self.stats.captured = self.frames_written;
@@ -994,6 +1075,7 @@ impl<'w> Fabric<'w> {
                     let now = self.now;
                     if let Some(m) = self.conns[conn as usize].messages.get_mut(msg as usize) {
                         m.delivered.push((now, len, intact));
+                        self.last_progress = now;
                     }
                 }
                 Action::Completed { msg } => {
@@ -1001,6 +1083,7 @@ impl<'w> Fabric<'w> {
                     if let Some(m) = self.conns[conn as usize].messages.get_mut(msg as usize) {
                         if m.completed.is_empty() {
                             self.completed += 1;
+                            self.last_progress = now;
                         }
                         m.completed.push(now);
                         m.completed_by = m.completed_by.or(trigger);
@@ -1441,6 +1524,36 @@ impl<'w> Fabric<'w> {
             AcceptModel::InOrder => self.judge_read_response(conn, msg, psn),
         };
         self.txs[tx].accept = Some(verdict);
+        if verdict == Accept::Accepted {
+            self.last_progress = self.now;
+            if let Some(m) = msg.and_then(|m| self.conns[conn].messages.get_mut(m as usize)) {
+                // A READ's packets are its responses (its request is one PSN of the requests).
+                if (m.msg.op == Op::Read) == (dir == 1) {
+                    m.accepted_packets += 1;
+                }
+            }
+        }
+    }
+
+    /// The messages not completed when the run ended, by connection then id.
+    pub fn unfinished(&self) -> Vec<Unfinished> {
+        let mut out = Vec::new();
+        for (ci, c) in self.conns.iter().enumerate() {
+            for m in c.messages.iter().filter(|m| m.completed.is_empty()) {
+                out.push(Unfinished {
+                    conn: ci as u32,
+                    msg: m.msg.id,
+                    op: m.msg.op,
+                    len: m.msg.len,
+                    posted: m.posted.is_some(),
+                    accepted_packets: m.accepted_packets,
+                    packets: m.packets(c.cfg.mtu),
+                    delivered_bytes: m.delivered.iter().filter(|d| d.2).map(|d| d.1 as u64).sum(),
+                    failed: c.failed.map(|f| f.1),
+                });
+            }
+        }
+        out
     }
 
     /// A Go-Back-N requester's verdict on a READ response (RC, IBTA C9-151): responses are

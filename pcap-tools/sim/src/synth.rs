@@ -9,6 +9,7 @@ use std::path::Path;
 use rocescope_stacks::rng::Rng;
 use super::sim::{
     AcceptModel, Fabric, FabricConfig, LossDir, LossMode, LossModel, LossPlace, Progress, Routing, RunStats, TapPoint,
+    Unfinished,
 };
 use super::truth;
 use rocescope_analysis::capture::CaptureWriter;
@@ -89,6 +90,9 @@ pub struct SynthOptions {
     pub taps: Vec<TapPoint>,
     pub fabric_tap_path: u32,
     pub time_limit_ns: u64,
+    /// The no-progress watchdog (ns, 0: off); `None`: [`DEFAULT_WATCHDOG_TIMERS`] × the
+    /// longest retransmission timer ([`SynthOptions::watchdog`]).
+    pub watchdog_ns: Option<u64>,
     pub rto_ns: u64,
     pub ack_every: u32,
     pub bdp_packets: u32,
@@ -130,6 +134,7 @@ impl Default for SynthOptions {
             taps: vec![TapPoint::Sender, TapPoint::Receiver, TapPoint::Fabric],
             fabric_tap_path: 0,
             time_limit_ns: 1_000_000_000,
+            watchdog_ns: None,
             rto_ns: 100_000,
             ack_every: 4,
             bdp_packets: 128,
@@ -141,7 +146,17 @@ impl Default for SynthOptions {
     }
 }
 
+/// The default no-progress watchdog, in units of the longest retransmission timer: no paper
+/// sets one; it is our choice. A stack that makes no progress for 100 timeouts in a row (GBN
+/// gives up after `--retry-cnt` ≤ 7) is caught in a loop, not recovering.
+pub const DEFAULT_WATCHDOG_TIMERS: u64 = 100;
+
 impl SynthOptions {
+    /// The watchdog in force, ns (0: off).
+    pub fn watchdog(&self) -> u64 {
+        self.watchdog_ns.unwrap_or(DEFAULT_WATCHDOG_TIMERS.saturating_mul(self.rto_ns))
+    }
+
     /// Checks the combination; the message is a one-line usage error.
     pub fn validate(&self) -> Result<(), String> {
         if self.mtu == 0 || self.mtu > 9000 {
@@ -243,8 +258,15 @@ impl SynthOptions {
         let taps: Vec<&str> = self.taps.iter().map(|t| t.name()).collect();
         a.push(format!("--taps {} --fabric-tap-path {}", taps.join(","), self.fabric_tap_path));
         a.push(format!(
-            "--rto {} --ack-every {} --bdp-packets {} --msg-window {} --retry-cnt {} --post-interval {} --time-limit {}",
-            self.rto_ns, self.ack_every, self.bdp_packets, self.msg_window, self.retry_cnt, self.post_interval_ns, self.time_limit_ns
+            "--rto {} --ack-every {} --bdp-packets {} --msg-window {} --retry-cnt {} --post-interval {} --time-limit {} --watchdog {}",
+            self.rto_ns,
+            self.ack_every,
+            self.bdp_packets,
+            self.msg_window,
+            self.retry_cnt,
+            self.post_interval_ns,
+            self.time_limit_ns,
+            self.watchdog()
         ));
         if self.dcp_tag_shift != rocescope_codec::Params::default().dcp_tag_shift {
             a.push(format!("--dcp-tag-shift {}", self.dcp_tag_shift));
@@ -278,6 +300,7 @@ impl SynthOptions {
             fabric_tap_path: self.fabric_tap_path,
             seed: self.seed,
             time_limit_ns: self.time_limit_ns,
+            watchdog_ns: self.watchdog(),
             profile: self.stack.profile(),
             params,
             // Ethernet 14 · IPv4 20 · UDP 8 · BTH 12 · DCPETH 4 · RETH 16 · payload · ICRC 4.
@@ -326,6 +349,7 @@ impl SynthOptions {
             taps: self.taps.iter().map(|&t| t.into()).collect(),
             time_limit_ns: self.time_limit_ns,
             trim: self.trim,
+            watchdog_ns: self.watchdog(),
             wrr_weight: self.trim.then(|| fabric.effective_wrr_weight()),
         }
     }
@@ -421,6 +445,35 @@ pub struct Outcome {
     pub completed: u64,
     pub failed: usize,
     pub frames: usize,
+    /// The messages left unfinished, by connection then id.
+    pub unfinished: Vec<Unfinished>,
+}
+
+impl Outcome {
+    /// The run was cut short (time limit, watchdog, or nothing left to happen) with messages
+    /// unfinished: `rocescope synth` exits non-zero.
+    pub fn cut(&self) -> bool {
+        let s = &self.stats;
+        (s.timed_out || s.watchdog || s.stuck) && !self.unfinished.is_empty()
+    }
+
+    /// Why the run ended early, in words; `None` if it did not.
+    pub fn cut_reason(&self, opts: &SynthOptions) -> Option<String> {
+        let s = &self.stats;
+        if !self.cut() {
+            None
+        } else if s.watchdog {
+            Some(format!(
+                "the watchdog stopped the run: no progress for {} ns (--watchdog) at {:.1} µs simulated",
+                opts.watchdog(),
+                s.end_ns as f64 / 1e3
+            ))
+        } else if s.timed_out {
+            Some(format!("the time limit (--time-limit {} ns) cut the run", opts.time_limit_ns))
+        } else {
+            Some(format!("the run stalled at {:.1} µs simulated: nothing left to happen", s.end_ns as f64 / 1e3))
+        }
+    }
 }
 
 /// `rocescope synth`: simulate, write `out` (pcapng; `-` for standard output) and, if asked,
@@ -457,5 +510,6 @@ pub fn run(
         completed,
         failed: fabric.conns.iter().filter(|c| c.failed.is_some()).count(),
         frames: fabric.stats.captured as usize,
+        unfinished: fabric.unfinished(),
     }))
 }

@@ -238,6 +238,8 @@ pub struct Config {
     pub time_limit_ns: u64,
     /// Header-only trimming (DCP).
     pub trim: bool,
+    /// The no-progress watchdog (ns; 0: off).
+    pub watchdog_ns: u64,
     /// The control queue's WRR weight in force (`"inf"`: strict priority); `null` without
     /// trimming.
     #[serde(with = "exact::weight")]
@@ -379,6 +381,8 @@ pub struct Summary {
     pub transmissions: u64,
     /// Data packets trimmed to header-only.
     pub trimmed: u64,
+    /// The no-progress watchdog (`--watchdog`) ended the run.
+    pub watchdog: bool,
 }
 
 /// One connection (`connections[]`).
@@ -1281,6 +1285,7 @@ impl<'f, 'w> Gen<'f, 'w> {
             timed_out: s.timed_out,
             transmissions: s.transmissions,
             trimmed: s.trimmed,
+            watchdog: s.watchdog,
         }
     }
 
