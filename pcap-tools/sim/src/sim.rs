@@ -727,6 +727,12 @@ pub struct Fabric<'w> {
     pub stats: RunStats,
     /// Keep [`Self::tap_frames`] (the truth needs them; a capture alone does not).
     pub keep_tap_frames: bool,
+    /// Keep every transmission's record in [`Self::txs`] for the whole run (the truth needs
+    /// them). Off, a record is recycled once its frame is delivered or lost, so `txs` holds
+    /// only what is in flight and a record's `id` is its slot, reused.
+    pub keep_txs: bool,
+    /// Recycled slots of [`Self::txs`] (without [`Self::keep_txs`]).
+    free_txs: Vec<u32>,
     posts_pending: u64,
     completed: u64,
     /// When the run last made progress (for the watchdog).
@@ -768,6 +774,8 @@ impl<'w> Fabric<'w> {
             last_cnp: HashMap::new(),
             stats: RunStats::default(),
             keep_tap_frames: true,
+            keep_txs: true,
+            free_txs: Vec::new(),
             posts_pending: 0,
             completed: 0,
             last_progress: 0,
@@ -1107,7 +1115,8 @@ impl<'w> Fabric<'w> {
         msg: Option<u64>,
         reason: Option<RetxReason>,
     ) -> u32 {
-        let id = self.txs.len() as u32;
+        let slot = if self.keep_txs { None } else { self.free_txs.pop() };
+        let id = slot.unwrap_or(self.txs.len() as u32);
         let (kind, cover, dcp_msn, dst, flow) = {
             let f =
                 Frame::parse(LinkType::Ethernet, &bytes, bytes.len(), &DecodeOptions { verify: false, ..self.decode });
@@ -1120,7 +1129,7 @@ impl<'w> Fabric<'w> {
                 self.msg_first_psn[conn as usize].entry(m).or_insert(psn);
             }
         }
-        self.txs.push(TxRec {
+        let rec = TxRec {
             id,
             conn,
             origin,
@@ -1136,7 +1145,11 @@ impl<'w> Fabric<'w> {
             accept: None,
             cover,
             dcp_msn,
-        });
+        };
+        match slot {
+            Some(i) => self.txs[i as usize] = rec,
+            None => self.txs.push(rec),
+        }
         self.stats.transmissions += 1;
         let src_host = match origin {
             Origin::Requester => self.conns[conn as usize].sender as u16,
@@ -1187,6 +1200,14 @@ impl<'w> Fabric<'w> {
         self.stats.dropped += 1;
         if cause == DropCause::ControlQueue {
             self.stats.ho_dropped += 1;
+        }
+        self.release_tx(p.tx);
+    }
+
+    /// A transmission's fate is final: without [`Self::keep_txs`] its record's slot is reused.
+    fn release_tx(&mut self, tx: u32) {
+        if !self.keep_txs {
+            self.free_txs.push(tx);
         }
     }
 
@@ -1430,6 +1451,12 @@ impl<'w> Fabric<'w> {
 
     /// A frame reached a host's NIC: CNPs end there, the rest go to the QP they name.
     fn deliver(&mut self, host: u16, pkt: u32) {
+        let tx = self.pkt(pkt).tx;
+        self.deliver_to_qp(host, pkt);
+        self.release_tx(tx);
+    }
+
+    fn deliver_to_qp(&mut self, host: u16, pkt: u32) {
         let p = self.take(pkt);
         let tx = p.tx as usize;
         let f = Frame::parse(LinkType::Ethernet, &p.bytes, p.bytes.len(), &self.decode);

@@ -421,6 +421,7 @@ pub fn simulate<'w>(
     let mut factory = |c: &ConnConfig| new_pair(kind, c);
     let mut fabric = build(opts, writer, &mut factory)?;
     fabric.keep_tap_frames = keep_truth;
+    fabric.keep_txs = keep_truth;
     fabric.run(progress)?;
     if let Some(w) = fabric.take_writer() {
         w.into_inner().flush()?;
