@@ -692,6 +692,9 @@ enum EpBox {
 #[derive(Default)]
 struct AcceptState {
     expected: Option<u32>,
+    /// Any-order acceptance: every PSN before `floor` was accepted, and `seen` holds those
+    /// accepted at or after it (the out-of-order window, so it stays as small as the window).
+    floor: Option<u32>,
     seen: HashSet<u32>,
     /// Go-Back-N READ responses: the (message, PSN) the requester accepts next; the PSN is
     /// `None` until that message's READ Request has been sent.
@@ -1530,10 +1533,17 @@ impl<'w> Fabric<'w> {
             .unwrap_or(1);
         let verdict = match model {
             AcceptModel::AnyOrder => {
-                if self.accept[conn][dir].seen.insert(psn) {
-                    Accept::Accepted
-                } else {
+                let st = &mut self.accept[conn][dir];
+                let floor = *st.floor.get_or_insert(start);
+                if psn_lt(psn, floor) || !st.seen.insert(psn) {
                     Accept::Duplicate
+                } else {
+                    let mut f = floor;
+                    while st.seen.remove(&f) {
+                        f = psn::add(f, 1);
+                    }
+                    st.floor = Some(f);
+                    Accept::Accepted
                 }
             }
             AcceptModel::InOrder if dir == 0 => {
