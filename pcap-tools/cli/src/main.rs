@@ -130,7 +130,7 @@ fn main() -> ExitCode {
             let _ = out.write_all(rocescope_dissector::dissector().as_bytes());
             Ok(0)
         }
-        Cmd::Synth(args) => args.run().map(|_| 0).map_err(Failure::Usage),
+        Cmd::Synth(args) => args.run().map_err(Failure::Usage),
     };
     let flushed = out.flush();
     match r {

@@ -3,7 +3,7 @@
 use clap::Args;
 use rocescope_sim::sim::{CongestionControl, TopologyKind};
 use rocescope_sim::synth::{self, OpChoice, Pattern, SynthOptions};
-use rocescope_sim::{LossDir, LossPlace, Routing, TapPoint};
+use rocescope_sim::{LossDir, LossMode, LossPlace, Routing, TapPoint};
 use rocescope_stacks::StackKind;
 
 use crate::params_args::{DcpTagShift, ParamArgs};
@@ -21,7 +21,8 @@ pub struct SynthArgs {
     /// Also write the ground truth (docs/truth.md).
     #[arg(long, value_name = "OUT.json")]
     pub truth: Option<std::path::PathBuf>,
-    /// Random (Bernoulli) loss probability per frame on the lossy links.
+    /// Random (Bernoulli) loss probability per frame on the lossy links (where the frame is
+    /// lost: --loss-mode).
     #[arg(long, default_value_t = 0.0, value_name = "P")]
     pub loss: f64,
     /// Bursty (Gilbert-Elliott) loss: good→bad and bad→good transition probabilities per
@@ -34,6 +35,13 @@ pub struct SynthArgs {
     /// Which direction of those links loses frames: both, forward (towards the receiver), reverse.
     #[arg(long, default_value = "both", value_parser = parse_loss_dir)]
     pub loss_dir: LossDir,
+    /// Where a frame chosen for random loss (--loss, --burst-loss) is lost. trim: at the switch
+    /// port feeding the lossy link (for a host's own uplink, the switch it enters), as the DCP
+    /// paper makes loss (§6.1, §6.3): a DCP data packet is trimmed to its header-only form
+    /// (with trimming on), anything else is dropped there. drop: on the wire (corruption), the
+    /// frame lost whole after occupying the link. Default: trim for --stack dcp, drop otherwise.
+    #[arg(long, value_name = "MODE", value_parser = parse_loss_mode)]
+    pub loss_mode: Option<LossMode>,
     /// Extra propagation delay of the slowest path over the fastest (ns), spread evenly.
     #[arg(long, default_value_t = 0, value_name = "NS")]
     pub reorder: u64,
@@ -70,10 +78,15 @@ pub struct SynthArgs {
     #[arg(long, default_value_t = 262144, value_name = "N")]
     pub queue_bytes: u64,
     /// DCP switch trimming: data packets over the threshold become header-only packets in a
-    /// control queue served by WRR.
-    #[arg(long)]
+    /// control queue served by WRR. On by default for --stack dcp (seed 000 §4.2).
+    #[arg(long, conflicts_with = "no_trim")]
     pub trim: bool,
-    /// WRR weight of the control queue (default: seed §4.2's (N−1)/(r−N+1)).
+    /// DCP without switch trimming: data packets over the threshold are dropped.
+    #[arg(long)]
+    pub no_trim: bool,
+    /// WRR weight of the control queue (default: seed 000 §4.2's (N−1)/(r−N+1); when r ≤ N−1,
+    /// the weight for the largest N the formula supports, N−1 = ⌈r⌉−1, as §6.3 does; `inf`:
+    /// strict priority).
     #[arg(long, value_name = "W")]
     pub wrr_weight: Option<f64>,
     /// Switch radix N for the §4.2 weight (default: senders + 1).
@@ -105,7 +118,8 @@ pub struct SynthArgs {
     /// The fabric link the fabric tap watches.
     #[arg(long, default_value_t = 0, value_name = "K")]
     pub fabric_tap_path: u32,
-    /// Stop after this much simulated time, ns.
+    /// Stop after this much simulated time, ns. A run cut with messages unfinished names them
+    /// on standard error and exits with status 1.
     #[arg(long, default_value_t = 1_000_000_000, value_name = "NS")]
     pub time_limit: u64,
     /// GBN's local ACK timeout exponent t (IBTA): the timeout is 4.096 µs · 2^t, 0 disables it
@@ -120,6 +134,13 @@ pub struct SynthArgs {
     /// IRN's RTO_low/RTO_high (100/320 µs) and DCP's coarse timeout (no back-off).
     #[arg(long, value_name = "NS")]
     pub rto: Option<u64>,
+    /// No-progress watchdog, ns: stop when, for this long, messages are outstanding and none
+    /// was posted, completed or delivered and no receiver accepted a new data packet; the
+    /// unfinished messages are named on standard error and the exit status is 1. Default:
+    /// 4 × the stack's longest timer (GBN's local ACK timeout, IRN's RTO_high, DCP's timeout at
+    /// its largest back-off, or --rto), at least 10 ms; 0: off.
+    #[arg(long, value_name = "NS")]
+    pub watchdog: Option<u64>,
     /// The responder ACKs at least every N packets.
     #[arg(long, default_value_t = 4, value_name = "N")]
     pub ack_every: u32,
@@ -199,6 +220,9 @@ fn parse_loss_on(s: &str) -> Result<LossPlace, String> {
 fn parse_loss_dir(s: &str) -> Result<LossDir, String> {
     LossDir::from_name(s).ok_or_else(|| format!("unknown direction '{s}' (both forward reverse)"))
 }
+fn parse_loss_mode(s: &str) -> Result<LossMode, String> {
+    LossMode::from_name(s).ok_or_else(|| format!("unknown loss mode '{s}' (trim drop)"))
+}
 fn parse_taps(s: &str) -> Result<Taps, String> {
     let mut v = Vec::new();
     for name in s.split(',').filter(|x| !x.is_empty()) {
@@ -219,6 +243,7 @@ impl SynthArgs {
             burst_loss: self.burst_loss,
             loss_on: self.loss_on,
             loss_dir: self.loss_dir,
+            loss_mode: self.loss_mode.unwrap_or(LossMode::default_for(self.stack)),
             reorder_ns: self.reorder,
             paths: self.paths,
             routing: if self.spray {
@@ -236,7 +261,9 @@ impl SynthArgs {
             fabric_rate_gbps: self.fabric_rate,
             delay_ns: self.delay,
             queue_bytes: self.queue_bytes,
-            trim: self.trim,
+            // Trimming is on by default for DCP (its switches trim, seed 000 §4.2); --trim
+            // with another stack is refused by `SynthOptions::validate`.
+            trim: self.trim || (self.stack == StackKind::Dcp && !self.no_trim),
             wrr_weight: self.wrr_weight,
             radix: self.radix,
             control_queue_bytes: self.control_queue_bytes,
@@ -249,6 +276,7 @@ impl SynthArgs {
             time_limit_ns: self.time_limit,
             local_ack_timeout: self.local_ack_timeout,
             dcp_timeout_ns: self.dcp_timeout,
+            watchdog_ns: self.watchdog,
             rto_ns: self.rto,
             ack_every: self.ack_every,
             bdp_packets: self.bdp_packets,
@@ -268,11 +296,13 @@ impl SynthArgs {
         }
     }
 
-    /// Runs the subcommand; the error is a one-line message. Prints a summary to stderr.
-    pub fn run(&self) -> Result<(), String> {
+    /// Runs the subcommand; the error is a one-line message. Prints a summary to stderr, and
+    /// the unfinished messages when there are any; the exit status is 1 when the time limit,
+    /// the watchdog or a stall cut the run with messages unfinished, else 0.
+    pub fn run(&self) -> Result<u8, String> {
         let opts = self.options();
         let mut bar = progress::Synth::new();
-        let Some(o) = synth::run(&opts, &self.output, self.truth.as_deref(), bar.callback())? else { return Ok(()) };
+        let Some(o) = synth::run(&opts, &self.output, self.truth.as_deref(), bar.callback())? else { return Ok(0) };
         drop(bar);
         let s = o.stats;
         eprintln!(
@@ -281,7 +311,13 @@ impl SynthArgs {
             o.completed,
             o.messages,
             if o.failed > 0 { format!(", {} connections failed", o.failed) } else { String::new() },
-            if s.timed_out { " (time limit reached)" } else { "" },
+            if s.timed_out {
+                " (time limit reached)"
+            } else if s.watchdog {
+                " (stopped by the watchdog)"
+            } else {
+                ""
+            },
             s.transmissions,
             s.dropped,
             s.trimmed,
@@ -291,6 +327,18 @@ impl SynthArgs {
             o.frames,
             s.end_ns as f64 / 1e3,
         );
-        Ok(())
+        if let Some(why) = o.cut_reason(&opts) {
+            eprintln!("rocescope synth: {why}; {} messages unfinished:", o.unfinished.len());
+        } else if !o.unfinished.is_empty() {
+            eprintln!("rocescope synth: {} messages unfinished:", o.unfinished.len());
+        }
+        const SHOWN: usize = 50;
+        for u in o.unfinished.iter().take(SHOWN) {
+            eprintln!("  {u}");
+        }
+        if o.unfinished.len() > SHOWN {
+            eprintln!("  … and {} more", o.unfinished.len() - SHOWN);
+        }
+        Ok(if o.cut() { 1 } else { 0 })
     }
 }

@@ -11,4 +11,4 @@ pub mod synth;
 pub mod topology;
 pub mod truth;
 
-pub use sim::{Fabric, FabricConfig, LossDir, LossModel, LossPlace, Routing, TapPoint};
+pub use sim::{Fabric, FabricConfig, LossDir, LossMode, LossModel, LossPlace, Routing, TapPoint};

@@ -161,6 +161,41 @@ impl LossDir {
     }
 }
 
+/// Where a frame chosen by the random loss process (`--loss`, `--burst-loss`) is lost.
+///
+/// The DCP paper measures loss recovery with loss made at the switches (seed 000 §6.1, Fig. 10:
+/// "the P4 switch executes the packet trimming module for DCP traffic, while it simply drops
+/// packets for CX5 traffic"; §6.3, Fig. 17: "packet loss rates artificially enforced at
+/// switches"), so a DCP data packet chosen for loss reaches the receiver as a header-only
+/// packet. A frame corrupted on the wire is lost whole whatever the transport: that is
+/// [`LossMode::Drop`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LossMode {
+    /// The switch egress port feeding a lossy link chooses: a DCP data packet (tag 10) chosen
+    /// for loss is trimmed to its header-only form into the port's control queue, as the
+    /// threshold trimming does (when trimming is on); any other packet chosen for loss
+    /// (header-only packets, ACKs, every packet of GBN and IRN, DCP data without trimming) is
+    /// dropped at the port and never reaches the link. A lossy link fed by a host NIC (`s0`'s
+    /// uplink, the receiver's uplink) has no such port: its loss process is applied by the
+    /// switch the link enters, at the egress port the packet then takes (the paper's testbed
+    /// sender hangs directly off the lossy P4 switch).
+    Trim,
+    /// Lost on the wire (corruption): the frame occupies the link and vanishes whole.
+    Drop,
+}
+
+impl LossMode {
+    pub fn name(self) -> &'static str {
+        match self {
+            LossMode::Trim => "trim",
+            LossMode::Drop => "drop",
+        }
+    }
+    pub fn from_name(s: &str) -> Option<LossMode> {
+        [LossMode::Trim, LossMode::Drop].into_iter().find(|m| m.name() == s)
+    }
+}
+
 /// Random loss on a link: Bernoulli with probability `p` per frame, optionally modulated by a
 /// Gilbert-Elliott chain (`burst = (p_gb, p_bg)`): before each frame the chain moves Good→Bad
 /// with `p_gb` and Bad→Good with `p_bg`; in Bad every frame is lost, in Good a frame is lost
@@ -221,12 +256,18 @@ pub struct FabricConfig {
     pub loss: LossModel,
     pub loss_place: LossPlace,
     pub loss_dir: LossDir,
+    /// Where a frame chosen for random loss is lost.
+    pub loss_mode: LossMode,
     pub taps: Vec<TapPoint>,
     /// The fabric link the fabric tap watches.
     pub fabric_tap_path: u32,
     pub seed: u64,
     /// Simulated time after which the run stops, ns.
     pub time_limit_ns: u64,
+    /// The no-progress watchdog, ns (0: off): the run stops when, for this long, work is
+    /// outstanding and no message was posted, completed or delivered and no receiver accepted
+    /// a data PSN for the first time ([`Fabric::run`]).
+    pub watchdog_ns: u64,
     /// How endpoints decode frames.
     pub profile: Profile,
     pub params: Params,
@@ -299,10 +340,12 @@ impl Default for FabricConfig {
             loss: LossModel::default(),
             loss_place: LossPlace::Fabric,
             loss_dir: LossDir::Both,
+            loss_mode: LossMode::Drop,
             taps: vec![TapPoint::Sender, TapPoint::Receiver, TapPoint::Fabric],
             fabric_tap_path: 0,
             seed: 1,
             time_limit_ns: 1_000_000_000,
+            watchdog_ns: 0,
             profile: Profile::Std,
             params: Params::default(),
             data_frame_bytes: 78 + 1024,
@@ -323,19 +366,32 @@ pub fn wire_bytes(len: usize) -> u64 {
 }
 
 impl FabricConfig {
-    /// The WRR weight in force: the configured one, or seed §4.2's `(N−1)/(r−N+1)` with `r`
-    /// the ratio of a full data frame to a header-only frame on the wire; when `r ≤ N−1` the
-    /// formula has no solution and the control queue gets strict priority (infinite weight).
+    /// The WRR weight in force: the configured one, or seed 000 §4.2's `w = (N−1)/(r−N+1)`,
+    /// with `N` the switch radix and `r` the ratio of a full data frame to a header-only frame
+    /// on the wire (so that an (N−1)-to-1 incast of trimmed packets, `B·(N−1)/r` of header-only
+    /// traffic, drains at `B·w/(1+w)`).
+    ///
+    /// The formula holds only for `r > N−1`. For `r ≤ N−1` §4.2 gives no weight ("we cannot
+    /// theoretically guarantee lossless HO packet transmission by simply configuring the
+    /// weight") and §6.3 instead sets `N` below the radix (22 and 16) and finds that such a
+    /// finite weight handles 128- and 255-to-1 incasts. So then `N` is the largest the formula
+    /// supports, `N−1 = ⌈r⌉−1` (the largest whole number below `r`), and `w = (N−1)/(r−N+1)`:
+    /// finite, so the data queue keeps `1/(1+w)` of the port (about 3 % at the default 1024-byte
+    /// MTU, where `r ≈ 13.4`, `N = 14`, `w ≈ 32`) instead of starving behind a header-only
+    /// flood as it would under strict priority. Where a data frame is no longer than a
+    /// header-only one (`r ≤ 1`, no `N ≥ 2` fits; the paper is silent) the queues share the port
+    /// equally (`w = 1`). Strict priority is still available as `wrr_weight = ∞`.
     pub fn effective_wrr_weight(&self) -> f64 {
         if let Some(w) = self.wrr_weight {
             return w;
         }
         let n = self.radix.unwrap_or(self.senders as u32 + 1).max(2) as f64;
         let r = wire_bytes(self.data_frame_bytes as usize) as f64 / wire_bytes(MIN_FRAME) as f64;
-        if r > n - 1.0 {
-            (n - 1.0) / (r - n + 1.0)
+        let n_minus_1 = if r > n - 1.0 { n - 1.0 } else { r.ceil() - 1.0 };
+        if n_minus_1 >= 1.0 {
+            n_minus_1 / (r - n_minus_1)
         } else {
-            f64::INFINITY
+            1.0
         }
     }
 
@@ -440,6 +496,8 @@ pub enum DropCause {
     ControlQueue,
     /// Lost on a link at random.
     Link,
+    /// Chosen for random loss at a switch egress port and dropped there ([`LossMode::Trim`]).
+    Switch,
     /// No QP at the destination.
     NoEndpoint,
 }
@@ -450,6 +508,7 @@ impl DropCause {
             DropCause::Queue => "queue",
             DropCause::ControlQueue => "control_queue",
             DropCause::Link => "link",
+            DropCause::Switch => "switch",
             DropCause::NoEndpoint => "no_endpoint",
         }
     }
@@ -539,6 +598,52 @@ pub struct MsgRec {
     pub completed: Vec<Nanos>,
     /// The transmission whose arrival made the requester complete the message.
     pub completed_by: Option<u32>,
+    /// Distinct data PSNs of it the receiver accepted (a READ's: responses the requester
+    /// accepted), per the truth's acceptance model.
+    pub accepted_packets: u32,
+}
+
+impl MsgRec {
+    /// Its data packets (a READ's: responses) at `mtu` bytes a packet.
+    pub fn packets(&self, mtu: u32) -> u32 {
+        self.msg.len.div_ceil(mtu.max(1)).max(1)
+    }
+}
+
+/// A message a run left unfinished ([`Fabric::unfinished`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Unfinished {
+    pub conn: u32,
+    pub msg: u64,
+    pub op: Op,
+    pub len: u32,
+    /// Posted by the time the run ended.
+    pub posted: bool,
+    /// Data packets the receiver accepted, of `packets`.
+    pub accepted_packets: u32,
+    pub packets: u32,
+    /// Bytes delivered to the application (whole deliveries only).
+    pub delivered_bytes: u64,
+    /// Its connection gave up: why.
+    pub failed: Option<&'static str>,
+}
+
+impl std::fmt::Display for Unfinished {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "connection {} message {} ({} of {} bytes): ", self.conn, self.msg, self.op.name(), self.len)?;
+        if !self.posted {
+            return write!(f, "not posted yet");
+        }
+        write!(
+            f,
+            "{}/{} packets accepted by the receiver, {} bytes delivered, not completed",
+            self.accepted_packets, self.packets, self.delivered_bytes
+        )?;
+        if let Some(r) = self.failed {
+            write!(f, " (connection failed: {r})")?;
+        }
+        Ok(())
+    }
 }
 
 /// One connection.
@@ -573,8 +678,15 @@ pub struct RunStats {
     pub captured: u64,
     pub end_ns: Nanos,
     pub timed_out: bool,
+    /// The no-progress watchdog ended the run ([`FabricConfig::watchdog_ns`]).
+    pub watchdog: bool,
+    /// Nothing was left to happen (no event) while messages were unfinished: the stacks are
+    /// waiting for something that will never come.
+    pub stuck: bool,
     pub trimmed: u64,
     pub dropped: u64,
+    /// Packets chosen for random loss and dropped at a switch port ([`LossMode::Trim`]).
+    pub random_dropped: u64,
     /// Header-only packets lost in a full control queue.
     pub ho_dropped: u64,
     pub ce_marked: u64,
@@ -620,6 +732,9 @@ struct Packet {
     to_requester: bool,
     /// At a switch: the port it came in through (PFC's ingress accounting), else `NO_PORT`.
     ingress: u32,
+    /// Chosen for random loss on a host-fed link ([`LossMode::Trim`]): the switch it enters
+    /// loses (trims or drops) it at its egress port.
+    doomed: bool,
 }
 
 /// No port.
@@ -715,9 +830,13 @@ enum EpBox {
 #[derive(Default)]
 struct AcceptState {
     expected: Option<u32>,
+    /// Any-order acceptance: every PSN before `floor` was accepted, and `seen` holds those
+    /// accepted at or after it (the out-of-order window, so it stays as small as the window).
+    floor: Option<u32>,
     seen: HashSet<u32>,
-    /// Go-Back-N READ responses: per message, the next expected response PSN.
-    resp_next: HashMap<u64, u32>,
+    /// Go-Back-N READ responses: the (message, PSN) the requester accepts next; the PSN is
+    /// `None` until that message's READ Request has been sent.
+    resp_next: Option<(u64, Option<u32>)>,
 }
 
 /// The simulator.
@@ -751,8 +870,16 @@ pub struct Fabric<'w> {
     pub stats: RunStats,
     /// Keep [`Self::tap_frames`] (the truth needs them; a capture alone does not).
     pub keep_tap_frames: bool,
+    /// Keep every transmission's record in [`Self::txs`] for the whole run (the truth needs
+    /// them). Off, a record is recycled once its frame is delivered or lost, so `txs` holds
+    /// only what is in flight and a record's `id` is its slot, reused.
+    pub keep_txs: bool,
+    /// Recycled slots of [`Self::txs`] (without [`Self::keep_txs`]).
+    free_txs: Vec<u32>,
     posts_pending: u64,
     completed: u64,
+    /// When the run last made progress (for the watchdog).
+    last_progress: Nanos,
     total_messages: u64,
     wrr: (u128, u128),
     decode: DecodeOptions,
@@ -793,8 +920,11 @@ impl<'w> Fabric<'w> {
             last_cnp: HashMap::new(),
             stats: RunStats::default(),
             keep_tap_frames: true,
+            keep_txs: true,
+            free_txs: Vec::new(),
             posts_pending: 0,
             completed: 0,
+            last_progress: 0,
             total_messages: 0,
             wrr: weight_ratio(cfg.effective_wrr_weight()),
             decode: DecodeOptions { verify: false, profile: cfg.profile, params: cfg.params },
@@ -1095,7 +1225,14 @@ impl<'w> Fabric<'w> {
     pub fn post(&mut self, conn: u32, at: Nanos, msg: Message) {
         let c = &mut self.conns[conn as usize];
         let idx = c.messages.len() as u32;
-        c.messages.push(MsgRec { msg, posted: None, delivered: Vec::new(), completed: Vec::new(), completed_by: None });
+        c.messages.push(MsgRec {
+            msg,
+            posted: None,
+            delivered: Vec::new(),
+            completed: Vec::new(),
+            completed_by: None,
+            accepted_packets: 0,
+        });
         self.posts_pending += 1;
         self.total_messages += 1;
         self.queue.push(at, Ev::Post { conn, idx });
@@ -1120,13 +1257,24 @@ impl<'w> Fabric<'w> {
             })
     }
 
-    /// Runs to completion (every requester idle and nothing left on the wire) or to the time
-    /// limit. `progress` is called every 2^16 events.
+    /// Runs to completion (every requester idle and nothing left on the wire), to the time
+    /// limit, or until the watchdog sees no progress for [`FabricConfig::watchdog_ns`]: a
+    /// message posted, completed or delivered, or a data PSN accepted for the first time
+    /// (the DCP paper and the stacks' own retry limits bound recovery, but a stack caught in
+    /// a retransmission loop would otherwise run to the time limit, its capture growing all
+    /// the while). `progress` is called every 2^16 events.
     pub fn run(&mut self, mut progress: Option<&mut dyn FnMut(&Progress)>) -> std::io::Result<RunStats> {
         let mut finished = false;
+        let watchdog = self.cfg.watchdog_ns;
         while let Some((time, ev)) = self.queue.pop() {
             if time > self.cfg.time_limit_ns {
                 self.stats.timed_out = true;
+                break;
+            }
+            let outstanding = self.completed + self.posts_pending < self.total_messages;
+            if !finished && watchdog > 0 && outstanding && time > self.last_progress + watchdog {
+                self.now = self.last_progress + watchdog;
+                self.stats.watchdog = true;
                 break;
             }
             if finished && matches!(ev, Ev::Timer { .. }) {
@@ -1172,6 +1320,7 @@ impl<'w> Fabric<'w> {
                     m.posted = Some(self.now);
                     let msg = m.msg;
                     self.posts_pending -= 1;
+                    self.last_progress = self.now;
                     let mut actions = std::mem::take(&mut self.actions);
                     if let EpBox::Req(r) = &mut self.eps[ep as usize] {
                         r.post(self.now, msg, &mut actions);
@@ -1187,6 +1336,9 @@ impl<'w> Fabric<'w> {
             if finished && self.packets.len() == self.free.len() && !self.ports.iter().any(|p| p.busy) {
                 break;
             }
+        }
+        if !finished && !self.stats.timed_out && !self.stats.watchdog && !self.done() {
+            self.stats.stuck = true;
         }
         self.stats.end_ns = self.now;
         self.stats.captured = self.frames_written;
@@ -1217,6 +1369,7 @@ impl<'w> Fabric<'w> {
                     let now = self.now;
                     if let Some(m) = self.conns[conn as usize].messages.get_mut(msg as usize) {
                         m.delivered.push((now, len, intact));
+                        self.last_progress = now;
                     }
                 }
                 Action::Completed { msg } => {
@@ -1224,6 +1377,7 @@ impl<'w> Fabric<'w> {
                     if let Some(m) = self.conns[conn as usize].messages.get_mut(msg as usize) {
                         if m.completed.is_empty() {
                             self.completed += 1;
+                            self.last_progress = now;
                         }
                         m.completed.push(now);
                         m.completed_by = m.completed_by.or(trigger);
@@ -1297,7 +1451,8 @@ impl<'w> Fabric<'w> {
         msg: Option<u64>,
         reason: Option<RetxReason>,
     ) -> u32 {
-        let id = self.txs.len() as u32;
+        let slot = if self.keep_txs { None } else { self.free_txs.pop() };
+        let id = slot.unwrap_or(self.txs.len() as u32);
         let (kind, cover, dcp_msn, dst, flow) = {
             let f =
                 Frame::parse(LinkType::Ethernet, &bytes, bytes.len(), &DecodeOptions { verify: false, ..self.decode });
@@ -1310,7 +1465,7 @@ impl<'w> Fabric<'w> {
                 self.msg_first_psn[conn as usize].entry(m).or_insert(psn);
             }
         }
-        self.txs.push(TxRec {
+        let rec = TxRec {
             id,
             conn,
             origin,
@@ -1326,7 +1481,11 @@ impl<'w> Fabric<'w> {
             accept: None,
             cover,
             dcp_msn,
-        });
+        };
+        match slot {
+            Some(i) => self.txs[i as usize] = rec,
+            None => self.txs.push(rec),
+        }
         self.stats.transmissions += 1;
         let src_host = match origin {
             Origin::Requester => sender,
@@ -1341,7 +1500,16 @@ impl<'w> Fabric<'w> {
             }
         };
         let dst_host = dst.unwrap_or(u16::MAX);
-        let pkt = self.alloc(Packet { bytes, tx: id, dst_host, flow, trimmed: false, to_requester, ingress: NO_PORT });
+        let pkt = self.alloc(Packet {
+            bytes,
+            tx: id,
+            dst_host,
+            flow,
+            trimmed: false,
+            to_requester,
+            ingress: NO_PORT,
+            doomed: false,
+        });
         if self.pulling && origin == Origin::Requester && self.pulled.is_none() {
             self.pulled = Some(pkt);
         } else {
@@ -1385,6 +1553,14 @@ impl<'w> Fabric<'w> {
         if cause == DropCause::ControlQueue {
             self.stats.ho_dropped += 1;
         }
+        self.release_tx(p.tx);
+    }
+
+    /// A transmission's fate is final: without [`Self::keep_txs`] its record's slot is reused.
+    fn release_tx(&mut self, tx: u32) {
+        if !self.keep_txs {
+            self.free_txs.push(tx);
+        }
     }
 
     /// Host NIC egress: the control FIFO (unbounded), served before pulled packets.
@@ -1411,6 +1587,23 @@ impl<'w> Fabric<'w> {
             )
         };
         let trim = self.cfg.trim;
+        // Random loss at this port (LossMode::Trim): the packet was chosen upstream on a
+        // host-fed link, or this port's own loss process chooses it now.
+        let mut doomed = std::mem::take(&mut self.packets[pkt as usize].as_mut().expect("live packet").doomed);
+        if self.cfg.loss_mode == LossMode::Trim {
+            let to_requester = self.pkt(pkt).to_requester;
+            if let Some(l) = self.ports[port as usize].loss.as_mut() {
+                doomed = (l.applies(to_requester) && l.lose()) || doomed;
+            }
+        }
+        if doomed {
+            let name = format!("{} (random)", self.ports[port as usize].name);
+            if trim && is_roce && tag == Some(dcp::TAG_DATA) && self.trim_packet(pkt, name.clone()) {
+                return self.enqueue_ctrl(port, pkt);
+            }
+            self.stats.random_dropped += 1;
+            return self.drop_packet(pkt, DropCause::Switch, name);
+        }
         let p = &self.ports[port as usize];
         if trim && is_roce && tag == Some(dcp::TAG_HO) {
             return self.enqueue_ctrl(port, pkt);
@@ -1423,21 +1616,9 @@ impl<'w> Fabric<'w> {
             self.cfg.queue_bytes
         };
         if p.data_bytes + len > limit {
-            if trim && is_roce && tag == Some(dcp::TAG_DATA) {
-                let place = self.place(self.ports[port as usize].name.clone());
-                let shift = self.cfg.params.dcp_tag_shift;
-                let packet = self.packets[pkt as usize].as_mut().expect("live packet");
-                if let Some(mut ho) = header_only(LinkType::Ethernet, &packet.bytes, shift) {
-                    if ho.len() < MIN_FRAME {
-                        ho.resize(MIN_FRAME, 0);
-                    }
-                    packet.bytes = ho;
-                    packet.trimmed = true;
-                    let tx = packet.tx;
-                    self.txs[tx as usize].trimmed = Some((self.now, place));
-                    self.stats.trimmed += 1;
-                    return self.enqueue_ctrl(port, pkt);
-                }
+            if trim && is_roce && tag == Some(dcp::TAG_DATA) && self.trim_packet(pkt, self.ports[port as usize].name.clone())
+            {
+                return self.enqueue_ctrl(port, pkt);
             }
             let name = format!("{} queue", self.ports[port as usize].name);
             return self.drop_packet(pkt, DropCause::Queue, name);
@@ -1461,6 +1642,24 @@ impl<'w> Fabric<'w> {
         if !p.busy {
             self.start(port);
         }
+    }
+
+    /// Cuts a DCP data packet to its header-only form (`codec::build::header_only`, padded to
+    /// the shortest frame), recording the trim at `place`; false if it has no such form.
+    fn trim_packet(&mut self, pkt: u32, place: String) -> bool {
+        let place = self.place(place);
+        let shift = self.cfg.params.dcp_tag_shift;
+        let packet = self.packets[pkt as usize].as_mut().expect("live packet");
+        let Some(mut ho) = header_only(LinkType::Ethernet, &packet.bytes, shift) else { return false };
+        if ho.len() < MIN_FRAME {
+            ho.resize(MIN_FRAME, 0);
+        }
+        packet.bytes = ho;
+        packet.trimmed = true;
+        let tx = packet.tx;
+        self.txs[tx as usize].trimmed = Some((self.now, place));
+        self.stats.trimmed += 1;
+        true
     }
 
     fn enqueue_ctrl(&mut self, port: u32, pkt: u32) {
@@ -1534,7 +1733,8 @@ impl<'w> Fabric<'w> {
         p.busy = true;
         let ser = ser_ns(wire_bytes(len), p.rate_bps);
         let (delay, peer, tap) = (p.delay_ns, p.peer, p.tap);
-        let lost = !mac && p.loss.as_mut().is_some_and(|l| l.applies(to_requester) && l.lose());
+        let wire_loss = self.cfg.loss_mode == LossMode::Drop;
+        let lost = !mac && wire_loss && p.loss.as_mut().is_some_and(|l| l.applies(to_requester) && l.lose());
         self.stats.link_frames += 1;
         if ingress != NO_PORT {
             self.packets[pkt as usize].as_mut().expect("live packet").ingress = NO_PORT;
@@ -1599,6 +1799,7 @@ impl<'w> Fabric<'w> {
             trimmed: false,
             to_requester: false,
             ingress: NO_PORT,
+            doomed: false,
         });
         let p = &mut self.ports[port as usize];
         p.mac_ctrl.push_back(pkt);
@@ -1728,6 +1929,16 @@ impl<'w> Fabric<'w> {
             self.record(t, pkt, tx, true, trimmed, ce);
         }
         if self.ports[port as usize].is_switch {
+            // A host-fed lossy link's loss process runs at the switch it enters (LossMode::Trim).
+            let from = self.ports[port as usize].peer as usize;
+            if self.cfg.loss_mode == LossMode::Trim && !self.ports[from].is_switch {
+                let to_requester = self.pkt(pkt).to_requester;
+                if let Some(l) = self.ports[from].loss.as_mut() {
+                    if l.applies(to_requester) && l.lose() {
+                        self.packets[pkt as usize].as_mut().expect("live packet").doomed = true;
+                    }
+                }
+            }
             self.forward(node, pkt, port)
         } else {
             self.deliver(node, pkt)
@@ -1768,6 +1979,12 @@ impl<'w> Fabric<'w> {
 
     /// A frame reached a host's NIC: CNPs end there, the rest go to the QP they name.
     fn deliver(&mut self, host: u16, pkt: u32) {
+        let tx = self.pkt(pkt).tx;
+        self.deliver_to_qp(host, pkt);
+        self.release_tx(tx);
+    }
+
+    fn deliver_to_qp(&mut self, host: u16, pkt: u32) {
         let p = self.take(pkt);
         let tx = p.tx as usize;
         let f = Frame::parse(LinkType::Ethernet, &p.bytes, p.bytes.len(), &self.decode);
@@ -1847,17 +2064,23 @@ impl<'w> Fabric<'w> {
             .and_then(|m| self.conns[conn].messages.get(m as usize))
             .map(|m| if m.msg.op == Op::Read { m.msg.len.div_ceil(mtu).max(1) } else { 1 })
             .unwrap_or(1);
-        let first = msg.and_then(|m| self.msg_first_psn[conn].get(&m).copied());
-        let st = &mut self.accept[conn][dir];
         let verdict = match model {
             AcceptModel::AnyOrder => {
-                if st.seen.insert(psn) {
-                    Accept::Accepted
-                } else {
+                let st = &mut self.accept[conn][dir];
+                let floor = *st.floor.get_or_insert(start);
+                if psn_lt(psn, floor) || !st.seen.insert(psn) {
                     Accept::Duplicate
+                } else {
+                    let mut f = floor;
+                    while st.seen.remove(&f) {
+                        f = psn::add(f, 1);
+                    }
+                    st.floor = Some(f);
+                    Accept::Accepted
                 }
             }
             AcceptModel::InOrder if dir == 0 => {
+                let st = &mut self.accept[conn][dir];
                 let e = *st.expected.get_or_insert(start);
                 if psn == e {
                     st.expected = Some(psn::add(e, span));
@@ -1868,20 +2091,82 @@ impl<'w> Fabric<'w> {
                     Accept::Discarded
                 }
             }
-            AcceptModel::InOrder => {
-                let m = msg.unwrap_or(u64::MAX);
-                let e = *st.resp_next.entry(m).or_insert(first.unwrap_or(psn));
-                if psn == e {
-                    st.resp_next.insert(m, psn::add(e, 1));
-                    Accept::Accepted
-                } else if psn_lt(psn, e) {
-                    Accept::Duplicate
-                } else {
-                    Accept::Discarded
-                }
-            }
+            AcceptModel::InOrder => self.judge_read_response(conn, msg, psn),
         };
         self.txs[tx].accept = Some(verdict);
+        if verdict == Accept::Accepted {
+            self.last_progress = self.now;
+            if let Some(m) = msg.and_then(|m| self.conns[conn].messages.get_mut(m as usize)) {
+                // A READ's packets are its responses (its request is one PSN of the requests).
+                if (m.msg.op == Op::Read) == (dir == 1) {
+                    m.accepted_packets += 1;
+                }
+            }
+        }
+    }
+
+    /// The messages not completed when the run ended, by connection then id.
+    pub fn unfinished(&self) -> Vec<Unfinished> {
+        let mut out = Vec::new();
+        for (ci, c) in self.conns.iter().enumerate() {
+            for m in c.messages.iter().filter(|m| m.completed.is_empty()) {
+                out.push(Unfinished {
+                    conn: ci as u32,
+                    msg: m.msg.id,
+                    op: m.msg.op,
+                    len: m.msg.len,
+                    posted: m.posted.is_some(),
+                    accepted_packets: m.accepted_packets,
+                    packets: m.packets(c.cfg.mtu),
+                    delivered_bytes: m.delivered.iter().filter(|d| d.2).map(|d| d.1 as u64).sum(),
+                    failed: c.failed.map(|f| f.1),
+                });
+            }
+        }
+        out
+    }
+
+    /// A Go-Back-N requester's verdict on a READ response (RC, IBTA C9-151): responses are
+    /// accepted in one PSN sequence across the connection's READs — the response the requester
+    /// needs next is the oldest READ's first missing response PSN (the PSNs of SENDs and WRITEs
+    /// between two READs are not responses and are skipped: a response implicitly acknowledges
+    /// every request before it). A response past it is discarded, one before it a duplicate.
+    fn judge_read_response(&mut self, conn: usize, msg: Option<u64>, psn: u32) -> Accept {
+        let Some(m) = msg else { return Accept::Discarded };
+        let mtu = self.conns[conn].cfg.mtu.max(1);
+        let messages = &self.conns[conn].messages;
+        let first_psn = &self.msg_first_psn[conn];
+        // The next READ at or after message `from`, with its first PSN once sent.
+        let next_read = |from: u64| -> Option<(u64, Option<u32>)> {
+            let i = (from as usize..messages.len()).find(|&i| messages[i].msg.op == Op::Read)? as u64;
+            Some((i, first_psn.get(&i).copied()))
+        };
+        let st = &mut self.accept[conn][1];
+        let cur = match st.resp_next {
+            None => next_read(0),
+            Some((i, None)) => Some((i, first_psn.get(&i).copied())),
+            Some(c) => Some(c),
+        };
+        st.resp_next = cur;
+        let Some((want_msg, Some(want_psn))) = cur else {
+            // No READ is waiting for a response (every one is complete): a late copy.
+            return Accept::Duplicate;
+        };
+        if m == want_msg && psn == want_psn {
+            let len = messages[m as usize].msg.len;
+            let first = first_psn.get(&m).copied().unwrap_or(psn);
+            let last = psn::add(first, len.div_ceil(mtu).max(1) - 1);
+            st.resp_next = if psn == last { next_read(m + 1) } else { Some((m, Some(psn::add(psn, 1)))) };
+            // A finished sequence leaves `None` only when no READ follows; remember that.
+            if st.resp_next.is_none() {
+                st.resp_next = Some((u64::MAX, None));
+            }
+            Accept::Accepted
+        } else if m < want_msg || (m == want_msg && psn_lt(psn, want_psn)) {
+            Accept::Duplicate
+        } else {
+            Accept::Discarded
+        }
     }
 
     /// Names of the taps, in interface order.

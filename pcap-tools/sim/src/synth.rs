@@ -8,12 +8,26 @@ use std::path::Path;
 
 use rocescope_stacks::rng::Rng;
 use super::sim::{
-    AcceptModel, CongestionControl, Fabric, FabricConfig, LossDir, LossModel, LossPlace, Progress, Routing, RunStats,
-    TapPoint, TopologyKind,
+    AcceptModel, CongestionControl, Fabric, FabricConfig, LossDir, LossMode, LossModel, LossPlace, Progress, Routing,
+    RunStats, TapPoint, TopologyKind, Unfinished,
 };
 use super::truth;
 use rocescope_analysis::capture::CaptureWriter;
 use rocescope_stacks::{new_pair, ConnConfig, Endpoint, Host, Message, Op, Requester, StackKind, Timeouts};
+
+impl LossMode {
+    /// The command line's default for `stack`: `trim` for DCP, as its paper measures loss
+    /// (seed 000 §6.1 Fig. 10, §6.3 Fig. 17: loss made at the switches, which trim DCP data);
+    /// `drop` for the others (a switch drops their packets whole, so `trim` would differ from
+    /// `drop` only in the frame not occupying the lossy link).
+    pub fn default_for(stack: StackKind) -> LossMode {
+        if stack == StackKind::Dcp {
+            LossMode::Trim
+        } else {
+            LossMode::Drop
+        }
+    }
+}
 
 /// Which operations the messages use.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -77,6 +91,9 @@ pub struct SynthOptions {
     pub burst_loss: Option<(f64, f64)>,
     pub loss_on: LossPlace,
     pub loss_dir: LossDir,
+    /// Where frames chosen for random loss are lost ([`LossMode`]; the command line's default
+    /// is [`LossMode::default_for`] the stack).
+    pub loss_mode: LossMode,
     pub reorder_ns: u64,
     pub paths: u32,
     pub routing: Routing,
@@ -109,6 +126,8 @@ pub struct SynthOptions {
     pub dcp_timeout_ns: u64,
     /// One retransmission timeout for every stack instead of their own (`--rto`).
     pub rto_ns: Option<u64>,
+    /// The no-progress watchdog (ns, 0: off); `None`: the default of [`SynthOptions::watchdog`].
+    pub watchdog_ns: Option<u64>,
     pub ack_every: u32,
     pub bdp_packets: u32,
     pub msg_window: u32,
@@ -136,6 +155,7 @@ impl Default for SynthOptions {
             burst_loss: None,
             loss_on: LossPlace::Fabric,
             loss_dir: LossDir::Both,
+            loss_mode: LossMode::Drop,
             reorder_ns: 0,
             paths: 1,
             routing: Routing::Ecmp,
@@ -161,6 +181,7 @@ impl Default for SynthOptions {
             local_ack_timeout: rocescope_stacks::timeouts::DEFAULT_LOCAL_ACK_TIMEOUT,
             dcp_timeout_ns: rocescope_stacks::timeouts::DCP_TIMEOUT_NS,
             rto_ns: None,
+            watchdog_ns: None,
             ack_every: 4,
             bdp_packets: 128,
             msg_window: 8,
@@ -176,7 +197,40 @@ impl Default for SynthOptions {
     }
 }
 
+/// The default no-progress watchdog, in units of the longest wait a stack's timers can make
+/// (GBN's local ACK timeout, IRN's RTO_high, DCP's coarse timeout at its largest back-off, or
+/// `--rto`), and never below [`MIN_WATCHDOG_NS`]. No paper sets one; it is our choice: a stack
+/// that makes no progress for four of its longest timeouts in a row is caught in a loop, not
+/// recovering (GBN gives up after `--retry-cnt` ≤ 7 timeouts anyway).
+pub const DEFAULT_WATCHDOG_TIMERS: u64 = 4;
+
+/// The shortest default watchdog: 10 ms.
+pub const MIN_WATCHDOG_NS: u64 = 10_000_000;
+
 impl SynthOptions {
+    /// The stacks' timers these options give.
+    pub fn timeouts(&self) -> Timeouts {
+        Timeouts {
+            local_ack_timeout: self.local_ack_timeout,
+            dcp_timeout_ns: self.dcp_timeout_ns,
+            override_ns: self.rto_ns,
+            ..Timeouts::default()
+        }
+    }
+
+    /// The watchdog in force, ns (0: off).
+    pub fn watchdog(&self) -> u64 {
+        self.watchdog_ns.unwrap_or_else(|| {
+            let t = self.timeouts();
+            let longest = match self.stack {
+                StackKind::Gbn => t.gbn_ns().unwrap_or(0),
+                StackKind::Irn => t.irn_ns(u32::MAX),
+                StackKind::Dcp => t.dcp_ns(u8::MAX),
+            };
+            DEFAULT_WATCHDOG_TIMERS.saturating_mul(longest).max(MIN_WATCHDOG_NS)
+        })
+    }
+
     /// Checks the combination; the message is a one-line usage error.
     pub fn validate(&self) -> Result<(), String> {
         if self.mtu == 0 || self.mtu > 9000 {
@@ -283,8 +337,16 @@ impl SynthOptions {
         if let Some((g, b)) = self.burst_loss {
             a.push(format!("--burst-loss {g},{b}"));
         }
-        a.push(format!("--loss-on {} --loss-dir {}", self.loss_on.name(), self.loss_dir.name()));
+        a.push(format!(
+            "--loss-on {} --loss-dir {} --loss-mode {}",
+            self.loss_on.name(),
+            self.loss_dir.name(),
+            self.loss_mode.name()
+        ));
         a.push(format!("--queue-bytes {}", self.queue_bytes));
+        if !self.trim && self.stack == StackKind::Dcp {
+            a.push("--no-trim".into());
+        }
         if self.trim {
             a.push(format!("--trim --control-queue-bytes {}", self.control_queue_bytes));
             if let Some(w) = self.wrr_weight {
@@ -306,8 +368,14 @@ impl SynthOptions {
             a.push(format!("--rto {r}"));
         }
         a.push(format!(
-            "--ack-every {} --bdp-packets {} --msg-window {} --retry-cnt {} --post-interval {} --time-limit {}",
-            self.ack_every, self.bdp_packets, self.msg_window, self.retry_cnt, self.post_interval_ns, self.time_limit_ns
+            "--ack-every {} --bdp-packets {} --msg-window {} --retry-cnt {} --post-interval {} --time-limit {} --watchdog {}",
+            self.ack_every,
+            self.bdp_packets,
+            self.msg_window,
+            self.retry_cnt,
+            self.post_interval_ns,
+            self.time_limit_ns,
+            self.watchdog()
         ));
         if self.dcp_tag_shift != rocescope_codec::Params::default().dcp_tag_shift {
             a.push(format!("--dcp-tag-shift {}", self.dcp_tag_shift));
@@ -348,10 +416,12 @@ impl SynthOptions {
             loss: LossModel { p: self.loss, burst: self.burst_loss },
             loss_place: self.loss_on,
             loss_dir: self.loss_dir,
+            loss_mode: self.loss_mode,
             taps: self.taps.clone(),
             fabric_tap_path: self.fabric_tap_path,
             seed: self.seed,
             time_limit_ns: self.time_limit_ns,
+            watchdog_ns: self.watchdog(),
             profile: self.stack.profile(),
             params,
             // Ethernet 14 · IPv4 20 · UDP 8 · BTH 12 · DCPETH 4 · RETH 16 · payload · ICRC 4.
@@ -383,6 +453,7 @@ impl SynthOptions {
             local_ack_timeout: self.local_ack_timeout,
             loss: self.loss,
             loss_dir: self.loss_dir.into(),
+            loss_mode: self.loss_mode.into(),
             loss_on: self.loss_on.into(),
             message_size: self.message_size,
             messages: self.messages,
@@ -407,6 +478,7 @@ impl SynthOptions {
             taps: self.taps.iter().map(|&t| t.into()).collect(),
             time_limit_ns: self.time_limit_ns,
             trim: self.trim,
+            watchdog_ns: self.watchdog(),
             wrr_weight: self.trim.then(|| fabric.effective_wrr_weight()),
         }
     }
@@ -476,12 +548,7 @@ pub fn conn_config_between(
         // DSCP 26 with ECT(0): the DCP tag (bits 3..2 at shift 2) stays clear of the ECN bits.
         tos: 0x6a,
         params: fabric.cfg.params,
-        timeouts: Timeouts {
-            local_ack_timeout: opts.local_ack_timeout,
-            dcp_timeout_ns: opts.dcp_timeout_ns,
-            override_ns: opts.rto_ns,
-            ..Timeouts::default()
-        },
+        timeouts: opts.timeouts(),
         retry_cnt: opts.retry_cnt,
         ack_every: opts.ack_every,
         bdp_packets: opts.bdp_packets,
@@ -545,6 +612,7 @@ pub fn simulate<'w>(
     let mut factory = |c: &ConnConfig| new_pair(kind, c);
     let mut fabric = build(opts, writer, &mut factory)?;
     fabric.keep_tap_frames = keep_truth;
+    fabric.keep_txs = keep_truth;
     fabric.run(progress)?;
     if let Some(w) = fabric.take_writer() {
         w.into_inner().flush()?;
@@ -569,6 +637,35 @@ pub struct Outcome {
     pub completed: u64,
     pub failed: usize,
     pub frames: usize,
+    /// The messages left unfinished, by connection then id.
+    pub unfinished: Vec<Unfinished>,
+}
+
+impl Outcome {
+    /// The run was cut short (time limit, watchdog, or nothing left to happen) with messages
+    /// unfinished: `rocescope synth` exits non-zero.
+    pub fn cut(&self) -> bool {
+        let s = &self.stats;
+        (s.timed_out || s.watchdog || s.stuck) && !self.unfinished.is_empty()
+    }
+
+    /// Why the run ended early, in words; `None` if it did not.
+    pub fn cut_reason(&self, opts: &SynthOptions) -> Option<String> {
+        let s = &self.stats;
+        if !self.cut() {
+            None
+        } else if s.watchdog {
+            Some(format!(
+                "the watchdog stopped the run: no progress for {} ns (--watchdog) at {:.1} µs simulated",
+                opts.watchdog(),
+                s.end_ns as f64 / 1e3
+            ))
+        } else if s.timed_out {
+            Some(format!("the time limit (--time-limit {} ns) cut the run", opts.time_limit_ns))
+        } else {
+            Some(format!("the run stalled at {:.1} µs simulated: nothing left to happen", s.end_ns as f64 / 1e3))
+        }
+    }
 }
 
 /// `rocescope synth`: simulate, write `out` (pcapng; `-` for standard output) and, if asked,
@@ -605,5 +702,6 @@ pub fn run(
         completed,
         failed: fabric.conns.iter().filter(|c| c.failed.is_some()).count(),
         frames: fabric.stats.captured as usize,
+        unfinished: fabric.unfinished(),
     }))
 }

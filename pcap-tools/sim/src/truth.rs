@@ -202,6 +202,9 @@ pub struct Config {
     #[serde(deserialize_with = "exact::f64")]
     pub loss: f64,
     pub loss_dir: LossDir,
+    /// Where frames chosen for random loss are lost: `trim` (at the switch port, DCP data
+    /// trimmed) or `drop` (on the wire).
+    pub loss_mode: LossMode,
     pub loss_on: LossOn,
     /// Bytes per message.
     pub message_size: u32,
@@ -242,6 +245,8 @@ pub struct Config {
     pub time_limit_ns: u64,
     /// Header-only trimming (DCP).
     pub trim: bool,
+    /// The no-progress watchdog (ns; 0: off).
+    pub watchdog_ns: u64,
     /// The control queue's WRR weight in force (`"inf"`: strict priority); `null` without
     /// trimming.
     #[serde(with = "exact::weight")]
@@ -325,6 +330,23 @@ pub enum LossOn {
     Receiver,
 }
 
+/// Where frames chosen for random loss are lost (`--loss-mode`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum LossMode {
+    Trim,
+    Drop,
+}
+
+impl From<sim::LossMode> for LossMode {
+    fn from(m: sim::LossMode) -> LossMode {
+        match m {
+            sim::LossMode::Trim => LossMode::Trim,
+            sim::LossMode::Drop => LossMode::Drop,
+        }
+    }
+}
+
 /// In which directions (`--loss-dir`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -390,6 +412,8 @@ pub struct Summary {
     pub transmissions: u64,
     /// Data packets trimmed to header-only.
     pub trimmed: u64,
+    /// The no-progress watchdog (`--watchdog`) ended the run.
+    pub watchdog: bool,
 }
 
 /// One connection (`connections[]`).
@@ -634,6 +658,8 @@ pub struct Loss {
 #[serde(rename_all = "snake_case")]
 pub enum LossCause {
     Link,
+    /// Chosen for random loss at a switch port and dropped there (`--loss-mode trim`).
+    Switch,
     Queue,
     ControlQueue,
     /// Cut to its header-only form by a switch.
@@ -651,6 +677,8 @@ pub enum DropCause {
     ControlQueue,
     /// Lost on a link at random.
     Link,
+    /// Chosen for random loss at a switch port and dropped there (`--loss-mode trim`).
+    Switch,
     /// No QP at the destination.
     NoEndpoint,
 }
@@ -1041,6 +1069,7 @@ impl From<sim::DropCause> for DropCause {
             sim::DropCause::Queue => DropCause::Queue,
             sim::DropCause::ControlQueue => DropCause::ControlQueue,
             sim::DropCause::Link => DropCause::Link,
+            sim::DropCause::Switch => DropCause::Switch,
             sim::DropCause::NoEndpoint => DropCause::NoEndpoint,
         }
     }
@@ -1052,6 +1081,7 @@ impl From<DropCause> for LossCause {
             DropCause::Queue => LossCause::Queue,
             DropCause::ControlQueue => LossCause::ControlQueue,
             DropCause::Link => LossCause::Link,
+            DropCause::Switch => LossCause::Switch,
             DropCause::NoEndpoint => LossCause::NoEndpoint,
         }
     }
@@ -1304,6 +1334,7 @@ impl<'f, 'w> Gen<'f, 'w> {
             timed_out: s.timed_out,
             transmissions: s.transmissions,
             trimmed: s.trimmed,
+            watchdog: s.watchdog,
         }
     }
 
@@ -1848,7 +1879,15 @@ mod tests {
             SynthOptions { loss: 0.5, retry_cnt: 1, seed: 3, ..base.clone() },
             // Cut by the time limit (in-flight transmissions); strict priority (`"inf"`).
             SynthOptions { stack: StackKind::Irn, messages: 20, time_limit_ns: 5000, ..base.clone() },
-            SynthOptions { stack: StackKind::Dcp, trim: true, incast: 40, mtu: 256, messages: 1, ..base },
+            SynthOptions {
+                stack: StackKind::Dcp,
+                trim: true,
+                incast: 40,
+                mtu: 256,
+                messages: 1,
+                wrr_weight: Some(f64::INFINITY),
+                ..base
+            },
         ]
     }
 

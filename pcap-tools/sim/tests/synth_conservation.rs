@@ -4,7 +4,7 @@
 //! exactly once with the right bytes and completes exactly once; nothing is delivered twice and
 //! no connection gives up; the ground truth's summary and messages say so too.
 
-use rocescope_sim::sim::{Fabric, LossDir, Routing, TapPoint};
+use rocescope_sim::sim::{Fabric, LossDir, LossMode, Routing, TapPoint};
 use rocescope_sim::synth::{self, simulate, OpChoice, SynthOptions};
 use rocescope_stacks::StackKind;
 
@@ -134,4 +134,20 @@ fn gbn_and_irn_under_incast_drops() {
             assert!(f.stats.dropped > 0, "{}: seed {seed}: nothing dropped", stack.name());
         }
     }
+}
+
+#[test]
+fn dcp_under_the_papers_switch_loss_and_on_the_wire() {
+    // `--loss-mode trim` (the default for dcp: loss made at the switch trims DCP data, seed 000
+    // §6.1/§6.3) and `drop` (wire loss), with trimming on as `synth --stack dcp` has it.
+    let modes = [(LossMode::Trim, 0.01), (LossMode::Trim, 0.05), (LossMode::Drop, 0.05)];
+    let mut trimmed = [0u64; 3];
+    for seed in 1..=seeds() {
+        for (k, &(loss_mode, loss)) in modes.iter().enumerate() {
+            let o = SynthOptions { trim: true, loss_mode, loss, op: OpChoice::Mix, ..base(StackKind::Dcp, seed) };
+            trimmed[k] += check("dcp loss mode", &o).stats.trimmed;
+        }
+    }
+    // Without congestion only the switch's random loss trims.
+    assert!(trimmed[0] > 0 && trimmed[1] > trimmed[0] && trimmed[2] == 0, "{trimmed:?}");
 }

@@ -415,3 +415,53 @@ fn same_seed_same_bytes_other_seed_other_bytes() {
     assert_eq!(*a.pcap.borrow(), *b.pcap.borrow());
     assert_ne!(*a.pcap.borrow(), *c.pcap.borrow());
 }
+
+#[test]
+fn beyond_section_4_2s_range_the_weight_stays_finite_and_data_keeps_its_share() {
+    // 16 senders into one port: N = 17, r = (1102+24)/(60+24) ≈ 13.4 ≤ N−1, where §4.2's
+    // formula has no solution. The weight is the one for the largest N it supports (N−1 = 13).
+    let mk = |w: Option<f64>| FabricConfig {
+        senders: 16,
+        queue_bytes: 16_384,
+        trim: true,
+        wrr_weight: w,
+        control_queue_bytes: 64 * 1024,
+        profile: Profile::Dcp,
+        taps: vec![TapPoint::Receiver],
+        seed: 8,
+        ..base()
+    };
+    let r = 1126.0 / 84.0;
+    let auto = mk(None).effective_wrr_weight();
+    assert!((auto - 13.0 / (r - 13.0)).abs() < 1e-9, "{auto}");
+    // Inside the formula's range it is unchanged: N = 22 (§6.3) with a 4 KB MTU.
+    let big = FabricConfig { radix: Some(22), data_frame_bytes: 78 + 4096, ..mk(None) };
+    let r4 = (78.0 + 4096.0 + 24.0) / 84.0;
+    assert!((big.effective_wrr_weight() - 21.0 / (r4 - 21.0)).abs() < 1e-9);
+    // A data frame no longer than a header-only one: equal shares.
+    assert_eq!(FabricConfig { data_frame_bytes: 50, ..mk(None) }.effective_wrr_weight(), 1.0);
+    // On the wire, while header-only packets keep the control queue busy (from the first to the
+    // last header-only frame at the receiver), data gets about 1/(1+w) of the port's bytes
+    // with the finite weight, and nothing under strict priority.
+    let share = |w: Option<f64>| {
+        let run = run(mk(w), true, 4, 64 * 1024);
+        let fr = &run.fabric.tap_frames;
+        let first = fr.iter().position(|f| f.trimmed).unwrap();
+        let last = fr.iter().rposition(|f| f.trimmed).unwrap();
+        let (mut data, mut all) = (0u64, 0u64);
+        for f in &fr[first..=last] {
+            let b = if f.trimmed { 84 } else { sim::wire_bytes(run.fabric.txs[f.tx as usize].len as usize) };
+            all += b;
+            if !f.trimmed {
+                data += b;
+            }
+        }
+        data as f64 / all as f64
+    };
+    let finite = share(None);
+    let strict = share(Some(f64::INFINITY));
+    let want = 1.0 / (1.0 + auto);
+    eprintln!("w {auto}: data share {finite} (want {want}); strict priority {strict}");
+    assert!(finite > want * 0.5 && finite < want * 1.5, "data share {finite}, want ≈ {want}");
+    assert!(strict < want * 0.2, "strict priority: data share {strict}");
+}
