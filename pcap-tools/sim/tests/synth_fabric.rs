@@ -419,7 +419,7 @@ fn same_seed_same_bytes_other_seed_other_bytes() {
 #[test]
 fn beyond_section_4_2s_range_the_weight_stays_finite_and_data_keeps_its_share() {
     // 16 senders into one port: N = 17, r = (1102+24)/(60+24) ≈ 13.4 ≤ N−1, where §4.2's
-    // formula has no solution. The weight is the one for the largest N it supports (N−1 = 13).
+    // formula has no solution. The weight is designed for N−1 = ⌊r/2⌋ = 6: about 1.
     let mk = |w: Option<f64>| FabricConfig {
         senders: 16,
         queue_bytes: 16_384,
@@ -433,12 +433,12 @@ fn beyond_section_4_2s_range_the_weight_stays_finite_and_data_keeps_its_share() 
     };
     let r = 1126.0 / 84.0;
     let auto = mk(None).effective_wrr_weight();
-    assert!((auto - 13.0 / (r - 13.0)).abs() < 1e-9, "{auto}");
+    assert!((auto - 6.0 / (r - 6.0)).abs() < 1e-9, "{auto}");
     // Inside the formula's range it is unchanged: N = 22 (§6.3) with a 4 KB MTU.
     let big = FabricConfig { radix: Some(22), data_frame_bytes: 78 + 4096, ..mk(None) };
     let r4 = (78.0 + 4096.0 + 24.0) / 84.0;
     assert!((big.effective_wrr_weight() - 21.0 / (r4 - 21.0)).abs() < 1e-9);
-    // A data frame no longer than a header-only one: equal shares.
+    // A data frame shorter than two header-only ones: equal shares.
     assert_eq!(FabricConfig { data_frame_bytes: 50, ..mk(None) }.effective_wrr_weight(), 1.0);
     // On the wire, while header-only packets keep the control queue busy (from the first to the
     // last header-only frame at the receiver), data gets about 1/(1+w) of the port's bytes
