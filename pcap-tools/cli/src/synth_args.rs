@@ -118,9 +118,11 @@ pub struct SynthArgs {
     /// The fabric link the fabric tap watches.
     #[arg(long, default_value_t = 0, value_name = "K")]
     pub fabric_tap_path: u32,
-    /// Stop after this much simulated time, ns. A run cut with messages unfinished names them
-    /// on standard error and exits with status 1.
-    #[arg(long, default_value_t = 1_000_000_000, value_name = "NS")]
+    /// Stop after this much simulated time, ns (default 10 s: a lossy Go-Back-N incast waits
+    /// out 67 ms local ACK timeouts; idle simulated time costs nothing, and the watchdog stops
+    /// a run that makes no progress). A run cut with messages unfinished names them on
+    /// standard error and exits with status 1.
+    #[arg(long, default_value_t = 10_000_000_000, value_name = "NS")]
     pub time_limit: u64,
     /// GBN's local ACK timeout exponent t (IBTA): the timeout is 4.096 µs · 2^t, 0 disables it
     /// (0-31; 14 ≈ 67 ms, a common ConnectX setting).

@@ -344,7 +344,7 @@ impl Default for FabricConfig {
             taps: vec![TapPoint::Sender, TapPoint::Receiver, TapPoint::Fabric],
             fabric_tap_path: 0,
             seed: 1,
-            time_limit_ns: 1_000_000_000,
+            time_limit_ns: 10_000_000_000,
             watchdog_ns: 0,
             profile: Profile::Std,
             params: Params::default(),

@@ -177,7 +177,7 @@ impl Default for SynthOptions {
             seed: 1,
             taps: vec![TapPoint::Sender, TapPoint::Receiver, TapPoint::Fabric],
             fabric_tap_path: 0,
-            time_limit_ns: 1_000_000_000,
+            time_limit_ns: 10_000_000_000,
             local_ack_timeout: rocescope_stacks::timeouts::DEFAULT_LOCAL_ACK_TIMEOUT,
             dcp_timeout_ns: rocescope_stacks::timeouts::DCP_TIMEOUT_NS,
             rto_ns: None,
