@@ -1590,6 +1590,11 @@ impl<'w> Fabric<'w> {
             )
         };
         let trim = self.cfg.trim;
+        if trim && is_roce && tag == Some(dcp::TAG_HO) {
+            // The control plane is lossless by design (seed 000 §4.2): random switch loss
+            // spares header-only packets, which only a full control queue can lose.
+            return self.enqueue_ctrl(port, pkt);
+        }
         // Random loss at this port (LossMode::Trim): the packet was chosen upstream on a
         // host-fed link, or this port's own loss process chooses it now.
         let mut doomed = std::mem::take(&mut self.packets[pkt as usize].as_mut().expect("live packet").doomed);
@@ -1608,9 +1613,6 @@ impl<'w> Fabric<'w> {
             return self.drop_packet(pkt, DropCause::Switch, name);
         }
         let p = &self.ports[port as usize];
-        if trim && is_roce && tag == Some(dcp::TAG_HO) {
-            return self.enqueue_ctrl(port, pkt);
-        }
         // Lossless mode: the switch's buffer is one `queue_bytes` share per ingress port, and
         // any egress queue may use all of it (PFC keeps each share from overflowing).
         let limit = if self.cfg.pfc {

@@ -208,6 +208,17 @@ pub const DEFAULT_WATCHDOG_TIMERS: u64 = 4;
 pub const MIN_WATCHDOG_NS: u64 = 10_000_000;
 
 impl SynthOptions {
+    /// The defaults `rocescope synth --stack STACK` runs with: for DCP, trimming on and random
+    /// loss made at the switch (`--loss-mode trim`); otherwise [`SynthOptions::default`].
+    pub fn for_stack(stack: StackKind) -> SynthOptions {
+        SynthOptions {
+            stack,
+            trim: stack == StackKind::Dcp,
+            loss_mode: LossMode::default_for(stack),
+            ..Default::default()
+        }
+    }
+
     /// The stacks' timers these options give.
     pub fn timeouts(&self) -> Timeouts {
         Timeouts {
