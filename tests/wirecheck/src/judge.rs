@@ -1,0 +1,181 @@
+//! The sender judged at its own NIC's tap: what it resent, against what the acknowledgements it
+//! had received by then allowed.
+//!
+//! The tap stamps an incoming frame when it reaches the NIC and an outgoing one when it leaves,
+//! and a host's NIC sends in the order its stack handed frames over, so whatever the stack knew
+//! when it decided to send a frame had arrived at the tap before that frame left.
+//!
+//! - **Acknowledged PSNs**, from the responses flow: an ACK with PSN `a` covers every PSN up to
+//!   `a`; a NAK (and IRN's SACK NAK, WIRE.md A.3) with PSN `e` covers those before `e`, and a
+//!   SACK NAK also the one PSN it SACKs; a READ response with PSN `r` covers those before `r`;
+//!   a DCP ACK (tag 01) with eMSN `m` covers every packet of messages below `m` (the data
+//!   packets' DCPETH MSN says which message they belong to, WIRE.md B.1).
+//! - **Resent after acknowledgement**: a retransmission (a request PSN seen leaving before) of
+//!   a PSN the tap had already seen acknowledged. No stack needs one: the receiver has the
+//!   packet and said so. READ Requests are left out: an ACK past a READ does not carry its
+//!   responses, and re-requesting them is how a requester recovers lost responses.
+//! - **Go-back points** (Go-Back-N): a request packet whose PSN is at or below the highest PSN
+//!   sent so far and does not follow the previous one starts a go-back burst. IBTA Vol. 1
+//!   §9.7.5.1 (and `stacks::gbn`): a NAK (PSN sequence error) with PSN `e` resends from `e`; a
+//!   timeout or a duplicate ACK resends from the oldest unacknowledged PSN, one past an ACK's or
+//!   READ response's PSN. So every burst must start at the PSN of a NAK received before it, or
+//!   one past the PSN of an ACK or READ response received before it, or at the first PSN of the
+//!   flow; anything else (e.g. one packet short of the NAK's PSN) is reported.
+//! - **Completions**: a message (its Last/Only request packet's PSN, or its DCP MSN) whose
+//!   acknowledgement the tap saw.
+
+use std::collections::{BTreeSet, HashSet};
+
+use rocescope_codec::ib::psn;
+
+use super::packet::{Pkt, PktKind};
+use super::wire::{Conn, Dir, Wire};
+
+/// What the sender's tap shows about one connection.
+#[derive(Clone, Debug, Default)]
+pub struct SenderView {
+    /// Request frames that left (whole data).
+    pub data_frames: u64,
+    /// Retransmissions: (frame, PSN).
+    pub retx: Vec<(u64, u32)>,
+    /// Retransmissions of PSNs already acknowledged when they left: (frame, PSN).
+    pub resent_after_ack: Vec<(u64, u32)>,
+    /// Go-back bursts: (frame, PSN where the burst starts).
+    pub go_backs: Vec<(u64, u32)>,
+    /// Go-back bursts starting where no NAK, ACK or timeout rule allows: (frame, PSN, the NAK
+    /// PSNs received so far, the last three).
+    pub bad_go_backs: Vec<(u64, u32, Vec<u32>)>,
+    /// Messages whose acknowledgement the tap saw (GBN/IRN: an ACK/NAK covering the message's
+    /// last PSN; DCP: an ACK whose eMSN passed its MSN), counted once each.
+    pub completed: u64,
+    /// Messages whose last packet left the tap (count of distinct Last/Only request PSNs; for
+    /// DCP distinct MSNs).
+    pub messages: u64,
+}
+
+/// Acknowledgement state from the responses flow.
+#[derive(Default)]
+struct Acks {
+    /// Every PSN before this one is acknowledged (`None`: nothing yet).
+    below: Option<u32>,
+    sacked: HashSet<u32>,
+    /// DCP: the highest eMSN seen.
+    emsn: Option<u32>,
+    naks: Vec<u32>,
+    /// One past an ACK's or READ response's PSN: where a timeout or duplicate ACK goes back to.
+    resume: HashSet<u32>,
+}
+
+impl Acks {
+    fn cover(&mut self, b: u32) {
+        if self.below.is_none_or(|x| psn::lt(x, b)) {
+            self.below = Some(b);
+        }
+    }
+    fn on(&mut self, p: &Pkt, dcp: bool) {
+        match p.kind {
+            PktKind::Ack if dcp => {
+                if let Some(m) = p.aeth_msn {
+                    if self.emsn.is_none_or(|x| psn::lt(x, m)) {
+                        self.emsn = Some(m);
+                    }
+                }
+            }
+            PktKind::Ack => {
+                self.cover(psn::add(p.psn, 1));
+                self.resume.insert(psn::add(p.psn, 1));
+            }
+            PktKind::Nak if p.nak_code == Some(0) => {
+                self.cover(p.psn);
+                self.naks.push(p.psn);
+            }
+            PktKind::Sack => {
+                self.cover(p.psn);
+                self.naks.push(p.psn);
+                if let Some(s) = p.sack_psn {
+                    self.sacked.insert(s);
+                }
+            }
+            PktKind::ReadResponse => {
+                self.cover(p.psn);
+                self.resume.insert(psn::add(p.psn, 1));
+            }
+            _ => {}
+        }
+    }
+    fn acked(&self, p: &Pkt, dcp: bool) -> bool {
+        if dcp {
+            return matches!((p.dcp_msn, self.emsn), (Some(m), Some(e)) if psn::lt(m, e));
+        }
+        self.below.is_some_and(|b| psn::lt(p.psn, b)) || self.sacked.contains(&p.psn)
+    }
+}
+
+/// Judges the requester of `c` at its own tap; `None` when the requester has no tap.
+pub fn sender_view(w: &Wire, c: &Conn) -> Option<SenderView> {
+    let tap = w.tap_at(c.requester)?;
+    let dcp = w.profile == rocescope_codec::Profile::Dcp;
+    let mut v = SenderView::default();
+    let mut acks = Acks::default();
+    let mut seen: HashSet<u32> = HashSet::new();
+    let (mut first, mut max_sent, mut prev): (Option<u32>, Option<u32>, Option<u32>) = (None, None, None);
+    // Message ends: (last PSN or MSN) -> completed.
+    let mut ends: Vec<u32> = Vec::new();
+    let mut ends_set: HashSet<u32> = HashSet::new();
+    let mut done: BTreeSet<u32> = BTreeSet::new();
+    for p in w.at(tap.interface) {
+        match w.dir(p) {
+            Dir::In if c.is_response(p) => {
+                acks.on(p, dcp);
+                // Completions of messages whose end has left.
+                for &e in &ends {
+                    if done.contains(&e) {
+                        continue;
+                    }
+                    let complete = if dcp {
+                        acks.emsn.is_some_and(|m| psn::lt(e, m))
+                    } else {
+                        acks.below.is_some_and(|b| psn::lt(e, b))
+                    };
+                    if complete {
+                        done.insert(e);
+                    }
+                }
+            }
+            Dir::Out if c.is_request(p) && p.kind == PktKind::Data => {
+                v.data_frames += 1;
+                let start = *first.get_or_insert(p.psn);
+                let key = if dcp { p.dcp_msn.unwrap_or(u32::MAX) } else { p.psn };
+                if p.ends_message() && ends_set.insert(key) {
+                    ends.push(key);
+                }
+                if !seen.insert(p.psn) {
+                    v.retx.push((p.number, p.psn));
+                    if !p.is_read_request() && acks.acked(p, dcp) {
+                        v.resent_after_ack.push((p.number, p.psn));
+                    }
+                }
+                // Go-back bursts (meaningful for Go-Back-N; recorded for every stack).
+                if let Some(m) = max_sent {
+                    let follows = prev.is_some_and(|q| p.psn == psn::add(q, 1));
+                    if psn::diff(p.psn, m) >= 0 && !follows {
+                        v.go_backs.push((p.number, p.psn));
+                        let ok = acks.naks.contains(&p.psn) || acks.resume.contains(&p.psn) || p.psn == start;
+                        if !ok {
+                            let last: Vec<u32> = acks.naks.iter().rev().take(3).copied().collect();
+                            v.bad_go_backs.push((p.number, p.psn, last));
+                        }
+                    }
+                }
+                if max_sent.is_none_or(|m| psn::lt(m, p.psn)) {
+                    max_sent = Some(p.psn);
+                }
+                prev = Some(p.psn);
+            }
+            _ => {}
+        }
+    }
+    v.messages = ends.len() as u64;
+    v.completed = done.len() as u64;
+    Some(v)
+}

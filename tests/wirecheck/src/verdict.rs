@@ -1,0 +1,143 @@
+//! Every wire check over one run, and the numbers they counted.
+//!
+//! The invariants (issue 9, acceptance 2), each from the capture:
+//! - the truth agrees with the capture ([`crate::truth_cmp::compare`]);
+//! - every message reached the receiver whole and intact ([`crate::payload`]), and the sender's
+//!   tap saw every message acknowledged ([`crate::judge`]);
+//! - no retransmission left the sender after the PSN was acknowledged;
+//! - (Go-Back-N) every go-back burst starts where a NAK, an ACK or the timeout rule puts it.
+//!
+//! A connection the truth reports failed is exempt from delivery and completion (the grid's
+//! "or its connection is reported failed").
+
+use rocescope_sim::truth::Truth;
+
+use super::judge::{sender_view, SenderView};
+use super::ledger;
+use super::payload;
+use super::run::Run;
+use super::truth_cmp::{self, Counts};
+use super::wire::Wire;
+
+/// What the checks counted over a run (every connection whose ends are tapped).
+#[derive(Clone, Debug, Default)]
+pub struct Numbers {
+    pub data_frames: u64,
+    pub retx: u64,
+    /// Data-carrying frames lost (requests and READ responses).
+    pub data_lost: u64,
+    /// Every frame lost (ACKs, NAKs, header-only bounces too).
+    pub lost: u64,
+    pub resent_after_ack: u64,
+    pub go_backs: u64,
+    pub bad_go_backs: u64,
+    pub messages_rebuilt: u64,
+    pub completed_on_wire: u64,
+    pub compared: Counts,
+}
+
+impl Numbers {
+    /// Retransmissions per lost data packet.
+    pub fn retx_per_loss(&self) -> f64 {
+        self.retx as f64 / self.data_lost.max(1) as f64
+    }
+}
+
+/// The outcome of [`judge`].
+#[derive(Clone, Debug, Default)]
+pub struct Verdict {
+    pub numbers: Numbers,
+    /// Per connection the requester's view (only connections whose requester has a tap).
+    pub senders: Vec<SenderView>,
+    /// Broken invariants.
+    pub errors: Vec<String>,
+}
+
+impl Verdict {
+    pub fn ok(&self) -> Result<(), String> {
+        if self.errors.is_empty() {
+            Ok(())
+        } else {
+            Err(self.errors.join("\n"))
+        }
+    }
+}
+
+/// Every check of the module doc over `run`; `go_back`: also the Go-Back-N rule.
+pub fn judge(run: &Run) -> Verdict {
+    judge_wire(&run.truth, &run.wire)
+}
+
+/// The same over a truth and a decoded capture.
+pub fn judge_wire(t: &Truth, w: &Wire) -> Verdict {
+    let mut v = Verdict::default();
+    let gbn = t.config.stack == rocescope_sim::truth::Stack::Gbn;
+    match truth_cmp::compare(t, w) {
+        Ok(c) => v.numbers.compared = c,
+        Err(e) => v.errors.push(format!("truth against capture:\n{e}")),
+    }
+    let n_msgs = t.config.messages as u64;
+    for c in &w.conns {
+        let failed = t
+            .connections
+            .iter()
+            .find(|tc| tc.requester.ip == c.requester)
+            .is_some_and(|tc| tc.failed.is_some());
+        if let Some(s) = ledger::requests_sent(w, c) {
+            v.numbers.data_frames += s.data_frames();
+            v.numbers.retx += s.retx.len() as u64;
+        }
+        if let Some(s) = ledger::responses_sent(w, c) {
+            v.numbers.data_frames += s.data_frames();
+            v.numbers.retx += s.retx.len() as u64;
+        }
+        for l in [ledger::requests_lost(w, c), ledger::responses_lost(w, c)].into_iter().flatten() {
+            v.numbers.data_lost += l.data_total();
+            v.numbers.lost += l.total();
+        }
+        if let Some(s) = sender_view(w, c) {
+            v.numbers.resent_after_ack += s.resent_after_ack.len() as u64;
+            v.numbers.go_backs += s.go_backs.len() as u64;
+            v.numbers.completed_on_wire += s.completed;
+            if !s.resent_after_ack.is_empty() {
+                v.errors.push(format!(
+                    "{}: {} retransmissions of already-acknowledged PSNs (frame, PSN): {:?}",
+                    c.requests_flow(),
+                    s.resent_after_ack.len(),
+                    &s.resent_after_ack[..s.resent_after_ack.len().min(5)]
+                ));
+            }
+            if gbn {
+                v.numbers.bad_go_backs += s.bad_go_backs.len() as u64;
+                if !s.bad_go_backs.is_empty() {
+                    v.errors.push(format!(
+                        "{}: {} go-back bursts start where no NAK/ACK/timeout puts them (frame, PSN, last NAK PSNs): {:?}",
+                        c.requests_flow(),
+                        s.bad_go_backs.len(),
+                        &s.bad_go_backs[..s.bad_go_backs.len().min(5)]
+                    ));
+                }
+            }
+            if !failed && s.completed != n_msgs {
+                v.errors.push(format!(
+                    "{}: the sender's tap saw {} of {n_msgs} messages acknowledged",
+                    c.requests_flow(),
+                    s.completed
+                ));
+            }
+            v.senders.push(s);
+        }
+        if let Some(d) = payload::rebuild(w, c, t.config.mtu) {
+            v.numbers.messages_rebuilt += d.messages.iter().filter(|m| m.intact).count() as u64;
+            if !failed {
+                if let Err(e) = d.check(n_msgs, t.config.message_size as u64) {
+                    v.errors.push(format!("{}: delivery: {e}", c.requests_flow()));
+                }
+            }
+        }
+    }
+    if (w.conns.len() as u32) < t.config.senders.min(1) {
+        v.errors.push("no connection on the wire".into());
+    }
+    v
+}
