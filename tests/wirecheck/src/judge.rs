@@ -7,7 +7,8 @@
 //!
 //! - **Acknowledged PSNs**, from the responses flow: an ACK with PSN `a` covers every PSN up to
 //!   `a`; a NAK (and IRN's SACK NAK, WIRE.md A.3) with PSN `e` covers those before `e`, and a
-//!   SACK NAK also the one PSN it SACKs; a READ response with PSN `r` covers those before `r`;
+//!   SACK NAK also the one PSN it SACKs; a READ response with PSN `r` covers `r` and those
+//!   before it (the responder had every request up to it);
 //!   a DCP ACK (tag 01) with eMSN `m` covers every packet of messages below `m` (the data
 //!   packets' DCPETH MSN says which message they belong to, WIRE.md B.1).
 //! - **Resent after acknowledgement**: a retransmission (a request PSN seen leaving before) of
@@ -97,7 +98,7 @@ impl Acks {
                 }
             }
             PktKind::ReadResponse => {
-                self.cover(p.psn);
+                self.cover(psn::add(p.psn, 1));
                 self.resume.insert(psn::add(p.psn, 1));
             }
             _ => {}
@@ -111,8 +112,9 @@ impl Acks {
     }
 }
 
-/// Judges the requester of `c` at its own tap; `None` when the requester has no tap.
-pub fn sender_view(w: &Wire, c: &Conn) -> Option<SenderView> {
+/// Judges the requester of `c` at its own tap (`mtu`: its payload bytes per full packet, which
+/// says how many PSNs a READ Request takes); `None` when the requester has no tap.
+pub fn sender_view(w: &Wire, c: &Conn, mtu: u32) -> Option<SenderView> {
     let tap = w.tap_at(c.requester)?;
     let dcp = w.profile == rocescope_codec::Profile::Dcp;
     let mut v = SenderView::default();
@@ -145,7 +147,12 @@ pub fn sender_view(w: &Wire, c: &Conn) -> Option<SenderView> {
             Dir::Out if c.is_request(p) && p.kind == PktKind::Data => {
                 v.data_frames += 1;
                 let start = *first.get_or_insert(p.psn);
-                let key = if dcp { p.dcp_msn.unwrap_or(u32::MAX) } else { p.psn };
+                // A READ Request takes one PSN per response packet (a re-issued one, what is left).
+                let end = match (p.is_read_request(), p.reth) {
+                    (true, Some((_, len))) => psn::add(p.psn, len.div_ceil(mtu.max(1)).max(1) - 1),
+                    _ => p.psn,
+                };
+                let key = if dcp { p.dcp_msn.unwrap_or(u32::MAX) } else { end };
                 if p.ends_message() && ends_set.insert(key) {
                     ends.push(key);
                 }
@@ -167,10 +174,10 @@ pub fn sender_view(w: &Wire, c: &Conn) -> Option<SenderView> {
                         }
                     }
                 }
-                if max_sent.is_none_or(|m| psn::lt(m, p.psn)) {
-                    max_sent = Some(p.psn);
+                if max_sent.is_none_or(|m| psn::lt(m, end)) {
+                    max_sent = Some(end);
                 }
-                prev = Some(p.psn);
+                prev = Some(end);
             }
             _ => {}
         }
