@@ -24,9 +24,12 @@ pub struct Run {
     pub wire: Wire,
 }
 
-/// A fresh directory under the system's temporary directory.
+/// A fresh directory under the system's temporary directory (one per call: tests run in
+/// parallel threads of one process).
 pub fn temp_dir(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("rocescope-wirecheck-{name}-{}", std::process::id()));
+    static N: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let n = N.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let d = std::env::temp_dir().join(format!("rocescope-wirecheck-{name}-{}-{n}", std::process::id()));
     std::fs::create_dir_all(&d).expect("create a temporary directory");
     d
 }

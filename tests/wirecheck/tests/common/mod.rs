@@ -55,5 +55,8 @@ pub fn synth_once(o: &SynthOptions, name: &str) -> Run {
     let r = synth(o, name);
     let _ = std::fs::remove_file(&r.pcap);
     let _ = std::fs::remove_file(&r.truth_path);
+    if let Some(d) = r.pcap.parent() {
+        let _ = std::fs::remove_dir(d);
+    }
     r
 }
