@@ -5,23 +5,26 @@
 //! and a host's NIC sends in the order its stack handed frames over, so whatever the stack knew
 //! when it decided to send a frame had arrived at the tap before that frame left.
 //!
-//! - **Acknowledged PSNs**, from the responses flow: an ACK with PSN `a` covers every PSN up to
-//!   `a`; a NAK (and IRN's SACK NAK, WIRE.md A.3) with PSN `e` covers those before `e`, and a
-//!   SACK NAK also the one PSN it SACKs; a READ response with PSN `r` covers `r` and those
-//!   before it (the responder had every request up to it);
+//! - **Acknowledged PSNs**, from the responses flow, as the requester keeps them (the oldest
+//!   PSN it still waits for): an ACK with PSN `a` covers every PSN up to `a`; a NAK (and IRN's
+//!   SACK NAK, WIRE.md A.3) with PSN `e` covers those before `e`, and a SACK NAK also the one
+//!   PSN it SACKs; but a READ's PSNs are covered only by its responses, accepted in PSN order
+//!   (RC; a response out of order is discarded), so nothing after a READ is covered before the
+//!   READ's last response arrived in order;
 //!   a DCP ACK (tag 01) with eMSN `m` covers every packet of messages below `m` (the data
 //!   packets' DCPETH MSN says which message they belong to, WIRE.md B.1).
 //! - **Resent after acknowledgement**: a retransmission (a request PSN seen leaving before) of
-//!   a PSN the tap had already seen acknowledged. No stack needs one: the receiver has the
+//!   a PSN the tap had already seen acknowledged, strictly before the frame left. No stack needs one: the receiver has the
 //!   packet and said so. READ Requests are left out: an ACK past a READ does not carry its
-//!   responses, and re-requesting them is how a requester recovers lost responses.
+//!   responses, and re-requesting them is how a requester recovers lost responses (Go-Back-N
+//!   then resends everything after the READ too: IBTA Vol. 1 §9.7.5.1; `stacks::gbn`).
 //! - **Go-back points** (Go-Back-N): a request packet whose PSN is at or below the highest PSN
 //!   sent so far and does not follow the previous one starts a go-back burst. IBTA Vol. 1
-//!   §9.7.5.1 (and `stacks::gbn`): a NAK (PSN sequence error) with PSN `e` resends from `e`; a
-//!   timeout or a duplicate ACK resends from the oldest unacknowledged PSN, one past an ACK's or
-//!   READ response's PSN. So every burst must start at the PSN of a NAK received before it, or
-//!   one past the PSN of an ACK or READ response received before it, or at the first PSN of the
-//!   flow; anything else (e.g. one packet short of the NAK's PSN) is reported.
+//!   §9.7.5.1 (and `stacks::gbn`): every go-back (a NAK, PSN sequence error, with PSN `e`; a
+//!   timeout; a duplicate ACK; a READ response missing) resends from the oldest PSN not yet
+//!   acknowledged, which after a NAK is `e`. So every burst must start at a PSN the
+//!   acknowledgements received before it made the oldest unacknowledged one (above); anything
+//!   else (e.g. one packet past the NAK's PSN) is reported.
 //! - **Completions**: a message (its Last/Only request packet's PSN, or its DCP MSN) whose
 //!   acknowledgement the tap saw.
 
@@ -54,24 +57,45 @@ pub struct SenderView {
     pub messages: u64,
 }
 
-/// Acknowledgement state from the responses flow.
+/// Acknowledgement state from the responses flow, as the requester keeps it.
 #[derive(Default)]
 struct Acks {
-    /// Every PSN before this one is acknowledged (`None`: nothing yet).
-    below: Option<u32>,
+    /// The oldest PSN the requester still waits for (`None`: nothing sent yet).
+    una: Option<u32>,
     sacked: HashSet<u32>,
     /// DCP: the highest eMSN seen.
     emsn: Option<u32>,
     naks: Vec<u32>,
-    /// One past an ACK's or READ response's PSN: where a timeout or duplicate ACK goes back to.
-    resume: HashSet<u32>,
+    /// Every value `una` took: where Go-Back-N may go back to.
+    unas: HashSet<u32>,
+    /// READ Requests sent (first PSN, PSNs) at or after `una`.
+    reads: Vec<(u32, u32)>,
 }
 
 impl Acks {
-    fn cover(&mut self, b: u32) {
-        if self.below.is_none_or(|x| psn::lt(x, b)) {
-            self.below = Some(b);
+    fn start(&mut self, first: u32) {
+        if self.una.is_none() {
+            self.set(first);
         }
+    }
+    fn set(&mut self, u: u32) {
+        self.una = Some(u);
+        self.unas.insert(u);
+    }
+    /// The READ whose PSNs hold `p`.
+    fn read_at(&self, p: u32) -> Option<(u32, u32)> {
+        self.reads.iter().copied().find(|&(s, n)| psn::diff(s, p) >= 0 && (psn::diff(s, p) as u32) < n)
+    }
+    /// Requests up to `a` are acknowledged, except that `una` stops at a READ (only its
+    /// responses, in order, complete it).
+    fn ack_through(&mut self, a: u32) {
+        let Some(mut u) = self.una else { return };
+        while psn::diff(u, a) >= 0 && self.read_at(u).is_none() {
+            let next_read = self.reads.iter().map(|r| r.0).filter(|&s| psn::diff(u, s) > 0 && psn::diff(s, a) >= 0).min_by_key(|&s| psn::diff(u, s));
+            u = next_read.unwrap_or(psn::add(a, 1));
+        }
+        self.set(u);
+        self.reads.retain(|&(s, n)| psn::diff(u, psn::add(s, n - 1)) >= 0);
     }
     fn on(&mut self, p: &Pkt, dcp: bool) {
         match p.kind {
@@ -82,33 +106,41 @@ impl Acks {
                     }
                 }
             }
-            PktKind::Ack => {
-                self.cover(psn::add(p.psn, 1));
-                self.resume.insert(psn::add(p.psn, 1));
-            }
+            PktKind::Ack => self.ack_through(p.psn),
             PktKind::Nak if p.nak_code == Some(0) => {
-                self.cover(p.psn);
+                self.ack_through(psn::add(p.psn, psn::MASK));
                 self.naks.push(p.psn);
             }
             PktKind::Sack => {
-                self.cover(p.psn);
+                self.ack_through(psn::add(p.psn, psn::MASK));
                 self.naks.push(p.psn);
                 if let Some(s) = p.sack_psn {
                     self.sacked.insert(s);
                 }
             }
             PktKind::ReadResponse => {
-                self.cover(psn::add(p.psn, 1));
-                self.resume.insert(psn::add(p.psn, 1));
+                // Accepted only in order (RC); a response also acknowledges the requests before it.
+                self.ack_through(psn::add(p.psn, psn::MASK));
+                if self.una == Some(p.psn) {
+                    self.set(psn::add(p.psn, 1));
+                    self.ack_through(p.psn);
+                }
             }
             _ => {}
         }
     }
+    /// Whether the request packet `p` was acknowledged.
     fn acked(&self, p: &Pkt, dcp: bool) -> bool {
         if dcp {
             return matches!((p.dcp_msn, self.emsn), (Some(m), Some(e)) if psn::lt(m, e));
         }
-        self.below.is_some_and(|b| psn::lt(p.psn, b)) || self.sacked.contains(&p.psn)
+        self.una.is_some_and(|u| psn::lt(p.psn, u)) || self.sacked.contains(&p.psn)
+    }
+    /// A READ Request left: its PSNs wait for their responses.
+    fn read_sent(&mut self, first: u32, n: u32) {
+        if !self.reads.iter().any(|r| r.0 == first) {
+            self.reads.push((first, n));
+        }
     }
 }
 
@@ -118,7 +150,11 @@ pub fn sender_view(w: &Wire, c: &Conn, mtu: u32) -> Option<SenderView> {
     let tap = w.tap_at(c.requester)?;
     let dcp = w.profile == rocescope_codec::Profile::Dcp;
     let mut v = SenderView::default();
-    let mut acks = Acks::default();
+    // `acks`: everything received so far (file order); `strict`: what had arrived strictly
+    // before the frame being judged left (a frame and an ACK stamped the same nanosecond: the
+    // frame may have been decided first).
+    let (mut acks, mut strict) = (Acks::default(), Acks::default());
+    let mut pending: std::collections::VecDeque<&Pkt> = std::collections::VecDeque::new();
     let mut seen: HashSet<u32> = HashSet::new();
     let (mut first, mut max_sent, mut prev): (Option<u32>, Option<u32>, Option<u32>) = (None, None, None);
     // Message ends: (last PSN or MSN) -> completed.
@@ -129,6 +165,7 @@ pub fn sender_view(w: &Wire, c: &Conn, mtu: u32) -> Option<SenderView> {
         match w.dir(p) {
             Dir::In if c.is_response(p) => {
                 acks.on(p, dcp);
+                pending.push_back(p);
                 // Completions of messages whose end has left.
                 for &e in &ends {
                     if done.contains(&e) {
@@ -137,7 +174,7 @@ pub fn sender_view(w: &Wire, c: &Conn, mtu: u32) -> Option<SenderView> {
                     let complete = if dcp {
                         acks.emsn.is_some_and(|m| psn::lt(e, m))
                     } else {
-                        acks.below.is_some_and(|b| psn::lt(e, b))
+                        acks.una.is_some_and(|u| psn::lt(e, u))
                     };
                     if complete {
                         done.insert(e);
@@ -145,20 +182,30 @@ pub fn sender_view(w: &Wire, c: &Conn, mtu: u32) -> Option<SenderView> {
                 }
             }
             Dir::Out if c.is_request(p) && p.kind == PktKind::Data => {
+                while pending.front().is_some_and(|q| q.ts_ns < p.ts_ns) {
+                    strict.on(pending.pop_front().expect("a pending frame"), dcp);
+                }
                 v.data_frames += 1;
                 let start = *first.get_or_insert(p.psn);
+                acks.start(start);
+                strict.start(start);
                 // A READ Request takes one PSN per response packet (a re-issued one, what is left).
                 let end = match (p.is_read_request(), p.reth) {
                     (true, Some((_, len))) => psn::add(p.psn, len.div_ceil(mtu.max(1)).max(1) - 1),
                     _ => p.psn,
                 };
                 let key = if dcp { p.dcp_msn.unwrap_or(u32::MAX) } else { end };
+                if p.is_read_request() && !seen.contains(&p.psn) {
+                    let n = psn::diff(p.psn, end) as u32 + 1;
+                    acks.read_sent(p.psn, n);
+                    strict.read_sent(p.psn, n);
+                }
                 if p.ends_message() && ends_set.insert(key) {
                     ends.push(key);
                 }
                 if !seen.insert(p.psn) {
                     v.retx.push((p.number, p.psn));
-                    if !p.is_read_request() && acks.acked(p, dcp) {
+                    if !p.is_read_request() && strict.acked(p, dcp) {
                         v.resent_after_ack.push((p.number, p.psn));
                     }
                 }
@@ -167,7 +214,7 @@ pub fn sender_view(w: &Wire, c: &Conn, mtu: u32) -> Option<SenderView> {
                     let follows = prev.is_some_and(|q| p.psn == psn::add(q, 1));
                     if psn::diff(p.psn, m) >= 0 && !follows {
                         v.go_backs.push((p.number, p.psn));
-                        let ok = acks.naks.contains(&p.psn) || acks.resume.contains(&p.psn) || p.psn == start;
+                        let ok = acks.unas.contains(&p.psn);
                         if !ok {
                             let last: Vec<u32> = acks.naks.iter().rev().take(3).copied().collect();
                             v.bad_go_backs.push((p.number, p.psn, last));

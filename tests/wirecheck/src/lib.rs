@@ -14,9 +14,11 @@
 //! - [`payload`]: every message rebuilt from the bytes that reached the receiver.
 //! - [`truth_cmp`]: the truth document's per-tap frames, retransmissions and losses against all
 //!   of that; [`tshark`]: tshark's reading of the same BTHs.
+//! - [`harness_wire`]: the stacks' two-node test harness seen as a two-tap capture.
 //! - [`run`]: runs `synth` to files; [`mutants`]: faulty stacks the checks must catch.
 //! - [`verdict`]: all of the above over one run, with the invariants of issue 9's grid.
 
+pub mod harness_wire;
 pub mod judge;
 pub mod ledger;
 pub mod mutants;

@@ -44,12 +44,21 @@ pub struct Delivery {
 }
 
 impl Delivery {
-    /// Messages `0..n` all present, intact and `len` bytes long (READ Requests excepted from the
-    /// length: their data flows the other way), nothing else: the errors otherwise.
+    /// Messages `0..n` all present, intact and `len` bytes long (a READ's length is its
+    /// request's DMA length), nothing else: the errors otherwise.
     pub fn check(&self, n: u64, len: u64) -> Result<(), String> {
+        self.check_lengths(&vec![len; n as usize])
+    }
+
+    /// The same for messages of their own lengths (posting order).
+    pub fn check_each(&self, posted: &[rocescope_stacks::Message]) -> Result<(), String> {
+        self.check_lengths(&posted.iter().map(|m| m.len as u64).collect::<Vec<_>>())
+    }
+
+    fn check_lengths(&self, lens: &[u64]) -> Result<(), String> {
         let mut errs = self.errors.clone();
-        if self.messages.len() as u64 != n {
-            errs.push(format!("{} messages rebuilt, {} posted", self.messages.len(), n));
+        if self.messages.len() != lens.len() {
+            errs.push(format!("{} messages rebuilt, {} posted", self.messages.len(), lens.len()));
         }
         for (i, m) in self.messages.iter().enumerate() {
             if m.msg != i as u64 {
@@ -58,8 +67,10 @@ impl Delivery {
             if !m.intact {
                 errs.push(format!("message {} not intact", m.msg));
             }
-            if m.first_opcode != 0x0C && m.len != len {
-                errs.push(format!("message {} is {} bytes, not {len}", m.msg, m.len));
+            if let Some(&len) = lens.get(i) {
+                if m.len != len {
+                    errs.push(format!("message {} is {} bytes, not {len}", m.msg, m.len));
+                }
             }
         }
         if errs.is_empty() {
