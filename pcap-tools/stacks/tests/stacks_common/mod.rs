@@ -56,7 +56,8 @@ pub fn random_run(kind: StackKind, cfg: &ConnConfig, msgs: &[Message], fate: Ran
     run(h, msgs, 50_000, &mut rng)
 }
 
-/// Conservation and frame checks over `seeds` random runs (loss up to `max_loss`, random
+/// Conservation and frame checks, and the wire checks of `rocescope_wirecheck::harness_wire`,
+/// over `seeds` random runs (loss up to `max_loss`, random
 /// reordering, and trimming for DCP).
 pub fn conservation(kind: StackKind, ops: &[Op], seeds: u64, max_loss: f64, trim: bool) {
     let mut stats = (0usize, 0usize, 0usize, 0usize);
@@ -79,6 +80,10 @@ pub fn conservation(kind: StackKind, ops: &[Op], seeds: u64, max_loss: f64, trim
         }
         if let Err(e) = h.check_frames() {
             panic!("{} seed {seed}: {e}", kind.name());
+        }
+        // The same judged from the frames (payload bytes, acknowledgements), not the labels.
+        if let Err(e) = rocescope_wirecheck::harness_wire::check(&h) {
+            panic!("{} seed {seed} (loss {loss}): wire: {e}", kind.name());
         }
         stats.0 += h.txs().len();
         stats.1 += h.txs().iter().filter(|t| t.info.retx.is_some()).count();
