@@ -119,15 +119,21 @@ impl Acks {
                 }
             }
             PktKind::ReadResponse => {
-                // Accepted only in order (RC); a response also acknowledges the requests before it.
-                self.ack_through(psn::add(p.psn, psn::MASK));
-                if self.una == Some(p.psn) {
-                    self.set(psn::add(p.psn, 1));
-                    self.ack_through(p.psn);
-                }
+                self.on_response(p.psn);
             }
             _ => {}
         }
+    }
+    /// A READ response `r` arrived: it acknowledges the requests before it, and is accepted
+    /// only in order (RC: when every PSN before it is done); returns whether it was accepted.
+    fn on_response(&mut self, r: u32) -> bool {
+        self.ack_through(psn::add(r, psn::MASK));
+        if self.una != Some(r) {
+            return false;
+        }
+        self.set(psn::add(r, 1));
+        self.ack_through(r);
+        true
     }
     /// Whether the request packet `p` was acknowledged.
     fn acked(&self, p: &Pkt, dcp: bool) -> bool {
@@ -138,10 +144,35 @@ impl Acks {
     }
     /// A READ Request left: its PSNs wait for their responses.
     fn read_sent(&mut self, first: u32, n: u32) {
-        if !self.reads.iter().any(|r| r.0 == first) {
+        // A re-issued READ (from a missing response) lies inside the first one.
+        if self.read_at(first).is_none() {
             self.reads.push((first, n));
         }
     }
+}
+
+/// For each READ response frame arriving at `c`'s requester tap, whether the requester accepted
+/// it (in PSN order, after every request before it was acknowledged: RC).
+pub fn response_acceptance(w: &Wire, c: &Conn, mtu: u32) -> std::collections::HashMap<u64, bool> {
+    let mut out = std::collections::HashMap::new();
+    let Some(tap) = w.tap_at(c.requester) else { return out };
+    let mut acks = Acks::default();
+    for p in w.at(tap.interface) {
+        match w.dir(p) {
+            Dir::Out if c.is_request(p) && p.kind == PktKind::Data => {
+                acks.start(p.psn);
+                if let (true, Some((_, len))) = (p.is_read_request(), p.reth) {
+                    acks.read_sent(p.psn, len.div_ceil(mtu.max(1)).max(1));
+                }
+            }
+            Dir::In if c.is_response(p) && p.kind == PktKind::ReadResponse => {
+                out.insert(p.number, acks.on_response(p.psn));
+            }
+            Dir::In if c.is_response(p) => acks.on(p, false),
+            _ => {}
+        }
+    }
+    out
 }
 
 /// Judges the requester of `c` at its own tap (`mtu`: its payload bytes per full packet, which

@@ -13,7 +13,8 @@
 //!   go-back points against the NAKs, completions.
 //! - [`payload`]: every message rebuilt from the bytes that reached the receiver.
 //! - [`truth_cmp`]: the truth document's per-tap frames, retransmissions and losses against all
-//!   of that; [`tshark`]: tshark's reading of the same BTHs.
+//!   of that; [`spurious`]: its `spurious` labels against the copy the receiver's tap shows
+//!   accepted; [`tshark`]: tshark's reading of the same BTHs.
 //! - [`harness_wire`]: the stacks' two-node test harness seen as a two-tap capture.
 //! - [`run`]: runs `synth` to files; [`mutants`]: faulty stacks the checks must catch.
 //! - [`verdict`]: all of the above over one run, with the invariants of issue 9's grid.
@@ -25,6 +26,7 @@ pub mod mutants;
 pub mod packet;
 pub mod payload;
 pub mod run;
+pub mod spurious;
 pub mod truth_cmp;
 pub mod tshark;
 pub mod verdict;

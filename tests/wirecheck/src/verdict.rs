@@ -1,7 +1,8 @@
 //! Every wire check over one run, and the numbers they counted.
 //!
 //! The invariants (issue 9, acceptance 2), each from the capture:
-//! - the truth agrees with the capture ([`crate::truth_cmp::compare`]);
+//! - the truth agrees with the capture ([`crate::truth_cmp::compare`]), its `spurious` labels
+//!   too ([`crate::spurious`]);
 //! - every message reached the receiver whole and intact ([`crate::payload`]), and the sender's
 //!   tap saw every message acknowledged ([`crate::judge`]);
 //! - no retransmission left the sender after the PSN was acknowledged;
@@ -15,6 +16,7 @@ use rocescope_sim::truth::Truth;
 use super::judge::{sender_view, SenderView};
 use super::ledger;
 use super::payload;
+use super::spurious;
 use super::run::Run;
 use super::truth_cmp::{self, Counts};
 use super::wire::Wire;
@@ -34,6 +36,8 @@ pub struct Numbers {
     pub messages_rebuilt: u64,
     pub completed_on_wire: u64,
     pub compared: Counts,
+    /// Retransmissions whose `spurious` label was checked.
+    pub labels_checked: u64,
 }
 
 impl Numbers {
@@ -57,6 +61,11 @@ pub struct Verdict {
     pub resends: Vec<String>,
     /// (Go-Back-N) go-back bursts starting where no rule puts them.
     pub go_back: Vec<String>,
+    /// Retransmissions the truth labels spurious (or not) against the copy the receiver's tap
+    /// shows accepted.
+    pub labels: Vec<String>,
+    /// The same for READ responses (Go-Back-N).
+    pub read_labels: Vec<String>,
     /// Anything else (the run hit its time limit, the same seed wrote other bytes, …).
     pub errors: Vec<String>,
 }
@@ -64,7 +73,7 @@ pub struct Verdict {
 impl Verdict {
     /// Every broken invariant, one per line.
     pub fn all(&self) -> Vec<String> {
-        [&self.truth, &self.delivery, &self.resends, &self.go_back, &self.errors].into_iter().flatten().cloned().collect()
+        [&self.truth, &self.labels, &self.read_labels, &self.delivery, &self.resends, &self.go_back, &self.errors].into_iter().flatten().cloned().collect()
     }
     pub fn ok(&self) -> Result<(), String> {
         let all = self.all();
@@ -76,8 +85,14 @@ impl Verdict {
     }
     /// Everything but the resends-after-acknowledgement check.
     pub fn ok_but_resends(&self) -> Result<(), String> {
-        let all: Vec<String> =
-            [&self.truth, &self.delivery, &self.go_back, &self.errors].into_iter().flatten().cloned().collect();
+        Self::join([&self.truth, &self.labels, &self.read_labels, &self.delivery, &self.go_back, &self.errors])
+    }
+    /// Everything but the READ responses' labels.
+    pub fn ok_but_read_labels(&self) -> Result<(), String> {
+        Self::join([&self.truth, &self.labels, &self.delivery, &self.resends, &self.go_back, &self.errors])
+    }
+    fn join<const N: usize>(parts: [&Vec<String>; N]) -> Result<(), String> {
+        let all: Vec<String> = parts.into_iter().flatten().cloned().collect();
         if all.is_empty() {
             Ok(())
         } else {
@@ -98,6 +113,19 @@ pub fn judge_wire(t: &Truth, w: &Wire) -> Verdict {
     match truth_cmp::compare(t, w) {
         Ok(c) => v.numbers.compared = c,
         Err(e) => v.truth.push(format!("truth against capture:\n{e}")),
+    }
+    let (mislabelled, checked) = spurious::check(t, w);
+    v.numbers.labels_checked = checked;
+    for (reads, out) in [(false, &mut v.labels), (true, &mut v.read_labels)] {
+        let bad: Vec<_> = mislabelled.iter().filter(|m| m.read_response == reads).collect();
+        if !bad.is_empty() {
+            out.push(format!(
+                "{} of {checked} retransmissions{} labelled against the wire (first: {:?})",
+                bad.len(),
+                if reads { " (READ responses)" } else { "" },
+                &bad[..bad.len().min(3)]
+            ));
+        }
     }
     let n_msgs = t.config.messages as u64;
     for c in &w.conns {

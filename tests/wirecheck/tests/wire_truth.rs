@@ -18,21 +18,27 @@ const SEEDS: std::ops::RangeInclusive<u64> = 1..=4;
 fn truth_and_delivery_agree_with_the_capture_for_every_stack_and_scenario() {
     for stack in StackKind::ALL {
         for s in SCENARIOS {
-            let (mut retx, mut losses, mut frames) = (0, 0, 0);
+            let (mut retx, mut losses, mut frames, mut labels) = (0, 0, 0, 0);
             for seed in SEEDS {
                 let o = opts(stack, s, seed);
                 let r = synth_once(&o, "truth");
                 let v = judge(&r);
-                if let Err(e) = v.ok_but_resends() {
-                    panic!("{}:\n{e}", o.command_line());
+                // READ responses' labels: see the ignored test below.
+                let res = [&v.truth, &v.labels, &v.delivery, &v.go_back, &v.errors];
+                if let Some(e) = res.iter().find(|e| !e.is_empty()) {
+                    panic!("{}:\n{}", o.command_line(), e.join("\n"));
                 }
                 assert_eq!(v.numbers.messages_rebuilt, 16, "{}", o.command_line());
                 assert_eq!(v.numbers.completed_on_wire, 16, "{}", o.command_line());
                 retx += v.numbers.compared.retx;
+                labels += v.numbers.labels_checked;
                 losses += v.numbers.compared.losses;
                 frames += v.numbers.compared.frames;
             }
-            eprintln!("{} {s:?}: {frames} frames, {retx} retransmissions, {losses} losses compared", stack.name());
+            eprintln!(
+                "{} {s:?}: {frames} frames, {retx} retransmissions, {losses} losses, {labels} spurious labels compared",
+                stack.name()
+            );
             // The comparisons were not vacuous.
             if s != Scenario::Clean {
                 assert!(losses > 0, "{} {s:?}: no loss to compare", stack.name());
@@ -81,4 +87,31 @@ fn sprayed_no_stack_resends_an_acknowledged_psn() {
         }
     }
     assert!(bad.is_empty(), "resent after acknowledgement:\n{}", bad.join("\n"));
+}
+
+/// Issue 9's READ truth bug: the truth keeps Go-Back-N READ responses' acceptance per message,
+/// but the requester accepts them in PSN order across messages, so a resend the requester
+/// needed is labelled spurious. The issue's example, and `--op mix` under 2 % loss (seeds
+/// 1-4), judged from the requester's tap (which accepts each of the example's 300 response
+/// PSNs exactly once, in order). Measured today: in the issue's example the labels of 1,569 of
+/// its 1,817 retransmissions disagree with the wire; in the mix runs, seed 2: 40 of 521.
+#[test]
+#[ignore = "issue 9: READ truth (acceptance per message, the requester accepts across messages); fixed by the helper-B branch"]
+fn read_responses_needed_by_the_requester_are_not_labelled_spurious() {
+    let issue = rocescope_sim::synth::SynthOptions {
+        op: rocescope_sim::synth::OpChoice::One(rocescope_stacks::Op::Read),
+        loss: 0.05,
+        messages: 30,
+        message_size: 10_000,
+        seed: 162618,
+        ..opts(StackKind::Gbn, Scenario::Clean, 162618)
+    };
+    let mut bad = Vec::new();
+    for o in std::iter::once(issue).chain(SEEDS.map(|s| opts(StackKind::Gbn, Scenario::Loss, s))) {
+        let v = judge(&synth_once(&o, "read-labels"));
+        if !v.read_labels.is_empty() {
+            bad.push(format!("{}: {}", o.command_line(), v.read_labels.join("; ")));
+        }
+    }
+    assert!(bad.is_empty(), "{}", bad.join("\n"));
 }
