@@ -5,7 +5,7 @@
 //!   PSN, flow and kind (`ho: true` ↔ a header-only packet), and nothing else was captured.
 //! - `flows[].retransmissions[]` at the flow's origin tap (the NIC it leaves) are exactly the
 //!   frames whose PSN left that tap before ([`crate::ledger::sent`]); at other taps each PSN's
-//!   count is the copies seen there, or one fewer (whether the tap saw the first copy is not on
+//!   count is the copies seen there (whole or header-only), or one fewer (whether the tap saw the first copy is not on
 //!   the wire when it may have been lost upstream).
 //! - `flows[].losses[]`, per PSN, equal what left the origin tap and never reached the
 //!   destination tap whole ([`crate::ledger::lost`]), when both ends have a tap; each
@@ -125,7 +125,9 @@ pub fn compare(t: &Truth, w: &Wire) -> Result<Counts, String> {
                     }
                 } else if spec.host == Some(to) {
                     let mut copies: BTreeMap<u32, u32> = BTreeMap::new();
-                    for p in w.at(spec.interface).filter(|p| is_flow(p) && w.dir(p) == Dir::In && p.kind == data_kind) {
+                    // Whole copies, and header-only forms of trimmed ones (the truth lists those too).
+                    let copy = |p: &Pkt| p.kind == data_kind || (p.kind == PktKind::HeaderOnly && data_kind == PktKind::Data);
+                    for p in w.at(spec.interface).filter(|p| is_flow(p) && w.dir(p) == Dir::In && copy(p)) {
                         *copies.entry(p.psn).or_default() += 1;
                     }
                     let mut tr: BTreeMap<u32, u32> = BTreeMap::new();

@@ -15,9 +15,11 @@ pub enum Scenario {
     Loss,
     /// Eight sprayed paths whose delays differ by up to 3 µs, 1 % loss.
     Spray,
+    /// A 4-to-1 incast into 16 KB switch queues (DCP: trimming), RTO 500 µs.
+    Incast,
 }
 
-pub const SCENARIOS: [Scenario; 3] = [Scenario::Clean, Scenario::Loss, Scenario::Spray];
+pub const SCENARIOS: [Scenario; 4] = [Scenario::Clean, Scenario::Loss, Scenario::Spray, Scenario::Incast];
 
 /// `stack` in `s` with `seed`: 16 messages of 16 KB, taps at the sender and the receiver.
 pub fn opts(stack: StackKind, s: Scenario, seed: u64) -> SynthOptions {
@@ -36,6 +38,13 @@ pub fn opts(stack: StackKind, s: Scenario, seed: u64) -> SynthOptions {
         Scenario::Spray => {
             SynthOptions { paths: 8, routing: Routing::Spray, reorder_ns: 3000, loss: 0.01, ..base }
         }
+        Scenario::Incast => SynthOptions {
+            incast: 4,
+            queue_bytes: 16_384,
+            trim: stack == StackKind::Dcp,
+            rto_ns: 500_000,
+            ..base
+        },
     }
 }
 
