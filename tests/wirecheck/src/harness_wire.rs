@@ -24,7 +24,13 @@ pub const RESPONDER: u32 = 1;
 
 /// The harness's traffic as a two-tap capture.
 pub fn wire(h: &Harness) -> Wire {
-    let iface = |s: Side| if s == Side::Requester { REQUESTER } else { RESPONDER };
+    let iface = |s: Side| {
+        if s == Side::Requester {
+            REQUESTER
+        } else {
+            RESPONDER
+        }
+    };
     // (time, 0 = arrival / 1 = departure, tx index, interface, bytes)
     let mut ev: Vec<(u64, u8, usize, u32, &[u8])> = Vec::new();
     for (i, t) in h.txs().iter().enumerate() {
@@ -61,10 +67,14 @@ pub fn judge(h: &Harness) -> (Wire, Option<SenderView>, Option<Delivery>) {
 pub fn check(h: &Harness) -> Result<(), String> {
     let (w, s, d) = judge(h);
     if std::env::var_os("WIRECHECK_DUMP").is_some() {
-        let first = s.as_ref().and_then(|s| s.resent_after_ack.first().map(|x| x.0).or(s.bad_go_backs.first().map(|x| x.0)));
+        let first =
+            s.as_ref().and_then(|s| s.resent_after_ack.first().map(|x| x.0).or(s.bad_go_backs.first().map(|x| x.0)));
         if let Some(f) = first {
             for p in w.pkts.iter().filter(|p| p.number + 40 >= f && p.number <= f + 3) {
-                eprintln!("{} t={} if={} {:?} psn={} op={:#x}", p.number, p.ts_ns, p.interface, p.kind, p.psn, p.opcode);
+                eprintln!(
+                    "{} t={} if={} {:?} psn={} op={:#x}",
+                    p.number, p.ts_ns, p.interface, p.kind, p.psn, p.opcode
+                );
             }
         }
     }
@@ -80,7 +90,10 @@ pub fn check(h: &Harness) -> Result<(), String> {
         errs.push(format!("{} of {} messages acknowledged on the wire", s.completed, posted.len()));
     }
     if !s.resent_after_ack.is_empty() {
-        errs.push(format!("resent after acknowledgement (frame, PSN): {:?}", &s.resent_after_ack[..s.resent_after_ack.len().min(5)]));
+        errs.push(format!(
+            "resent after acknowledgement (frame, PSN): {:?}",
+            &s.resent_after_ack[..s.resent_after_ack.len().min(5)]
+        ));
     }
     if h.kind == rocescope_stacks::StackKind::Gbn && !s.bad_go_backs.is_empty() {
         errs.push(format!("misplaced go-back bursts: {:?}", &s.bad_go_backs[..s.bad_go_backs.len().min(5)]));

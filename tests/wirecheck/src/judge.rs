@@ -91,7 +91,12 @@ impl Acks {
     fn ack_through(&mut self, a: u32) {
         let Some(mut u) = self.una else { return };
         while psn::diff(u, a) >= 0 && self.read_at(u).is_none() {
-            let next_read = self.reads.iter().map(|r| r.0).filter(|&s| psn::diff(u, s) > 0 && psn::diff(s, a) >= 0).min_by_key(|&s| psn::diff(u, s));
+            let next_read = self
+                .reads
+                .iter()
+                .map(|r| r.0)
+                .filter(|&s| psn::diff(u, s) > 0 && psn::diff(s, a) >= 0)
+                .min_by_key(|&s| psn::diff(u, s));
             u = next_read.unwrap_or(psn::add(a, 1));
         }
         self.set(u);
@@ -155,7 +160,9 @@ impl Acks {
 /// it (in PSN order, after every request before it was acknowledged: RC).
 pub fn response_acceptance(w: &Wire, c: &Conn, mtu: u32) -> std::collections::HashMap<u64, bool> {
     let mut out = std::collections::HashMap::new();
-    let Some(tap) = w.tap_at(c.requester) else { return out };
+    let Some(tap) = w.tap_at(c.requester) else {
+        return out;
+    };
     let mut acks = Acks::default();
     for p in w.at(tap.interface) {
         match w.dir(p) {

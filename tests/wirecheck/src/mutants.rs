@@ -105,7 +105,9 @@ impl Endpoint for GoBackShort {
     fn on_frame(&mut self, now: Nanos, frame: &Frame<'_>, out: &mut Vec<Action>) {
         let from = out.len();
         self.inner.on_frame(now, frame, out);
-        let Some((e, true, false)) = ack_of(frame) else { return };
+        let Some((e, true, false)) = ack_of(frame) else {
+            return;
+        };
         let hit = out[from..].iter().position(|a| {
             matches!(a, Action::Transmit { info: TxInfo { psn, retx: Some(RetxReason::GoBack), .. }, .. } if *psn == e)
         });

@@ -120,7 +120,8 @@ pub fn decode(number: u64, interface: u32, ts_ns: u64, bytes: &[u8], profile: Pr
         Ext::Dcp(d) => Some(d.tag),
         _ => None,
     };
-    let ho = dcp_tag == Some(TAG_HO) || (profile == Profile::Dcp && f.tos().map(|t| tag(t, params.dcp_tag_shift)) == Some(TAG_HO));
+    let ho = dcp_tag == Some(TAG_HO)
+        || (profile == Profile::Dcp && f.tos().map(|t| tag(t, params.dcp_tag_shift)) == Some(TAG_HO));
     let aeth = p.aeth();
     let sack = p.irn_sack().map(|s| s.sack_psn());
     let mut nak_code = None;

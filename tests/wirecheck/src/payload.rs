@@ -109,16 +109,18 @@ fn rebuild_std(pkts: &[&Pkt], mtu: u32) -> Delivery {
     for p in pkts {
         let k = psn::diff(p0.psn, p.psn);
         match by_psn.get(&k) {
-            Some(q) if q.payload != p.payload || q.opcode != p.opcode => {
-                d.errors.push(format!("frame {}: PSN {} differs from its earlier copy (frame {})", p.number, p.psn, q.number))
-            }
+            Some(q) if q.payload != p.payload || q.opcode != p.opcode => d
+                .errors
+                .push(format!("frame {}: PSN {} differs from its earlier copy (frame {})", p.number, p.psn, q.number)),
             Some(_) => {}
             None => {
                 by_psn.insert(k, p);
             }
         }
     }
-    let (Some(&lo), Some(&hi)) = (by_psn.keys().next(), by_psn.keys().next_back()) else { return d };
+    let (Some(&lo), Some(&hi)) = (by_psn.keys().next(), by_psn.keys().next_back()) else {
+        return d;
+    };
     let mut k = lo;
     let mut msg = 0u64;
     while k <= hi {
@@ -128,7 +130,8 @@ fn rebuild_std(pkts: &[&Pkt], mtu: u32) -> Delivery {
             continue;
         };
         if !p.starts_message() {
-            d.errors.push(format!("frame {}: PSN {} (opcode {:#04x}) does not start a message", p.number, p.psn, p.opcode));
+            d.errors
+                .push(format!("frame {}: PSN {} (opcode {:#04x}) does not start a message", p.number, p.psn, p.opcode));
             k += 1;
             continue;
         }

@@ -53,8 +53,12 @@ pub fn check(t: &Truth, w: &Wire) -> (Vec<Mislabel>, u64) {
     let mtu = t.config.mtu.max(1);
     let (mut bad, mut checked) = (Vec::new(), 0u64);
     for c in &w.conns {
-        for (from, to, data) in [(c.requester, c.responder, PktKind::Data), (c.responder, c.requester, PktKind::ReadResponse)] {
-            let (Some(o), Some(d)) = (w.tap_at(from), w.tap_at(to)) else { continue };
+        for (from, to, data) in
+            [(c.requester, c.responder, PktKind::Data), (c.responder, c.requester, PktKind::ReadResponse)]
+        {
+            let (Some(o), Some(d)) = (w.tap_at(from), w.tap_at(to)) else {
+                continue;
+            };
             let is_flow = |p: &Pkt| p.src == from && p.dst == to && p.kind == data;
             // Departures: copy numbers per tx.
             let mut copies: HashMap<u32, u32> = HashMap::new();
@@ -106,7 +110,9 @@ pub fn check(t: &Truth, w: &Wire) -> (Vec<Mislabel>, u64) {
                 }
             }
             for (p, k) in departures.iter().filter(|(_, k)| *k > 0) {
-                let Some(&(_, Some(label))) = frames.get(&p.number) else { continue };
+                let Some(&(_, Some(label))) = frames.get(&p.number) else {
+                    continue;
+                };
                 checked += 1;
                 let acc = accepted.get(&p.psn).copied();
                 let want = acc.is_some_and(|a| a < *k);

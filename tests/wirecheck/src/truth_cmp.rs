@@ -75,7 +75,10 @@ pub fn compare(t: &Truth, w: &Wire) -> Result<Counts, String> {
             match by_number.get(&f.frame) {
                 None => errs.push(format!("truth frame {} ({:?}) is not a RoCE frame of the capture", f.frame, f.kind)),
                 Some(p) => {
-                    if p.interface != tap.interface || p.psn != f.psn || p.flow_id() != f.flow || !kind_matches(f.kind, f.ho, p)
+                    if p.interface != tap.interface
+                        || p.psn != f.psn
+                        || p.flow_id() != f.flow
+                        || !kind_matches(f.kind, f.ho, p)
                     {
                         errs.push(format!(
                             "frame {}: truth says {:?} psn {} flow {} on interface {}, the wire {:?} psn {} flow {} on {}",
@@ -100,15 +103,22 @@ pub fn compare(t: &Truth, w: &Wire) -> Result<Counts, String> {
     }
     // Retransmissions and losses, per connection seen on the wire.
     for c in &w.conns {
-        let flows = [(c.requests_flow(), c.requester, c.responder, PktKind::Data), (c.responses_flow().unwrap_or_default(), c.responder, c.requester, PktKind::ReadResponse)];
+        let flows = [
+            (c.requests_flow(), c.requester, c.responder, PktKind::Data),
+            (c.responses_flow().unwrap_or_default(), c.responder, c.requester, PktKind::ReadResponse),
+        ];
         for (id, from, to, data_kind) in flows {
             if id.is_empty() {
                 continue;
             }
             let is_flow = |p: &Pkt| p.src == from && p.dst == to;
             for tap in &t.taps {
-                let Some(spec) = w.taps.iter().find(|s| s.interface == tap.interface) else { continue };
-                let Some(flow) = tap.flows.iter().find(|f| f.id == id) else { continue };
+                let Some(spec) = w.taps.iter().find(|s| s.interface == tap.interface) else {
+                    continue;
+                };
+                let Some(flow) = tap.flows.iter().find(|f| f.id == id) else {
+                    continue;
+                };
                 let truth_retx: Vec<(u64, u32)> = flow.retransmissions.iter().map(|r| (r.frame, r.psn)).collect();
                 if spec.host == Some(from) {
                     let s = ledger::sent(w, spec.interface, is_flow, data_kind);
@@ -126,7 +136,8 @@ pub fn compare(t: &Truth, w: &Wire) -> Result<Counts, String> {
                 } else if spec.host == Some(to) {
                     let mut copies: BTreeMap<u32, u32> = BTreeMap::new();
                     // Whole copies, and header-only forms of trimmed ones (the truth lists those too).
-                    let copy = |p: &Pkt| p.kind == data_kind || (p.kind == PktKind::HeaderOnly && data_kind == PktKind::Data);
+                    let copy =
+                        |p: &Pkt| p.kind == data_kind || (p.kind == PktKind::HeaderOnly && data_kind == PktKind::Data);
                     for p in w.at(spec.interface).filter(|p| is_flow(p) && w.dir(p) == Dir::In && copy(p)) {
                         *copies.entry(p.psn).or_default() += 1;
                     }
@@ -146,9 +157,14 @@ pub fn compare(t: &Truth, w: &Wire) -> Result<Counts, String> {
                 }
             }
             // Losses: both ends tapped.
-            let Some(l) = ledger::lost(w, from, to, is_flow) else { continue };
+            let Some(l) = ledger::lost(w, from, to, is_flow) else {
+                continue;
+            };
             if !l.unexplained.is_empty() {
-                errs.push(format!("flow {id}: frames {:?} arrived but never left", &l.unexplained[..l.unexplained.len().min(5)]));
+                errs.push(format!(
+                    "flow {id}: frames {:?} arrived but never left",
+                    &l.unexplained[..l.unexplained.len().min(5)]
+                ));
             }
             let Some(flow) = t.taps.iter().flat_map(|tap| &tap.flows).find(|f| f.id == id) else {
                 errs.push(format!("flow {id} is on the wire, not in the truth"));
@@ -173,7 +189,8 @@ pub fn compare(t: &Truth, w: &Wire) -> Result<Counts, String> {
                     l.total()
                 ));
             }
-            let trimmed: u64 = flow.losses.iter().filter(|x| x.ho_lost.is_none() && x.cause == LossCause::Trimmed).count() as u64;
+            let trimmed: u64 =
+                flow.losses.iter().filter(|x| x.ho_lost.is_none() && x.cause == LossCause::Trimmed).count() as u64;
             let ho: u64 = l.ho_arrived.values().map(|&v| v as u64).sum();
             if trimmed != ho {
                 errs.push(format!("flow {id}: {ho} header-only forms arrived, the truth has {trimmed} trimmed losses whose header-only form got through"));

@@ -48,7 +48,15 @@ pub fn rows(pcap: &Path, config_dir: &Path) -> Result<Vec<Row>, String> {
         cmd.args(["--disable-protocol", p]);
     }
     cmd.args(["-Y", "infiniband.bth", "-T", "fields", "-E", "separator=\t"]);
-    for f in ["frame.number", "frame.interface_id", "ip.src", "ip.dst", "infiniband.bth.destqp", "infiniband.bth.opcode", "infiniband.bth.psn"] {
+    for f in [
+        "frame.number",
+        "frame.interface_id",
+        "ip.src",
+        "ip.dst",
+        "infiniband.bth.destqp",
+        "infiniband.bth.opcode",
+        "infiniband.bth.psn",
+    ] {
         cmd.args(["-e", f]);
     }
     let out = cmd.output().map_err(|e| format!("tshark: {e}"))?;

@@ -16,8 +16,8 @@ use rocescope_sim::truth::Truth;
 use super::judge::{sender_view, SenderView};
 use super::ledger;
 use super::payload;
-use super::spurious;
 use super::run::Run;
+use super::spurious;
 use super::truth_cmp::{self, Counts};
 use super::wire::Wire;
 
@@ -73,7 +73,11 @@ pub struct Verdict {
 impl Verdict {
     /// Every broken invariant, one per line.
     pub fn all(&self) -> Vec<String> {
-        [&self.truth, &self.labels, &self.read_labels, &self.delivery, &self.resends, &self.go_back, &self.errors].into_iter().flatten().cloned().collect()
+        [&self.truth, &self.labels, &self.read_labels, &self.delivery, &self.resends, &self.go_back, &self.errors]
+            .into_iter()
+            .flatten()
+            .cloned()
+            .collect()
     }
     pub fn ok(&self) -> Result<(), String> {
         let all = self.all();
@@ -129,11 +133,8 @@ pub fn judge_wire(t: &Truth, w: &Wire) -> Verdict {
     }
     let n_msgs = t.config.messages as u64;
     for c in &w.conns {
-        let failed = t
-            .connections
-            .iter()
-            .find(|tc| tc.requester.ip == c.requester)
-            .is_some_and(|tc| tc.failed.is_some());
+        let failed =
+            t.connections.iter().find(|tc| tc.requester.ip == c.requester).is_some_and(|tc| tc.failed.is_some());
         if let Some(s) = ledger::requests_sent(w, c) {
             v.numbers.data_frames += s.data_frames();
             v.numbers.retx += s.retx.len() as u64;

@@ -46,7 +46,13 @@ fn tshark_reads_the_same_psns_and_retransmissions_as_the_truth() {
                 for f in sender.flows.iter().filter(|f| f.src.to_string() == s0) {
                     let truth: Vec<u64> = f.retransmissions.iter().map(|x| x.frame).collect();
                     let ts = retx.remove(&f.id).unwrap_or_default();
-                    assert_eq!(ts, truth, "{}: flow {}: tshark's retransmissions against the truth's", o.command_line(), f.id);
+                    assert_eq!(
+                        ts,
+                        truth,
+                        "{}: flow {}: tshark's retransmissions against the truth's",
+                        o.command_line(),
+                        f.id
+                    );
                     compared += truth.len();
                 }
                 assert!(retx.is_empty(), "{}: flows the truth does not list: {retx:?}", o.command_line());
@@ -75,7 +81,12 @@ fn tshark_reads_the_same_psns_and_retransmissions_as_the_truth() {
                         *truth_lost.entry((f.id.clone(), l.psn)).or_default() += 1;
                     }
                 }
-                assert_eq!(ts_lost, truth_lost, "{}: losses per flow and PSN, tshark against the truth", o.command_line());
+                assert_eq!(
+                    ts_lost,
+                    truth_lost,
+                    "{}: losses per flow and PSN, tshark against the truth",
+                    o.command_line()
+                );
                 lost += truth_lost.values().sum::<i64>();
                 let _ = std::fs::remove_dir_all(&dir);
             }

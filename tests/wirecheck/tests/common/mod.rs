@@ -35,16 +35,10 @@ pub fn opts(stack: StackKind, s: Scenario, seed: u64) -> SynthOptions {
     match s {
         Scenario::Clean => base,
         Scenario::Loss => SynthOptions { loss: 0.02, op: OpChoice::Mix, ..base },
-        Scenario::Spray => {
-            SynthOptions { paths: 8, routing: Routing::Spray, reorder_ns: 3000, loss: 0.01, ..base }
+        Scenario::Spray => SynthOptions { paths: 8, routing: Routing::Spray, reorder_ns: 3000, loss: 0.01, ..base },
+        Scenario::Incast => {
+            SynthOptions { incast: 4, queue_bytes: 16_384, trim: stack == StackKind::Dcp, rto_ns: 500_000, ..base }
         }
-        Scenario::Incast => SynthOptions {
-            incast: 4,
-            queue_bytes: 16_384,
-            trim: stack == StackKind::Dcp,
-            rto_ns: 500_000,
-            ..base
-        },
     }
 }
 
