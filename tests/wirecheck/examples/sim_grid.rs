@@ -62,7 +62,10 @@ fn main() {
         "# grid: stacks {:?} × loss {losses:?} × paths {paths:?} × seeds {seeds:?}; {messages} × {size} B per connection; topology {topology}",
         stacks.iter().map(|s| s.name()).collect::<Vec<_>>()
     );
-    println!("# stack loss paths seed | data_frames retx data_lost retx/loss resent_after_ack go_backs bad_go_backs completed/messages truth_frames | verdict");
+    println!(
+        "# stack loss paths seed | data_frames retx data_lost retx/loss resent_after_ack go_backs bad_go_backs \
+         completed/messages truth_frames labels_checked | verdict (first broken invariant)"
+    );
     let t0 = Instant::now();
     let (mut runs, mut failed) = (0, 0);
     for &stack in &stacks {
@@ -117,7 +120,7 @@ fn main() {
                         }
                     };
                     println!(
-                        "{line} | {} {} {} {:.2} {} {} {} {}/{} {} | {verdict}",
+                        "{line} | {} {} {} {:.2} {} {} {} {}/{} {} {} | {verdict}",
                         n.data_frames,
                         n.retx,
                         n.data_lost,
@@ -127,7 +130,8 @@ fn main() {
                         n.bad_go_backs,
                         n.completed_on_wire,
                         messages as u64 * opts.incast as u64,
-                        n.compared.frames
+                        n.compared.frames,
+                        n.labels_checked
                     );
                     if keep.is_none() {
                         let _ = std::fs::remove_file(&r.pcap);
