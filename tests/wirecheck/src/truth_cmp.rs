@@ -7,11 +7,13 @@
 //!   frames whose PSN left that tap before ([`crate::ledger::sent`]); at other taps each PSN's
 //!   count is the copies seen there (whole or header-only), or one fewer (whether the tap saw the first copy is not on
 //!   the wire when it may have been lost upstream).
+//! - `flows[].capture_gaps[]`: the PSNs that reached the destination's tap whole of which the
+//!   tap saw no copy (whole or header-only), when the destination has a tap.
 //! - `flows[].losses[]`, per PSN, equal what left the origin tap and never reached the
 //!   destination tap whole ([`crate::ledger::lost`]), when both ends have a tap; each
 //!   header-only form that arrived is a loss the truth says was trimmed.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use rocescope_sim::truth::{Kind, LossCause, TapName, Truth};
 
@@ -60,6 +62,8 @@ pub struct Counts {
     pub retx: u64,
     /// Losses compared (per PSN, both directions, connections with both ends tapped).
     pub losses: u64,
+    /// Capture gaps compared (PSNs that arrived of which a tap saw no copy).
+    pub gaps: u64,
 }
 
 /// Compares; the first disagreements found, or what was compared.
@@ -153,6 +157,34 @@ pub fn compare(t: &Truth, w: &Wire) -> Result<Counts, String> {
                                 spec.name
                             ));
                         }
+                    }
+                }
+            }
+            // Capture gaps: PSNs that reached the destination whole, of which a tap saw no copy.
+            if let Some(dest) = w.tap_at(to) {
+                let arrived: BTreeSet<u32> = w
+                    .at(dest.interface)
+                    .filter(|p| is_flow(p) && w.dir(p) == Dir::In && p.kind == data_kind)
+                    .map(|p| p.psn)
+                    .collect();
+                for tap in &t.taps {
+                    let Some(flow) = tap.flows.iter().find(|f| f.id == id) else { continue };
+                    let seen: BTreeSet<u32> = w
+                        .at(tap.interface)
+                        .filter(|p| is_flow(p) && (p.kind == data_kind || p.kind == PktKind::HeaderOnly))
+                        .map(|p| p.psn)
+                        .collect();
+                    let gaps: BTreeSet<u32> = arrived.difference(&seen).copied().collect();
+                    let truth_gaps: BTreeSet<u32> = flow.capture_gaps.iter().map(|g| g.psn).collect();
+                    n.gaps += gaps.len() as u64;
+                    if gaps != truth_gaps {
+                        errs.push(format!(
+                            "{:?} tap, flow {id}: {} capture gaps on the wire, {} in the truth (first differing: {:?})",
+                            tap.name,
+                            gaps.len(),
+                            truth_gaps.len(),
+                            gaps.symmetric_difference(&truth_gaps).next()
+                        ));
                     }
                 }
             }

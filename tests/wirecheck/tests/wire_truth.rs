@@ -19,7 +19,7 @@ const SEEDS: std::ops::RangeInclusive<u64> = 1..=4;
 fn truth_and_delivery_agree_with_the_capture_for_every_stack_and_scenario() {
     for stack in StackKind::ALL {
         for s in SCENARIOS {
-            let (mut retx, mut losses, mut frames, mut labels) = (0, 0, 0, 0);
+            let (mut retx, mut losses, mut frames, mut labels, mut gaps) = (0, 0, 0, 0, 0);
             for seed in SEEDS {
                 let o = opts(stack, s, seed);
                 let r = synth_once(&o, "truth");
@@ -34,11 +34,12 @@ fn truth_and_delivery_agree_with_the_capture_for_every_stack_and_scenario() {
                 assert_eq!(v.numbers.completed_on_wire, 16, "{}", o.command_line());
                 retx += v.numbers.compared.retx;
                 labels += v.numbers.labels_checked;
+                gaps += v.numbers.compared.gaps;
                 losses += v.numbers.compared.losses;
                 frames += v.numbers.compared.frames;
             }
             eprintln!(
-                "{} {s:?}: {frames} frames, {retx} retransmissions, {losses} losses, {labels} spurious labels compared",
+                "{} {s:?}: {frames} frames, {retx} retransmissions, {losses} losses, {labels} spurious labels, {gaps} capture gaps compared",
                 stack.name()
             );
             // The comparisons were not vacuous.
@@ -47,6 +48,9 @@ fn truth_and_delivery_agree_with_the_capture_for_every_stack_and_scenario() {
                 assert!(retx > 0, "{} {s:?}: no retransmission to compare", stack.name());
             } else {
                 assert_eq!((retx, losses), (0, 0), "{} {s:?}", stack.name());
+            }
+            if s == Scenario::Spray {
+                assert!(gaps > 10, "{} {s:?}: the fabric tap's capture gaps were not exercised", stack.name());
             }
         }
     }

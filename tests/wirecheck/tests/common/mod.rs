@@ -13,7 +13,7 @@ pub enum Scenario {
     Clean,
     /// One path, 2 % random loss on the fabric links in both directions, every op the stack has.
     Loss,
-    /// Eight sprayed paths whose delays differ by up to 3 µs, 1 % loss.
+    /// Eight sprayed paths whose delays differ by up to 3 µs, 1 % loss; a third tap on path 0.
     Spray,
     /// A 4-to-1 incast into 16 KB switch queues (DCP: trimming), RTO 500 µs.
     Incast,
@@ -35,7 +35,15 @@ pub fn opts(stack: StackKind, s: Scenario, seed: u64) -> SynthOptions {
     match s {
         Scenario::Clean => base,
         Scenario::Loss => SynthOptions { loss: 0.02, op: OpChoice::Mix, ..base },
-        Scenario::Spray => SynthOptions { paths: 8, routing: Routing::Spray, reorder_ns: 3000, loss: 0.01, ..base },
+        // With a tap on fabric path 0 too, which sees about one packet in eight.
+        Scenario::Spray => SynthOptions {
+            paths: 8,
+            routing: Routing::Spray,
+            reorder_ns: 3000,
+            loss: 0.01,
+            taps: vec![TapPoint::Sender, TapPoint::Receiver, TapPoint::Fabric],
+            ..base
+        },
         Scenario::Incast => {
             SynthOptions { incast: 4, queue_bytes: 16_384, trim: stack == StackKind::Dcp, rto_ns: 500_000, ..base }
         }
