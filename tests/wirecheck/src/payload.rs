@@ -263,3 +263,45 @@ fn rebuild_dcp(pkts: &[&Pkt], mtu: u32) -> Delivery {
     }
     d
 }
+
+/// READ data rebuilt at the requester's tap: each READ Request's RETH names the message and the
+/// offset its first response carries (a re-issued READ starts at a missing response), response
+/// PSN `q + k` carries bytes `offset + k·MTU …`, and only the responses the requester accepted
+/// (in PSN order, [`crate::judge::response_acceptance`]) count. Returns (message, intact) per
+/// READ whose requests left the tap; `None` when the requester has no tap.
+pub fn rebuild_reads(w: &Wire, c: &Conn, mtu: u32) -> Option<BTreeMap<u64, bool>> {
+    let tap = w.tap_at(c.requester)?;
+    let accepted = super::judge::response_acceptance(w, c, mtu);
+    // Response PSN -> (message, byte offset), from the requests (a re-issue overrides the tail).
+    let mut at: BTreeMap<i32, (u64, u64)> = BTreeMap::new();
+    let mut base: Option<u32> = None;
+    let mut reads: BTreeMap<u64, (u64, u64, bool)> = BTreeMap::new(); // msg -> (len, bytes got, ok)
+    for p in w.at(tap.interface) {
+        match w.dir(p) {
+            Dir::Out if c.is_request(p) && p.is_read_request() => {
+                let Some((va, len)) = p.reth else { continue };
+                let (msg, off) = va_msg(va);
+                let b = *base.get_or_insert(p.psn);
+                let e = reads.entry(msg).or_insert((off + len as u64, 0, true));
+                if off == 0 {
+                    e.0 = len as u64;
+                }
+                for k in 0..len.div_ceil(mtu.max(1)).max(1) {
+                    at.insert(psn::diff(b, psn::add(p.psn, k)), (msg, off + k as u64 * mtu as u64));
+                }
+            }
+            Dir::In
+                if c.is_response(p) && p.kind == PktKind::ReadResponse && accepted.get(&p.number) == Some(&true) =>
+            {
+                let Some(b) = base else { continue };
+                let Some(&(msg, off)) = at.get(&psn::diff(b, p.psn)) else { continue };
+                if let Some(e) = reads.get_mut(&msg) {
+                    e.2 &= bytes_ok(msg, off, &p.payload);
+                    e.1 += p.payload.len() as u64;
+                }
+            }
+            _ => {}
+        }
+    }
+    Some(reads.into_iter().map(|(m, (len, got, ok))| (m, ok && got == len)).collect())
+}

@@ -3,8 +3,9 @@
 //! The invariants (issue 9, acceptance 2), each from the capture:
 //! - the truth agrees with the capture ([`crate::truth_cmp::compare`]), its `spurious` labels
 //!   too ([`crate::spurious`]);
-//! - every message reached the receiver whole and intact ([`crate::payload`]), and the sender's
-//!   tap saw every message acknowledged ([`crate::judge`]);
+//! - every message reached the receiver whole and intact ([`crate::payload`]; a READ's data,
+//!   the requester, when it has a tap), and the sender's tap saw every message acknowledged
+//!   ([`crate::judge`]);
 //! - no retransmission left the sender after the PSN was acknowledged;
 //! - (Go-Back-N) every go-back burst starts where a NAK, an ACK or the timeout rule puts it.
 //!
@@ -179,7 +180,13 @@ pub fn judge_wire(t: &Truth, w: &Wire) -> Verdict {
             }
             v.senders.push(s);
         }
-        if let Some(d) = payload::rebuild(w, c, t.config.mtu) {
+        if let Some(mut d) = payload::rebuild(w, c, t.config.mtu) {
+            // READs: their data, at the requester's tap.
+            if let Some(reads) = payload::rebuild_reads(w, c, t.config.mtu) {
+                for m in d.messages.iter_mut().filter(|m| m.first_opcode == 0x0C) {
+                    m.intact &= reads.get(&m.msg) == Some(&true);
+                }
+            }
             v.numbers.messages_rebuilt += d.messages.iter().filter(|m| m.intact).count() as u64;
             if !failed {
                 if let Err(e) = d.check(n_msgs, t.config.message_size as u64) {
