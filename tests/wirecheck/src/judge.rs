@@ -24,7 +24,9 @@
 //!   timeout; a duplicate ACK; a READ response missing) resends from the oldest PSN not yet
 //!   acknowledged, which after a NAK is `e`. So every burst must start at a PSN the
 //!   acknowledgements received before it made the oldest unacknowledged one (above); anything
-//!   else (e.g. one packet past the NAK's PSN) is reported.
+//!   else (e.g. one packet past the NAK's PSN) is reported. (A burst going back to a PSN
+//!   acknowledged since is a resend after acknowledgement, the check above: with today's NIC
+//!   queue a burst decided earlier may leave after later ACKs.)
 //! - **Completions**: a message (its Last/Only request packet's PSN, or its DCP MSN) whose
 //!   acknowledgement the tap saw.
 
