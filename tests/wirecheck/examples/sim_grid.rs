@@ -64,7 +64,7 @@ fn main() {
     );
     println!(
         "# stack loss paths seed | data_frames retx data_lost retx/loss resent_after_ack go_backs bad_go_backs \
-         completed/messages truth_frames labels_checked | verdict (first broken invariant)"
+         completed/messages truth_frames labels_checked | verdict: FAIL[broken invariants]: the first"
     );
     let t0 = Instant::now();
     let (mut runs, mut failed) = (0, 0);
@@ -112,11 +112,25 @@ fn main() {
                         }
                     }
                     let n = &v.numbers;
-                    let verdict = match v.ok() {
-                        Ok(()) => "ok".to_string(),
-                        Err(e) => {
+                    let broken: Vec<(&str, &Vec<String>)> = [
+                        ("truth", &v.truth),
+                        ("labels", &v.labels),
+                        ("read_labels", &v.read_labels),
+                        ("delivery", &v.delivery),
+                        ("resends", &v.resends),
+                        ("go_back", &v.go_back),
+                        ("other", &v.errors),
+                    ]
+                    .into_iter()
+                    .filter(|(_, e)| !e.is_empty())
+                    .collect();
+                    let verdict = match broken.first() {
+                        None => "ok".to_string(),
+                        Some((_, e)) => {
                             failed += 1;
-                            format!("FAIL: {}", e.lines().next().unwrap_or_default())
+                            let names: Vec<&str> = broken.iter().map(|(n, _)| *n).collect();
+                            let first = e[0].lines().next().unwrap_or_default();
+                            format!("FAIL[{}]: {}", names.join(","), first.chars().take(160).collect::<String>())
                         }
                     };
                     println!(
