@@ -1,7 +1,7 @@
 //! Issue 9's grid (acceptance 2), judged from the wire: each stack × loss × paths × seed runs
 //! `synth` (taps at the sender and the receiver), and `rocescope_wirecheck::verdict` checks the
-//! invariants on the capture and its truth; the first seed of each cell runs twice and must
-//! write the same bytes. One line per run, a summary at the end; exits non-zero if any run
+//! invariants on the capture and its truth (`rocescope_wirecheck::grid`); the first seed of each
+//! stack × loss × paths runs twice and must write the same bytes. One line per run, a summary at the end; exits non-zero if any run
 //! broke an invariant. `scripts/sim-grid.sh` runs the whole grid and logs it.
 //!
 //! ```text
@@ -16,10 +16,9 @@
 use std::path::PathBuf;
 use std::time::Instant;
 
-use rocescope_sim::sim::{Routing, TapPoint};
-use rocescope_sim::synth::SynthOptions;
 use rocescope_stacks::StackKind;
-use rocescope_wirecheck::{run, verdict};
+use rocescope_wirecheck::grid::{self, Cell};
+use rocescope_wirecheck::run;
 
 fn list<T: std::str::FromStr>(s: &str) -> Vec<T> {
     s.split(',').filter_map(|x| x.trim().parse().ok()).collect()
@@ -72,84 +71,18 @@ fn main() {
         for &loss in &losses {
             for &np in &paths {
                 for (si, &seed) in seeds.iter().enumerate() {
-                    let opts = SynthOptions {
-                        stack,
-                        loss,
-                        paths: np,
-                        routing: if np > 1 { Routing::Spray } else { Routing::Ecmp },
-                        reorder_ns: if np > 1 { reorder } else { 0 },
-                        messages,
-                        message_size: size,
-                        seed,
-                        taps: vec![TapPoint::Sender, TapPoint::Receiver],
-                        time_limit_ns: 10_000_000_000,
-                        ..Default::default()
-                    };
-                    let name = format!("{}-loss{loss}-paths{np}-seed{seed}", stack.name());
+                    let cell =
+                        Cell { messages, message_size: size, reorder_ns: reorder, ..Cell::new(stack, loss, np, seed) };
                     runs += 1;
-                    let line = format!("{} {loss} {np} {seed}", stack.name());
-                    let r = match run::synth(&opts, &dir, &name) {
-                        Ok(r) => r,
+                    match grid::run_cell(&cell, &dir, si == 0, keep.is_some()) {
+                        Ok(v) => {
+                            failed += grid::broken(&v).is_some() as u32;
+                            println!("{}", grid::line(&cell, &v));
+                        }
                         Err(e) => {
                             failed += 1;
-                            println!("{line} | FAIL: synth: {e}");
-                            continue;
+                            println!("{} | FAIL[synth]: {e}", cell.label());
                         }
-                    };
-                    let mut v = verdict::judge(&r);
-                    if r.truth.summary.timed_out {
-                        v.errors.push("the run hit its time limit".into());
-                    }
-                    if si == 0 {
-                        let again = run::synth(&opts, &dir, &format!("{name}-again")).map(|a| a.pcap);
-                        let same = again.as_ref().is_ok_and(|p| std::fs::read(p).ok() == std::fs::read(&r.pcap).ok());
-                        if !same {
-                            v.errors.push("the same seed wrote different bytes".into());
-                        }
-                        if let Ok(p) = again {
-                            let _ = std::fs::remove_file(p);
-                            let _ = std::fs::remove_file(dir.join(format!("{name}-again.json")));
-                        }
-                    }
-                    let n = &v.numbers;
-                    let broken: Vec<(&str, &Vec<String>)> = [
-                        ("truth", &v.truth),
-                        ("labels", &v.labels),
-                        ("read_labels", &v.read_labels),
-                        ("delivery", &v.delivery),
-                        ("resends", &v.resends),
-                        ("go_back", &v.go_back),
-                        ("other", &v.errors),
-                    ]
-                    .into_iter()
-                    .filter(|(_, e)| !e.is_empty())
-                    .collect();
-                    let verdict = match broken.first() {
-                        None => "ok".to_string(),
-                        Some((_, e)) => {
-                            failed += 1;
-                            let names: Vec<&str> = broken.iter().map(|(n, _)| *n).collect();
-                            let first = e[0].lines().next().unwrap_or_default();
-                            format!("FAIL[{}]: {}", names.join(","), first.chars().take(160).collect::<String>())
-                        }
-                    };
-                    println!(
-                        "{line} | {} {} {} {:.2} {} {} {} {}/{} {} {} | {verdict}",
-                        n.data_frames,
-                        n.retx,
-                        n.data_lost,
-                        n.retx_per_loss(),
-                        n.resent_after_ack,
-                        n.go_backs,
-                        n.bad_go_backs,
-                        n.completed_on_wire,
-                        messages as u64 * opts.incast as u64,
-                        n.compared.frames,
-                        n.labels_checked
-                    );
-                    if keep.is_none() {
-                        let _ = std::fs::remove_file(&r.pcap);
-                        let _ = std::fs::remove_file(&r.truth_path);
                     }
                 }
             }

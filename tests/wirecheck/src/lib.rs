@@ -17,8 +17,10 @@
 //!   accepted; [`tshark`]: tshark's reading of the same BTHs.
 //! - [`harness_wire`]: the stacks' two-node test harness seen as a two-tap capture.
 //! - [`run`]: runs `synth` to files; [`mutants`]: faulty stacks the checks must catch.
-//! - [`verdict`]: all of the above over one run, with the invariants of issue 9's grid.
+//! - [`verdict`]: all of the above over one run, with the invariants of issue 9's grid;
+//!   [`grid`]: one cell of that grid.
 
+pub mod grid;
 pub mod harness_wire;
 pub mod judge;
 pub mod ledger;
