@@ -1,6 +1,6 @@
 //! The slice of issue 9's grid CI runs (acceptance 2; the whole grid is `scripts/sim-grid.sh`,
 //! logged in `docs/logs/sim-grid.log`): cells of 64 messages of 64 KB, seed 1, each judged by
-//! every wire check and run twice for the same bytes. About 10 s in the workspace's optimised
+//! every wire check and run twice for the same bytes. About 5 s in the workspace's optimised
 //! test profile.
 
 use rocescope_stacks::StackKind;
