@@ -4,8 +4,9 @@
 //! - `taps[].frames[]`: each record's frame number exists on that tap's interface with that
 //!   PSN, flow and kind (`ho: true` ↔ a header-only packet), and nothing else was captured.
 //! - `flows[].retransmissions[]` at the flow's origin tap (the NIC it leaves) are exactly the
-//!   frames whose PSN left that tap before ([`crate::ledger::sent`]); at other taps each PSN's
-//!   count is the copies seen there (whole or header-only), or one fewer (whether the tap saw the first copy is not on
+//!   frames whose PSN left that tap before ([`crate::ledger::sent`]); at the destination's tap
+//!   and taps inside the fabric each PSN's count is the copies seen there (whole or
+//!   header-only), or one fewer (whether the tap saw the first copy is not on
 //!   the wire when it may have been lost upstream).
 //! - `flows[].capture_gaps[]`: the PSNs that reached the destination's tap whole of which the
 //!   tap saw no copy (whole or header-only), when the destination has a tap.
@@ -137,12 +138,13 @@ pub fn compare(t: &Truth, w: &Wire) -> Result<Counts, String> {
                             s.retx.iter().zip(&truth_retx).find(|(a, b)| a != b).map(|x| *x.1).or(truth_retx.get(s.retx.len()).copied()),
                         ));
                     }
-                } else if spec.host == Some(to) {
+                } else if spec.host == Some(to) || spec.host.is_none() {
+                    // The destination's tap, or one inside the fabric.
                     let mut copies: BTreeMap<u32, u32> = BTreeMap::new();
                     // Whole copies, and header-only forms of trimmed ones (the truth lists those too).
                     let copy =
                         |p: &Pkt| p.kind == data_kind || (p.kind == PktKind::HeaderOnly && data_kind == PktKind::Data);
-                    for p in w.at(spec.interface).filter(|p| is_flow(p) && w.dir(p) == Dir::In && copy(p)) {
+                    for p in w.at(spec.interface).filter(|p| is_flow(p) && w.dir(p) != Dir::Out && copy(p)) {
                         *copies.entry(p.psn).or_default() += 1;
                     }
                     let mut tr: BTreeMap<u32, u32> = BTreeMap::new();
