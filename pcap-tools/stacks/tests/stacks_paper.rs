@@ -19,6 +19,7 @@ fn one_message(
     h.run(LIMIT);
     h.check_conservation().unwrap();
     h.check_frames().unwrap();
+    wire_check(&h);
     h
 }
 

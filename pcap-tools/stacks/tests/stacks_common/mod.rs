@@ -46,7 +46,17 @@ pub fn run(mut h: Harness, msgs: &[Message], spread: Nanos, rng: &mut TestRng) -
     }
     let end = h.run(LIMIT);
     assert_eq!(end, RunEnd::Idle, "run did not finish");
+    wire_check(&h);
     h
+}
+
+/// The run judged from its frames (`rocescope_wirecheck::harness_wire`: every message rebuilt
+/// from the bytes and acknowledged, no resend of an acknowledged PSN, Go-Back-N's go-back
+/// points), not from the stacks' labels.
+pub fn wire_check(h: &Harness) {
+    if let Err(e) = rocescope_wirecheck::harness_wire::check(h) {
+        panic!("{}: wire: {e}", h.kind.name());
+    }
 }
 
 /// A run of `kind` over `msgs` with a random fate.
@@ -56,7 +66,7 @@ pub fn random_run(kind: StackKind, cfg: &ConnConfig, msgs: &[Message], fate: Ran
     run(h, msgs, 50_000, &mut rng)
 }
 
-/// Conservation and frame checks over `seeds` random runs (loss up to `max_loss`, random
+/// Conservation and frame checks (and, in `run`, the wire checks) over `seeds` random runs (loss up to `max_loss`, random
 /// reordering, and trimming for DCP).
 pub fn conservation(kind: StackKind, ops: &[Op], seeds: u64, max_loss: f64, trim: bool) {
     let mut stats = (0usize, 0usize, 0usize, 0usize);

@@ -1,0 +1,240 @@
+//! The ground truth (`docs/truth.md`, `rocescope_sim::truth::Truth`) against the capture it
+//! describes: every claim the truth makes about what a tap saw must be what the frames show.
+//!
+//! - `taps[].frames[]`: each record's frame number exists on that tap's interface with that
+//!   PSN, flow and kind (`ho: true` ↔ a header-only packet), and nothing else was captured.
+//! - `flows[].retransmissions[]` at the flow's origin tap (the NIC it leaves) are exactly the
+//!   frames whose PSN left that tap before ([`crate::ledger::sent`]); at the destination's tap
+//!   and taps inside the fabric each PSN's count is the copies seen there (whole or
+//!   header-only), or one fewer (whether the tap saw the first copy is not on
+//!   the wire when it may have been lost upstream).
+//! - `flows[].capture_gaps[]`: the PSNs that reached the destination's tap whole of which the
+//!   tap saw no copy (whole or header-only), when the destination has a tap.
+//! - `flows[].losses[]`, per PSN, equal what left the origin tap and never reached the
+//!   destination tap whole ([`crate::ledger::lost`]), when both ends have a tap; each
+//!   header-only form that arrived is a loss the truth says was trimmed.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use rocescope_sim::truth::{Kind, LossCause, TapName, Truth};
+
+use super::ledger;
+use super::packet::{Pkt, PktKind};
+use super::wire::{Dir, TapSpec, Wire};
+
+/// The tap layout a truth document records (`taps[]`: name and interface; the sender tap is at
+/// `s0`, connection 0's requester, the receiver tap at the responder, the fabric tap inside).
+pub fn taps(t: &Truth) -> Vec<TapSpec> {
+    let s0 = t.connections.iter().find(|c| c.sender == 0).map(|c| c.requester.ip);
+    let r0 = t.connections.first().map(|c| c.responder.ip);
+    t.taps
+        .iter()
+        .map(|tap| {
+            let (name, host) = match tap.name {
+                TapName::Sender => ("sender", s0),
+                TapName::Receiver => ("receiver", r0),
+                TapName::Fabric => ("fabric", None),
+            };
+            TapSpec { interface: tap.interface, name: name.into(), host }
+        })
+        .collect()
+}
+
+fn kind_matches(k: Kind, ho: bool, p: &Pkt) -> bool {
+    match (k, p.kind) {
+        (Kind::Data, PktKind::HeaderOnly) => ho,
+        (Kind::HoBounce, PktKind::HeaderOnly) => true,
+        (Kind::Data, PktKind::Data) => !ho,
+        (Kind::ReadResponse, PktKind::ReadResponse)
+        | (Kind::Ack, PktKind::Ack)
+        | (Kind::Nak, PktKind::Nak)
+        | (Kind::Sack, PktKind::Sack)
+        | (Kind::Cnp, PktKind::Cnp) => true,
+        (Kind::Other, _) => true,
+        _ => false,
+    }
+}
+
+/// What a comparison counted (for the tests' and the grid's logs).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Counts {
+    pub frames: u64,
+    /// Retransmissions compared at origin taps.
+    pub retx: u64,
+    /// Losses compared (per PSN, both directions, connections with both ends tapped).
+    pub losses: u64,
+    /// Capture gaps compared (PSNs that arrived of which a tap saw no copy).
+    pub gaps: u64,
+}
+
+/// Compares; the first disagreements found, or what was compared.
+pub fn compare(t: &Truth, w: &Wire) -> Result<Counts, String> {
+    let mut errs: Vec<String> = Vec::new();
+    let mut n = Counts::default();
+    let by_number: BTreeMap<u64, &Pkt> = w.pkts.iter().map(|p| (p.number, p)).collect();
+    // Frames.
+    let mut truth_frames = 0u64;
+    for tap in &t.taps {
+        for f in &tap.frames {
+            truth_frames += 1;
+            match by_number.get(&f.frame) {
+                None => errs.push(format!("truth frame {} ({:?}) is not a RoCE frame of the capture", f.frame, f.kind)),
+                Some(p) => {
+                    if p.interface != tap.interface
+                        || p.psn != f.psn
+                        || p.flow_id() != f.flow
+                        || !kind_matches(f.kind, f.ho, p)
+                    {
+                        errs.push(format!(
+                            "frame {}: truth says {:?} psn {} flow {} on interface {}, the wire {:?} psn {} flow {} on {}",
+                            f.frame,
+                            f.kind,
+                            f.psn,
+                            f.flow,
+                            tap.interface,
+                            p.kind,
+                            p.psn,
+                            p.flow_id(),
+                            p.interface
+                        ));
+                    }
+                }
+            }
+        }
+    }
+    n.frames = truth_frames;
+    if truth_frames != w.pkts.len() as u64 {
+        errs.push(format!("truth lists {truth_frames} frames, the capture has {} RoCE frames", w.pkts.len()));
+    }
+    // Retransmissions and losses, per connection seen on the wire.
+    for c in &w.conns {
+        let flows = [
+            (c.requests_flow(), c.requester, c.responder, PktKind::Data),
+            (c.responses_flow().unwrap_or_default(), c.responder, c.requester, PktKind::ReadResponse),
+        ];
+        for (id, from, to, data_kind) in flows {
+            if id.is_empty() {
+                continue;
+            }
+            let is_flow = |p: &Pkt| p.src == from && p.dst == to;
+            for tap in &t.taps {
+                let Some(spec) = w.taps.iter().find(|s| s.interface == tap.interface) else {
+                    continue;
+                };
+                let Some(flow) = tap.flows.iter().find(|f| f.id == id) else {
+                    continue;
+                };
+                let truth_retx: Vec<(u64, u32)> = flow.retransmissions.iter().map(|r| (r.frame, r.psn)).collect();
+                if spec.host == Some(from) {
+                    let s = ledger::sent(w, spec.interface, is_flow, data_kind);
+                    n.retx += s.retx.len() as u64;
+                    if s.retx != truth_retx {
+                        errs.push(format!(
+                            "{} tap, flow {id}: the wire shows {} retransmissions, the truth {} (first differing: wire {:?}, truth {:?})",
+                            spec.name,
+                            s.retx.len(),
+                            truth_retx.len(),
+                            s.retx.iter().zip(&truth_retx).find(|(a, b)| a != b).map(|x| *x.0).or(s.retx.get(truth_retx.len()).copied()),
+                            s.retx.iter().zip(&truth_retx).find(|(a, b)| a != b).map(|x| *x.1).or(truth_retx.get(s.retx.len()).copied()),
+                        ));
+                    }
+                } else if spec.host == Some(to) || spec.host.is_none() {
+                    // The destination's tap, or one inside the fabric.
+                    let mut copies: BTreeMap<u32, u32> = BTreeMap::new();
+                    // Whole copies, and header-only forms of trimmed ones (the truth lists those too).
+                    let copy =
+                        |p: &Pkt| p.kind == data_kind || (p.kind == PktKind::HeaderOnly && data_kind == PktKind::Data);
+                    for p in w.at(spec.interface).filter(|p| is_flow(p) && w.dir(p) != Dir::Out && copy(p)) {
+                        *copies.entry(p.psn).or_default() += 1;
+                    }
+                    let mut tr: BTreeMap<u32, u32> = BTreeMap::new();
+                    for &(_, psn) in &truth_retx {
+                        *tr.entry(psn).or_default() += 1;
+                    }
+                    for (psn, k) in tr {
+                        let c = copies.get(&psn).copied().unwrap_or(0);
+                        if k > c || k + 1 < c {
+                            errs.push(format!(
+                                "{} tap, flow {id}: PSN {psn} arrived {c} times, the truth counts {k} retransmissions",
+                                spec.name
+                            ));
+                        }
+                    }
+                }
+            }
+            // Capture gaps: PSNs that reached the destination whole, of which a tap saw no copy.
+            if let Some(dest) = w.tap_at(to) {
+                let arrived: BTreeSet<u32> = w
+                    .at(dest.interface)
+                    .filter(|p| is_flow(p) && w.dir(p) == Dir::In && p.kind == data_kind)
+                    .map(|p| p.psn)
+                    .collect();
+                for tap in &t.taps {
+                    let Some(flow) = tap.flows.iter().find(|f| f.id == id) else { continue };
+                    let seen: BTreeSet<u32> = w
+                        .at(tap.interface)
+                        .filter(|p| is_flow(p) && (p.kind == data_kind || p.kind == PktKind::HeaderOnly))
+                        .map(|p| p.psn)
+                        .collect();
+                    let gaps: BTreeSet<u32> = arrived.difference(&seen).copied().collect();
+                    let truth_gaps: BTreeSet<u32> = flow.capture_gaps.iter().map(|g| g.psn).collect();
+                    n.gaps += gaps.len() as u64;
+                    if gaps != truth_gaps {
+                        errs.push(format!(
+                            "{:?} tap, flow {id}: {} capture gaps on the wire, {} in the truth (first differing: {:?})",
+                            tap.name,
+                            gaps.len(),
+                            truth_gaps.len(),
+                            gaps.symmetric_difference(&truth_gaps).next()
+                        ));
+                    }
+                }
+            }
+            // Losses: both ends tapped.
+            let Some(l) = ledger::lost(w, from, to, is_flow) else {
+                continue;
+            };
+            if !l.unexplained.is_empty() {
+                errs.push(format!(
+                    "flow {id}: frames {:?} arrived but never left",
+                    &l.unexplained[..l.unexplained.len().min(5)]
+                ));
+            }
+            let Some(flow) = t.taps.iter().flat_map(|tap| &tap.flows).find(|f| f.id == id) else {
+                errs.push(format!("flow {id} is on the wire, not in the truth"));
+                continue;
+            };
+            let mut tl: BTreeMap<u32, u32> = BTreeMap::new();
+            for x in &flow.losses {
+                *tl.entry(x.psn).or_default() += 1;
+            }
+            n.losses += l.total();
+            if tl != l.per_psn {
+                let diff: Vec<_> = tl
+                    .keys()
+                    .chain(l.per_psn.keys())
+                    .filter(|k| tl.get(k) != l.per_psn.get(k))
+                    .take(5)
+                    .map(|k| (*k, tl.get(k).copied().unwrap_or(0), l.per_psn.get(k).copied().unwrap_or(0)))
+                    .collect();
+                errs.push(format!(
+                    "flow {id}: the truth lists {} losses, the wire shows {} (psn, truth, wire): {diff:?}",
+                    flow.losses.len(),
+                    l.total()
+                ));
+            }
+            let trimmed: u64 =
+                flow.losses.iter().filter(|x| x.ho_lost.is_none() && x.cause == LossCause::Trimmed).count() as u64;
+            let ho: u64 = l.ho_arrived.values().map(|&v| v as u64).sum();
+            if trimmed != ho {
+                errs.push(format!("flow {id}: {ho} header-only forms arrived, the truth has {trimmed} trimmed losses whose header-only form got through"));
+            }
+        }
+    }
+    if errs.is_empty() {
+        Ok(n)
+    } else {
+        errs.truncate(10);
+        Err(errs.join("\n"))
+    }
+}
