@@ -67,6 +67,10 @@ pub struct IrnRequester {
     n_sacked: u32,
     highest_sacked: Option<u32>,
     recovery: Option<Recovery>,
+    /// Every PSN below this was already resent once by a recovery: a later recovery does not
+    /// resend it again (its resend is received, in flight, or lost, and a lost retransmission
+    /// is the RTO's to recover, IRN §3.1). An RTO lowers it to the first unacknowledged PSN.
+    resent_to: u32,
     /// The RTO fired: this PSN (the first unacknowledged) is to be resent.
     rto_resend: Option<u32>,
     rto: Rto,
@@ -89,6 +93,7 @@ impl IrnRequester {
             n_sacked: 0,
             highest_sacked: None,
             recovery: None,
+            resent_to: p,
             rto_resend: None,
             rto: Rto::default(),
             rto_low: false,
@@ -106,7 +111,11 @@ impl IrnRequester {
         let (bdp, tos, mtu) = (self.bdp(), self.cfg.tos, self.cfg.mtu);
         let w = &self.sq[i];
         let since = &mut self.since_ackreq;
-        let frame = self.wire.request(tos, w, p, mtu, false, |r, pos| r.bth.ack_req = ack_req_due(since, pos, bdp));
+        // A retransmission asks for an ACK (AckReq): the receiver answers at once when it fills
+        // a hole, instead of after `ack_every` more packets that may never come at a tail.
+        let frame = self.wire.request(tos, w, p, mtu, false, |r, pos| {
+            r.bth.ack_req = ack_req_due(since, pos, bdp) | retx.is_some();
+        });
         out.push(Action::Transmit { frame, info: TxInfo { psn: p, msg: Some(w.msg.id), retx } });
     }
 
@@ -201,7 +210,10 @@ impl IrnRequester {
             self.highest_sacked = Some(s);
         }
         if self.recovery.is_none() {
-            self.recovery = Some(Recovery { point: psn::add(self.snd_max, psn::MASK), next: self.snd_una });
+            // A recovery that ended (its point acknowledged) may have resent PSNs above its
+            // point, whose acknowledgements are still to come: start after them.
+            let next = if psn::lt(self.snd_una, self.resent_to) { self.resent_to } else { self.snd_una };
+            self.recovery = Some(Recovery { point: psn::add(self.snd_max, psn::MASK), next });
         }
     }
 }
@@ -235,6 +247,7 @@ impl Endpoint for IrnRequester {
         // RTO (IRN §3.1): resend the first unacknowledged packet and enter loss recovery. The
         // timer restarts when that packet reaches the wire.
         self.rto_resend = Some(self.snd_una);
+        self.resent_to = self.snd_una;
         if self.recovery.is_none() {
             let point = psn::add(self.snd_max, psn::MASK);
             self.recovery = Some(Recovery { point, next: psn::add(self.snd_una, 1) });
@@ -271,6 +284,9 @@ impl Requester for IrnRequester {
             }
         } else if let Some(p) = self.lost_due() {
             self.send(p, Some(RetxReason::Sack), out);
+            if !psn::lt(psn::add(p, 1), self.resent_to) {
+                self.resent_to = psn::add(p, 1);
+            }
             self.recovery.as_mut().expect("recovery").next = psn::add(p, 1);
             self.skip_sacked();
         } else {

@@ -67,7 +67,7 @@ fn sweep(kinds: &[StackKind], seeds: std::ops::Range<u64>, skip_slow_dcp: bool) 
                 reorder: 0.5 * rng.below(3) as f64 / 2.0,
                 jitter_ns: [DELAY, 4 * DELAY, 15 * DELAY, 40 * DELAY, 80 * DELAY][rng.below(5) as usize],
             };
-            if skip_slow_dcp && kind == StackKind::Dcp && fate.jitter_ns > cfg.rto_ns {
+            if skip_slow_dcp && kind == StackKind::Dcp && fate.jitter_ns > cfg.timeouts.dcp_ns(0) {
                 continue;
             }
             runs += 1;

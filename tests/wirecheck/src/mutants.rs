@@ -8,9 +8,10 @@
 //!   goes back to `e + 1` instead of `e` (the resend of `e` itself is suppressed; the local ACK
 //!   timeout later recovers it).
 //!
-//! A wrapper sees only the `Requester`/`Endpoint` calls and the actions the inner stack pushes:
-//! if the stacks' transmit interface changes (a NIC pulling frames), only the interception
-//! point here moves.
+//! A wrapper sees only the `Requester`/`Endpoint` calls and the actions the inner stack pushes.
+//! Request packets leave through `Requester::pull` (the NIC transmit model): the injected
+//! resends of [`ResendAcked`] go out as immediate frames from `on_frame`, and
+//! [`GoBackShort`] drops the pulled resend of the NAKed PSN and pulls the next packet instead.
 
 use std::collections::BTreeMap;
 
@@ -86,6 +87,15 @@ impl Requester for ResendAcked {
     fn idle(&self) -> bool {
         self.inner.idle()
     }
+    fn ready(&self) -> bool {
+        self.inner.ready()
+    }
+    fn pull(&mut self, now: Nanos, out: &mut Vec<Action>) -> bool {
+        let from = out.len();
+        let pulled = self.inner.pull(now, out);
+        self.note(&out[from..]);
+        pulled
+    }
 }
 
 /// Goes back one packet too few on a NAK.
@@ -93,27 +103,21 @@ pub struct GoBackShort {
     pub inner: Box<dyn Requester>,
     /// NAK PSNs whose resend was suppressed.
     pub suppressed: Vec<u32>,
+    /// The PSN of the last NAK, whose go-back resend is still to be suppressed.
+    skip: Option<u32>,
 }
 
 impl GoBackShort {
     pub fn new(inner: Box<dyn Requester>) -> GoBackShort {
-        GoBackShort { inner, suppressed: Vec::new() }
+        GoBackShort { inner, suppressed: Vec::new(), skip: None }
     }
 }
 
 impl Endpoint for GoBackShort {
     fn on_frame(&mut self, now: Nanos, frame: &Frame<'_>, out: &mut Vec<Action>) {
-        let from = out.len();
         self.inner.on_frame(now, frame, out);
-        let Some((e, true, false)) = ack_of(frame) else {
-            return;
-        };
-        let hit = out[from..].iter().position(|a| {
-            matches!(a, Action::Transmit { info: TxInfo { psn, retx: Some(RetxReason::GoBack), .. }, .. } if *psn == e)
-        });
-        if let Some(i) = hit {
-            out.remove(from + i);
-            self.suppressed.push(e);
+        if let Some((e, true, false)) = ack_of(frame) {
+            self.skip = Some(e);
         }
     }
     fn on_timer(&mut self, now: Nanos, token: u64, out: &mut Vec<Action>) {
@@ -127,5 +131,28 @@ impl Requester for GoBackShort {
     }
     fn idle(&self) -> bool {
         self.inner.idle()
+    }
+    fn ready(&self) -> bool {
+        self.inner.ready()
+    }
+    fn pull(&mut self, now: Nanos, out: &mut Vec<Action>) -> bool {
+        loop {
+            let from = out.len();
+            if !self.inner.pull(now, out) {
+                return false;
+            }
+            let Some(e) = self.skip else { return true };
+            let hit = out[from..].iter().position(|a| {
+                matches!(a, Action::Transmit { info: TxInfo { psn, retx: Some(RetxReason::GoBack), .. }, .. } if *psn == e)
+            });
+            let Some(i) = hit else { return true };
+            // The go-back resend of the NAKed PSN: drop it and send the next packet instead.
+            out.remove(from + i);
+            self.skip = None;
+            self.suppressed.push(e);
+            if !self.inner.ready() {
+                return false;
+            }
+        }
     }
 }

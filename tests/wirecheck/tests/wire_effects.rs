@@ -32,9 +32,10 @@ fn totals(seeds: std::ops::RangeInclusive<u64>, resends: bool, o: impl Fn(u64) -
 
 /// §2.1-2.2: under random loss of data packets (1 %, forward only, one path, 16 × 16 KB),
 /// IRN resends each lost packet once; Go-Back-N resends everything after it. Measured over
-/// seeds 1-12: IRN 24 retransmissions for 24 lost data packets (1.000), GBN 2,914 for 52
-/// (56.04; its window is 128 packets and all 16 messages are posted at once). Bands: IRN
-/// ±2 %, GBN ±11 %.
+/// seeds 1-12 (with the NIC transmit model: packets leave when the wire is free, so a NAK finds
+/// fewer of them sent than when they were queued at once): IRN 24 retransmissions for 24 lost
+/// data packets (1.000), GBN 1,891 for 43 (43.98; before the NIC model 2,914 for 52, 56.04).
+/// Bands: IRN ±2 %, GBN ±11 %.
 #[test]
 fn irn_resends_once_per_lost_packet_and_gbn_many_times() {
     let irn = totals(1..=12, true, |s| forward_loss(StackKind::Irn, 0.01, s));
@@ -44,11 +45,13 @@ fn irn_resends_once_per_lost_packet_and_gbn_many_times() {
     let (i, g) = (irn.retx_per_loss(), gbn.retx_per_loss());
     eprintln!("retransmissions per lost data packet: IRN {i:.3}, GBN {g:.3}");
     assert!((0.98..=1.02).contains(&i), "IRN {i:.3} ({irn:?})");
-    assert!((50.0..=62.0).contains(&g), "GBN {g:.3} ({gbn:?})");
+    assert!((39.0..=49.0).contains(&g), "GBN {g:.3} ({gbn:?})");
 }
 
 /// The same at 5 % loss: IRN's lost retransmissions are losses too, and its RTO resends only
-/// what was not SACKed. Measured over seeds 1-8: 106 retransmissions for 106 losses (1.000).
+/// what was not SACKed; a later recovery does not resend what an earlier one already resent.
+/// Measured over seeds 1-8: 106 retransmissions for 106 losses (1.000; 131 for 109 before that
+/// rule, which this test caught).
 #[test]
 fn irn_resends_once_per_lost_packet_at_5_percent() {
     let irn = totals(1..=8, true, |s| forward_loss(StackKind::Irn, 0.05, s));

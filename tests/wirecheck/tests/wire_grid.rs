@@ -49,7 +49,6 @@ fn grid_slice() {
 /// GBN 1 % sprayed over 8 paths 252,728 / 319,132; IRN 1 % on one path 1 / 62; IRN 1 % over
 /// 8 paths 2,993 / 3,175.
 #[test]
-#[ignore = "issue 9: retransmissions decided when a frame enters the unbounded NIC queue, not when it reaches the wire; fixed by the helper-A branch (pull-based NIC)"]
 fn grid_slice_failing_today() {
     use StackKind::*;
     let cells: Vec<Cell> =

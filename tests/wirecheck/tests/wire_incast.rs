@@ -24,7 +24,7 @@ fn incast(seed: u64, weight: Option<f64>) -> SynthOptions {
         wrr_weight: weight,
         messages: 8,
         message_size: 16_384,
-        rto_ns: 1_000_000,
+        rto_ns: Some(1_000_000),
         taps: vec![TapPoint::Sender, TapPoint::Receiver],
         seed,
         time_limit_ns: 20_000_000,

@@ -75,7 +75,6 @@ fn on_one_path_no_stack_resends_an_acknowledged_psn() {
 /// after their ACK / all retransmissions, seeds 1-4): GBN 8452/20258, 8648/18762, 8046/19115,
 /// 10021/20135; IRN 191/213, 173/213, 117/206, 146/214; DCP 0.
 #[test]
-#[ignore = "issue 9: retransmissions decided when a frame enters the unbounded NIC queue, not when it reaches the wire; fixed by the helper-A branch (pull-based NIC)"]
 fn sprayed_no_stack_resends_an_acknowledged_psn() {
     let mut bad = Vec::new();
     for stack in StackKind::ALL {
@@ -102,7 +101,6 @@ fn sprayed_no_stack_resends_an_acknowledged_psn() {
 /// PSNs exactly once, in order). Measured today: in the issue's example the labels of 1,569 of
 /// its 1,817 retransmissions disagree with the wire; in the mix runs, seed 2: 40 of 521.
 #[test]
-#[ignore = "issue 9: READ truth (acceptance per message, the requester accepts across messages); fixed by the helper-B branch"]
 fn read_responses_needed_by_the_requester_are_not_labelled_spurious() {
     let issue = rocescope_sim::synth::SynthOptions {
         op: rocescope_sim::synth::OpChoice::One(rocescope_stacks::Op::Read),

@@ -45,7 +45,7 @@ pub fn opts(stack: StackKind, s: Scenario, seed: u64) -> SynthOptions {
             ..base
         },
         Scenario::Incast => {
-            SynthOptions { incast: 4, queue_bytes: 16_384, trim: stack == StackKind::Dcp, rto_ns: 500_000, ..base }
+            SynthOptions { incast: 4, queue_bytes: 16_384, trim: stack == StackKind::Dcp, rto_ns: Some(500_000), ..base }
         }
     }
 }
