@@ -111,11 +111,7 @@ impl IrnRequester {
         let (bdp, tos, mtu) = (self.bdp(), self.cfg.tos, self.cfg.mtu);
         let w = &self.sq[i];
         let since = &mut self.since_ackreq;
-        // A retransmission asks for an ACK (AckReq): the receiver answers at once when it fills
-        // a hole, instead of after `ack_every` more packets that may never come at a tail.
-        let frame = self.wire.request(tos, w, p, mtu, false, |r, pos| {
-            r.bth.ack_req = ack_req_due(since, pos, bdp) | retx.is_some();
-        });
+        let frame = self.wire.request(tos, w, p, mtu, false, |r, pos| r.bth.ack_req = ack_req_due(since, pos, bdp));
         out.push(Action::Transmit { frame, info: TxInfo { psn: p, msg: Some(w.msg.id), retx } });
     }
 
