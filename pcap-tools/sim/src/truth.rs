@@ -389,6 +389,8 @@ pub struct Summary {
     pub events: u64,
     /// Connections that gave up.
     pub failed_connections: u64,
+    /// Links that failed during the run (`--fail-link`).
+    pub failed_links: u64,
     /// Header-only packets lost in a full control queue.
     pub ho_dropped: u64,
     /// Frames put on any link (a simulated packet per hop).
@@ -400,8 +402,6 @@ pub struct Summary {
     /// PFC pause frames the switches sent (lossless mode; they are in the capture but in no
     /// tap's `frames`, which skip their frame numbers).
     pub pause_frames: u64,
-    /// Links that failed during the run (`--fail-link`).
-    pub failed_links: u64,
     /// Transmissions that are retransmissions (see [`Retx`]).
     pub retransmissions: u64,
     /// Of which spurious.
@@ -427,6 +427,9 @@ pub struct Connection {
     pub index: u32,
     /// Payload bytes per full packet.
     pub mtu: u32,
+    /// The responder's host, indexed the same way (dumbbell: the receiver `r0`, index
+    /// `senders`).
+    pub receiver: u32,
     pub requester: Host,
     pub responder: Host,
     /// The requester's base retransmission timeout (ns): GBN's local ACK timeout (0: none),
@@ -435,9 +438,6 @@ pub struct Connection {
     /// The requester's host: its index among the topology's hosts (dumbbell: `s<sender>`;
     /// leaf-spine: hosts leaf by leaf, `h<l>.<j>` is `l·hosts_per_leaf + j`).
     pub sender: u32,
-    /// The responder's host, indexed the same way (dumbbell: the receiver `r0`, index
-    /// `senders`).
-    pub receiver: u32,
     /// The requester's first PSN.
     pub start_psn: u32,
     /// IPv4 ToS of data packets.
