@@ -74,8 +74,11 @@ pub struct SynthArgs {
     /// Propagation delay of every link, ns.
     #[arg(long, default_value_t = 1000, value_name = "NS")]
     pub delay: u64,
-    /// Switch data queue threshold, bytes (above it: drop, or trim with --trim).
-    #[arg(long, default_value_t = 262144, value_name = "N")]
+    /// Switch data queue threshold, bytes (above it: drop, or trim with --trim). Default 1 MiB:
+    /// about what a shared-buffer data-centre switch lets one congested 100 Gb/s port hold
+    /// (tens of MB shared by 32-64 ports); with 256 KB a 64-to-1 Go-Back-N incast lost whole
+    /// connections to retry exhaustion.
+    #[arg(long, default_value_t = 1_048_576, value_name = "N")]
     pub queue_bytes: u64,
     /// DCP switch trimming: data packets over the threshold become header-only packets in a
     /// control queue served by WRR. On by default for --stack dcp (seed 000 §4.2).

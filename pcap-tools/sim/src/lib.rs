@@ -4,6 +4,7 @@
 //! [`synth::run`].
 
 pub use rocescope_stacks::rng;
+mod fxhash;
 mod nic;
 pub mod pfc;
 pub mod sim;

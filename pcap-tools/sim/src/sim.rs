@@ -40,7 +40,9 @@
 //! Events at the same instant run in the order they were scheduled, so a run is a pure
 //! function of the configuration and the seed.
 
-use std::collections::{HashMap, HashSet, VecDeque};
+use std::collections::{HashMap, VecDeque};
+
+use super::fxhash::{FxHashMap, FxHashSet};
 use std::io::Write;
 use std::net::IpAddr;
 
@@ -330,7 +332,7 @@ impl Default for FabricConfig {
             paths: 1,
             reorder_ns: 0,
             routing: Routing::Ecmp,
-            queue_bytes: 256 * 1024,
+            queue_bytes: 1024 * 1024,
             trim: false,
             wrr_weight: None,
             radix: None,
@@ -792,7 +794,11 @@ struct Port {
     data_bytes: u64,
     ctrl: VecDeque<u32>,
     ctrl_bytes: u64,
-    busy: bool,
+    /// The frame on the wire occupies the port until then.
+    busy_until: Nanos,
+    /// A `PortDone` event is scheduled (at `busy_until`). Switch ports schedule one only when
+    /// something waits behind the frame on the wire: an idle hop costs one event, not two.
+    done_pending: bool,
     v_data: u128,
     v_ctrl: u128,
     tap: Option<u8>,
@@ -814,7 +820,7 @@ struct Node {
     name: String,
     ports: Vec<u32>,
     /// Hosts: QPN → endpoint.
-    qps: HashMap<u32, u32>,
+    qps: FxHashMap<u32, u32>,
     ip: Option<IpAddr>,
     mac: [u8; 6],
     /// Switches: per destination host, the candidate egress ports.
@@ -836,7 +842,7 @@ struct AcceptState {
     /// Any-order acceptance: every PSN before `floor` was accepted, and `seen` holds those
     /// accepted at or after it (the out-of-order window, so it stays as small as the window).
     floor: Option<u32>,
-    seen: HashSet<u32>,
+    seen: FxHashSet<u32>,
     /// Go-Back-N READ responses: the (message, PSN) the requester accepts next; the PSN is
     /// `None` until that message's READ Request has been sent.
     resp_next: Option<(u64, Option<u32>)>,
@@ -860,7 +866,7 @@ pub struct Fabric<'w> {
     /// Per connection, its requester QP's DCQCN state (with `CongestionControl::Dcqcn`).
     dcqcn: Vec<Option<Dcqcn>>,
     /// First PSN of each message as the requester sent it.
-    msg_first_psn: Vec<HashMap<u64, u32>>,
+    msg_first_psn: Vec<FxHashMap<u64, u32>>,
     queue: EventQueue<Ev>,
     now: Nanos,
     packets: Vec<Option<Packet>>,
@@ -869,7 +875,7 @@ pub struct Fabric<'w> {
     writer: Option<CaptureWriter<Box<dyn Write + 'w>>>,
     write_error: Option<std::io::Error>,
     frames_written: u64,
-    last_cnp: HashMap<(u16, u32), Nanos>,
+    last_cnp: FxHashMap<(u16, u32), Nanos>,
     pub stats: RunStats,
     /// Keep [`Self::tap_frames`] (the truth needs them; a capture alone does not).
     pub keep_tap_frames: bool,
@@ -920,7 +926,7 @@ impl<'w> Fabric<'w> {
             writer,
             write_error: None,
             frames_written: 0,
-            last_cnp: HashMap::new(),
+            last_cnp: FxHashMap::default(),
             stats: RunStats::default(),
             keep_tap_frames: true,
             keep_txs: true,
@@ -1100,7 +1106,7 @@ impl<'w> Fabric<'w> {
         self.nodes.push(Node {
             name,
             ports: Vec::new(),
-            qps: HashMap::new(),
+            qps: FxHashMap::default(),
             ip,
             mac,
             routes: Vec::new(),
@@ -1140,7 +1146,8 @@ impl<'w> Fabric<'w> {
                 data_bytes: 0,
                 ctrl: VecDeque::new(),
                 ctrl_bytes: 0,
-                busy: false,
+                busy_until: 0,
+                done_pending: false,
                 v_data: 0,
                 v_ctrl: 0,
                 tap: None,
@@ -1220,7 +1227,7 @@ impl<'w> Fabric<'w> {
         self.accept.push([AcceptState::default(), AcceptState::default()]);
         let line = self.cfg.rate_bps as f64;
         self.dcqcn.push((self.cfg.cc == CongestionControl::Dcqcn).then(|| Dcqcn::new(DcqcnConfig::paper(line))));
-        self.msg_first_psn.push(HashMap::new());
+        self.msg_first_psn.push(FxHashMap::default());
         c
     }
 
@@ -1297,11 +1304,7 @@ impl<'w> Fabric<'w> {
             }
             match ev {
                 Ev::PortDone(p) => self.port_done(p),
-                Ev::NicWake(p) => {
-                    if !self.ports[p as usize].busy {
-                        self.start(p);
-                    }
-                }
+                Ev::NicWake(p) => self.kick(p),
                 Ev::PortWake(p) => self.port_wake(p),
                 Ev::PfcRefresh(p) => self.pfc_refresh(p),
                 Ev::LinkDown(l) => self.fail_link(l as usize),
@@ -1336,7 +1339,7 @@ impl<'w> Fabric<'w> {
                 // From now on only what is already on the wire plays out: timers are ignored.
                 finished = true;
             }
-            if finished && self.packets.len() == self.free.len() && !self.ports.iter().any(|p| p.busy) {
+            if finished && self.packets.len() == self.free.len() && !self.ports.iter().any(|p| p.busy_until > self.now) {
                 break;
             }
         }
@@ -1396,9 +1399,7 @@ impl<'w> Fabric<'w> {
         if is_req && !self.pulling {
             let host = self.conns[conn as usize].sender;
             let port = self.nodes[host].ports[0];
-            if !self.ports[port as usize].busy {
-                self.start(port);
-            }
+            self.kick(port);
         }
     }
 
@@ -1572,9 +1573,7 @@ impl<'w> Fabric<'w> {
         let p = &mut self.ports[port as usize];
         p.ctrl.push_back(pkt);
         p.ctrl_bytes += len;
-        if !p.busy {
-            self.start(port);
-        }
+        self.kick(port);
     }
 
     /// Switch egress: thresholds, trimming, ECN, the control queue.
@@ -1644,9 +1643,7 @@ impl<'w> Fabric<'w> {
         }
         p.data.push_back(pkt);
         p.data_bytes += len;
-        if !p.busy {
-            self.start(port);
-        }
+        self.kick(port);
     }
 
     /// Cuts a DCP data packet to its header-only form (`codec::build::header_only`, padded to
@@ -1680,9 +1677,7 @@ impl<'w> Fabric<'w> {
         p.ctrl.push_back(pkt);
         p.ctrl_bytes += len;
         self.stats.max_control_queue_bytes = self.stats.max_control_queue_bytes.max(p.ctrl_bytes);
-        if !p.busy {
-            self.start(port);
-        }
+        self.kick(port);
     }
 
     /// Starts serializing the next packet of `port`: a PFC frame first, then (unless PFC has
@@ -1690,13 +1685,16 @@ impl<'w> Fabric<'w> {
     /// else a pulled packet.
     fn start(&mut self, port: u32) {
         let p = &self.ports[port as usize];
+        if p.busy_until > self.now {
+            return;
+        }
         if !p.is_switch && p.ctrl.is_empty() && p.data.is_empty() && !p.down && !p.pause.paused(self.now) {
             self.pull(port);
         }
         let (wn, wd) = self.wrr;
         let now = self.now;
         let p = &mut self.ports[port as usize];
-        if p.down {
+        if p.down || p.busy_until > now {
             return;
         }
         let (pkt, from_ctrl, mac) = if let Some(pkt) = p.mac_ctrl.pop_front() {
@@ -1735,8 +1733,8 @@ impl<'w> Fabric<'w> {
                 p.v_data += len as u128 * wn;
             }
         }
-        p.busy = true;
         let ser = ser_ns(wire_bytes(len), p.rate_bps);
+        p.busy_until = now + ser;
         let (delay, peer, tap) = (p.delay_ns, p.peer, p.tap);
         let wire_loss = self.cfg.loss_mode == LossMode::Drop;
         let lost = !mac && wire_loss && p.loss.as_mut().is_some_and(|l| l.applies(to_requester) && l.lose());
@@ -1752,7 +1750,13 @@ impl<'w> Fabric<'w> {
                 self.record(t, pkt, tx, false, trimmed, ce);
             }
         }
-        self.queue.push(now + ser, Ev::PortDone(port));
+        let p = &mut self.ports[port as usize];
+        // A host NIC looks again when the wire frees (it may pull the next packet); a switch
+        // port only if something waits.
+        if !p.is_switch || !(p.mac_ctrl.is_empty() && p.ctrl.is_empty() && p.data.is_empty()) {
+            p.done_pending = true;
+            self.queue.push(now + ser, Ev::PortDone(port));
+        }
         if lost {
             let name = format!("link {}", self.ports[port as usize].name);
             self.drop_packet(pkt, DropCause::Link, name);
@@ -1808,9 +1812,7 @@ impl<'w> Fabric<'w> {
         });
         let p = &mut self.ports[port as usize];
         p.mac_ctrl.push_back(pkt);
-        if !p.busy {
-            self.start(port);
-        }
+        self.kick(port);
     }
 
     /// A pause this port sent may be about to run out.
@@ -1851,14 +1853,26 @@ impl<'w> Fabric<'w> {
     }
 
     fn port_done(&mut self, port: u32) {
-        self.ports[port as usize].busy = false;
+        self.ports[port as usize].done_pending = false;
         self.start(port);
     }
 
     /// A paused port's pause may have run out.
     fn port_wake(&mut self, port: u32) {
-        if !self.ports[port as usize].busy {
+        self.kick(port);
+    }
+
+    /// Something was queued at `port`: start it if the wire is free, else make sure the port
+    /// looks again when its frame is done.
+    fn kick(&mut self, port: u32) {
+        let now = self.now;
+        let p = &mut self.ports[port as usize];
+        if p.busy_until <= now {
             self.start(port);
+        } else if !p.done_pending {
+            p.done_pending = true;
+            let at = p.busy_until;
+            self.queue.push(at, Ev::PortDone(port));
         }
     }
 
@@ -1921,8 +1935,8 @@ impl<'w> Fabric<'w> {
                 let rate = self.ports[port as usize].rate_bps;
                 self.ports[port as usize].pause.on_frame(self.now, q, rate);
                 self.stats.pauses_received += (q > 0) as u64;
-                if q == 0 && !self.ports[port as usize].busy {
-                    self.start(port);
+                if q == 0 {
+                    self.kick(port);
                 }
             }
             return;
@@ -2272,7 +2286,7 @@ fn classify(
 
 /// Where the IP header of an Ethernet frame is, and what it is.
 #[derive(Clone, Copy)]
-struct Hdr {
+pub(crate) struct Hdr {
     ip: usize,
     v4: bool,
     roce: bool,
@@ -2317,9 +2331,18 @@ impl Hdr {
     fn decrement_ttl(&self, b: &mut [u8]) {
         let at = if self.v4 { self.ip + 8 } else { self.ip + 7 };
         if b[at] > 1 {
-            b[at] -= 1;
             if self.v4 {
-                self.fix_checksum(b);
+                // RFC 1624 eqn. 3: HC' = ~(~HC + ~m + m'), m the TTL/protocol word.
+                let old = u16::from_be_bytes([b[at], b[at + 1]]);
+                b[at] -= 1;
+                let new = u16::from_be_bytes([b[at], b[at + 1]]);
+                let hc = u16::from_be_bytes([b[self.ip + 10], b[self.ip + 11]]);
+                let mut sum = (!hc) as u32 + (!old) as u32 + new as u32;
+                sum = (sum & 0xffff) + (sum >> 16);
+                sum = (sum & 0xffff) + (sum >> 16);
+                b[self.ip + 10..self.ip + 12].copy_from_slice(&(!(sum as u16)).to_be_bytes());
+            } else {
+                b[at] -= 1;
             }
         }
     }
@@ -2329,5 +2352,32 @@ impl Hdr {
         b[self.ip + 11] = 0;
         let c = rocescope_codec::build::internet_checksum(&[&b[self.ip..self.ip + ihl]]);
         b[self.ip + 10..self.ip + 12].copy_from_slice(&c.to_be_bytes());
+    }
+}
+
+#[cfg(test)]
+mod ttl_tests {
+    use super::*;
+
+    /// The incremental checksum update (RFC 1624) equals a full recomputation, whatever the
+    /// header's other words.
+    #[test]
+    fn decrementing_the_ttl_keeps_the_ipv4_checksum_right() {
+        let mut x = 0x2545_F491_4F6C_DD1Du64;
+        for _ in 0..5000 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            let (tos, ttl, ident) = (x as u8, 2 + (x >> 8) as u8 % 254, (x >> 16) as u16);
+            let src = [(x >> 24) as u8, (x >> 32) as u8, (x >> 40) as u8, (x >> 48) as u8];
+            let net = NetRepr::Ipv4 { src, dst: [10, 0, 1, 1], tos, ttl, ident };
+            let mut b = FrameRepr::new(net, RoceRepr::new(0x04, 1, 1)).to_vec();
+            let h = Hdr::of(&b).unwrap();
+            h.decrement_ttl(&mut b);
+            let mut full = b.clone();
+            h.fix_checksum(&mut full);
+            assert_eq!(b, full, "ttl {ttl} tos {tos} ident {ident}");
+            assert_eq!(b[h.ip + 8], ttl - 1);
+        }
     }
 }

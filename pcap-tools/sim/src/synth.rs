@@ -166,7 +166,7 @@ impl Default for SynthOptions {
             rate_gbps: 100.0,
             fabric_rate_gbps: None,
             delay_ns: 1000,
-            queue_bytes: 256 * 1024,
+            queue_bytes: 1024 * 1024,
             trim: false,
             wrr_weight: None,
             radix: None,

@@ -20,7 +20,7 @@ fn opts(stack: StackKind) -> SynthOptions {
 #[test]
 fn a_long_dcp_message_without_loss_is_sent_once() {
     let o = SynthOptions { trim: true, messages: 4, message_size: 2 * 1024 * 1024, ..opts(StackKind::Dcp) };
-    let f = simulate(&o, None, false, None).unwrap();
+    let f = simulate(&o, None, true, None).unwrap();
     let data: Vec<_> = f.txs.iter().filter(|t| t.kind == Kind::Data).collect();
     assert_eq!(data.len(), 8192);
     assert!(data.iter().all(|t| t.reason.is_none()));
@@ -36,7 +36,7 @@ fn a_long_dcp_message_without_loss_is_sent_once() {
 #[test]
 fn pulled_packets_leave_back_to_back() {
     let o = SynthOptions { messages: 2, message_size: 16 * 1024, ..opts(StackKind::Irn) };
-    let f = simulate(&o, None, false, None).unwrap();
+    let f = simulate(&o, None, true, None).unwrap();
     let sent: Vec<_> = f.txs.iter().filter(|t| t.origin == Origin::Requester).collect();
     assert_eq!(sent.len(), 32);
     for (k, w) in sent.windows(2).enumerate() {
@@ -54,7 +54,7 @@ fn pulled_packets_leave_back_to_back() {
 #[test]
 fn a_dcp_incast_of_8_completes_every_message() {
     let o = SynthOptions { trim: true, incast: 8, messages: 16, message_size: 65536, ..opts(StackKind::Dcp) };
-    let f = simulate(&o, None, false, None).unwrap();
+    let f = simulate(&o, None, true, None).unwrap();
     assert!(!f.stats.timed_out);
     let done = f.conns.iter().flat_map(|c| &c.messages).filter(|m| m.completed.len() == 1).count();
     assert_eq!(done, 128);
@@ -98,7 +98,7 @@ fn a_dcp_incast_of_64_that_loses_header_only_packets_still_completes() {
         message_size: 65536,
         ..opts(StackKind::Dcp)
     };
-    let f = simulate(&o, None, false, None).unwrap();
+    let f = simulate(&o, None, true, None).unwrap();
     assert!(f.stats.ho_dropped > 1000, "HO packets are lost: {:?}", f.stats);
     assert!(f.txs.iter().any(|t| t.reason == Some(RetxReason::Timeout)), "the coarse timeout recovers them");
     assert!(!f.stats.timed_out);

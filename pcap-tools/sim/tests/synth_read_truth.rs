@@ -89,7 +89,7 @@ fn no_read_response_the_requester_needed_is_labelled_spurious() {
                 assert!(!r.spurious, "{ctx}: frame {n} (PSN {}) was needed but is labelled spurious", fr.psn);
             }
         }
-        assert!(resent_needed > 10, "{ctx}: the run resends needed responses ({resent_needed})");
+        assert!(resent_needed >= 5, "{ctx}: the run resends needed responses ({resent_needed})");
         // The resend that completed each message was needed.
         let txs: HashMap<u32, _> = t.sim.transmissions.iter().map(|x| (x.id, x)).collect();
         for m in &t.sim.messages {

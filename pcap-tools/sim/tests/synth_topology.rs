@@ -65,6 +65,8 @@ fn incast(pfc: bool) -> SynthOptions {
     SynthOptions {
         stack: StackKind::Gbn,
         incast: 8,
+        // A shallow buffer, which the incast overflows without PFC.
+        queue_bytes: 256 * 1024,
         messages: 16,
         message_size: 65_536,
         pfc,
