@@ -9,7 +9,7 @@ use std::ops::{Index, IndexMut};
 use rocescope_codec::build::{FrameRepr, NetRepr, RoceRepr};
 use rocescope_codec::ib::{psn, AethRepr, ImmDtRepr, IrnSackRepr, RethRepr};
 
-use super::{imm_data, message_u64_at, remote_va, Action, ConnConfig, Host, Message, Nanos, Op, TxInfo, R_KEY};
+use super::{imm_data, message_u64_at, remote_va, Words, Action, ConnConfig, Host, Message, Nanos, Op, TxInfo, R_KEY};
 
 /// Packets of a message of `len` bytes (a zero-length message is one packet).
 #[inline]
@@ -31,11 +31,20 @@ pub(crate) fn seg_len(len: u32, mtu: u32, k: u32) -> u32 {
 /// Bytes `off .. off + len` of message `msg`.
 pub(crate) fn payload(msg: u64, off: u64, len: u32) -> Vec<u8> {
     let mut out = vec![0u8; len as usize];
-    let mut at = off;
     let mut chunks = out.chunks_exact_mut(8);
-    for c in &mut chunks {
-        c.copy_from_slice(&message_u64_at(msg, at).to_le_bytes());
-        at += 8;
+    let mut at = off;
+    if off % 8 == 0 {
+        // Aligned (every packet of an MTU that is a multiple of 8): whole words in a row.
+        let mut words = Words::new(msg, off / 8);
+        for c in &mut chunks {
+            c.copy_from_slice(&words.next_word().to_le_bytes());
+            at += 8;
+        }
+    } else {
+        for c in &mut chunks {
+            c.copy_from_slice(&message_u64_at(msg, at).to_le_bytes());
+            at += 8;
+        }
     }
     let tail = chunks.into_remainder();
     let n = tail.len();
@@ -97,21 +106,24 @@ pub(crate) fn expected_digest(msg: u64, off: u64, len: u32) -> u64 {
     let mut l = digest_start(len as usize);
     let end = off + len as u64;
     let mut i = off;
+    let aligned = off % 8 == 0;
+    let mut words = Words::new(msg, off / 8);
+    let mut word_at = |i: u64| if aligned { words.next_word() } else { message_u64_at(msg, i) };
     while i + 32 <= end {
         for (k, lane) in l.iter_mut().enumerate() {
-            *lane = digest_step(*lane, message_u64_at(msg, i + 8 * k as u64));
+            *lane = digest_step(*lane, word_at(i + 8 * k as u64));
         }
         i += 32;
     }
     let mut k = 0;
     while i + 8 <= end {
-        l[k] = digest_step(l[k], message_u64_at(msg, i));
+        l[k] = digest_step(l[k], word_at(i));
         i += 8;
         k += 1;
     }
     if i < end {
         let keep = 8 * (end - i) as u32;
-        l[k] = digest_step(l[k], message_u64_at(msg, i) & (u64::MAX >> (64 - keep)));
+        l[k] = digest_step(l[k], word_at(i) & (u64::MAX >> (64 - keep)));
     }
     digest_finish(l)
 }

@@ -7,16 +7,16 @@ use std::collections::BinaryHeap;
 
 use super::Nanos;
 
-/// A queued event, ordered by time then by insertion.
+/// A queued event, ordered by time then by insertion: `key` is `time << 64 | insertion
+/// number`, one comparison per key.
 struct Entry<E> {
-    at: Nanos,
-    seq: u64,
+    key: u128,
     ev: E,
 }
 
 impl<E> PartialEq for Entry<E> {
     fn eq(&self, o: &Self) -> bool {
-        (self.at, self.seq) == (o.at, o.seq)
+        self.key == o.key
     }
 }
 impl<E> Eq for Entry<E> {}
@@ -27,7 +27,7 @@ impl<E> PartialOrd for Entry<E> {
 }
 impl<E> Ord for Entry<E> {
     fn cmp(&self, o: &Self) -> Ordering {
-        (self.at, self.seq).cmp(&(o.at, o.seq))
+        self.key.cmp(&o.key)
     }
 }
 
@@ -47,16 +47,16 @@ impl<E> EventQueue<E> {
     /// Schedules `ev` at `at` (after everything already scheduled at `at`).
     pub fn push(&mut self, at: Nanos, ev: E) {
         self.seq += 1;
-        self.heap.push(Reverse(Entry { at, seq: self.seq, ev }));
+        self.heap.push(Reverse(Entry { key: ((at as u128) << 64) | self.seq as u128, ev }));
     }
 
     /// Takes the next event and its time.
     pub fn pop(&mut self) -> Option<(Nanos, E)> {
-        self.heap.pop().map(|Reverse(e)| (e.at, e.ev))
+        self.heap.pop().map(|Reverse(e)| ((e.key >> 64) as Nanos, e.ev))
     }
 
     /// When the next event is due.
     pub fn next_at(&self) -> Option<Nanos> {
-        self.heap.peek().map(|Reverse(e)| e.at)
+        self.heap.peek().map(|Reverse(e)| (e.key >> 64) as Nanos)
     }
 }

@@ -175,8 +175,32 @@ pub struct Message {
 /// rest of a simulated packet.
 #[inline]
 pub fn message_word(msg: u64, w: u64) -> u64 {
-    let x = msg.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ w.wrapping_mul(0xD6E8_FEB8_6659_FD93);
-    x ^ (x >> 29)
+    Words::new(msg, w).next_word()
+}
+
+/// Multiplier of the word index in [`message_word`].
+const WORD_MUL: u64 = 0xD6E8_FEB8_6659_FD93;
+
+/// The words of a message from word `w` on, one per call: `w · WORD_MUL` grows by one addition
+/// per word, so a run of words costs no multiplication at all.
+#[derive(Clone, Copy, Debug)]
+pub struct Words {
+    msg_mix: u64,
+    w_mix: u64,
+}
+
+impl Words {
+    #[inline]
+    pub fn new(msg: u64, w: u64) -> Words {
+        Words { msg_mix: msg.wrapping_mul(0x9E37_79B9_7F4A_7C15), w_mix: w.wrapping_mul(WORD_MUL) }
+    }
+    /// The next word (little-endian bytes `8w .. 8w + 8`).
+    #[inline]
+    pub fn next_word(&mut self) -> u64 {
+        let x = self.msg_mix ^ self.w_mix;
+        self.w_mix = self.w_mix.wrapping_add(WORD_MUL);
+        x ^ (x >> 29)
+    }
 }
 
 /// Byte `i` of message `msg`: deterministic contents that either end can check (byte `i % 8`
