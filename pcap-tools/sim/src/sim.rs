@@ -1753,7 +1753,7 @@ impl<'w> Fabric<'w> {
         let p = &mut self.ports[port as usize];
         // A host NIC looks again when the wire frees (it may pull the next packet); a switch
         // port only if something waits.
-        if !p.is_switch || !(p.mac_ctrl.is_empty() && p.ctrl.is_empty() && p.data.is_empty()) {
+        if !(p.is_switch && p.mac_ctrl.is_empty() && p.ctrl.is_empty() && p.data.is_empty()) {
             p.done_pending = true;
             self.queue.push(now + ser, Ev::PortDone(port));
         }

@@ -33,7 +33,7 @@ pub(crate) fn payload(msg: u64, off: u64, len: u32) -> Vec<u8> {
     let mut out = vec![0u8; len as usize];
     let mut chunks = out.chunks_exact_mut(8);
     let mut at = off;
-    if off % 8 == 0 {
+    if off.is_multiple_of(8) {
         // Aligned (every packet of an MTU that is a multiple of 8): whole words in a row.
         let mut words = Words::new(msg, off / 8);
         for c in &mut chunks {
@@ -106,7 +106,7 @@ pub(crate) fn expected_digest(msg: u64, off: u64, len: u32) -> u64 {
     let mut l = digest_start(len as usize);
     let end = off + len as u64;
     let mut i = off;
-    let aligned = off % 8 == 0;
+    let aligned = off.is_multiple_of(8);
     let mut words = Words::new(msg, off / 8);
     let mut word_at = |i: u64| if aligned { words.next_word() } else { message_u64_at(msg, i) };
     while i + 32 <= end {
