@@ -1,7 +1,7 @@
 //! `rocescope synth`'s command line: the flags, parsed into the simulator's [`SynthOptions`].
 
 use clap::Args;
-use rocescope_sim::sim::{CongestionControl, TopologyKind};
+use rocescope_sim::sim::{CongestionControl, Red, TopologyKind};
 use rocescope_sim::synth::{self, OpChoice, Pattern, SynthOptions};
 use rocescope_sim::{LossDir, LossMode, LossPlace, Routing, TapPoint};
 use rocescope_stacks::StackKind;
@@ -98,10 +98,17 @@ pub struct SynthArgs {
     /// Control queue size, bytes.
     #[arg(long, default_value_t = 65536, value_name = "N")]
     pub control_queue_bytes: u64,
-    /// ECN: mark CE on packets entering a data queue longer than this; the receiver NIC then
-    /// sends CNPs.
-    #[arg(long, value_name = "BYTES")]
+    /// ECN: mark CE on every packet entering a data queue longer than this (instead of RED);
+    /// the receiver NIC then sends CNPs.
+    #[arg(long, value_name = "BYTES", conflicts_with = "no_ecn")]
     pub ecn_threshold: Option<u64>,
+    /// ECN by RED: below KMIN bytes of queue no mark, above KMAX every packet, in between with
+    /// a probability rising to PMAX. Default: the DCQCN paper's 5000,200000,0.01.
+    #[arg(long, value_name = "KMIN,KMAX,PMAX", value_parser = parse_red, conflicts_with = "no_ecn")]
+    pub ecn_red: Option<Red>,
+    /// No ECN marking (then no CNPs, and DCQCN never acts).
+    #[arg(long)]
+    pub no_ecn: bool,
     /// Congestion control of the requesters' NICs: dcqcn (DCQCN's reaction point with its
     /// published parameters: CNPs lower a QP's rate, timers and a byte counter raise it back)
     /// or none (CNPs end at the NIC). CNPs need --ecn-threshold.
@@ -197,6 +204,17 @@ pub struct SynthArgs {
 #[derive(Clone, Debug)]
 pub struct Taps(pub Vec<TapPoint>);
 
+fn parse_red(s: &str) -> Result<Red, String> {
+    let v: Vec<&str> = s.split(',').map(str::trim).collect();
+    let [kmin, kmax, pmax] = v[..] else { return Err(format!("'{s}' is not KMIN,KMAX,PMAX")) };
+    let num = |x: &str| x.parse::<u64>().map_err(|_| format!("'{x}' is not a byte count"));
+    let (kmin, kmax) = (num(kmin)?, num(kmax)?);
+    let pmax = pmax.parse::<f64>().ok().filter(|p| (0.0..=1.0).contains(p)).ok_or(format!("'{pmax}' is not a probability"))?;
+    if kmin >= kmax {
+        return Err(format!("--ecn-red: KMIN {kmin} must be below KMAX {kmax}"));
+    }
+    Ok(Red { kmin, kmax, pmax })
+}
 fn parse_cc(s: &str) -> Result<CongestionControl, String> {
     CongestionControl::from_name(s).ok_or_else(|| format!("unknown congestion control '{s}' (dcqcn none)"))
 }
@@ -273,6 +291,7 @@ impl SynthArgs {
             radix: self.radix,
             control_queue_bytes: self.control_queue_bytes,
             ecn_threshold: self.ecn_threshold,
+            ecn_red: if self.no_ecn { None } else { Some(self.ecn_red.unwrap_or(Red::DCQCN)) },
             cnp_interval_ns: self.cnp_interval,
             incast: self.incast,
             seed: self.seed,

@@ -251,8 +251,11 @@ pub struct FabricConfig {
     pub radix: Option<u32>,
     /// Control queue size of every switch port, bytes.
     pub control_queue_bytes: u64,
-    /// ECN marking threshold (bytes of data queue), `None`: no marking.
+    /// ECN marking at one threshold (bytes of data queue): every ECN-capable packet entering a
+    /// longer queue gets CE. Overrides `ecn_red`.
     pub ecn_threshold: Option<u64>,
+    /// ECN marking by RED (the default: [`Red::DCQCN`]); `None` with no threshold: no marking.
+    pub ecn_red: Option<Red>,
     /// The receiver NIC sends at most one CNP per QP per this interval.
     pub cnp_interval_ns: u64,
     pub loss: LossModel,
@@ -315,6 +318,32 @@ impl CongestionControl {
     }
 }
 
+/// RED-style ECN marking at a switch's data queue: a packet entering a queue of `q` bytes gets
+/// CE with probability 0 below `kmin`, `pmax·(q−kmin)/(kmax−kmin)` between, 1 above `kmax`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Red {
+    pub kmin: u64,
+    pub kmax: u64,
+    pub pmax: f64,
+}
+
+impl Red {
+    /// The DCQCN paper's switch setting (Zhu et al., SIGCOMM 2015, §5): K_min 5 KB, K_max
+    /// 200 KB, P_max 1 %.
+    pub const DCQCN: Red = Red { kmin: 5_000, kmax: 200_000, pmax: 0.01 };
+
+    /// Whether a packet entering a queue of `q` bytes is marked (`draw` in [0, 1)).
+    pub fn marks(&self, q: u64, draw: f64) -> bool {
+        if q > self.kmax {
+            true
+        } else if q > self.kmin {
+            draw < self.pmax * (q - self.kmin) as f64 / (self.kmax - self.kmin).max(1) as f64
+        } else {
+            false
+        }
+    }
+}
+
 /// The fabric's shape (`topology.rs`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum TopologyKind {
@@ -338,6 +367,7 @@ impl Default for FabricConfig {
             radix: None,
             control_queue_bytes: 64 * 1024,
             ecn_threshold: None,
+            ecn_red: Some(Red::DCQCN),
             cnp_interval_ns: 50_000,
             loss: LossModel::default(),
             loss_place: LossPlace::Fabric,
@@ -813,6 +843,8 @@ struct Port {
     down: bool,
     /// Lossless mode: this switch port's PFC thresholds as an ingress port.
     pfc: Option<PfcConfig>,
+    /// RED marking's draws (its own stream, so marking changes no other randomness).
+    ecn_rng: Rng,
 }
 
 /// A node: a host (with its QPs) or a switch.
@@ -1157,6 +1189,7 @@ impl<'w> Fabric<'w> {
                 meter: IngressMeter::default(),
                 down: false,
                 pfc: None,
+                ecn_rng: Rng::new(seed, 50_000 + s),
             });
         }
         self.nodes[a as usize].ports.push(pa);
@@ -1627,14 +1660,24 @@ impl<'w> Fabric<'w> {
             let name = format!("{} queue", self.ports[port as usize].name);
             return self.drop_packet(pkt, DropCause::Queue, name);
         }
-        if let Some(th) = self.cfg.ecn_threshold {
-            if ect && p.data_bytes > th {
-                let b = &mut self.packets[pkt as usize].as_mut().expect("live packet").bytes;
-                if let Some(h) = Hdr::of(b) {
-                    let tos = h.tos(b) | 3;
-                    h.set_tos(b, tos);
-                    self.stats.ce_marked += 1;
+        let q = p.data_bytes;
+        let mark = ect
+            && match (self.cfg.ecn_threshold, self.cfg.ecn_red) {
+                (Some(th), _) => q > th,
+                // Only the RED band draws, so runs whose queues stay short draw nothing.
+                (None, Some(red)) if q > red.kmin && q <= red.kmax => {
+                    let draw = self.ports[port as usize].ecn_rng.next_f64();
+                    red.marks(q, draw)
                 }
+                (None, Some(red)) => q > red.kmax,
+                (None, None) => false,
+            };
+        if mark {
+            let b = &mut self.packets[pkt as usize].as_mut().expect("live packet").bytes;
+            if let Some(h) = Hdr::of(b) {
+                let tos = h.tos(b) | 3;
+                h.set_tos(b, tos);
+                self.stats.ce_marked += 1;
             }
         }
         let p = &mut self.ports[port as usize];

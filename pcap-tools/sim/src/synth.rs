@@ -8,7 +8,7 @@ use std::path::Path;
 
 use rocescope_stacks::rng::Rng;
 use super::sim::{
-    AcceptModel, CongestionControl, Fabric, FabricConfig, LossDir, LossMode, LossModel, LossPlace, Progress, Routing,
+    AcceptModel, CongestionControl, Fabric, Red, FabricConfig, LossDir, LossMode, LossModel, LossPlace, Progress, Routing,
     RunStats, TapPoint, TopologyKind, Unfinished,
 };
 use super::truth;
@@ -111,6 +111,8 @@ pub struct SynthOptions {
     pub radix: Option<u32>,
     pub control_queue_bytes: u64,
     pub ecn_threshold: Option<u64>,
+    /// RED ECN marking (default: the DCQCN paper's); `None` with no threshold: no marking.
+    pub ecn_red: Option<Red>,
     pub cnp_interval_ns: u64,
     /// Senders (an N-to-1 incast when above 1).
     pub incast: u32,
@@ -172,6 +174,7 @@ impl Default for SynthOptions {
             radix: None,
             control_queue_bytes: 64 * 1024,
             ecn_threshold: None,
+            ecn_red: Some(Red::DCQCN),
             cnp_interval_ns: 50_000,
             incast: 1,
             seed: 1,
@@ -367,8 +370,12 @@ impl SynthOptions {
                 a.push(format!("--radix {n}"));
             }
         }
-        if let Some(e) = self.ecn_threshold {
-            a.push(format!("--ecn-threshold {e} --cnp-interval {}", self.cnp_interval_ns));
+        match (self.ecn_threshold, self.ecn_red) {
+            (Some(e), _) => a.push(format!("--ecn-threshold {e} --cnp-interval {}", self.cnp_interval_ns)),
+            (None, Some(r)) => {
+                a.push(format!("--ecn-red {},{},{} --cnp-interval {}", r.kmin, r.kmax, r.pmax, self.cnp_interval_ns))
+            }
+            (None, None) => a.push("--no-ecn".into()),
         }
         a.push(format!("--cc {}", self.cc.name()));
         a.push(format!("--incast {} --seed {}", self.incast, self.seed));
@@ -423,6 +430,7 @@ impl SynthOptions {
             radix: self.radix,
             control_queue_bytes: self.control_queue_bytes,
             ecn_threshold: self.ecn_threshold,
+            ecn_red: if self.ecn_threshold.is_some() { None } else { self.ecn_red },
             cnp_interval_ns: self.cnp_interval_ns,
             loss: LossModel { p: self.loss, burst: self.burst_loss },
             loss_place: self.loss_on,
@@ -458,6 +466,11 @@ impl SynthOptions {
             dcp_tag_shift: self.dcp_tag_shift,
             dcp_timeout_ns: self.dcp_timeout_ns,
             delay_ns: self.delay_ns,
+            ecn_red: if self.ecn_threshold.is_some() {
+                None
+            } else {
+                self.ecn_red.map(|r| truth::EcnRed { kmin: r.kmin, kmax: r.kmax, pmax: r.pmax })
+            },
             ecn_threshold: self.ecn_threshold,
             fabric_rate_bps: fabric.effective_fabric_rate(),
             fabric_tap_path: self.fabric_tap_path,

@@ -189,7 +189,11 @@ pub struct Config {
     pub dcp_timeout_ns: u64,
     /// Propagation delay of every link (ns).
     pub delay_ns: u64,
-    /// CE-marking threshold of the data queues (bytes), or `null` (no ECN).
+    /// RED CE marking of the data queues (`{kmin, kmax, pmax}`), or `null` (none, or a single
+    /// threshold).
+    #[serde(deserialize_with = "nullable")]
+    pub ecn_red: Option<EcnRed>,
+    /// CE-marking threshold of the data queues (bytes), or `null`.
     #[serde(deserialize_with = "nullable")]
     pub ecn_threshold: Option<u64>,
     /// Effective rate of each fabric link (bit/s).
@@ -302,6 +306,16 @@ pub enum Routing {
     Ecmp,
     Spray,
     Adaptive,
+}
+
+/// RED ECN marking (`--ecn-red`).
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct EcnRed {
+    pub kmin: u64,
+    pub kmax: u64,
+    #[serde(deserialize_with = "exact::f64")]
+    pub pmax: f64,
 }
 
 /// Congestion control (`--cc`).
@@ -1867,6 +1881,7 @@ mod tests {
                 routing: sim::Routing::Adaptive,
                 reorder_ns: 1000,
                 loss: 0.02,
+                ecn_red: None,
                 ecn_threshold: Some(4000),
                 cnp_interval_ns: 2000,
                 op: OpChoice::Mix,
