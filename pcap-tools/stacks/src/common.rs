@@ -489,13 +489,33 @@ impl Incoming {
     pub(crate) fn from_packet(p: &rocescope_codec::ib::RocePacket<'_>) -> Incoming {
         let payload = p.payload();
         Incoming {
+            digest: if payload.len() == p.payload_len() { digest(payload) } else { !0 },
+            ..Incoming::headers(p)
+        }
+    }
+
+    /// The packet's headers, without the digest (for a receiver that checks the bytes at once).
+    fn headers(p: &rocescope_codec::ib::RocePacket<'_>) -> Incoming {
+        Incoming {
             opcode: p.opcode().0,
             len: p.payload_len() as u32,
-            digest: if payload.len() == p.payload_len() { digest(payload) } else { !0 },
+            digest: 0,
             reth: p.reth().map(|r| (r.va(), r.dma_len())),
             imm: p.immdt().map(|i| i.imm()),
         }
     }
+}
+
+/// Whether `bytes` are bytes `off ..` of message `msg` (compared a word at a time).
+pub(crate) fn is_content(msg: u64, off: u64, bytes: &[u8]) -> bool {
+    if !off.is_multiple_of(8) {
+        return payload(msg, off, bytes.len() as u32) == bytes;
+    }
+    let mut words = Words::new(msg, off / 8);
+    let mut chunks = bytes.chunks_exact(8);
+    let whole = (&mut chunks).all(|c| u64::from_le_bytes(c.try_into().expect("8 bytes")) == words.next_word());
+    let tail = chunks.remainder();
+    whole && (tail.is_empty() || tail == &words.next_word().to_le_bytes()[..tail.len()])
 }
 
 #[derive(Clone, Debug)]
@@ -544,6 +564,20 @@ impl Assembler {
 
     /// Takes the next in-order SEND/WRITE packet; returns the message delivered, if it ends one.
     pub(crate) fn take(&mut self, p: &Incoming) -> Option<Action> {
+        self.take_checked(p, |msg, off, len| p.digest == expected_digest(msg, off, len))
+    }
+
+    /// [`Self::take`] for a packet taken the moment it arrives: its bytes are compared with the
+    /// modelled memory directly, with no digest to compute.
+    pub(crate) fn take_packet(&mut self, p: &rocescope_codec::ib::RocePacket<'_>) -> Option<Action> {
+        let inc = Incoming::headers(p);
+        let bytes = p.payload();
+        let whole = bytes.len() == p.payload_len();
+        self.take_checked(&inc, |msg, off, _| whole && is_content(msg, off, bytes))
+    }
+
+    /// Takes a packet whose bytes `content_ok(msg, offset, len)` checks.
+    fn take_checked(&mut self, p: &Incoming, content_ok: impl FnOnce(u64, u64, u32) -> bool) -> Option<Action> {
         let (write, pos, has_imm) = classify_request(p.opcode)?;
         if pos.starts() || self.cur.is_none() {
             let ok = pos.starts() && self.cur.is_none();
@@ -564,7 +598,7 @@ impl Assembler {
         if !pos.ends() && p.len != self.mtu {
             cur.intact = false;
         }
-        if p.len > self.mtu || p.digest != expected_digest(cur.msg, cur.off, p.len) {
+        if p.len > self.mtu || !content_ok(cur.msg, cur.off, p.len) {
             cur.intact = false;
         }
         cur.off += p.len as u64;
@@ -632,6 +666,24 @@ mod tests {
                     let mut q = p.clone();
                     q[bit / 8] ^= 1 << (bit % 8);
                     assert_ne!(digest(&q), digest(&p), "off {off} len {len} bit {bit}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn content_checks_match_the_modelled_memory_a_word_at_a_time() {
+        for off in [0u64, 8, 1024, 3, 13] {
+            for len in [0u32, 5, 8, 64, 1021, 1024] {
+                let p = payload(11, off, len);
+                assert!(is_content(11, off, &p), "off {off} len {len}");
+                assert!(len == 0 || !is_content(12, off, &p), "another message, off {off} len {len}");
+                if len > 0 {
+                    for at in [0, len as usize / 2, len as usize - 1] {
+                        let mut q = p.clone();
+                        q[at] ^= 0x40;
+                        assert!(!is_content(11, off, &q), "off {off} len {len} byte {at}");
+                    }
                 }
             }
         }

@@ -31,7 +31,7 @@ use rocescope_codec::Frame;
 
 use super::common::{
     ack_req_due, digest, expected_digest, fail, npkts, payload, read_response_opcode, seg_len, unwrap24, Assembler,
-    Incoming, Pos, Rto, SendQueue, Wire,
+    Pos, Rto, SendQueue, Wire,
 };
 use super::{remote_va, Action, ConnConfig, Endpoint, Message, Nanos, Op, Requester, RetxReason, TxInfo};
 use super::{R_KEY, VA_BASE};
@@ -407,7 +407,7 @@ impl Endpoint for GbnResponder {
                     self.reads.pop_front();
                 }
             } else {
-                out.extend(self.asm.take(&Incoming::from_packet(p)));
+                out.extend(self.asm.take_packet(p));
                 self.epsn = psn::add(self.epsn, 1);
                 self.unacked += 1;
                 if p.bth().ack_req() || self.unacked >= self.cfg.ack_every.max(1) {
