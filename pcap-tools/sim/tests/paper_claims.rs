@@ -16,11 +16,11 @@
 //! capture with no data frame lost, and a leaf-spine run with a failed link completes
 //! (`synth_topology.rs`).
 
-use std::cell::RefCell;
-use std::collections::HashMap;
-use std::rc::Rc;
+mod common;
 
-use rocescope_analysis::capture::CaptureReader;
+use std::collections::HashMap;
+
+use common::run_captured;
 use rocescope_codec::{DecodeOptions, Frame, LinkType, Params, Profile};
 use rocescope_sim::sim::{LossDir, Routing, TapPoint};
 use rocescope_sim::synth::{simulate, SynthOptions};
@@ -43,27 +43,14 @@ struct Wire {
 
 fn run(o: &SynthOptions) -> (Wire, Fabric<'static>) {
     let o = SynthOptions { taps: vec![TapPoint::Sender], ..o.clone() };
-    let buf = Rc::new(RefCell::new(Vec::new()));
-    struct Sink(Rc<RefCell<Vec<u8>>>);
-    impl std::io::Write for Sink {
-        fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
-            self.0.borrow_mut().extend_from_slice(b);
-            Ok(b.len())
-        }
-        fn flush(&mut self) -> std::io::Result<()> {
-            Ok(())
-        }
-    }
-    let f = simulate(&o, Some(Box::new(Sink(buf.clone()))), false, None).expect("simulating");
-    let out = buf.borrow();
+    let (f, frames) = run_captured(&o, false);
     let profile = o.stack.profile();
     let opts = DecodeOptions { verify: false, profile, params: Params::default() };
-    let mut r = CaptureReader::new(&out[..]).expect("a pcapng");
     let mut sent = HashMap::<(u32, u32), usize>::new();
     let mut w = Wire { requests: 0, resent: 0, resent_tails: 0, timeout_rounds: 0, completion_ns: 0 };
     let sender_ip = f.host(0).1;
-    while let Some(rec) = r.next_record().expect("a record") {
-        let fr = Frame::parse(LinkType::Ethernet, rec.data, rec.data.len(), &opts);
+    for (_, _, data) in &frames {
+        let fr = Frame::parse(LinkType::Ethernet, data, data.len(), &opts);
         let Some(p) = fr.roce() else { continue };
         let opcode = p.opcode().0;
         if fr.ip_addrs().map(|a| a.0) != Some(sender_ip) || opcode >= 0x0D {
@@ -89,7 +76,6 @@ fn run(o: &SynthOptions) -> (Wire, Fabric<'static>) {
         assert!(c.failed.is_none(), "{:?}", c.failed);
         assert!(c.messages.iter().all(|m| m.completed.len() == 1 && m.delivered.len() == 1 && m.delivered[0].2));
     }
-    drop(out);
     (w, f)
 }
 

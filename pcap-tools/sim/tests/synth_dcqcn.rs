@@ -2,10 +2,12 @@
 //! after the first CNP reaches a sender, its NIC sends at a lower rate; without congestion
 //! control it keeps sending at line rate.
 
-use rocescope_analysis::capture::CaptureReader;
+mod common;
+
+use common::run_captured;
 use rocescope_codec::{DecodeOptions, Frame, LinkType};
 use rocescope_sim::sim::{CongestionControl, TapPoint, EPOCH_NS};
-use rocescope_sim::synth::{simulate, SynthOptions};
+use rocescope_sim::synth::SynthOptions;
 use rocescope_stacks::StackKind;
 
 /// A 2-to-1 incast whose senders are not window-limited (a window far above the BDP), with ECN
@@ -27,26 +29,12 @@ fn incast(cc: CongestionControl) -> SynthOptions {
 /// (time of the first CNP arriving at sender 0, request frames sender 0 sent in the `window_ns`
 /// after it).
 fn rate_after_first_cnp(o: &SynthOptions, window_ns: u64) -> (u64, usize, rocescope_sim::sim::RunStats) {
-    let mut out = Vec::new();
-    let f = {
-        struct Sink<'a>(&'a mut Vec<u8>);
-        impl std::io::Write for Sink<'_> {
-            fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
-                self.0.extend_from_slice(b);
-                Ok(b.len())
-            }
-            fn flush(&mut self) -> std::io::Result<()> {
-                Ok(())
-            }
-        }
-        simulate(o, Some(Box::new(Sink(&mut out))), false, None).expect("simulating").stats
-    };
-    let mut r = CaptureReader::new(&out[..]).unwrap();
+    let (f, frames) = run_captured(o, false);
     let (mut first_cnp, mut requests) = (None, Vec::new());
-    while let Some(rec) = r.next_record().unwrap() {
-        let fr = Frame::parse(LinkType::Ethernet, rec.data, rec.data.len(), &DecodeOptions::default());
+    for (_, ts, data) in &frames {
+        let fr = Frame::parse(LinkType::Ethernet, data, data.len(), &DecodeOptions::default());
         let Some(p) = fr.roce() else { continue };
-        let t = rec.ts_ns - EPOCH_NS;
+        let t = ts - EPOCH_NS;
         match p.opcode().0 {
             0x81 => first_cnp = first_cnp.or(Some(t)),
             op if op < 0x0D => requests.push(t),
@@ -54,7 +42,7 @@ fn rate_after_first_cnp(o: &SynthOptions, window_ns: u64) -> (u64, usize, rocesc
         }
     }
     let t = first_cnp.expect("a CNP reached sender 0");
-    (t, requests.iter().filter(|&&s| s >= t && s < t + window_ns).count(), f)
+    (t, requests.iter().filter(|&&s| s >= t && s < t + window_ns).count(), f.stats)
 }
 
 #[test]

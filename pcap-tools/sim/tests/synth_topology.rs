@@ -1,39 +1,23 @@
 //! The leaf-spine fabric, PFC's lossless mode and link failure, judged from the captures the
 //! runs write (frames decoded with the codec), not from the simulator's own counters alone.
 
+mod common;
+
 use std::collections::HashMap;
 
-use rocescope_analysis::capture::CaptureReader;
+use common::{run_captured, Captured};
 use rocescope_codec::{DecodeOptions, Frame, LinkType};
 use rocescope_sim::sim::{TapPoint, TopologyKind};
 use rocescope_sim::synth::{simulate, Pattern, SynthOptions};
 use rocescope_stacks::StackKind;
 
 /// A run written to memory; its capture's frames as (interface, time ns, bytes).
-fn run(o: &SynthOptions) -> (rocescope_sim::Fabric<'static>, Vec<(u32, u64, Vec<u8>)>) {
-    let buf = std::rc::Rc::new(std::cell::RefCell::new(Vec::new()));
-    struct Sink(std::rc::Rc<std::cell::RefCell<Vec<u8>>>);
-    impl std::io::Write for Sink {
-        fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
-            self.0.borrow_mut().extend_from_slice(b);
-            Ok(b.len())
-        }
-        fn flush(&mut self) -> std::io::Result<()> {
-            Ok(())
-        }
-    }
-    let f = simulate(o, Some(Box::new(Sink(buf.clone()))), false, None).expect("simulating");
-    let bytes = buf.borrow().clone();
-    let mut r = CaptureReader::new(&bytes[..]).expect("a pcapng");
-    let mut frames = Vec::new();
-    while let Some(rec) = r.next_record().expect("a record") {
-        frames.push((rec.interface, rec.ts_ns, rec.data.to_vec()));
-    }
-    (f, frames)
+fn run(o: &SynthOptions) -> (rocescope_sim::Fabric<'static>, Vec<Captured>) {
+    run_captured(o, false)
 }
 
 /// PFC frames pausing priority 3 (pause time > 0) in `frames`, per interface.
-fn pauses(frames: &[(u32, u64, Vec<u8>)]) -> HashMap<u32, usize> {
+fn pauses(frames: &[Captured]) -> HashMap<u32, usize> {
     let mut n = HashMap::new();
     for (i, _, b) in frames {
         let f = Frame::parse(LinkType::Ethernet, b, b.len(), &DecodeOptions::default());
@@ -47,7 +31,7 @@ fn pauses(frames: &[(u32, u64, Vec<u8>)]) -> HashMap<u32, usize> {
 }
 
 /// Per (DestQP, PSN) of RoCE requests (opcodes below 0x0D) seen on interface `tap`: copies.
-fn request_psns(frames: &[(u32, u64, Vec<u8>)], tap: u32) -> HashMap<(u32, u32), usize> {
+fn request_psns(frames: &[Captured], tap: u32) -> HashMap<(u32, u32), usize> {
     let mut n = HashMap::new();
     for (i, _, b) in frames.iter().filter(|f| f.0 == tap) {
         let _ = i;

@@ -1,0 +1,40 @@
+//! What several simulator tests share: a run whose capture is kept in memory, and its frames.
+#![allow(dead_code)] // each test file uses part of it
+
+use std::cell::RefCell;
+use std::io::Write;
+use std::rc::Rc;
+
+use rocescope_analysis::capture::CaptureReader;
+use rocescope_sim::synth::{simulate, SynthOptions};
+use rocescope_sim::Fabric;
+
+/// A `Write` into a shared buffer, so a test can read the capture after the run.
+pub struct Shared(pub Rc<RefCell<Vec<u8>>>);
+
+impl Write for Shared {
+    fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+        self.0.borrow_mut().extend_from_slice(b);
+        Ok(b.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// One captured frame: (pcapng interface, time ns since the epoch, bytes).
+pub type Captured = (u32, u64, Vec<u8>);
+
+/// Simulates `o` (keeping the truth's records when `keep_truth`) with its capture in memory;
+/// the fabric after the run and the capture's frames.
+pub fn run_captured(o: &SynthOptions, keep_truth: bool) -> (Fabric<'static>, Vec<Captured>) {
+    let buf = Rc::new(RefCell::new(Vec::new()));
+    let f = simulate(o, Some(Box::new(Shared(buf.clone()))), keep_truth, None).expect("simulating");
+    let bytes = buf.borrow();
+    let mut r = CaptureReader::new(&bytes[..]).expect("a pcapng");
+    let mut frames = Vec::new();
+    while let Some(rec) = r.next_record().expect("a record") {
+        frames.push((rec.interface, rec.ts_ns, rec.data.to_vec()));
+    }
+    (f, frames)
+}
