@@ -37,7 +37,6 @@ fn section_4_2_weight_loses_no_header_only_packet() {
         let s = f.stats;
         assert!(s.trimmed > 500, "seed {seed}: the incast trims ({s:?})");
         assert_eq!(s.ho_dropped, 0, "seed {seed}: {s:?}");
-        assert!(s.max_control_queue_bytes <= o.control_queue_bytes);
         assert!(!s.timed_out);
         for c in &f.conns {
             assert!(c.failed.is_none());
