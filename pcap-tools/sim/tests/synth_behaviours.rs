@@ -61,5 +61,8 @@ fn gbn_resends_far_more_per_lost_packet_than_irn() {
         retx as f64 / lost as f64
     };
     let (gbn, irn) = (ratio(StackKind::Gbn), ratio(StackKind::Irn));
-    assert!(gbn > 3.0 && irn < 1.5, "retransmissions per lost packet: GBN {gbn:.2}, IRN {irn:.2}");
+    // Measured (seeds 1-8, 1 % forward loss): GBN 44.19, IRN 1.000; bands of about ±10 % for
+    // GBN and ±2 % for IRN (an IRN that resent acknowledged or already-resent packets exceeds it).
+    assert!((40.0..=49.0).contains(&gbn), "retransmissions per lost packet: GBN {gbn:.3}");
+    assert!((0.98..=1.02).contains(&irn), "retransmissions per lost packet: IRN {irn:.3}");
 }
