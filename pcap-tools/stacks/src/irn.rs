@@ -349,18 +349,23 @@ impl Endpoint for IrnResponder {
         if d >= self.cfg.bdp_packets.max(1) as usize {
             return; // beyond the bitmap
         }
-        if self.slots.len() <= d {
-            self.slots.resize(d + 1, None);
-        }
-        if self.slots[d].is_none() {
-            self.slots[d] = Some((Incoming::from_packet(p), p.bth().ack_req()));
-        }
         if d > 0 {
+            if self.slots.len() <= d {
+                self.slots.resize(d + 1, None);
+            }
+            if self.slots[d].is_none() {
+                self.slots[d] = Some((Incoming::from_packet(p), p.bth().ack_req()));
+            }
             self.sack(ps, out);
             return;
         }
-        let mut taken = 0u32;
-        let mut ack_req = false;
+        // The expected PSN: taken at once, its bytes compared with the modelled memory (no
+        // digest), then whatever waited behind it.
+        out.extend(self.asm.take_packet(p));
+        self.epsn = psn::add(self.epsn, 1);
+        self.slots.pop_front();
+        let mut taken = 1u32;
+        let mut ack_req = p.bth().ack_req();
         while let Some(Some((inc, a))) = self.slots.front().copied() {
             self.slots.pop_front();
             out.extend(self.asm.take(&inc));
