@@ -14,6 +14,8 @@
 #   TOPOLOGY=leaf-spine scripts/sim-grid.sh      # one topology
 #   MESSAGES=16 SIZE=16384 scripts/sim-grid.sh   # a smaller one
 #   EXTRA="--stacks dcp --losses 0.05" scripts/sim-grid.sh
+#   # DCP with trimming (its `synth` defaults; the grid above drops DCP's losses):
+#   LOG=docs/logs/sim-grid-dcp-trim.log EXTRA="--stacks dcp --dcp-trim" scripts/sim-grid.sh
 set -eu
 cd "$(dirname "$0")/.."
 TOPOLOGY=${TOPOLOGY:-dumbbell,leaf-spine}

@@ -9,8 +9,10 @@
 //! cargo run --release -p rocescope-wirecheck --example sim_grid -- \
 //!     [--stacks gbn,irn,dcp] [--losses 0,0.001,0.01,0.05] [--paths 1,8] [--seeds 1,2,3] \
 //!     [--messages 64] [--message-size 65536] [--reorder 2000] \
-//!     [--topology dumbbell,leaf-spine] [--keep DIR]
+//!     [--topology dumbbell,leaf-spine] [--dcp-trim] [--keep DIR]
 //! ```
+//! `--dcp-trim`: DCP with trimming and `--loss-mode trim`, as `rocescope synth --stack dcp`
+//! runs by default (its lines say `dcp+trim`); without it DCP's random losses are drops.
 //! On the dumbbell `--paths 1` is one fabric path (ECMP); more paths are sprayed per packet
 //! with path delays `delay + reorder·k/(paths−1)`. On the leaf-spine (3 leaves × 2 hosts, a
 //! permutation: `rocescope_wirecheck::grid`) `--paths 1` is 4 spines under ECMP, more paths
@@ -37,6 +39,7 @@ fn main() {
     let (mut messages, mut size, mut reorder) = (64u32, 65536u32, 2000u64);
     let mut topologies = vec![Topology::Dumbbell];
     let mut keep: Option<PathBuf> = None;
+    let mut dcp_trim = false;
     let args: Vec<String> = std::env::args().skip(1).collect();
     let mut i = 0;
     while i < args.len() {
@@ -49,6 +52,11 @@ fn main() {
             "--messages" => messages = v.parse().expect("--messages N"),
             "--message-size" => size = v.parse().expect("--message-size BYTES"),
             "--reorder" => reorder = v.parse().expect("--reorder NS"),
+            "--dcp-trim" => {
+                dcp_trim = true;
+                i += 1;
+                continue;
+            }
             "--topology" => {
                 topologies = v.split(',').filter_map(Topology::from_name).collect();
                 if topologies.is_empty() {
@@ -98,6 +106,7 @@ fn main() {
                             messages,
                             message_size: size,
                             reorder_ns: reorder,
+                            dcp_trim,
                             ..Cell::new(stack, loss, np, seed)
                         };
                         runs += 1;

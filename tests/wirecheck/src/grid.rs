@@ -72,6 +72,12 @@ pub struct Cell {
     pub message_size: u32,
     /// Extra delay of the slowest sprayed path, ns.
     pub reorder_ns: u64,
+    /// DCP with its switch support as `rocescope synth --stack dcp` has it by default
+    /// (`SynthOptions::for_stack`: `--trim`, `--loss-mode trim`: a frame chosen for random loss
+    /// is trimmed to its header-only form rather than dropped). Off in the grid (as it was run
+    /// first: DCP's losses are drops, recovered by its coarse timeout), on with `sim_grid
+    /// --dcp-trim`. No effect on other stacks.
+    pub dcp_trim: bool,
 }
 
 impl Cell {
@@ -88,6 +94,7 @@ impl Cell {
             messages: 64,
             message_size: 65_536,
             reorder_ns: 2000,
+            dcp_trim: false,
         }
     }
 
@@ -109,7 +116,7 @@ impl Cell {
             seed: self.seed,
             taps: vec![TapPoint::Sender, TapPoint::Receiver],
             time_limit_ns: 10_000_000_000,
-            ..Default::default()
+            ..if self.dcp_trim { SynthOptions::for_stack(self.stack) } else { SynthOptions::default() }
         };
         match self.topology {
             Topology::Dumbbell => {
@@ -130,7 +137,8 @@ impl Cell {
     /// `stack loss paths seed` (prefixed `leaf-spine` on the leaf-spine), the start of the grid
     /// log's line.
     pub fn label(&self) -> String {
-        let base = format!("{} {} {} {}", self.stack.name(), self.loss, self.paths, self.seed);
+        let trim = if self.dcp_trim && self.stack == StackKind::Dcp { "+trim" } else { "" };
+        let base = format!("{}{trim} {} {} {}", self.stack.name(), self.loss, self.paths, self.seed);
         match self.topology {
             Topology::Dumbbell => base,
             Topology::LeafSpine => format!("leaf-spine {base}"),

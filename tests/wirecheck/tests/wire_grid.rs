@@ -60,13 +60,15 @@ fn grid_slice_once_resending_acknowledged_psns() {
 /// The grid's leaf-spine (3 leaves × 2 hosts, permutation; 4 ECMP spines or 8 sprayed ones),
 /// judged at the first connection's two hosts, which are on different leaves for these seeds:
 /// GBN and DCP under loss, IRN under loss and sprayed without loss (its reordering
-/// retransmissions, labelled spurious). About 5 s together on an idle machine.
+/// retransmissions, labelled spurious), and DCP with trimming (`--dcp-trim`: each random loss a
+/// header-only packet, resent once). About 5 s together on an idle machine.
 #[test]
 fn grid_slice_leaf_spine() {
     use StackKind::*;
     let cells: Vec<Cell> = [(Gbn, 0.01, 1, 3), (Irn, 0.0, 8, 1), (Irn, 0.05, 8, 2), (Dcp, 0.01, 8, 1)]
         .into_iter()
         .map(|(s, loss, paths, seed)| Cell::leaf_spine(s, loss, paths, seed))
+        .chain([Cell { dcp_trim: true, ..Cell::leaf_spine(Dcp, 0.05, 8, 1) }])
         .collect();
     judge_cells(&cells);
 }
