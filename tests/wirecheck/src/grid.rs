@@ -17,8 +17,9 @@
 //! (`first A>B`: host j of leaf l is 10.1.l.(j+1)). Six connections of 64 × 64 KB cost about as
 //! much as six dumbbell cells. The taps watch the first connection's two hosts, so it is judged
 //! at both ends, the one its responder sends at its requester's tap, the one its requester
-//! receives at its responder's, and the other three not at all
-//! ([`crate::verdict::Verdict::coverage`], the line's `conns both/requester/responder/neither`).
+//! receives at its responder's, and the other three not from the wire at all
+//! ([`crate::verdict::Verdict::coverage`], the line's `conns both/requester/responder/neither`):
+//! those are held only to the truth's summary ([`crate::verdict`], `reported`).
 
 use std::path::Path;
 
@@ -190,6 +191,7 @@ pub fn broken(v: &Verdict) -> Option<(Vec<&'static str>, String)> {
         ("delivery", &v.delivery),
         ("resends", &v.resends),
         ("go_back", &v.go_back),
+        ("reported", &v.reported),
         ("other", &v.errors),
     ]
     .into_iter()

@@ -16,7 +16,11 @@
 //! the ends that are tapped and nowhere else (a leaf-spine's other connections, whose hosts the
 //! sender and receiver taps do not watch); [`Verdict::coverage`] says which connection was
 //! judged how, and [`Numbers`] counts them. A truth connection with a tapped end that sends
-//! nothing on the wire is an error.
+//! nothing on the wire is an error. What no tap shows is held to the simulator's own count
+//! instead (the truth's `summary`, over every connection: with no connection failed, every
+//! message posted was completed and delivered exactly once, whole and with the right bytes):
+//! a weaker check (the simulator's receivers, not the frames), and the only one the untapped
+//! connections get.
 
 use rocescope_sim::truth::Truth;
 
@@ -85,6 +89,9 @@ pub struct Verdict {
     pub labels: Vec<String>,
     /// The same for READ responses (Go-Back-N).
     pub read_labels: Vec<String>,
+    /// The truth's own summary says a message was not completed, or not delivered exactly once,
+    /// with no connection failed.
+    pub reported: Vec<String>,
     /// Anything else (the run hit its time limit, the same seed wrote other bytes, …).
     pub errors: Vec<String>,
     /// Per truth connection (its requests flow), which ends were tapped and so judged: not an
@@ -95,11 +102,20 @@ pub struct Verdict {
 impl Verdict {
     /// Every broken invariant, one per line.
     pub fn all(&self) -> Vec<String> {
-        [&self.truth, &self.labels, &self.read_labels, &self.delivery, &self.resends, &self.go_back, &self.errors]
-            .into_iter()
-            .flatten()
-            .cloned()
-            .collect()
+        [
+            &self.truth,
+            &self.labels,
+            &self.read_labels,
+            &self.delivery,
+            &self.resends,
+            &self.go_back,
+            &self.reported,
+            &self.errors,
+        ]
+        .into_iter()
+        .flatten()
+        .cloned()
+        .collect()
     }
     pub fn ok(&self) -> Result<(), String> {
         let all = self.all();
@@ -111,11 +127,27 @@ impl Verdict {
     }
     /// Everything but the resends-after-acknowledgement check.
     pub fn ok_but_resends(&self) -> Result<(), String> {
-        Self::join([&self.truth, &self.labels, &self.read_labels, &self.delivery, &self.go_back, &self.errors])
+        Self::join([
+            &self.truth,
+            &self.labels,
+            &self.read_labels,
+            &self.delivery,
+            &self.go_back,
+            &self.reported,
+            &self.errors,
+        ])
     }
     /// Everything but the READ responses' labels.
     pub fn ok_but_read_labels(&self) -> Result<(), String> {
-        Self::join([&self.truth, &self.labels, &self.delivery, &self.resends, &self.go_back, &self.errors])
+        Self::join([
+            &self.truth,
+            &self.labels,
+            &self.delivery,
+            &self.resends,
+            &self.go_back,
+            &self.reported,
+            &self.errors,
+        ])
     }
     fn join<const N: usize>(parts: [&Vec<String>; N]) -> Result<(), String> {
         let all: Vec<String> = parts.into_iter().flatten().cloned().collect();
@@ -171,6 +203,18 @@ pub fn judge_wire(t: &Truth, w: &Wire) -> Verdict {
             v.errors.push(format!("{flow}: an end is tapped ({}), no request of it on the wire", cov.name()));
         }
         v.coverage.push((flow, cov));
+    }
+    let sum = &t.summary;
+    let posted = n_msgs * t.connections.len() as u64;
+    if sum.messages != posted {
+        v.reported
+            .push(format!("the truth's summary counts {} messages posted, its connections {posted}", sum.messages));
+    }
+    if sum.failed_connections == 0 && (sum.completed != sum.messages || sum.delivered_once != sum.messages) {
+        v.reported.push(format!(
+            "no connection failed, yet of {} messages the truth's summary completed {} and delivered {} exactly once",
+            sum.messages, sum.completed, sum.delivered_once
+        ));
     }
     for c in &w.conns {
         let failed = t

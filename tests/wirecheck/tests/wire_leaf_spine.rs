@@ -12,7 +12,7 @@ use rocescope_stacks::StackKind;
 use rocescope_wirecheck::grid::{self, Cell};
 use rocescope_wirecheck::ledger;
 use rocescope_wirecheck::run;
-use rocescope_wirecheck::verdict::judge;
+use rocescope_wirecheck::verdict::{judge, judge_wire};
 use rocescope_wirecheck::wire::Coverage;
 
 /// The grid's leaf-spine under 1 % loss: six connections, of which the first is judged at both
@@ -82,4 +82,11 @@ fn opposite_connections_between_two_hosts_are_told_apart() {
     assert_eq!((v.numbers.conns, v.numbers.conns_both), (2, 2));
     assert_eq!(v.numbers.completed_on_wire, 32);
     assert!(v.numbers.data_lost > 0, "{:?}", v.numbers);
+    // What no tap shows is held to the truth's summary: one message short of delivered exactly
+    // once, with no connection failed, is reported.
+    let mut t = r.truth.clone();
+    t.summary.delivered_once -= 1;
+    let bad = judge_wire(&t, &r.wire);
+    assert_eq!(bad.reported.len(), 1, "{:?}", bad.reported);
+    assert!(bad.truth.is_empty() && bad.delivery.is_empty());
 }
