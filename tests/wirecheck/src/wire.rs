@@ -13,10 +13,10 @@
 //! several connections between the same hosts, or in both directions between two hosts (a
 //! leaf-spine's permutation or all-to-all, where a host is requester of one connection and
 //! responder of another), are told apart by DestQP. The requester's QPN is read from the first
-//! frame coming back that is neither a request nor a CNP (a CNP going the same way may belong to
-//! the connection in the other direction); when two connections run the same way between the
-//! same hosts that first frame could be the other's (not the case in any pattern `synth` makes:
-//! one connection per ordered host pair).
+//! frame coming back that is neither a request (whole, or trimmed to its header-only form: the
+//! requests of a connection the other way to its responder's QPN) nor a CNP; when two
+//! connections run the same way between the same hosts that first frame could be the other's
+//! (not the case in any pattern `synth` makes: one connection per ordered host pair).
 //!
 //! A tap sits at one host (`rocescope synth` taps the first connection's two hosts): a
 //! connection whose ends are not both tapped is judged only at the end that is ([`Coverage`]).
@@ -129,7 +129,13 @@ impl Wire {
                 requester_qpn: None,
             });
         }
-        for p in pkts.iter().filter(|p| !matches!(p.kind, PktKind::Data | PktKind::Cnp)) {
+        // A frame the same way as another connection's requests, to that connection's
+        // responder QPN, is that connection's (a DCP data packet trimmed to its header-only form
+        // on the way, a CNP for its READ responses).
+        let requests: std::collections::BTreeSet<(IpAddr, IpAddr, u32)> = conns.keys().copied().collect();
+        for p in pkts.iter().filter(|p| {
+            !matches!(p.kind, PktKind::Data | PktKind::Cnp) && !requests.contains(&(p.src, p.dst, p.destqp))
+        }) {
             if let Some(c) = conns
                 .range_mut((p.dst, p.src, 0)..=(p.dst, p.src, u32::MAX))
                 .map(|(_, c)| c)
