@@ -59,7 +59,8 @@ pub fn check(t: &Truth, w: &Wire) -> (Vec<Mislabel>, u64) {
             let (Some(o), Some(d)) = (w.tap_at(from), w.tap_at(to)) else {
                 continue;
             };
-            let is_flow = |p: &Pkt| p.src == from && p.dst == to && p.kind == data;
+            let requests = data == PktKind::Data;
+            let is_flow = |p: &Pkt| p.kind == data && if requests { c.is_request(p) } else { c.is_response(p) };
             // Departures: copy numbers per tx.
             let mut copies: HashMap<u32, u32> = HashMap::new();
             let mut departures: Vec<(&Pkt, u32)> = Vec::new();

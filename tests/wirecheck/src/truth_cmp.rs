@@ -22,10 +22,12 @@ use super::ledger;
 use super::packet::{Pkt, PktKind};
 use super::wire::{Dir, TapSpec, Wire};
 
-/// The tap layout a truth document records (`taps[]`: name and interface; the sender tap is at
-/// `s0`, connection 0's requester, the receiver tap at the responder, the fabric tap inside).
+/// The tap layout a truth document records (`taps[]`: name and interface; the sender and
+/// receiver taps sit at the first connection's requester and responder, `docs/truth.md`: `s0`
+/// and `r0` on the dumbbell, the first pair of `--pattern` on a leaf-spine, whose first
+/// requester need not be host 0; the fabric tap inside).
 pub fn taps(t: &Truth) -> Vec<TapSpec> {
-    let s0 = t.connections.iter().find(|c| c.sender == 0).map(|c| c.requester.ip);
+    let s0 = t.connections.first().map(|c| c.requester.ip);
     let r0 = t.connections.first().map(|c| c.responder.ip);
     t.taps
         .iter()
@@ -109,14 +111,20 @@ pub fn compare(t: &Truth, w: &Wire) -> Result<Counts, String> {
     // Retransmissions and losses, per connection seen on the wire.
     for c in &w.conns {
         let flows = [
-            (c.requests_flow(), c.requester, c.responder, PktKind::Data),
-            (c.responses_flow().unwrap_or_default(), c.responder, c.requester, PktKind::ReadResponse),
+            (c.requests_flow(), c.requester, c.responder, PktKind::Data, true),
+            (c.responses_flow().unwrap_or_default(), c.responder, c.requester, PktKind::ReadResponse, false),
         ];
-        for (id, from, to, data_kind) in flows {
+        for (id, from, to, data_kind, requests) in flows {
             if id.is_empty() {
                 continue;
             }
-            let is_flow = |p: &Pkt| p.src == from && p.dst == to;
+            let is_flow = |p: &Pkt| {
+                if requests {
+                    c.is_request(p)
+                } else {
+                    c.is_response(p)
+                }
+            };
             for tap in &t.taps {
                 let Some(spec) = w.taps.iter().find(|s| s.interface == tap.interface) else {
                     continue;
@@ -170,7 +178,9 @@ pub fn compare(t: &Truth, w: &Wire) -> Result<Counts, String> {
                     .map(|p| p.psn)
                     .collect();
                 for tap in &t.taps {
-                    let Some(flow) = tap.flows.iter().find(|f| f.id == id) else { continue };
+                    let Some(flow) = tap.flows.iter().find(|f| f.id == id) else {
+                        continue;
+                    };
                     let seen: BTreeSet<u32> = w
                         .at(tap.interface)
                         .filter(|p| is_flow(p) && (p.kind == data_kind || p.kind == PktKind::HeaderOnly))

@@ -11,6 +11,16 @@
 //!
 //! A connection the truth reports failed is exempt from delivery and completion (the grid's
 //! "or its connection is reported failed").
+//!
+//! Each check needs a tap at a given end ([`crate::wire::Coverage`]): a connection is judged at
+//! the ends that are tapped and nowhere else (a leaf-spine's other connections, whose hosts the
+//! sender and receiver taps do not watch); [`Verdict::coverage`] says which connection was
+//! judged how, and [`Numbers`] counts them. A truth connection with a tapped end that sends
+//! nothing on the wire is an error. What no tap shows is held to the simulator's own count
+//! instead (the truth's `summary`, over every connection: with no connection failed, every
+//! message posted was completed and delivered exactly once, whole and with the right bytes):
+//! a weaker check (the simulator's receivers, not the frames), and the only one the untapped
+//! connections get.
 
 use rocescope_sim::truth::Truth;
 
@@ -20,13 +30,16 @@ use super::payload;
 use super::run::Run;
 use super::spurious;
 use super::truth_cmp::{self, Counts};
-use super::wire::Wire;
+use super::wire::{Coverage, Wire};
 
 /// What the checks counted over a run (every connection whose ends are tapped).
 #[derive(Clone, Debug, Default)]
 pub struct Numbers {
     pub data_frames: u64,
     pub retx: u64,
+    /// The retransmissions of connections with both ends tapped (those whose losses are
+    /// counted: the dumbbell's all).
+    pub retx_both: u64,
     /// Data-carrying frames lost (requests and READ responses).
     pub data_lost: u64,
     /// Every frame lost (ACKs, NAKs, header-only bounces too).
@@ -39,12 +52,21 @@ pub struct Numbers {
     pub compared: Counts,
     /// Retransmissions whose `spurious` label was checked.
     pub labels_checked: u64,
+    /// Connections of the truth, and how many of them had both ends, only the requester, only
+    /// the responder, or neither end tapped.
+    pub conns: u64,
+    pub conns_both: u64,
+    pub conns_requester: u64,
+    pub conns_responder: u64,
+    pub conns_neither: u64,
+    /// Messages the judged requesters posted (connections whose requester is tapped).
+    pub messages_judged: u64,
 }
 
 impl Numbers {
-    /// Retransmissions per lost data packet.
+    /// Retransmissions per lost data packet (over the connections with both ends tapped).
     pub fn retx_per_loss(&self) -> f64 {
-        self.retx as f64 / self.data_lost.max(1) as f64
+        self.retx_both as f64 / self.data_lost.max(1) as f64
     }
 }
 
@@ -67,18 +89,33 @@ pub struct Verdict {
     pub labels: Vec<String>,
     /// The same for READ responses (Go-Back-N).
     pub read_labels: Vec<String>,
+    /// The truth's own summary says a message was not completed, or not delivered exactly once,
+    /// with no connection failed.
+    pub reported: Vec<String>,
     /// Anything else (the run hit its time limit, the same seed wrote other bytes, …).
     pub errors: Vec<String>,
+    /// Per truth connection (its requests flow), which ends were tapped and so judged: not an
+    /// invariant, a statement of what the run's verdict covers.
+    pub coverage: Vec<(String, Coverage)>,
 }
 
 impl Verdict {
     /// Every broken invariant, one per line.
     pub fn all(&self) -> Vec<String> {
-        [&self.truth, &self.labels, &self.read_labels, &self.delivery, &self.resends, &self.go_back, &self.errors]
-            .into_iter()
-            .flatten()
-            .cloned()
-            .collect()
+        [
+            &self.truth,
+            &self.labels,
+            &self.read_labels,
+            &self.delivery,
+            &self.resends,
+            &self.go_back,
+            &self.reported,
+            &self.errors,
+        ]
+        .into_iter()
+        .flatten()
+        .cloned()
+        .collect()
     }
     pub fn ok(&self) -> Result<(), String> {
         let all = self.all();
@@ -90,11 +127,27 @@ impl Verdict {
     }
     /// Everything but the resends-after-acknowledgement check.
     pub fn ok_but_resends(&self) -> Result<(), String> {
-        Self::join([&self.truth, &self.labels, &self.read_labels, &self.delivery, &self.go_back, &self.errors])
+        Self::join([
+            &self.truth,
+            &self.labels,
+            &self.read_labels,
+            &self.delivery,
+            &self.go_back,
+            &self.reported,
+            &self.errors,
+        ])
     }
     /// Everything but the READ responses' labels.
     pub fn ok_but_read_labels(&self) -> Result<(), String> {
-        Self::join([&self.truth, &self.labels, &self.delivery, &self.resends, &self.go_back, &self.errors])
+        Self::join([
+            &self.truth,
+            &self.labels,
+            &self.delivery,
+            &self.resends,
+            &self.go_back,
+            &self.reported,
+            &self.errors,
+        ])
     }
     fn join<const N: usize>(parts: [&Vec<String>; N]) -> Result<(), String> {
         let all: Vec<String> = parts.into_iter().flatten().cloned().collect();
@@ -133,22 +186,58 @@ pub fn judge_wire(t: &Truth, w: &Wire) -> Verdict {
         }
     }
     let n_msgs = t.config.messages as u64;
-    for c in &w.conns {
-        let failed =
-            t.connections.iter().find(|tc| tc.requester.ip == c.requester).is_some_and(|tc| tc.failed.is_some());
-        if let Some(s) = ledger::requests_sent(w, c) {
-            v.numbers.data_frames += s.data_frames();
-            v.numbers.retx += s.retx.len() as u64;
+    for tc in &t.connections {
+        let (req, resp) = (tc.requester.ip, tc.responder.ip);
+        let cov = w.coverage(req, resp);
+        v.numbers.conns += 1;
+        *match cov {
+            Coverage::Both => &mut v.numbers.conns_both,
+            Coverage::Requester => &mut v.numbers.conns_requester,
+            Coverage::Responder => &mut v.numbers.conns_responder,
+            Coverage::Neither => &mut v.numbers.conns_neither,
+        } += 1;
+        let flow = format!("{req}>{resp}/{}", tc.responder.qpn);
+        let on_wire =
+            w.conns.iter().any(|c| c.requester == req && c.responder == resp && c.responder_qpn == tc.responder.qpn);
+        if cov != Coverage::Neither && !on_wire && n_msgs > 0 {
+            v.errors.push(format!("{flow}: an end is tapped ({}), no request of it on the wire", cov.name()));
         }
-        if let Some(s) = ledger::responses_sent(w, c) {
+        v.coverage.push((flow, cov));
+    }
+    let sum = &t.summary;
+    let posted = n_msgs * t.connections.len() as u64;
+    if sum.messages != posted {
+        v.reported
+            .push(format!("the truth's summary counts {} messages posted, its connections {posted}", sum.messages));
+    }
+    if sum.failed_connections == 0 && (sum.completed != sum.messages || sum.delivered_once != sum.messages) {
+        v.reported.push(format!(
+            "no connection failed, yet of {} messages the truth's summary completed {} and delivered {} exactly once",
+            sum.messages, sum.completed, sum.delivered_once
+        ));
+    }
+    for c in &w.conns {
+        let failed = t
+            .connections
+            .iter()
+            .find(|tc| {
+                tc.requester.ip == c.requester && tc.responder.ip == c.responder && tc.responder.qpn == c.responder_qpn
+            })
+            .is_some_and(|tc| tc.failed.is_some());
+        let both = w.coverage(c.requester, c.responder) == Coverage::Both;
+        for s in [ledger::requests_sent(w, c), ledger::responses_sent(w, c)].into_iter().flatten() {
             v.numbers.data_frames += s.data_frames();
             v.numbers.retx += s.retx.len() as u64;
+            if both {
+                v.numbers.retx_both += s.retx.len() as u64;
+            }
         }
         for l in [ledger::requests_lost(w, c), ledger::responses_lost(w, c)].into_iter().flatten() {
             v.numbers.data_lost += l.data_total();
             v.numbers.lost += l.total();
         }
         if let Some(s) = sender_view(w, c, t.config.mtu) {
+            v.numbers.messages_judged += n_msgs;
             v.numbers.resent_after_ack += s.resent_after_ack.len() as u64;
             v.numbers.go_backs += s.go_backs.len() as u64;
             v.numbers.completed_on_wire += s.completed;

@@ -5,6 +5,21 @@
 //!
 //! Only the tap layout is taken from outside the capture (a tap's pcapng interface and the host
 //! whose NIC it sits at; `None` for a tap inside the fabric): everything else is the frames.
+//!
+//! A connection is its requests flow: requester IP, responder IP and the DestQP its requests
+//! carry (the responder's QPN). Every frame of one direction of a connection carries the QPN of
+//! the end it goes to (requests, and CNPs for READ responses: the responder's; ACKs, NAKs,
+//! SACKs, READ responses, bounced header-only packets, CNPs for requests: the requester's), so
+//! several connections between the same hosts, or in both directions between two hosts (a
+//! leaf-spine's permutation or all-to-all, where a host is requester of one connection and
+//! responder of another), are told apart by DestQP. The requester's QPN is read from the first
+//! frame coming back that is neither a request (whole, or trimmed to its header-only form: the
+//! requests of a connection the other way to its responder's QPN) nor a CNP; when two
+//! connections run the same way between the same hosts that first frame could be the other's
+//! (not the case in any pattern `synth` makes: one connection per ordered host pair).
+//!
+//! A tap sits at one host (`rocescope synth` taps the first connection's two hosts): a
+//! connection whose ends are not both tapped is judged only at the end that is ([`Coverage`]).
 
 use std::collections::BTreeMap;
 use std::net::IpAddr;
@@ -51,10 +66,39 @@ impl Conn {
     }
     /// Whether `p` belongs to this connection's requests direction.
     pub fn is_request(&self, p: &Pkt) -> bool {
-        p.src == self.requester && p.dst == self.responder
+        p.src == self.requester && p.dst == self.responder && p.destqp == self.responder_qpn
     }
+    /// Whether `p` belongs to its responses direction (before any response was captured: every
+    /// frame from the responder to the requester).
     pub fn is_response(&self, p: &Pkt) -> bool {
-        p.src == self.responder && p.dst == self.requester
+        p.src == self.responder && p.dst == self.requester && self.requester_qpn.is_none_or(|q| p.destqp == q)
+    }
+}
+
+/// Which ends of a connection a capture's taps sit at: what can be judged about it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Coverage {
+    /// Both: everything (retransmissions, losses, delivery, completions, labels).
+    Both,
+    /// The requester's NIC only: its transmissions, retransmissions, resends after
+    /// acknowledgement, go-back points and completions; not losses, labels or delivery.
+    Requester,
+    /// The responder's NIC only: the messages rebuilt from what arrived; not retransmissions
+    /// (counted where a flow leaves), losses, labels or completions.
+    Responder,
+    /// Neither: not judged in this capture (it may still cross a tap inside the fabric, whose
+    /// frames the truth comparison checks).
+    Neither,
+}
+
+impl Coverage {
+    pub fn name(self) -> &'static str {
+        match self {
+            Coverage::Both => "both ends",
+            Coverage::Requester => "requester only",
+            Coverage::Responder => "responder only",
+            Coverage::Neither => "neither end",
+        }
     }
 }
 
@@ -75,21 +119,29 @@ impl Wire {
     }
 
     pub fn new(pkts: Vec<Pkt>, taps: Vec<TapSpec>, profile: Profile) -> Wire {
-        // The requester of an IP pair is the side that sends request packets (data, whole).
-        let mut conns: BTreeMap<(IpAddr, IpAddr), Conn> = BTreeMap::new();
+        // A connection: the requests flow (data, whole) of requester, responder and DestQP.
+        let mut conns: BTreeMap<(IpAddr, IpAddr, u32), Conn> = BTreeMap::new();
         for p in pkts.iter().filter(|p| p.kind == PktKind::Data) {
-            conns.entry((p.src, p.dst)).or_insert(Conn {
+            conns.entry((p.src, p.dst, p.destqp)).or_insert(Conn {
                 requester: p.src,
                 responder: p.dst,
                 responder_qpn: p.destqp,
                 requester_qpn: None,
             });
         }
-        for p in &pkts {
-            if let Some(c) = conns.get_mut(&(p.dst, p.src)) {
-                if c.requester_qpn.is_none() && p.kind != PktKind::Cnp {
-                    c.requester_qpn = Some(p.destqp);
-                }
+        // A frame the same way as another connection's requests, to that connection's
+        // responder QPN, is that connection's (a DCP data packet trimmed to its header-only form
+        // on the way, a CNP for its READ responses).
+        let requests: std::collections::BTreeSet<(IpAddr, IpAddr, u32)> = conns.keys().copied().collect();
+        for p in pkts.iter().filter(|p| {
+            !matches!(p.kind, PktKind::Data | PktKind::Cnp) && !requests.contains(&(p.src, p.dst, p.destqp))
+        }) {
+            if let Some(c) = conns
+                .range_mut((p.dst, p.src, 0)..=(p.dst, p.src, u32::MAX))
+                .map(|(_, c)| c)
+                .find(|c| c.requester_qpn.is_none())
+            {
+                c.requester_qpn = Some(p.destqp);
             }
         }
         Wire { taps, pkts, conns: conns.into_values().collect(), profile }
@@ -102,6 +154,16 @@ impl Wire {
     /// The tap at `host`'s NIC.
     pub fn tap_at(&self, host: IpAddr) -> Option<&TapSpec> {
         self.taps.iter().find(|t| t.host == Some(host))
+    }
+
+    /// Which ends of the connection from `requester` to `responder` are tapped.
+    pub fn coverage(&self, requester: IpAddr, responder: IpAddr) -> Coverage {
+        match (self.tap_at(requester).is_some(), self.tap_at(responder).is_some()) {
+            (true, true) => Coverage::Both,
+            (true, false) => Coverage::Requester,
+            (false, true) => Coverage::Responder,
+            (false, false) => Coverage::Neither,
+        }
     }
 
     pub fn dir(&self, p: &Pkt) -> Dir {

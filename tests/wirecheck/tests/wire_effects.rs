@@ -24,6 +24,7 @@ fn totals(seeds: std::ops::RangeInclusive<u64>, resends: bool, o: impl Fn(u64) -
         }
         t.data_frames += v.numbers.data_frames;
         t.retx += v.numbers.retx;
+        t.retx_both += v.numbers.retx_both;
         t.data_lost += v.numbers.data_lost;
         t.lost += v.numbers.lost;
     }
