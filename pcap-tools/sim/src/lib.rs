@@ -7,6 +7,7 @@ pub use rocescope_stacks::rng;
 mod nic;
 pub mod pfc;
 pub mod sim;
+pub mod spill;
 pub mod synth;
 pub mod topology;
 pub mod truth;

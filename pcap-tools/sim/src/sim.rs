@@ -879,6 +879,10 @@ pub struct Fabric<'w> {
     pub keep_txs: bool,
     /// Recycled slots of [`Self::txs`] (without [`Self::keep_txs`]).
     free_txs: Vec<u32>,
+    /// The truth's records on disk ([`Self::spill_truth`]); `None` otherwise.
+    pub spilled: Option<crate::spill::Spilled>,
+    /// Transmission ids handed out when spilling (unique: [`TxRec::id`] is then not the slot).
+    next_tx_id: u32,
     posts_pending: u64,
     completed: u64,
     /// When the run last made progress (for the watchdog).
@@ -925,6 +929,8 @@ impl<'w> Fabric<'w> {
             keep_tap_frames: true,
             keep_txs: true,
             free_txs: Vec::new(),
+            spilled: None,
+            next_tx_id: 0,
             posts_pending: 0,
             completed: 0,
             last_progress: 0,
@@ -1455,7 +1461,14 @@ impl<'w> Fabric<'w> {
         reason: Option<RetxReason>,
     ) -> u32 {
         let slot = if self.keep_txs { None } else { self.free_txs.pop() };
-        let id = slot.unwrap_or(self.txs.len() as u32);
+        let slot_id = slot.unwrap_or(self.txs.len() as u32);
+        // Spilling, ids are unique and slots recycled; otherwise the id is the slot.
+        let id = if self.spilled.is_some() {
+            self.next_tx_id += 1;
+            self.next_tx_id - 1
+        } else {
+            slot_id
+        };
         let (kind, cover, dcp_msn, dst, flow) = {
             let f =
                 Frame::parse(LinkType::Ethernet, &bytes, bytes.len(), &DecodeOptions { verify: false, ..self.decode });
@@ -1489,6 +1502,7 @@ impl<'w> Fabric<'w> {
             Some(i) => self.txs[i as usize] = rec,
             None => self.txs.push(rec),
         }
+        let id = slot_id;
         self.stats.transmissions += 1;
         let src_host = match origin {
             Origin::Requester => sender,
@@ -1561,8 +1575,34 @@ impl<'w> Fabric<'w> {
 
     /// A transmission's fate is final: without [`Self::keep_txs`] its record's slot is reused.
     fn release_tx(&mut self, tx: u32) {
+        if let Some(s) = &self.spilled {
+            let t = &self.txs[tx as usize];
+            s.txs.set(t.id as u64, t);
+        }
         if !self.keep_txs {
             self.free_txs.push(tx);
+        }
+    }
+
+    /// Makes the run spill what its truth needs to disk (`spill.rs`) instead of keeping it:
+    /// every transmission's record once its fate is final (its slot is then reused, as
+    /// without [`Self::keep_txs`]) and every tap frame. Call before the run; after it,
+    /// [`Self::finish_spill`].
+    pub fn spill_truth(&mut self) {
+        self.spilled = Some(crate::spill::Spilled::default());
+        self.keep_txs = false;
+        self.keep_tap_frames = false;
+    }
+
+    /// After the run: spills the records still in flight.
+    pub fn finish_spill(&mut self) {
+        let Some(s) = &self.spilled else { return };
+        let mut free = vec![false; self.txs.len()];
+        for &i in &self.free_txs {
+            free[i as usize] = true;
+        }
+        for (t, _) in self.txs.iter().zip(&free).filter(|(_, f)| !**f) {
+            s.txs.set(t.id as u64, t);
         }
     }
 
@@ -1864,6 +1904,10 @@ impl<'w> Fabric<'w> {
 
     fn record(&mut self, tap: u8, pkt: u32, tx: u32, incoming: bool, trimmed: bool, ce: bool) {
         self.frames_written += 1;
+        if let Some(s) = &self.spilled {
+            let tx = self.txs[tx as usize].id;
+            s.frames.push(&TapFrame { frame: self.frames_written, tap, time: self.now, tx, incoming, trimmed, ce });
+        }
         if self.keep_tap_frames {
             self.tap_frames.push(TapFrame {
                 frame: self.frames_written,
@@ -2025,7 +2069,8 @@ impl<'w> Fabric<'w> {
             EpBox::Req(r) => r.on_frame(self.now, &f, &mut actions),
             EpBox::Resp(r) => r.on_frame(self.now, &f, &mut actions),
         }
-        self.run_actions(ep, &mut actions, Some(tx as u32));
+        let trigger = self.txs[tx].id;
+        self.run_actions(ep, &mut actions, Some(trigger));
         self.actions = actions;
         if ce {
             self.send_cnp(host, ep, qpn);

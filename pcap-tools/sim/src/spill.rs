@@ -1,0 +1,558 @@
+//! Records kept on disk instead of in memory, so that the ground truth of a long run
+//! (`docs/truth.md`, "Memory") costs disk, not memory: [`DiskVec`] is an array of fixed-size
+//! records in an unlinked temporary file (in `std::env::temp_dir()`, i.e. `TMPDIR`), read and
+//! written at record offsets. Reads and writes go through the file (the page cache), never
+//! through a mapping, so the records do not count in the process's resident memory.
+//!
+//! Errors are sticky: an I/O error is kept, reads after it give zeroed records, and
+//! [`DiskVec::check`] reports it; whoever writes the truth checks before it reports success.
+
+use std::cell::{Cell, RefCell};
+use std::fs::File;
+use std::io;
+use std::marker::PhantomData;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use super::sim::{Accept, Cover, DropCause, Fate, Kind, Origin, TapFrame, TxRec};
+use rocescope_stacks::RetxReason;
+
+/// A record of fixed size on disk. An all-zero record must decode (to anything): it is what a
+/// slot never written reads as.
+pub trait Record: Sized {
+    const SIZE: usize;
+    fn encode(&self, out: &mut Enc<'_>);
+    fn decode(inp: &mut Dec<'_>) -> Self;
+}
+
+/// Writes a record's fields, little-endian.
+pub struct Enc<'a> {
+    buf: &'a mut [u8],
+    pos: usize,
+}
+
+impl Enc<'_> {
+    pub fn bytes(&mut self, b: &[u8]) {
+        self.buf[self.pos..self.pos + b.len()].copy_from_slice(b);
+        self.pos += b.len();
+    }
+    pub fn u8(&mut self, v: u8) {
+        self.bytes(&[v]);
+    }
+    pub fn u32(&mut self, v: u32) {
+        self.bytes(&v.to_le_bytes());
+    }
+    pub fn u64(&mut self, v: u64) {
+        self.bytes(&v.to_le_bytes());
+    }
+}
+
+/// Reads a record's fields.
+pub struct Dec<'a> {
+    buf: &'a [u8],
+    pos: usize,
+}
+
+impl Dec<'_> {
+    fn take<const N: usize>(&mut self) -> [u8; N] {
+        let mut a = [0u8; N];
+        a.copy_from_slice(&self.buf[self.pos..self.pos + N]);
+        self.pos += N;
+        a
+    }
+    pub fn u8(&mut self) -> u8 {
+        self.take::<1>()[0]
+    }
+    pub fn u32(&mut self) -> u32 {
+        u32::from_le_bytes(self.take())
+    }
+    pub fn u64(&mut self) -> u64 {
+        u64::from_le_bytes(self.take())
+    }
+    pub fn bool(&mut self) -> bool {
+        self.u8() != 0
+    }
+}
+
+#[cfg(unix)]
+fn read_at(f: &File, buf: &mut [u8], off: u64) -> io::Result<usize> {
+    std::os::unix::fs::FileExt::read_at(f, buf, off)
+}
+#[cfg(unix)]
+fn write_all_at(f: &File, buf: &[u8], off: u64) -> io::Result<()> {
+    std::os::unix::fs::FileExt::write_all_at(f, buf, off)
+}
+#[cfg(windows)]
+fn read_at(f: &File, buf: &mut [u8], off: u64) -> io::Result<usize> {
+    std::os::windows::fs::FileExt::seek_read(f, buf, off)
+}
+#[cfg(windows)]
+fn write_all_at(f: &File, mut buf: &[u8], mut off: u64) -> io::Result<()> {
+    while !buf.is_empty() {
+        let n = std::os::windows::fs::FileExt::seek_write(f, buf, off)?;
+        if n == 0 {
+            return Err(io::ErrorKind::WriteZero.into());
+        }
+        buf = &buf[n..];
+        off += n as u64;
+    }
+    Ok(())
+}
+
+/// Fills `buf` from `off`; what lies past the end of the file reads as zeros.
+fn read_full_at(f: &File, buf: &mut [u8], off: u64) -> io::Result<()> {
+    let mut done = 0;
+    while done < buf.len() {
+        let n = read_at(f, &mut buf[done..], off + done as u64)?;
+        if n == 0 {
+            buf[done..].fill(0);
+            break;
+        }
+        done += n;
+    }
+    Ok(())
+}
+
+/// An unlinked temporary file.
+fn temp_file() -> io::Result<File> {
+    static N: AtomicU64 = AtomicU64::new(0);
+    let dir = std::env::temp_dir();
+    for _ in 0..100 {
+        let n = N.fetch_add(1, Ordering::Relaxed);
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.subsec_nanos())
+            .unwrap_or(0);
+        let path = dir.join(format!("rocescope-spill-{}-{n}-{nanos}", std::process::id()));
+        match std::fs::OpenOptions::new().read(true).write(true).create_new(true).open(&path) {
+            Ok(f) => {
+                // Unlinked at once on Unix: the file goes when the handle does.
+                let _ = std::fs::remove_file(&path);
+                return Ok(f);
+            }
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
+            Err(e) => return Err(e),
+        }
+    }
+    Err(io::Error::other("no free temporary file name"))
+}
+
+/// Appended records are buffered up to this many bytes.
+const APPEND_BUF: usize = 64 * 1024;
+
+/// An array of [`Record`]s in a temporary file. Methods take `&self` (the file is read and
+/// written at offsets); a slot never written reads as the zeroed record.
+pub struct DiskVec<T: Record> {
+    file: Option<File>,
+    len: Cell<u64>,
+    /// Appended records not yet written: they start at record `pending_from`.
+    pending: RefCell<Vec<u8>>,
+    pending_from: Cell<u64>,
+    error: RefCell<Option<io::Error>>,
+    _t: PhantomData<T>,
+}
+
+impl<T: Record> DiskVec<T> {
+    /// An empty array (its file is made now; if that fails, [`Self::check`] says so).
+    pub fn new() -> DiskVec<T> {
+        let (file, error) = match temp_file() {
+            Ok(f) => (Some(f), None),
+            Err(e) => (None, Some(e)),
+        };
+        DiskVec {
+            file,
+            len: Cell::new(0),
+            pending: RefCell::new(Vec::new()),
+            pending_from: Cell::new(0),
+            error: RefCell::new(error),
+            _t: PhantomData,
+        }
+    }
+
+    /// Records (one past the highest slot written).
+    pub fn len(&self) -> u64 {
+        self.len.get()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The first I/O error, if any happened.
+    pub fn check(&self) -> io::Result<()> {
+        match self.error.borrow_mut().take() {
+            Some(e) => Err(e),
+            None => Ok(()),
+        }
+    }
+
+    fn fail(&self, e: io::Error) {
+        let mut err = self.error.borrow_mut();
+        if err.is_none() {
+            *err = Some(e);
+        }
+    }
+
+    fn flush(&self) {
+        let mut p = self.pending.borrow_mut();
+        if p.is_empty() {
+            return;
+        }
+        if let Some(f) = &self.file {
+            if let Err(e) = write_all_at(f, &p, self.pending_from.get() * T::SIZE as u64) {
+                self.fail(e);
+            }
+        }
+        p.clear();
+    }
+
+    fn encode(v: &T) -> Vec<u8> {
+        let mut buf = vec![0u8; T::SIZE];
+        let mut e = Enc { buf: &mut buf, pos: 0 };
+        v.encode(&mut e);
+        debug_assert_eq!(e.pos, T::SIZE, "record size");
+        buf
+    }
+
+    /// Appends a record.
+    pub fn push(&self, v: &T) {
+        let i = self.len.get();
+        let mut p = self.pending.borrow_mut();
+        if p.is_empty() {
+            self.pending_from.set(i);
+        }
+        p.extend_from_slice(&Self::encode(v));
+        self.len.set(i + 1);
+        let full = p.len() >= APPEND_BUF;
+        drop(p);
+        if full {
+            self.flush();
+        }
+    }
+
+    /// Writes slot `i` (the array grows to hold it).
+    pub fn set(&self, i: u64, v: &T) {
+        self.flush();
+        if let Some(f) = &self.file {
+            if let Err(e) = write_all_at(f, &Self::encode(v), i * T::SIZE as u64) {
+                self.fail(e);
+            }
+        }
+        self.len.set(self.len.get().max(i + 1));
+    }
+
+    /// Slot `i` (zeroed if never written, or after an error).
+    pub fn get(&self, i: u64) -> T {
+        self.flush();
+        let mut buf = vec![0u8; T::SIZE];
+        if let Some(f) = &self.file {
+            if let Err(e) = read_full_at(f, &mut buf, i * T::SIZE as u64) {
+                self.fail(e);
+                buf.fill(0);
+            }
+        }
+        T::decode(&mut Dec { buf: &buf, pos: 0 })
+    }
+
+    /// Every record in order, read in large blocks.
+    pub fn iter(&self) -> impl Iterator<Item = T> + '_ {
+        self.flush();
+        let per = (APPEND_BUF / T::SIZE).max(1) as u64;
+        let len = self.len();
+        let mut buf = Vec::new();
+        let mut at = 0u64;
+        let mut block_end = 0u64;
+        std::iter::from_fn(move || {
+            if at >= len {
+                return None;
+            }
+            if at == block_end {
+                block_end = (at + per).min(len);
+                buf.resize(((block_end - at) as usize) * T::SIZE, 0);
+                if let Some(f) = &self.file {
+                    if let Err(e) = read_full_at(f, &mut buf, at * T::SIZE as u64) {
+                        self.fail(e);
+                        buf.fill(0);
+                    }
+                }
+            }
+            let k = (at - (block_end - (buf.len() / T::SIZE) as u64)) as usize * T::SIZE;
+            at += 1;
+            Some(T::decode(&mut Dec { buf: &buf[k..k + T::SIZE], pos: 0 }))
+        })
+    }
+}
+
+impl<T: Record> Default for DiskVec<T> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+// Encodings of the simulator's records. Enums are one byte (0 = the first variant, so that a
+// zeroed record decodes); options carry a presence byte.
+
+fn origin_u8(o: Origin) -> u8 {
+    match o {
+        Origin::Requester => 0,
+        Origin::Responder => 1,
+        Origin::Nic => 2,
+    }
+}
+fn origin_of(b: u8) -> Origin {
+    match b {
+        1 => Origin::Responder,
+        2 => Origin::Nic,
+        _ => Origin::Requester,
+    }
+}
+fn kind_u8(k: Kind) -> u8 {
+    match k {
+        Kind::Data => 0,
+        Kind::ReadResp => 1,
+        Kind::Ack => 2,
+        Kind::Nak => 3,
+        Kind::Sack => 4,
+        Kind::HoBounce => 5,
+        Kind::Cnp => 6,
+        Kind::Other => 7,
+    }
+}
+fn kind_of(b: u8) -> Kind {
+    match b {
+        1 => Kind::ReadResp,
+        2 => Kind::Ack,
+        3 => Kind::Nak,
+        4 => Kind::Sack,
+        5 => Kind::HoBounce,
+        6 => Kind::Cnp,
+        7 => Kind::Other,
+        _ => Kind::Data,
+    }
+}
+fn reason_u8(r: Option<RetxReason>) -> u8 {
+    match r {
+        None => 0,
+        Some(RetxReason::GoBack) => 1,
+        Some(RetxReason::Sack) => 2,
+        Some(RetxReason::HeaderOnly) => 3,
+        Some(RetxReason::Timeout) => 4,
+    }
+}
+fn reason_of(b: u8) -> Option<RetxReason> {
+    match b {
+        1 => Some(RetxReason::GoBack),
+        2 => Some(RetxReason::Sack),
+        3 => Some(RetxReason::HeaderOnly),
+        4 => Some(RetxReason::Timeout),
+        _ => None,
+    }
+}
+fn accept_u8(a: Option<Accept>) -> u8 {
+    match a {
+        None => 0,
+        Some(Accept::Accepted) => 1,
+        Some(Accept::Duplicate) => 2,
+        Some(Accept::Discarded) => 3,
+    }
+}
+fn accept_of(b: u8) -> Option<Accept> {
+    match b {
+        1 => Some(Accept::Accepted),
+        2 => Some(Accept::Duplicate),
+        3 => Some(Accept::Discarded),
+        _ => None,
+    }
+}
+fn cause_u8(c: DropCause) -> u8 {
+    match c {
+        DropCause::Queue => 0,
+        DropCause::ControlQueue => 1,
+        DropCause::Link => 2,
+        DropCause::Switch => 3,
+        DropCause::NoEndpoint => 4,
+    }
+}
+fn cause_of(b: u8) -> DropCause {
+    match b {
+        1 => DropCause::ControlQueue,
+        2 => DropCause::Link,
+        3 => DropCause::Switch,
+        4 => DropCause::NoEndpoint,
+        _ => DropCause::Queue,
+    }
+}
+
+impl Record for TxRec {
+    const SIZE: usize = 4 + 4 + 1 + 1 + 4 + 9 + 1 + 1 + 8 + 4 + (1 + 8 + 1 + 4) + (1 + 8 + 4) + 1 + (1 + 4) + 5;
+    fn encode(&self, o: &mut Enc<'_>) {
+        o.u32(self.id);
+        o.u32(self.conn);
+        o.u8(origin_u8(self.origin));
+        o.u8(kind_u8(self.kind));
+        o.u32(self.psn);
+        o.u8(self.msg.is_some() as u8);
+        o.u64(self.msg.unwrap_or(0));
+        o.u8(reason_u8(self.reason));
+        o.u8(self.to_requester as u8);
+        o.u64(self.sent);
+        o.u32(self.len);
+        let (tag, at, cause, place) = match self.fate {
+            Fate::InFlight => (0, 0, 0, 0),
+            Fate::Delivered { at } => (1, at, 0, 0),
+            Fate::Dropped { at, cause, place } => (2, at, cause_u8(cause), place),
+        };
+        o.u8(tag);
+        o.u64(at);
+        o.u8(cause);
+        o.u32(place);
+        o.u8(self.trimmed.is_some() as u8);
+        let (at, place) = self.trimmed.unwrap_or((0, 0));
+        o.u64(at);
+        o.u32(place);
+        o.u8(accept_u8(self.accept));
+        let (tag, v) = match self.cover {
+            Cover::None => (0, 0),
+            Cover::PsnLe(p) => (1, p),
+            Cover::PsnLt(p) => (2, p),
+            Cover::MsnLt(m) => (3, m),
+        };
+        o.u8(tag);
+        o.u32(v);
+        o.u8(self.dcp_msn.is_some() as u8);
+        o.u32(self.dcp_msn.unwrap_or(0));
+    }
+    fn decode(i: &mut Dec<'_>) -> TxRec {
+        let id = i.u32();
+        let conn = i.u32();
+        let origin = origin_of(i.u8());
+        let kind = kind_of(i.u8());
+        let psn = i.u32();
+        let has_msg = i.bool();
+        let msg = i.u64();
+        let reason = reason_of(i.u8());
+        let to_requester = i.bool();
+        let sent = i.u64();
+        let len = i.u32();
+        let (tag, at, cause, place) = (i.u8(), i.u64(), i.u8(), i.u32());
+        let fate = match tag {
+            1 => Fate::Delivered { at },
+            2 => Fate::Dropped { at, cause: cause_of(cause), place },
+            _ => Fate::InFlight,
+        };
+        let (has_trim, at, place) = (i.bool(), i.u64(), i.u32());
+        let accept = accept_of(i.u8());
+        let (tag, v) = (i.u8(), i.u32());
+        let cover = match tag {
+            1 => Cover::PsnLe(v),
+            2 => Cover::PsnLt(v),
+            3 => Cover::MsnLt(v),
+            _ => Cover::None,
+        };
+        let (has_msn, msn) = (i.bool(), i.u32());
+        TxRec {
+            id,
+            conn,
+            origin,
+            kind,
+            psn,
+            msg: has_msg.then_some(msg),
+            reason,
+            to_requester,
+            sent,
+            len,
+            fate,
+            trimmed: has_trim.then_some((at, place)),
+            accept,
+            cover,
+            dcp_msn: has_msn.then_some(msn),
+        }
+    }
+}
+
+impl Record for TapFrame {
+    const SIZE: usize = 8 + 1 + 8 + 4 + 3;
+    fn encode(&self, o: &mut Enc<'_>) {
+        o.u64(self.frame);
+        o.u8(self.tap);
+        o.u64(self.time);
+        o.u32(self.tx);
+        o.u8(self.incoming as u8);
+        o.u8(self.trimmed as u8);
+        o.u8(self.ce as u8);
+    }
+    fn decode(i: &mut Dec<'_>) -> TapFrame {
+        TapFrame {
+            frame: i.u64(),
+            tap: i.u8(),
+            time: i.u64(),
+            tx: i.u32(),
+            incoming: i.bool(),
+            trimmed: i.bool(),
+            ce: i.bool(),
+        }
+    }
+}
+
+/// What a run spills for its truth instead of keeping it in [`super::sim::Fabric::txs`] and
+/// [`super::sim::Fabric::tap_frames`]: every transmission's record at its id once its fate is
+/// final, and every tap frame in file order.
+#[derive(Default)]
+pub struct Spilled {
+    pub txs: DiskVec<TxRec>,
+    pub frames: DiskVec<TapFrame>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn records_read_back_as_written() {
+        let v: DiskVec<TapFrame> = DiskVec::new();
+        let fr = |i: u64| TapFrame {
+            frame: i + 1,
+            tap: (i % 3) as u8,
+            time: i * 7,
+            tx: i as u32 * 2,
+            incoming: i % 2 == 0,
+            trimmed: i % 5 == 0,
+            ce: true,
+        };
+        for i in 0..10_000 {
+            v.push(&fr(i));
+        }
+        assert_eq!(v.len(), 10_000);
+        assert_eq!(v.get(4321).time, 4321 * 7);
+        let all: Vec<_> = v.iter().collect();
+        assert_eq!(all.len(), 10_000);
+        assert!(all.iter().enumerate().all(|(i, f)| f.frame == i as u64 + 1 && f.tx == i as u32 * 2));
+        v.set(20_000, &fr(5));
+        assert_eq!(v.len(), 20_001);
+        assert_eq!(v.get(15_000).frame, 0, "a hole reads as zeros");
+        assert_eq!(v.get(20_000).time, 35);
+        v.check().unwrap();
+
+        let t = TxRec {
+            id: 9,
+            conn: 2,
+            origin: Origin::Nic,
+            kind: Kind::HoBounce,
+            psn: 0xff_fffe,
+            msg: Some(1 << 40),
+            reason: Some(RetxReason::Timeout),
+            to_requester: true,
+            sent: 123,
+            len: 1082,
+            fate: Fate::Dropped { at: 77, cause: DropCause::Switch, place: 4 },
+            trimmed: Some((55, 3)),
+            accept: Some(Accept::Discarded),
+            cover: Cover::MsnLt(12),
+            dcp_msn: Some(7),
+        };
+        let d: DiskVec<TxRec> = DiskVec::new();
+        d.set(3, &t);
+        let back = d.get(3);
+        assert_eq!(format!("{back:?}"), format!("{t:?}"));
+        assert_eq!(d.get(1).fate, Fate::InFlight);
+    }
+}
