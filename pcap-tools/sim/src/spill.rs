@@ -136,22 +136,33 @@ fn temp_file() -> io::Result<File> {
     Err(io::Error::other("no free temporary file name"))
 }
 
-/// Appended records are buffered up to this many bytes.
-const APPEND_BUF: usize = 64 * 1024;
+/// Bytes per cached block of a [`DiskVec`], and blocks cached per array.
+const BLOCK: usize = 16 * 1024;
+const CACHED: usize = 4;
 
-/// An array of [`Record`]s in a temporary file. Methods take `&self` (the file is read and
-/// written at offsets); a slot never written reads as the zeroed record.
+/// A cached block: its number, its bytes, whether they differ from the file's.
+struct Block {
+    no: u64,
+    bytes: Vec<u8>,
+    dirty: bool,
+}
+
+/// An array of [`Record`]s in a temporary file, through a small write-back cache of blocks
+/// ([`CACHED`] of [`BLOCK`] bytes, evicted round robin), so that the derivation's mostly
+/// sequential walks cost few system calls. Methods take `&self`; a slot never written reads as
+/// the zeroed record.
 pub struct DiskVec<T: Record> {
     file: Option<File>,
     len: Cell<u64>,
-    /// Appended records not yet written: they start at record `pending_from`.
-    pending: RefCell<Vec<u8>>,
-    pending_from: Cell<u64>,
+    cache: RefCell<(Vec<Block>, usize)>,
     error: RefCell<Option<io::Error>>,
     _t: PhantomData<T>,
 }
 
 impl<T: Record> DiskVec<T> {
+    /// Records per block (a record never straddles two).
+    const PER: u64 = if BLOCK / T::SIZE == 0 { 1 } else { (BLOCK / T::SIZE) as u64 };
+
     /// An empty array (its file is made now; if that fails, [`Self::check`] says so).
     pub fn new() -> DiskVec<T> {
         let (file, error) = match temp_file() {
@@ -161,8 +172,7 @@ impl<T: Record> DiskVec<T> {
         DiskVec {
             file,
             len: Cell::new(0),
-            pending: RefCell::new(Vec::new()),
-            pending_from: Cell::new(0),
+            cache: RefCell::new((Vec::new(), 0)),
             error: RefCell::new(error),
             _t: PhantomData,
         }
@@ -175,6 +185,13 @@ impl<T: Record> DiskVec<T> {
 
     pub fn is_empty(&self) -> bool {
         self.len() == 0
+    }
+
+    /// Forgets every record (the file's blocks are reused as the array grows again).
+    pub fn clear(&self) {
+        let (blocks, _) = &mut *self.cache.borrow_mut();
+        blocks.clear();
+        self.len.set(0);
     }
 
     /// The first I/O error, if any happened.
@@ -192,93 +209,80 @@ impl<T: Record> DiskVec<T> {
         }
     }
 
-    fn flush(&self) {
-        let mut p = self.pending.borrow_mut();
-        if p.is_empty() {
-            return;
-        }
-        if let Some(f) = &self.file {
-            if let Err(e) = write_all_at(f, &p, self.pending_from.get() * T::SIZE as u64) {
-                self.fail(e);
-            }
-        }
-        p.clear();
+    fn block_bytes() -> usize {
+        Self::PER as usize * T::SIZE
     }
 
-    fn encode(v: &T) -> Vec<u8> {
-        let mut buf = vec![0u8; T::SIZE];
-        let mut e = Enc { buf: &mut buf, pos: 0 };
-        v.encode(&mut e);
-        debug_assert_eq!(e.pos, T::SIZE, "record size");
-        buf
+    fn write_back(&self, b: &mut Block) {
+        if b.dirty {
+            if let Some(f) = &self.file {
+                if let Err(e) = write_all_at(f, &b.bytes, b.no * Self::block_bytes() as u64) {
+                    self.fail(e);
+                }
+            }
+            b.dirty = false;
+        }
+    }
+
+    /// Runs `op` on the bytes of record `i` (its block loaded into the cache first).
+    fn with<R>(&self, i: u64, write: bool, op: impl FnOnce(&mut [u8]) -> R) -> R {
+        let (no, at) = (i / Self::PER, (i % Self::PER) as usize * T::SIZE);
+        let mut cache = self.cache.borrow_mut();
+        let (blocks, next) = &mut *cache;
+        let k = match blocks.iter().position(|b| b.no == no) {
+            Some(k) => k,
+            None => {
+                let mut bytes = vec![0u8; Self::block_bytes()];
+                // Blocks wholly past the end were never written: zeros.
+                let past_end = no * Self::PER >= self.len.get();
+                if let (Some(f), false) = (&self.file, past_end) {
+                    if let Err(e) = read_full_at(f, &mut bytes, no * Self::block_bytes() as u64) {
+                        self.fail(e);
+                        bytes.fill(0);
+                    }
+                }
+                let b = Block { no, bytes, dirty: false };
+                if blocks.len() < CACHED {
+                    blocks.push(b);
+                    blocks.len() - 1
+                } else {
+                    let k = *next;
+                    *next = (k + 1) % CACHED;
+                    let mut old = std::mem::replace(&mut blocks[k], b);
+                    self.write_back(&mut old);
+                    k
+                }
+            }
+        };
+        let b = &mut blocks[k];
+        b.dirty |= write;
+        op(&mut b.bytes[at..at + T::SIZE])
     }
 
     /// Appends a record.
     pub fn push(&self, v: &T) {
-        let i = self.len.get();
-        let mut p = self.pending.borrow_mut();
-        if p.is_empty() {
-            self.pending_from.set(i);
-        }
-        p.extend_from_slice(&Self::encode(v));
-        self.len.set(i + 1);
-        let full = p.len() >= APPEND_BUF;
-        drop(p);
-        if full {
-            self.flush();
-        }
+        self.set(self.len.get(), v);
     }
 
     /// Writes slot `i` (the array grows to hold it).
     pub fn set(&self, i: u64, v: &T) {
-        self.flush();
-        if let Some(f) = &self.file {
-            if let Err(e) = write_all_at(f, &Self::encode(v), i * T::SIZE as u64) {
-                self.fail(e);
-            }
-        }
+        self.with(i, true, |buf| {
+            buf.fill(0);
+            let mut e = Enc { buf, pos: 0 };
+            v.encode(&mut e);
+            debug_assert_eq!(e.pos, T::SIZE, "record size");
+        });
         self.len.set(self.len.get().max(i + 1));
     }
 
     /// Slot `i` (zeroed if never written, or after an error).
     pub fn get(&self, i: u64) -> T {
-        self.flush();
-        let mut buf = vec![0u8; T::SIZE];
-        if let Some(f) = &self.file {
-            if let Err(e) = read_full_at(f, &mut buf, i * T::SIZE as u64) {
-                self.fail(e);
-                buf.fill(0);
-            }
-        }
-        T::decode(&mut Dec { buf: &buf, pos: 0 })
+        self.with(i, false, |buf| T::decode(&mut Dec { buf, pos: 0 }))
     }
 
-    /// Every record in order, read in large blocks.
+    /// Every record in order.
     pub fn iter(&self) -> impl Iterator<Item = T> + '_ {
-        self.flush();
-        let per = (APPEND_BUF / T::SIZE).max(1) as u64;
-        let len = self.len();
-        let mut buf = Vec::new();
-        let mut at = 0u64;
-        let mut block_end = 0u64;
-        std::iter::from_fn(move || {
-            if at >= len {
-                return None;
-            }
-            if at == block_end {
-                block_end = (at + per).min(len);
-                buf.resize(((block_end - at) as usize) * T::SIZE, 0);
-                if let Some(f) = &self.file {
-                    if let Err(e) = read_full_at(f, &mut buf, at * T::SIZE as u64) {
-                        self.fail(e);
-                        buf.fill(0);
-                    }
-                }
-            }
-            let k = (at - (block_end - (buf.len() / T::SIZE) as u64)) as usize * T::SIZE;
-            at += 1;
-            Some(T::decode(&mut Dec { buf: &buf[k..k + T::SIZE], pos: 0 }))
-        })
+        (0..self.len()).map(|i| self.get(i))
     }
 }
 

@@ -1433,6 +1433,8 @@ struct Gen<'f, 'w> {
     psns: Vec<Vec<MsgPsns>>,
     retransmissions: u64,
     spurious: u64,
+    /// The current flow's coverage frames ([`FlowGen::cov`]).
+    cov: DiskVec<CovRec>,
     /// What the derivation holds where.
     stats: std::cell::Cell<TruthStats>,
     /// The per-PSN store's I/O error (the store is gone after [`Gen::derive_txs`]).
@@ -1484,6 +1486,7 @@ impl<'f, 'w> Gen<'f, 'w> {
                 .collect(),
             retransmissions: 0,
             spurious: 0,
+            cov: DiskVec::new(),
             stats: Default::default(),
             psn_error: Default::default(),
         };
@@ -1585,6 +1588,7 @@ impl<'f, 'w> Gen<'f, 'w> {
             return Err(e);
         }
         self.derived.check()?;
+        self.cov.check()?;
         self.next_copy.check()?;
         self.next_in_flow.check()?;
         self.frames.check()?;
@@ -1743,7 +1747,8 @@ impl<'f, 'w> Gen<'f, 'w> {
         let c = &self.f.conns[ci];
         let base_msn = self.psns[ci].first().and_then(|m| m.dcp_msn);
         // Coverage frames at this tap (the responder's direction), with running maxima.
-        let cov: DiskVec<CovRec> = DiskVec::new();
+        let cov = &self.cov;
+        cov.clear();
         let mut best = (0u64, 0u64);
         for (i, fr) in self.flow_frames(tap, ci * 2 + 1) {
             let t = self.tx(fr.tx);
@@ -1764,7 +1769,7 @@ impl<'f, 'w> Gen<'f, 'w> {
         fl.losses = fg.losses().collect();
         fl.capture_gaps = fg.capture_gaps().collect();
         fl.retransmissions = fg.retransmissions().collect();
-        fl.messages = fg.messages();
+        fl.messages = fg.messages().collect();
         fl
     }
 
@@ -1845,7 +1850,7 @@ struct FlowGen<'g, 'f, 'w> {
     flow: usize,
     base_msn: Option<u32>,
     /// The coverage frames of the connection's responses flow at this tap.
-    cov: DiskVec<CovRec>,
+    cov: &'g DiskVec<CovRec>,
 }
 
 impl FlowGen<'_, '_, '_> {
@@ -1980,45 +1985,48 @@ impl FlowGen<'_, '_, '_> {
         })
     }
 
-    /// Per message (requests flows; none for responses).
-    fn messages(&self) -> Vec<FlowMessage> {
+    /// Per message (requests flows; none for responses). Holds, per message of the
+    /// connection, its first, last and completing frame at this tap (by frame number: frames
+    /// count from 1, 0 is none) and its retransmitted frames: 28 bytes.
+    fn messages(&self) -> impl Iterator<Item = FlowMessage> + '_ {
         let (g, tap, ci) = (self.g, self.tap, self.ci);
         let c = self.conn();
         let psns = &g.psns[ci];
-        let mut messages = Vec::new();
-        if self.dir != 0 {
-            return messages;
-        }
-        let n = c.messages.len();
-        let (mut first, mut last, mut retx) = (vec![None::<u64>; n], vec![None::<u64>; n], vec![0u64; n]);
-        // The READ responses the requester accepted, per message (the last one completes it).
-        let mut read_last: Vec<Option<TapFrame>> = vec![None; n];
-        for fl in [ci * 2, ci * 2 + 1] {
-            for (_, fr) in g.flow_frames(tap, fl) {
+        let n = if self.dir == 0 { c.messages.len() } else { 0 };
+        let (mut first, mut last, mut retx) = (vec![0u64; n], vec![0u64; n], vec![0u32; n]);
+        // The READ response the requester accepted last, per message (it completes it): the
+        // frame's index in the tap frames + 1.
+        let mut read_last = vec![0u64; n];
+        for fl in [ci * 2, ci * 2 + 1].into_iter().filter(|_| n > 0) {
+            for (i, fr) in g.flow_frames(tap, fl) {
                 let t = g.tx(fr.tx);
                 let Some(m) = t.msg.filter(|&m| (m as usize) < n && t.kind.is_data()) else { continue };
                 let m = m as usize;
-                first[m] = Some(first[m].map_or(fr.frame, |x| x.min(fr.frame)));
-                last[m] = Some(last[m].map_or(fr.frame, |x| x.max(fr.frame)));
+                first[m] = if first[m] == 0 { fr.frame } else { first[m].min(fr.frame) };
+                last[m] = last[m].max(fr.frame);
                 if g.derived.get(fr.tx as u64).cause.is_some() {
                     retx[m] += 1;
                 }
                 if t.kind == sim::Kind::ReadResp
                     && Some(t.psn) == psns[m].last
                     && t.accept == Some(sim::Accept::Accepted)
-                    && read_last[m].is_none()
+                    && read_last[m] == 0
                 {
-                    read_last[m] = Some(fr);
+                    read_last[m] = i + 1;
                 }
             }
         }
+        let mut s = g.stats.get();
+        s.per_message = s.per_message.max(4 * n as u64);
+        g.stats.set(s);
         // RC completes in order: a message is proven complete once it and every message
         // before it are.
+        let nz = |v: u64| (v != 0).then_some(v);
         let mut proof: Option<TapFrame> = None;
-        for (mi, m) in c.messages.iter().enumerate() {
+        c.messages.iter().take(n).enumerate().map(move |(mi, m)| {
             let p = &psns[mi];
             let own = if m.msg.op == stacks::Op::Read {
-                m.completed_by.and_then(|t| g.seen(tap, t)).or(read_last[mi])
+                m.completed_by.and_then(|t| g.seen(tap, t)).or(nz(read_last[mi]).map(|i| g.frame_at(i - 1)))
             } else if self.dcp() {
                 self.first_cover(None, self.msg_off(p))
             } else {
@@ -2029,24 +2037,20 @@ impl FlowGen<'_, '_, '_> {
                 (a, b) => b.or(a),
             };
             let comp = own.and(proof);
-            messages.push(FlowMessage {
+            FlowMessage {
                 complete_frame: comp.map(|c| c.frame),
                 complete_time_ns: comp.map(|c| ts(c.time)),
-                first_frame: first[mi],
+                first_frame: nz(first[mi]),
                 first_psn: p.first,
                 index: mi as u64,
-                last_frame: last[mi],
+                last_frame: nz(last[mi]),
                 last_psn: p.last,
                 len: m.msg.len,
                 op: m.msg.op.into(),
                 packets: p.packets,
-                retransmitted: retx[mi],
-            });
-        }
-        let mut s = g.stats.get();
-        s.per_message = s.per_message.max(5 * n as u64);
-        g.stats.set(s);
-        messages
+                retransmitted: retx[mi] as u64,
+            }
+        })
     }
 }
 
@@ -2096,9 +2100,6 @@ pub fn write_truth_stats(f: &Fabric<'_>, command: &str, config: &Config, w: &mut
                 o.flow_sep(first)?;
                 first = false;
                 o.flow(&fg.head(), fg.losses(), fg.capture_gaps(), fg.retransmissions(), fg.messages())?;
-                if let Err(e) = fg.cov.check() {
-                    return Err(e);
-                }
             }
         }
         o.tap_end()?;
