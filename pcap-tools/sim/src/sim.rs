@@ -1377,6 +1377,8 @@ impl<'w> Fabric<'w> {
                 Action::Delivered { msg, len, intact } => {
                     let now = self.now;
                     if let Some(m) = self.conns[conn as usize].messages.get_mut(msg as usize) {
+                        // One delivery is the rule: room for one, not Vec's default four.
+                        m.delivered.reserve_exact(1);
                         m.delivered.push((now, len, intact));
                         self.last_progress = now;
                     }
@@ -1388,6 +1390,7 @@ impl<'w> Fabric<'w> {
                             self.completed += 1;
                             self.last_progress = now;
                         }
+                        m.completed.reserve_exact(1);
                         m.completed.push(now);
                         m.completed_by = m.completed_by.or(trigger);
                     }

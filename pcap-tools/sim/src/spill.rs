@@ -137,7 +137,7 @@ fn temp_file() -> io::Result<File> {
 }
 
 /// Bytes per cached block of a [`DiskVec`], and blocks cached per array.
-const BLOCK: usize = 16 * 1024;
+const BLOCK: usize = 4 * 1024;
 const CACHED: usize = 4;
 
 /// A cached block: its number, its bytes, whether they differ from the file's.
@@ -187,11 +187,16 @@ impl<T: Record> DiskVec<T> {
         self.len() == 0
     }
 
-    /// Forgets every record (the file's blocks are reused as the array grows again).
+    /// Forgets every record: the array is empty again, its slots zeroed.
     pub fn clear(&self) {
         let (blocks, _) = &mut *self.cache.borrow_mut();
         blocks.clear();
         self.len.set(0);
+        if let Some(f) = &self.file {
+            if let Err(e) = f.set_len(0) {
+                self.fail(e);
+            }
+        }
     }
 
     /// The first I/O error, if any happened.
@@ -535,6 +540,10 @@ mod tests {
         assert_eq!(v.get(15_000).frame, 0, "a hole reads as zeros");
         assert_eq!(v.get(20_000).time, 35);
         v.check().unwrap();
+        v.clear();
+        assert!(v.is_empty());
+        v.set(3, &fr(9));
+        assert_eq!((v.get(0).frame, v.get(3).frame, v.len()), (0, 10, 4), "cleared slots read as zeros");
 
         let t = TxRec {
             id: 9,

@@ -602,6 +602,8 @@ pub fn build<'w>(
         let cc = conn_config_between(opts, &fabric, i, pair, &mut rng);
         let (req, resp) = factory(&cc);
         let c = fabric.add_connection_between(pair.0, pair.1, cc, req, resp);
+        // Every message's record lives for the run: exactly as many as will be posted.
+        fabric.conns[c as usize].messages.reserve_exact(opts.messages as usize);
         for m in 0..opts.messages as u64 {
             let op = ops[m as usize % ops.len()];
             fabric.post(c, m * opts.post_interval_ns, Message { id: m, op, len: opts.message_size });

@@ -1177,12 +1177,61 @@ fn flow_of(t: &TxRec) -> usize {
 }
 
 /// Per connection: each message's first and last PSN (over every data transmission of it) and
-/// its DCP MSN.
+/// its DCP MSN (on disk: the zeroed record is a message with none).
+#[derive(Clone, Copy, Debug, Default)]
 struct MsgPsns {
     first: Option<u32>,
     last: Option<u32>,
     dcp_msn: Option<u32>,
     packets: u32,
+}
+
+fn put_opt(o: &mut Enc<'_>, v: Option<u32>) {
+    o.u8(v.is_some() as u8);
+    o.u32(v.unwrap_or(0));
+}
+
+fn get_opt(i: &mut Dec<'_>) -> Option<u32> {
+    let (has, v) = (i.bool(), i.u32());
+    has.then_some(v)
+}
+
+impl Record for MsgPsns {
+    const SIZE: usize = 3 * 5 + 4;
+    fn encode(&self, o: &mut Enc<'_>) {
+        put_opt(o, self.first);
+        put_opt(o, self.last);
+        put_opt(o, self.dcp_msn);
+        o.u32(self.packets);
+    }
+    fn decode(i: &mut Dec<'_>) -> MsgPsns {
+        MsgPsns { first: get_opt(i), last: get_opt(i), dcp_msn: get_opt(i), packets: i.u32() }
+    }
+}
+
+/// Per message, what one tap saw of it in its connection's flows (frame numbers count from 1:
+/// 0 is none).
+#[derive(Clone, Copy, Debug, Default)]
+struct MsgFrames {
+    first: u64,
+    last: u64,
+    /// Its frames that are retransmissions.
+    retx: u32,
+    /// The accepted READ response that completes it: its index among the tap frames + 1.
+    read_last: u64,
+}
+
+impl Record for MsgFrames {
+    const SIZE: usize = 8 + 8 + 4 + 8;
+    fn encode(&self, o: &mut Enc<'_>) {
+        o.u64(self.first);
+        o.u64(self.last);
+        o.u32(self.retx);
+        o.u64(self.read_last);
+    }
+    fn decode(i: &mut Dec<'_>) -> MsgFrames {
+        MsgFrames { first: i.u64(), last: i.u64(), retx: i.u32(), read_last: i.u64() }
+    }
 }
 
 /// Offset of `psn` from the connection's first PSN (PSNs before it count as 0).
@@ -1388,9 +1437,9 @@ impl<T: Record + Clone> Src<'_, T> {
 
 /// A message's first and last PSN (over every data transmission of it), its DCP MSN and how
 /// many PSNs it has (`first_copy`: `t` is its PSN's first copy).
-fn message_psns(f: &Fabric<'_>, psns: &mut [Vec<MsgPsns>], t: &TxRec, first_copy: bool) {
+fn message_psns(f: &Fabric<'_>, psns: &Messages<MsgPsns>, t: &TxRec, first_copy: bool) {
     let Some(m) = t.msg else { return };
-    let Some(e) = psns[t.conn as usize].get_mut(m as usize) else { return };
+    let Some(mut e) = psns.get(t.conn as usize, m) else { return };
     let read = f.conns[t.conn as usize].messages[m as usize].msg.op == stacks::Op::Read;
     if t.origin == sim::Origin::Requester {
         e.first = Some(e.first.unwrap_or(t.psn));
@@ -1407,6 +1456,38 @@ fn message_psns(f: &Fabric<'_>, psns: &mut [Vec<MsgPsns>], t: &TxRec, first_copy
             Some(l) if sim::psn_lt(t.psn, l) => l,
             _ => t.psn,
         });
+    }
+    psns.set(t.conn as usize, m, &e);
+}
+
+/// Per-message records of every connection, on disk: connection `c`'s message `m` at
+/// `base[c] + m`.
+struct Messages<T: Record> {
+    base: Vec<u64>,
+    recs: DiskVec<T>,
+}
+
+impl<T: Record> Messages<T> {
+    fn new(f: &Fabric<'_>) -> Messages<T> {
+        let mut base = Vec::with_capacity(f.conns.len() + 1);
+        let mut at = 0u64;
+        for c in &f.conns {
+            base.push(at);
+            at += c.messages.len() as u64;
+        }
+        base.push(at);
+        Messages { base, recs: DiskVec::new() }
+    }
+    /// Connection `c`'s message `m`, if it has one.
+    fn get(&self, c: usize, m: u64) -> Option<T> {
+        let i = self.base[c] + m;
+        (i < self.base[c + 1]).then(|| self.recs.get(i))
+    }
+    fn set(&self, c: usize, m: u64, v: &T) {
+        let i = self.base[c] + m;
+        if i < self.base[c + 1] {
+            self.recs.set(i, v);
+        }
     }
 }
 
@@ -1430,7 +1511,9 @@ struct Gen<'f, 'w> {
     flow_frames: Vec<Vec<u64>>,
     /// Per tap, per transmission: its frame there.
     seen: Vec<DiskVec<Link>>,
-    psns: Vec<Vec<MsgPsns>>,
+    psns: Messages<MsgPsns>,
+    /// The current requests flow's [`MsgFrames`] (by message).
+    msg_frames: DiskVec<MsgFrames>,
     retransmissions: u64,
     spurious: u64,
     /// The current flow's coverage frames ([`FlowGen::cov`]).
@@ -1449,8 +1532,6 @@ pub struct TruthStats {
     pub records: u64,
     /// Of those, held in memory ([`Fabric::txs`], [`Fabric::tap_frames`]): 0 when spilled.
     pub in_memory: u64,
-    /// Per-message records (the messages' PSNs, a flow's per-message frames).
-    pub per_message: u64,
     /// Chunks of per-PSN state (their table is in memory).
     pub psn_chunks: u64,
 }
@@ -1479,11 +1560,8 @@ impl<'f, 'w> Gen<'f, 'w> {
             flow_first_frame: vec![vec![Link(0); nflows]; ntaps],
             flow_frames: vec![vec![0; nflows]; ntaps],
             seen: (0..ntaps).map(|_| DiskVec::new()).collect(),
-            psns: f
-                .conns
-                .iter()
-                .map(|c| c.messages.iter().map(|_| MsgPsns { first: None, last: None, dcp_msn: None, packets: 0 }).collect())
-                .collect(),
+            psns: Messages::new(f),
+            msg_frames: DiskVec::new(),
             retransmissions: 0,
             spurious: 0,
             cov: DiskVec::new(),
@@ -1494,7 +1572,6 @@ impl<'f, 'w> Gen<'f, 'w> {
         g.index_frames(frames_src);
         let mut s = g.stats.get();
         s.records = g.txs.len() + g.frames.len();
-        s.per_message = s.per_message.max(g.psns.iter().map(|v| v.len() as u64).sum());
         s.in_memory = if f.spilled.is_some() { 0 } else { s.records };
         g.stats.set(s);
         g
@@ -1547,7 +1624,7 @@ impl<'f, 'w> Gen<'f, 'w> {
                 st.any_lost |= lost(&t);
                 st.last = t.id;
                 psn.states.set(slot, &st);
-                message_psns(f, &mut self.psns, &t, d.copy == 0);
+                message_psns(f, &self.psns, &t, d.copy == 0);
             }
             self.derived.set(t.id as u64, &d);
         }
@@ -1745,7 +1822,7 @@ impl<'f, 'w> Gen<'f, 'w> {
     /// produce its sections one record at a time.
     fn flow_gen(&self, tap: usize, ci: usize, dir: usize) -> FlowGen<'_, 'f, 'w> {
         let c = &self.f.conns[ci];
-        let base_msn = self.psns[ci].first().and_then(|m| m.dcp_msn);
+        let base_msn = self.psns.get(ci, 0).and_then(|m| m.dcp_msn);
         // Coverage frames at this tap (the responder's direction), with running maxima.
         let cov = &self.cov;
         cov.clear();
@@ -1781,7 +1858,7 @@ impl<'f, 'w> Gen<'f, 'w> {
     fn sim_messages(&self) -> impl Iterator<Item = SimMessage> + '_ {
         self.f.conns.iter().enumerate().flat_map(move |(ci, c)| {
             c.messages.iter().enumerate().map(move |(mi, m)| {
-                let p = &self.psns[ci][mi];
+                let p = self.psns.get(ci, mi as u64).unwrap_or_default();
                 SimMessage {
                     completed_by_tx: m.completed_by,
                     completed_ns: m.completed.first().map(|&t| ts(t)),
@@ -1944,7 +2021,7 @@ impl FlowGen<'_, '_, '_> {
     /// PSNs the receiver accepted of which this tap saw no copy, at their first accepted copy.
     fn capture_gaps(&self) -> impl Iterator<Item = CaptureGap> + '_ {
         let (g, tap) = (self.g, self.tap);
-        let psns = &g.psns[self.ci];
+        let ci = self.ci;
         g.flow_txs(self.flow).filter(|t| t.kind.is_data() && t.accept == Some(sim::Accept::Accepted)).filter_map(
             move |t| {
                 let d = g.derived.get(t.id as u64);
@@ -1957,7 +2034,7 @@ impl FlowGen<'_, '_, '_> {
                 let evidence = if self.dir != 0 {
                     None
                 } else if self.dcp() {
-                    t.msg.and_then(|m| psns.get(m as usize)).and_then(|p| self.first_cover(None, self.msg_off(p)))
+                    t.msg.and_then(|m| g.psns.get(ci, m)).and_then(|p| self.first_cover(None, self.msg_off(&p)))
                 } else {
                     self.first_cover(Some(psn_off(self.conn(), t.psn)), None)
                 };
@@ -1985,50 +2062,45 @@ impl FlowGen<'_, '_, '_> {
         })
     }
 
-    /// Per message (requests flows; none for responses). Holds, per message of the
-    /// connection, its first, last and completing frame at this tap (by frame number: frames
-    /// count from 1, 0 is none) and its retransmitted frames: 28 bytes.
+    /// Per message (requests flows; none for responses), from what the tap saw of each
+    /// ([`MsgFrames`], on disk).
     fn messages(&self) -> impl Iterator<Item = FlowMessage> + '_ {
         let (g, tap, ci) = (self.g, self.tap, self.ci);
         let c = self.conn();
-        let psns = &g.psns[ci];
         let n = if self.dir == 0 { c.messages.len() } else { 0 };
-        let (mut first, mut last, mut retx) = (vec![0u64; n], vec![0u64; n], vec![0u32; n]);
-        // The READ response the requester accepted last, per message (it completes it): the
-        // frame's index in the tap frames + 1.
-        let mut read_last = vec![0u64; n];
+        let mf = &g.msg_frames;
+        mf.clear();
         for fl in [ci * 2, ci * 2 + 1].into_iter().filter(|_| n > 0) {
             for (i, fr) in g.flow_frames(tap, fl) {
                 let t = g.tx(fr.tx);
                 let Some(m) = t.msg.filter(|&m| (m as usize) < n && t.kind.is_data()) else { continue };
-                let m = m as usize;
-                first[m] = if first[m] == 0 { fr.frame } else { first[m].min(fr.frame) };
-                last[m] = last[m].max(fr.frame);
+                let mut r = mf.get(m);
+                r.first = if r.first == 0 { fr.frame } else { r.first.min(fr.frame) };
+                r.last = r.last.max(fr.frame);
                 if g.derived.get(fr.tx as u64).cause.is_some() {
-                    retx[m] += 1;
+                    r.retx += 1;
                 }
                 if t.kind == sim::Kind::ReadResp
-                    && Some(t.psn) == psns[m].last
+                    && r.read_last == 0
                     && t.accept == Some(sim::Accept::Accepted)
-                    && read_last[m] == 0
+                    && Some(t.psn) == g.psns.get(ci, m).and_then(|p| p.last)
                 {
-                    read_last[m] = i + 1;
+                    r.read_last = i + 1;
                 }
+                mf.set(m, &r);
             }
         }
-        let mut s = g.stats.get();
-        s.per_message = s.per_message.max(4 * n as u64);
-        g.stats.set(s);
         // RC completes in order: a message is proven complete once it and every message
         // before it are.
         let nz = |v: u64| (v != 0).then_some(v);
         let mut proof: Option<TapFrame> = None;
         c.messages.iter().take(n).enumerate().map(move |(mi, m)| {
-            let p = &psns[mi];
+            let p = g.psns.get(ci, mi as u64).unwrap_or_default();
+            let r = mf.get(mi as u64);
             let own = if m.msg.op == stacks::Op::Read {
-                m.completed_by.and_then(|t| g.seen(tap, t)).or(nz(read_last[mi]).map(|i| g.frame_at(i - 1)))
+                m.completed_by.and_then(|t| g.seen(tap, t)).or(nz(r.read_last).map(|i| g.frame_at(i - 1)))
             } else if self.dcp() {
-                self.first_cover(None, self.msg_off(p))
+                self.first_cover(None, self.msg_off(&p))
             } else {
                 p.last.and_then(|l| self.first_cover(Some(psn_off(c, l)), None))
             };
@@ -2040,15 +2112,15 @@ impl FlowGen<'_, '_, '_> {
             FlowMessage {
                 complete_frame: comp.map(|c| c.frame),
                 complete_time_ns: comp.map(|c| ts(c.time)),
-                first_frame: nz(first[mi]),
+                first_frame: nz(r.first),
                 first_psn: p.first,
                 index: mi as u64,
-                last_frame: nz(last[mi]),
+                last_frame: nz(r.last),
                 last_psn: p.last,
                 len: m.msg.len,
                 op: m.msg.op.into(),
                 packets: p.packets,
-                retransmitted: retx[mi] as u64,
+                retransmitted: r.retx as u64,
             }
         })
     }
