@@ -1453,7 +1453,8 @@ impl<'w> Fabric<'w> {
         }
     }
 
-    /// Records a transmission and queues it at the sending host's NIC.
+    /// Records a transmission and queues it at the sending host's NIC; returns its record's
+    /// slot in [`Self::txs`].
     fn transmit(
         &mut self,
         conn: u32,
@@ -1505,7 +1506,6 @@ impl<'w> Fabric<'w> {
             Some(i) => self.txs[i as usize] = rec,
             None => self.txs.push(rec),
         }
-        let id = slot_id;
         self.stats.transmissions += 1;
         let src_host = match origin {
             Origin::Requester => sender,
@@ -1522,7 +1522,8 @@ impl<'w> Fabric<'w> {
         let dst_host = dst.unwrap_or(u16::MAX);
         let pkt = self.alloc(Packet {
             bytes,
-            tx: id,
+            // Packets name their record's slot.
+            tx: slot_id,
             dst_host,
             flow,
             trimmed: false,
@@ -1536,7 +1537,7 @@ impl<'w> Fabric<'w> {
             let port = self.nodes[self.topo.hosts[src_host as usize]].ports[0];
             self.enqueue_nic_ctrl(port, pkt);
         }
-        id
+        slot_id
     }
 
     fn alloc(&mut self, p: Packet) -> u32 {

@@ -118,10 +118,8 @@ fn temp_file() -> io::Result<File> {
     let dir = std::env::temp_dir();
     for _ in 0..100 {
         let n = N.fetch_add(1, Ordering::Relaxed);
-        let nanos = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.subsec_nanos())
-            .unwrap_or(0);
+        let nanos =
+            std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.subsec_nanos()).unwrap_or(0);
         let path = dir.join(format!("rocescope-spill-{}-{n}-{nanos}", std::process::id()));
         match std::fs::OpenOptions::new().read(true).write(true).create_new(true).open(&path) {
             Ok(f) => {
@@ -523,8 +521,8 @@ mod tests {
             tap: (i % 3) as u8,
             time: i * 7,
             tx: i as u32 * 2,
-            incoming: i % 2 == 0,
-            trimmed: i % 5 == 0,
+            incoming: i.is_multiple_of(2),
+            trimmed: i.is_multiple_of(5),
             ce: true,
         };
         for i in 0..10_000 {

@@ -3,7 +3,8 @@
 //! simulator's own view (every message and every transmission with its fate).
 //!
 //! The document is [`Truth`], one typed struct per record kind; `rocescope synth --truth`
-//! writes it through them ([`write_truth`], streaming) and [`Truth::from_json`] reads it back.
+//! writes it through them ([`write_truth`], streaming, from the run's records spilled to disk:
+//! `spill.rs`, `docs/truth.md` "Memory") and [`Truth::from_json`] reads it back.
 //! The file is compact JSON with every connection, frame, flow, message and transmission on a
 //! line of its own ([`Truth::write`]); without those line breaks it is exactly
 //! `serde_json::to_string(&truth)`. Within a record the keys come in the order its struct
@@ -1985,7 +1986,7 @@ impl FlowGen<'_, '_, '_> {
     /// Every transmission of the flow the network failed to deliver whole, in id order.
     fn losses(&self) -> impl Iterator<Item = Loss> + '_ {
         let (g, tap) = (self.g, self.tap);
-        g.flow_txs(self.flow).filter(|t| lost(t)).filter_map(move |t| {
+        g.flow_txs(self.flow).filter(lost).filter_map(move |t| {
             let seen = g.seen(tap, t.id);
             let repair = if t.kind.is_data() { g.next_copy.get(t.id as u64).get() } else { None };
             let evidence = repair.and_then(|r| g.seen(tap, r as u32)).map(|fr| fr.frame);
@@ -2010,7 +2011,11 @@ impl FlowGen<'_, '_, '_> {
                 repair: if repair.is_some() { Repair::EndHost } else { Repair::None },
                 seen: seen.is_some(),
                 seen_as: seen.map(|s| if s.trimmed { SeenAs::Ho } else { SeenAs::Data }),
-                signal: if t.kind.is_data() { signal_of(repair.and_then(|r| g.tx(r as u32).reason)) } else { Signal::None },
+                signal: if t.kind.is_data() {
+                    signal_of(repair.and_then(|r| g.tx(r as u32).reason))
+                } else {
+                    Signal::None
+                },
                 time_ns: ts(when),
                 tx: t.id,
                 place,
@@ -2132,7 +2137,12 @@ pub fn build(f: &Fabric<'_>, command: String, config: Config) -> Truth {
     let g = Gen::new(f);
     let stack = config.stack;
     let taps = (0..f.cfg.taps.len())
-        .map(|ti| Tap { name: g.tap_name(ti), interface: ti as u32, frames: g.frames(ti).collect(), flows: g.flows(ti).collect() })
+        .map(|ti| Tap {
+            name: g.tap_name(ti),
+            interface: ti as u32,
+            frames: g.frames(ti).collect(),
+            flows: g.flows(ti).collect(),
+        })
         .collect();
     Truth {
         format: Format::RocescopeSynthTruth,
@@ -2298,7 +2308,14 @@ impl<W: Write> Out<'_, W> {
         self.raw("\n]}")
     }
     /// A flow: `fl`'s keys, and its sections from the iterators (`fl`'s own are not used).
-    fn flow<A, B, C, D>(&mut self, fl: &Flow, losses: A, capture_gaps: B, retransmissions: C, messages: D) -> io::Result<()>
+    fn flow<A, B, C, D>(
+        &mut self,
+        fl: &Flow,
+        losses: A,
+        capture_gaps: B,
+        retransmissions: C,
+        messages: D,
+    ) -> io::Result<()>
     where
         A: IntoIterator,
         A::Item: Serialize,
@@ -2361,9 +2378,9 @@ impl<W: Write> Out<'_, W> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::collections::HashSet;
     use crate::synth::{self, simulate, OpChoice, SynthOptions};
     use rocescope_stacks::StackKind;
+    use std::collections::HashSet;
 
     /// Small runs that between them produce every optional key and every kind of record.
     fn runs() -> Vec<SynthOptions> {
@@ -2430,6 +2447,49 @@ mod tests {
             assert_eq!(String::from_utf8(from_disk).unwrap(), streamed, "{ctx}: spilled");
             assert_eq!(stats.in_memory, 0, "{ctx}");
             assert_eq!(stats.records, f.txs.len() as u64 + f.tap_frames.len() as u64, "{ctx}");
+        }
+    }
+
+    #[test]
+    fn spilled_and_kept_runs_write_the_same_truth_over_many_flows() {
+        // Many connections (their flows and PSN chunks interleaved on disk), PFC, a failed
+        // link, IRN's spurious resends over sprayed paths, a wrapping start PSN space.
+        let leaf_spine = SynthOptions {
+            topology: sim::TopologyKind::LeafSpine { leaves: 2, spines: 2, hosts_per_leaf: 2 },
+            pattern: synth::Pattern::AllToAll,
+            messages: 3,
+            message_size: 8192,
+            op: OpChoice::Mix,
+            loss: 0.02,
+            seed: 4,
+            ..Default::default()
+        };
+        let runs = [
+            SynthOptions { pfc: true, link_failures: vec![("leaf0>spine1".into(), 5_000)], ..leaf_spine.clone() },
+            SynthOptions { stack: StackKind::Irn, ..leaf_spine },
+            SynthOptions {
+                stack: StackKind::Irn,
+                incast: 3,
+                paths: 4,
+                routing: sim::Routing::Spray,
+                reorder_ns: 1500,
+                messages: 30,
+                loss: 0.03,
+                seed: 8,
+                ..Default::default()
+            },
+        ];
+        for opts in runs {
+            let ctx = opts.command_line();
+            let kept = simulate(&opts, None, true, None).unwrap();
+            let spilled = synth::simulate_keeping(&opts, None, synth::Keep::Disk, None).unwrap();
+            assert!(kept.conns.len() > 2, "{ctx}");
+            let (mut a, mut b) = (Vec::new(), Vec::new());
+            synth::write_truth(&opts, &kept, &mut a).unwrap();
+            synth::write_truth(&opts, &spilled, &mut b).unwrap();
+            assert!(a == b, "{ctx}: the spilled run's truth differs");
+            let t = Truth::from_json(std::str::from_utf8(&b).unwrap()).unwrap();
+            assert!(t.summary.retransmissions > 0, "{ctx}");
         }
     }
 

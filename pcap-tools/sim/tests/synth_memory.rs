@@ -45,7 +45,8 @@ fn with_the_truth_spilled_records_in_memory_do_not_grow_with_the_run() {
         (f.txs.len() as u64 + f.tap_frames.len() as u64, s.records)
     };
     for (stack, size, small) in [(StackKind::Gbn, 4096, 1000), (StackKind::Dcp, 16384, 300)] {
-        let opts = |messages| SynthOptions { stack, messages, message_size: size, loss: 0.01, seed: 3, ..Default::default() };
+        let opts =
+            |messages| SynthOptions { stack, messages, message_size: size, loss: 0.01, seed: 3, ..Default::default() };
         let (a, b) = (opts(small), opts(small * 10));
         let ((held_a, records_a), (held_b, records_b)) = (held(&a, Keep::Disk), held(&b, Keep::Disk));
         assert!(records_b > 9 * records_a, "{stack:?}: the truth covers {records_a} then {records_b} records");
