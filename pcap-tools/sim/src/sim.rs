@@ -1591,11 +1591,12 @@ impl<'w> Fabric<'w> {
     /// Makes the run spill what its truth needs to disk (`spill.rs`) instead of keeping it:
     /// every transmission's record once its fate is final (its slot is then reused, as
     /// without [`Self::keep_txs`]) and every tap frame. Call before the run; after it,
-    /// [`Self::finish_spill`].
-    pub fn spill_truth(&mut self) {
-        self.spilled = Some(crate::spill::Spilled::default());
+    /// [`Self::finish_spill`]. Fails if the temporary files cannot be made.
+    pub fn spill_truth(&mut self) -> std::io::Result<()> {
+        self.spilled = Some(crate::spill::Spilled::new()?);
         self.keep_txs = false;
         self.keep_tap_frames = false;
+        Ok(())
     }
 
     /// After the run: spills the records still in flight.

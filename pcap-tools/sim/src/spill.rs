@@ -112,10 +112,15 @@ fn read_full_at(f: &File, buf: &mut [u8], off: u64) -> io::Result<()> {
     Ok(())
 }
 
-/// An unlinked temporary file.
+/// An unlinked temporary file; an error names the directory.
 fn temp_file() -> io::Result<File> {
-    static N: AtomicU64 = AtomicU64::new(0);
     let dir = std::env::temp_dir();
+    make_temp_file(&dir)
+        .map_err(|e| io::Error::new(e.kind(), format!("a temporary file for the truth in {}: {e}", dir.display())))
+}
+
+fn make_temp_file(dir: &std::path::Path) -> io::Result<File> {
+    static N: AtomicU64 = AtomicU64::new(0);
     for _ in 0..100 {
         let n = N.fetch_add(1, Ordering::Relaxed);
         let nanos =
@@ -503,10 +508,19 @@ impl Record for TapFrame {
 /// What a run spills for its truth instead of keeping it in [`super::sim::Fabric::txs`] and
 /// [`super::sim::Fabric::tap_frames`]: every transmission's record at its id once its fate is
 /// final, and every tap frame in file order.
-#[derive(Default)]
 pub struct Spilled {
     pub txs: DiskVec<TxRec>,
     pub frames: DiskVec<TapFrame>,
+}
+
+impl Spilled {
+    /// Its two temporary files, or why they could not be made.
+    pub fn new() -> io::Result<Spilled> {
+        let s = Spilled { txs: DiskVec::new(), frames: DiskVec::new() };
+        s.txs.check()?;
+        s.frames.check()?;
+        Ok(s)
+    }
 }
 
 #[cfg(test)]

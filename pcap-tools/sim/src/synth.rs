@@ -650,7 +650,7 @@ pub fn simulate_keeping<'w>(
     fabric.keep_tap_frames = keep == Keep::Memory;
     fabric.keep_txs = keep == Keep::Memory;
     if keep == Keep::Disk {
-        fabric.spill_truth();
+        fabric.spill_truth()?;
     }
     fabric.run(progress)?;
     fabric.finish_spill();
