@@ -859,7 +859,7 @@ pub struct Fabric<'w> {
     accept: Vec<[AcceptState; 2]>,
     /// Per connection, its requester QP's DCQCN state (with `CongestionControl::Dcqcn`).
     dcqcn: Vec<Option<Dcqcn>>,
-    /// First PSN of each message as the requester sent it.
+    /// First PSN of each READ as the requester sent it.
     msg_first_psn: Vec<HashMap<u64, u32>>,
     queue: EventQueue<Ev>,
     now: Nanos,
@@ -1481,7 +1481,10 @@ impl<'w> Fabric<'w> {
         let (sender, receiver) = (self.conns[conn as usize].sender as u16, self.conns[conn as usize].receiver as u16);
         let to_requester = dst == Some(sender);
         if kind.is_data() && origin == Origin::Requester {
-            if let Some(m) = msg {
+            // Only READs' are looked up (`judge_read_response`): a map of every message would
+            // grow with the run.
+            let c = &self.conns[conn as usize];
+            if let Some(m) = msg.filter(|&m| c.messages.get(m as usize).is_some_and(|r| r.msg.op == Op::Read)) {
                 self.msg_first_psn[conn as usize].entry(m).or_insert(psn);
             }
         }

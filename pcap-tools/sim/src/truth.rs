@@ -1735,15 +1735,14 @@ impl<'f, 'w> Gen<'f, 'w> {
     fn summary(&self) -> Summary {
         let f = self.f;
         let s = &f.stats;
-        let msgs: Vec<_> = f.conns.iter().flat_map(|c| c.messages.iter()).collect();
+        let msgs = || f.conns.iter().flat_map(|c| c.messages.iter());
         Summary {
             captured_frames: s.captured,
             ce_marked: s.ce_marked,
             cnps: s.cnps,
             cnps_reacted: s.cnps_reacted,
-            completed: msgs.iter().filter(|m| !m.completed.is_empty()).count() as u64,
-            delivered_once: msgs
-                .iter()
+            completed: msgs().filter(|m| !m.completed.is_empty()).count() as u64,
+            delivered_once: msgs()
                 .filter(|m| m.delivered.len() == 1 && m.delivered[0].2 && m.delivered[0].1 == m.msg.len)
                 .count() as u64,
             dropped: s.dropped,
@@ -1753,7 +1752,7 @@ impl<'f, 'w> Gen<'f, 'w> {
             ho_dropped: s.ho_dropped,
             link_frames: s.link_frames,
             max_control_queue_bytes: s.max_control_queue_bytes,
-            messages: msgs.len() as u64,
+            messages: msgs().count() as u64,
             pause_frames: s.pause_frames + s.resume_frames,
             failed_links: s.failed_links,
             retransmissions: self.retransmissions,
