@@ -8,6 +8,7 @@ mod fxhash;
 mod nic;
 pub mod pfc;
 pub mod sim;
+pub mod spill;
 pub mod synth;
 pub mod topology;
 pub mod truth;

@@ -897,7 +897,7 @@ pub struct Fabric<'w> {
     accept: Vec<[AcceptState; 2]>,
     /// Per connection, its requester QP's DCQCN state (with `CongestionControl::Dcqcn`).
     dcqcn: Vec<Option<Dcqcn>>,
-    /// First PSN of each message as the requester sent it.
+    /// First PSN of each READ as the requester sent it.
     msg_first_psn: Vec<FxHashMap<u64, u32>>,
     queue: EventQueue<Ev>,
     now: Nanos,
@@ -917,6 +917,10 @@ pub struct Fabric<'w> {
     pub keep_txs: bool,
     /// Recycled slots of [`Self::txs`] (without [`Self::keep_txs`]).
     free_txs: Vec<u32>,
+    /// The truth's records on disk ([`Self::spill_truth`]); `None` otherwise.
+    pub spilled: Option<crate::spill::Spilled>,
+    /// Transmission ids handed out when spilling (unique: [`TxRec::id`] is then not the slot).
+    next_tx_id: u32,
     posts_pending: u64,
     completed: u64,
     /// When the run last made progress (for the watchdog).
@@ -963,6 +967,8 @@ impl<'w> Fabric<'w> {
             keep_tap_frames: true,
             keep_txs: true,
             free_txs: Vec::new(),
+            spilled: None,
+            next_tx_id: 0,
             posts_pending: 0,
             completed: 0,
             last_progress: 0,
@@ -1407,6 +1413,8 @@ impl<'w> Fabric<'w> {
                 Action::Delivered { msg, len, intact } => {
                     let now = self.now;
                     if let Some(m) = self.conns[conn as usize].messages.get_mut(msg as usize) {
+                        // One delivery is the rule: room for one, not Vec's default four.
+                        m.delivered.reserve_exact(1);
                         m.delivered.push((now, len, intact));
                         self.last_progress = now;
                     }
@@ -1418,6 +1426,7 @@ impl<'w> Fabric<'w> {
                             self.completed += 1;
                             self.last_progress = now;
                         }
+                        m.completed.reserve_exact(1);
                         m.completed.push(now);
                         m.completed_by = m.completed_by.or(trigger);
                     }
@@ -1478,7 +1487,8 @@ impl<'w> Fabric<'w> {
         }
     }
 
-    /// Records a transmission and queues it at the sending host's NIC.
+    /// Records a transmission and queues it at the sending host's NIC; returns its record's
+    /// slot in [`Self::txs`].
     fn transmit(
         &mut self,
         conn: u32,
@@ -1489,7 +1499,14 @@ impl<'w> Fabric<'w> {
         reason: Option<RetxReason>,
     ) -> u32 {
         let slot = if self.keep_txs { None } else { self.free_txs.pop() };
-        let id = slot.unwrap_or(self.txs.len() as u32);
+        let slot_id = slot.unwrap_or(self.txs.len() as u32);
+        // Spilling, ids are unique and slots recycled; otherwise the id is the slot.
+        let id = if self.spilled.is_some() {
+            self.next_tx_id += 1;
+            self.next_tx_id - 1
+        } else {
+            slot_id
+        };
         let (kind, cover, dcp_msn, dst, flow) = {
             let f =
                 Frame::parse(LinkType::Ethernet, &bytes, bytes.len(), &DecodeOptions { verify: false, ..self.decode });
@@ -1498,7 +1515,10 @@ impl<'w> Fabric<'w> {
         let (sender, receiver) = (self.conns[conn as usize].sender as u16, self.conns[conn as usize].receiver as u16);
         let to_requester = dst == Some(sender);
         if kind.is_data() && origin == Origin::Requester {
-            if let Some(m) = msg {
+            // Only READs' are looked up (`judge_read_response`): a map of every message would
+            // grow with the run.
+            let c = &self.conns[conn as usize];
+            if let Some(m) = msg.filter(|&m| c.messages.get(m as usize).is_some_and(|r| r.msg.op == Op::Read)) {
                 self.msg_first_psn[conn as usize].entry(m).or_insert(psn);
             }
         }
@@ -1539,7 +1559,8 @@ impl<'w> Fabric<'w> {
         let dst_host = dst.unwrap_or(u16::MAX);
         let pkt = self.alloc(Packet {
             bytes,
-            tx: id,
+            // Packets name their record's slot.
+            tx: slot_id,
             dst_host,
             flow,
             trimmed: false,
@@ -1553,7 +1574,7 @@ impl<'w> Fabric<'w> {
             let port = self.nodes[self.topo.hosts[src_host as usize]].ports[0];
             self.enqueue_nic_ctrl(port, pkt);
         }
-        id
+        slot_id
     }
 
     fn alloc(&mut self, p: Packet) -> u32 {
@@ -1595,8 +1616,35 @@ impl<'w> Fabric<'w> {
 
     /// A transmission's fate is final: without [`Self::keep_txs`] its record's slot is reused.
     fn release_tx(&mut self, tx: u32) {
+        if let Some(s) = &self.spilled {
+            let t = &self.txs[tx as usize];
+            s.txs.set(t.id as u64, t);
+        }
         if !self.keep_txs {
             self.free_txs.push(tx);
+        }
+    }
+
+    /// Makes the run spill what its truth needs to disk (`spill.rs`) instead of keeping it:
+    /// every transmission's record once its fate is final (its slot is then reused, as
+    /// without [`Self::keep_txs`]) and every tap frame. Call before the run; after it,
+    /// [`Self::finish_spill`]. Fails if the temporary files cannot be made.
+    pub fn spill_truth(&mut self) -> std::io::Result<()> {
+        self.spilled = Some(crate::spill::Spilled::new()?);
+        self.keep_txs = false;
+        self.keep_tap_frames = false;
+        Ok(())
+    }
+
+    /// After the run: spills the records still in flight.
+    pub fn finish_spill(&mut self) {
+        let Some(s) = &self.spilled else { return };
+        let mut free = vec![false; self.txs.len()];
+        for &i in &self.free_txs {
+            free[i as usize] = true;
+        }
+        for (t, _) in self.txs.iter().zip(&free).filter(|(_, f)| !**f) {
+            s.txs.set(t.id as u64, t);
         }
     }
 
@@ -1921,6 +1969,10 @@ impl<'w> Fabric<'w> {
 
     fn record(&mut self, tap: u8, pkt: u32, tx: u32, incoming: bool, trimmed: bool, ce: bool) {
         self.frames_written += 1;
+        if let Some(s) = &self.spilled {
+            let tx = self.txs[tx as usize].id;
+            s.frames.push(&TapFrame { frame: self.frames_written, tap, time: self.now, tx, incoming, trimmed, ce });
+        }
         if self.keep_tap_frames {
             self.tap_frames.push(TapFrame {
                 frame: self.frames_written,
@@ -2082,7 +2134,8 @@ impl<'w> Fabric<'w> {
             EpBox::Req(r) => r.on_frame(self.now, &f, &mut actions),
             EpBox::Resp(r) => r.on_frame(self.now, &f, &mut actions),
         }
-        self.run_actions(ep, &mut actions, Some(tx as u32));
+        let trigger = self.txs[tx].id;
+        self.run_actions(ep, &mut actions, Some(trigger));
         self.actions = actions;
         if ce {
             self.send_cnp(host, ep, qpn);

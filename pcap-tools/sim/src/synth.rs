@@ -615,6 +615,8 @@ pub fn build<'w>(
         let cc = conn_config_between(opts, &fabric, i, pair, &mut rng);
         let (req, resp) = factory(&cc);
         let c = fabric.add_connection_between(pair.0, pair.1, cc, req, resp);
+        // Every message's record lives for the run: exactly as many as will be posted.
+        fabric.conns[c as usize].messages.reserve_exact(opts.messages as usize);
         for m in 0..opts.messages as u64 {
             let op = ops[m as usize % ops.len()];
             fabric.post(c, m * opts.post_interval_ns, Message { id: m, op, len: opts.message_size });
@@ -632,12 +634,39 @@ pub fn simulate<'w>(
     keep_truth: bool,
     progress: Option<&mut dyn FnMut(&Progress)>,
 ) -> std::io::Result<Fabric<'w>> {
+    let keep = if keep_truth { Keep::Memory } else { Keep::Nothing };
+    simulate_keeping(opts, writer, keep, progress)
+}
+
+/// What a run keeps for its truth.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Keep {
+    /// Nothing: transmission records are recycled once final.
+    Nothing,
+    /// Every transmission and tap frame, in memory ([`Fabric::txs`], [`Fabric::tap_frames`]).
+    Memory,
+    /// The same, spilled to temporary files ([`Fabric::spill_truth`], `docs/truth.md`
+    /// "Memory"): what `rocescope synth --truth` does.
+    Disk,
+}
+
+/// [`simulate`], keeping `keep` for the truth.
+pub fn simulate_keeping<'w>(
+    opts: &SynthOptions,
+    writer: Option<Box<dyn Write + 'w>>,
+    keep: Keep,
+    progress: Option<&mut dyn FnMut(&Progress)>,
+) -> std::io::Result<Fabric<'w>> {
     let kind = opts.stack;
     let mut factory = |c: &ConnConfig| new_pair(kind, c);
     let mut fabric = build(opts, writer, &mut factory)?;
-    fabric.keep_tap_frames = keep_truth;
-    fabric.keep_txs = keep_truth;
+    fabric.keep_tap_frames = keep == Keep::Memory;
+    fabric.keep_txs = keep == Keep::Memory;
+    if keep == Keep::Disk {
+        fabric.spill_truth()?;
+    }
     fabric.run(progress)?;
+    fabric.finish_spill();
     if let Some(w) = fabric.take_writer() {
         w.into_inner().flush()?;
     }
@@ -708,7 +737,8 @@ pub fn run(
     } else {
         Box::new(BufWriter::new(File::create(out).map_err(|e| format!("{out}: {e}"))?))
     };
-    let fabric = match simulate(opts, Some(writer), truth_path.is_some(), progress) {
+    let keep = if truth_path.is_some() { Keep::Disk } else { Keep::Nothing };
+    let fabric = match simulate_keeping(opts, Some(writer), keep, progress) {
         Ok(f) => f,
         Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => return Ok(None),
         Err(e) => return Err(format!("{out}: {e}")),

@@ -3,7 +3,8 @@
 //! simulator's own view (every message and every transmission with its fate).
 //!
 //! The document is [`Truth`], one typed struct per record kind; `rocescope synth --truth`
-//! writes it through them ([`write_truth`], streaming) and [`Truth::from_json`] reads it back.
+//! writes it through them ([`write_truth`], streaming, from the run's records spilled to disk:
+//! `spill.rs`, `docs/truth.md` "Memory") and [`Truth::from_json`] reads it back.
 //! The file is compact JSON with every connection, frame, flow, message and transmission on a
 //! line of its own ([`Truth::write`]); without those line breaks it is exactly
 //! `serde_json::to_string(&truth)`. Within a record the keys come in the order its struct
@@ -13,7 +14,7 @@
 //! derived serialisation).
 
 use std::borrow::Borrow;
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::fmt;
 use std::io::{self, Write};
 use std::net::IpAddr;
@@ -21,6 +22,7 @@ use std::net::IpAddr;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use super::sim::{self, AcceptModel, ConnRec, Cover, Fabric, TapFrame, TxRec, EPOCH_NS};
+use super::spill::{Dec, DiskVec, Enc, Record};
 use rocescope_stacks::{self as stacks, RetxReason};
 
 // ---------------------------------------------------------------------------------------------
@@ -1190,7 +1192,8 @@ fn flow_of(t: &TxRec) -> usize {
 }
 
 /// Per connection: each message's first and last PSN (over every data transmission of it) and
-/// its DCP MSN.
+/// its DCP MSN (on disk: the zeroed record is a message with none).
+#[derive(Clone, Copy, Debug, Default)]
 struct MsgPsns {
     first: Option<u32>,
     last: Option<u32>,
@@ -1198,34 +1201,52 @@ struct MsgPsns {
     packets: u32,
 }
 
-fn msg_psns(f: &Fabric<'_>) -> Vec<Vec<MsgPsns>> {
-    let mut out: Vec<Vec<MsgPsns>> = f
-        .conns
-        .iter()
-        .map(|c| c.messages.iter().map(|_| MsgPsns { first: None, last: None, dcp_msn: None, packets: 0 }).collect())
-        .collect();
-    let mut seen: HashMap<(u32, u64, u32), ()> = HashMap::new();
-    for t in &f.txs {
-        let (Some(m), true) = (t.msg, t.kind.is_data()) else { continue };
-        let Some(e) = out[t.conn as usize].get_mut(m as usize) else { continue };
-        let read = f.conns[t.conn as usize].messages[m as usize].msg.op == stacks::Op::Read;
-        if t.origin == sim::Origin::Requester {
-            e.first = Some(e.first.unwrap_or(t.psn));
-            e.dcp_msn = e.dcp_msn.or(t.dcp_msn);
-        }
-        // A READ's packets are its responses; other messages' are the requester's.
-        let counts = if read { t.kind == sim::Kind::ReadResp } else { t.origin == sim::Origin::Requester };
-        if counts {
-            if seen.insert((t.conn, m, t.psn), ()).is_none() {
-                e.packets += 1;
-            }
-            e.last = Some(match e.last {
-                Some(l) if sim::psn_lt(t.psn, l) => l,
-                _ => t.psn,
-            });
-        }
+fn put_opt(o: &mut Enc<'_>, v: Option<u32>) {
+    o.u8(v.is_some() as u8);
+    o.u32(v.unwrap_or(0));
+}
+
+fn get_opt(i: &mut Dec<'_>) -> Option<u32> {
+    let (has, v) = (i.bool(), i.u32());
+    has.then_some(v)
+}
+
+impl Record for MsgPsns {
+    const SIZE: usize = 3 * 5 + 4;
+    fn encode(&self, o: &mut Enc<'_>) {
+        put_opt(o, self.first);
+        put_opt(o, self.last);
+        put_opt(o, self.dcp_msn);
+        o.u32(self.packets);
     }
-    out
+    fn decode(i: &mut Dec<'_>) -> MsgPsns {
+        MsgPsns { first: get_opt(i), last: get_opt(i), dcp_msn: get_opt(i), packets: i.u32() }
+    }
+}
+
+/// Per message, what one tap saw of it in its connection's flows (frame numbers count from 1:
+/// 0 is none).
+#[derive(Clone, Copy, Debug, Default)]
+struct MsgFrames {
+    first: u64,
+    last: u64,
+    /// Its frames that are retransmissions.
+    retx: u32,
+    /// The accepted READ response that completes it: its index among the tap frames + 1.
+    read_last: u64,
+}
+
+impl Record for MsgFrames {
+    const SIZE: usize = 8 + 8 + 4 + 8;
+    fn encode(&self, o: &mut Enc<'_>) {
+        o.u64(self.first);
+        o.u64(self.last);
+        o.u32(self.retx);
+        o.u64(self.read_last);
+    }
+    fn decode(i: &mut Dec<'_>) -> MsgFrames {
+        MsgFrames { first: i.u64(), last: i.u64(), retx: i.u32(), read_last: i.u64() }
+    }
 }
 
 /// Offset of `psn` from the connection's first PSN (PSNs before it count as 0).
@@ -1253,29 +1274,235 @@ fn cover_amount(c: &ConnRec, base_msn: Option<u32>, cover: Cover) -> (u64, u64) 
     }
 }
 
-/// One tap's frames, indexed.
-struct TapView<'a> {
-    frames: Vec<&'a TapFrame>,
-    /// tx → index in `frames` (u32::MAX: not seen).
-    by_tx: Vec<u32>,
-    /// Per flow, indexes into `frames`.
-    by_flow: Vec<Vec<u32>>,
+// The derivation keeps what grows with the run on disk (`spill.rs`): the transmissions and
+// tap frames themselves, what is derived per transmission, the per-PSN state that links the
+// copies of a PSN, and the links that chain each flow's transmissions and each tap's frames of
+// a flow. In memory it keeps what grows with the messages (their PSNs and, per flow while it is
+// written, their frames) and with the connections.
+
+/// A reference to a record: its index + 1, 0 for none (so that a hole reads as none).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+struct Link(u32);
+
+impl Link {
+    fn to(i: u64) -> Link {
+        Link(i as u32 + 1)
+    }
+    fn get(self) -> Option<u64> {
+        (self.0 != 0).then(|| self.0 as u64 - 1)
+    }
 }
 
-impl<'a> TapView<'a> {
-    fn new(f: &'a Fabric<'_>, tap: usize) -> TapView<'a> {
-        let frames: Vec<&TapFrame> = f.tap_frames.iter().filter(|t| t.tap as usize == tap).collect();
-        let mut by_tx = vec![u32::MAX; f.txs.len()];
-        let mut by_flow = vec![Vec::new(); f.conns.len() * 2];
-        for (i, fr) in frames.iter().enumerate() {
-            by_tx[fr.tx as usize] = i as u32;
-            by_flow[flow_of(&f.txs[fr.tx as usize])].push(i as u32);
-        }
-        TapView { frames, by_tx, by_flow }
+impl Record for Link {
+    const SIZE: usize = 4;
+    fn encode(&self, o: &mut Enc<'_>) {
+        o.u32(self.0);
     }
-    fn seen(&self, tx: u32) -> Option<&'a TapFrame> {
-        let i = *self.by_tx.get(tx as usize)?;
-        (i != u32::MAX).then(|| self.frames[i as usize])
+    fn decode(i: &mut Dec<'_>) -> Link {
+        Link(i.u32())
+    }
+}
+
+/// What the truth derives about one transmission from its PSN's earlier copies.
+#[derive(Clone, Copy, Debug, Default)]
+struct Derived {
+    /// Index among the transmissions of its PSN (0: the original).
+    copy: u32,
+    spurious: bool,
+    cause: Option<RetxCause>,
+    /// The first transmission of its PSN (data only; else itself).
+    first: u32,
+}
+
+impl Record for Derived {
+    const SIZE: usize = 4 + 1 + 1 + 4;
+    fn encode(&self, o: &mut Enc<'_>) {
+        o.u32(self.copy);
+        o.u8(self.spurious as u8);
+        o.u8(match self.cause {
+            None => 0,
+            Some(RetxCause::Loss) => 1,
+            Some(RetxCause::GoBack) => 2,
+            Some(RetxCause::Timeout) => 3,
+            Some(RetxCause::Spurious) => 4,
+        });
+        o.u32(self.first);
+    }
+    fn decode(i: &mut Dec<'_>) -> Derived {
+        let copy = i.u32();
+        let spurious = i.bool();
+        let cause = match i.u8() {
+            1 => Some(RetxCause::Loss),
+            2 => Some(RetxCause::GoBack),
+            3 => Some(RetxCause::Timeout),
+            4 => Some(RetxCause::Spurious),
+            _ => None,
+        };
+        Derived { copy, spurious, cause, first: i.u32() }
+    }
+}
+
+/// The copies of one PSN of one flow sent so far (`copies == 0`: none).
+#[derive(Clone, Copy, Debug, Default)]
+struct PsnState {
+    copies: u32,
+    /// An earlier copy was, or would have been, accepted.
+    useful: bool,
+    any_lost: bool,
+    first: u32,
+    last: u32,
+}
+
+impl Record for PsnState {
+    const SIZE: usize = 4 + 1 + 1 + 4 + 4;
+    fn encode(&self, o: &mut Enc<'_>) {
+        o.u32(self.copies);
+        o.u8(self.useful as u8);
+        o.u8(self.any_lost as u8);
+        o.u32(self.first);
+        o.u32(self.last);
+    }
+    fn decode(i: &mut Dec<'_>) -> PsnState {
+        PsnState { copies: i.u32(), useful: i.bool(), any_lost: i.bool(), first: i.u32(), last: i.u32() }
+    }
+}
+
+/// Per-PSN state of every flow on disk: a flow's 2^24 PSNs (by offset from the connection's
+/// first PSN) in chunks of [`PsnStates::CHUNK`], allocated as the run reaches them.
+struct PsnStates {
+    chunks: HashMap<(u32, u32), u32>,
+    states: DiskVec<PsnState>,
+}
+
+impl PsnStates {
+    const CHUNK: u32 = 4096;
+    fn slot(&mut self, flow: usize, off: u32) -> u64 {
+        let n = self.chunks.len() as u32;
+        let chunk = *self.chunks.entry((flow as u32, off / Self::CHUNK)).or_insert(n);
+        chunk as u64 * Self::CHUNK as u64 + (off % Self::CHUNK) as u64
+    }
+}
+
+/// A tap frame with its flow.
+#[derive(Clone, Copy, Debug)]
+struct FrameRec {
+    fr: TapFrame,
+    flow: u32,
+}
+
+impl Record for FrameRec {
+    const SIZE: usize = TapFrame::SIZE + 4;
+    fn encode(&self, o: &mut Enc<'_>) {
+        self.fr.encode(o);
+        o.u32(self.flow);
+    }
+    fn decode(i: &mut Dec<'_>) -> FrameRec {
+        FrameRec { fr: TapFrame::decode(i), flow: i.u32() }
+    }
+}
+
+/// A coverage frame of a responses flow at a tap with the running maxima of what the frames up
+/// to it cover.
+#[derive(Clone, Copy, Debug)]
+struct CovRec {
+    frame: u64,
+    psn: u64,
+    msg: u64,
+}
+
+impl Record for CovRec {
+    const SIZE: usize = 24;
+    fn encode(&self, o: &mut Enc<'_>) {
+        o.u64(self.frame);
+        o.u64(self.psn);
+        o.u64(self.msg);
+    }
+    fn decode(i: &mut Dec<'_>) -> CovRec {
+        CovRec { frame: i.u64(), psn: i.u64(), msg: i.u64() }
+    }
+}
+
+/// The run's transmissions or tap frames: in memory ([`Fabric::txs`], [`Fabric::tap_frames`])
+/// or spilled ([`Fabric::spilled`]).
+enum Src<'a, T: Record> {
+    Mem(&'a [T]),
+    Disk(&'a DiskVec<T>),
+}
+
+impl<T: Record + Clone> Src<'_, T> {
+    fn len(&self) -> u64 {
+        match self {
+            Src::Mem(v) => v.len() as u64,
+            Src::Disk(d) => d.len(),
+        }
+    }
+    fn get(&self, i: u64) -> T {
+        match self {
+            Src::Mem(v) => v[i as usize].clone(),
+            Src::Disk(d) => d.get(i),
+        }
+    }
+    fn iter(&self) -> Box<dyn Iterator<Item = T> + '_> {
+        match self {
+            Src::Mem(v) => Box::new(v.iter().cloned()),
+            Src::Disk(d) => Box::new(d.iter()),
+        }
+    }
+}
+
+/// A message's first and last PSN (over every data transmission of it), its DCP MSN and how
+/// many PSNs it has (`first_copy`: `t` is its PSN's first copy).
+fn message_psns(f: &Fabric<'_>, psns: &Messages<MsgPsns>, t: &TxRec, first_copy: bool) {
+    let Some(m) = t.msg else { return };
+    let Some(mut e) = psns.get(t.conn as usize, m) else { return };
+    let read = f.conns[t.conn as usize].messages[m as usize].msg.op == stacks::Op::Read;
+    if t.origin == sim::Origin::Requester {
+        e.first = Some(e.first.unwrap_or(t.psn));
+        e.dcp_msn = e.dcp_msn.or(t.dcp_msn);
+    }
+    // A READ's packets are its responses; other messages' are the requester's. A PSN of a
+    // flow belongs to one message, so its first copy counts it.
+    let counts = if read { t.kind == sim::Kind::ReadResp } else { t.origin == sim::Origin::Requester };
+    if counts {
+        if first_copy {
+            e.packets += 1;
+        }
+        e.last = Some(match e.last {
+            Some(l) if sim::psn_lt(t.psn, l) => l,
+            _ => t.psn,
+        });
+    }
+    psns.set(t.conn as usize, m, &e);
+}
+
+/// Per-message records of every connection, on disk: connection `c`'s message `m` at
+/// `base[c] + m`.
+struct Messages<T: Record> {
+    base: Vec<u64>,
+    recs: DiskVec<T>,
+}
+
+impl<T: Record> Messages<T> {
+    fn new(f: &Fabric<'_>) -> Messages<T> {
+        let mut base = Vec::with_capacity(f.conns.len() + 1);
+        let mut at = 0u64;
+        for c in &f.conns {
+            base.push(at);
+            at += c.messages.len() as u64;
+        }
+        base.push(at);
+        Messages { base, recs: DiskVec::new() }
+    }
+    /// Connection `c`'s message `m`, if it has one.
+    fn get(&self, c: usize, m: u64) -> Option<T> {
+        let i = self.base[c] + m;
+        (i < self.base[c + 1]).then(|| self.recs.get(i))
+    }
+    fn set(&self, c: usize, m: u64, v: &T) {
+        let i = self.base[c] + m;
+        if i < self.base[c + 1] {
+            self.recs.set(i, v);
+        }
     }
 }
 
@@ -1283,11 +1510,45 @@ impl<'a> TapView<'a> {
 /// [`write_truth`] can stream them).
 struct Gen<'f, 'w> {
     f: &'f Fabric<'w>,
-    derived: Vec<TxTruth>,
-    psns: Vec<Vec<MsgPsns>>,
-    /// Per flow: the lost transmissions, and the accepted data transmissions.
-    lost: Vec<Vec<u32>>,
-    accepted: Vec<Vec<u32>>,
+    txs: Src<'f, TxRec>,
+    /// Per transmission (by id).
+    derived: DiskVec<Derived>,
+    /// Per transmission: the next copy of its PSN; the next transmission of its flow.
+    next_copy: DiskVec<Link>,
+    next_in_flow: DiskVec<Link>,
+    /// Per flow: its first transmission.
+    flow_first_tx: Vec<Link>,
+    /// Every tap frame, in file order, and per frame the next frame of its flow at its tap.
+    frames: DiskVec<FrameRec>,
+    next_frame: DiskVec<Link>,
+    /// Per tap, per flow: its first frame there and how many.
+    flow_first_frame: Vec<Vec<Link>>,
+    flow_frames: Vec<Vec<u64>>,
+    /// Per tap, per transmission: its frame there.
+    seen: Vec<DiskVec<Link>>,
+    psns: Messages<MsgPsns>,
+    /// The current requests flow's [`MsgFrames`] (by message).
+    msg_frames: DiskVec<MsgFrames>,
+    retransmissions: u64,
+    spurious: u64,
+    /// The current flow's coverage frames ([`FlowGen::cov`]).
+    cov: DiskVec<CovRec>,
+    /// What the derivation holds where.
+    stats: std::cell::Cell<TruthStats>,
+    /// The per-PSN store's I/O error (the store is gone after [`Gen::derive_txs`]).
+    psn_error: std::cell::RefCell<Option<io::Error>>,
+}
+
+/// What deriving the truth held in memory: the test of `docs/truth.md`'s memory bound counts
+/// these instead of measuring the process.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct TruthStats {
+    /// Transmissions and tap frames derived from (kept on disk).
+    pub records: u64,
+    /// Of those, held in memory ([`Fabric::txs`], [`Fabric::tap_frames`]): 0 when spilled.
+    pub in_memory: u64,
+    /// Chunks of per-PSN state (their table is in memory).
+    pub psn_chunks: u64,
 }
 
 fn ts(t: u64) -> TimeNs {
@@ -1296,41 +1557,206 @@ fn ts(t: u64) -> TimeNs {
 
 impl<'f, 'w> Gen<'f, 'w> {
     fn new(f: &'f Fabric<'w>) -> Gen<'f, 'w> {
+        let (txs, frames_src) = match &f.spilled {
+            Some(s) => (Src::Disk(&s.txs), Src::Disk(&s.frames)),
+            None => (Src::Mem(&f.txs[..]), Src::Mem(&f.tap_frames[..])),
+        };
         let nflows = f.conns.len() * 2;
-        let mut lost_by = vec![Vec::new(); nflows];
-        let mut accepted = vec![Vec::new(); nflows];
-        for t in &f.txs {
-            if lost(t) {
-                lost_by[flow_of(t)].push(t.id);
+        let ntaps = f.cfg.taps.len();
+        let mut g = Gen {
+            f,
+            txs,
+            derived: DiskVec::new(),
+            next_copy: DiskVec::new(),
+            next_in_flow: DiskVec::new(),
+            flow_first_tx: vec![Link(0); nflows],
+            frames: DiskVec::new(),
+            next_frame: DiskVec::new(),
+            flow_first_frame: vec![vec![Link(0); nflows]; ntaps],
+            flow_frames: vec![vec![0; nflows]; ntaps],
+            seen: (0..ntaps).map(|_| DiskVec::new()).collect(),
+            psns: Messages::new(f),
+            msg_frames: DiskVec::new(),
+            retransmissions: 0,
+            spurious: 0,
+            cov: DiskVec::new(),
+            stats: Default::default(),
+            psn_error: Default::default(),
+        };
+        g.derive_txs();
+        g.index_frames(frames_src);
+        let mut s = g.stats.get();
+        s.records = g.txs.len() + g.frames.len();
+        s.in_memory = if f.spilled.is_some() { 0 } else { s.records };
+        g.stats.set(s);
+        g
+    }
+
+    /// One pass over the transmissions in id order: each one's copy, cause and spuriousness
+    /// from its PSN's earlier copies (whose fates are final), the links between copies and
+    /// along each flow, and each message's PSNs.
+    fn derive_txs(&mut self) {
+        let f = self.f;
+        let mut psn = PsnStates { chunks: HashMap::new(), states: DiskVec::new() };
+        let mut flow_last: Vec<Option<u32>> = vec![None; f.conns.len() * 2];
+        let useful = |t: &TxRec| match f.cfg.accept {
+            AcceptModel::InOrder => t.accept == Some(sim::Accept::Accepted),
+            AcceptModel::AnyOrder => matches!(t.accept, Some(sim::Accept::Accepted | sim::Accept::Duplicate)),
+        };
+        for t in self.txs.iter() {
+            let flow = flow_of(&t);
+            match flow_last[flow].replace(t.id) {
+                Some(p) => self.next_in_flow.set(p as u64, &Link::to(t.id as u64)),
+                None => self.flow_first_tx[flow] = Link::to(t.id as u64),
             }
-            if t.kind.is_data() && t.accept == Some(sim::Accept::Accepted) {
-                accepted[flow_of(t)].push(t.id);
+            let mut d = Derived { first: t.id, ..Default::default() };
+            if t.kind.is_data() {
+                let start = f.conns[t.conn as usize].cfg.start_psn;
+                let slot = psn.slot(flow, t.psn.wrapping_sub(start) & 0xff_ffff);
+                let mut st = psn.states.get(slot);
+                if st.copies == 0 {
+                    st.first = t.id;
+                } else {
+                    self.next_copy.set(st.last as u64, &Link::to(t.id as u64));
+                    let cause = if st.useful {
+                        RetxCause::Spurious
+                    } else if t.reason == Some(RetxReason::Timeout) {
+                        RetxCause::Timeout
+                    } else if st.any_lost {
+                        RetxCause::Loss
+                    } else {
+                        RetxCause::GoBack
+                    };
+                    d.spurious = st.useful;
+                    d.cause = Some(cause);
+                    self.retransmissions += 1;
+                    self.spurious += st.useful as u64;
+                }
+                d.copy = st.copies;
+                d.first = st.first;
+                st.copies += 1;
+                st.useful |= useful(&t);
+                st.any_lost |= lost(&t);
+                st.last = t.id;
+                psn.states.set(slot, &st);
+                message_psns(f, &self.psns, &t, d.copy == 0);
             }
+            self.derived.set(t.id as u64, &d);
         }
-        Gen { f, derived: derive(f), psns: msg_psns(f), lost: lost_by, accepted }
+        let mut s = self.stats.get();
+        s.psn_chunks = psn.chunks.len() as u64;
+        self.stats.set(s);
+        if let Err(e) = psn.states.check() {
+            *self.psn_error.borrow_mut() = Some(e);
+        }
+    }
+
+    /// One pass over the tap frames: each with its flow, chained per tap and flow, and each
+    /// transmission's frame at each tap.
+    fn index_frames(&mut self, src: Src<'_, TapFrame>) {
+        let ntaps = self.f.cfg.taps.len();
+        let mut last: Vec<Vec<Option<u64>>> = vec![vec![None; self.f.conns.len() * 2]; ntaps];
+        for (i, fr) in src.iter().enumerate() {
+            let i = i as u64;
+            let t = self.txs.get(fr.tx as u64);
+            let flow = flow_of(&t);
+            let tap = fr.tap as usize;
+            self.frames.push(&FrameRec { fr, flow: flow as u32 });
+            if let Some(s) = self.seen.get(tap) {
+                s.set(fr.tx as u64, &Link::to(i));
+            }
+            let Some(l) = last.get_mut(tap) else { continue };
+            match l[flow].replace(i) {
+                Some(p) => self.next_frame.set(p, &Link::to(i)),
+                None => self.flow_first_frame[tap][flow] = Link::to(i),
+            }
+            self.flow_frames[tap][flow] += 1;
+        }
+    }
+
+    /// The first I/O error of the stores, if any.
+    fn check(&self) -> io::Result<()> {
+        if let Some(e) = self.psn_error.borrow_mut().take() {
+            return Err(e);
+        }
+        self.derived.check()?;
+        self.cov.check()?;
+        self.next_copy.check()?;
+        self.next_in_flow.check()?;
+        self.frames.check()?;
+        self.next_frame.check()?;
+        for s in &self.seen {
+            s.check()?;
+        }
+        if let Some(s) = &self.f.spilled {
+            s.txs.check()?;
+            s.frames.check()?;
+        }
+        Ok(())
+    }
+
+    fn tx(&self, id: u32) -> TxRec {
+        self.txs.get(id as u64)
+    }
+
+    fn frame_at(&self, i: u64) -> TapFrame {
+        self.frames.get(i).fr
+    }
+
+    /// Transmission `tx`'s frame at tap `tap`.
+    fn seen(&self, tap: usize, tx: u32) -> Option<TapFrame> {
+        self.seen[tap].get(tx as u64).get().map(|i| self.frame_at(i))
+    }
+
+    /// The transmissions of flow `flow`, in id order.
+    fn flow_txs(&self, flow: usize) -> impl Iterator<Item = TxRec> + '_ {
+        let mut next = self.flow_first_tx[flow].get();
+        std::iter::from_fn(move || {
+            let id = next?;
+            next = self.next_in_flow.get(id).get();
+            Some(self.txs.get(id))
+        })
+    }
+
+    /// Tap `tap`'s frames of flow `flow`, in file order: (index, frame).
+    fn flow_frames(&self, tap: usize, flow: usize) -> impl Iterator<Item = (u64, TapFrame)> + '_ {
+        let mut next = self.flow_first_frame[tap][flow].get();
+        std::iter::from_fn(move || {
+            let i = next?;
+            next = self.next_frame.get(i).get();
+            Some((i, self.frame_at(i)))
+        })
+    }
+
+    /// The copies of transmission `t`'s PSN, from the first, in id order.
+    fn copies(&self, d: &Derived) -> impl Iterator<Item = u32> + '_ {
+        let mut next = Some(d.first as u64);
+        std::iter::from_fn(move || {
+            let id = next?;
+            next = self.next_copy.get(id).get();
+            Some(id as u32)
+        })
     }
 
     fn place(&self, id: u32) -> Option<String> {
         self.f.places.get(id as usize).cloned()
     }
 
-    fn retx(&self, t: &TxRec) -> Option<Retx> {
-        let dt = &self.derived[t.id as usize];
+    fn retx(&self, t: &TxRec, dt: &Derived) -> Option<Retx> {
         dt.cause.map(|cause| Retx { cause, copy: dt.copy, reason: t.reason.map(Reason::from), spurious: dt.spurious })
     }
 
     fn summary(&self) -> Summary {
-        let (f, d) = (self.f, &self.derived);
+        let f = self.f;
         let s = &f.stats;
-        let msgs: Vec<_> = f.conns.iter().flat_map(|c| c.messages.iter()).collect();
+        let msgs = || f.conns.iter().flat_map(|c| c.messages.iter());
         Summary {
             captured_frames: s.captured,
             ce_marked: s.ce_marked,
             cnps: s.cnps,
             cnps_reacted: s.cnps_reacted,
-            completed: msgs.iter().filter(|m| !m.completed.is_empty()).count() as u64,
-            delivered_once: msgs
-                .iter()
+            completed: msgs().filter(|m| !m.completed.is_empty()).count() as u64,
+            delivered_once: msgs()
                 .filter(|m| m.delivered.len() == 1 && m.delivered[0].2 && m.delivered[0].1 == m.msg.len)
                 .count() as u64,
             dropped: s.dropped,
@@ -1340,11 +1766,11 @@ impl<'f, 'w> Gen<'f, 'w> {
             ho_dropped: s.ho_dropped,
             link_frames: s.link_frames,
             max_control_queue_bytes: s.max_control_queue_bytes,
-            messages: msgs.len() as u64,
+            messages: msgs().count() as u64,
             pause_frames: s.pause_frames + s.resume_frames,
             failed_links: s.failed_links,
-            retransmissions: d.iter().filter(|d| d.cause.is_some()).count() as u64,
-            spurious_retransmissions: d.iter().filter(|d| d.spurious).count() as u64,
+            retransmissions: self.retransmissions,
+            spurious_retransmissions: self.spurious,
             timed_out: s.timed_out,
             transmissions: s.transmissions,
             trimmed: s.trimmed,
@@ -1382,233 +1808,71 @@ impl<'f, 'w> Gen<'f, 'w> {
     }
 
     fn frame(&self, fr: &TapFrame) -> Frame {
-        let t = &self.f.txs[fr.tx as usize];
+        let t = self.tx(fr.tx);
+        let dt = self.derived.get(fr.tx as u64);
         Frame {
             ce: fr.ce,
             direction: if fr.incoming { Direction::In } else { Direction::Out },
-            flow: self.flow_id(flow_of(t)).0,
+            flow: self.flow_id(flow_of(&t)).0,
             frame: fr.frame,
             ho: fr.trimmed,
             kind: t.kind.into(),
-            lost: lost(t),
+            lost: lost(&t),
             msg: t.msg,
             origin: t.origin.into(),
             psn: t.psn,
-            retx: self.retx(t),
+            retx: self.retx(&t, &dt),
             time_ns: ts(fr.time),
             tx: t.id,
         }
     }
 
-    fn frames<'s>(&'s self, v: &'s TapView<'_>) -> impl Iterator<Item = Frame> + 's {
-        v.frames.iter().map(|fr| self.frame(fr))
+    /// Tap `tap`'s frames, in file order.
+    fn frames(&self, tap: usize) -> impl Iterator<Item = Frame> + '_ {
+        self.frames.iter().filter(move |r| r.fr.tap as usize == tap).map(move |r| self.frame(&r.fr))
     }
 
-    /// The flows of connection `ci` (`dir` 0: requests, 1: responses) as tap `v` sees them.
-    fn flow(&self, v: &TapView<'_>, tap: TapName, ci: usize, dir: usize) -> Flow {
-        let f = self.f;
-        let c = &f.conns[ci];
-        let d = &self.derived;
-        let psns = &self.psns[ci];
-        let flow = ci * 2 + dir;
-        let dcp = f.cfg.profile == rocescope_codec::Profile::Dcp;
-        let base_msn = psns.first().and_then(|m| m.dcp_msn);
+    /// Connection `ci`'s flow (`dir` 0: requests, 1: responses) as tap `tap` sees it, ready to
+    /// produce its sections one record at a time.
+    fn flow_gen(&self, tap: usize, ci: usize, dir: usize) -> FlowGen<'_, 'f, 'w> {
+        let c = &self.f.conns[ci];
+        let base_msn = self.psns.get(ci, 0).and_then(|m| m.dcp_msn);
         // Coverage frames at this tap (the responder's direction), with running maxima.
-        let mut cov_frames: Vec<(u32, (u64, u64))> = Vec::new();
+        let cov = &self.cov;
+        cov.clear();
         let mut best = (0u64, 0u64);
-        for &i in &v.by_flow[ci * 2 + 1] {
-            let fr = v.frames[i as usize];
-            let t = &f.txs[fr.tx as usize];
+        for (i, fr) in self.flow_frames(tap, ci * 2 + 1) {
+            let t = self.tx(fr.tx);
             if t.cover == Cover::None || fr.trimmed {
                 continue;
             }
             let a = cover_amount(c, base_msn, t.cover);
             best = (best.0.max(a.0), best.1.max(a.1));
-            cov_frames.push((i, best));
+            cov.push(&CovRec { frame: i, psn: best.0, msg: best.1 });
         }
-        // The first frame covering request-PSN offset `need_psn` (or DCP message offset `need_msg`).
-        let first_cover = |need_psn: Option<u64>, need_msg: Option<u64>| -> Option<&TapFrame> {
-            let k = cov_frames
-                .partition_point(|(_, (p, m))| !(need_psn.is_some_and(|n| *p > n) || need_msg.is_some_and(|n| *m > n)));
-            cov_frames.get(k).map(|(i, _)| v.frames[*i as usize])
-        };
-        let msg_off = |m: &MsgPsns| -> Option<u64> {
-            let (b, x) = (base_msn?, m.dcp_msn?);
-            let d = x.wrapping_sub(b) & 0xff_ffff;
-            (d < 1 << 23).then_some(d as u64)
-        };
-        // Losses.
-        let losses = self.lost[flow]
-            .iter()
-            .filter_map(|&id| {
-                let t = &f.txs[id as usize];
-                let seen = v.seen(id);
-                let repair = d[id as usize].repaired_by;
-                let evidence = repair.and_then(|r| v.seen(r)).map(|fr| fr.frame);
-                let (when, cause, place) = match (t.trimmed, t.fate) {
-                    (Some((at, p)), _) => (at, LossCause::Trimmed, self.place(p)),
-                    (None, sim::Fate::Dropped { at, cause, place: p }) => {
-                        (at, DropCause::from(cause).into(), self.place(p))
-                    }
-                    _ => return None,
-                };
-                let ho_lost = match (t.trimmed, t.fate) {
-                    (Some(_), sim::Fate::Dropped { at, cause, place: p }) => {
-                        Some(HoLoss { cause: cause.into(), time_ns: ts(at), place: self.place(p) })
-                    }
-                    _ => None,
-                };
-                Some(Loss {
-                    cause,
-                    frame: seen.map(|s| s.frame).or(evidence),
-                    ho_lost,
-                    kind: t.kind.into(),
-                    msg: t.msg,
-                    psn: t.psn,
-                    repair: if repair.is_some() { Repair::EndHost } else { Repair::None },
-                    seen: seen.is_some(),
-                    seen_as: seen.map(|s| if s.trimmed { SeenAs::Ho } else { SeenAs::Data }),
-                    signal: if t.kind.is_data() {
-                        signal_of(repair.and_then(|r| f.txs[r as usize].reason))
-                    } else {
-                        Signal::None
-                    },
-                    time_ns: ts(when),
-                    tx: t.id,
-                    place,
-                })
-            })
-            .collect();
-        // Capture gaps: PSNs the receiver accepted of which this tap saw no copy.
-        let mut seen_psn: HashSet<u32> = HashSet::new();
-        for &i in &v.by_flow[flow] {
-            let t = &f.txs[v.frames[i as usize].tx as usize];
-            if t.kind.is_data() {
-                seen_psn.insert(t.psn);
-            }
-        }
-        let capture_gaps = self.accepted[flow]
-            .iter()
-            .filter_map(|&id| {
-                let t = &f.txs[id as usize];
-                if !seen_psn.insert(t.psn) {
-                    return None;
-                }
-                let evidence = if dir != 0 {
-                    None
-                } else if dcp {
-                    t.msg.and_then(|m| psns.get(m as usize)).and_then(|p| first_cover(None, msg_off(p)))
-                } else {
-                    first_cover(Some(psn_off(c, t.psn)), None)
-                };
-                Some(CaptureGap { frame: evidence.map(|e| e.frame), msg: t.msg, psn: t.psn, tx: t.id })
-            })
-            .collect();
-        // Retransmissions.
-        let retransmissions = v.by_flow[flow]
-            .iter()
-            .filter_map(|&i| {
-                let fr = v.frames[i as usize];
-                let t = &f.txs[fr.tx as usize];
-                let dt = &d[fr.tx as usize];
-                dt.cause.map(|cause| Retransmission {
-                    cause,
-                    frame: fr.frame,
-                    msg: t.msg,
-                    psn: t.psn,
-                    reason: t.reason.map(Reason::from),
-                    spurious: dt.spurious,
-                    time_ns: ts(fr.time),
-                    tx: t.id,
-                })
-            })
-            .collect();
-        // Messages (in the request flow).
-        let mut messages = Vec::new();
-        if dir == 0 {
-            let n = c.messages.len();
-            let (mut first, mut last, mut retx) = (vec![None::<u64>; n], vec![None::<u64>; n], vec![0u64; n]);
-            // The READ responses the requester accepted, per message (the last one completes it).
-            let mut read_last: Vec<Option<&TapFrame>> = vec![None; n];
-            for fl in [ci * 2, ci * 2 + 1] {
-                for &i in &v.by_flow[fl] {
-                    let fr = v.frames[i as usize];
-                    let t = &f.txs[fr.tx as usize];
-                    let Some(m) = t.msg.filter(|&m| (m as usize) < n && t.kind.is_data()) else { continue };
-                    let m = m as usize;
-                    first[m] = Some(first[m].map_or(fr.frame, |x| x.min(fr.frame)));
-                    last[m] = Some(last[m].map_or(fr.frame, |x| x.max(fr.frame)));
-                    if d[fr.tx as usize].cause.is_some() {
-                        retx[m] += 1;
-                    }
-                    if t.kind == sim::Kind::ReadResp
-                        && Some(t.psn) == psns[m].last
-                        && t.accept == Some(sim::Accept::Accepted)
-                        && read_last[m].is_none()
-                    {
-                        read_last[m] = Some(fr);
-                    }
-                }
-            }
-            // RC completes in order: a message is proven complete once it and every message
-            // before it are.
-            let mut proof: Option<&TapFrame> = None;
-            for (mi, m) in c.messages.iter().enumerate() {
-                let p = &psns[mi];
-                let own = if m.msg.op == stacks::Op::Read {
-                    m.completed_by.and_then(|t| v.seen(t)).or(read_last[mi])
-                } else if dcp {
-                    first_cover(None, msg_off(p))
-                } else {
-                    p.last.and_then(|l| first_cover(Some(psn_off(c, l)), None))
-                };
-                proof = match (proof, own) {
-                    (Some(a), Some(b)) => Some(if a.frame > b.frame { a } else { b }),
-                    (a, b) => b.or(a),
-                };
-                let comp = own.and(proof);
-                messages.push(FlowMessage {
-                    complete_frame: comp.map(|c| c.frame),
-                    complete_time_ns: comp.map(|c| ts(c.time)),
-                    first_frame: first[mi],
-                    first_psn: p.first,
-                    index: mi as u64,
-                    last_frame: last[mi],
-                    last_psn: p.last,
-                    len: m.msg.len,
-                    op: m.msg.op.into(),
-                    packets: p.packets,
-                    retransmitted: retx[mi],
-                });
-            }
-        }
-        let (id, src, dst, destqp) = self.flow_id(flow);
-        Flow {
-            id,
-            src,
-            dst,
-            destqp,
-            conn: ci as u32,
-            role: if dir == 0 { Role::Requests } else { Role::Responses },
-            profile: f.cfg.profile.into(),
-            tap,
-            frames: v.by_flow[flow].len() as u64,
-            losses,
-            capture_gaps,
-            retransmissions,
-            messages,
-        }
+        FlowGen { g: self, tap, ci, dir, flow: ci * 2 + dir, base_msn, cov }
     }
 
-    /// Every flow of the run as tap `v` sees it: per connection, requests then responses.
-    fn flows<'s>(&'s self, v: &'s TapView<'_>, tap: TapName) -> impl Iterator<Item = Flow> + 's {
-        (0..self.f.conns.len()).flat_map(move |ci| (0..2).map(move |dir| self.flow(v, tap, ci, dir)))
+    /// The flow in memory (for [`build`]).
+    fn flow(&self, tap: usize, ci: usize, dir: usize) -> Flow {
+        let fg = self.flow_gen(tap, ci, dir);
+        let mut fl = fg.head();
+        fl.losses = fg.losses().collect();
+        fl.capture_gaps = fg.capture_gaps().collect();
+        fl.retransmissions = fg.retransmissions().collect();
+        fl.messages = fg.messages().collect();
+        fl
+    }
+
+    /// Every flow of the run as tap `tap` sees it: per connection, requests then responses.
+    fn flows(&self, tap: usize) -> impl Iterator<Item = Flow> + '_ {
+        (0..self.f.conns.len()).flat_map(move |ci| (0..2).map(move |dir| self.flow(tap, ci, dir)))
     }
 
     fn sim_messages(&self) -> impl Iterator<Item = SimMessage> + '_ {
         self.f.conns.iter().enumerate().flat_map(move |(ci, c)| {
             c.messages.iter().enumerate().map(move |(mi, m)| {
-                let p = &self.psns[ci][mi];
+                let p = self.psns.get(ci, mi as u64).unwrap_or_default();
                 SimMessage {
                     completed_by_tx: m.completed_by,
                     completed_ns: m.completed.first().map(|&t| ts(t)),
@@ -1629,7 +1893,7 @@ impl<'f, 'w> Gen<'f, 'w> {
         })
     }
 
-    fn transmission(&self, t: &TxRec) -> Transmission {
+    fn transmission(&self, t: &TxRec, dt: &Derived) -> Transmission {
         let trimmed = t.trimmed.is_some();
         let (fate, fate_time_ns, drop) = match t.fate {
             sim::Fate::Delivered { at } => (if trimmed { Fate::Trimmed } else { Fate::Delivered }, Some(ts(at)), None),
@@ -1652,18 +1916,231 @@ impl<'f, 'w> Gen<'f, 'w> {
             msg: t.msg,
             origin: t.origin.into(),
             psn: t.psn,
-            retx: self.retx(t),
+            retx: self.retx(t, dt),
             time_ns: ts(t.sent),
             trim: t.trimmed.map(|(at, p)| Trim { time_ns: ts(at), place: self.place(p) }),
         }
     }
 
     fn transmissions(&self) -> impl Iterator<Item = Transmission> + '_ {
-        self.f.txs.iter().map(|t| self.transmission(t))
+        self.txs.iter().zip(self.derived.iter()).map(|(t, dt)| self.transmission(&t, &dt))
     }
 
     fn tap_name(&self, tap: usize) -> TapName {
         self.f.cfg.taps[tap].into()
+    }
+}
+
+/// One flow as one tap sees it (`taps[].flows[]`), its sections produced one record at a time
+/// in the order of the file.
+struct FlowGen<'g, 'f, 'w> {
+    g: &'g Gen<'f, 'w>,
+    tap: usize,
+    ci: usize,
+    dir: usize,
+    flow: usize,
+    base_msn: Option<u32>,
+    /// The coverage frames of the connection's responses flow at this tap.
+    cov: &'g DiskVec<CovRec>,
+}
+
+impl FlowGen<'_, '_, '_> {
+    fn conn(&self) -> &ConnRec {
+        &self.g.f.conns[self.ci]
+    }
+
+    fn dcp(&self) -> bool {
+        self.g.f.cfg.profile == rocescope_codec::Profile::Dcp
+    }
+
+    /// The flow's keys, with its sections empty.
+    fn head(&self) -> Flow {
+        let (id, src, dst, destqp) = self.g.flow_id(self.flow);
+        Flow {
+            id,
+            src,
+            dst,
+            destqp,
+            conn: self.ci as u32,
+            role: if self.dir == 0 { Role::Requests } else { Role::Responses },
+            profile: self.g.f.cfg.profile.into(),
+            tap: self.g.tap_name(self.tap),
+            frames: self.g.flow_frames[self.tap][self.flow],
+            losses: Vec::new(),
+            capture_gaps: Vec::new(),
+            retransmissions: Vec::new(),
+            messages: Vec::new(),
+        }
+    }
+
+    /// The first frame covering request-PSN offset `need_psn` (or DCP message offset
+    /// `need_msg`): the running maxima grow, so a binary search finds it.
+    fn first_cover(&self, need_psn: Option<u64>, need_msg: Option<u64>) -> Option<TapFrame> {
+        let covers = |r: &CovRec| need_psn.is_some_and(|n| r.psn > n) || need_msg.is_some_and(|n| r.msg > n);
+        let (mut lo, mut hi) = (0, self.cov.len());
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2;
+            if covers(&self.cov.get(mid)) {
+                hi = mid;
+            } else {
+                lo = mid + 1;
+            }
+        }
+        (lo < self.cov.len()).then(|| self.g.frame_at(self.cov.get(lo).frame))
+    }
+
+    /// Message `m`'s offset from message 0's DCP MSN.
+    fn msg_off(&self, m: &MsgPsns) -> Option<u64> {
+        let (b, x) = (self.base_msn?, m.dcp_msn?);
+        let d = x.wrapping_sub(b) & 0xff_ffff;
+        (d < 1 << 23).then_some(d as u64)
+    }
+
+    /// Every transmission of the flow the network failed to deliver whole, in id order.
+    fn losses(&self) -> impl Iterator<Item = Loss> + '_ {
+        let (g, tap) = (self.g, self.tap);
+        g.flow_txs(self.flow).filter(lost).filter_map(move |t| {
+            let seen = g.seen(tap, t.id);
+            let repair = if t.kind.is_data() { g.next_copy.get(t.id as u64).get() } else { None };
+            let evidence = repair.and_then(|r| g.seen(tap, r as u32)).map(|fr| fr.frame);
+            let (when, cause, place) = match (t.trimmed, t.fate) {
+                (Some((at, p)), _) => (at, LossCause::Trimmed, g.place(p)),
+                (None, sim::Fate::Dropped { at, cause, place: p }) => (at, DropCause::from(cause).into(), g.place(p)),
+                _ => return None,
+            };
+            let ho_lost = match (t.trimmed, t.fate) {
+                (Some(_), sim::Fate::Dropped { at, cause, place: p }) => {
+                    Some(HoLoss { cause: cause.into(), time_ns: ts(at), place: g.place(p) })
+                }
+                _ => None,
+            };
+            Some(Loss {
+                cause,
+                frame: seen.map(|s| s.frame).or(evidence),
+                ho_lost,
+                kind: t.kind.into(),
+                msg: t.msg,
+                psn: t.psn,
+                repair: if repair.is_some() { Repair::EndHost } else { Repair::None },
+                seen: seen.is_some(),
+                seen_as: seen.map(|s| if s.trimmed { SeenAs::Ho } else { SeenAs::Data }),
+                signal: if t.kind.is_data() {
+                    signal_of(repair.and_then(|r| g.tx(r as u32).reason))
+                } else {
+                    Signal::None
+                },
+                time_ns: ts(when),
+                tx: t.id,
+                place,
+            })
+        })
+    }
+
+    /// PSNs the receiver accepted of which this tap saw no copy, at their first accepted copy.
+    fn capture_gaps(&self) -> impl Iterator<Item = CaptureGap> + '_ {
+        let (g, tap) = (self.g, self.tap);
+        let ci = self.ci;
+        g.flow_txs(self.flow).filter(|t| t.kind.is_data() && t.accept == Some(sim::Accept::Accepted)).filter_map(
+            move |t| {
+                let d = g.derived.get(t.id as u64);
+                for copy in g.copies(&d) {
+                    let earlier_accepted = copy < t.id && g.tx(copy).accept == Some(sim::Accept::Accepted);
+                    if earlier_accepted || g.seen[tap].get(copy as u64).get().is_some() {
+                        return None;
+                    }
+                }
+                let evidence = if self.dir != 0 {
+                    None
+                } else if self.dcp() {
+                    t.msg.and_then(|m| g.psns.get(ci, m)).and_then(|p| self.first_cover(None, self.msg_off(&p)))
+                } else {
+                    self.first_cover(Some(psn_off(self.conn(), t.psn)), None)
+                };
+                Some(CaptureGap { frame: evidence.map(|e| e.frame), msg: t.msg, psn: t.psn, tx: t.id })
+            },
+        )
+    }
+
+    /// The tap's frames of the flow that are retransmissions.
+    fn retransmissions(&self) -> impl Iterator<Item = Retransmission> + '_ {
+        let g = self.g;
+        g.flow_frames(self.tap, self.flow).filter_map(move |(_, fr)| {
+            let t = g.tx(fr.tx);
+            let dt = g.derived.get(fr.tx as u64);
+            dt.cause.map(|cause| Retransmission {
+                cause,
+                frame: fr.frame,
+                msg: t.msg,
+                psn: t.psn,
+                reason: t.reason.map(Reason::from),
+                spurious: dt.spurious,
+                time_ns: ts(fr.time),
+                tx: t.id,
+            })
+        })
+    }
+
+    /// Per message (requests flows; none for responses), from what the tap saw of each
+    /// ([`MsgFrames`], on disk).
+    fn messages(&self) -> impl Iterator<Item = FlowMessage> + '_ {
+        let (g, tap, ci) = (self.g, self.tap, self.ci);
+        let c = self.conn();
+        let n = if self.dir == 0 { c.messages.len() } else { 0 };
+        let mf = &g.msg_frames;
+        mf.clear();
+        for fl in [ci * 2, ci * 2 + 1].into_iter().filter(|_| n > 0) {
+            for (i, fr) in g.flow_frames(tap, fl) {
+                let t = g.tx(fr.tx);
+                let Some(m) = t.msg.filter(|&m| (m as usize) < n && t.kind.is_data()) else { continue };
+                let mut r = mf.get(m);
+                r.first = if r.first == 0 { fr.frame } else { r.first.min(fr.frame) };
+                r.last = r.last.max(fr.frame);
+                if g.derived.get(fr.tx as u64).cause.is_some() {
+                    r.retx += 1;
+                }
+                if t.kind == sim::Kind::ReadResp
+                    && r.read_last == 0
+                    && t.accept == Some(sim::Accept::Accepted)
+                    && Some(t.psn) == g.psns.get(ci, m).and_then(|p| p.last)
+                {
+                    r.read_last = i + 1;
+                }
+                mf.set(m, &r);
+            }
+        }
+        // RC completes in order: a message is proven complete once it and every message
+        // before it are.
+        let nz = |v: u64| (v != 0).then_some(v);
+        let mut proof: Option<TapFrame> = None;
+        c.messages.iter().take(n).enumerate().map(move |(mi, m)| {
+            let p = g.psns.get(ci, mi as u64).unwrap_or_default();
+            let r = mf.get(mi as u64);
+            let own = if m.msg.op == stacks::Op::Read {
+                m.completed_by.and_then(|t| g.seen(tap, t)).or(nz(r.read_last).map(|i| g.frame_at(i - 1)))
+            } else if self.dcp() {
+                self.first_cover(None, self.msg_off(&p))
+            } else {
+                p.last.and_then(|l| self.first_cover(Some(psn_off(c, l)), None))
+            };
+            proof = match (proof, own) {
+                (Some(a), Some(b)) => Some(if a.frame > b.frame { a } else { b }),
+                (a, b) => b.or(a),
+            };
+            let comp = own.and(proof);
+            FlowMessage {
+                complete_frame: comp.map(|c| c.frame),
+                complete_time_ns: comp.map(|c| ts(c.time)),
+                first_frame: nz(r.first),
+                first_psn: p.first,
+                index: mi as u64,
+                last_frame: nz(r.last),
+                last_psn: p.last,
+                len: m.msg.len,
+                op: m.msg.op.into(),
+                packets: p.packets,
+                retransmitted: r.retx as u64,
+            }
+        })
     }
 }
 
@@ -1673,10 +2150,11 @@ pub fn build(f: &Fabric<'_>, command: String, config: Config) -> Truth {
     let g = Gen::new(f);
     let stack = config.stack;
     let taps = (0..f.cfg.taps.len())
-        .map(|ti| {
-            let v = TapView::new(f, ti);
-            let name = g.tap_name(ti);
-            Tap { name, interface: ti as u32, frames: g.frames(&v).collect(), flows: g.flows(&v, name).collect() }
+        .map(|ti| Tap {
+            name: g.tap_name(ti),
+            interface: ti as u32,
+            frames: g.frames(ti).collect(),
+            flows: g.flows(ti).collect(),
         })
         .collect();
     Truth {
@@ -1693,20 +2171,38 @@ pub fn build(f: &Fabric<'_>, command: String, config: Config) -> Truth {
 }
 
 /// Writes the truth document of a finished run to `w`, as [`build`]`(…).`[`write`](Truth::write)
-/// would, without holding more than one tap's flows in memory.
+/// would, streaming every section (only a flow's per-message records are held); with the run's records spilled
+/// ([`Fabric::spill_truth`]) nothing that grows with the transmissions or frames is in memory
+/// (`docs/truth.md`, "Memory").
 pub fn write_truth(f: &Fabric<'_>, command: &str, config: &Config, w: &mut impl Write) -> io::Result<()> {
+    write_truth_stats(f, command, config, w).map(|_| ())
+}
+
+/// [`write_truth`], saying what the derivation held where.
+pub fn write_truth_stats(f: &Fabric<'_>, command: &str, config: &Config, w: &mut impl Write) -> io::Result<TruthStats> {
     let g = Gen::new(f);
     let mut o = Out { w };
     o.head(Format::RocescopeSynthTruth, 1, command, config, ts(0), &g.summary())?;
     o.connections(g.connections(config.stack))?;
     o.begin_taps()?;
     for ti in 0..f.cfg.taps.len() {
-        let v = TapView::new(f, ti);
-        let name = g.tap_name(ti);
-        o.tap(ti == 0, name, ti as u32, g.frames(&v), g.flows(&v, name))?;
+        // Each flow's sections go out as they are derived, never held whole.
+        o.tap_head(ti == 0, g.tap_name(ti), ti as u32, g.frames(ti))?;
+        let mut first = true;
+        for ci in 0..f.conns.len() {
+            for dir in 0..2 {
+                let fg = g.flow_gen(ti, ci, dir);
+                o.flow_sep(first)?;
+                first = false;
+                o.flow(&fg.head(), fg.losses(), fg.capture_gaps(), fg.retransmissions(), fg.messages())?;
+            }
+        }
+        o.tap_end()?;
     }
     o.end_taps()?;
-    o.sim(g.sim_messages(), g.transmissions())
+    o.sim(g.sim_messages(), g.transmissions())?;
+    g.check()?;
+    Ok(g.stats.get())
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1794,6 +2290,20 @@ impl<W: Write> Out<'_, W> {
         L: IntoIterator,
         L::Item: Borrow<Flow>,
     {
+        self.tap_head(first, name, interface, frames)?;
+        for (i, fl) in flows.into_iter().enumerate() {
+            let fl = fl.borrow();
+            self.flow_sep(i == 0)?;
+            self.flow(fl, &fl.losses, &fl.capture_gaps, &fl.retransmissions, &fl.messages)?;
+        }
+        self.tap_end()
+    }
+    /// A tap up to its `flows` array's opening bracket.
+    fn tap_head<F>(&mut self, first: bool, name: TapName, interface: u32, frames: F) -> io::Result<()>
+    where
+        F: IntoIterator,
+        F::Item: Serialize,
+    {
         self.raw(if first { "\n{" } else { ",\n{" })?;
         self.key(true, "name")?;
         self.value(&name)?;
@@ -1802,14 +2312,33 @@ impl<W: Write> Out<'_, W> {
         self.key(false, "frames")?;
         self.array(frames)?;
         self.key_line("flows")?;
-        self.raw("[")?;
-        for (i, fl) in flows.into_iter().enumerate() {
-            self.raw(if i == 0 { "\n" } else { ",\n" })?;
-            self.flow(fl.borrow())?;
-        }
+        self.raw("[")
+    }
+    fn flow_sep(&mut self, first: bool) -> io::Result<()> {
+        self.raw(if first { "\n" } else { ",\n" })
+    }
+    fn tap_end(&mut self) -> io::Result<()> {
         self.raw("\n]}")
     }
-    fn flow(&mut self, fl: &Flow) -> io::Result<()> {
+    /// A flow: `fl`'s keys, and its sections from the iterators (`fl`'s own are not used).
+    fn flow<A, B, C, D>(
+        &mut self,
+        fl: &Flow,
+        losses: A,
+        capture_gaps: B,
+        retransmissions: C,
+        messages: D,
+    ) -> io::Result<()>
+    where
+        A: IntoIterator,
+        A::Item: Serialize,
+        B: IntoIterator,
+        B::Item: Serialize,
+        C: IntoIterator,
+        C::Item: Serialize,
+        D: IntoIterator,
+        D::Item: Serialize,
+    {
         self.raw("{")?;
         self.key(true, "id")?;
         self.value(&fl.id)?;
@@ -1830,13 +2359,13 @@ impl<W: Write> Out<'_, W> {
         self.key(false, "frames")?;
         self.value(&fl.frames)?;
         self.key_line("losses")?;
-        self.array(&fl.losses)?;
+        self.array(losses)?;
         self.key_line("capture_gaps")?;
-        self.array(&fl.capture_gaps)?;
+        self.array(capture_gaps)?;
         self.key_line("retransmissions")?;
-        self.array(&fl.retransmissions)?;
+        self.array(retransmissions)?;
         self.key_line("messages")?;
-        self.array(&fl.messages)?;
+        self.array(messages)?;
         self.raw("}")
     }
     fn end_taps(&mut self) -> io::Result<()> {
@@ -1864,6 +2393,7 @@ mod tests {
     use super::*;
     use crate::synth::{self, simulate, OpChoice, SynthOptions};
     use rocescope_stacks::StackKind;
+    use std::collections::HashSet;
 
     /// Small runs that between them produce every optional key and every kind of record.
     fn runs() -> Vec<SynthOptions> {
@@ -1922,6 +2452,58 @@ mod tests {
             assert!(back == built, "{ctx}: parsed back differs");
             let from_reader: Truth = serde_json::from_reader(streamed.as_bytes()).unwrap();
             assert!(from_reader == built);
+            // Spilled to disk during the run, the same bytes.
+            let spilled = synth::simulate_keeping(&opts, None, synth::Keep::Disk, None).unwrap();
+            assert!(spilled.txs.len() < f.txs.len() || f.txs.len() < 50, "{ctx}: records recycled");
+            assert!(spilled.tap_frames.is_empty(), "{ctx}");
+            let mut from_disk = Vec::new();
+            let stats = write_truth_stats(&spilled, &ctx, &opts.truth_config(&spilled.cfg), &mut from_disk).unwrap();
+            assert_eq!(String::from_utf8(from_disk).unwrap(), streamed, "{ctx}: spilled");
+            assert_eq!(stats.in_memory, 0, "{ctx}");
+            assert_eq!(stats.records, f.txs.len() as u64 + f.tap_frames.len() as u64, "{ctx}");
+        }
+    }
+
+    #[test]
+    fn spilled_and_kept_runs_write_the_same_truth_over_many_flows() {
+        // Many connections (their flows and PSN chunks interleaved on disk), PFC, a failed
+        // link, IRN's spurious resends over sprayed paths, a wrapping start PSN space.
+        let leaf_spine = SynthOptions {
+            topology: sim::TopologyKind::LeafSpine { leaves: 2, spines: 2, hosts_per_leaf: 2 },
+            pattern: synth::Pattern::AllToAll,
+            messages: 3,
+            message_size: 8192,
+            op: OpChoice::Mix,
+            loss: 0.02,
+            seed: 4,
+            ..Default::default()
+        };
+        let runs = [
+            SynthOptions { pfc: true, link_failures: vec![("leaf0>spine1".into(), 5_000)], ..leaf_spine.clone() },
+            SynthOptions { stack: StackKind::Irn, ..leaf_spine },
+            SynthOptions {
+                stack: StackKind::Irn,
+                incast: 3,
+                paths: 4,
+                routing: sim::Routing::Spray,
+                reorder_ns: 1500,
+                messages: 30,
+                loss: 0.03,
+                seed: 8,
+                ..Default::default()
+            },
+        ];
+        for opts in runs {
+            let ctx = opts.command_line();
+            let kept = simulate(&opts, None, true, None).unwrap();
+            let spilled = synth::simulate_keeping(&opts, None, synth::Keep::Disk, None).unwrap();
+            assert!(kept.conns.len() > 2, "{ctx}");
+            let (mut a, mut b) = (Vec::new(), Vec::new());
+            synth::write_truth(&opts, &kept, &mut a).unwrap();
+            synth::write_truth(&opts, &spilled, &mut b).unwrap();
+            assert!(a == b, "{ctx}: the spilled run's truth differs");
+            let t = Truth::from_json(std::str::from_utf8(&b).unwrap()).unwrap();
+            assert!(t.summary.retransmissions > 0, "{ctx}");
         }
     }
 

@@ -21,3 +21,41 @@ fn without_the_truth_transmission_records_are_recycled() {
         assert_eq!(f.txs.len() as u64, f.stats.transmissions, "{stack:?}");
     }
 }
+
+/// Issue 9: memory bounded by live state with `--truth` too. `rocescope synth --truth` spills
+/// every transmission record (once final) and every tap frame to temporary files
+/// (`Keep::Disk`, docs/truth.md "Memory") and derives the truth from them. The proxy for its
+/// memory, deterministic where the process's resident size is not: the records of the run's
+/// own size it holds in memory — the simulator's transmission slots (what is in flight) and its
+/// tap frames; the truth's derivation holds none (`TruthStats::in_memory`). Ten times the
+/// messages must stay within 1.5× of that, while the records the truth covers grow tenfold.
+#[test]
+fn with_the_truth_spilled_records_in_memory_do_not_grow_with_the_run() {
+    use rocescope_sim::synth::{simulate_keeping, Keep};
+    use rocescope_sim::truth::write_truth_stats;
+
+    let held = |opts: &SynthOptions, keep: Keep| {
+        let f = simulate_keeping(opts, None, keep, None).unwrap();
+        assert_eq!(f.unfinished(), vec![], "{}", opts.command_line());
+        let mut out = std::io::sink();
+        let s = write_truth_stats(&f, &opts.command_line(), &opts.truth_config(&f.cfg), &mut out).unwrap();
+        if keep == Keep::Disk {
+            assert_eq!(s.in_memory, 0, "{}", opts.command_line());
+        }
+        (f.txs.len() as u64 + f.tap_frames.len() as u64, s.records)
+    };
+    for (stack, size, small) in [(StackKind::Gbn, 4096, 1000), (StackKind::Dcp, 16384, 300)] {
+        let opts =
+            |messages| SynthOptions { stack, messages, message_size: size, loss: 0.01, seed: 3, ..Default::default() };
+        let (a, b) = (opts(small), opts(small * 10));
+        let ((held_a, records_a), (held_b, records_b)) = (held(&a, Keep::Disk), held(&b, Keep::Disk));
+        assert!(records_b > 9 * records_a, "{stack:?}: the truth covers {records_a} then {records_b} records");
+        assert!(
+            held_b * 2 <= held_a * 3,
+            "{stack:?}: {held_a} records in memory for {small} messages, {held_b} for ten times as many"
+        );
+        // Kept in memory instead, the same proxy grows with the run: the check can fail.
+        let (mem_a, mem_b) = (held(&a, Keep::Memory).0, held(&b, Keep::Memory).0);
+        assert!(mem_b * 2 > mem_a * 3 && mem_a > 10 * held_a, "{stack:?}: in memory {mem_a} then {mem_b}");
+    }
+}
