@@ -1,14 +1,25 @@
 //! Big-endian field access shared by the header views: whole bytes ([`get`], [`put`]) and bit
 //! fields within them ([`read`], [`put_bits`]), and the types a field reads as ([`FieldValue`]).
 
-/// Reads up to 8 bytes as a big-endian unsigned integer.
+/// Reads up to 8 bytes as a big-endian unsigned integer. The usual widths are spelt out as
+/// whole-word loads (a field's width is a constant where this is inlined, so only one arm
+/// remains), which the byte loop alone does not always become.
 #[inline(always)]
 pub fn get(b: &[u8]) -> u64 {
-    let mut v = 0u64;
-    for &x in b {
-        v = (v << 8) | x as u64;
+    match *b {
+        [x] => x as u64,
+        [x, y] => u16::from_be_bytes([x, y]) as u64,
+        [x, y, z] => u32::from_be_bytes([0, x, y, z]) as u64,
+        [x, y, z, w] => u32::from_be_bytes([x, y, z, w]) as u64,
+        [a, b, c, d, e, f, g, h] => u64::from_be_bytes([a, b, c, d, e, f, g, h]),
+        _ => {
+            let mut v = 0u64;
+            for &x in b {
+                v = (v << 8) | x as u64;
+            }
+            v
+        }
     }
-    v
 }
 
 /// Writes the low `b.len()` bytes of `v` big-endian.
