@@ -260,13 +260,15 @@ fn parse_taps(s: &str) -> Result<Taps, String> {
 
 impl SynthArgs {
     pub fn options(&self) -> SynthOptions {
+        // The per-stack defaults (trimming and the trim loss mode for DCP, RED marking).
+        let defaults = SynthOptions::for_stack(self.stack);
         SynthOptions {
             stack: self.stack,
             loss: self.loss,
             burst_loss: self.burst_loss,
             loss_on: self.loss_on,
             loss_dir: self.loss_dir,
-            loss_mode: self.loss_mode.unwrap_or(LossMode::default_for(self.stack)),
+            loss_mode: self.loss_mode.unwrap_or(defaults.loss_mode),
             reorder_ns: self.reorder,
             paths: self.paths,
             routing: if self.spray {
@@ -284,14 +286,13 @@ impl SynthArgs {
             fabric_rate_gbps: self.fabric_rate,
             delay_ns: self.delay,
             queue_bytes: self.queue_bytes,
-            // Trimming is on by default for DCP (its switches trim, seed 000 §4.2); --trim
-            // with another stack is refused by `SynthOptions::validate`.
-            trim: self.trim || (self.stack == StackKind::Dcp && !self.no_trim),
+            // --trim with another stack than DCP is refused by `SynthOptions::validate`.
+            trim: self.trim || (defaults.trim && !self.no_trim),
             wrr_weight: self.wrr_weight,
             radix: self.radix,
             control_queue_bytes: self.control_queue_bytes,
             ecn_threshold: self.ecn_threshold,
-            ecn_red: if self.no_ecn { None } else { Some(self.ecn_red.unwrap_or(Red::DCQCN)) },
+            ecn_red: if self.no_ecn { None } else { self.ecn_red.or(defaults.ecn_red) },
             cnp_interval_ns: self.cnp_interval,
             incast: self.incast,
             seed: self.seed,

@@ -41,8 +41,6 @@
 //! function of the configuration and the seed.
 
 use std::collections::{HashMap, VecDeque};
-
-use super::fxhash::{FxHashMap, FxHashSet};
 use std::io::Write;
 use std::net::IpAddr;
 
@@ -57,6 +55,7 @@ use rocescope_stacks::events::EventQueue;
 use rocescope_stacks::dcqcn::{Dcqcn, DcqcnConfig};
 use rocescope_stacks::{Action, ConnConfig, Endpoint, Message, Nanos, Op, Requester, RetxReason};
 
+use super::fxhash::{FxHashMap, FxHashSet};
 use super::nic::{NicSched, Pick};
 use super::pfc::{self, EgressPause, IngressMeter, PfcConfig, PfcSignal};
 use super::topology::{LinkRole, NodeKind, Shape, Topology};
@@ -302,7 +301,7 @@ pub enum CongestionControl {
     /// DCQCN's reaction point per requester QP (`rocescope_stacks::dcqcn`, the published
     /// parameters): each CNP lowers the QP's rate, which recovers by its timers and byte
     /// counter; the NIC paces the QP's packets at that rate. CNPs need ECN marking
-    /// (`ecn_threshold`).
+    /// (`ecn_red`, on by default, or `ecn_threshold`).
     Dcqcn,
 }
 
@@ -332,12 +331,14 @@ impl Red {
     /// 200 KB, P_max 1 %.
     pub const DCQCN: Red = Red { kmin: 5_000, kmax: 200_000, pmax: 0.01 };
 
-    /// Whether a packet entering a queue of `q` bytes is marked (`draw` in [0, 1)).
-    pub fn marks(&self, q: u64, draw: f64) -> bool {
+    /// Whether a packet entering a queue of `q` bytes is marked; `draw` gives a uniform number
+    /// in [0, 1) and is called only between `kmin` and `kmax`, so runs whose queues stay short
+    /// draw nothing.
+    pub fn marks(&self, q: u64, draw: impl FnOnce() -> f64) -> bool {
         if q > self.kmax {
             true
         } else if q > self.kmin {
-            draw < self.pmax * (q - self.kmin) as f64 / (self.kmax - self.kmin).max(1) as f64
+            draw() < self.pmax * (q - self.kmin) as f64 / (self.kmax - self.kmin).max(1) as f64
         } else {
             false
         }
@@ -1011,13 +1012,9 @@ impl<'w> Fabric<'w> {
                     LossDir::Reverse => !forward,
                 }
         };
-        let paths = match topo.shape {
-            Shape::Dumbbell { paths, .. } => paths,
-            Shape::LeafSpine { .. } => 1,
-        };
-        let spines = match topo.shape {
-            Shape::LeafSpine { spines, .. } => spines,
-            Shape::Dumbbell { .. } => 1,
+        let (paths, spines) = match topo.shape {
+            Shape::Dumbbell { paths, .. } => (paths, 1),
+            Shape::LeafSpine { spines, .. } => (1, spines),
         };
         let mut access_no = 0u64;
         for (li, l) in topo.links.iter().enumerate() {
@@ -1213,21 +1210,6 @@ impl<'w> Fabric<'w> {
     /// Hosts in the topology.
     pub fn hosts(&self) -> usize {
         self.topo.hosts.len()
-    }
-
-    /// The topology as built (routes reflect failed links).
-    pub fn topology(&self) -> &Topology {
-        &self.topo
-    }
-
-    /// Sender host `i`'s (MAC, IP) on the dumbbell.
-    pub fn sender_host(&self, i: usize) -> ([u8; 6], IpAddr) {
-        self.host(i)
-    }
-
-    /// The dumbbell receiver's (MAC, IP).
-    pub fn receiver_host(&self) -> ([u8; 6], IpAddr) {
-        self.host(self.hosts() - 1)
     }
 
     /// Adds a connection from sender `sender` to the dumbbell's receiver.
@@ -1439,7 +1421,7 @@ impl<'w> Fabric<'w> {
         }
         // The requester may have a packet ready now: a free NIC pulls it.
         if is_req && !self.pulling {
-            let host = self.conns[conn as usize].sender;
+            let host = self.topo.hosts[self.conns[conn as usize].sender];
             let port = self.nodes[host].ports[0];
             self.kick(port);
         }
@@ -1712,12 +1694,7 @@ impl<'w> Fabric<'w> {
         let mark = ect
             && match (self.cfg.ecn_threshold, self.cfg.ecn_red) {
                 (Some(th), _) => q > th,
-                // Only the RED band draws, so runs whose queues stay short draw nothing.
-                (None, Some(red)) if q > red.kmin && q <= red.kmax => {
-                    let draw = self.ports[port as usize].ecn_rng.next_f64();
-                    red.marks(q, draw)
-                }
-                (None, Some(red)) => q > red.kmax,
+                (None, Some(red)) => red.marks(q, || self.ports[port as usize].ecn_rng.next_f64()),
                 (None, None) => false,
             };
         if mark {
@@ -1775,19 +1752,16 @@ impl<'w> Fabric<'w> {
     /// paused the port) WRR between the control and data queues; a host NIC: its control FIFO,
     /// else a pulled packet.
     fn start(&mut self, port: u32) {
-        let p = &self.ports[port as usize];
-        if p.busy_until > self.now {
-            return;
-        }
-        if !p.is_switch && p.ctrl.is_empty() && p.data.is_empty() && !p.down && !p.pause.paused(self.now) {
-            self.pull(port);
-        }
-        let (wn, wd) = self.wrr;
         let now = self.now;
-        let p = &mut self.ports[port as usize];
+        let p = &self.ports[port as usize];
         if p.down || p.busy_until > now {
             return;
         }
+        if !p.is_switch && p.ctrl.is_empty() && p.data.is_empty() && !p.pause.paused(now) {
+            self.pull(port);
+        }
+        let (wn, wd) = self.wrr;
+        let p = &mut self.ports[port as usize];
         let (pkt, from_ctrl, mac) = if let Some(pkt) = p.mac_ctrl.pop_front() {
             (pkt, false, true)
         } else {
@@ -1806,22 +1780,22 @@ impl<'w> Fabric<'w> {
             let pkt = if from_ctrl { p.ctrl.pop_front() } else { p.data.pop_front() }.expect("non-empty");
             (pkt, from_ctrl, false)
         };
-        let (len, trimmed, tx, ce, to_requester, ingress) = {
+        let (len, trimmed, tx, to_requester, ingress) = {
             let pk = self.packets[pkt as usize].as_ref().expect("live packet");
-            let ce = Hdr::of(&pk.bytes).is_some_and(|h| h.tos(&pk.bytes) & 3 == 3);
-            (pk.bytes.len(), pk.trimmed, pk.tx, ce, pk.to_requester, pk.ingress)
+            (pk.bytes.len(), pk.trimmed, pk.tx, pk.to_requester, pk.ingress)
         };
         let p = &mut self.ports[port as usize];
-        if mac {
-        } else if from_ctrl {
-            p.ctrl_bytes -= len as u64;
-            if p.is_switch {
-                p.v_ctrl += len as u128 * wd;
-            }
-        } else {
-            p.data_bytes -= len as u64;
-            if p.is_switch {
-                p.v_data += len as u128 * wn;
+        if !mac {
+            if from_ctrl {
+                p.ctrl_bytes -= len as u64;
+                if p.is_switch {
+                    p.v_ctrl += len as u128 * wd;
+                }
+            } else {
+                p.data_bytes -= len as u64;
+                if p.is_switch {
+                    p.v_data += len as u128 * wn;
+                }
             }
         }
         let ser = ser_ns(wire_bytes(len), p.rate_bps);
@@ -1838,6 +1812,8 @@ impl<'w> Fabric<'w> {
             if tx == NO_TX {
                 self.record_untracked(t, pkt);
             } else {
+                let pk = &self.pkt(pkt).bytes;
+                let ce = Hdr::of(pk).is_some_and(|h| h.tos(pk) & 3 == 3);
                 self.record(t, pkt, tx, false, trimmed, ce);
             }
         }
@@ -2382,7 +2358,7 @@ fn classify(
 
 /// Where the IP header of an Ethernet frame is, and what it is.
 #[derive(Clone, Copy)]
-pub(crate) struct Hdr {
+struct Hdr {
     ip: usize,
     v4: bool,
     roce: bool,

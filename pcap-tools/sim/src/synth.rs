@@ -222,6 +222,11 @@ impl SynthOptions {
         }
     }
 
+    /// RED marking as it applies: `--ecn-threshold` replaces it.
+    pub fn ecn_red_in_force(&self) -> Option<Red> {
+        self.ecn_threshold.is_none().then_some(self.ecn_red).flatten()
+    }
+
     /// The stacks' timers these options give.
     pub fn timeouts(&self) -> Timeouts {
         Timeouts {
@@ -430,7 +435,7 @@ impl SynthOptions {
             radix: self.radix,
             control_queue_bytes: self.control_queue_bytes,
             ecn_threshold: self.ecn_threshold,
-            ecn_red: if self.ecn_threshold.is_some() { None } else { self.ecn_red },
+            ecn_red: self.ecn_red_in_force(),
             cnp_interval_ns: self.cnp_interval_ns,
             loss: LossModel { p: self.loss, burst: self.burst_loss },
             loss_place: self.loss_on,
@@ -466,11 +471,7 @@ impl SynthOptions {
             dcp_tag_shift: self.dcp_tag_shift,
             dcp_timeout_ns: self.dcp_timeout_ns,
             delay_ns: self.delay_ns,
-            ecn_red: if self.ecn_threshold.is_some() {
-                None
-            } else {
-                self.ecn_red.map(|r| truth::EcnRed { kmin: r.kmin, kmax: r.kmax, pmax: r.pmax })
-            },
+            ecn_red: self.ecn_red_in_force().map(|r| truth::EcnRed { kmin: r.kmin, kmax: r.kmax, pmax: r.pmax }),
             ecn_threshold: self.ecn_threshold,
             fabric_rate_bps: fabric.effective_fabric_rate(),
             fabric_tap_path: self.fabric_tap_path,

@@ -108,6 +108,8 @@ pub(crate) fn expected_digest(msg: u64, off: u64, len: u32) -> u64 {
     let mut i = off;
     let aligned = off.is_multiple_of(8);
     let mut words = Words::new(msg, off / 8);
+    // The eight bytes from `i`; aligned, the words come in order from `words` (every call below
+    // asks for the next `i`, 8 bytes on).
     let mut word_at = |i: u64| if aligned { words.next_word() } else { message_u64_at(msg, i) };
     while i + 32 <= end {
         for (k, lane) in l.iter_mut().enumerate() {
