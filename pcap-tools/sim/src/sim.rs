@@ -1042,10 +1042,7 @@ impl<'w> Fabric<'w> {
                 LinkRole::Path(k) => {
                     let extra = if paths > 1 { f.cfg.reorder_ns * k as u64 / (paths as u64 - 1) } else { 0 };
                     let (lo, li_) = (lossy(LossPlace::Fabric, true, &f.cfg), lossy(LossPlace::Fabric, false, &f.cfg));
-                    let (p0, p1) = f.link(a, b, frate, delay + extra, lo, li_, seed, 2000 + 2 * k as u64);
-                    f.ports[p0 as usize].name = format!("sw0>sw1#{k}");
-                    f.ports[p1 as usize].name = format!("sw1>sw0#{k}");
-                    (p0, p1)
+                    f.link(a, b, frate, delay + extra, lo, li_, seed, 2000 + 2 * k as u64)
                 }
                 LinkRole::Uplink { leaf, spine } => {
                     // Both directions of every uplink carry both directions of traffic: the
@@ -1062,6 +1059,9 @@ impl<'w> Fabric<'w> {
                 }
             };
             debug_assert_eq!(f.link_ports.len(), li);
+            let (ab, ba) = topo.link_names(li);
+            f.ports[ports.0 as usize].name = ab;
+            f.ports[ports.1 as usize].name = ba;
             f.link_ports.push(ports);
         }
         f.install_routes();
@@ -1108,10 +1108,9 @@ impl<'w> Fabric<'w> {
         f
     }
 
-    /// The topology link one of whose ports is named `name` (e.g. `leaf0>spine1`,
-    /// `spine1>leaf0`, `sw0>sw1#2`, `s0>sw0`).
+    /// The topology link one of whose ports is named `name` ([`Topology::link_by_name`]).
     pub fn link_by_name(&self, name: &str) -> Option<usize> {
-        self.link_ports.iter().position(|&(a, b)| self.ports[a as usize].name == name || self.ports[b as usize].name == name)
+        self.topo.link_by_name(name)
     }
 
     /// (sender host, receiver host) the taps and loss places name.
@@ -1168,7 +1167,6 @@ impl<'w> Fabric<'w> {
         let pb = pa + 1;
         let model = self.cfg.loss;
         for (node, peer, lossy, s) in [(a, pb, lossy_ab, stream), (b, pa, lossy_ba, stream + 1)] {
-            let other = if node == a { b } else { a };
             let is_switch = self.nodes[node as usize].ip.is_none();
             self.ports.push(Port {
                 node,
@@ -1176,7 +1174,7 @@ impl<'w> Fabric<'w> {
                 rate_bps: rate,
                 delay_ns: delay,
                 loss: lossy.then(|| LossState { rng: Rng::new(seed, s), model, bad: false, dir: LossDir::Both }),
-                name: format!("{}>{}", self.nodes[node as usize].name, self.nodes[other as usize].name),
+                name: String::new(), // the topology's name for it, set by `new`
                 data: VecDeque::new(),
                 data_bytes: 0,
                 ctrl: VecDeque::new(),

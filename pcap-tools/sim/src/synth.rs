@@ -11,6 +11,7 @@ use super::sim::{
     AcceptModel, CongestionControl, Fabric, Red, FabricConfig, LossDir, LossMode, LossModel, LossPlace, Progress, Routing,
     RunStats, TapPoint, TopologyKind, Unfinished,
 };
+use super::topology::Topology;
 use super::truth;
 use rocescope_analysis::capture::CaptureWriter;
 use rocescope_stacks::{new_pair, ConnConfig, Endpoint, Host, Message, Op, Requester, StackKind, Timeouts};
@@ -222,6 +223,20 @@ impl SynthOptions {
         }
     }
 
+    /// Every `--fail-link` names a link of the topology.
+    pub fn check_links(&self) -> Result<(), String> {
+        if self.link_failures.is_empty() {
+            return Ok(());
+        }
+        let topo = Topology::new(self.fabric_config().shape());
+        match self.link_failures.iter().find(|(name, _)| topo.link_by_name(name).is_none()) {
+            Some((name, _)) => Err(format!(
+                "--fail-link {name}: no such link (links are named like s0>sw0, sw0>sw1#0, leaf0>spine1)"
+            )),
+            None => Ok(()),
+        }
+    }
+
     /// RED marking as it applies: `--ecn-threshold` replaces it.
     pub fn ecn_red_in_force(&self) -> Option<Red> {
         self.ecn_threshold.is_none().then_some(self.ecn_red).flatten()
@@ -319,6 +334,7 @@ impl SynthOptions {
         if self.taps.is_empty() {
             return Err("--taps needs at least one of sender, receiver, fabric".into());
         }
+        self.check_links()?;
         Ok(())
     }
 
@@ -601,15 +617,8 @@ pub fn build<'w>(
         }
         None => None,
     };
+    opts.check_links().map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidInput, e))?;
     let mut fabric = Fabric::new(cfg, writer);
-    for (name, _) in &opts.link_failures {
-        if fabric.link_by_name(name).is_none() {
-            return Err(std::io::Error::new(
-                std::io::ErrorKind::InvalidInput,
-                format!("--fail-link {name}: no such link (links are named like s0>sw0, sw0>sw1#0, leaf0>spine1)"),
-            ));
-        }
-    }
     let mut rng = Rng::new(opts.seed, 7);
     let ops = opts.ops();
     for (i, pair) in opts.pairs().into_iter().enumerate() {

@@ -285,6 +285,26 @@ impl Topology {
         }
     }
 
+    /// The names of a link's two directions (`a>b`, `b>a`), as the simulator's ports and the
+    /// truth's places use them; a dumbbell path is `sw0>sw1#k` / `sw1>sw0#k`.
+    pub fn link_names(&self, link: usize) -> (String, String) {
+        let l = &self.links[link];
+        let (a, b) = (&self.nodes[l.a].name, &self.nodes[l.b].name);
+        match l.role {
+            LinkRole::Path(k) => (format!("{a}>{b}#{k}"), format!("{b}>{a}#{k}")),
+            _ => (format!("{a}>{b}"), format!("{b}>{a}")),
+        }
+    }
+
+    /// The link one of whose directions is named `name` (e.g. `leaf0>spine1`, `spine1>leaf0`,
+    /// `sw0>sw1#2`, `s0>sw0`).
+    pub fn link_by_name(&self, name: &str) -> Option<usize> {
+        (0..self.links.len()).find(|&l| {
+            let (ab, ba) = self.link_names(l);
+            ab == name || ba == name
+        })
+    }
+
     /// A host's access link.
     pub fn access_link(&self, h: usize) -> usize {
         let node = self.hosts[h];
