@@ -33,6 +33,10 @@ impl<T: AsRef<[u8]>> MacControl<T> {
             _ => None,
         }
     }
+    /// Every byte the opcode needs was captured (a snaplen may cut the pause times).
+    pub fn is_complete(&self) -> bool {
+        self.needed_len().is_some_and(|n| self.buffer.as_ref().len() >= n)
+    }
     /// PFC class-enable vector.
     pub fn class_enable(&self) -> Option<u16> {
         (self.opcode()? == OPCODE_PFC).then(|| get(&self.buffer.as_ref()[CLASS_ENABLE]) as u16)

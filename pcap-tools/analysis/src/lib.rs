@@ -5,10 +5,12 @@
 //! - [`capture`]: the streaming pcap/pcapng reader and the pcapng writer.
 //! - [`session`]: the one read → decode loop ([`session::Session`]), over the codec's stateful
 //!   [`Decoder`](rocescope_codec::decoder::Decoder).
+//! - [`analyze`]: the analysers (flow table, timeline: losses, retransmissions, messages).
 //! - [`flows`]: the flow table (one direction of one QP between two addresses).
 //! - [`check`]: the integrity verdict of `rocescope check`.
 //! - [`output`]: the output formats (summary line, field tree, JSON, `-e` fields).
 
+pub mod analyze;
 pub mod capture;
 pub mod check;
 pub mod flows;

@@ -113,3 +113,86 @@ pub fn check(out: &mut impl Write, file: &str, decoder: Decoder) -> Result<u8, F
     eprintln!("{totals}");
     Ok(if totals.bad > 0 { 1 } else { 0 })
 }
+
+/// `flows` and `timeline`: one pass of the analysers, then the report in the chosen format.
+pub fn analyze(out: &mut impl Write, args: &crate::AnalyzeArgs, timeline: bool) -> Result<u8, Failure> {
+    use rocescope_analysis::analyze::{render, run, Options};
+    let file = &args.file;
+    let reader = capture::open(file).map_err(|e| Failure::Input(file.into(), e))?;
+    let mut session = Session::new(reader, args.profile.decoder());
+    let bar = progress::FileBar::for_file(file);
+    if args.svg.is_some() && !timeline {
+        return Err(Failure::Usage("--svg is an option of `rocescope timeline`".into()));
+    }
+    let opts = Options { keep_events: timeline, link_gbps: args.link_gbps, plot: args.svg.is_some(), ..Options::default() };
+    let window = run::Window { from_s: args.from, to_s: args.to };
+    let mut a = run::analyze(&mut session, opts, window, |rec| bar.tick(rec.number, rec.offset))
+        .map_err(|e| Failure::Input(file.into(), e))?;
+    drop(bar);
+    let keep = |id: &str, destqp: u32, peer: Option<&str>| {
+        let by_flow = args.flow.is_empty()
+            || args.flow.iter().any(|f| f == id || id.split(['@', '#']).next() == Some(f.as_str()));
+        let by_qpn = args.qpn.is_empty() || args.qpn.contains(&destqp) || peer.is_some_and(|p| args.qpn.iter().any(|q| p.ends_with(&format!("/{q}")) || p.contains(&format!("/{q}@")) || p.contains(&format!("/{q}#"))));
+        by_flow && by_qpn
+    };
+    let r = if timeline {
+        let mut t = a.timeline();
+        let series = a.series();
+        let mut kept = Vec::new();
+        let mut flows = Vec::new();
+        for (f, s) in std::mem::take(&mut t.flows).into_iter().zip(series) {
+            if keep(&f.id, f.destqp, f.peer.as_deref()) {
+                kept.push(s);
+                flows.push(f);
+            }
+        }
+        t.flows = flows;
+        if let Some(svg) = &args.svg {
+            write_svgs(svg, &t, &kept, args.flow.len() == 1)?;
+        }
+        match args.format {
+            crate::TableFormat::Json => serde_json::to_writer(&mut *out, &t).map_err(io::Error::other).and_then(|_| writeln!(out)),
+            crate::TableFormat::Csv => render::timeline_csv(out, &t),
+            crate::TableFormat::Text => render::timeline_text(out, &t),
+        }
+    } else {
+        let mut t = a.flows();
+        t.flows.retain(|f| keep(&f.id, f.destqp, f.peer.as_deref()));
+        match args.format {
+            crate::TableFormat::Json => serde_json::to_writer(&mut *out, &t).map_err(io::Error::other).and_then(|_| writeln!(out)),
+            crate::TableFormat::Csv => render::flows_csv(out, &t),
+            crate::TableFormat::Text => render::flows_text(out, &t),
+        }
+    };
+    let _ = r;
+    Ok(0)
+}
+
+/// `--svg`: one plot per flow that carries data and `overview.svg` into a directory, or with
+/// one `--flow` the flow's plot into a file.
+fn write_svgs(
+    path: &str,
+    t: &rocescope_analysis::analyze::report::TimelineReport,
+    series: &[Option<&rocescope_analysis::analyze::series::Series>],
+    one: bool,
+) -> Result<(), Failure> {
+    use rocescope_analysis::analyze::plot;
+    let io = |e: io::Error| Failure::Usage(format!("{path}: {e}"));
+    let empty = rocescope_analysis::analyze::series::Series::default();
+    if one {
+        let (Some(f), s) = (t.flows.first(), series.first().copied().flatten()) else {
+            return Err(Failure::Usage("--flow matched no flow".into()));
+        };
+        return std::fs::write(path, plot::flow_svg(f, s.unwrap_or(&empty))).map_err(io);
+    }
+    std::fs::create_dir_all(path).map_err(io)?;
+    for (f, s) in t.flows.iter().zip(series) {
+        let s = s.unwrap_or(&empty);
+        if s.originals.is_empty() && f.retransmissions.is_empty() {
+            continue;
+        }
+        let name: String = f.id.chars().map(|c| if c.is_ascii_alphanumeric() || c == '.' { c } else { '_' }).collect();
+        std::fs::write(std::path::Path::new(path).join(format!("{name}.svg")), plot::flow_svg(f, s)).map_err(io)?;
+    }
+    std::fs::write(std::path::Path::new(path).join("overview.svg"), plot::overview_svg(t, series)).map_err(io)
+}

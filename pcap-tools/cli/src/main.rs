@@ -45,7 +45,7 @@ pub(crate) enum Format {
 /// Profile selection and the transports' parameters (INTERFACES.md), shared by every
 /// subcommand that reads a capture.
 #[derive(Args, Clone)]
-struct ProfileArgs {
+pub(crate) struct ProfileArgs {
     #[arg(
         long,
         default_value = rocescope_codec::profile::CHOICE_DEFAULT,
@@ -63,7 +63,7 @@ struct ProfileArgs {
 }
 
 impl ProfileArgs {
-    fn decoder(&self) -> Decoder {
+    pub(crate) fn decoder(&self) -> Decoder {
         Decoder::new(DecoderOptions {
             profile: self.profile,
             maps: self.maps.clone(),
@@ -75,6 +75,50 @@ impl ProfileArgs {
 
 fn parse_profile_choice(s: &str) -> Result<ProfileChoice, String> {
     ProfileChoice::parse(s).ok_or_else(|| format!("unknown profile '{s}' (auto std dcp sdr flor netrt erd)"))
+}
+
+/// Arguments of `flows` and `timeline`.
+#[derive(Args)]
+pub(crate) struct AnalyzeArgs {
+    pub file: String,
+    #[arg(long = "format", short = 'T', value_enum, default_value = "text")]
+    pub format: TableFormat,
+    /// Only this flow (an id as printed: SRC>DST/DESTQP, with @IF and #N when printed so).
+    #[arg(long = "flow", value_name = "ID")]
+    pub flow: Vec<String>,
+    /// Only flows with this DestQP, and the flows paired with them (decimal or 0x hex).
+    #[arg(long = "qpn", value_name = "QPN", value_parser = parse_u32)]
+    pub qpn: Vec<u32>,
+    /// Analyse frames from this many seconds after the capture's first frame.
+    #[arg(long = "from", value_name = "SECONDS")]
+    pub from: Option<f64>,
+    /// Analyse frames up to this many seconds after the capture's first frame.
+    #[arg(long = "to", value_name = "SECONDS")]
+    pub to: Option<f64>,
+    /// timeline: write sequence plots (SVG): into this directory one per flow and
+    /// overview.svg, or with one --flow into this file.
+    #[arg(long = "svg", value_name = "DIR|FILE")]
+    pub svg: Option<String>,
+    /// Link rate for converting PFC pause quanta to time, Gb/s.
+    #[arg(long = "link-gbps", value_name = "GBPS", default_value_t = 100.0)]
+    pub link_gbps: f64,
+    #[command(flatten)]
+    pub profile: ProfileArgs,
+}
+
+#[derive(Clone, Copy, ValueEnum, PartialEq, Eq)]
+pub(crate) enum TableFormat {
+    Text,
+    Json,
+    Csv,
+}
+
+fn parse_u32(s: &str) -> Result<u32, String> {
+    let r = match s.strip_prefix("0x").or_else(|| s.strip_prefix("0X")) {
+        Some(h) => u32::from_str_radix(h, 16),
+        None => s.parse(),
+    };
+    r.map_err(|_| format!("'{s}' is not a number"))
 }
 
 #[derive(Subcommand)]
@@ -107,6 +151,12 @@ enum Cmd {
     /// Print the Wireshark Lua plugin (dissector/rocescope.lua), generated from the field
     /// registry and the opcode table.
     Dissector,
+    /// One row per flow (per direction of each QP, per interface): packets, bytes, messages,
+    /// retransmissions, losses, ECN marks, CNPs, RTT, PFC pauses (docs/analysis.md).
+    Flows(AnalyzeArgs),
+    /// Per flow: every loss, capture gap, retransmission and message completion
+    /// (docs/analysis.md; INTERFACES.md's JSON).
+    Timeline(AnalyzeArgs),
     /// Simulate a lossy fabric with a reference stack: write a pcapng (one interface per tap)
     /// and, with --truth, the ground truth (docs/truth.md).
     Synth(synth_args::SynthArgs),
@@ -130,6 +180,8 @@ fn main() -> ExitCode {
             let _ = out.write_all(rocescope_dissector::dissector().as_bytes());
             Ok(0)
         }
+        Cmd::Flows(args) => commands::analyze(&mut out, &args, false),
+        Cmd::Timeline(args) => commands::analyze(&mut out, &args, true),
         Cmd::Synth(args) => args.run().map_err(Failure::Usage),
     };
     let flushed = out.flush();

@@ -1,0 +1,555 @@
+//! The analysers behind `rocescope flows` and `rocescope timeline` (docs/analysis.md): one pass
+//! over a capture's frames, in file order, per interface (a flow belongs to one interface).
+//!
+//! - [`pkt`]: what the analysers read of a frame.
+//! - [`track`]: one flow's data — retransmissions, losses, capture gaps, messages.
+//! - [`pfc`]: PFC pauses.
+//! - [`report`]: what they report (serde data).
+//!
+//! A flow is one direction of one QP on one interface: (interface, source address, destination
+//! address, BTH DestQP). The two directions of an RC connection are paired by addresses and PSN
+//! ranges: an acknowledgement (or READ response, CNP, bounce) belongs to the flow from its
+//! destination to its source whose PSNs it is nearest. A DestQP reused with a PSN far from the
+//! old range (more than 2^22 away, at a First or Only packet) starts a new flow (`#N`).
+//!
+//! Where the tap is: a host puts its own frames on the wire with an initial IP TTL (64, 128 or
+//! 255) and every router on the way decrements it, so on each interface the addresses seen
+//! sending with an initial TTL are the tapped hosts. A flow from a tapped host is seen at its
+//! source, one to a tapped host at its destination, others in the fabric; with no TTL, or when
+//! both ends look tapped (a capture without routers), the tap is `unknown` and read as a fabric
+//! tap (loss evidence from header-only packets only).
+
+pub mod pfc;
+pub mod pkt;
+pub mod plot;
+pub mod psn;
+pub mod render;
+pub mod report;
+pub mod run;
+pub mod series;
+pub mod track;
+
+use std::collections::{HashMap, HashSet};
+use std::net::IpAddr;
+
+use rocescope_codec::Profile;
+
+use pkt::{Class, Pkt, Seen};
+use report::{FlowRow, FlowTimeline, FlowsReport, Ns, Role, Tap, TimelineReport, Transport};
+use track::{Place, Tracker};
+
+/// Options of an analysis.
+#[derive(Clone, Debug)]
+pub struct Options {
+    /// Keep every event (the timeline); without, only counts (the flow table).
+    pub keep_events: bool,
+    /// Link rate for PFC pause quanta, Gb/s.
+    pub link_gbps: f64,
+    /// A pause at least this long is a storm.
+    pub storm_ns: u64,
+    /// Keep each flow's plot points ([`series::Series`]).
+    pub plot: bool,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options { keep_events: true, link_gbps: 100.0, storm_ns: 10_000_000, plot: false }
+    }
+}
+
+/// Flow key: interface, source, destination, DestQP.
+type Key = (u32, IpAddr, IpAddr, u32);
+
+/// One flow's state.
+#[derive(Debug)]
+struct FlowState {
+    iface: u32,
+    src: IpAddr,
+    dst: IpAddr,
+    destqp: u32,
+    /// 0 for the first use of the key, N for the Nth reuse.
+    generation: u32,
+    profile: Profile,
+    transport: Transport,
+    role: Role,
+    frames: u64,
+    bytes: u64,
+    first_time: u64,
+    last_time: u64,
+    idle_max: u64,
+    acks: u64,
+    naks: u64,
+    sacks: u64,
+    seq_errors: u64,
+    rnr_naks: u64,
+    cnps: u64,
+    ecn_ce: u64,
+    data: Tracker,
+    peer: Option<usize>,
+    series: Option<Box<series::Series>>,
+}
+
+/// The analysis of one capture, fed frame by frame.
+#[derive(Debug)]
+pub struct Analyzer {
+    opts: Options,
+    flows: Vec<FlowState>,
+    index: HashMap<Key, usize>,
+    /// Per interface: addresses seen sending with an initial TTL (the tapped hosts).
+    local: HashMap<u32, HashSet<IpAddr>>,
+    pauses: pfc::Pauses,
+    last_time: u64,
+}
+
+fn initial_ttl(t: u8) -> bool {
+    matches!(t, 64 | 128 | 255)
+}
+
+impl Analyzer {
+    pub fn new(opts: Options) -> Analyzer {
+        let pauses = pfc::Pauses::new(opts.link_gbps, opts.storm_ns);
+        Analyzer { opts, flows: Vec::new(), index: HashMap::new(), local: HashMap::new(), pauses, last_time: 0 }
+    }
+
+    /// Feeds one frame (from [`Pkt::from_decoded`]).
+    pub fn add(&mut self, seen: &Seen) {
+        match seen {
+            Seen::Roce(k) => self.roce(k),
+            Seen::Pfc(p) => {
+                self.last_time = self.last_time.max(p.time_ns);
+                self.pauses.add(p)
+            }
+            Seen::None => {}
+        }
+    }
+
+    fn flow(&mut self, k: &Pkt) -> usize {
+        let key = (k.iface, k.src, k.dst, k.destqp);
+        if let Some(&i) = self.index.get(&key) {
+            // A QPN reused with a new PSN range.
+            let reuse = matches!(k.class, Class::Request { pos: rocescope_codec::ib::opcode::Position::First | rocescope_codec::ib::opcode::Position::Only, .. })
+                && self.flows[i].data.distance(k.psn).is_some_and(|d| d.abs() > 1 << 22);
+            if !reuse {
+                return i;
+            }
+            let g = self.flows[i].generation + 1;
+            let n = self.new_flow(k, g);
+            self.index.insert(key, n);
+            return n;
+        }
+        let n = self.new_flow(k, 0);
+        self.index.insert(key, n);
+        n
+    }
+
+    fn new_flow(&mut self, k: &Pkt, generation: u32) -> usize {
+        self.flows.push(FlowState {
+            iface: k.iface,
+            src: k.src,
+            dst: k.dst,
+            destqp: k.destqp,
+            generation,
+            profile: k.profile,
+            transport: if k.profile == Profile::Dcp { Transport::Dcp } else { Transport::Rc },
+            role: Role::Unknown,
+            frames: 0,
+            bytes: 0,
+            first_time: k.time_ns,
+            last_time: k.time_ns,
+            idle_max: 0,
+            acks: 0,
+            naks: 0,
+            sacks: 0,
+            seq_errors: 0,
+            rnr_naks: 0,
+            cnps: 0,
+            ecn_ce: 0,
+            data: Tracker::new(self.opts.keep_events),
+            peer: None,
+            series: self.opts.plot.then(Box::default),
+        });
+        self.flows.len() - 1
+    }
+
+    /// Where the tap is for flow `i`.
+    fn place(&self, i: usize) -> Place {
+        let f = &self.flows[i];
+        let Some(local) = self.local.get(&f.iface) else { return Place::Middle };
+        match (local.contains(&f.src), local.contains(&f.dst)) {
+            (true, false) => Place::Source,
+            (false, true) => Place::Destination,
+            _ => Place::Middle,
+        }
+    }
+
+    /// The flow whose data a frame of flow `i` acknowledges (the reverse direction), paired on
+    /// first use: the one requests flow from `i`'s destination to its source, or among several
+    /// the one whose PSNs `psn` is nearest.
+    fn peer(&mut self, i: usize, psn: u32) -> Option<usize> {
+        if let Some(p) = self.flows[i].peer {
+            return Some(p);
+        }
+        let f = &self.flows[i];
+        let best = self
+            .flows
+            .iter()
+            .enumerate()
+            .filter(|(j, g)| {
+                *j != i && g.iface == f.iface && g.src == f.dst && g.dst == f.src && g.role == Role::Requests && g.peer.is_none()
+            })
+            .min_by_key(|(_, g)| g.data.distance(psn).map_or(i64::MAX, |d| d.abs()))
+            .map(|(j, _)| j)?;
+        self.flows[i].peer = Some(best);
+        self.flows[best].peer = Some(i);
+        if self.flows[i].role == Role::Unknown {
+            self.flows[i].role = Role::Responses;
+        }
+        Some(best)
+    }
+
+    fn roce(&mut self, k: &Pkt) {
+        self.last_time = self.last_time.max(k.time_ns);
+        if k.ttl.is_some_and(initial_ttl) {
+            self.local.entry(k.iface).or_default().insert(k.src);
+        }
+        let i = self.flow(k);
+        self.pauses.frame(k.iface, k.time_ns, i);
+        {
+            let f = &mut self.flows[i];
+            if f.frames > 0 {
+                f.idle_max = f.idle_max.max(k.time_ns.saturating_sub(f.last_time));
+            }
+            f.frames += 1;
+            f.bytes += k.len as u64;
+            f.last_time = f.last_time.max(k.time_ns);
+            if k.ce {
+                f.ecn_ce += 1;
+            }
+            if k.profile != Profile::Std || f.profile == Profile::Std {
+                f.profile = k.profile;
+            }
+            if k.profile == Profile::Dcp {
+                f.transport = Transport::Dcp;
+            }
+        }
+        match k.class {
+            Class::Request { .. } => {
+                self.flows[i].role = Role::Requests;
+                let place = self.place(i);
+                let t = self.flows[i].transport;
+                self.flows[i].data.on_data(k, place, t);
+            }
+            Class::HeaderOnly { .. } => {
+                // The trimmed form of this flow's data, or a bounce of the reverse flow's.
+                let bounce = match self.flows[i].role {
+                    Role::Requests => false,
+                    Role::Responses => true,
+                    Role::Unknown => self.flows.iter().any(|g| {
+                        g.iface == k.iface && g.src == k.dst && g.dst == k.src && g.role == Role::Requests
+                    }),
+                };
+                if bounce {
+                    if let Some(p) = self.peer(i, k.psn) {
+                        self.flows[p].data.on_bounce(k.psn, k.frame, k.time_ns);
+                    }
+                } else {
+                    self.flows[i].role = Role::Requests;
+                    let place = self.place(i);
+                    let t = self.flows[i].transport;
+                    self.flows[i].data.on_data(k, place, t);
+                }
+            }
+            Class::ReadResponse { pos } => {
+                self.flows[i].role = Role::Responses;
+                let place = self.place(i);
+                let t = self.flows[i].transport;
+                self.flows[i].data.on_data(k, place, t);
+                if let Some(p) = self.peer(i, k.psn) {
+                    self.flows[p].data.on_read_response(k, pos);
+                    if self.flows[p].transport != Transport::Dcp {
+                        self.flows[p].data.on_cover(k.psn, k.frame, k.time_ns);
+                    }
+                }
+            }
+            Class::Ack => {
+                self.flows[i].acks += 1;
+                if let Some(p) = self.peer(i, k.psn) {
+                    if let Some(e) = k.dcp_emsn {
+                        self.flows[p].data.on_emsn(e, k.frame, k.time_ns);
+                    } else if self.flows[p].transport != Transport::Dcp {
+                        let next = k.psn.wrapping_add(1) & psn::MASK;
+                        self.flows[p].data.on_cover(next, k.frame, k.time_ns);
+                        self.resync(i, p, next);
+                    }
+                }
+            }
+            Class::Nak { code } => {
+                self.flows[i].naks += 1;
+                if code == 0 {
+                    self.flows[i].seq_errors += 1;
+                    if let Some(p) = self.peer(i, k.psn) {
+                        if self.flows[p].transport == Transport::Rc {
+                            self.flows[p].transport = Transport::Gbn;
+                            self.flows[i].transport = Transport::Gbn;
+                        }
+                        self.flows[p].data.on_cover(k.psn, k.frame, k.time_ns);
+                        self.flows[p].data.on_nak(k.psn);
+                        self.resync(i, p, k.psn);
+                    }
+                }
+            }
+            Class::Sack { .. } => {
+                self.flows[i].sacks += 1;
+                self.flows[i].seq_errors += 1;
+                if let Some(p) = self.peer(i, k.psn) {
+                    self.flows[p].transport = Transport::Irn;
+                    self.flows[i].transport = Transport::Irn;
+                    self.flows[p].data.on_cover(k.psn, k.frame, k.time_ns);
+                    self.flows[p].data.on_sack();
+                    self.resync(i, p, k.psn);
+                }
+            }
+            Class::RnrNak => self.flows[i].rnr_naks += 1,
+            Class::Cnp => {
+                // Counted against the data flow whose congestion it reports.
+                match self.peer(i, k.psn) {
+                    Some(p) => self.flows[p].cnps += 1,
+                    None => self.flows[i].cnps += 1,
+                }
+            }
+            Class::Other => {}
+        }
+        if self.opts.plot {
+            self.point(i, k);
+        }
+    }
+
+    /// Records a plot point against the flow whose data it is about.
+    fn point(&mut self, i: usize, k: &Pkt) {
+        use series::{Point, PointKind};
+        let (owner, kind, psn) = match k.class {
+            Class::Request { .. } => {
+                let first = self.flows[i].data.copies_of(k.psn) == 1;
+                if !first {
+                    return;
+                }
+                (Some(i), PointKind::Original, k.psn)
+            }
+            Class::HeaderOnly { .. } if self.flows[i].role == Role::Requests => (Some(i), PointKind::HeaderOnly, k.psn),
+            Class::HeaderOnly { .. } => (self.flows[i].peer, PointKind::Bounce, k.psn),
+            Class::Ack => match k.dcp_emsn {
+                Some(e) => (self.flows[i].peer, PointKind::Emsn, e),
+                None => (self.flows[i].peer, PointKind::Ack, k.psn),
+            },
+            Class::Nak { .. } => (self.flows[i].peer, PointKind::Nak, k.psn),
+            Class::Sack { sacked } => (self.flows[i].peer, PointKind::Sack, sacked),
+            Class::Cnp => (self.flows[i].peer.or(Some(i)), PointKind::Cnp, k.psn),
+            Class::ReadResponse { .. } => (Some(i), PointKind::Original, k.psn),
+            _ => (None, PointKind::Original, 0),
+        };
+        if let Some(o) = owner {
+            if let Some(s) = self.flows[o].series.as_mut() {
+                s.add(Point { time_ns: k.time_ns, psn, kind });
+            }
+        }
+    }
+
+    /// The plot points of every flow (in the timeline's order; `None` without `plot`).
+    pub fn series(&self) -> Vec<Option<&series::Series>> {
+        self.flows.iter().map(|f| f.series.as_deref()).collect()
+    }
+
+    /// At the destination of flow `p`, its receiver's acknowledgement says what it expects next.
+    fn resync(&mut self, _i: usize, p: usize, next: u32) {
+        if self.place(p) == Place::Destination {
+            let Some(v) = self.flows[p].data.peek(next) else { return };
+            self.flows[p].data.resync_expected(v);
+        }
+    }
+
+    /// Each flow's id: `SRC>DST/DESTQP`, with `@IF` when the same id is on several interfaces
+    /// and `#N` for the Nth reuse of a DestQP.
+    fn ids(&self) -> Vec<String> {
+        let base = |f: &FlowState| format!("{}>{}/{}", f.src, f.dst, f.destqp);
+        let mut ifaces: HashMap<String, HashSet<u32>> = HashMap::new();
+        for f in &self.flows {
+            ifaces.entry(base(f)).or_default().insert(f.iface);
+        }
+        self.flows
+            .iter()
+            .map(|f| {
+                let b = base(f);
+                let mut id = b.clone();
+                if ifaces[&b].len() > 1 {
+                    id.push_str(&format!("@{}", f.iface));
+                }
+                if f.generation > 0 {
+                    id.push_str(&format!("#{}", f.generation));
+                }
+                id
+            })
+            .collect()
+    }
+
+    fn tap(&self, i: usize) -> Tap {
+        let f = &self.flows[i];
+        let Some(local) = self.local.get(&f.iface) else { return Tap::Fabric };
+        let requests = match f.role {
+            Role::Requests => true,
+            Role::Responses => false,
+            Role::Unknown => return Tap::Unknown,
+        };
+        match (self.place(i), requests) {
+            (Place::Source, true) | (Place::Destination, false) => Tap::Sender,
+            (Place::Source, false) | (Place::Destination, true) => Tap::Receiver,
+            (Place::Middle, _) if local.contains(&f.src) && local.contains(&f.dst) => Tap::Unknown,
+            (Place::Middle, _) => Tap::Fabric,
+        }
+    }
+
+    /// The timeline of every flow, in order of first appearance.
+    pub fn timeline(&self) -> TimelineReport {
+        let ids = self.ids();
+        let flows = (0..self.flows.len()).map(|i| self.flow_timeline(i, &ids)).collect();
+        TimelineReport { flows }
+    }
+
+    fn flow_timeline(&self, i: usize, ids: &[String]) -> FlowTimeline {
+        let f = &self.flows[i];
+        let t = &f.data;
+        // Message indices: by MSN (DCP) or first PSN, counting from 0.
+        let mut order: Vec<u32> = (0..t.msgs.len() as u32).collect();
+        order.sort_by_key(|&m| {
+            let s = &t.msgs[m as usize];
+            (s.dcp_msn.unwrap_or(0), s.first_psn)
+        });
+        let mut index = vec![0u64; t.msgs.len()];
+        for (rank, &m) in order.iter().enumerate() {
+            index[m as usize] = rank as u64;
+        }
+        let msg_index = |m: u32| m.checked_sub(1).map(|m| index[m as usize]);
+        let mut losses: Vec<report::Loss> = t
+            .losses
+            .iter()
+            .map(|(l, m)| report::Loss { message: msg_index(*m), ..l.clone() })
+            .collect();
+        losses.sort_by_key(|l| (l.frame, l.psn));
+        let mut retransmissions: Vec<report::Retransmission> = t
+            .retx
+            .iter()
+            .map(|r| report::Retransmission {
+                psn: r.psn,
+                frame: r.frame,
+                time_ns: Ns(r.time_ns),
+                spurious: r.spurious,
+                cause: r.cause,
+                trigger: r.trigger,
+                copy: r.copy,
+                message: msg_index(r.msg),
+            })
+            .collect();
+        retransmissions.sort_by_key(|r| r.frame);
+        let capture_gaps = t.gaps.iter().map(|&(psn, frame)| report::CaptureGap { psn, frame }).collect();
+        let messages = order
+            .iter()
+            .map(|&m| {
+                let s = &t.msgs[m as usize];
+                report::Message {
+                    index: index[m as usize],
+                    op: s.op,
+                    first_psn: psn::wire(s.first_psn),
+                    last_psn: s.last_psn.map(psn::wire),
+                    first_frame: s.first_frame,
+                    last_frame: s.last_frame,
+                    complete_frame: s.complete_frame,
+                    complete_time_ns: s.complete_time.map(Ns),
+                    packets: s.last_psn.map(|l| (l + 1 - s.first_psn) as u32),
+                    retransmitted: s.retransmitted,
+                    bytes: s.bytes,
+                    latency_ns: s.complete_time.map(|c| c.saturating_sub(s.first_time)),
+                }
+            })
+            .collect();
+        FlowTimeline {
+            id: ids[i].clone(),
+            src: f.src.to_string(),
+            dst: f.dst.to_string(),
+            destqp: f.destqp,
+            interface: f.iface,
+            profile: f.profile.name(),
+            transport: f.transport,
+            role: f.role,
+            tap: self.tap(i),
+            peer: f.peer.map(|p| ids[p].clone()),
+            losses,
+            capture_gaps,
+            retransmissions,
+            messages,
+        }
+    }
+
+    /// The flow table (and PFC pauses), in order of first appearance.
+    pub fn flows(&mut self) -> FlowsReport {
+        let ids = self.ids();
+        let end = self.last_time;
+        let pauses = self.pauses.finish(end, |i| ids[i].clone());
+        let flows = (0..self.flows.len())
+            .map(|i| {
+                let f = &self.flows[i];
+                let s = &f.data.stats;
+                let dur = f.last_time.saturating_sub(f.first_time);
+                FlowRow {
+                    id: ids[i].clone(),
+                    src: f.src.to_string(),
+                    dst: f.dst.to_string(),
+                    destqp: f.destqp,
+                    interface: f.iface,
+                    profile: f.profile.name(),
+                    transport: f.transport,
+                    role: f.role,
+                    tap: self.tap(i),
+                    peer: f.peer.map(|p| ids[p].clone()),
+                    frames: f.frames,
+                    bytes: f.bytes,
+                    data_frames: s.data_frames,
+                    data_bytes: s.data_bytes,
+                    unique_bytes: s.unique_bytes,
+                    retransmitted: s.retransmitted,
+                    spurious: s.spurious,
+                    max_retries: s.max_retries,
+                    timeouts: s.timeouts,
+                    losses: s.losses,
+                    capture_gaps: s.capture_gaps,
+                    out_of_order: s.out_of_order,
+                    sequence_errors: f.peer.map_or(0, |p| self.flows[p].seq_errors),
+                    acks: f.acks,
+                    naks: f.naks,
+                    sacks: f.sacks,
+                    rnr_naks: f.rnr_naks,
+                    cnps: f.cnps,
+                    ecn_ce: f.ecn_ce,
+                    header_only: s.header_only,
+                    messages: s.messages,
+                    messages_completed: s.completed,
+                    messages_failed: s.messages - s.completed,
+                    fct_ns: s.last_complete.map(|c| c.saturating_sub(f.first_time)),
+                    message_latency: s.latency.spread(),
+                    rtt: s.rtt.spread(),
+                    first_time_ns: Ns(f.first_time),
+                    last_time_ns: Ns(f.last_time),
+                    goodput_bps: (dur > 0 && s.unique_bytes > 0).then(|| s.unique_bytes as f64 * 8e9 / dur as f64),
+                    idle_max_ns: f.idle_max,
+                    pfc_paused_ns: self.pauses.paused_between(f.iface, f.first_time, f.last_time),
+                }
+            })
+            .collect();
+        FlowsReport { flows, pauses }
+    }
+}
+
+impl Tracker {
+    /// The unwrapped value of a PSN without moving the reference.
+    pub fn peek(&self, p: u32) -> Option<u64> {
+        self.unwrap_ref().peek(p)
+    }
+}

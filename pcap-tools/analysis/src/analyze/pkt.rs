@@ -1,0 +1,205 @@
+//! What the analysers read of one frame: a small `Copy` summary of the codec's decoding (BTH,
+//! AETH, the IRN SACK, DCP's tag/MSN/eMSN, IP TTL and ECN, PFC), so the per-flow logic never
+//! touches bytes and can be tested with hand-built values. Built by [`Pkt::from_decoded`];
+//! frames cut by the snaplen keep every field whose bytes were captured (the headers suffice:
+//! `tcpdump -s 128` captures are analysed fully).
+
+use std::net::IpAddr;
+
+use rocescope_codec::decoder::Decoded;
+use rocescope_codec::ext::Ext;
+use rocescope_codec::ib::aeth::Syndrome;
+use rocescope_codec::ib::opcode::Position;
+use rocescope_codec::frame::Net;
+use rocescope_codec::Profile;
+
+/// What a RoCE packet is, for the analysers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Class {
+    /// A request packet carrying (part of) a message: SEND, WRITE, READ Request.
+    Request { pos: Position, op: ReqOp },
+    /// An RDMA READ response packet (data flowing back to the requester).
+    ReadResponse { pos: Position },
+    /// An Acknowledge (AETH ACK syndrome).
+    Ack,
+    /// A NAK (AETH NAK syndrome) with its code (0: PSN sequence error).
+    Nak { code: u8 },
+    /// IRN's selective NAK: a PSN sequence error NAK carrying the SACKed PSN.
+    Sack { sacked: u32 },
+    RnrNak,
+    /// A congestion notification packet (0x81, or 0x80).
+    Cnp,
+    /// A DCP header-only packet (a trimmed data packet, or its bounce).
+    HeaderOnly { msn: Option<u32> },
+    /// Anything else carried over RoCE.
+    Other,
+}
+
+/// A request's operation.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ReqOp {
+    Send,
+    Write,
+    Read,
+    Other,
+}
+
+/// One frame as the analysers see it.
+#[derive(Clone, Copy, Debug)]
+pub struct Pkt {
+    /// Frame number (from 1).
+    pub frame: u64,
+    /// Capture timestamp, nanoseconds since the Unix epoch.
+    pub time_ns: u64,
+    /// pcapng interface (0 for pcap).
+    pub iface: u32,
+    /// Length on the wire.
+    pub len: u32,
+    pub src: IpAddr,
+    pub dst: IpAddr,
+    pub destqp: u32,
+    pub psn: u32,
+    pub opcode: u8,
+    /// IPv4 TTL or IPv6 hop limit (None for RoCEv1 or when not captured).
+    pub ttl: Option<u8>,
+    /// ECN field is CE (11).
+    pub ce: bool,
+    /// ECN-capable transport (ECT(0), ECT(1) or CE).
+    pub ect: bool,
+    pub class: Class,
+    /// Payload bytes after the headers (on the wire).
+    pub payload: u32,
+    pub profile: Profile,
+    /// DCP: the message sequence number of a data or header-only packet.
+    pub dcp_msn: Option<u32>,
+    /// DCP: the receiver's eMSN carried by an ACK (tag 01).
+    pub dcp_emsn: Option<u32>,
+    /// READ Request: the DMA length of its RETH.
+    pub dma_len: Option<u32>,
+}
+
+/// A PFC frame (802.1Qbb).
+#[derive(Clone, Copy, Debug)]
+pub struct PfcPkt {
+    pub frame: u64,
+    pub time_ns: u64,
+    pub iface: u32,
+    /// The sender's MAC address.
+    pub src_mac: [u8; 6],
+    pub class_enable: u16,
+    pub quanta: [u16; 8],
+    /// Link speed is not in a capture: pause quanta are converted at this rate.
+    pub len: u32,
+}
+
+/// What a frame is to the analysers.
+#[derive(Clone, Copy, Debug)]
+pub enum Seen {
+    Roce(Pkt),
+    Pfc(PfcPkt),
+    None,
+}
+
+impl Pkt {
+    /// Summarises a decoded frame; `None` for frames that carry no RoCE packet with addresses.
+    pub fn from_decoded(d: &Decoded<'_, '_>, frame: u64, time_ns: u64, iface: u32, len: u32) -> Seen {
+        let f = &d.frame;
+        let Some(p) = f.roce() else {
+            if let Some(mc) = f.mac_control() {
+                if let Some(class_enable) = mc.class_enable().filter(|_| mc.is_complete()) {
+                    let mut quanta = [0u16; 8];
+                    for (i, q) in quanta.iter_mut().enumerate() {
+                        *q = mc.quanta(i);
+                    }
+                    let mut src_mac = [0u8; 6];
+                    if let Some(b) = f.data().get(6..12) {
+                        src_mac.copy_from_slice(b);
+                    }
+                    return Seen::Pfc(PfcPkt { frame, time_ns, iface, src_mac, class_enable, quanta, len });
+                }
+            }
+            return Seen::None;
+        };
+        let Some((src, dst)) = f.ip_addrs() else { return Seen::None };
+        let bth = p.bth();
+        let opcode = p.opcode();
+        let (ttl, ecn) = match f.net() {
+            Some(Net::Ipv4 { off, .. }) => (f.data().get(off as usize + 8).copied(), f.data().get(off as usize + 1).map(|b| b & 3)),
+            Some(Net::Ipv6 { off }) => (
+                f.data().get(off as usize + 7).copied(),
+                f.data().get(off as usize..off as usize + 2).map(|b| ((u16::from(b[0]) << 8 | u16::from(b[1])) >> 4) as u8 & 3),
+            ),
+            _ => (None, None),
+        };
+        let dcp = match f.ext() {
+            Ext::Dcp(x) => Some(*x),
+            _ => None,
+        };
+        let class = if opcode.0 == 0x80 || opcode.0 == 0x81 {
+            Class::Cnp
+        } else if let Some(x) = dcp.filter(|x| x.ho) {
+            Class::HeaderOnly { msn: x.msn(p) }
+        } else if let Some(a) = p.aeth().filter(|_| opcode.0 == 0x11 || (0x0D..=0x10).contains(&opcode.0) || opcode.0 == 0x12) {
+            if (0x0D..=0x10).contains(&opcode.0) {
+                Class::ReadResponse { pos: opcode.position().unwrap_or(Position::Only) }
+            } else {
+                match a.syndrome() {
+                    Syndrome::Ack { .. } => Class::Ack,
+                    Syndrome::RnrNak { .. } => Class::RnrNak,
+                    Syndrome::Nak { code } => match p.irn_sack() {
+                        Some(s) if code == 0 => Class::Sack { sacked: s.sack_psn() },
+                        _ => Class::Nak { code },
+                    },
+                    Syndrome::Reserved(_) => Class::Other,
+                }
+            }
+        } else if (0x0D..=0x10).contains(&opcode.0) {
+            Class::ReadResponse { pos: opcode.position().unwrap_or(Position::Only) }
+        } else if let Some(pos) = opcode.position() {
+            let op = if opcode.is_send() {
+                ReqOp::Send
+            } else if opcode.is_write() {
+                ReqOp::Write
+            } else if opcode.op() == 0x0C {
+                ReqOp::Read
+            } else {
+                ReqOp::Other
+            };
+            Class::Request { pos, op }
+        } else {
+            Class::Other
+        };
+        let dma_len = match class {
+            Class::Request { op: ReqOp::Read, .. } => p.reth().map(|r| r.dma_len()),
+            _ => None,
+        };
+        Seen::Roce(Pkt {
+            frame,
+            time_ns,
+            iface,
+            len,
+            src,
+            dst,
+            destqp: bth.dest_qp(),
+            psn: bth.psn(),
+            opcode: opcode.0,
+            ttl,
+            ce: ecn == Some(3),
+            ect: ecn.is_some_and(|e| e != 0),
+            class,
+            payload: p.payload_len() as u32,
+            profile: d.profile(),
+            dcp_msn: dcp.and_then(|x| if x.ho { None } else { x.msn(p) }).or(match class {
+                Class::HeaderOnly { msn } => msn,
+                _ => None,
+            }),
+            dcp_emsn: dcp.and_then(|x| x.emsn),
+            dma_len,
+        })
+    }
+
+    /// Carries message data (a request packet or a READ response).
+    pub fn is_data(&self) -> bool {
+        matches!(self.class, Class::Request { .. } | Class::ReadResponse { .. })
+    }
+}

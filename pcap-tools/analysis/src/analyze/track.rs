@@ -1,0 +1,779 @@
+//! The data tracker: one flow's data packets (requests, or READ responses) as one tap saw them,
+//! with the acknowledgements and loss signals of the reverse flow applied in capture order.
+//! It finds retransmissions (repeats of a PSN), losses, capture gaps and message completions by
+//! the rules of docs/analysis.md, which follow docs/truth.md's "What a tap can observe": a fact
+//! the tap cannot establish is reported unknown, never guessed.
+//!
+//! Memory: a window of per-PSN slots from the oldest PSN not yet acknowledged (plus a margin)
+//! to the highest seen; slots behind it are dropped, so state is bounded by the flow's window,
+//! not by the capture. Messages and events are kept for the report.
+
+use std::collections::{BTreeMap, HashMap, VecDeque};
+
+use rocescope_codec::ib::opcode::Position;
+
+use super::pkt::{Class, Pkt, ReqOp};
+use super::psn::{self, Unwrap};
+use super::report::{Cause, Evidence, Loss, Ns, Repair, Signal, Transport};
+
+/// Where the tap is, relative to the flow being tracked.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Place {
+    /// At the NIC that sends the flow.
+    Source,
+    /// At the NIC the flow is addressed to.
+    Destination,
+    /// Neither (a fabric tap), or not known.
+    Middle,
+}
+
+/// Acknowledged PSNs kept behind the oldest unacknowledged one (late duplicates still find
+/// their slot).
+const KEEP_BEHIND: u64 = 1024;
+/// A flow without acknowledgements at this tap keeps at most this many slots.
+const MAX_SLOTS: usize = 1 << 16;
+
+/// What the tap knows of one PSN.
+#[derive(Clone, Copy, Debug, Default)]
+struct Slot {
+    /// Copies the tap recorded (whole or header-only).
+    copies: u16,
+    /// Copies recorded whole.
+    whole: u16,
+    /// A copy was accepted in sequence (Go-Back-N's rule, tracked at the destination).
+    accepted_in_order: bool,
+    /// Copies proven trimmed (header-only form or bounce seen).
+    proven_trimmed: u16,
+    /// The latest copy is proven trimmed.
+    last_proven: bool,
+    first_time: u64,
+    last_frame: u64,
+    last_time: u64,
+    /// Signals recorded since the latest copy (source tap): a NAK with PSN ≤ this one, a NAK of
+    /// exactly this one, a SACK, a bounce of this one.
+    nak_le: bool,
+    nak_exact: bool,
+    sack: bool,
+    bounce: bool,
+    /// A loss is recorded for the latest copy (index in `losses`).
+    loss_of_last: Option<u32>,
+    /// A loss is recorded for some copy.
+    any_loss: bool,
+    /// Internal message id + 1 (0: none).
+    msg: u32,
+    /// A READ response's PSN: the requests flow carries no packet with it.
+    read_range: bool,
+    payload: u32,
+}
+
+/// One message as the tap saw it.
+#[derive(Clone, Debug)]
+pub struct MsgState {
+    pub op: &'static str,
+    pub first_psn: u64,
+    pub last_psn: Option<u64>,
+    pub dcp_msn: Option<u64>,
+    pub first_frame: u64,
+    pub first_time: u64,
+    pub last_frame: u64,
+    pub complete_frame: Option<u64>,
+    pub complete_time: Option<u64>,
+    pub retransmitted: u64,
+    pub bytes: u64,
+    /// READ: response PSNs recorded at least once.
+    pub responses_seen: u32,
+}
+
+/// A retransmission before its message's index is known.
+#[derive(Clone, Debug)]
+pub struct RetxEvent {
+    pub psn: u32,
+    pub frame: u64,
+    pub time_ns: u64,
+    pub spurious: Option<bool>,
+    pub cause: Cause,
+    pub trigger: Signal,
+    pub copy: u32,
+    pub msg: u32,
+}
+
+/// The tracker of one flow's data.
+#[derive(Debug, Default)]
+pub struct Tracker {
+    unwrap: Unwrap,
+    base: u64,
+    slots: VecDeque<Slot>,
+    /// Highest PSN recorded (any form) and recorded whole, + 1.
+    high: u64,
+    high_whole: u64,
+    /// Everything below is acknowledged (exclusive bound), as the tap saw.
+    cover: u64,
+    /// Acknowledgement history above `high` (exclusive bound, frame), for capture gaps found
+    /// once higher PSNs show up.
+    covers: VecDeque<(u64, u64)>,
+    /// Capture gaps are reported below this.
+    gaps_done: u64,
+    /// DCP: messages below this MSN are acknowledged (eMSN), and the frame that said so first.
+    emsn: Option<u64>,
+    msn_unwrap: Unwrap,
+    /// Go-Back-N's expected PSN at the destination.
+    epsn: Option<u64>,
+    pub msgs: Vec<MsgState>,
+    /// Message ids by first PSN (Go-Back-N, IRN) and by MSN (DCP).
+    by_psn: BTreeMap<u64, u32>,
+    by_msn: HashMap<u64, u32>,
+    /// Messages not complete yet, oldest first.
+    open: BTreeMap<u64, u32>,
+    pub losses: Vec<(Loss, u32)>,
+    pub gaps: Vec<(u32, u64)>,
+    pub retx: Vec<RetxEvent>,
+    pub stats: TrackStats,
+    /// Keep events (the timeline); `false` keeps only counts (the flow table).
+    pub keep_events: bool,
+}
+
+/// Counts for the flow table.
+#[derive(Clone, Debug, Default)]
+pub struct TrackStats {
+    pub data_frames: u64,
+    pub data_bytes: u64,
+    pub unique_bytes: u64,
+    pub retransmitted: u64,
+    pub spurious: u64,
+    pub timeouts: u64,
+    pub max_retries: u32,
+    pub losses: u64,
+    pub capture_gaps: u64,
+    pub out_of_order: u64,
+    pub header_only: u64,
+    pub messages: u64,
+    pub completed: u64,
+    pub rtt: Welford,
+    pub latency: Welford,
+    pub last_complete: Option<u64>,
+}
+
+/// Running min/mean/max/variance.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Welford {
+    pub n: u64,
+    pub min: u64,
+    pub max: u64,
+    mean: f64,
+    m2: f64,
+}
+
+impl Welford {
+    pub fn add(&mut self, x: u64) {
+        if self.n == 0 || x < self.min {
+            self.min = x;
+        }
+        self.max = self.max.max(x);
+        self.n += 1;
+        let d = x as f64 - self.mean;
+        self.mean += d / self.n as f64;
+        self.m2 += d * (x as f64 - self.mean);
+    }
+    pub fn spread(&self) -> super::report::Spread {
+        if self.n == 0 {
+            return super::report::Spread::default();
+        }
+        super::report::Spread {
+            samples: self.n,
+            min_ns: Some(self.min),
+            avg_ns: Some(self.mean.round() as u64),
+            max_ns: Some(self.max),
+            stdev_ns: Some(if self.n > 1 { (self.m2 / (self.n - 1) as f64).sqrt().round() as u64 } else { 0 }),
+        }
+    }
+}
+
+fn op_name(op: ReqOp, opcode: u8) -> &'static str {
+    match op {
+        ReqOp::Send => "send",
+        ReqOp::Write if matches!(opcode & 0x1f, 0x09 | 0x0B) => "write_imm",
+        ReqOp::Write => "write",
+        ReqOp::Read => "read",
+        ReqOp::Other => "other",
+    }
+}
+
+impl Tracker {
+    pub fn new(keep_events: bool) -> Tracker {
+        Tracker { keep_events, ..Tracker::default() }
+    }
+
+    fn slot(&mut self, v: u64) -> Option<&mut Slot> {
+        if self.slots.is_empty() {
+            self.base = v;
+        }
+        if v < self.base {
+            // Before the window: grow backwards only a little (a flow's first packets
+            // arriving late), else it is a PSN long acknowledged.
+            let back = self.base - v;
+            if back > 4096 || self.slots.len() + back as usize > MAX_SLOTS {
+                return None;
+            }
+            for _ in 0..back {
+                self.slots.push_front(Slot::default());
+            }
+            self.base = v;
+        }
+        let i = (v - self.base) as usize;
+        if i >= self.slots.len() {
+            if i >= MAX_SLOTS * 4 {
+                return None;
+            }
+            self.slots.resize(i + 1, Slot::default());
+        }
+        self.slots.get_mut(i)
+    }
+
+    fn get(&self, v: u64) -> Option<&Slot> {
+        v.checked_sub(self.base).and_then(|i| self.slots.get(i as usize))
+    }
+
+    /// The unwrapped value of a PSN of this flow.
+    pub fn unwrap(&mut self, p: u32) -> u64 {
+        self.unwrap.unwrap(p)
+    }
+
+    /// The PSN unwrapper (read-only).
+    pub fn unwrap_ref(&self) -> &Unwrap {
+        &self.unwrap
+    }
+
+    /// Distance of a PSN from the flow's highest (None before the first packet).
+    pub fn distance(&self, p: u32) -> Option<i64> {
+        self.unwrap.distance(p)
+    }
+
+    fn prune(&mut self) {
+        let keep_from = self.cover.saturating_sub(KEEP_BEHIND);
+        while self.base < keep_from && self.slots.front().is_some_and(|s| s.copies > 0 || self.base < self.gaps_done) {
+            self.slots.pop_front();
+            self.base += 1;
+        }
+        while self.slots.len() > MAX_SLOTS {
+            self.slots.pop_front();
+            self.base += 1;
+        }
+    }
+
+    fn msg_of_psn(&self, v: u64, dcp_msn: Option<u64>) -> Option<u32> {
+        if let Some(m) = dcp_msn {
+            return self.by_msn.get(&m).copied();
+        }
+        let (_, &id) = self.by_psn.range(..=v).next_back()?;
+        let m = &self.msgs[id as usize];
+        match m.last_psn {
+            Some(l) if l < v => None,
+            _ => Some(id),
+        }
+    }
+
+    /// A data packet of this flow (a request, its header-only form, or a READ response).
+    pub fn on_data(&mut self, k: &Pkt, place: Place, transport: Transport) {
+        let v = self.unwrap.unwrap(k.psn);
+        let ho = matches!(k.class, Class::HeaderOnly { .. });
+        let whole = !ho;
+        self.stats.data_frames += 1;
+        self.stats.data_bytes += k.payload as u64;
+        if ho {
+            self.stats.header_only += 1;
+        }
+        let msn = k.dcp_msn.map(|m| self.msn_unwrap.unwrap(m));
+        // The message, on the first copy of its packets.
+        let msg = self.place_in_message(k, v, msn);
+        let covered_before = self.covered(v, msn);
+        let high_whole = self.high_whole;
+        let keep = self.keep_events;
+        let Some(slot) = self.slot(v).copied() else {
+            return;
+        };
+        let prior = slot.copies;
+        let mut s = slot;
+        if msg.is_some() {
+            s.msg = msg.map_or(0, |m| m + 1);
+        }
+        let mut new_losses: Vec<Loss> = Vec::new();
+        if prior > 0 {
+            // A repeat: a retransmission.
+            let trigger = if place == Place::Source {
+                match transport {
+                    Transport::Gbn if s.nak_le => Signal::Nak,
+                    Transport::Irn if s.sack => Signal::Sack,
+                    Transport::Dcp if s.bounce => Signal::Ho,
+                    Transport::Rc if s.bounce => Signal::Ho,
+                    Transport::Rc if s.nak_le => Signal::Nak,
+                    Transport::Rc if s.sack => Signal::Sack,
+                    _ => Signal::Timeout,
+                }
+            } else {
+                Signal::Unknown
+            };
+            // Header-only evidence for the previous copy, if its form was recorded.
+            if let Some(li) = s.loss_of_last {
+                if let Some((l, _)) = self.losses.get_mut(li as usize) {
+                    l.repair = Repair::EndHost;
+                }
+            }
+            // The receiver asked for exactly this packet: its previous copy was lost.
+            let asked = place == Place::Source
+                && s.loss_of_last.is_none()
+                && (trigger == Signal::Sack || (trigger == Signal::Nak && s.nak_exact));
+            if asked {
+                new_losses.push(Loss {
+                    psn: k.psn,
+                    frame: s.last_frame,
+                    time_ns: Ns(s.last_time),
+                    signal: trigger,
+                    repair: Repair::EndHost,
+                    evidence: Evidence::AskedFor,
+                    message: None,
+                });
+                s.any_loss = true;
+            }
+            let accepted = match transport {
+                Transport::Gbn | Transport::Rc => s.accepted_in_order,
+                Transport::Irn | Transport::Dcp => s.whole > 0,
+            };
+            let spurious = match place {
+                Place::Destination => Some(accepted),
+                _ if covered_before => Some(true),
+                Place::Source if matches!(trigger, Signal::Nak | Signal::Sack | Signal::Ho) => Some(false),
+                _ if s.proven_trimmed == prior => Some(false),
+                _ => None,
+            };
+            let cause = match spurious {
+                Some(true) => Cause::Spurious,
+                Some(false) if trigger == Signal::Timeout => Cause::Timeout,
+                Some(false) if s.any_loss => Cause::Loss,
+                _ => Cause::Unknown,
+            };
+            self.stats.retransmitted += 1;
+            if spurious == Some(true) {
+                self.stats.spurious += 1;
+            }
+            if trigger == Signal::Timeout {
+                self.stats.timeouts += 1;
+            }
+            self.stats.max_retries = self.stats.max_retries.max(prior as u32);
+            if let Some(m) = msg.or(s.msg.checked_sub(1)) {
+                self.msgs[m as usize].retransmitted += 1;
+            }
+            if keep {
+                self.retx.push(RetxEvent {
+                    psn: k.psn,
+                    frame: k.frame,
+                    time_ns: k.time_ns,
+                    spurious,
+                    cause,
+                    trigger,
+                    copy: prior as u32,
+                    msg: s.msg,
+                });
+            }
+        } else {
+            self.stats.unique_bytes += k.payload as u64;
+            if v < self.high {
+                self.stats.out_of_order += 1;
+            }
+            s.first_time = k.time_ns;
+            s.payload = k.payload;
+            // First seen at the destination after higher PSNs arrived: its earlier copy was lost.
+            if place == Place::Destination && whole && high_whole > v {
+                new_losses.push(Loss {
+                    psn: k.psn,
+                    frame: k.frame,
+                    time_ns: Ns(k.time_ns),
+                    signal: Signal::Unknown,
+                    repair: Repair::EndHost,
+                    evidence: Evidence::Gap,
+                    message: None,
+                });
+                s.any_loss = true;
+            }
+            if let Some(m) = msg {
+                self.msgs[m as usize].bytes += k.payload as u64;
+            }
+        }
+        // This copy.
+        s.copies = s.copies.saturating_add(1);
+        s.last_frame = k.frame;
+        s.last_time = k.time_ns;
+        s.nak_le = false;
+        s.nak_exact = false;
+        s.sack = false;
+        s.bounce = false;
+        s.loss_of_last = None;
+        s.last_proven = false;
+        if whole {
+            s.whole = s.whole.saturating_add(1);
+            self.accept_in_order(k, v, &mut s);
+        } else {
+            // The header-only form: this copy was trimmed.
+            s.last_proven = true;
+            s.proven_trimmed += 1;
+            s.any_loss = true;
+            new_losses.push(Loss {
+                psn: k.psn,
+                frame: k.frame,
+                time_ns: Ns(k.time_ns),
+                signal: Signal::Ho,
+                repair: Repair::None,
+                evidence: Evidence::HeaderOnly,
+                message: None,
+            });
+        }
+        let mut last_loss = None;
+        for l in new_losses {
+            self.stats.losses += 1;
+            if keep {
+                last_loss = Some(self.losses.len() as u32);
+                self.losses.push((l, s.msg));
+            }
+        }
+        if !whole {
+            s.loss_of_last = last_loss.or(Some(u32::MAX));
+        }
+        if let Some(slot) = self.slot(v) {
+            *slot = s;
+        }
+        // Capture gaps between the old high and this PSN that acknowledgements already covered.
+        if v >= self.high {
+            let old_high = self.high;
+            if old_high != 0 && v > old_high {
+                self.gaps_from_history(old_high, v);
+            }
+            self.high = v + 1;
+        }
+        if whole && v >= self.high_whole {
+            self.high_whole = v + 1;
+        }
+        if let Some(m) = msg.or(s.msg.checked_sub(1)) {
+            let mm = &mut self.msgs[m as usize];
+            mm.last_frame = mm.last_frame.max(k.frame);
+        }
+    }
+
+    /// Go-Back-N's acceptance at the destination: in sequence only.
+    fn accept_in_order(&mut self, k: &Pkt, v: u64, s: &mut Slot) {
+        if self.epsn.is_none() && matches!(k.class, Class::Request { pos: Position::First | Position::Only, .. }) {
+            self.epsn = Some(v);
+        }
+        if self.epsn == Some(v) {
+            s.accepted_in_order = true;
+            self.epsn = Some(v + 1);
+        }
+    }
+
+    /// The destination's own acknowledgement says what it expects next.
+    pub fn resync_expected(&mut self, next: u64) {
+        self.epsn = Some(next);
+    }
+
+    fn place_in_message(&mut self, k: &Pkt, v: u64, msn: Option<u64>) -> Option<u32> {
+        let (pos, op) = match k.class {
+            Class::Request { pos, op } => (Some(pos), op_name(op, k.opcode)),
+            Class::HeaderOnly { .. } => (None, "other"),
+            _ => return None,
+        };
+        let id = if let Some(m) = msn {
+            match self.by_msn.get(&m) {
+                Some(&id) => id,
+                None => {
+                    let id = self.new_msg(op, v, k, Some(m));
+                    self.by_msn.insert(m, id);
+                    id
+                }
+            }
+        } else {
+            match pos {
+                Some(Position::First | Position::Only) if !self.by_psn.contains_key(&v) => {
+                    let id = self.new_msg(op, v, k, None);
+                    self.by_psn.insert(v, id);
+                    self.open.insert(v, id);
+                    id
+                }
+                _ => self.msg_of_psn(v, None)?,
+            }
+        };
+        let m = &mut self.msgs[id as usize];
+        if msn.is_some() {
+            if v < m.first_psn {
+                m.first_psn = v;
+            }
+            if matches!(pos, Some(Position::Last | Position::Only)) {
+                m.last_psn = Some(v);
+            }
+            if m.op == "other" && op != "other" {
+                m.op = op;
+            }
+        } else if matches!(pos, Some(Position::Last | Position::Only)) {
+            m.last_psn = Some(v);
+            if op == "read" {
+                // Its responses' PSNs are known when they arrive.
+                m.last_psn = None;
+            }
+        }
+        if k.frame < m.first_frame {
+            m.first_frame = k.frame;
+            m.first_time = k.time_ns;
+        }
+        Some(id)
+    }
+
+    fn new_msg(&mut self, op: &'static str, v: u64, k: &Pkt, msn: Option<u64>) -> u32 {
+        let id = self.msgs.len() as u32;
+        self.stats.messages += 1;
+        if let Some(m) = msn {
+            self.open.insert(m, id);
+        }
+        self.msgs.push(MsgState {
+            op,
+            first_psn: v,
+            last_psn: None,
+            dcp_msn: msn,
+            first_frame: k.frame,
+            first_time: k.time_ns,
+            last_frame: k.frame,
+            complete_frame: None,
+            complete_time: None,
+            retransmitted: 0,
+            bytes: 0,
+            responses_seen: 0,
+        });
+        id
+    }
+
+    fn covered(&self, v: u64, msn: Option<u64>) -> bool {
+        if v < self.cover {
+            return true;
+        }
+        match (msn, self.emsn) {
+            (Some(m), Some(e)) => m < e,
+            _ => false,
+        }
+    }
+
+    /// An acknowledgement: everything below `psn` (a 24-bit PSN, exclusive) was received.
+    pub fn on_cover(&mut self, psn: u32, frame: u64, time_ns: u64) {
+        let Some(c) = self.unwrap.peek(psn) else { return };
+        if c <= self.cover {
+            return;
+        }
+        // Karn: an RTT sample from the newest packet this acknowledgement covers, unless that
+        // PSN was sent more than once.
+        if let Some(s) = self.get(c - 1) {
+            if s.copies == 1 && time_ns >= s.first_time {
+                self.stats.rtt.add(time_ns - s.first_time);
+            }
+        }
+        self.cover = c;
+        // Capture gaps: PSNs below it the tap never recorded, between recorded ones.
+        let upto = c.min(self.high);
+        let from = self.gaps_done.max(self.base);
+        for v in from..upto {
+            if self.get(v).is_some_and(|s| s.copies == 0 && !s.read_range) {
+                self.gap(v, frame);
+            }
+        }
+        self.gaps_done = self.gaps_done.max(upto);
+        if c > self.high {
+            self.covers.push_back((c, frame));
+        }
+        self.complete_psn(c, frame, time_ns);
+        self.prune();
+    }
+
+    fn gap(&mut self, v: u64, frame: u64) {
+        self.stats.capture_gaps += 1;
+        if self.keep_events {
+            self.gaps.push((psn::wire(v), frame));
+        }
+    }
+
+    fn gaps_from_history(&mut self, from: u64, to: u64) {
+        // PSNs in [from, to) were never recorded; each is a gap if an acknowledgement covered it.
+        for v in from.max(self.gaps_done)..to {
+            if self.get(v).is_some_and(|s| s.read_range) {
+                continue;
+            }
+            if let Some(&(_, frame)) = self.covers.iter().find(|(c, _)| *c > v) {
+                self.gap(v, frame);
+            }
+        }
+        self.gaps_done = self.gaps_done.max(to);
+        while self.covers.front().is_some_and(|(c, _)| *c <= to) {
+            self.covers.pop_front();
+        }
+    }
+
+    /// Messages whose last PSN is below `c` complete at this frame.
+    fn complete_psn(&mut self, c: u64, frame: u64, time_ns: u64) {
+        while let Some((&first, &id)) = self.open.iter().next() {
+            let m = &self.msgs[id as usize];
+            if m.dcp_msn.is_some() {
+                break;
+            }
+            match m.last_psn {
+                Some(l) if l < c => {
+                    self.open.remove(&first);
+                    self.complete(id, frame, time_ns);
+                }
+                _ => break,
+            }
+        }
+    }
+
+    fn complete(&mut self, id: u32, frame: u64, time_ns: u64) {
+        let m = &mut self.msgs[id as usize];
+        if m.complete_frame.is_some() {
+            return;
+        }
+        m.complete_frame = Some(frame);
+        m.complete_time = Some(time_ns);
+        self.stats.completed += 1;
+        self.stats.latency.add(time_ns.saturating_sub(m.first_time));
+        self.stats.last_complete = Some(time_ns);
+    }
+
+    /// A DCP ACK: messages below `emsn` are complete.
+    pub fn on_emsn(&mut self, emsn: u32, frame: u64, time_ns: u64) {
+        let e = match self.msn_unwrap.peek(emsn) {
+            Some(e) => e,
+            None => return,
+        };
+        if self.emsn.is_some_and(|old| e <= old) {
+            return;
+        }
+        self.emsn = Some(e);
+        let done: Vec<(u64, u32)> = self.open.range(..e).map(|(&m, &id)| (m, id)).collect();
+        for (m, id) in done {
+            self.open.remove(&m);
+            // Capture gaps inside the message: PSNs between its recorded ones.
+            let (lo, hi) = self.msg_span(id);
+            for v in lo..hi {
+                if self.get(v).is_some_and(|s| s.copies == 0) {
+                    self.gap(v, frame);
+                }
+            }
+            self.complete(id, frame, time_ns);
+        }
+    }
+
+    /// The lowest and highest+1 PSN recorded of a message (DCP).
+    fn msg_span(&self, id: u32) -> (u64, u64) {
+        let m = &self.msgs[id as usize];
+        let lo = m.first_psn.max(self.base);
+        let mut hi = lo;
+        let mut v = lo;
+        while let Some(s) = self.get(v) {
+            if s.copies > 0 {
+                if s.msg == id + 1 {
+                    hi = v + 1;
+                } else {
+                    break;
+                }
+            }
+            v += 1;
+        }
+        (lo, hi)
+    }
+
+    /// A NAK with PSN `psn` (the receiver expects it): recorded against the outstanding PSNs.
+    pub fn on_nak(&mut self, psn: u32) {
+        let Some(e) = self.unwrap.peek(psn) else { return };
+        let from = e.max(self.base);
+        for v in from..self.high {
+            if let Some(s) = self.slot(v) {
+                s.nak_le = true;
+                if v == e {
+                    s.nak_exact = true;
+                }
+            }
+        }
+    }
+
+    /// A SACK (IRN): recorded against every outstanding PSN.
+    pub fn on_sack(&mut self) {
+        let from = self.cover.max(self.base);
+        for v in from..self.high {
+            if let Some(s) = self.slot(v) {
+                s.sack = true;
+            }
+        }
+    }
+
+    /// A header-only packet bounced back to the sender for PSN `psn` (DCP): the latest copy of
+    /// that PSN was trimmed.
+    pub fn on_bounce(&mut self, psn: u32, frame: u64, time_ns: u64) {
+        let _ = (frame, time_ns);
+        let Some(v) = self.unwrap.peek(psn) else { return };
+        let keep = self.keep_events;
+        let Some(s) = self.slot(v) else { return };
+        if s.copies == 0 {
+            return;
+        }
+        s.bounce = true;
+        if s.last_proven {
+            return;
+        }
+        s.last_proven = true;
+        s.proven_trimmed += 1;
+        s.any_loss = true;
+        let loss = Loss {
+            psn,
+            frame: s.last_frame,
+            time_ns: Ns(s.last_time),
+            signal: Signal::Ho,
+            repair: Repair::None,
+            evidence: Evidence::HeaderOnly,
+            message: None,
+        };
+        let msg = s.msg;
+        self.stats.losses += 1;
+        let idx = if keep {
+            self.losses.push((loss, msg));
+            self.losses.len() as u32 - 1
+        } else {
+            u32::MAX
+        };
+        if let Some(s) = self.slot(v) {
+            s.loss_of_last = Some(idx);
+        }
+    }
+
+    /// A READ response for one of this flow's READ requests (the requests flow's tracker keeps
+    /// the messages): extends the message's frames, and its last response completes it.
+    pub fn on_read_response(&mut self, k: &Pkt, pos: Position) {
+        let Some(v) = self.unwrap.peek(k.psn) else { return };
+        let Some((_, &id)) = self.by_psn.range(..=v).next_back() else { return };
+        if self.msgs[id as usize].op != "read" {
+            return;
+        }
+        if let Some(s) = self.slot(v) {
+            s.read_range = true;
+        }
+        let m = &mut self.msgs[id as usize];
+        m.last_frame = m.last_frame.max(k.frame);
+        if matches!(pos, Position::Last | Position::Only) && m.last_psn.is_none() {
+            m.last_psn = Some(v);
+        }
+        if m.last_psn == Some(v) && m.complete_frame.is_none() {
+            self.open.remove(&m.first_psn);
+            self.complete(id, k.frame, k.time_ns);
+        }
+    }
+
+    /// Copies of a PSN the tap recorded (0 when unknown or never).
+    pub fn copies_of(&self, p: u32) -> u16 {
+        self.unwrap.peek(p).and_then(|v| self.get(v)).map_or(0, |s| s.copies)
+    }
+
+    /// Highest PSN + 1 recorded.
+    pub fn high(&self) -> u64 {
+        self.high
+    }
+}

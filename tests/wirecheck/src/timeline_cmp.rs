@@ -1,0 +1,196 @@
+//! The timeline judged against the truth's observable view (docs/truth.md, "What a tap can
+//! observe"; issue 10 acceptance 1): per tap (pcapng interface) and flow, the analyser's
+//! losses, retransmissions, capture gaps and messages must equal the view's observable facts
+//! exactly — frames, PSNs, times to the nanosecond, and the values the view knows (trigger,
+//! spurious, cause, signal, repair), with "unknown" exactly where the view says unobservable.
+//! Facts of a PSN the view marks unobservable are not judged (on either side); neither are
+//! the message fields it lists as unknown.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
+
+use rocescope_analysis::analyze::report::{self as rep, FlowTimeline, TimelineReport};
+use rocescope_analysis::analyze::{run, Options};
+use rocescope_analysis::capture;
+use rocescope_analysis::session::Session;
+use rocescope_codec::decoder::{Decoder, DecoderOptions, ProfileChoice};
+use rocescope_codec::Params;
+use rocescope_sim::observe::{Fact, FlowView, TapView};
+use rocescope_sim::truth::{RetxCause, Signal};
+
+/// Runs the timeline analyser over a capture, as `rocescope timeline` does.
+pub fn timeline(pcap: &Path, params: Params) -> Result<TimelineReport, String> {
+    let reader = capture::open(&pcap.display().to_string()).map_err(|e| e.to_string())?;
+    let decoder = Decoder::new(DecoderOptions { profile: ProfileChoice::Auto, maps: vec![], params, no_verify: false });
+    let mut s = Session::new(reader, decoder);
+    let a = run::analyze(&mut s, Options::default(), run::Window::default(), |_| {}).map_err(|e| e.to_string())?;
+    Ok(a.timeline())
+}
+
+/// What the comparison found.
+#[derive(Debug, Default)]
+pub struct Cmp {
+    /// Facts compared and found equal.
+    pub equal: u64,
+    pub mismatches: Vec<String>,
+}
+
+fn signal_name(s: Option<Signal>) -> &'static str {
+    match s {
+        Some(Signal::Nak) => "nak",
+        Some(Signal::Sack) => "sack",
+        Some(Signal::Ho) => "ho",
+        Some(Signal::Timeout) => "timeout",
+        Some(Signal::Gap) => "gap",
+        Some(Signal::None) | None => "unknown",
+    }
+}
+
+fn rep_signal(s: rep::Signal) -> &'static str {
+    match s {
+        rep::Signal::Nak => "nak",
+        rep::Signal::Sack => "sack",
+        rep::Signal::Ho => "ho",
+        rep::Signal::Timeout => "timeout",
+        rep::Signal::Gap => "gap",
+        _ => "unknown",
+    }
+}
+
+fn cause_name(c: Option<RetxCause>) -> &'static str {
+    match c {
+        Some(RetxCause::Loss) => "loss",
+        Some(RetxCause::GoBack) => "go_back",
+        Some(RetxCause::Timeout) => "timeout",
+        Some(RetxCause::Spurious) => "spurious",
+        None => "unknown",
+    }
+}
+
+fn rep_cause(c: rep::Cause) -> &'static str {
+    match c {
+        rep::Cause::Loss => "loss",
+        rep::Cause::GoBack => "go_back",
+        rep::Cause::Timeout => "timeout",
+        rep::Cause::Spurious => "spurious",
+        rep::Cause::Unknown => "unknown",
+    }
+}
+
+fn base_id(id: &str) -> &str {
+    id.split(['@', '#']).next().unwrap_or(id)
+}
+
+/// Compares the analyser's report with the observable view of every tap.
+pub fn compare(report: &TimelineReport, views: &[TapView]) -> Cmp {
+    let mut c = Cmp::default();
+    for tap in views {
+        for fv in &tap.flows {
+            let Some(af) = report.flows.iter().find(|f| f.interface == tap.interface && base_id(&f.id) == fv.id) else {
+                c.mismatches.push(format!("tap {:?}: flow {} not in the timeline", tap.name, fv.id));
+                continue;
+            };
+            compare_flow(&mut c, &format!("{:?} {}", tap.name, fv.id), af, fv);
+        }
+    }
+    c
+}
+
+fn unobservable_psns(fv: &FlowView, fact: Fact) -> BTreeSet<u32> {
+    fv.unobservable.iter().filter(|u| u.fact == fact).filter_map(|u| u.psn).collect()
+}
+
+fn compare_flow(c: &mut Cmp, at: &str, af: &FlowTimeline, fv: &FlowView) {
+    // Retransmissions, keyed by frame.
+    let skip = unobservable_psns(fv, Fact::Retransmission);
+    let want: BTreeMap<u64, String> = fv
+        .retransmissions
+        .iter()
+        .filter(|r| !skip.contains(&r.psn))
+        .map(|r| {
+            let sp = r.spurious.map_or("unknown".to_string(), |s| s.to_string());
+            (r.frame, format!("psn {} t {} trigger {} spurious {} cause {}", r.psn, r.time_ns.0, signal_name(r.trigger), sp, cause_name(r.cause)))
+        })
+        .collect();
+    let got: BTreeMap<u64, String> = af
+        .retransmissions
+        .iter()
+        .filter(|r| !skip.contains(&r.psn))
+        .map(|r| {
+            let sp = r.spurious.map_or("unknown".to_string(), |s| s.to_string());
+            (r.frame, format!("psn {} t {} trigger {} spurious {} cause {}", r.psn, r.time_ns.0, rep_signal(r.trigger), sp, rep_cause(r.cause)))
+        })
+        .collect();
+    diff(c, at, "retransmission", &want, &got);
+    // Losses, keyed by (frame, psn).
+    let skip = unobservable_psns(fv, Fact::Loss);
+    let want: BTreeMap<(u64, u32), String> = fv
+        .losses
+        .iter()
+        .filter(|l| !skip.contains(&l.psn))
+        .map(|l| ((l.frame, l.psn), format!("t {} signal {} repair {:?}", l.time_ns.0, signal_name(l.signal), l.repair).to_lowercase()))
+        .collect();
+    let got: BTreeMap<(u64, u32), String> = af
+        .losses
+        .iter()
+        .filter(|l| !skip.contains(&l.psn))
+        .map(|l| {
+            let repair = match l.repair {
+                rep::Repair::EndHost => "endhost",
+                _ => "none",
+            };
+            ((l.frame, l.psn), format!("t {} signal {} repair {}", l.time_ns.0, rep_signal(l.signal), repair))
+        })
+        .collect();
+    diff(c, at, "loss", &want, &got);
+    // Capture gaps.
+    let skip = unobservable_psns(fv, Fact::CaptureGap);
+    let want: BTreeMap<u32, String> =
+        fv.capture_gaps.iter().filter(|g| !skip.contains(&g.psn)).map(|g| (g.psn, format!("frame {}", g.frame))).collect();
+    let got: BTreeMap<u32, String> =
+        af.capture_gaps.iter().filter(|g| !skip.contains(&g.psn)).map(|g| (g.psn, format!("frame {}", g.frame))).collect();
+    diff(c, at, "capture gap", &want, &got);
+    // Messages, by index, the fields the view knows.
+    for m in &fv.messages {
+        let Some(am) = af.messages.iter().find(|a| a.index == m.index) else {
+            c.mismatches.push(format!("{at}: message {} missing", m.index));
+            continue;
+        };
+        let known = |f: &str| !m.unknown.contains(&f);
+        let mut check = |name: &str, want: String, got: String| {
+            if !known(name) {
+                return;
+            }
+            if want == got {
+                c.equal += 1;
+            } else {
+                c.mismatches.push(format!("{at}: message {} {name}: truth {want}, timeline {got}", m.index));
+            }
+        };
+        check("first_frame", format!("{:?}", m.first_frame), format!("{:?}", Some(am.first_frame)));
+        check("last_frame", format!("{:?}", m.last_frame), format!("{:?}", Some(am.last_frame)));
+        check("packets", format!("{:?}", m.packets), format!("{:?}", am.packets));
+        check("retransmitted", format!("{:?}", m.retransmitted), format!("{:?}", Some(am.retransmitted)));
+        check("complete_frame", format!("{:?}", m.complete_frame), format!("{:?}", am.complete_frame));
+        check(
+            "complete_time_ns",
+            format!("{:?}", m.complete_time_ns.map(|t| t.0)),
+            format!("{:?}", am.complete_time_ns.map(|t| t.0)),
+        );
+    }
+}
+
+fn diff<K: Ord + std::fmt::Debug>(c: &mut Cmp, at: &str, what: &str, want: &BTreeMap<K, String>, got: &BTreeMap<K, String>) {
+    for (k, w) in want {
+        match got.get(k) {
+            Some(g) if g == w => c.equal += 1,
+            Some(g) => c.mismatches.push(format!("{at}: {what} {k:?}: truth {w}; timeline {g}")),
+            None => c.mismatches.push(format!("{at}: {what} {k:?} ({w}) missing from the timeline")),
+        }
+    }
+    for (k, g) in got {
+        if !want.contains_key(k) {
+            c.mismatches.push(format!("{at}: {what} {k:?} ({g}) not in the truth's observable view"));
+        }
+    }
+}
