@@ -408,7 +408,10 @@ impl Analyzer {
     }
 
     /// The timeline of every flow, in order of first appearance.
-    pub fn timeline(&self) -> TimelineReport {
+    pub fn timeline(&mut self) -> TimelineReport {
+        for f in &mut self.flows {
+            f.data.finalize_all();
+        }
         let ids = self.ids();
         let flows = (0..self.flows.len()).map(|i| self.flow_timeline(i, &ids)).collect();
         TimelineReport { flows }
@@ -427,11 +430,11 @@ impl Analyzer {
         for (rank, &m) in order.iter().enumerate() {
             index[m as usize] = rank as u64;
         }
-        let msg_index = |m: u32| m.checked_sub(1).map(|m| index[m as usize]);
+        let msg_index = |m: Option<u32>| m.map(|m| index[m as usize]);
         let mut losses: Vec<report::Loss> = t
             .losses
             .iter()
-            .map(|(l, m)| report::Loss { message: msg_index(*m), ..l.clone() })
+            .map(|(l, v, m)| report::Loss { message: msg_index(t.message_of(*v, None).or(m.checked_sub(1))), ..l.clone() })
             .collect();
         losses.sort_by_key(|l| (l.frame, l.psn));
         let mut retransmissions: Vec<report::Retransmission> = t
@@ -445,7 +448,7 @@ impl Analyzer {
                 cause: r.cause,
                 trigger: r.trigger,
                 copy: r.copy,
-                message: msg_index(r.msg),
+                message: msg_index(t.message_of(r.v, r.msn).or(r.msg.checked_sub(1))),
             })
             .collect();
         retransmissions.sort_by_key(|r| r.frame);
@@ -490,6 +493,9 @@ impl Analyzer {
 
     /// The flow table (and PFC pauses), in order of first appearance.
     pub fn flows(&mut self) -> FlowsReport {
+        for f in &mut self.flows {
+            f.data.finalize_all();
+        }
         let ids = self.ids();
         let end = self.last_time;
         let pauses = self.pauses.finish(end, |i| ids[i].clone());

@@ -47,8 +47,12 @@ struct Slot {
     /// The latest copy is proven trimmed.
     last_proven: bool,
     first_time: u64,
+    first_frame: u64,
     last_frame: u64,
     last_time: u64,
+    /// Position in its message of the first copy recorded (0 none, 1 First, 2 Middle, 3 Last,
+    /// 4 Only).
+    pos: u8,
     /// Signals recorded since the latest copy (source tap): a NAK with PSN ≤ this one, a NAK of
     /// exactly this one, a SACK, a bounce of this one.
     nak_le: bool,
@@ -82,11 +86,17 @@ pub struct MsgState {
     pub bytes: u64,
     /// READ: response PSNs recorded at least once.
     pub responses_seen: u32,
+    /// Its frames were gathered from the slots (its PSN range is settled); later frames of it
+    /// are counted as they come.
+    pub finalized: bool,
 }
 
 /// A retransmission before its message's index is known.
 #[derive(Clone, Debug)]
 pub struct RetxEvent {
+    /// Unwrapped PSN and MSN, to find the message once the report is made.
+    pub v: u64,
+    pub msn: Option<u64>,
     pub psn: u32,
     pub frame: u64,
     pub time_ns: u64,
@@ -124,7 +134,8 @@ pub struct Tracker {
     by_msn: HashMap<u64, u32>,
     /// Messages not complete yet, oldest first.
     open: BTreeMap<u64, u32>,
-    pub losses: Vec<(Loss, u32)>,
+    /// Each loss with its unwrapped PSN and the message id + 1 known when it was found.
+    pub losses: Vec<(Loss, u64, u32)>,
     pub gaps: Vec<(u32, u64)>,
     pub retx: Vec<RetxEvent>,
     pub stats: TrackStats,
@@ -314,7 +325,7 @@ impl Tracker {
             };
             // Header-only evidence for the previous copy, if its form was recorded.
             if let Some(li) = s.loss_of_last {
-                if let Some((l, _)) = self.losses.get_mut(li as usize) {
+                if let Some((l, _, _)) = self.losses.get_mut(li as usize) {
                     l.repair = Repair::EndHost;
                 }
             }
@@ -360,10 +371,14 @@ impl Tracker {
             }
             self.stats.max_retries = self.stats.max_retries.max(prior as u32);
             if let Some(m) = msg.or(s.msg.checked_sub(1)) {
-                self.msgs[m as usize].retransmitted += 1;
+                if self.msgs[m as usize].finalized {
+                    self.msgs[m as usize].retransmitted += 1;
+                }
             }
             if keep {
                 self.retx.push(RetxEvent {
+                    v,
+                    msn,
                     psn: k.psn,
                     frame: k.frame,
                     time_ns: k.time_ns,
@@ -380,7 +395,15 @@ impl Tracker {
                 self.stats.out_of_order += 1;
             }
             s.first_time = k.time_ns;
+            s.first_frame = k.frame;
             s.payload = k.payload;
+            s.pos = match k.class {
+                Class::Request { pos: Position::First, .. } => 1,
+                Class::Request { pos: Position::Middle, .. } => 2,
+                Class::Request { pos: Position::Last, .. } => 3,
+                Class::Request { pos: Position::Only, .. } => 4,
+                _ => 0,
+            };
             // First seen at the destination after higher PSNs arrived: its earlier copy was lost.
             if place == Place::Destination && whole && high_whole > v {
                 new_losses.push(Loss {
@@ -395,7 +418,9 @@ impl Tracker {
                 s.any_loss = true;
             }
             if let Some(m) = msg {
-                self.msgs[m as usize].bytes += k.payload as u64;
+                if self.msgs[m as usize].finalized {
+                    self.msgs[m as usize].bytes += k.payload as u64;
+                }
             }
         }
         // This copy.
@@ -431,7 +456,7 @@ impl Tracker {
             self.stats.losses += 1;
             if keep {
                 last_loss = Some(self.losses.len() as u32);
-                self.losses.push((l, s.msg));
+                self.losses.push((l, v, s.msg));
             }
         }
         if !whole {
@@ -453,8 +478,86 @@ impl Tracker {
         }
         if let Some(m) = msg.or(s.msg.checked_sub(1)) {
             let mm = &mut self.msgs[m as usize];
-            mm.last_frame = mm.last_frame.max(k.frame);
+            if mm.finalized {
+                mm.last_frame = mm.last_frame.max(k.frame);
+            }
         }
+        // A First packet arriving after later packets of its message: their Last may be here.
+        if let Some(m) = msg {
+            if self.msgs[m as usize].last_psn.is_none() && self.msgs[m as usize].dcp_msn.is_none() && s.pos != 0 {
+                self.find_last(m, v);
+            }
+        }
+    }
+
+    /// Looks forward from a message's first PSN for a recorded Last packet (reordering).
+    fn find_last(&mut self, id: u32, from: u64) {
+        let mut v = from;
+        while v < self.high {
+            match self.get(v).map(|s| (s.copies, s.pos)) {
+                Some((c, p)) if c > 0 && v > from && (p == 1 || p == 4) => return,
+                Some((c, 3 | 4)) if c > 0 => {
+                    if self.msgs[id as usize].op != "read" {
+                        self.msgs[id as usize].last_psn = Some(v);
+                    }
+                    return;
+                }
+                None => return,
+                _ => {}
+            }
+            v += 1;
+        }
+    }
+
+    /// Gathers a message's frames from its PSNs' slots, once its range is settled.
+    fn finalize(&mut self, id: u32) {
+        let m = &self.msgs[id as usize];
+        if m.finalized {
+            return;
+        }
+        let (lo, hi) = match (m.dcp_msn, m.last_psn) {
+            (Some(_), Some(l)) => (m.first_psn, l + 1),
+            (Some(_), None) => (m.first_psn, self.high),
+            (None, Some(l)) => (m.first_psn, l + 1),
+            (None, None) => (m.first_psn, m.first_psn + 1),
+        };
+        let dcp = m.dcp_msn.is_some();
+        let (mut first, mut last, mut retx, mut bytes) = (u64::MAX, 0u64, 0u64, 0u64);
+        for v in lo.max(self.base)..hi {
+            let Some(s) = self.get(v).copied() else { break };
+            if s.copies == 0 || (dcp && s.msg != id + 1) {
+                continue;
+            }
+            first = first.min(s.first_frame);
+            last = last.max(s.last_frame);
+            retx += s.copies as u64 - 1;
+            bytes += s.payload as u64;
+            if !dcp {
+                if let Some(sl) = self.slot(v) {
+                    sl.msg = id + 1;
+                }
+            }
+        }
+        let m = &mut self.msgs[id as usize];
+        if first != u64::MAX {
+            m.first_frame = m.first_frame.min(first);
+            m.last_frame = m.last_frame.max(last);
+        }
+        m.retransmitted += retx;
+        m.bytes += bytes;
+        m.finalized = true;
+    }
+
+    /// Settles every message (the end of the capture).
+    pub fn finalize_all(&mut self) {
+        for id in 0..self.msgs.len() as u32 {
+            self.finalize(id);
+        }
+    }
+
+    /// The message a PSN (and MSN) belongs to, for the report.
+    pub fn message_of(&self, v: u64, msn: Option<u64>) -> Option<u32> {
+        self.msg_of_psn(v, msn)
     }
 
     /// Go-Back-N's acceptance at the destination: in sequence only.
@@ -543,6 +646,7 @@ impl Tracker {
             retransmitted: 0,
             bytes: 0,
             responses_seen: 0,
+            finalized: false,
         });
         id
     }
@@ -628,6 +732,7 @@ impl Tracker {
     }
 
     fn complete(&mut self, id: u32, frame: u64, time_ns: u64) {
+        self.finalize(id);
         let m = &mut self.msgs[id as usize];
         if m.complete_frame.is_some() {
             return;
@@ -735,7 +840,7 @@ impl Tracker {
         let msg = s.msg;
         self.stats.losses += 1;
         let idx = if keep {
-            self.losses.push((loss, msg));
+            self.losses.push((loss, v, msg));
             self.losses.len() as u32 - 1
         } else {
             u32::MAX
