@@ -6,6 +6,7 @@
 pub use rocescope_stacks::rng;
 mod fxhash;
 mod nic;
+pub mod observe;
 pub mod pfc;
 pub mod sim;
 pub mod spill;

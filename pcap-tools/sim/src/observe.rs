@@ -1,0 +1,781 @@
+//! What a tap can observe (`docs/truth.md`, "What a tap can observe"): the observable view of a
+//! truth document. The per-tap records of [`Truth`] say what happened, including what no capture
+//! at that tap could show; [`view`] keeps each fact (loss, retransmission, capture gap, message)
+//! with the values the tap's frames determine, or marks it unobservable with the reason.
+//!
+//! It is an oracle the analysers are judged against, so each rule is one small function written
+//! the way the document states it, reading only the typed document: `sim.transmissions` (sends,
+//! fates, arrivals), `taps[].frames` and `taps[].flows`, `connections` and `config.stack`. A value
+//! is kept only when the tap's frames determine it; in particular the stack's reason for a resend
+//! is read only at the tap on the sender's NIC (`trigger`), so `cause` and a loss's `signal` are
+//! known there only (the document says why).
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+
+use rocescope_codec::ib::psn;
+use serde::Serialize;
+
+use crate::truth::{
+    Accept, Fate, Flow, FlowMessage, Frame, Kind, Op, Reason, Repair, RetxCause, Role, Signal, Stack, Tap, TapName,
+    TimeNs, Transmission, Truth,
+};
+
+// ---------------------------------------------------------------------------------------------
+// The view.
+
+/// Where a tap is relative to a flow.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Position {
+    /// At the NIC of the host that sends the flow.
+    Source,
+    /// At the NIC of the host the flow is addressed to.
+    Destination,
+    /// In the fabric (the `fabric` tap).
+    Middle,
+}
+
+/// One tap's observable view.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct TapView {
+    pub name: TapName,
+    pub interface: u32,
+    /// The flows the tap recorded at least one frame of, in the tap's `flows[]` order.
+    pub flows: Vec<FlowView>,
+    /// Losses, retransmissions, capture gaps and messages of every flow of the tap, seen or not.
+    pub facts: u64,
+    /// Of those, how many are unobservable, per reason (flows not seen included).
+    pub unobservable: BTreeMap<Why, u64>,
+}
+
+impl TapView {
+    /// The share of the tap's facts that are unobservable (0 when it has none).
+    pub fn share_unobservable(&self) -> f64 {
+        let n: u64 = self.unobservable.values().sum();
+        if self.facts == 0 {
+            0.0
+        } else {
+            n as f64 / self.facts as f64
+        }
+    }
+}
+
+/// One flow as the tap can observe it.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct FlowView {
+    pub id: String,
+    pub conn: u32,
+    pub role: Role,
+    pub position: Position,
+    /// By frame.
+    pub losses: Vec<ObsLoss>,
+    /// By frame.
+    pub retransmissions: Vec<ObsRetx>,
+    /// By frame.
+    pub capture_gaps: Vec<ObsGap>,
+    /// By index (requests flows).
+    pub messages: Vec<ObsMessage>,
+    /// The flow's facts the tap cannot observe.
+    pub unobservable: Vec<Unobservable>,
+}
+
+/// An observable loss.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct ObsLoss {
+    pub psn: u32,
+    /// The lost transmission.
+    pub tx: u32,
+    /// The tap's frame of the lost copy when it recorded it, else of the next copy (the repair).
+    pub frame: u64,
+    /// That frame's time (the instant of the loss is never observable).
+    pub time_ns: TimeNs,
+    /// What made the sender resend it: the next copy's `trigger` (source tap), else `null`.
+    pub signal: Option<Signal>,
+    /// Known at the source tap; elsewhere `end_host` when the tap recorded a later copy, else
+    /// `null`.
+    pub repair: Option<Repair>,
+}
+
+/// An observable retransmission.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct ObsRetx {
+    pub psn: u32,
+    pub tx: u32,
+    pub frame: u64,
+    pub time_ns: TimeNs,
+    /// What made the sender resend it (`nak`, `sack`, `ho`, `timeout`), or `null`.
+    pub trigger: Option<Signal>,
+    pub spurious: Option<bool>,
+    pub cause: Option<RetxCause>,
+}
+
+/// An observable capture gap.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct ObsGap {
+    pub psn: u32,
+    /// The tap's first frame proving the PSN received.
+    pub frame: u64,
+}
+
+/// An observable message. A field `None` and not in `unknown` means the tap recorded no such
+/// frame.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct ObsMessage {
+    pub index: u64,
+    pub first_frame: Option<u64>,
+    pub last_frame: Option<u64>,
+    pub packets: Option<u32>,
+    pub retransmitted: Option<u64>,
+    pub complete_frame: Option<u64>,
+    pub complete_time_ns: Option<TimeNs>,
+    /// The names of the fields above that are unobservable.
+    pub unknown: Vec<&'static str>,
+}
+
+/// A kind of fact.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Fact {
+    Loss,
+    Retransmission,
+    CaptureGap,
+    Message,
+}
+
+/// A fact the tap cannot observe.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Unobservable {
+    pub fact: Fact,
+    pub psn: Option<u32>,
+    /// A message's index.
+    pub index: Option<u64>,
+    pub tx: Option<u32>,
+    pub why: Why,
+}
+
+/// Why a fact is unobservable.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Why {
+    /// The tap recorded no frame of the flow.
+    FlowNotSeen,
+    /// The tap recorded the copies of the PSN in another order than they were sent.
+    CopiesOutOfOrder,
+    /// A retransmission the tap recorded without any earlier copy of its PSN.
+    EarlierCopyNotSeen,
+    /// A lost ACK, NAK, SACK, CNP or bounce.
+    NotData,
+    /// A lost packet whose PSN was reordered, with no header-only evidence.
+    Reordered,
+    /// No evidence the rules accept (a loss), or no proof frame (a capture gap).
+    NoEvidence,
+    /// A loss with header-only evidence (a bounce) of which the tap recorded neither the lost
+    /// copy nor its repair: no frame of the flow to name.
+    NoFrame,
+    /// A capture gap with no recorded data PSN of the flow below or above it (for `dcp`: in its
+    /// message).
+    OutsideSeenRange,
+    /// The tap did not record a data frame of the message or of an earlier message.
+    MessageNotSeen,
+}
+
+/// The observable view of every tap of `t`, in `taps[]` order.
+pub fn view(t: &Truth) -> Vec<TapView> {
+    let run = Run::new(t);
+    t.taps.iter().map(|tap| tap_view(&run, tap)).collect()
+}
+
+// ---------------------------------------------------------------------------------------------
+// Indexes over the whole run.
+
+/// A flow's key: connection and direction.
+type FlowKey = (u32, Role);
+
+/// The run's transmissions, indexed.
+struct Run<'a> {
+    t: &'a Truth,
+    /// Every transmission by id.
+    txs: HashMap<u32, &'a Transmission>,
+    /// The data transmissions ("copies") of each (flow, PSN), in the order they were sent (id).
+    copies: HashMap<(FlowKey, u32), Vec<u32>>,
+    /// The (flow, PSN)s that are reordered.
+    reordered: HashSet<(FlowKey, u32)>,
+}
+
+/// The flow a transmission belongs to: the requester's direction or the responder's.
+fn flow_key_of(x: &Transmission) -> FlowKey {
+    let role = match x.origin {
+        crate::truth::Origin::Requester => Role::Requests,
+        _ => Role::Responses,
+    };
+    (x.conn, role)
+}
+
+/// The kind of a flow's data: requests (`data`) or READ responses.
+fn data_kind(role: Role) -> Kind {
+    match role {
+        Role::Requests => Kind::Data,
+        Role::Responses => Kind::ReadResponse,
+    }
+}
+
+fn is_data_of(x: &Transmission, f: FlowKey) -> bool {
+    flow_key_of(x) == f && x.kind == data_kind(f.1)
+}
+
+/// `a` ≤ `b` modulo 2^24.
+fn psn_le(a: u32, b: u32) -> bool {
+    a == b || psn::lt(a, b)
+}
+
+impl<'a> Run<'a> {
+    fn new(t: &'a Truth) -> Run<'a> {
+        let txs: HashMap<u32, &Transmission> = t.sim.transmissions.iter().map(|x| (x.id, x)).collect();
+        let mut copies: HashMap<(FlowKey, u32), Vec<u32>> = HashMap::new();
+        for x in &t.sim.transmissions {
+            let f = flow_key_of(x);
+            if is_data_of(x, f) {
+                copies.entry((f, x.psn)).or_default().push(x.id);
+            }
+        }
+        for ids in copies.values_mut() {
+            ids.sort_unstable();
+        }
+        let reordered = reordered(t);
+        Run { t, txs, copies, reordered }
+    }
+
+    fn tx(&self, id: u32) -> Option<&'a Transmission> {
+        self.txs.get(&id).copied()
+    }
+
+    fn stack(&self) -> Stack {
+        self.t.config.stack
+    }
+
+    /// The copies of `p` in flow `f`, in send order.
+    fn copies_of(&self, f: FlowKey, p: u32) -> &[u32] {
+        self.copies.get(&(f, p)).map(Vec::as_slice).unwrap_or(&[])
+    }
+
+    /// The copies of `p` sent before `id`, and the one sent just after it.
+    fn around(&self, f: FlowKey, p: u32, id: u32) -> (&[u32], Option<u32>) {
+        let all = self.copies_of(f, p);
+        let i = all.partition_point(|&c| c < id);
+        let next = all[i..].iter().copied().find(|&c| c > id);
+        (&all[..i], next)
+    }
+}
+
+/// PSN p is reordered in flow F when a whole copy of p arrived at the destination after a whole
+/// data transmission of F sent after it, or before one sent before it (header-only forms and lost
+/// copies do not count). Sends are in id order; arrivals are `fate_time_ns` of `delivered`.
+fn reordered(t: &Truth) -> HashSet<(FlowKey, u32)> {
+    let mut whole: HashMap<FlowKey, Vec<(u32, TimeNs)>> = HashMap::new();
+    for x in &t.sim.transmissions {
+        let f = flow_key_of(x);
+        if is_data_of(x, f) && x.fate == Fate::Delivered {
+            if let Some(at) = x.fate_time_ns {
+                whole.entry(f).or_default().push((x.psn, at));
+            }
+        }
+    }
+    let mut out = HashSet::new();
+    for (f, sent) in whole {
+        // sent is in id (send) order. Latest arrival of those sent before i, earliest of those
+        // sent after i.
+        let n = sent.len();
+        let mut later_min = vec![TimeNs(u64::MAX); n + 1];
+        for i in (0..n).rev() {
+            later_min[i] = later_min[i + 1].min(sent[i].1);
+        }
+        let mut earlier_max = TimeNs(0);
+        for (i, &(p, at)) in sent.iter().enumerate() {
+            if earlier_max > at || later_min[i + 1] < at {
+                out.insert((f, p));
+            }
+            earlier_max = earlier_max.max(at);
+        }
+    }
+    out
+}
+
+// ---------------------------------------------------------------------------------------------
+// One tap.
+
+/// The tap's frames, indexed.
+struct TapIx<'a> {
+    tap: &'a Tap,
+    /// The host whose NIC the tap is at (`None`: the fabric tap).
+    host: Option<u32>,
+    /// Its frames of each flow id, in frame order.
+    by_flow: HashMap<&'a str, Vec<&'a Frame>>,
+    /// Its frames of each transmission.
+    by_tx: HashMap<u32, Vec<&'a Frame>>,
+    /// Its frames of each flow id and PSN, in frame order.
+    by_psn: HashMap<(&'a str, u32), Vec<&'a Frame>>,
+}
+
+/// Everything one flow's rules read.
+struct Cx<'a, 'r> {
+    run: &'r Run<'a>,
+    ix: &'r TapIx<'a>,
+    flow: &'a Flow,
+    key: FlowKey,
+    position: Position,
+    /// The tap's frames of the flow, and of its reverse flow (the other direction of its
+    /// connection), in frame order.
+    frames: &'r [&'a Frame],
+    reverse: &'r [&'a Frame],
+    /// The tap's `messages[]` of the connection's requests flow (for `dcp` ACK coverage).
+    messages: &'a [FlowMessage],
+}
+
+fn tap_view(run: &Run<'_>, tap: &Tap) -> TapView {
+    let c0 = run.t.connections.first();
+    let host = match tap.name {
+        TapName::Sender => c0.map(|c| c.sender),
+        TapName::Receiver => c0.map(|c| c.receiver),
+        TapName::Fabric => None,
+    };
+    let mut ix = TapIx { tap, host, by_flow: HashMap::new(), by_tx: HashMap::new(), by_psn: HashMap::new() };
+    for fr in &tap.frames {
+        ix.by_flow.entry(fr.flow.as_str()).or_default().push(fr);
+        ix.by_tx.entry(fr.tx).or_default().push(fr);
+        ix.by_psn.entry((fr.flow.as_str(), fr.psn)).or_default().push(fr);
+    }
+    let empty: Vec<&Frame> = Vec::new();
+    let mut out = TapView {
+        name: tap.name,
+        interface: tap.interface,
+        flows: Vec::new(),
+        facts: 0,
+        unobservable: BTreeMap::new(),
+    };
+    // Each observed flow's losses, retransmissions (whose cause reads the observable losses) and
+    // capture gaps; then messages, which read whether the retransmissions of both directions
+    // are observable.
+    let mut cxs = Vec::new();
+    for flow in &tap.flows {
+        let n = flow.losses.len() + flow.retransmissions.len() + flow.capture_gaps.len() + flow.messages.len();
+        out.facts += n as u64;
+        if flow.frames == 0 {
+            *out.unobservable.entry(Why::FlowNotSeen).or_default() += n as u64;
+            continue;
+        }
+        let reverse = tap.flows.iter().find(|o| o.conn == flow.conn && o.role != flow.role);
+        let requests = tap.flows.iter().find(|o| o.conn == flow.conn && o.role == Role::Requests);
+        let cx = Cx {
+            run,
+            ix: &ix,
+            flow,
+            key: (flow.conn, flow.role),
+            position: position(run, &ix, flow),
+            frames: ix.by_flow.get(flow.id.as_str()).unwrap_or(&empty),
+            reverse: reverse.and_then(|r| ix.by_flow.get(r.id.as_str())).unwrap_or(&empty),
+            messages: requests.map(|r| r.messages.as_slice()).unwrap_or(&[]),
+        };
+        cxs.push(cx);
+    }
+    let mut views: Vec<FlowView> = Vec::new();
+    for cx in &cxs {
+        let mut unobs = Vec::new();
+        let losses = losses(cx, &mut unobs);
+        let lost_seen: HashSet<u32> = losses.iter().map(|l| l.tx).collect();
+        let retx = retransmissions(cx, &lost_seen, &mut unobs);
+        let gaps = capture_gaps(cx, &mut unobs);
+        views.push(FlowView {
+            id: cx.flow.id.clone(),
+            conn: cx.flow.conn,
+            role: cx.flow.role,
+            position: cx.position,
+            losses,
+            retransmissions: retx,
+            capture_gaps: gaps,
+            messages: Vec::new(),
+            unobservable: unobs,
+        });
+    }
+    // Messages: a message's retransmitted count needs every recorded retransmission of it, in
+    // either direction of its connection, to be observable.
+    let observable_retx: HashSet<u64> = views.iter().flat_map(|v| v.retransmissions.iter().map(|r| r.frame)).collect();
+    for (cx, v) in cxs.iter().zip(views.iter_mut()) {
+        v.messages = messages(cx, &observable_retx, &mut v.unobservable);
+    }
+    for v in &views {
+        for u in &v.unobservable {
+            *out.unobservable.entry(u.why).or_default() += 1;
+        }
+    }
+    out.flows = views;
+    out
+}
+
+/// The tap's position relative to `flow`: the `sender` tap is at connection 0's sender host, the
+/// `receiver` tap at its receiver host; a requests flow goes from its connection's sender host to
+/// its receiver host, a responses flow the other way; the fabric tap is in the middle.
+fn position(run: &Run<'_>, ix: &TapIx<'_>, flow: &Flow) -> Position {
+    let Some(host) = ix.host else { return Position::Middle };
+    let Some(c) = run.t.connections.iter().find(|c| c.index == flow.conn) else { return Position::Middle };
+    let (src, dst) = match flow.role {
+        Role::Requests => (c.sender, c.receiver),
+        Role::Responses => (c.receiver, c.sender),
+    };
+    if host == src {
+        Position::Source
+    } else if host == dst {
+        Position::Destination
+    } else {
+        Position::Middle
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Helpers the rules share.
+
+impl<'a> Cx<'a, '_> {
+    /// The tap's (first) frame of transmission `id`.
+    fn frame_of(&self, id: u32) -> Option<&'a Frame> {
+        self.ix.by_tx.get(&id).and_then(|v| v.first().copied())
+    }
+
+    /// The tap's data frames of the flow with PSN `p` (copies of p, whole or header-only), in
+    /// frame order.
+    fn recorded_copies(&self, p: u32) -> impl Iterator<Item = &'a Frame> + '_ {
+        let kind = data_kind(self.key.1);
+        let frames = self.ix.by_psn.get(&(self.flow.id.as_str(), p)).map(Vec::as_slice).unwrap_or(&[]);
+        frames.iter().copied().filter(move |f| f.kind == kind)
+    }
+
+    fn reordered(&self, p: u32) -> bool {
+        self.run.reordered.contains(&(self.key, p))
+    }
+
+    /// The tap recorded a bounce of `p` (in the reverse flow) after copy `c` was sent and before
+    /// the next copy `next` was sent (by the transmissions' send times; a bounce at the instant
+    /// the next copy leaves counts as before it).
+    fn bounce_between(&self, p: u32, c: u32, next: Option<u32>) -> bool {
+        let Some(sent) = self.run.tx(c).map(|x| x.time_ns) else { return false };
+        let until = next.and_then(|n| self.run.tx(n)).map(|x| x.time_ns);
+        self.reverse.iter().any(|f| {
+            f.kind == Kind::HoBounce && f.psn == p && f.time_ns >= sent && until.is_none_or(|u| f.time_ns <= u)
+        })
+    }
+
+    /// Copy `c` was trimmed and the tap recorded its header-only form, or a bounce of its PSN
+    /// between its send and the next copy's.
+    fn header_only_seen(&self, c: u32, next: Option<u32>) -> bool {
+        let Some(x) = self.run.tx(c) else { return false };
+        let ho_form = self.ix.by_tx.get(&c).is_some_and(|v| v.iter().any(|f| f.ho));
+        x.trim.is_some() && (ho_form || self.bounce_between(x.psn, c, next))
+    }
+
+    /// Before frame `before`, the tap recorded an acknowledgement in the reverse flow proving
+    /// data PSN `p` (of message `msg`) received: an ACK with PSN ≥ p, a NAK or SACK with PSN > p,
+    /// a READ response with PSN > p; for `dcp` an ACK at or after the `complete_frame` of p's
+    /// message (DCP ACKs acknowledge messages).
+    fn acked_before(&self, p: u32, msg: Option<u64>, before: u64) -> bool {
+        if self.run.stack() == Stack::Dcp {
+            let complete = msg.and_then(|m| self.messages.iter().find(|x| x.index == m)).and_then(|x| x.complete_frame);
+            return self.key.1 == Role::Requests && complete.is_some_and(|c| c < before);
+        }
+        self.reverse.iter().take_while(|f| f.frame < before).any(|f| match f.kind {
+            Kind::Ack => psn_le(p, f.psn),
+            Kind::Nak | Kind::Sack => psn::lt(p, f.psn),
+            Kind::ReadResponse => self.key.1 == Role::Requests && psn::lt(p, f.psn),
+            _ => false,
+        })
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Retransmissions.
+
+/// The tap's retransmissions of the flow: observable when the tap recorded the copies of the PSN
+/// in the order they were sent and an earlier copy than this one.
+fn retransmissions(cx: &Cx<'_, '_>, lost_seen: &HashSet<u32>, unobs: &mut Vec<Unobservable>) -> Vec<ObsRetx> {
+    let mut out = Vec::new();
+    for r in &cx.flow.retransmissions {
+        let copies: Vec<&Frame> = cx.recorded_copies(r.psn).collect();
+        let in_order = copies.windows(2).all(|w| w[0].tx < w[1].tx);
+        let earlier_seen = copies.iter().any(|f| f.frame < r.frame);
+        let why = if !in_order {
+            Some(Why::CopiesOutOfOrder)
+        } else if !earlier_seen {
+            Some(Why::EarlierCopyNotSeen)
+        } else {
+            None
+        };
+        if let Some(why) = why {
+            unobs.push(Unobservable { fact: Fact::Retransmission, psn: Some(r.psn), index: None, tx: Some(r.tx), why });
+            continue;
+        }
+        let trigger = trigger(cx, r.tx, r.frame);
+        let spurious = spurious(cx, r.psn, r.msg, r.tx, r.frame, trigger);
+        let (earlier, _) = cx.run.around(cx.key, r.psn, r.tx);
+        let earlier_loss_seen = earlier.iter().any(|c| lost_seen.contains(c));
+        out.push(ObsRetx {
+            psn: r.psn,
+            tx: r.tx,
+            frame: r.frame,
+            time_ns: r.time_ns,
+            trigger,
+            spurious,
+            cause: cause(spurious, trigger, earlier_loss_seen),
+        });
+    }
+    out.sort_by_key(|r| r.frame);
+    out
+}
+
+/// What made the sender resend transmission `id` (recorded at frame `at`): known at the source
+/// tap only. Since the previous copy of its PSN left, the tap recorded in the reverse flow a NAK
+/// with PSN ≤ p, a SACK, or a bounce of p, and the stack's reason is that signal's (`go_back`:
+/// `nak`, `sack`: `sack`, `header_only`: `ho`); or none of these and the reason is `timeout`.
+/// Otherwise `None` (a signal arrived but the timer fired, or the reverse).
+fn trigger(cx: &Cx<'_, '_>, id: u32, at: u64) -> Option<Signal> {
+    if cx.position != Position::Source {
+        return None;
+    }
+    let x = cx.run.tx(id)?;
+    let (earlier, _) = cx.run.around(cx.key, x.psn, id);
+    let prev = cx.frame_of(*earlier.last()?)?.frame;
+    let window = || cx.reverse.iter().filter(|f| f.frame > prev && f.frame < at);
+    let nak = window().any(|f| f.kind == Kind::Nak && psn_le(f.psn, x.psn));
+    let sack = window().any(|f| f.kind == Kind::Sack);
+    let bounce = window().any(|f| f.kind == Kind::HoBounce && f.psn == x.psn);
+    match x.retx.as_ref()?.reason? {
+        Reason::GoBack if nak => Some(Signal::Nak),
+        Reason::Sack if sack => Some(Signal::Sack),
+        Reason::HeaderOnly if bounce => Some(Signal::Ho),
+        Reason::Timeout if !(nak || sack || bounce) => Some(Signal::Timeout),
+        _ => None,
+    }
+}
+
+/// Whether the retransmission `id` of `p` (recorded at frame `at`) was spurious, when the tap
+/// tells.
+fn spurious(cx: &Cx<'_, '_>, p: u32, msg: Option<u64>, id: u32, at: u64, trigger: Option<Signal>) -> Option<bool> {
+    // At the destination: an earlier copy the tap recorded was accepted (gbn: `accepted`, in
+    // sequence; irn, dcp: it arrived whole).
+    if cx.position == Position::Destination {
+        let accepted = |f: &Frame| {
+            let acc = cx.run.tx(f.tx).and_then(|x| x.accept);
+            match cx.run.stack() {
+                Stack::Gbn => acc == Some(Accept::Accepted),
+                Stack::Irn | Stack::Dcp => !f.ho && acc.is_some(),
+            }
+        };
+        return Some(cx.recorded_copies(p).any(|f| f.frame < at && accepted(f)));
+    }
+    // At the source and middle taps: an acknowledgement proving p received came first.
+    if cx.acked_before(p, msg, at) {
+        return Some(true);
+    }
+    // At the source: the receiver asked for it and no copy was still on its way.
+    let asked = matches!(trigger, Some(Signal::Nak | Signal::Sack | Signal::Ho));
+    if cx.position == Position::Source && asked && !cx.reordered(p) {
+        return Some(false);
+    }
+    // Every earlier copy was trimmed, and the tap shows each one's header-only form or bounce.
+    let (earlier, _) = cx.run.around(cx.key, p, id);
+    let all_trimmed_seen = earlier.iter().enumerate().all(|(i, &c)| {
+        let next = earlier.get(i + 1).copied().or(Some(id));
+        cx.header_only_seen(c, next)
+    });
+    if !earlier.is_empty() && all_trimmed_seen {
+        return Some(false);
+    }
+    None
+}
+
+/// The truth's `cause` when the tap determines it: `spurious` when spurious; when not spurious,
+/// `timeout` if the trigger is `timeout`, `loss` if the trigger is a receiver's signal (so the
+/// stack's reason was not its timer) and the tap shows the loss of an earlier copy. `go_back`
+/// needs the reason not to be the timer and every earlier copy discarded: no tap shows both.
+fn cause(spurious: Option<bool>, trigger: Option<Signal>, earlier_loss_seen: bool) -> Option<RetxCause> {
+    match (spurious?, trigger) {
+        (true, _) => Some(RetxCause::Spurious),
+        (false, Some(Signal::Timeout)) => Some(RetxCause::Timeout),
+        (false, Some(Signal::Nak | Signal::Sack | Signal::Ho)) if earlier_loss_seen => Some(RetxCause::Loss),
+        _ => None,
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Losses.
+
+/// The flow's losses: only data losses can be observable, by header-only evidence (any tap),
+/// "asked for" (source tap) or a gap (destination tap).
+fn losses(cx: &Cx<'_, '_>, unobs: &mut Vec<Unobservable>) -> Vec<ObsLoss> {
+    let mut out = Vec::new();
+    for l in &cx.flow.losses {
+        let why = |why| Unobservable { fact: Fact::Loss, psn: Some(l.psn), index: None, tx: Some(l.tx), why };
+        if l.kind != data_kind(cx.key.1) {
+            unobs.push(why(Why::NotData));
+            continue;
+        }
+        let (c, p) = (l.tx, l.psn);
+        let (_, next) = cx.run.around(cx.key, p, c);
+        let header_only = cx.header_only_seen(c, next);
+        let evidence = header_only
+            || (cx.position == Position::Source && asked_for(cx, c, p, next))
+            || (cx.position == Position::Destination && gap_seen(cx, c, p));
+        if !evidence {
+            let reordered = cx.position != Position::Middle && cx.reordered(p);
+            unobs.push(why(if reordered { Why::Reordered } else { Why::NoEvidence }));
+            continue;
+        }
+        // The frame: the tap's frame of c, else of the next copy (the repair).
+        let Some(fr) = cx.frame_of(c).or_else(|| next.and_then(|n| cx.frame_of(n))) else {
+            unobs.push(why(Why::NoFrame));
+            continue;
+        };
+        let (signal, repair) = if cx.position == Position::Source {
+            let repair = if next.is_some() { Repair::EndHost } else { Repair::None };
+            let signal = next.and_then(|n| cx.frame_of(n).and_then(|f| trigger(cx, n, f.frame)));
+            (signal, Some(repair))
+        } else {
+            let later = cx.recorded_copies(p).any(|f| f.tx > c);
+            (None, later.then_some(Repair::EndHost))
+        };
+        out.push(ObsLoss { psn: p, tx: c, frame: fr.frame, time_ns: fr.time_ns, signal, repair });
+    }
+    out.sort_by_key(|l| l.frame);
+    out
+}
+
+/// "Asked for" (source tap): p is not reordered, c is the copy sent just before the next copy
+/// c′, and c′'s trigger is known and is `sack`, or is `nak` with a NAK of PSN exactly p recorded
+/// between c and c′ (a Go-Back-N receiver names only the first missing PSN).
+fn asked_for(cx: &Cx<'_, '_>, c: u32, p: u32, next: Option<u32>) -> bool {
+    let (Some(n), false) = (next, cx.reordered(p)) else { return false };
+    let (Some(fc), Some(fn_)) = (cx.frame_of(c), cx.frame_of(n)) else { return false };
+    match trigger(cx, n, fn_.frame) {
+        Some(Signal::Sack) => true,
+        Some(Signal::Nak) => {
+            cx.reverse.iter().any(|f| f.kind == Kind::Nak && f.psn == p && f.frame > fc.frame && f.frame < fn_.frame)
+        }
+        _ => false,
+    }
+}
+
+/// A gap (destination tap): p is not reordered; c′, the first copy of p the tap recorded, was
+/// sent after c; c is the only lost copy of p sent before c′; and before c′ the tap recorded a
+/// whole data frame of the flow with a PSN above p.
+fn gap_seen(cx: &Cx<'_, '_>, c: u32, p: u32) -> bool {
+    if cx.reordered(p) {
+        return false;
+    }
+    let Some(first) = cx.recorded_copies(p).next() else { return false };
+    if first.tx <= c {
+        return false;
+    }
+    let (before, _) = cx.run.around(cx.key, p, first.tx);
+    let lost: Vec<u32> = before.iter().copied().filter(|&x| cx.run.tx(x).is_some_and(is_lost)).collect();
+    let kind = data_kind(cx.key.1);
+    let above = cx.frames.iter().any(|f| f.frame < first.frame && f.kind == kind && !f.ho && psn::lt(p, f.psn));
+    lost == [c] && above
+}
+
+/// The network failed to deliver it whole.
+fn is_lost(x: &Transmission) -> bool {
+    matches!(x.fate, Fate::Dropped | Fate::Trimmed)
+}
+
+// ---------------------------------------------------------------------------------------------
+// Capture gaps.
+
+/// A PSN the receiver accepted of which the tap recorded no copy: observable when the tap
+/// recorded data of the flow with a lower PSN and with a higher one (for `dcp`, both of the
+/// gap's message) and the proof frame is not `null`.
+fn capture_gaps(cx: &Cx<'_, '_>, unobs: &mut Vec<Unobservable>) -> Vec<ObsGap> {
+    let kind = data_kind(cx.key.1);
+    let dcp = cx.run.stack() == Stack::Dcp;
+    let mut out = Vec::new();
+    for g in &cx.flow.capture_gaps {
+        let around = |f: &&&Frame| f.kind == kind && (!dcp || f.msg == g.msg);
+        let lower = cx.frames.iter().filter(around).any(|f| psn::lt(f.psn, g.psn));
+        let higher = cx.frames.iter().filter(around).any(|f| psn::lt(g.psn, f.psn));
+        let why = match g.frame {
+            _ if !(lower && higher) => Some(Why::OutsideSeenRange),
+            None => Some(Why::NoEvidence),
+            Some(frame) => {
+                out.push(ObsGap { psn: g.psn, frame });
+                None
+            }
+        };
+        if let Some(why) = why {
+            unobs.push(Unobservable { fact: Fact::CaptureGap, psn: Some(g.psn), index: None, tx: Some(g.tx), why });
+        }
+    }
+    out.sort_by_key(|g| g.frame);
+    out
+}
+
+// ---------------------------------------------------------------------------------------------
+// Messages.
+
+/// The flow's messages (requests flows): observable when the tap recorded data of it and of every
+/// earlier message; its fields when the tap determines the message's PSN range.
+fn messages(cx: &Cx<'_, '_>, observable_retx: &HashSet<u64>, unobs: &mut Vec<Unobservable>) -> Vec<ObsMessage> {
+    let mut out = Vec::new();
+    let mut all_seen = true;
+    let mut ms: Vec<&FlowMessage> = cx.flow.messages.iter().collect();
+    ms.sort_by_key(|m| m.index);
+    for m in ms {
+        all_seen &= m.first_frame.is_some();
+        if !all_seen {
+            unobs.push(Unobservable {
+                fact: Fact::Message,
+                psn: None,
+                index: Some(m.index),
+                tx: None,
+                why: Why::MessageNotSeen,
+            });
+            continue;
+        }
+        out.push(message(cx, m, observable_retx));
+    }
+    out
+}
+
+/// One observable message.
+fn message(cx: &Cx<'_, '_>, m: &FlowMessage, observable_retx: &HashSet<u64>) -> ObsMessage {
+    let read = m.op == Op::Read;
+    let requests = |p: Option<u32>| p.is_some_and(|p| cx.recorded_copies(p).any(|f| f.msg == Some(m.index)));
+    // The PSN range: dcp, from the MSN every data packet carries; a READ, from its request
+    // (whose length gives the responses); otherwise from copies of its first and last PSN.
+    let range = match cx.run.stack() {
+        Stack::Dcp => true,
+        _ if read => requests(m.first_psn),
+        _ => requests(m.first_psn) && requests(m.last_psn),
+    };
+    // Every retransmission of it the tap recorded, in either direction of the connection (a
+    // READ's responses are in the responses flow), is observable.
+    let conn_flows = cx.ix.tap.flows.iter().filter(|o| o.conn == cx.flow.conn);
+    let mut own_retx = conn_flows.flat_map(|o| &o.retransmissions).filter(|r| r.msg == Some(m.index));
+    let retx_known = range && own_retx.all(|r| observable_retx.contains(&r.frame));
+    // A READ completes at the requester, where its responses arrive.
+    let complete_known = range && (!read || cx.position == Position::Source);
+    let mut unknown = Vec::new();
+    let mut keep = |known: bool, names: &[&'static str]| {
+        if !known {
+            unknown.extend_from_slice(names);
+        }
+        known
+    };
+    let r = keep(range, &["first_frame", "last_frame", "packets"]);
+    let rt = keep(retx_known, &["retransmitted"]);
+    let c = keep(complete_known, &["complete_frame", "complete_time_ns"]);
+    ObsMessage {
+        index: m.index,
+        first_frame: m.first_frame.filter(|_| r),
+        last_frame: m.last_frame.filter(|_| r),
+        packets: Some(m.packets).filter(|_| r),
+        retransmitted: Some(m.retransmitted).filter(|_| rt),
+        complete_frame: m.complete_frame.filter(|_| c),
+        complete_time_ns: m.complete_time_ns.filter(|_| c),
+        unknown,
+    }
+}

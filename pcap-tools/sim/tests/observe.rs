@@ -1,0 +1,383 @@
+//! The observable view (`docs/truth.md`, "What a tap can observe"; `rocescope_sim::observe`).
+//!
+//! - The `docs/truth.md` Example run, checked fact by fact against values derived by hand from
+//!   its truth document and the rules (each derivation in a comment).
+//! - Every fixture `fixtures/synth-*.truth.json`: every observable fact names a frame of its
+//!   tap; the counts add up; at the sender and receiver taps of the clean fixtures and
+//!   `gbn-loss` no retransmission is unobservable; and every value the view keeps is the one the
+//!   simulator's records give (the view may only forget, never contradict). Each tap's facts,
+//!   unobservable share and reasons are printed (`--nocapture`) for the docs' table.
+//! - The same agreement on runs where timers fire (the fixtures have no timeout).
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::path::Path;
+
+use rocescope_sim::observe::{view, Fact, FlowView, Position, TapView, Why};
+use rocescope_sim::sim::TopologyKind;
+use rocescope_sim::synth::{self, simulate, OpChoice, Pattern, SynthOptions};
+use rocescope_sim::truth::{Fate, Reason, Repair, RetxCause, Signal, TapName, TimeNs, Truth};
+use rocescope_sim::{LossDir, LossMode, TapPoint};
+use rocescope_stacks::StackKind;
+
+/// `rocescope synth --stack gbn --messages 1 --message-size 3072 --loss 0.2 --loss-dir forward
+/// --taps sender,receiver --seed 2` (docs/truth.md, Example).
+fn example() -> SynthOptions {
+    SynthOptions {
+        messages: 1,
+        message_size: 3072,
+        loss: 0.2,
+        loss_dir: LossDir::Forward,
+        taps: vec![TapPoint::Sender, TapPoint::Receiver],
+        seed: 2,
+        ..SynthOptions::for_stack(StackKind::Gbn)
+    }
+}
+
+fn run(o: &SynthOptions) -> Truth {
+    let f = simulate(o, None, true, None).expect("simulating");
+    synth::truth(o, &f)
+}
+
+fn flow<'a>(v: &'a TapView, id: &str) -> &'a FlowView {
+    v.flows.iter().find(|f| f.id == id).unwrap_or_else(|| panic!("{:?}: no flow {id}", v.name))
+}
+
+const REQ: &str = "10.0.0.1>10.0.1.1/512";
+const RESP: &str = "10.0.1.1>10.0.0.1/256";
+
+#[test]
+fn the_example_run_by_hand() {
+    let t = run(&example());
+    assert_eq!(t.command, "rocescope synth --stack gbn --messages 1 --message-size 3072 --op write --mtu 1024 --rate 100 --delay 1000 --paths 1 --reorder 0 --loss 0.2 --loss-on fabric --loss-dir forward --loss-mode drop --queue-bytes 1048576 --ecn-red 5000,200000,0.01 --cnp-interval 50000 --cc dcqcn --incast 1 --seed 2 --taps sender,receiver --fabric-tap-path 0 --local-ack-timeout 14 --dcp-timeout 1000000 --ack-every 4 --bdp-packets 128 --msg-window 8 --retry-cnt 7 --post-interval 0 --time-limit 10000000000 --watchdog 268435456");
+    let v = view(&t);
+    let ns = |n: u64| TimeNs(1_700_000_000_000_000_000 + n);
+    // PSNs 10743542..544 are "542".."544" below. Transmissions (docs/truth.md, Example): tx0 542
+    // arrives 3270, tx1 543 dropped, tx2 544 arrives 3447 (discarded), tx3 NAK 543, tx4 543
+    // arrives 9735, tx5 544 arrives 9824, tx6 ACK 544. Arrivals follow sends: nothing is
+    // reordered.
+
+    // Sender tap (s0 = connection 0's sender): the source of the requests flow, the
+    // destination of the responses flow. Frames 1, 2, 3 (tx0..2), 7 (NAK 543), 8 (tx4),
+    // 9 (tx5), 13 (ACK 544).
+    let s = &v[0];
+    assert_eq!(s.name, TapName::Sender);
+    let f = flow(s, REQ);
+    assert_eq!(f.position, Position::Source);
+    assert_eq!(flow(s, RESP).position, Position::Destination);
+    // The loss of tx1 (543), "asked for": its next copy tx4 (frame 8) has trigger nak (the NAK
+    // of frame 7, PSN 543 ≤ 543, recorded since tx1 left at frame 2; reason go_back) and the
+    // NAK names 543 exactly, between frames 2 and 8. The tap recorded tx1: frame 2, at 90.
+    assert_eq!(f.losses.len(), 1);
+    let l = &f.losses[0];
+    assert_eq!((l.psn, l.tx, l.frame, l.time_ns), (10743543, 1, 2, ns(90)));
+    assert_eq!((l.signal, l.repair), (Some(Signal::Nak), Some(Repair::EndHost)));
+    // Frame 8 (tx4, 543): copies at frames 2 (tx1), 8 (tx4), in send order; trigger nak (as
+    // above); no ACK before it proves 543 (the NAK of frame 7 proves < 543), and the receiver
+    // asked for it (nak, not reordered): not spurious; the loss of tx1 is observable: cause
+    // loss.
+    // Frame 9 (tx5, 544): copies at frames 3 (tx2), 9; the NAK of frame 7 (543 ≤ 544) arrived
+    // since frame 3 and the reason is go_back: trigger nak; not spurious, as for frame 8; tx2
+    // was not lost, and the tap cannot tell go_back from the timer's reason: cause null.
+    let r: Vec<_> = f.retransmissions.iter().map(|r| (r.frame, r.tx, r.trigger, r.spurious, r.cause)).collect();
+    assert_eq!(
+        r,
+        [(8, 4, Some(Signal::Nak), Some(false), Some(RetxCause::Loss)), (9, 5, Some(Signal::Nak), Some(false), None)]
+    );
+    assert_eq!(r.iter().map(|r| r.0).collect::<Vec<_>>(), [8, 9]);
+    assert!(f.capture_gaps.is_empty());
+    // Message 0: copies of its first (542, frame 1) and last PSN (544, frame 3) recorded: its
+    // range is known; both its retransmissions are observable; a WRITE completes at the ACK of
+    // frame 13.
+    assert_eq!(f.messages.len(), 1);
+    let m = &f.messages[0];
+    assert_eq!((m.index, m.first_frame, m.last_frame, m.packets), (0, Some(1), Some(9), Some(3)));
+    assert_eq!((m.retransmitted, m.complete_frame, m.complete_time_ns), (Some(2), Some(13), Some(ns(12845))));
+    assert!(m.unknown.is_empty());
+    assert!(f.unobservable.is_empty());
+    assert_eq!((s.facts, s.unobservable.len(), s.share_unobservable()), (4, 0, 0.0));
+
+    // Receiver tap (r0): the destination of the requests flow. Frames 4 (tx0 542), 5 (tx2 544),
+    // 6 (NAK out), 10 (tx4 543), 11 (tx5 544), 12 (ACK 544 out).
+    let r = &v[1];
+    assert_eq!(r.name, TapName::Receiver);
+    let f = flow(r, REQ);
+    assert_eq!(f.position, Position::Destination);
+    assert_eq!(flow(r, RESP).position, Position::Source);
+    // The loss of tx1 by a gap: 543 not reordered; the first copy of 543 recorded is tx4
+    // (frame 10), sent after tx1; tx1 is the only lost copy sent before tx4; frame 5 (544 >
+    // 543, whole) came before frame 10. The tap never saw tx1: the frame is the repair's, 10,
+    // at 9735; the signal is not the destination's to see; a later copy was recorded: end_host.
+    assert_eq!(f.losses.len(), 1);
+    let l = &f.losses[0];
+    assert_eq!((l.psn, l.tx, l.frame, l.time_ns), (10743543, 1, 10, ns(9735)));
+    assert_eq!((l.signal, l.repair), (None, Some(Repair::EndHost)));
+    // Frame 10 (tx4, 543) is the tap's only copy of 543: no earlier copy seen, unobservable.
+    // Frame 11 (tx5, 544): copies at 5 (tx2), 11, in order; the earlier copy tx2 was discarded,
+    // not accepted: not spurious; no trigger at the destination, so no cause (the spec's
+    // `go_back` would be right here, but a timer's go-back looks the same from this tap).
+    let rx: Vec<_> = f.retransmissions.iter().map(|r| (r.frame, r.tx, r.trigger, r.spurious, r.cause)).collect();
+    assert_eq!(rx, [(11, 5, None, Some(false), None)]);
+    let u: Vec<_> = f.unobservable.iter().map(|u| (u.psn, u.tx, u.why)).collect();
+    assert_eq!(u, [(Some(10743543), Some(4), Why::EarlierCopyNotSeen)]);
+    // Message 0: copies of 542 (frame 4) and 544 (frame 5) recorded; frame 10, a retransmission
+    // of it, is unobservable, so `retransmitted` is unknown; completed by the ACK of frame 12.
+    let m = &f.messages[0];
+    assert_eq!((m.first_frame, m.last_frame, m.packets), (Some(4), Some(11), Some(3)));
+    assert_eq!((m.retransmitted, m.complete_frame, m.complete_time_ns), (None, Some(12), Some(ns(9824))));
+    assert_eq!(m.unknown, ["retransmitted"]);
+    // 4 facts (1 loss, 2 retransmissions, 1 message), 1 unobservable.
+    assert_eq!(r.facts, 4);
+    assert_eq!(r.unobservable, BTreeMap::from([(Why::EarlierCopyNotSeen, 1)]));
+    assert_eq!(r.share_unobservable(), 0.25);
+    // As JSON (the names the analysers' reports use).
+    let j = serde_json::to_value(r).unwrap();
+    assert_eq!(j["name"], "receiver");
+    assert_eq!(j["unobservable"]["earlier_copy_not_seen"], 1);
+    assert_eq!(j["flows"][0]["position"], "destination");
+    assert_eq!(j["flows"][0]["unobservable"][0]["fact"], "retransmission");
+    assert_eq!(j["flows"][0]["unobservable"][0]["why"], "earlier_copy_not_seen");
+    assert_eq!(j["flows"][0]["messages"][0]["unknown"][0], "retransmitted");
+    assert_eq!(j["flows"][0]["losses"][0]["time_ns"], "1700000000000009735");
+    agrees_with_truth(&t, &v, "example");
+}
+
+fn fixtures() -> Vec<(String, Truth)> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures");
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(&dir).expect("fixtures/") {
+        let p = e.unwrap().path();
+        let name = p.file_name().unwrap().to_string_lossy().into_owned();
+        if let Some(stem) = name.strip_prefix("synth-").and_then(|n| n.strip_suffix(".truth.json")) {
+            let t = Truth::from_json(&std::fs::read_to_string(&p).unwrap()).expect("a truth document");
+            out.push((stem.to_string(), t));
+        }
+    }
+    out.sort_by(|a, b| a.0.cmp(&b.0));
+    assert_eq!(out.len(), 6, "the six synth fixtures");
+    out
+}
+
+#[test]
+fn fixtures_invariants_and_shares() {
+    for (name, t) in fixtures() {
+        let v = view(&t);
+        assert_eq!(v.len(), t.taps.len());
+        for (tap, tv) in t.taps.iter().zip(&v) {
+            let ctx = format!("{name} {:?}", tap.name);
+            let frames: HashMap<u64, &rocescope_sim::truth::Frame> = tap.frames.iter().map(|f| (f.frame, f)).collect();
+            let conn_of = |id: &str| tap.flows.iter().find(|f| f.id == id).map(|f| f.conn);
+            let mut observable = 0u64;
+            for fv in &tv.flows {
+                let tf = tap.flows.iter().find(|f| f.id == fv.id).unwrap();
+                assert!(tf.frames > 0, "{ctx}: only flows the tap saw");
+                // Losses and retransmissions name a frame of this flow at this tap; capture gaps
+                // and messages a frame of its connection (the proof is in the reverse flow).
+                let of_flow = |fr: u64| frames.get(&fr).is_some_and(|f| f.flow == fv.id);
+                let of_conn = |fr: u64| frames.get(&fr).is_some_and(|f| conn_of(&f.flow) == Some(fv.conn));
+                for l in &fv.losses {
+                    assert!(of_flow(l.frame), "{ctx}: loss {l:?}");
+                }
+                for r in &fv.retransmissions {
+                    assert!(of_flow(r.frame) && frames[&r.frame].tx == r.tx, "{ctx}: retransmission {r:?}");
+                }
+                for g in &fv.capture_gaps {
+                    assert!(of_conn(g.frame), "{ctx}: gap {g:?}");
+                }
+                for m in &fv.messages {
+                    for fr in [m.first_frame, m.last_frame, m.complete_frame].into_iter().flatten() {
+                        assert!(of_conn(fr), "{ctx}: message {m:?}");
+                    }
+                }
+                // Per flow: each truth fact is either kept or listed unobservable.
+                let kept = fv.losses.len() + fv.retransmissions.len() + fv.capture_gaps.len() + fv.messages.len();
+                let all = tf.losses.len() + tf.retransmissions.len() + tf.capture_gaps.len() + tf.messages.len();
+                assert_eq!(kept + fv.unobservable.len(), all, "{ctx} {}", fv.id);
+                observable += kept as u64;
+            }
+            let unobservable: u64 = tv.unobservable.values().sum();
+            assert_eq!(tv.facts, observable + unobservable, "{ctx}: facts add up");
+            let facts: usize = tap
+                .flows
+                .iter()
+                .map(|f| f.losses.len() + f.retransmissions.len() + f.capture_gaps.len() + f.messages.len())
+                .sum();
+            assert_eq!(tv.facts, facts as u64, "{ctx}");
+            // At the endpoints' taps of the clean fixtures and `gbn-loss` (no reordering that
+            // matters there) no retransmission is unobservable, except, at a tap downstream of a
+            // loss, the first copy it recorded of a PSN whose every earlier copy was lost on the
+            // way (gbn-loss, receiver: frames 182 and 300, the resends of 11582642 and
+            // 11582668, whose copies tx3, and tx23 and tx60, were dropped; found with jq:
+            // `.taps[1]` retransmissions with no earlier frame of their PSN).
+            let endpoint = matches!(tap.name, TapName::Sender | TapName::Receiver);
+            if endpoint && (name.ends_with("-clean") || name == "gbn-loss") {
+                for fv in &tv.flows {
+                    for u in fv.unobservable.iter().filter(|u| u.fact == Fact::Retransmission) {
+                        assert_eq!(u.why, Why::EarlierCopyNotSeen, "{ctx}: {u:?}");
+                        let tx = u.tx.unwrap();
+                        let psn = u.psn.unwrap();
+                        let earlier = t.sim.transmissions.iter().filter(|x| {
+                            x.id < tx
+                                && x.conn == fv.conn
+                                && x.psn == psn
+                                && x.kind == t.sim.transmissions[tx as usize].kind
+                        });
+                        assert!(earlier.clone().count() > 0, "{ctx}: {u:?}");
+                        assert!(earlier.clone().all(|x| x.fate == Fate::Dropped), "{ctx}: {u:?}");
+                    }
+                }
+                let n =
+                    tv.flows.iter().flat_map(|f| &f.unobservable).filter(|u| u.fact == Fact::Retransmission).count();
+                let want = if name == "gbn-loss" && tap.name == TapName::Receiver { 2 } else { 0 };
+                assert_eq!(n, want, "{ctx}: unobservable retransmissions");
+            }
+            eprintln!(
+                "{name:10} {:8} facts {:4}  unobservable {:5.1} %  {:?}",
+                format!("{:?}", tap.name).to_lowercase(),
+                tv.facts,
+                100.0 * tv.share_unobservable(),
+                tv.unobservable
+            );
+        }
+        agrees_with_truth(&t, &v, &name);
+    }
+}
+
+/// Runs where timers fire and copies are lost both ways (the fixtures have no timeout): the
+/// view keeps only values the simulator's records confirm.
+#[test]
+fn known_values_agree_with_the_simulator_when_timers_fire() {
+    let runs = [
+        // Go-Back-N with ACKs and NAKs lost too, and a short timer.
+        SynthOptions {
+            loss: 0.05,
+            messages: 16,
+            seed: 3,
+            rto_ns: Some(50_000),
+            ..SynthOptions::for_stack(StackKind::Gbn)
+        },
+        // IRN over sprayed paths with loss both ways.
+        SynthOptions {
+            loss: 0.05,
+            messages: 16,
+            seed: 4,
+            paths: 4,
+            routing: rocescope_sim::Routing::Spray,
+            reorder_ns: 1500,
+            ..SynthOptions::for_stack(StackKind::Irn)
+        },
+        // DCP with losses dropped whole (its coarse timeout recovers them) and trimmed ones.
+        SynthOptions {
+            loss: 0.05,
+            messages: 16,
+            seed: 5,
+            loss_mode: LossMode::Drop,
+            incast: 2,
+            queue_bytes: 8192,
+            ..SynthOptions::for_stack(StackKind::Dcp)
+        },
+        // Go-Back-N READs among the other operations (resent READ responses), lost both ways.
+        SynthOptions {
+            loss: 0.05,
+            messages: 16,
+            seed: 6,
+            op: OpChoice::Mix,
+            ..SynthOptions::for_stack(StackKind::Gbn)
+        },
+        // A leaf-spine permutation, sprayed: the sender tap is the source of connection 0 and
+        // the destination of the connection whose responder is its host.
+        SynthOptions {
+            loss: 0.02,
+            messages: 8,
+            seed: 7,
+            topology: TopologyKind::LeafSpine { leaves: 3, spines: 2, hosts_per_leaf: 2 },
+            pattern: Pattern::Permutation,
+            routing: rocescope_sim::Routing::Spray,
+            ..SynthOptions::for_stack(StackKind::Irn)
+        },
+    ];
+    for o in runs {
+        let t = run(&o);
+        let timeouts = t.sim.transmissions.iter().filter(|x| x.retx.is_some_and(|r| r.reason == Some(Reason::Timeout)));
+        eprintln!("{}: {} timeouts", t.command, timeouts.count());
+        let v = view(&t);
+        agrees_with_truth(&t, &v, &t.command);
+        // Every flow with a frame at an endpoint's tap starts or ends at its host.
+        for tv in v.iter().filter(|tv| tv.name != TapName::Fabric) {
+            assert!(tv.flows.iter().all(|f| f.position != Position::Middle), "{}", t.command);
+        }
+        if matches!(o.topology, TopologyKind::LeafSpine { .. }) {
+            let s = &v[0];
+            assert!(s.flows.iter().any(|f| f.conn != 0 && f.position == Position::Destination), "{:?}", s.flows);
+        }
+    }
+}
+
+/// Every value the view keeps is the truth's: a retransmission's `spurious` and `cause` (and
+/// its `trigger` is the stack's reason), a loss's frame, `signal` and `repair`, a gap's frame,
+/// a message's fields.
+fn agrees_with_truth(t: &Truth, v: &[TapView], ctx: &str) {
+    let reason = |s: Signal| match s {
+        Signal::Nak => Reason::GoBack,
+        Signal::Sack => Reason::Sack,
+        Signal::Ho => Reason::HeaderOnly,
+        Signal::Timeout => Reason::Timeout,
+        s => panic!("{ctx}: trigger {s:?}"),
+    };
+    let mut checked = HashSet::new();
+    for (tap, tv) in t.taps.iter().zip(v) {
+        for fv in &tv.flows {
+            let tf = tap.flows.iter().find(|f| f.id == fv.id).unwrap();
+            let ctx = format!("{ctx} {:?} {}", tap.name, fv.id);
+            for r in &fv.retransmissions {
+                let tr = tf.retransmissions.iter().find(|x| x.frame == r.frame).unwrap();
+                assert_eq!((r.psn, r.tx, r.time_ns), (tr.psn, tr.tx, tr.time_ns), "{ctx}");
+                if let Some(s) = r.trigger {
+                    assert_eq!(Some(reason(s)), tr.reason, "{ctx}: trigger of {r:?}");
+                }
+                if let Some(s) = r.spurious {
+                    assert_eq!(s, tr.spurious, "{ctx}: spurious of {r:?}");
+                }
+                if let Some(c) = r.cause {
+                    assert_eq!(c, tr.cause, "{ctx}: cause of {r:?}");
+                }
+                checked.insert("retransmission");
+            }
+            for l in &fv.losses {
+                let tl = tf.losses.iter().find(|x| x.tx == l.tx).unwrap();
+                assert_eq!((l.psn, Some(l.frame)), (tl.psn, tl.frame), "{ctx}: {l:?}");
+                if let Some(s) = l.signal {
+                    assert_eq!(s, tl.signal, "{ctx}: signal of {l:?}");
+                }
+                if let Some(r) = l.repair {
+                    assert_eq!(r, tl.repair, "{ctx}: repair of {l:?}");
+                }
+                checked.insert("loss");
+            }
+            for g in &fv.capture_gaps {
+                let tg = tf.capture_gaps.iter().find(|x| x.psn == g.psn).unwrap();
+                assert_eq!(Some(g.frame), tg.frame, "{ctx}: {g:?}");
+                checked.insert("gap");
+            }
+            for m in &fv.messages {
+                let tm = tf.messages.iter().find(|x| x.index == m.index).unwrap();
+                let known = |name: &str| !m.unknown.contains(&name);
+                let pairs = [
+                    ("first_frame", m.first_frame, tm.first_frame),
+                    ("last_frame", m.last_frame, tm.last_frame),
+                    ("packets", m.packets.map(u64::from), Some(tm.packets as u64)),
+                    ("retransmitted", m.retransmitted, Some(tm.retransmitted)),
+                    ("complete_frame", m.complete_frame, tm.complete_frame),
+                    ("complete_time_ns", m.complete_time_ns.map(|x| x.0), tm.complete_time_ns.map(|x| x.0)),
+                ];
+                for (name, got, want) in pairs {
+                    if known(name) {
+                        assert_eq!(got, want, "{ctx}: message {} {name}", m.index);
+                    } else {
+                        assert_eq!(got, None, "{ctx}: message {} {name}", m.index);
+                    }
+                }
+            }
+        }
+    }
+    assert!(!checked.is_empty() || t.summary.retransmissions == 0, "{ctx}: something was checked");
+}
