@@ -77,6 +77,9 @@ pub struct FlowView {
     pub messages: Vec<ObsMessage>,
     /// The flow's facts the tap cannot observe.
     pub unobservable: Vec<Unobservable>,
+    /// PSNs the network reordered (lost or not): no tap can tell such a packet overtaken from a
+    /// lost one, so an analyser's loss, spurious and cause claims about them are not judged.
+    pub reordered: Vec<u32>,
 }
 
 /// An observable loss.
@@ -394,6 +397,11 @@ fn tap_view(run: &Run<'_>, tap: &Tap) -> TapView {
             capture_gaps: gaps,
             messages: Vec::new(),
             unobservable: unobs,
+            reordered: {
+                let mut r: Vec<u32> = cx.run.reordered.iter().filter(|(k, _)| *k == cx.key).map(|&(_, p)| p).collect();
+                r.sort_unstable();
+                r
+            },
         });
     }
     // Messages: a message's retransmitted count needs every recorded retransmission of it, in
@@ -573,7 +581,17 @@ fn spurious(cx: &Cx<'_, '_>, p: u32, msg: Option<u64>, id: u32, at: u64, trigger
         return Some(true);
     }
     // At the source: the receiver asked for it and no copy was still on its way.
-    let asked = matches!(trigger, Some(Signal::Nak | Signal::Sack | Signal::Ho));
+    // (An IRN SACK asks for the PSNs it does not cover, but a PSN may be uncovered only because
+    // the SACKs that covered it were lost: only a SACK naming p as the receiver's expected PSN
+    // proves p missing, as a NAK does.)
+    let asked = match trigger {
+        Some(Signal::Nak | Signal::Ho) => true,
+        Some(Signal::Sack) => {
+            let (earlier, _) = cx.run.around(cx.key, p, id);
+            earlier.last().is_some_and(|&c| asked_for(cx, c, p, Some(id)))
+        }
+        _ => false,
+    };
     if cx.position == Position::Source && asked && !cx.reordered(p) {
         return Some(false);
     }
@@ -652,10 +670,10 @@ fn asked_for(cx: &Cx<'_, '_>, c: u32, p: u32, next: Option<u32>) -> bool {
     let (Some(n), false) = (next, cx.reordered(p)) else { return false };
     let (Some(fc), Some(fn_)) = (cx.frame_of(c), cx.frame_of(n)) else { return false };
     match trigger(cx, n, fn_.frame) {
-        Some(Signal::Sack) => true,
-        Some(Signal::Nak) => {
-            cx.reverse.iter().any(|f| f.kind == Kind::Nak && f.psn == p && f.frame > fc.frame && f.frame < fn_.frame)
-        }
+        Some(Signal::Sack | Signal::Nak) => cx
+            .reverse
+            .iter()
+            .any(|f| matches!(f.kind, Kind::Nak | Kind::Sack) && f.psn == p && f.frame > fc.frame && f.frame < fn_.frame),
         _ => false,
     }
 }
@@ -723,8 +741,15 @@ fn messages(cx: &Cx<'_, '_>, observable_retx: &HashSet<u64>, unobs: &mut Vec<Uno
     let mut all_seen = true;
     let mut ms: Vec<&FlowMessage> = cx.flow.messages.iter().collect();
     ms.sort_by_key(|m| m.index);
+    let dcp = cx.run.stack() == Stack::Dcp;
     for m in ms {
-        all_seen &= m.first_frame.is_some();
+        // A message is counted from its first packet (`gbn`, `irn`: its opcode says First or
+        // Only); `dcp` packets name their message (MSN), so any of its packets will do.
+        all_seen &= if dcp {
+            m.first_frame.is_some()
+        } else {
+            m.first_psn.is_some_and(|p| cx.recorded_copies(p).any(|f| f.msg == Some(m.index)))
+        };
         if !all_seen {
             unobs.push(Unobservable {
                 fact: Fact::Message,
@@ -744,10 +769,10 @@ fn messages(cx: &Cx<'_, '_>, observable_retx: &HashSet<u64>, unobs: &mut Vec<Uno
 fn message(cx: &Cx<'_, '_>, m: &FlowMessage, observable_retx: &HashSet<u64>) -> ObsMessage {
     let read = m.op == Op::Read;
     let requests = |p: Option<u32>| p.is_some_and(|p| cx.recorded_copies(p).any(|f| f.msg == Some(m.index)));
-    // The PSN range: dcp, from the MSN every data packet carries; a READ, from its request
-    // (whose length gives the responses); otherwise from copies of its first and last PSN.
+    // The PSN range: a READ, from its request (whose length gives the responses); otherwise
+    // from copies of its first and last PSN (the MSN tells a DCP packet's message, not where
+    // the message starts or ends).
     let range = match cx.run.stack() {
-        Stack::Dcp => true,
         _ if read => requests(m.first_psn),
         _ => requests(m.first_psn) && requests(m.last_psn),
     };

@@ -29,6 +29,7 @@ pub mod packet;
 pub mod payload;
 pub mod run;
 pub mod spurious;
+pub mod timeline_cmp;
 pub mod truth_cmp;
 pub mod tshark;
 pub mod verdict;

@@ -16,14 +16,16 @@ use rocescope_analysis::session::Session;
 use rocescope_codec::decoder::{Decoder, DecoderOptions, ProfileChoice};
 use rocescope_codec::Params;
 use rocescope_sim::observe::{Fact, FlowView, TapView};
-use rocescope_sim::truth::{RetxCause, Signal};
+use rocescope_sim::truth::{Repair, RetxCause, Signal};
 
-/// Runs the timeline analyser over a capture, as `rocescope timeline` does.
-pub fn timeline(pcap: &Path, params: Params) -> Result<TimelineReport, String> {
+/// Runs the timeline analyser over a capture, as `rocescope timeline --profile P` does (the
+/// stack's profile: `auto` misreads a DCP flow's first packet, issue 11).
+pub fn timeline(pcap: &Path, params: Params, profile: &str) -> Result<TimelineReport, String> {
     let reader = capture::open(&pcap.display().to_string()).map_err(|e| e.to_string())?;
-    let decoder = Decoder::new(DecoderOptions { profile: ProfileChoice::Auto, maps: vec![], params, no_verify: false });
+    let profile = ProfileChoice::parse(profile).ok_or_else(|| format!("unknown profile {profile}"))?;
+    let decoder = Decoder::new(DecoderOptions { profile, maps: vec![], params, no_verify: false });
     let mut s = Session::new(reader, decoder);
-    let a = run::analyze(&mut s, Options::default(), run::Window::default(), |_| {}).map_err(|e| e.to_string())?;
+    let mut a = run::analyze(&mut s, Options::default(), run::Window::default(), |_| {}).map_err(|e| e.to_string())?;
     Ok(a.timeline())
 }
 
@@ -101,15 +103,25 @@ fn unobservable_psns(fv: &FlowView, fact: Fact) -> BTreeSet<u32> {
 }
 
 fn compare_flow(c: &mut Cmp, at: &str, af: &FlowTimeline, fv: &FlowView) {
-    // Retransmissions, keyed by frame.
+    let reordered: BTreeSet<u32> = fv.reordered.iter().copied().collect();
+    // Retransmissions, keyed by frame; of a reordered PSN only the frame and time are judged.
     let skip = unobservable_psns(fv, Fact::Retransmission);
+    // A trigger the view leaves null (a signal arrived but the timer fired, or the reverse: no
+    // capture shows which) is not judged.
+    let null_trigger: BTreeSet<u64> = fv.retransmissions.iter().filter(|r| r.trigger.is_none()).map(|r| r.frame).collect();
+    let trigger_of = |frame: u64, s: &'static str| if null_trigger.contains(&frame) { "unknown" } else { s };
     let want: BTreeMap<u64, String> = fv
         .retransmissions
         .iter()
         .filter(|r| !skip.contains(&r.psn))
         .map(|r| {
             let sp = r.spurious.map_or("unknown".to_string(), |s| s.to_string());
-            (r.frame, format!("psn {} t {} trigger {} spurious {} cause {}", r.psn, r.time_ns.0, signal_name(r.trigger), sp, cause_name(r.cause)))
+            let v = if reordered.contains(&r.psn) {
+                format!("psn {} t {} trigger {}", r.psn, r.time_ns.0, signal_name(r.trigger))
+            } else {
+                format!("psn {} t {} trigger {} spurious {} cause {}", r.psn, r.time_ns.0, signal_name(r.trigger), sp, cause_name(r.cause))
+            };
+            (r.frame, v)
         })
         .collect();
     let got: BTreeMap<u64, String> = af
@@ -118,17 +130,30 @@ fn compare_flow(c: &mut Cmp, at: &str, af: &FlowTimeline, fv: &FlowView) {
         .filter(|r| !skip.contains(&r.psn))
         .map(|r| {
             let sp = r.spurious.map_or("unknown".to_string(), |s| s.to_string());
-            (r.frame, format!("psn {} t {} trigger {} spurious {} cause {}", r.psn, r.time_ns.0, rep_signal(r.trigger), sp, rep_cause(r.cause)))
+            let v = if reordered.contains(&r.psn) {
+                format!("psn {} t {} trigger {}", r.psn, r.time_ns.0, trigger_of(r.frame, rep_signal(r.trigger)))
+            } else {
+                format!("psn {} t {} trigger {} spurious {} cause {}", r.psn, r.time_ns.0, trigger_of(r.frame, rep_signal(r.trigger)), sp, rep_cause(r.cause))
+            };
+            (r.frame, v)
         })
         .collect();
     diff(c, at, "retransmission", &want, &got);
-    // Losses, keyed by (frame, psn).
-    let skip = unobservable_psns(fv, Fact::Loss);
+    // Losses, keyed by (frame, psn); none of a reordered PSN is judged.
+    let mut skip = unobservable_psns(fv, Fact::Loss);
+    skip.extend(reordered.iter().copied());
     let want: BTreeMap<(u64, u32), String> = fv
         .losses
         .iter()
         .filter(|l| !skip.contains(&l.psn))
-        .map(|l| ((l.frame, l.psn), format!("t {} signal {} repair {:?}", l.time_ns.0, signal_name(l.signal), l.repair).to_lowercase()))
+        .map(|l| {
+            let repair = match l.repair {
+                Some(Repair::EndHost) => "end_host",
+                Some(Repair::None) => "none",
+                None => "unknown",
+            };
+            ((l.frame, l.psn), format!("t {} signal {} repair {}", l.time_ns.0, signal_name(l.signal), repair))
+        })
         .collect();
     let got: BTreeMap<(u64, u32), String> = af
         .losses
@@ -136,8 +161,9 @@ fn compare_flow(c: &mut Cmp, at: &str, af: &FlowTimeline, fv: &FlowView) {
         .filter(|l| !skip.contains(&l.psn))
         .map(|l| {
             let repair = match l.repair {
-                rep::Repair::EndHost => "endhost",
-                _ => "none",
+                rep::Repair::EndHost => "end_host",
+                rep::Repair::None => "none",
+                _ => "unknown",
             };
             ((l.frame, l.psn), format!("t {} signal {} repair {}", l.time_ns.0, rep_signal(l.signal), repair))
         })
@@ -193,4 +219,62 @@ fn diff<K: Ord + std::fmt::Debug>(c: &mut Cmp, at: &str, what: &str, want: &BTre
             c.mismatches.push(format!("{at}: {what} {k:?} ({g}) not in the truth's observable view"));
         }
     }
+}
+
+/// Per tap, summed over runs: facts of the flows the tap saw, how many of those are
+/// unobservable, and of the observable retransmissions how many have no known cause.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct Share {
+    pub facts: u64,
+    pub unobservable: u64,
+    pub retransmissions: u64,
+    pub cause_unknown: u64,
+}
+
+impl Share {
+    pub fn line(&self, tap: &str) -> String {
+        let pct = |a: u64, b: u64| 100.0 * a as f64 / b.max(1) as f64;
+        format!(
+            "{tap}: {} facts of the flows it saw, {:.1} % unobservable; {} observable retransmissions, cause unknown for {:.1} %",
+            self.facts,
+            pct(self.unobservable, self.facts),
+            self.retransmissions,
+            pct(self.cause_unknown, self.retransmissions)
+        )
+    }
+}
+
+/// Runs `synth` with `opts`, analyses the capture with the stack's profile and compares the
+/// timeline with the truth's observable view; adds each tap's counts to `shares` (by tap name).
+pub fn judge_synth(
+    opts: &rocescope_sim::synth::SynthOptions,
+    dir: &Path,
+    name: &str,
+    shares: &mut BTreeMap<String, Share>,
+) -> Result<Cmp, String> {
+    let run = crate::run::synth(opts, dir, name)?;
+    let params = Params { dcp_tag_shift: opts.dcp_tag_shift, ..Default::default() };
+    let report = timeline(&run.pcap, params, opts.stack.profile().name())?;
+    let views = rocescope_sim::observe::view(&run.truth);
+    for v in &views {
+        let s = shares.entry(format!("{:?}", v.name).to_lowercase()).or_default();
+        let unseen = v.unobservable.get(&rocescope_sim::observe::Why::FlowNotSeen).copied().unwrap_or(0);
+        s.facts += v.facts - unseen;
+        s.unobservable += v.unobservable.values().sum::<u64>() - unseen;
+        for f in &v.flows {
+            s.retransmissions += f.retransmissions.len() as u64;
+            s.cause_unknown += f.retransmissions.iter().filter(|r| r.cause.is_none()).count() as u64;
+        }
+    }
+    let c = compare(&report, &views);
+    if c.mismatches.is_empty() || std::env::var_os("ROCESCOPE_KEEP").is_none() {
+        let _ = std::fs::remove_file(&run.pcap);
+        let _ = std::fs::remove_file(&run.truth_path);
+    } else {
+        let keep = dir.join(format!("{name}-{}", shares.values().map(|s| s.facts).sum::<u64>()));
+        let _ = std::fs::rename(&run.pcap, keep.with_extension("pcapng"));
+        let _ = std::fs::rename(&run.truth_path, keep.with_extension("json"));
+        eprintln!("kept {}", keep.display());
+    }
+    Ok(c)
 }

@@ -250,7 +250,8 @@ impl Analyzer {
                 };
                 if bounce {
                     if let Some(p) = self.peer(i, k.psn) {
-                        self.flows[p].data.on_bounce(k.psn, k.frame, k.time_ns);
+                        let place = self.place(p);
+                        self.flows[p].data.on_bounce(k.psn, place);
                     }
                 } else {
                     self.flows[i].role = Role::Requests;
@@ -305,7 +306,7 @@ impl Analyzer {
                     self.flows[p].transport = Transport::Irn;
                     self.flows[i].transport = Transport::Irn;
                     self.flows[p].data.on_cover(k.psn, k.frame, k.time_ns);
-                    self.flows[p].data.on_sack();
+                    self.flows[p].data.on_sack(k.psn);
                     self.resync(i, p, k.psn);
                 }
             }

@@ -90,6 +90,8 @@ pub enum Repair {
     InNetwork,
     ErasureCode,
     None,
+    /// Away from the sender, no later copy seen: it may have gone another way.
+    Unknown,
 }
 
 /// Why a packet was sent again.

@@ -123,6 +123,9 @@ pub struct Tracker {
     covers: VecDeque<(u64, u64)>,
     /// Capture gaps are reported below this.
     gaps_done: u64,
+    /// Each step of `cover` (new bound, frame, time), recent ones: a message whose last PSN
+    /// becomes known late completes at the first that passed it.
+    cover_log: VecDeque<(u64, u64, u64)>,
     /// DCP: messages below this MSN are acknowledged (eMSN), and the frame that said so first.
     emsn: Option<u64>,
     msn_unwrap: Unwrap,
@@ -304,7 +307,9 @@ impl Tracker {
         };
         let prior = slot.copies;
         let mut s = slot;
-        if msg.is_some() {
+        // A DCP packet names its message; a Go-Back-N or IRN packet's message is settled when
+        // the message's range is (`finalize`), since a packet may arrive before its First.
+        if msn.is_some() && msg.is_some() {
             s.msg = msg.map_or(0, |m| m + 1);
         }
         let mut new_losses: Vec<Loss> = Vec::new();
@@ -323,16 +328,21 @@ impl Tracker {
             } else {
                 Signal::Unknown
             };
-            // Header-only evidence for the previous copy, if its form was recorded.
+            // A loss found for the previous copy (header-only evidence) is repaired by this one;
+            // at the sender, what made it resend is this copy's trigger.
             if let Some(li) = s.loss_of_last {
                 if let Some((l, _, _)) = self.losses.get_mut(li as usize) {
                     l.repair = Repair::EndHost;
+                    if place == Place::Source {
+                        l.signal = trigger;
+                    }
                 }
             }
             // The receiver asked for exactly this packet: its previous copy was lost.
             let asked = place == Place::Source
                 && s.loss_of_last.is_none()
-                && (trigger == Signal::Sack || (trigger == Signal::Nak && s.nak_exact));
+                && matches!(trigger, Signal::Sack | Signal::Nak)
+                && s.nak_exact;
             if asked {
                 new_losses.push(Loss {
                     psn: k.psn,
@@ -352,14 +362,17 @@ impl Tracker {
             let spurious = match place {
                 Place::Destination => Some(accepted),
                 _ if covered_before => Some(true),
-                Place::Source if matches!(trigger, Signal::Nak | Signal::Sack | Signal::Ho) => Some(false),
+                Place::Source if matches!(trigger, Signal::Nak | Signal::Ho) => Some(false),
+                // An IRN SACK asks for what it does not cover, which may only mean the SACKs
+                // covering it were lost: only one naming this PSN as expected proves it missing.
+                Place::Source if trigger == Signal::Sack && s.nak_exact => Some(false),
                 _ if s.proven_trimmed == prior => Some(false),
                 _ => None,
             };
             let cause = match spurious {
                 Some(true) => Cause::Spurious,
                 Some(false) if trigger == Signal::Timeout => Cause::Timeout,
-                Some(false) if s.any_loss => Cause::Loss,
+                Some(false) if s.any_loss && matches!(trigger, Signal::Nak | Signal::Sack | Signal::Ho) => Cause::Loss,
                 _ => Cause::Unknown,
             };
             self.stats.retransmitted += 1;
@@ -390,6 +403,14 @@ impl Tracker {
                 });
             }
         } else {
+            // A PSN reported missed by the capture shows up after all (a later copy): it was
+            // not missed.
+            if v < self.gaps_done && self.stats.capture_gaps > 0 {
+                if let Some(i) = self.gaps.iter().rposition(|&(p, _)| p == k.psn) {
+                    self.gaps.remove(i);
+                    self.stats.capture_gaps -= 1;
+                }
+            }
             self.stats.unique_bytes += k.payload as u64;
             if v < self.high {
                 self.stats.out_of_order += 1;
@@ -445,8 +466,8 @@ impl Tracker {
                 psn: k.psn,
                 frame: k.frame,
                 time_ns: Ns(k.time_ns),
-                signal: Signal::Ho,
-                repair: Repair::None,
+                signal: Signal::Unknown,
+                repair: if place == Place::Source { Repair::None } else { Repair::Unknown },
                 evidence: Evidence::HeaderOnly,
                 message: None,
             });
@@ -499,6 +520,7 @@ impl Tracker {
                 Some((c, 3 | 4)) if c > 0 => {
                     if self.msgs[id as usize].op != "read" {
                         self.msgs[id as usize].last_psn = Some(v);
+                        self.complete_psn();
                     }
                     return;
                 }
@@ -602,6 +624,8 @@ impl Tracker {
                 _ => self.msg_of_psn(v, None)?,
             }
         };
+        let cover = self.cover;
+        let mut late = false;
         let m = &mut self.msgs[id as usize];
         if msn.is_some() {
             if v < m.first_psn {
@@ -613,16 +637,17 @@ impl Tracker {
             if m.op == "other" && op != "other" {
                 m.op = op;
             }
-        } else if matches!(pos, Some(Position::Last | Position::Only)) {
+        } else if matches!(pos, Some(Position::Last | Position::Only)) && op != "read" {
+            // (A READ's last PSN is its last response's, known when that arrives.)
+            late = m.last_psn.is_none() && v < cover;
             m.last_psn = Some(v);
-            if op == "read" {
-                // Its responses' PSNs are known when they arrive.
-                m.last_psn = None;
-            }
         }
         if k.frame < m.first_frame {
             m.first_frame = k.frame;
             m.first_time = k.time_ns;
+        }
+        if late {
+            self.complete_psn();
         }
         Some(id)
     }
@@ -687,7 +712,11 @@ impl Tracker {
         if c > self.high {
             self.covers.push_back((c, frame));
         }
-        self.complete_psn(c, frame, time_ns);
+        self.cover_log.push_back((c, frame, time_ns));
+        if self.cover_log.len() > 8192 {
+            self.cover_log.pop_front();
+        }
+        self.complete_psn();
         self.prune();
     }
 
@@ -699,7 +728,9 @@ impl Tracker {
     }
 
     fn gaps_from_history(&mut self, from: u64, to: u64) {
-        // PSNs in [from, to) were never recorded; each is a gap if an acknowledgement covered it.
+        // PSNs in [from, to) were never recorded; each is a gap if an acknowledgement covered
+        // it (the covered ones are a prefix); the others wait for one.
+        let to = to.min(self.cover);
         for v in from.max(self.gaps_done)..to {
             if self.get(v).is_some_and(|s| s.read_range) {
                 continue;
@@ -714,20 +745,39 @@ impl Tracker {
         }
     }
 
-    /// Messages whose last PSN is below `c` complete at this frame.
-    fn complete_psn(&mut self, c: u64, frame: u64, time_ns: u64) {
-        while let Some((&first, &id)) = self.open.iter().next() {
+    /// Messages whose last PSN is acknowledged complete at the first acknowledgement that
+    /// covered it. A message whose last PSN is not known yet waits (it may become known when a
+    /// late Last packet shows up); one far behind the acknowledgements is given up.
+    fn complete_psn(&mut self) {
+        let c = self.cover;
+        let mut done = Vec::new();
+        let mut give_up = Vec::new();
+        for (&first, &id) in self.open.range(..c) {
             let m = &self.msgs[id as usize];
             if m.dcp_msn.is_some() {
                 break;
             }
             match m.last_psn {
                 Some(l) if l < c => {
-                    self.open.remove(&first);
-                    self.complete(id, frame, time_ns);
+                    let (frame, time) = self
+                        .cover_log
+                        .iter()
+                        .find(|(u, _, _)| *u > l)
+                        .map_or((0, 0), |&(_, f, t)| (f, t));
+                    done.push((first, id, frame, time));
                 }
-                _ => break,
+                None if first + KEEP_BEHIND < c => give_up.push(first),
+                _ => {}
             }
+        }
+        for (first, id, frame, time) in done {
+            self.open.remove(&first);
+            if frame != 0 {
+                self.complete(id, frame, time);
+            }
+        }
+        for first in give_up {
+            self.open.remove(&first);
         }
     }
 
@@ -801,20 +851,23 @@ impl Tracker {
         }
     }
 
-    /// A SACK (IRN): recorded against every outstanding PSN.
-    pub fn on_sack(&mut self) {
+    /// A SACK (IRN) whose expected PSN is `psn`: recorded against every outstanding PSN.
+    pub fn on_sack(&mut self, psn: u32) {
+        let e = self.unwrap.peek(psn);
         let from = self.cover.max(self.base);
         for v in from..self.high {
             if let Some(s) = self.slot(v) {
                 s.sack = true;
+                if Some(v) == e {
+                    s.nak_exact = true;
+                }
             }
         }
     }
 
     /// A header-only packet bounced back to the sender for PSN `psn` (DCP): the latest copy of
     /// that PSN was trimmed.
-    pub fn on_bounce(&mut self, psn: u32, frame: u64, time_ns: u64) {
-        let _ = (frame, time_ns);
+    pub fn on_bounce(&mut self, psn: u32, place: Place) {
         let Some(v) = self.unwrap.peek(psn) else { return };
         let keep = self.keep_events;
         let Some(s) = self.slot(v) else { return };
@@ -832,8 +885,8 @@ impl Tracker {
             psn,
             frame: s.last_frame,
             time_ns: Ns(s.last_time),
-            signal: Signal::Ho,
-            repair: Repair::None,
+            signal: Signal::Unknown,
+            repair: if place == Place::Source { Repair::None } else { Repair::Unknown },
             evidence: Evidence::HeaderOnly,
             message: None,
         };
