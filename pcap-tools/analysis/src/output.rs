@@ -56,12 +56,17 @@ impl Meta {
 pub enum Column {
     Field(FieldId),
     Meta(Meta),
+    /// A per-packet analysis field (`rocescope.analysis.*`, [`crate::analyze::fields`]).
+    Analysis(crate::analyze::fields::AField),
 }
 
 impl Column {
     pub fn parse(name: &str) -> Option<Column> {
         if let Some(id) = FieldId::from_name(name) {
             return Some(Column::Field(id));
+        }
+        if let Some(a) = crate::analyze::fields::AField::from_name(name) {
+            return Some(Column::Analysis(a));
         }
         Meta::ALL.iter().find(|(n, _, _)| *n == name).map(|(_, m, _)| Column::Meta(*m))
     }
@@ -75,10 +80,25 @@ pub fn write_fields_line(
     d: &Decoded<'_, '_>,
     cells: &mut Vec<String>,
 ) -> io::Result<()> {
+    write_fields_line_with(out, cols, rec, d, cells, |_, _| {})
+}
+
+/// The same, with the analysis columns' values from `analysis`.
+pub fn write_fields_line_with(
+    out: &mut impl Write,
+    cols: &[Column],
+    rec: &Record<'_>,
+    d: &Decoded<'_, '_>,
+    cells: &mut Vec<String>,
+    mut analysis: impl FnMut(crate::analyze::fields::AField, &mut String),
+) -> io::Result<()> {
     let frame = &d.frame;
     cells.resize(cols.len(), String::new());
     cells.iter_mut().for_each(String::clear);
     for (i, c) in cols.iter().enumerate() {
+        if let Column::Analysis(a) = c {
+            analysis(*a, &mut cells[i]);
+        }
         if let Column::Meta(m) = c {
             m.write(rec, frame, &mut cells[i]);
         }
@@ -263,6 +283,13 @@ pub fn write_field_list(out: &mut impl Write) -> io::Result<()> {
     }
     for (name, _, desc) in Meta::ALL {
         writeln!(out, "{name}\tmeta\t{desc}")?;
+    }
+    for f in crate::analyze::fields::ANALYSIS_FIELDS {
+        let ty = match f.ty {
+            FieldType::Enum => format!("enum({})", f.values.join("|")),
+            ty => type_name(ty),
+        };
+        writeln!(out, "{}\t{}\t{}", f.name, ty, f.desc)?;
     }
     Ok(())
 }

@@ -19,6 +19,7 @@ pub enum Failure {
     Usage(String),
 }
 
+#[allow(clippy::too_many_arguments)]
 pub fn decode(
     out: &mut impl Write,
     file: &str,
@@ -26,8 +27,10 @@ pub fn decode(
     names: &[String],
     count: Option<u64>,
     verbose: bool,
-    decoder: Decoder,
+    analysis: bool,
+    profile: &crate::ProfileArgs,
 ) -> Result<u8, Failure> {
+    use rocescope_analysis::analyze::{fields, pkt::Pkt, run, Analyzer, Options};
     let cols: Vec<Column> = names
         .iter()
         .map(|n| Column::parse(n).ok_or_else(|| Failure::Usage(format!("unknown field '{n}' (see `rocescope fields`)"))))
@@ -35,8 +38,26 @@ pub fn decode(
     if matches!(format, Format::Fields) && cols.is_empty() {
         return Err(Failure::Usage("--format fields needs at least one -e NAME".into()));
     }
+    // The analysis fields: a first pass makes the timeline; the second replays the analyser in
+    // step with the decoding.
+    let analysis = analysis || cols.iter().any(|c| matches!(c, Column::Analysis(_)));
+    let mut notes: Option<(fields::EventNotes, Analyzer)> = None;
+    if analysis {
+        if file == "-" {
+            return Err(Failure::Usage("the analysis fields need a file (the capture is read twice), not standard input".into()));
+        }
+        let reader = capture::open(file).map_err(|e| Failure::Input(file.into(), e))?;
+        let mut s = Session::new(reader, profile.decoder());
+        let bar = progress::FileBar::for_file(file);
+        let mut a = run::analyze(&mut s, Options::default(), run::Window::default(), |rec| bar.tick(rec.number, rec.offset))
+            .map_err(|e| Failure::Input(file.into(), e))?;
+        drop(bar);
+        let mut n = fields::EventNotes::from_timeline(&a.timeline());
+        (n.ranges, n.msns) = a.message_tables();
+        notes = Some((n, Analyzer::new(Options { keep_events: false, ..Options::default() })));
+    }
     let reader = capture::open(file).map_err(|e| Failure::Input(file.into(), e))?;
-    let mut session = Session::new(reader, decoder);
+    let mut session = Session::new(reader, profile.decoder());
     let bar = progress::FileBar::for_file(file);
     let mut cells = Vec::new();
     let mut first = true;
@@ -51,16 +72,36 @@ pub fn decode(
             return ControlFlow::Break(());
         }
         bar.tick(rec.number, rec.offset);
+        let live = notes.as_mut().map(|(_, a)| {
+            a.add_noted(&Pkt::from_decoded(frame, rec.number, rec.ts_ns, rec.interface, rec.orig_len))
+        });
+        let notes = notes.as_ref().map(|(n, _)| n);
+        let value = |f: fields::AField, cell: &mut String| {
+            if let (Some(n), Some(l)) = (notes, live.as_ref()) {
+                fields::write_value(f, n.by_frame.get(&rec.number), l, n, cell);
+            }
+        };
         let ok = match format {
-            Format::Fields => output::write_fields_line(out, &cols, rec, frame, &mut cells),
+            Format::Fields => output::write_fields_line_with(out, &cols, rec, frame, &mut cells, value),
             Format::Json => {
                 let sep: &[u8] = if first { b"" } else { b",\n" };
                 first = false;
-                out.write_all(sep).and_then(|_| {
-                    serde_json::to_writer(&mut *out, &output::frame_json(rec, frame)).map_err(io::Error::other)
-                })
+                let mut j = output::frame_json(rec, frame);
+                if notes.is_some() {
+                    add_analysis_json(&mut j, value);
+                }
+                out.write_all(sep).and_then(|_| serde_json::to_writer(&mut *out, &j).map_err(io::Error::other))
             }
-            Format::Text => output::write_summary(out, rec, frame).and_then(|_| if verbose { output::write_tree(out, frame) } else { Ok(()) }),
+            Format::Text => output::write_summary(out, rec, frame).and_then(|_| {
+                if !verbose {
+                    return Ok(());
+                }
+                output::write_tree(out, frame)?;
+                if notes.is_some() {
+                    write_analysis_tree(out, value)?;
+                }
+                Ok(())
+            }),
         };
         closed = ok.is_err();
         if closed {
@@ -195,4 +236,42 @@ fn write_svgs(
         std::fs::write(std::path::Path::new(path).join(format!("{name}.svg")), plot::flow_svg(f, s)).map_err(io)?;
     }
     std::fs::write(std::path::Path::new(path).join("overview.svg"), plot::overview_svg(t, series)).map_err(io)
+}
+
+/// The analysis fields a frame has, as JSON keys (values typed as the registry's are).
+fn add_analysis_json(j: &mut serde_json::Value, mut value: impl FnMut(rocescope_analysis::analyze::fields::AField, &mut String)) {
+    use rocescope_analysis::analyze::fields::ANALYSIS_FIELDS;
+    use rocescope_codec::FieldType;
+    let Some(m) = j.as_object_mut() else { return };
+    let mut cell = String::new();
+    for d in ANALYSIS_FIELDS {
+        cell.clear();
+        value(d.field, &mut cell);
+        if cell.is_empty() {
+            continue;
+        }
+        let v = match d.ty {
+            FieldType::Bool => serde_json::Value::Bool(cell == "1"),
+            FieldType::UInt(64) => serde_json::Value::String(cell.clone()),
+            FieldType::UInt(_) if d.field == rocescope_analysis::analyze::fields::AField::MessageComplete => {
+                serde_json::Value::Array(cell.split(',').filter_map(|x| x.parse::<u64>().ok()).map(Into::into).collect())
+            }
+            FieldType::UInt(_) => cell.parse::<u64>().map_or_else(|_| cell.clone().into(), Into::into),
+            _ => serde_json::Value::String(cell.clone()),
+        };
+        m.insert(d.name.into(), v);
+    }
+}
+
+/// The analysis fields under a frame's `-V` tree.
+fn write_analysis_tree(out: &mut impl Write, mut value: impl FnMut(rocescope_analysis::analyze::fields::AField, &mut String)) -> io::Result<()> {
+    let mut cell = String::new();
+    for d in rocescope_analysis::analyze::fields::ANALYSIS_FIELDS {
+        cell.clear();
+        value(d.field, &mut cell);
+        if !cell.is_empty() {
+            writeln!(out, "    {}: {}", d.name, cell)?;
+        }
+    }
+    Ok(())
 }

@@ -137,6 +137,10 @@ enum Cmd {
         /// With `--format text`, list every field under each frame.
         #[arg(short = 'V', long)]
         verbose: bool,
+        /// Add the per-packet analysis fields (`rocescope.analysis.*`) to `-V` and JSON: the
+        /// capture is read twice, so not from standard input. `-e rocescope.analysis.*` implies it.
+        #[arg(long)]
+        analysis: bool,
         #[command(flatten)]
         profile: ProfileArgs,
     },
@@ -168,8 +172,8 @@ fn main() -> ExitCode {
     let stdout = io::stdout();
     let mut out = BufWriter::new(stdout.lock());
     let r = match cli.cmd {
-        Cmd::Decode { file, format, fields, count, verbose, profile } => {
-            commands::decode(&mut out, &file, format, &fields, count, verbose, profile.decoder())
+        Cmd::Decode { file, format, fields, count, verbose, analysis, profile } => {
+            commands::decode(&mut out, &file, format, &fields, count, verbose, analysis, &profile)
         }
         Cmd::Check { file, profile } => commands::check(&mut out, &file, profile.decoder()),
         Cmd::Fields => {

@@ -19,6 +19,7 @@
 //! both ends look tapped (a capture without routers), the tap is `unknown` and read as a fabric
 //! tap (loss evidence from header-only packets only).
 
+pub mod fields;
 pub mod pfc;
 pub mod pkt;
 pub mod plot;
@@ -87,6 +88,10 @@ struct FlowState {
     data: Tracker,
     peer: Option<usize>,
     series: Option<Box<series::Series>>,
+    /// The PSN of the flow's last NAK (duplicate NAKs).
+    last_nak: Option<u32>,
+    /// When the flow's last CE-marked data packet was seen (CE to CNP).
+    last_ce: Option<u64>,
 }
 
 /// The analysis of one capture, fed frame by frame.
@@ -99,6 +104,8 @@ pub struct Analyzer {
     local: HashMap<u32, HashSet<IpAddr>>,
     pauses: pfc::Pauses,
     last_time: u64,
+    /// What the last frame showed at once (per-packet analysis fields).
+    note: fields::LiveNote,
 }
 
 fn initial_ttl(t: u8) -> bool {
@@ -108,7 +115,22 @@ fn initial_ttl(t: u8) -> bool {
 impl Analyzer {
     pub fn new(opts: Options) -> Analyzer {
         let pauses = pfc::Pauses::new(opts.link_gbps, opts.storm_ns);
-        Analyzer { opts, flows: Vec::new(), index: HashMap::new(), local: HashMap::new(), pauses, last_time: 0 }
+        Analyzer {
+            opts,
+            flows: Vec::new(),
+            index: HashMap::new(),
+            local: HashMap::new(),
+            pauses,
+            last_time: 0,
+            note: fields::LiveNote::default(),
+        }
+    }
+
+    /// Feeds one frame and says what it showed at once (the per-packet analysis fields).
+    pub fn add_noted(&mut self, seen: &Seen) -> fields::LiveNote {
+        self.note = fields::LiveNote::default();
+        self.add(seen);
+        self.note
     }
 
     /// Feeds one frame (from [`Pkt::from_decoded`]).
@@ -167,6 +189,8 @@ impl Analyzer {
             data: Tracker::new(self.opts.keep_events),
             peer: None,
             series: self.opts.plot.then(Box::default),
+            last_nak: None,
+            last_ce: None,
         });
         self.flows.len() - 1
     }
@@ -213,6 +237,7 @@ impl Analyzer {
             self.local.entry(k.iface).or_default().insert(k.src);
         }
         let i = self.flow(k);
+        self.note.flow = Some(i);
         self.pauses.frame(k.iface, k.time_ns, i);
         {
             let f = &mut self.flows[i];
@@ -224,6 +249,9 @@ impl Analyzer {
             f.last_time = f.last_time.max(k.time_ns);
             if k.ce {
                 f.ecn_ce += 1;
+                if k.is_data() {
+                    f.last_ce = Some(k.time_ns);
+                }
             }
             if k.profile != Profile::Std || f.profile == Profile::Std {
                 f.profile = k.profile;
@@ -238,6 +266,7 @@ impl Analyzer {
                 let place = self.place(i);
                 let t = self.flows[i].transport;
                 self.flows[i].data.on_data(k, place, t);
+                self.data_note(i);
             }
             Class::HeaderOnly { .. } => {
                 // The trimmed form of this flow's data, or a bounce of the reverse flow's.
@@ -258,6 +287,7 @@ impl Analyzer {
                     let place = self.place(i);
                     let t = self.flows[i].transport;
                     self.flows[i].data.on_data(k, place, t);
+                    self.data_note(i);
                 }
             }
             Class::ReadResponse { pos } => {
@@ -265,6 +295,7 @@ impl Analyzer {
                 let place = self.place(i);
                 let t = self.flows[i].transport;
                 self.flows[i].data.on_data(k, place, t);
+                self.data_note(i);
                 if let Some(p) = self.peer(i, k.psn) {
                     self.flows[p].data.on_read_response(k, pos);
                     if self.flows[p].transport != Transport::Dcp {
@@ -280,12 +311,15 @@ impl Analyzer {
                     } else if self.flows[p].transport != Transport::Dcp {
                         let next = k.psn.wrapping_add(1) & psn::MASK;
                         self.flows[p].data.on_cover(next, k.frame, k.time_ns);
+                        self.note.ack_rtt_ns = self.flows[p].data.last.rtt;
                         self.resync(i, p, next);
                     }
                 }
             }
             Class::Nak { code } => {
                 self.flows[i].naks += 1;
+                self.note.duplicate_nak = self.flows[i].last_nak == Some(k.psn);
+                self.flows[i].last_nak = Some(k.psn);
                 if code == 0 {
                     self.flows[i].seq_errors += 1;
                     if let Some(p) = self.peer(i, k.psn) {
@@ -301,6 +335,7 @@ impl Analyzer {
             }
             Class::Sack { .. } => {
                 self.flows[i].sacks += 1;
+                self.flows[i].last_nak = Some(k.psn);
                 self.flows[i].seq_errors += 1;
                 if let Some(p) = self.peer(i, k.psn) {
                     self.flows[p].transport = Transport::Irn;
@@ -314,7 +349,10 @@ impl Analyzer {
             Class::Cnp => {
                 // Counted against the data flow whose congestion it reports.
                 match self.peer(i, k.psn) {
-                    Some(p) => self.flows[p].cnps += 1,
+                    Some(p) => {
+                        self.flows[p].cnps += 1;
+                        self.note.ce_to_cnp_ns = self.flows[p].last_ce.map(|t| k.time_ns.saturating_sub(t));
+                    }
                     None => self.flows[i].cnps += 1,
                 }
             }
@@ -358,6 +396,38 @@ impl Analyzer {
     /// The plot points of every flow (in the timeline's order; `None` without `plot`).
     pub fn series(&self) -> Vec<Option<&series::Series>> {
         self.flows.iter().map(|f| f.series.as_deref()).collect()
+    }
+
+    fn data_note(&mut self, i: usize) {
+        let t = &self.flows[i].data.last;
+        self.note.data = Some((t.v, t.msn));
+        self.note.out_of_order = t.out_of_order;
+        self.note.psn_gap = t.psn_gap;
+    }
+
+    /// Per flow, its messages' ranges and indices (the per-packet `message` field).
+    pub fn message_tables(&mut self) -> (Vec<std::collections::BTreeMap<u64, (Option<u64>, u64)>>, Vec<HashMap<u64, u64>>) {
+        let mut ranges = Vec::new();
+        let mut msns = Vec::new();
+        for f in &mut self.flows {
+            f.data.finalize_all();
+            let index = message_index(&f.data);
+            let mut r = std::collections::BTreeMap::new();
+            let mut m = HashMap::new();
+            for (id, s) in f.data.msgs.iter().enumerate() {
+                match s.dcp_msn {
+                    Some(msn) => {
+                        m.insert(msn, index[id]);
+                    }
+                    None => {
+                        r.insert(s.first_psn, (s.last_psn, index[id]));
+                    }
+                }
+            }
+            ranges.push(r);
+            msns.push(m);
+        }
+        (ranges, msns)
     }
 
     /// At the destination of flow `p`, its receiver's acknowledgement says what it expects next.
@@ -421,16 +491,9 @@ impl Analyzer {
     fn flow_timeline(&self, i: usize, ids: &[String]) -> FlowTimeline {
         let f = &self.flows[i];
         let t = &f.data;
-        // Message indices: by MSN (DCP) or first PSN, counting from 0.
+        let index = message_index(t);
         let mut order: Vec<u32> = (0..t.msgs.len() as u32).collect();
-        order.sort_by_key(|&m| {
-            let s = &t.msgs[m as usize];
-            (s.dcp_msn.unwrap_or(0), s.first_psn)
-        });
-        let mut index = vec![0u64; t.msgs.len()];
-        for (rank, &m) in order.iter().enumerate() {
-            index[m as usize] = rank as u64;
-        }
+        order.sort_by_key(|&m| index[m as usize]);
         let msg_index = |m: Option<u32>| m.map(|m| index[m as usize]);
         let mut losses: Vec<report::Loss> = t
             .losses
@@ -559,4 +622,18 @@ impl Tracker {
     pub fn peek(&self, p: u32) -> Option<u64> {
         self.unwrap_ref().peek(p)
     }
+}
+
+/// Each message's index: its rank by MSN (DCP) or first PSN, counting from 0.
+fn message_index(t: &Tracker) -> Vec<u64> {
+    let mut order: Vec<u32> = (0..t.msgs.len() as u32).collect();
+    order.sort_by_key(|&m| {
+        let s = &t.msgs[m as usize];
+        (s.dcp_msn.unwrap_or(0), s.first_psn)
+    });
+    let mut index = vec![0u64; t.msgs.len()];
+    for (rank, &m) in order.iter().enumerate() {
+        index[m as usize] = rank as u64;
+    }
+    index
 }

@@ -144,6 +144,20 @@ pub struct Tracker {
     pub stats: TrackStats,
     /// Keep events (the timeline); `false` keeps only counts (the flow table).
     pub keep_events: bool,
+    /// What the last frame fed showed at once (the per-packet analysis fields).
+    pub last: TrackNote,
+}
+
+/// What one data packet or acknowledgement showed at once.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct TrackNote {
+    /// Unwrapped PSN and MSN of the data packet.
+    pub v: u64,
+    pub msn: Option<u64>,
+    pub out_of_order: bool,
+    pub psn_gap: bool,
+    /// RTT sample of an acknowledgement.
+    pub rtt: Option<u64>,
 }
 
 /// Counts for the flow table.
@@ -278,10 +292,12 @@ impl Tracker {
         if let Some(m) = dcp_msn {
             return self.by_msn.get(&m).copied();
         }
-        let (_, &id) = self.by_psn.range(..=v).next_back()?;
+        let (&first, &id) = self.by_psn.range(..=v).next_back()?;
         let m = &self.msgs[id as usize];
         match m.last_psn {
             Some(l) if l < v => None,
+            // Its end unknown, only its first PSN is surely its.
+            None if first != v => None,
             _ => Some(id),
         }
     }
@@ -297,6 +313,7 @@ impl Tracker {
             self.stats.header_only += 1;
         }
         let msn = k.dcp_msn.map(|m| self.msn_unwrap.unwrap(m));
+        self.last = TrackNote { v, msn, ..TrackNote::default() };
         // The message, on the first copy of its packets.
         let msg = self.place_in_message(k, v, msn);
         let covered_before = self.covered(v, msn);
@@ -414,6 +431,10 @@ impl Tracker {
             self.stats.unique_bytes += k.payload as u64;
             if v < self.high {
                 self.stats.out_of_order += 1;
+                self.last.out_of_order = true;
+            }
+            if self.high != 0 && v > self.high {
+                self.last.psn_gap = true;
             }
             s.first_time = k.time_ns;
             s.first_frame = k.frame;
@@ -515,6 +536,9 @@ impl Tracker {
     fn find_last(&mut self, id: u32, from: u64) {
         let mut v = from;
         while v < self.high {
+            if v > from && self.by_psn.contains_key(&v) {
+                return;
+            }
             match self.get(v).map(|s| (s.copies, s.pos)) {
                 Some((c, p)) if c > 0 && v > from && (p == 1 || p == 4) => return,
                 Some((c, 3 | 4)) if c > 0 => {
@@ -616,11 +640,30 @@ impl Tracker {
         } else {
             match pos {
                 Some(Position::First | Position::Only) if !self.by_psn.contains_key(&v) => {
+                    // A Last taken for the previous message's may have been a later message's
+                    // (its First unseen then): a message ends before the next one starts.
+                    if let Some((_, &prev)) = self.by_psn.range(..v).next_back() {
+                        let m = &mut self.msgs[prev as usize];
+                        if m.last_psn.is_some_and(|l| l >= v) && !m.finalized {
+                            m.last_psn = None;
+                        }
+                    }
                     let id = self.new_msg(op, v, k, None);
                     self.by_psn.insert(v, id);
                     self.open.insert(v, id);
                     id
                 }
+                // A Last packet ends the nearest message whose end is not known yet.
+                Some(Position::Last) => match self.msg_of_psn(v, None) {
+                    Some(id) => id,
+                    None => {
+                        let (_, &id) = self.by_psn.range(..=v).next_back()?;
+                        if self.msgs[id as usize].last_psn.is_some() {
+                            return None;
+                        }
+                        id
+                    }
+                },
                 _ => self.msg_of_psn(v, None)?,
             }
         };
@@ -688,15 +731,18 @@ impl Tracker {
 
     /// An acknowledgement: everything below `psn` (a 24-bit PSN, exclusive) was received.
     pub fn on_cover(&mut self, psn: u32, frame: u64, time_ns: u64) {
+        self.last = TrackNote::default();
         let Some(c) = self.unwrap.peek(psn) else { return };
         if c <= self.cover {
             return;
         }
         // Karn: an RTT sample from the newest packet this acknowledgement covers, unless that
         // PSN was sent more than once.
-        if let Some(s) = self.get(c - 1) {
+        self.last = TrackNote::default();
+        if let Some(s) = self.get(c - 1).copied() {
             if s.copies == 1 && time_ns >= s.first_time {
                 self.stats.rtt.add(time_ns - s.first_time);
+                self.last.rtt = Some(time_ns - s.first_time);
             }
         }
         self.cover = c;
