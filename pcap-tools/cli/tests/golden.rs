@@ -35,7 +35,8 @@ fn captures() -> Vec<String> {
     v
 }
 
-/// Every field `--format fields` accepts: the frame and address columns, then the registry.
+/// Every field `--format fields` accepts: the frame and address columns, then the registry
+/// (the per-packet analysis fields have goldens of their own, `<capture>.analysis`).
 fn every_field() -> Vec<String> {
     let out = Command::new(BIN).arg("fields").output().unwrap();
     assert!(out.status.success());
@@ -43,8 +44,25 @@ fn every_field() -> Vec<String> {
         .iter()
         .map(|s| s.to_string())
         .collect();
-    v.extend(String::from_utf8(out.stdout).unwrap().lines().map(|l| l.split_whitespace().next().unwrap().to_string()));
+    v.extend(
+        String::from_utf8(out.stdout)
+            .unwrap()
+            .lines()
+            .map(|l| l.split_whitespace().next().unwrap().to_string())
+            .filter(|n| !n.starts_with("rocescope.analysis.")),
+    );
     v
+}
+
+/// The per-packet analysis fields (`rocescope fields` lists them last).
+fn analysis_fields() -> Vec<String> {
+    let out = Command::new(BIN).arg("fields").output().unwrap();
+    String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| l.split_whitespace().next().unwrap().to_string())
+        .filter(|n| n.starts_with("rocescope.analysis."))
+        .collect()
 }
 
 /// (case name, arguments).
@@ -65,6 +83,19 @@ fn cases() -> Vec<(String, Vec<String>)> {
         fa.push(file.clone());
         cases.push((format!("{c}.fields"), fa));
         cases.push((format!("{c}.check"), s(&["check", &file])));
+        // The analysers (issue 10): the flow table as text and CSV, the timeline as JSON and
+        // text, and every analysis field.
+        cases.push((format!("{c}.flows"), s(&["flows", &file])));
+        cases.push((format!("{c}.flows.csv"), s(&["flows", "-T", "csv", &file])));
+        cases.push((format!("{c}.timeline"), s(&["timeline", &file])));
+        cases.push((format!("{c}.timeline.json"), s(&["timeline", "-T", "json", &file])));
+        let mut aa = s(&["decode", "--format", "fields", "-e", "frame.number"]);
+        for f in analysis_fields() {
+            aa.push("-e".into());
+            aa.push(f);
+        }
+        aa.push(file.clone());
+        cases.push((format!("{c}.analysis"), aa));
     }
     // The research extensions under each explicit profile, and the standard decoding of them.
     for p in ["std", "dcp", "sdr", "flor", "netrt", "erd"] {
