@@ -14,6 +14,7 @@ pub mod analyze;
 pub mod capture;
 pub mod check;
 pub mod flows;
+pub mod fxhash;
 pub mod output;
 pub mod session;
 

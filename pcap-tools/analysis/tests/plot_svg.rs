@@ -31,7 +31,7 @@ fn analyse(name: &str) -> (TimelineReport, Vec<Option<Series>>) {
         DecoderOptions { profile: ProfileChoice::Auto, maps: vec![], params: Params::default(), no_verify: false };
     let decoder = Decoder::new(opts);
     let mut s = Session::new(reader, decoder);
-    let a = run::analyze(&mut s, Options { plot: true, ..Default::default() }, run::Window::default(), |_| {}).unwrap();
+    let mut a = run::analyze(&mut s, Options { plot: true, ..Default::default() }, run::Window::default(), |_| {}).unwrap();
     (a.timeline(), a.series().into_iter().map(|s| s.cloned()).collect())
 }
 

@@ -165,7 +165,13 @@ pub fn analyze(out: &mut impl Write, args: &crate::AnalyzeArgs, timeline: bool) 
     if args.svg.is_some() && !timeline {
         return Err(Failure::Usage("--svg is an option of `rocescope timeline`".into()));
     }
-    let opts = Options { keep_events: timeline, link_gbps: args.link_gbps, plot: args.svg.is_some(), ..Options::default() };
+    let opts = Options {
+        keep_events: timeline,
+        link_gbps: args.link_gbps,
+        plot: args.svg.is_some(),
+        spill_to_file: timeline,
+        ..Options::default()
+    };
     let window = run::Window { from_s: args.from, to_s: args.to };
     let mut a = run::analyze(&mut session, opts, window, |rec| bar.tick(rec.number, rec.offset))
         .map_err(|e| Failure::Input(file.into(), e))?;

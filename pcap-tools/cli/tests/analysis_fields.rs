@@ -145,6 +145,8 @@ fn fields_and_timeline_agree_on_synthesized_runs() {
         ("irn", "std", "--stack irn --messages 16 --message-size 16384 --loss 0.02 --paths 4 --spray --reorder 1500 --seed 4"),
         ("dcp", "dcp", "--stack dcp --messages 16 --message-size 16384 --loss 0.02 --incast 4 --seed 5"),
         ("dcp-drop", "dcp", "--stack dcp --messages 16 --message-size 16384 --loss 0.02 --loss-mode drop --paths 4 --spray --seed 6"),
+        // Long enough for the analyser to retire messages and spill its records to a file.
+        ("gbn-long", "std", "--stack gbn --messages 300 --message-size 16384 --loss 0.01 --seed 8"),
     ];
     for (name, profile, args) in runs {
         let pcap = dir.join(format!("{name}.pcapng"));

@@ -4,7 +4,7 @@
 //! [`synth::run`].
 
 pub use rocescope_stacks::rng;
-mod fxhash;
+
 mod nic;
 pub mod observe;
 pub mod pfc;

@@ -62,3 +62,22 @@ fn timeline_equals_the_observable_view_over_a_grid() {
     eprintln!("{runs} runs, {equal} facts equal, {} mismatches shown", bad.len());
     assert!(bad.is_empty(), "{}", bad.join("\n"));
 }
+
+/// Long flows (4,096 and more PSNs each, beyond the trackers' window of 1,024 acknowledged
+/// PSNs): messages, losses and capture gaps are retired from memory and spilled as the flows
+/// go on, and the timeline read back from the spill still equals the observable view.
+#[test]
+fn long_flows_spill_and_still_equal_the_view() {
+    let dir = run::temp_dir("timeline-long");
+    let mut shares = BTreeMap::new();
+    let mut bad = Vec::new();
+    for (stack, trim, paths) in [(StackKind::Gbn, false, 1), (StackKind::Irn, false, 4), (StackKind::Dcp, true, 1)] {
+        let o = SynthOptions { messages: 256, ..options(stack, 0.01, paths, 2, 7, trim) };
+        let c = timeline_cmp::judge_synth(&o, &dir, "long", &mut shares).unwrap_or_else(|e| panic!("{}: {e}", stack.name()));
+        eprintln!("{}: {} facts equal, {} mismatches", stack.name(), c.equal, c.mismatches.len());
+        assert!(c.equal > 5_000, "{}: only {} facts compared", stack.name(), c.equal);
+        bad.extend(c.mismatches.into_iter().take(5).map(|m| format!("{}: {m}", stack.name())));
+    }
+    let _ = std::fs::remove_dir(&dir);
+    assert!(bad.is_empty(), "{}", bad.join("\n"));
+}

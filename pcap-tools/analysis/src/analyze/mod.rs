@@ -28,9 +28,12 @@ pub mod render;
 pub mod report;
 pub mod run;
 pub mod series;
+pub mod spill;
 pub mod track;
 
-use std::collections::{HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
+
+use crate::fxhash::{FxHashMap, FxHashSet};
 use std::net::IpAddr;
 
 use rocescope_codec::Profile;
@@ -50,11 +53,13 @@ pub struct Options {
     pub storm_ns: u64,
     /// Keep each flow's plot points ([`series::Series`]).
     pub plot: bool,
+    /// Spill finished records to a temporary file rather than memory ([`spill`]).
+    pub spill_to_file: bool,
 }
 
 impl Default for Options {
     fn default() -> Self {
-        Options { keep_events: true, link_gbps: 100.0, storm_ns: 10_000_000, plot: false }
+        Options { keep_events: true, link_gbps: 100.0, storm_ns: 10_000_000, plot: false, spill_to_file: false }
     }
 }
 
@@ -88,10 +93,14 @@ struct FlowState {
     data: Tracker,
     peer: Option<usize>,
     series: Option<Box<series::Series>>,
+    /// Its spill streams (retransmissions, capture gaps, losses, messages) once it spills.
+    streams: [Option<usize>; 4],
     /// The PSN of the flow's last NAK (duplicate NAKs).
     last_nak: Option<u32>,
     /// When the flow's last CE-marked data packet was seen (CE to CNP).
     last_ce: Option<u64>,
+    /// Its source is known to be a tapped host (sent with an initial TTL).
+    src_local: bool,
 }
 
 /// The analysis of one capture, fed frame by frame.
@@ -99,13 +108,18 @@ struct FlowState {
 pub struct Analyzer {
     opts: Options,
     flows: Vec<FlowState>,
-    index: HashMap<Key, usize>,
+    index: FxHashMap<Key, usize>,
     /// Per interface: addresses seen sending with an initial TTL (the tapped hosts).
-    local: HashMap<u32, HashSet<IpAddr>>,
+    local: FxHashMap<u32, FxHashSet<IpAddr>>,
     pauses: pfc::Pauses,
     last_time: u64,
     /// What the last frame showed at once (per-packet analysis fields).
     note: fields::LiveNote,
+    /// Where finished records go ([`spill`]).
+    spill: spill::Spill,
+    /// The messages' ranges and indices per flow, from the last timeline.
+    #[allow(clippy::type_complexity)]
+    tables: (Vec<BTreeMap<u64, (Option<u64>, u64)>>, Vec<HashMap<u64, u64>>),
 }
 
 fn initial_ttl(t: u8) -> bool {
@@ -115,14 +129,41 @@ fn initial_ttl(t: u8) -> bool {
 impl Analyzer {
     pub fn new(opts: Options) -> Analyzer {
         let pauses = pfc::Pauses::new(opts.link_gbps, opts.storm_ns);
+        // Without a writable temporary directory the records stay in memory.
+        let spill = if opts.spill_to_file { spill::Spill::temp_file().unwrap_or_else(|_| spill::Spill::memory()) } else { spill::Spill::memory() };
         Analyzer {
             opts,
             flows: Vec::new(),
-            index: HashMap::new(),
-            local: HashMap::new(),
+            index: FxHashMap::default(),
+            local: FxHashMap::default(),
             pauses,
             last_time: 0,
             note: fields::LiveNote::default(),
+            spill,
+            tables: (Vec::new(), Vec::new()),
+        }
+    }
+
+    /// Moves a flow's finished records to the spill once they fill a chunk.
+    fn drain(&mut self, i: usize) {
+        for k in 0..4 {
+            if self.flows[i].data.out[k].len() < 2048 {
+                continue;
+            }
+            let stream = match self.flows[i].streams[k] {
+                Some(s) => s,
+                None => {
+                    let s = self.spill.stream();
+                    self.flows[i].streams[k] = Some(s);
+                    s
+                }
+            };
+            let buf = std::mem::take(&mut self.flows[i].data.out[k]);
+            // An I/O error on the spill leaves the records in memory (they are reported all
+            // the same).
+            if self.spill.push(stream, &buf).is_err() {
+                self.flows[i].data.out[k] = buf;
+            }
         }
     }
 
@@ -189,8 +230,10 @@ impl Analyzer {
             data: Tracker::new(self.opts.keep_events),
             peer: None,
             series: self.opts.plot.then(Box::default),
+            streams: [None; 4],
             last_nak: None,
             last_ce: None,
+            src_local: false,
         });
         self.flows.len() - 1
     }
@@ -233,12 +276,15 @@ impl Analyzer {
 
     fn roce(&mut self, k: &Pkt) {
         self.last_time = self.last_time.max(k.time_ns);
-        if k.ttl.is_some_and(initial_ttl) {
-            self.local.entry(k.iface).or_default().insert(k.src);
-        }
         let i = self.flow(k);
         self.note.flow = Some(i);
-        self.pauses.frame(k.iface, k.time_ns, i);
+        if !self.flows[i].src_local && k.ttl.is_some_and(initial_ttl) {
+            self.flows[i].src_local = true;
+            self.local.entry(k.iface).or_default().insert(k.src);
+        }
+        if self.pauses.any() {
+            self.pauses.frame(k.iface, k.time_ns, i);
+        }
         {
             let f = &mut self.flows[i];
             if f.frames > 0 {
@@ -361,6 +407,10 @@ impl Analyzer {
         if self.opts.plot {
             self.point(i, k);
         }
+        self.drain(i);
+        if let Some(p) = self.flows[i].peer {
+            self.drain(p);
+        }
     }
 
     /// Records a plot point against the flow whose data it is about.
@@ -405,29 +455,10 @@ impl Analyzer {
         self.note.psn_gap = t.psn_gap;
     }
 
-    /// Per flow, its messages' ranges and indices (the per-packet `message` field).
-    pub fn message_tables(&mut self) -> (Vec<std::collections::BTreeMap<u64, (Option<u64>, u64)>>, Vec<HashMap<u64, u64>>) {
-        let mut ranges = Vec::new();
-        let mut msns = Vec::new();
-        for f in &mut self.flows {
-            f.data.finalize_all();
-            let index = message_index(&f.data);
-            let mut r = std::collections::BTreeMap::new();
-            let mut m = HashMap::new();
-            for (id, s) in f.data.msgs.iter().enumerate() {
-                match s.dcp_msn {
-                    Some(msn) => {
-                        m.insert(msn, index[id]);
-                    }
-                    None => {
-                        r.insert(s.first_psn, (s.last_psn, index[id]));
-                    }
-                }
-            }
-            ranges.push(r);
-            msns.push(m);
-        }
-        (ranges, msns)
+    /// Per flow, its messages' ranges and indices (the per-packet `message` field), as the last
+    /// [`Self::timeline`] found them.
+    pub fn message_tables(&mut self) -> (Vec<BTreeMap<u64, (Option<u64>, u64)>>, Vec<HashMap<u64, u64>>) {
+        std::mem::take(&mut self.tables)
     }
 
     /// At the destination of flow `p`, its receiver's acknowledgement says what it expects next.
@@ -480,28 +511,63 @@ impl Analyzer {
 
     /// The timeline of every flow, in order of first appearance.
     pub fn timeline(&mut self) -> TimelineReport {
-        for f in &mut self.flows {
-            f.data.finalize_all();
-        }
         let ids = self.ids();
-        let flows = (0..self.flows.len()).map(|i| self.flow_timeline(i, &ids)).collect();
+        let mut flows = Vec::with_capacity(self.flows.len());
+        let mut tables = (Vec::new(), Vec::new());
+        for i in 0..self.flows.len() {
+            let (f, ranges, msns) = self.flow_timeline(i, &ids);
+            flows.push(f);
+            tables.0.push(ranges);
+            tables.1.push(msns);
+        }
+        self.tables = tables;
         TimelineReport { flows }
     }
 
-    fn flow_timeline(&self, i: usize, ids: &[String]) -> FlowTimeline {
-        let f = &self.flows[i];
-        let t = &f.data;
-        let index = message_index(t);
-        let mut order: Vec<u32> = (0..t.msgs.len() as u32).collect();
-        order.sort_by_key(|&m| index[m as usize]);
-        let msg_index = |m: Option<u32>| m.map(|m| index[m as usize]);
-        let mut losses: Vec<report::Loss> = t
-            .losses
-            .iter()
-            .map(|(l, v, m)| report::Loss { message: msg_index(t.message_of(*v, None).or(m.checked_sub(1))), ..l.clone() })
-            .collect();
+    /// One flow's timeline, from what its tracker spilled and still holds (which it gives up),
+    /// with its messages' ranges and indices.
+    #[allow(clippy::type_complexity)]
+    fn flow_timeline(&mut self, i: usize, ids: &[String]) -> (FlowTimeline, BTreeMap<u64, (Option<u64>, u64)>, HashMap<u64, u64>) {
+        let spilled = self.flows[i].streams.map(|s| s.and_then(|s| self.spill.take(s).ok()).unwrap_or_default());
+        let d = self.flows[i].data.report(spilled);
+        // Message indices: rank by MSN (DCP) or first PSN, from 0.
+        let mut order: Vec<usize> = (0..d.msgs.len()).collect();
+        order.sort_by_key(|&k| {
+            let s = &d.msgs[k].1;
+            (s.dcp_msn.unwrap_or(0), s.first_psn)
+        });
+        let mut index_of_id: HashMap<u32, u64> = HashMap::new();
+        let mut ranges: BTreeMap<u64, (Option<u64>, u64)> = BTreeMap::new();
+        let mut msns: HashMap<u64, u64> = HashMap::new();
+        for (rank, &k) in order.iter().enumerate() {
+            let (id, s) = &d.msgs[k];
+            index_of_id.insert(*id, rank as u64);
+            match s.dcp_msn {
+                Some(m) => {
+                    msns.insert(m, rank as u64);
+                }
+                None => {
+                    ranges.insert(s.first_psn, (s.last_psn, rank as u64));
+                }
+            }
+        }
+        // The message of a PSN: as the per-packet field finds it (fields.rs), else the id the
+        // tracker knew when it found the event.
+        let lookup = |v: u64, msn: Option<u64>, hint: u32| -> Option<u64> {
+            let found = match msn {
+                Some(m) => msns.get(&m).copied(),
+                None => ranges.range(..=v).next_back().and_then(|(&first, &(last, idx))| match last {
+                    Some(l) if l < v => None,
+                    None if first != v => None,
+                    _ => Some(idx),
+                }),
+            };
+            found.or_else(|| hint.checked_sub(1).and_then(|id| index_of_id.get(&id).copied()))
+        };
+        let mut losses: Vec<report::Loss> =
+            d.losses.iter().map(|(l, v, m)| report::Loss { message: lookup(*v, None, *m), ..l.clone() }).collect();
         losses.sort_by_key(|l| (l.frame, l.psn));
-        let mut retransmissions: Vec<report::Retransmission> = t
+        let mut retransmissions: Vec<report::Retransmission> = d
             .retx
             .iter()
             .map(|r| report::Retransmission {
@@ -512,17 +578,20 @@ impl Analyzer {
                 cause: r.cause,
                 trigger: r.trigger,
                 copy: r.copy,
-                message: msg_index(t.message_of(r.v, r.msn).or(r.msg.checked_sub(1))),
+                message: lookup(r.v, r.msn, r.msg),
             })
             .collect();
         retransmissions.sort_by_key(|r| r.frame);
-        let capture_gaps = t.gaps.iter().map(|&(psn, frame)| report::CaptureGap { psn, frame }).collect();
+        let mut capture_gaps: Vec<report::CaptureGap> =
+            d.gaps.iter().map(|&(psn, frame)| report::CaptureGap { psn, frame }).collect();
+        capture_gaps.sort_by_key(|g| (g.frame, g.psn));
         let messages = order
             .iter()
-            .map(|&m| {
-                let s = &t.msgs[m as usize];
+            .enumerate()
+            .map(|(rank, &k)| {
+                let s = &d.msgs[k].1;
                 report::Message {
-                    index: index[m as usize],
+                    index: rank as u64,
                     op: s.op,
                     first_psn: psn::wire(s.first_psn),
                     last_psn: s.last_psn.map(psn::wire),
@@ -537,7 +606,8 @@ impl Analyzer {
                 }
             })
             .collect();
-        FlowTimeline {
+        let f = &self.flows[i];
+        let t = FlowTimeline {
             id: ids[i].clone(),
             src: f.src.to_string(),
             dst: f.dst.to_string(),
@@ -552,7 +622,8 @@ impl Analyzer {
             capture_gaps,
             retransmissions,
             messages,
-        }
+        };
+        (t, ranges, msns)
     }
 
     /// The flow table (and PFC pauses), in order of first appearance.
@@ -624,16 +695,3 @@ impl Tracker {
     }
 }
 
-/// Each message's index: its rank by MSN (DCP) or first PSN, counting from 0.
-fn message_index(t: &Tracker) -> Vec<u64> {
-    let mut order: Vec<u32> = (0..t.msgs.len() as u32).collect();
-    order.sort_by_key(|&m| {
-        let s = &t.msgs[m as usize];
-        (s.dcp_msn.unwrap_or(0), s.first_psn)
-    });
-    let mut index = vec![0u64; t.msgs.len()];
-    for (rank, &m) in order.iter().enumerate() {
-        index[m as usize] = rank as u64;
-    }
-    index
-}

@@ -78,6 +78,11 @@ impl Pauses {
         }
     }
 
+    /// Some pause frame was seen.
+    pub fn any(&self) -> bool {
+        !self.rows.is_empty()
+    }
+
     /// A frame of flow `flow` on `iface` at `t`: affected when a priority there is paused.
     pub fn frame(&mut self, iface: u32, t: u64, flow: usize) {
         for ((i, _, _), row) in self.rows.range_mut((iface, [0; 6], 0)..=(iface, [0xff; 6], 7)) {

@@ -15,6 +15,7 @@ use rocescope_codec::ib::opcode::Position;
 use super::pkt::{Class, Pkt, ReqOp};
 use super::psn::{self, Unwrap};
 use super::report::{Cause, Evidence, Loss, Ns, Repair, Signal, Transport};
+use super::spill::{Cursor, Rec};
 
 /// Where the tap is, relative to the flow being tracked.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -131,16 +132,23 @@ pub struct Tracker {
     msn_unwrap: Unwrap,
     /// Go-Back-N's expected PSN at the destination.
     epsn: Option<u64>,
-    pub msgs: Vec<MsgState>,
+    /// Live messages, ids from `msg_base` on (older ones are retired: in `out`).
+    msgs: VecDeque<MsgState>,
+    msg_base: u32,
     /// Message ids by first PSN (Go-Back-N, IRN) and by MSN (DCP).
     by_psn: BTreeMap<u64, u32>,
     by_msn: HashMap<u64, u32>,
     /// Messages not complete yet, oldest first.
     open: BTreeMap<u64, u32>,
-    /// Each loss with its unwrapped PSN and the message id + 1 known when it was found.
-    pub losses: Vec<(Loss, u64, u32)>,
-    pub gaps: Vec<(u32, u64)>,
-    pub retx: Vec<RetxEvent>,
+    /// Losses still open to change (their PSN's slot is live), with their unwrapped PSN and
+    /// the message id + 1 known when found; index `loss_base` + position.
+    losses: VecDeque<(Loss, u64, u32)>,
+    loss_base: u32,
+    /// Capture gaps still open to retraction: (PSN, proof frame, unwrapped PSN).
+    gaps: VecDeque<(u32, u64, u64)>,
+    /// Records done with (retransmissions, capture gaps, losses, messages), encoded
+    /// ([`super::spill`]), for the analyser to move to its spill.
+    pub out: [Vec<u8>; 4],
     pub stats: TrackStats,
     /// Keep events (the timeline); `false` keeps only counts (the flow table).
     pub keep_events: bool,
@@ -286,6 +294,87 @@ impl Tracker {
             self.slots.pop_front();
             self.base += 1;
         }
+        self.retire();
+    }
+
+    fn msg(&self, id: u32) -> Option<&MsgState> {
+        id.checked_sub(self.msg_base).and_then(|i| self.msgs.get(i as usize))
+    }
+
+    fn msg_mut(&mut self, id: u32) -> Option<&mut MsgState> {
+        id.checked_sub(self.msg_base).and_then(|i| self.msgs.get_mut(i as usize))
+    }
+
+    /// Moves what can no longer change out of memory: losses and capture gaps whose PSN left
+    /// the window, messages complete (or given up) and far behind the acknowledgements.
+    fn retire(&mut self) {
+        while self.losses.front().is_some_and(|(_, v, _)| *v < self.base) {
+            let (l, v, m) = self.losses.pop_front().expect("front");
+            self.loss_base += 1;
+            if self.keep_events {
+                encode_loss(&mut self.out[2], &l, v, m);
+            }
+        }
+        while self.gaps.front().is_some_and(|&(_, _, v)| v < self.base) {
+            let (psn, frame, _) = self.gaps.pop_front().expect("front");
+            if self.keep_events {
+                self.out[1].extend_from_slice(&Rec::new().u32(psn).u64(frame).0);
+            }
+        }
+        let behind = self.cover.saturating_sub(KEEP_BEHIND);
+        while let Some(m) = self.msgs.front() {
+            let end = m.last_psn.unwrap_or(m.first_psn);
+            let done = m.complete_frame.is_some() || !self.open.values().any(|&id| id == self.msg_base);
+            if !(m.finalized && done && end < behind) {
+                break;
+            }
+            let m = self.msgs.pop_front().expect("front");
+            let id = self.msg_base;
+            self.msg_base += 1;
+            self.by_psn.remove(&m.first_psn);
+            if let Some(n) = m.dcp_msn {
+                self.by_msn.remove(&n);
+            }
+            if self.keep_events {
+                encode_msg(&mut self.out[3], id, &m);
+            }
+        }
+    }
+
+    /// Everything the tracker holds for the report: the records it spilled (`spilled`, per
+    /// kind, in the order written), then what is still in `out` and in memory.
+    pub fn report(&mut self, spilled: [Vec<u8>; 4]) -> Drained {
+        self.finalize_all();
+        let [r, g, l, m] = spilled;
+        let mut d = Drained::default();
+        let mut retx = r;
+        retx.extend_from_slice(&std::mem::take(&mut self.out[0]));
+        let mut c = Cursor { b: &retx };
+        while !c.done() {
+            d.retx.push(decode_retx(&mut c));
+        }
+        let mut gaps = g;
+        gaps.extend_from_slice(&std::mem::take(&mut self.out[1]));
+        let mut c = Cursor { b: &gaps };
+        while !c.done() {
+            d.gaps.push((c.u32(), c.u64()));
+        }
+        d.gaps.extend(self.gaps.iter().map(|&(p, f, _)| (p, f)));
+        let mut losses = l;
+        losses.extend_from_slice(&std::mem::take(&mut self.out[2]));
+        let mut c = Cursor { b: &losses };
+        while !c.done() {
+            d.losses.push(decode_loss(&mut c));
+        }
+        d.losses.extend(self.losses.iter().cloned());
+        let mut msgs = m;
+        msgs.extend_from_slice(&std::mem::take(&mut self.out[3]));
+        let mut c = Cursor { b: &msgs };
+        while !c.done() {
+            d.msgs.push(decode_msg(&mut c));
+        }
+        d.msgs.extend(self.msgs.iter().enumerate().map(|(i, m)| (self.msg_base + i as u32, m.clone())));
+        d
     }
 
     fn msg_of_psn(&self, v: u64, dcp_msn: Option<u64>) -> Option<u32> {
@@ -293,7 +382,7 @@ impl Tracker {
             return self.by_msn.get(&m).copied();
         }
         let (&first, &id) = self.by_psn.range(..=v).next_back()?;
-        let m = &self.msgs[id as usize];
+        let m = self.msg(id)?;
         match m.last_psn {
             Some(l) if l < v => None,
             // Its end unknown, only its first PSN is surely its.
@@ -348,7 +437,7 @@ impl Tracker {
             // A loss found for the previous copy (header-only evidence) is repaired by this one;
             // at the sender, what made it resend is this copy's trigger.
             if let Some(li) = s.loss_of_last {
-                if let Some((l, _, _)) = self.losses.get_mut(li as usize) {
+                if let Some((l, _, _)) = li.checked_sub(self.loss_base).and_then(|i| self.losses.get_mut(i as usize)) {
                     l.repair = Repair::EndHost;
                     if place == Place::Source {
                         l.signal = trigger;
@@ -400,13 +489,13 @@ impl Tracker {
                 self.stats.timeouts += 1;
             }
             self.stats.max_retries = self.stats.max_retries.max(prior as u32);
-            if let Some(m) = msg.or(s.msg.checked_sub(1)) {
-                if self.msgs[m as usize].finalized {
-                    self.msgs[m as usize].retransmitted += 1;
+            if let Some(mm) = msg.or(s.msg.checked_sub(1)).and_then(|m| self.msg_mut(m)) {
+                if mm.finalized {
+                    mm.retransmitted += 1;
                 }
             }
             if keep {
-                self.retx.push(RetxEvent {
+                let e = RetxEvent {
                     v,
                     msn,
                     psn: k.psn,
@@ -417,13 +506,14 @@ impl Tracker {
                     trigger,
                     copy: prior as u32,
                     msg: s.msg,
-                });
+                };
+                encode_retx(&mut self.out[0], &e);
             }
         } else {
             // A PSN reported missed by the capture shows up after all (a later copy): it was
             // not missed.
             if v < self.gaps_done && self.stats.capture_gaps > 0 {
-                if let Some(i) = self.gaps.iter().rposition(|&(p, _)| p == k.psn) {
+                if let Some(i) = self.gaps.iter().rposition(|&(p, _, _)| p == k.psn) {
                     self.gaps.remove(i);
                     self.stats.capture_gaps -= 1;
                 }
@@ -459,9 +549,9 @@ impl Tracker {
                 });
                 s.any_loss = true;
             }
-            if let Some(m) = msg {
-                if self.msgs[m as usize].finalized {
-                    self.msgs[m as usize].bytes += k.payload as u64;
+            if let Some(mm) = msg.and_then(|m| self.msg_mut(m)) {
+                if mm.finalized {
+                    mm.bytes += k.payload as u64;
                 }
             }
         }
@@ -497,8 +587,8 @@ impl Tracker {
         for l in new_losses {
             self.stats.losses += 1;
             if keep {
-                last_loss = Some(self.losses.len() as u32);
-                self.losses.push((l, v, s.msg));
+                last_loss = Some(self.loss_base + self.losses.len() as u32);
+                self.losses.push_back((l, v, s.msg));
             }
         }
         if !whole {
@@ -518,15 +608,14 @@ impl Tracker {
         if whole && v >= self.high_whole {
             self.high_whole = v + 1;
         }
-        if let Some(m) = msg.or(s.msg.checked_sub(1)) {
-            let mm = &mut self.msgs[m as usize];
+        if let Some(mm) = msg.or(s.msg.checked_sub(1)).and_then(|m| self.msg_mut(m)) {
             if mm.finalized {
                 mm.last_frame = mm.last_frame.max(k.frame);
             }
         }
         // A First packet arriving after later packets of its message: their Last may be here.
         if let Some(m) = msg {
-            if self.msgs[m as usize].last_psn.is_none() && self.msgs[m as usize].dcp_msn.is_none() && s.pos != 0 {
+            if self.msg(m).is_some_and(|mm| mm.last_psn.is_none() && mm.dcp_msn.is_none()) && s.pos != 0 {
                 self.find_last(m, v);
             }
         }
@@ -542,8 +631,8 @@ impl Tracker {
             match self.get(v).map(|s| (s.copies, s.pos)) {
                 Some((c, p)) if c > 0 && v > from && (p == 1 || p == 4) => return,
                 Some((c, 3 | 4)) if c > 0 => {
-                    if self.msgs[id as usize].op != "read" {
-                        self.msgs[id as usize].last_psn = Some(v);
+                    if let Some(m) = self.msg_mut(id).filter(|m| m.op != "read") {
+                        m.last_psn = Some(v);
                         self.complete_psn();
                     }
                     return;
@@ -557,7 +646,7 @@ impl Tracker {
 
     /// Gathers a message's frames from its PSNs' slots, once its range is settled.
     fn finalize(&mut self, id: u32) {
-        let m = &self.msgs[id as usize];
+        let Some(m) = self.msg(id) else { return };
         if m.finalized {
             return;
         }
@@ -584,7 +673,7 @@ impl Tracker {
                 }
             }
         }
-        let m = &mut self.msgs[id as usize];
+        let Some(m) = self.msg_mut(id) else { return };
         if first != u64::MAX {
             m.first_frame = m.first_frame.min(first);
             m.last_frame = m.last_frame.max(last);
@@ -596,7 +685,7 @@ impl Tracker {
 
     /// Settles every message (the end of the capture).
     pub fn finalize_all(&mut self) {
-        for id in 0..self.msgs.len() as u32 {
+        for id in self.msg_base..self.msg_base + self.msgs.len() as u32 {
             self.finalize(id);
         }
     }
@@ -643,9 +732,10 @@ impl Tracker {
                     // A Last taken for the previous message's may have been a later message's
                     // (its First unseen then): a message ends before the next one starts.
                     if let Some((_, &prev)) = self.by_psn.range(..v).next_back() {
-                        let m = &mut self.msgs[prev as usize];
-                        if m.last_psn.is_some_and(|l| l >= v) && !m.finalized {
-                            m.last_psn = None;
+                        if let Some(m) = self.msg_mut(prev) {
+                            if m.last_psn.is_some_and(|l| l >= v) && !m.finalized {
+                                m.last_psn = None;
+                            }
                         }
                     }
                     let id = self.new_msg(op, v, k, None);
@@ -658,7 +748,7 @@ impl Tracker {
                     Some(id) => id,
                     None => {
                         let (_, &id) = self.by_psn.range(..=v).next_back()?;
-                        if self.msgs[id as usize].last_psn.is_some() {
+                        if self.msg(id)?.last_psn.is_some() {
                             return None;
                         }
                         id
@@ -669,7 +759,7 @@ impl Tracker {
         };
         let cover = self.cover;
         let mut late = false;
-        let m = &mut self.msgs[id as usize];
+        let m = self.msg_mut(id)?;
         if msn.is_some() {
             if v < m.first_psn {
                 m.first_psn = v;
@@ -696,12 +786,12 @@ impl Tracker {
     }
 
     fn new_msg(&mut self, op: &'static str, v: u64, k: &Pkt, msn: Option<u64>) -> u32 {
-        let id = self.msgs.len() as u32;
+        let id = self.msg_base + self.msgs.len() as u32;
         self.stats.messages += 1;
         if let Some(m) = msn {
             self.open.insert(m, id);
         }
-        self.msgs.push(MsgState {
+        self.msgs.push_back(MsgState {
             op,
             first_psn: v,
             last_psn: None,
@@ -769,7 +859,7 @@ impl Tracker {
     fn gap(&mut self, v: u64, frame: u64) {
         self.stats.capture_gaps += 1;
         if self.keep_events {
-            self.gaps.push((psn::wire(v), frame));
+            self.gaps.push_back((psn::wire(v), frame, v));
         }
     }
 
@@ -799,7 +889,7 @@ impl Tracker {
         let mut done = Vec::new();
         let mut give_up = Vec::new();
         for (&first, &id) in self.open.range(..c) {
-            let m = &self.msgs[id as usize];
+            let Some(m) = self.msg(id) else { continue };
             if m.dcp_msn.is_some() {
                 break;
             }
@@ -829,14 +919,15 @@ impl Tracker {
 
     fn complete(&mut self, id: u32, frame: u64, time_ns: u64) {
         self.finalize(id);
-        let m = &mut self.msgs[id as usize];
+        let Some(m) = self.msg_mut(id) else { return };
         if m.complete_frame.is_some() {
             return;
         }
         m.complete_frame = Some(frame);
         m.complete_time = Some(time_ns);
+        let first = m.first_time;
         self.stats.completed += 1;
-        self.stats.latency.add(time_ns.saturating_sub(m.first_time));
+        self.stats.latency.add(time_ns.saturating_sub(first));
         self.stats.last_complete = Some(time_ns);
     }
 
@@ -866,7 +957,7 @@ impl Tracker {
 
     /// The lowest and highest+1 PSN recorded of a message (DCP).
     fn msg_span(&self, id: u32) -> (u64, u64) {
-        let m = &self.msgs[id as usize];
+        let Some(m) = self.msg(id) else { return (0, 0) };
         let lo = m.first_psn.max(self.base);
         let mut hi = lo;
         let mut v = lo;
@@ -939,8 +1030,8 @@ impl Tracker {
         let msg = s.msg;
         self.stats.losses += 1;
         let idx = if keep {
-            self.losses.push((loss, v, msg));
-            self.losses.len() as u32 - 1
+            self.losses.push_back((loss, v, msg));
+            self.loss_base + self.losses.len() as u32 - 1
         } else {
             u32::MAX
         };
@@ -954,19 +1045,20 @@ impl Tracker {
     pub fn on_read_response(&mut self, k: &Pkt, pos: Position) {
         let Some(v) = self.unwrap.peek(k.psn) else { return };
         let Some((_, &id)) = self.by_psn.range(..=v).next_back() else { return };
-        if self.msgs[id as usize].op != "read" {
+        if self.msg(id).is_none_or(|m| m.op != "read") {
             return;
         }
         if let Some(s) = self.slot(v) {
             s.read_range = true;
         }
-        let m = &mut self.msgs[id as usize];
+        let Some(m) = self.msg_mut(id) else { return };
         m.last_frame = m.last_frame.max(k.frame);
         if matches!(pos, Position::Last | Position::Only) && m.last_psn.is_none() {
             m.last_psn = Some(v);
         }
         if m.last_psn == Some(v) && m.complete_frame.is_none() {
-            self.open.remove(&m.first_psn);
+            let first = m.first_psn;
+            self.open.remove(&first);
             self.complete(id, k.frame, k.time_ns);
         }
     }
@@ -980,4 +1072,163 @@ impl Tracker {
     pub fn high(&self) -> u64 {
         self.high
     }
+}
+
+/// What a tracker holds for the report.
+#[derive(Debug, Default)]
+pub struct Drained {
+    pub retx: Vec<RetxEvent>,
+    pub gaps: Vec<(u32, u64)>,
+    pub losses: Vec<(Loss, u64, u32)>,
+    /// (message id, message), ids as the tracker numbered them.
+    pub msgs: Vec<(u32, MsgState)>,
+}
+
+const OPS: [&str; 6] = ["send", "write", "write_imm", "read", "other", ""];
+
+fn op_code(op: &str) -> u8 {
+    OPS.iter().position(|&o| o == op).unwrap_or(4) as u8
+}
+
+fn cause_code(c: Cause) -> u8 {
+    match c {
+        Cause::Loss => 0,
+        Cause::GoBack => 1,
+        Cause::Timeout => 2,
+        Cause::Spurious => 3,
+        Cause::Unknown => 4,
+    }
+}
+
+fn cause_of(b: u8) -> Cause {
+    [Cause::Loss, Cause::GoBack, Cause::Timeout, Cause::Spurious, Cause::Unknown][(b as usize).min(4)]
+}
+
+const SIGNALS: [Signal; 10] = [
+    Signal::Gap,
+    Signal::Nak,
+    Signal::Sack,
+    Signal::Ho,
+    Signal::Timeout,
+    Signal::SdrBitmap,
+    Signal::FlorAck,
+    Signal::NetrtRequest,
+    Signal::ErdNack,
+    Signal::Unknown,
+];
+
+fn signal_code(s: Signal) -> u8 {
+    SIGNALS.iter().position(|&x| x == s).unwrap_or(9) as u8
+}
+
+fn signal_of(b: u8) -> Signal {
+    SIGNALS[(b as usize).min(9)]
+}
+
+const REPAIRS: [Repair; 5] = [Repair::EndHost, Repair::InNetwork, Repair::ErasureCode, Repair::None, Repair::Unknown];
+const EVIDENCE: [Evidence; 3] = [Evidence::HeaderOnly, Evidence::AskedFor, Evidence::Gap];
+
+fn encode_retx(out: &mut Vec<u8>, e: &RetxEvent) {
+    let sp = match e.spurious {
+        Some(false) => 0,
+        Some(true) => 1,
+        None => 2,
+    };
+    let r = Rec::new()
+        .u64(e.v)
+        .opt(e.msn)
+        .u32(e.psn)
+        .u64(e.frame)
+        .u64(e.time_ns)
+        .u8(sp)
+        .u8(cause_code(e.cause))
+        .u8(signal_code(e.trigger))
+        .u32(e.copy)
+        .u32(e.msg);
+    out.extend_from_slice(&r.0);
+}
+
+fn decode_retx(c: &mut Cursor<'_>) -> RetxEvent {
+    let v = c.u64();
+    let msn = c.opt();
+    let psn = c.u32();
+    let frame = c.u64();
+    let time_ns = c.u64();
+    let spurious = match c.u8() {
+        0 => Some(false),
+        1 => Some(true),
+        _ => None,
+    };
+    let cause = cause_of(c.u8());
+    let trigger = signal_of(c.u8());
+    let copy = c.u32();
+    let msg = c.u32();
+    RetxEvent { v, msn, psn, frame, time_ns, spurious, cause, trigger, copy, msg }
+}
+
+fn encode_loss(out: &mut Vec<u8>, l: &Loss, v: u64, m: u32) {
+    let repair = REPAIRS.iter().position(|&x| x == l.repair).unwrap_or(4) as u8;
+    let evidence = EVIDENCE.iter().position(|&x| x == l.evidence).unwrap_or(0) as u8;
+    let r = Rec::new().u32(l.psn).u64(l.frame).u64(l.time_ns.0).u8(signal_code(l.signal)).u8(repair).u8(evidence).u64(v).u32(m);
+    out.extend_from_slice(&r.0);
+}
+
+fn decode_loss(c: &mut Cursor<'_>) -> (Loss, u64, u32) {
+    let psn = c.u32();
+    let frame = c.u64();
+    let time_ns = Ns(c.u64());
+    let signal = signal_of(c.u8());
+    let repair = REPAIRS[(c.u8() as usize).min(4)];
+    let evidence = EVIDENCE[(c.u8() as usize).min(2)];
+    let v = c.u64();
+    let m = c.u32();
+    (Loss { psn, frame, time_ns, signal, repair, evidence, message: None }, v, m)
+}
+
+fn encode_msg(out: &mut Vec<u8>, id: u32, m: &MsgState) {
+    let r = Rec::new()
+        .u32(id)
+        .u8(op_code(m.op))
+        .u64(m.first_psn)
+        .opt(m.last_psn)
+        .opt(m.dcp_msn)
+        .u64(m.first_frame)
+        .u64(m.first_time)
+        .u64(m.last_frame)
+        .opt(m.complete_frame)
+        .opt(m.complete_time)
+        .u64(m.retransmitted)
+        .u64(m.bytes);
+    out.extend_from_slice(&r.0);
+}
+
+fn decode_msg(c: &mut Cursor<'_>) -> (u32, MsgState) {
+    let id = c.u32();
+    let op = OPS[(c.u8() as usize).min(4)];
+    let first_psn = c.u64();
+    let last_psn = c.opt();
+    let dcp_msn = c.opt();
+    let first_frame = c.u64();
+    let first_time = c.u64();
+    let last_frame = c.u64();
+    let complete_frame = c.opt();
+    let complete_time = c.opt();
+    let retransmitted = c.u64();
+    let bytes = c.u64();
+    let m = MsgState {
+        op,
+        first_psn,
+        last_psn,
+        dcp_msn,
+        first_frame,
+        first_time,
+        last_frame,
+        complete_frame,
+        complete_time,
+        retransmitted,
+        bytes,
+        responses_seen: 0,
+        finalized: true,
+    };
+    (id, m)
 }

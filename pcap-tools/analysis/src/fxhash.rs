@@ -1,8 +1,8 @@
-//! A fast, deterministic hasher for the simulator's small integer-keyed maps (QP lookups per
-//! delivered frame, CNP pacing, first PSNs): the multiply-rotate hash of Firefox and rustc
-//! ("FxHash"), written here in a few lines rather than adding a crate. Not DoS-resistant, which
-//! a simulator whose keys it makes itself does not need; nothing iterates these maps in an
-//! order that reaches an output.
+//! A fast, deterministic hasher for small integer-keyed maps looked up once per frame (the
+//! analysers' flow table, the simulator's QP lookups per delivered frame, CNP pacing, first
+//! PSNs): the multiply-rotate hash of Firefox and rustc ("FxHash"), written here in a few lines
+//! rather than adding a crate. Not DoS-resistant: a capture crafted to collide can make the
+//! analysers slow, never wrong. Nothing iterates these maps in an order that reaches an output.
 
 use std::collections::{HashMap, HashSet};
 use std::hash::{BuildHasherDefault, Hasher};
