@@ -183,25 +183,7 @@ pub fn analyze(out: &mut impl Write, args: &crate::AnalyzeArgs, timeline: bool) 
         by_flow && by_qpn
     };
     let r = if timeline {
-        let mut t = a.timeline();
-        let series = a.series();
-        let mut kept = Vec::new();
-        let mut flows = Vec::new();
-        for (f, s) in std::mem::take(&mut t.flows).into_iter().zip(series) {
-            if keep(&f.id, f.destqp, f.peer.as_deref()) {
-                kept.push(s);
-                flows.push(f);
-            }
-        }
-        t.flows = flows;
-        if let Some(svg) = &args.svg {
-            write_svgs(svg, &t, &kept, args.flow.len() == 1)?;
-        }
-        match args.format {
-            crate::TableFormat::Json => serde_json::to_writer(&mut *out, &t).map_err(io::Error::other).and_then(|_| writeln!(out)),
-            crate::TableFormat::Csv => render::timeline_csv(out, &t),
-            crate::TableFormat::Text => render::timeline_text(out, &t),
-        }
+        write_timeline(out, &mut a, args, &keep)
     } else {
         let mut t = a.flows();
         t.flows.retain(|f| keep(&f.id, f.destqp, f.peer.as_deref()));
@@ -211,38 +193,94 @@ pub fn analyze(out: &mut impl Write, args: &crate::AnalyzeArgs, timeline: bool) 
             crate::TableFormat::Text => render::flows_text(out, &t),
         }
     };
-    let _ = r;
+    if let Err(e) = r {
+        // A closed pipe ends the output quietly; anything else is the plots' directory.
+        if e.kind() != io::ErrorKind::BrokenPipe {
+            return Err(Failure::Usage(e.to_string()));
+        }
+    }
     Ok(0)
 }
 
-/// `--svg`: one plot per flow that carries data and `overview.svg` into a directory, or with
-/// one `--flow` the flow's plot into a file.
-fn write_svgs(
-    path: &str,
-    t: &rocescope_analysis::analyze::report::TimelineReport,
-    series: &[Option<&rocescope_analysis::analyze::series::Series>],
-    one: bool,
-) -> Result<(), Failure> {
-    use rocescope_analysis::analyze::plot;
-    let io = |e: io::Error| Failure::Usage(format!("{path}: {e}"));
-    let empty = rocescope_analysis::analyze::series::Series::default();
-    if one {
-        let (Some(f), s) = (t.flows.first(), series.first().copied().flatten()) else {
-            return Err(Failure::Usage("--flow matched no flow".into()));
-        };
-        return std::fs::write(path, plot::flow_svg(f, s.unwrap_or(&empty))).map_err(io);
+/// The timeline written one flow at a time (JSON as one document, INTERFACES.md; text; CSV),
+/// and with `--svg` each flow's plot and the overview.
+fn write_timeline(
+    out: &mut impl Write,
+    a: &mut rocescope_analysis::analyze::Analyzer,
+    args: &crate::AnalyzeArgs,
+    keep: &dyn Fn(&str, u32, Option<&str>) -> bool,
+) -> io::Result<()> {
+    use rocescope_analysis::analyze::{plot, render, report::TimelineReport, series::Series};
+    let svg = args.svg.as_deref();
+    let one = args.flow.len() == 1;
+    if let Some(dir) = svg.filter(|_| !one) {
+        std::fs::create_dir_all(dir)?;
     }
-    std::fs::create_dir_all(path).map_err(io)?;
-    for (f, s) in t.flows.iter().zip(series) {
-        let s = s.unwrap_or(&empty);
-        if s.originals.is_empty() && f.retransmissions.is_empty() {
-            continue;
+    match args.format {
+        crate::TableFormat::Json => out.write_all(b"{\"flows\":[")?,
+        crate::TableFormat::Csv => render::timeline_csv_header(out)?,
+        crate::TableFormat::Text => {}
+    }
+    // The overview needs every flow, but only its messages and plot points: the flows' reports
+    // without their events.
+    let mut overview = TimelineReport { flows: Vec::new() };
+    let mut overview_series: Vec<Option<Series>> = Vec::new();
+    let mut first = true;
+    let mut wrote_one = false;
+    let empty = Series::default();
+    a.each_flow_timeline(|f, s| -> io::Result<()> {
+        if !keep(&f.id, f.destqp, f.peer.as_deref()) {
+            return Ok(());
         }
-        let name: String = f.id.chars().map(|c| if c.is_ascii_alphanumeric() || c == '.' { c } else { '_' }).collect();
-        std::fs::write(std::path::Path::new(path).join(format!("{name}.svg")), plot::flow_svg(f, s)).map_err(io)?;
+        match args.format {
+            crate::TableFormat::Json => {
+                if !first {
+                    out.write_all(b",")?;
+                }
+                serde_json::to_writer(&mut *out, &f).map_err(io::Error::other)?;
+            }
+            crate::TableFormat::Csv => render::timeline_csv_flow(out, &f)?,
+            crate::TableFormat::Text => render::timeline_text_flow(out, &f)?,
+        }
+        first = false;
+        if let Some(path) = svg {
+            let series = s.unwrap_or(&empty);
+            if one {
+                if !wrote_one {
+                    std::fs::write(path, plot::flow_svg(&f, series))?;
+                    wrote_one = true;
+                }
+            } else {
+                if !(series.originals.is_empty() && f.retransmissions.is_empty()) {
+                    let name: String = f.id.chars().map(|c| if c.is_ascii_alphanumeric() || c == '.' { c } else { '_' }).collect();
+                    std::fs::write(std::path::Path::new(path).join(format!("{name}.svg")), plot::flow_svg(&f, series))?;
+                }
+                let mut light = f;
+                light.losses = Vec::new();
+                light.retransmissions = Vec::new();
+                light.capture_gaps = Vec::new();
+                overview.flows.push(light);
+                overview_series.push(s.cloned());
+            }
+        }
+        Ok(())
+    })?;
+    if let crate::TableFormat::Json = args.format {
+        out.write_all(b"]}\n")?;
     }
-    std::fs::write(std::path::Path::new(path).join("overview.svg"), plot::overview_svg(t, series)).map_err(io)
+    if let Some(dir) = svg {
+        if one && !wrote_one {
+            return Err(io::Error::other("--flow matched no flow"));
+        }
+        if !one {
+            let refs: Vec<Option<&Series>> = overview_series.iter().map(|s| s.as_ref()).collect();
+            std::fs::write(std::path::Path::new(dir).join("overview.svg"), plot::overview_svg(&overview, &refs))?;
+        }
+    }
+    Ok(())
 }
+
+
 
 /// The analysis fields a frame has, as JSON keys (values typed as the registry's are).
 fn add_analysis_json(j: &mut serde_json::Value, mut value: impl FnMut(rocescope_analysis::analyze::fields::AField, &mut String)) {

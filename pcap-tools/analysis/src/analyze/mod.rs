@@ -510,6 +510,17 @@ impl Analyzer {
     }
 
     /// The timeline of every flow, in order of first appearance.
+    /// The timeline one flow at a time (the command line writes each as it comes: memory holds
+    /// one flow's report, not the capture's), with the flow's plot points.
+    pub fn each_flow_timeline<E>(&mut self, mut f: impl FnMut(FlowTimeline, Option<&series::Series>) -> Result<(), E>) -> Result<(), E> {
+        let ids = self.ids();
+        for i in 0..self.flows.len() {
+            let (t, _, _) = self.flow_timeline(i, &ids);
+            f(t, self.flows[i].series.as_deref())?;
+        }
+        Ok(())
+    }
+
     pub fn timeline(&mut self) -> TimelineReport {
         let ids = self.ids();
         let mut flows = Vec::with_capacity(self.flows.len());

@@ -229,6 +229,14 @@ fn events(f: &super::report::FlowTimeline) -> Vec<Event> {
 /// The timeline as text: per flow a header, then its events in frame order.
 pub fn timeline_text(out: &mut impl Write, r: &TimelineReport) -> io::Result<()> {
     for f in &r.flows {
+        timeline_text_flow(out, f)?;
+    }
+    Ok(())
+}
+
+/// One flow of the timeline as text.
+pub fn timeline_text_flow(out: &mut impl Write, f: &super::report::FlowTimeline) -> io::Result<()> {
+    {
         writeln!(
             out,
             "flow {} (interface {}, {} {} {}, tap {}{}): {} losses, {} retransmissions, {} messages, {} capture gaps",
@@ -261,8 +269,21 @@ pub fn timeline_text(out: &mut impl Write, r: &TimelineReport) -> io::Result<()>
 
 /// The timeline as CSV: one row per event.
 pub fn timeline_csv(out: &mut impl Write, r: &TimelineReport) -> io::Result<()> {
-    writeln!(out, "flow,event,frame,time_ns,psn,message,detail")?;
+    timeline_csv_header(out)?;
     for f in &r.flows {
+        timeline_csv_flow(out, f)?;
+    }
+    Ok(())
+}
+
+/// The timeline CSV's header line.
+pub fn timeline_csv_header(out: &mut impl Write) -> io::Result<()> {
+    writeln!(out, "flow,event,frame,time_ns,psn,message,detail")
+}
+
+/// One flow's rows of the timeline CSV.
+pub fn timeline_csv_flow(out: &mut impl Write, f: &super::report::FlowTimeline) -> io::Result<()> {
+    {
         for e in events(f) {
             writeln!(
                 out,

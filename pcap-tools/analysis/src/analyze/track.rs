@@ -324,7 +324,7 @@ impl Tracker {
         let behind = self.cover.saturating_sub(KEEP_BEHIND);
         while let Some(m) = self.msgs.front() {
             let end = m.last_psn.unwrap_or(m.first_psn);
-            let done = m.complete_frame.is_some() || !self.open.values().any(|&id| id == self.msg_base);
+            let done = m.complete_frame.is_some() || !self.open.contains_key(&m.dcp_msn.unwrap_or(m.first_psn));
             if !(m.finalized && done && end < behind) {
                 break;
             }
@@ -849,7 +849,10 @@ impl Tracker {
             self.covers.push_back((c, frame));
         }
         self.cover_log.push_back((c, frame, time_ns));
-        if self.cover_log.len() > 8192 {
+        // Only a message not yet complete can need an older step: keep the steps above the
+        // oldest such message's first PSN (and at most 8,192).
+        let oldest = self.open.iter().next().and_then(|(_, &id)| self.msg(id)).map_or(c, |m| m.first_psn);
+        while self.cover_log.len() > 1 && (self.cover_log.len() > 8192 || self.cover_log[1].0 <= oldest) {
             self.cover_log.pop_front();
         }
         self.complete_psn();
