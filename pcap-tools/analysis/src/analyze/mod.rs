@@ -101,6 +101,8 @@ struct FlowState {
     last_ce: Option<u64>,
     /// Its source is known to be a tapped host (sent with an initial TTL).
     src_local: bool,
+    /// Where the tap is for it, as of a version of the tapped-host sets.
+    place: Option<(u64, Place)>,
 }
 
 /// The analysis of one capture, fed frame by frame.
@@ -111,6 +113,8 @@ pub struct Analyzer {
     index: FxHashMap<Key, usize>,
     /// Per interface: addresses seen sending with an initial TTL (the tapped hosts).
     local: FxHashMap<u32, FxHashSet<IpAddr>>,
+    /// Bumped whenever a tapped host is added (the flows' cached places are then stale).
+    local_version: u64,
     pauses: pfc::Pauses,
     last_time: u64,
     /// What the last frame showed at once (per-packet analysis fields).
@@ -136,6 +140,7 @@ impl Analyzer {
             flows: Vec::new(),
             index: FxHashMap::default(),
             local: FxHashMap::default(),
+            local_version: 0,
             pauses,
             last_time: 0,
             note: fields::LiveNote::default(),
@@ -234,12 +239,24 @@ impl Analyzer {
             last_nak: None,
             last_ce: None,
             src_local: false,
+            place: None,
         });
         self.flows.len() - 1
     }
 
     /// Where the tap is for flow `i`.
-    fn place(&self, i: usize) -> Place {
+    fn place(&mut self, i: usize) -> Place {
+        if let Some((v, p)) = self.flows[i].place {
+            if v == self.local_version {
+                return p;
+            }
+        }
+        let p = self.place_now(i);
+        self.flows[i].place = Some((self.local_version, p));
+        p
+    }
+
+    fn place_now(&self, i: usize) -> Place {
         let f = &self.flows[i];
         let Some(local) = self.local.get(&f.iface) else { return Place::Middle };
         match (local.contains(&f.src), local.contains(&f.dst)) {
@@ -280,7 +297,9 @@ impl Analyzer {
         self.note.flow = Some(i);
         if !self.flows[i].src_local && k.ttl.is_some_and(initial_ttl) {
             self.flows[i].src_local = true;
-            self.local.entry(k.iface).or_default().insert(k.src);
+            if self.local.entry(k.iface).or_default().insert(k.src) {
+                self.local_version += 1;
+            }
         }
         if self.pauses.any() {
             self.pauses.frame(k.iface, k.time_ns, i);
@@ -501,7 +520,7 @@ impl Analyzer {
             Role::Responses => false,
             Role::Unknown => return Tap::Unknown,
         };
-        match (self.place(i), requests) {
+        match (self.place_now(i), requests) {
             (Place::Source, true) | (Place::Destination, false) => Tap::Sender,
             (Place::Source, false) | (Place::Destination, true) => Tap::Receiver,
             (Place::Middle, _) if local.contains(&f.src) && local.contains(&f.dst) => Tap::Unknown,

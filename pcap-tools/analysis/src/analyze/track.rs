@@ -58,7 +58,8 @@ struct Slot {
     /// exactly this one, a SACK, a bounce of this one.
     nak_le: bool,
     nak_exact: bool,
-    sack: bool,
+    /// The flow's SACK count when the latest copy was recorded (a SACK since: the count grew).
+    sack_seen: u32,
     bounce: bool,
     /// A loss is recorded for the latest copy (index in `losses`).
     loss_of_last: Option<u32>,
@@ -132,6 +133,8 @@ pub struct Tracker {
     msn_unwrap: Unwrap,
     /// Go-Back-N's expected PSN at the destination.
     epsn: Option<u64>,
+    /// SACKs recorded so far.
+    sacks: u32,
     /// Live messages, ids from `msg_base` on (older ones are retired: in `out`).
     msgs: VecDeque<MsgState>,
     msg_base: u32,
@@ -421,14 +424,15 @@ impl Tracker {
         let mut new_losses: Vec<Loss> = Vec::new();
         if prior > 0 {
             // A repeat: a retransmission.
+            let sack_since = self.sacks != s.sack_seen;
             let trigger = if place == Place::Source {
                 match transport {
                     Transport::Gbn if s.nak_le => Signal::Nak,
-                    Transport::Irn if s.sack => Signal::Sack,
+                    Transport::Irn if sack_since => Signal::Sack,
                     Transport::Dcp if s.bounce => Signal::Ho,
                     Transport::Rc if s.bounce => Signal::Ho,
                     Transport::Rc if s.nak_le => Signal::Nak,
-                    Transport::Rc if s.sack => Signal::Sack,
+                    Transport::Rc if sack_since => Signal::Sack,
                     _ => Signal::Timeout,
                 }
             } else {
@@ -561,7 +565,7 @@ impl Tracker {
         s.last_time = k.time_ns;
         s.nak_le = false;
         s.nak_exact = false;
-        s.sack = false;
+        s.sack_seen = self.sacks;
         s.bounce = false;
         s.loss_of_last = None;
         s.last_proven = false;
@@ -991,14 +995,13 @@ impl Tracker {
         }
     }
 
-    /// A SACK (IRN) whose expected PSN is `psn`: recorded against every outstanding PSN.
+    /// A SACK (IRN) whose expected PSN is `psn`: counted (every outstanding PSN has had a SACK
+    /// since its latest copy), and the expected PSN is asked for.
     pub fn on_sack(&mut self, psn: u32) {
-        let e = self.unwrap.peek(psn);
-        let from = self.cover.max(self.base);
-        for v in from..self.high {
-            if let Some(s) = self.slot(v) {
-                s.sack = true;
-                if Some(v) == e {
+        self.sacks = self.sacks.wrapping_add(1);
+        if let Some(e) = self.unwrap.peek(psn) {
+            if e >= self.cover.max(self.base) && e < self.high {
+                if let Some(s) = self.slot(e) {
                     s.nak_exact = true;
                 }
             }
