@@ -219,7 +219,14 @@ fn write_timeline(
     match args.format {
         crate::TableFormat::Json => out.write_all(b"{\"flows\":[")?,
         crate::TableFormat::Csv => render::timeline_csv_header(out)?,
-        crate::TableFormat::Text => {}
+        // As text, the flow table comes first (as tcptrace lists its connections before their
+        // details), then each flow's events.
+        crate::TableFormat::Text => {
+            let mut t = a.flows();
+            t.flows.retain(|f| keep(&f.id, f.destqp, f.peer.as_deref()));
+            render::flows_text(out, &t)?;
+            writeln!(out)?;
+        }
     }
     // The overview needs every flow, but only its messages and plot points: the flows' reports
     // without their events.
