@@ -201,6 +201,10 @@ impl Analyzer {
                 return i;
             }
             let g = self.flows[i].generation + 1;
+            // The reverse flow now acknowledges the new range: it pairs anew.
+            if let Some(p) = self.flows[i].peer {
+                self.flows[p].peer = None;
+            }
             let n = self.new_flow(k, g);
             self.index.insert(key, n);
             return n;

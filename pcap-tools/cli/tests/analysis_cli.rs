@@ -1,0 +1,153 @@
+//! `flows` and `timeline` as a user drives them (issue 10, scope: selection, ids, formats):
+//! `--flow` by full id or by its `SRC>DST/DESTQP` part, `--qpn` with the paired flows, `--from`
+//! and `--to`, CSV with one row per JSON event, and a DestQP reused with a new PSN range named
+//! `#1`, on captures whose contents the test writes itself.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use rocescope_analysis::capture::CaptureWriter;
+use rocescope_codec::build::{FrameRepr, NetRepr, RoceRepr};
+use rocescope_codec::ib::aeth::{AethRepr, Syndrome};
+
+const BIN: &str = env!("CARGO_BIN_EXE_rocescope");
+
+fn run(args: &[&str]) -> String {
+    let out = Command::new(BIN).args(args).output().expect("run rocescope");
+    assert!(out.status.success(), "rocescope {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8(out.stdout).expect("utf-8")
+}
+
+fn json(args: &[&str]) -> serde_json::Value {
+    serde_json::from_str(&run(args)).expect("json")
+}
+
+fn fixture(name: &str) -> String {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("../../fixtures/synth-{name}.pcapng")).display().to_string()
+}
+
+fn ids(v: &serde_json::Value) -> Vec<String> {
+    v["flows"].as_array().unwrap().iter().map(|f| f["id"].as_str().unwrap().to_string()).collect()
+}
+
+#[test]
+fn flow_selects_by_id_and_by_its_address_part() {
+    let f = fixture("gbn-loss");
+    let one = json(&["timeline", "-T", "json", "--flow", "10.0.0.1>10.0.1.1/512@1", &f]);
+    assert_eq!(ids(&one), ["10.0.0.1>10.0.1.1/512@1"]);
+    let all = json(&["flows", "-T", "json", "--flow", "10.0.0.1>10.0.1.1/512", &f]);
+    let mut got = ids(&all);
+    got.sort();
+    assert_eq!(got, ["10.0.0.1>10.0.1.1/512@0", "10.0.0.1>10.0.1.1/512@1", "10.0.0.1>10.0.1.1/512@2"]);
+    // --qpn 256 (the requester's QP, where the ACKs go): those flows and their peers.
+    let q = json(&["flows", "-T", "json", "--qpn", "256", &f]);
+    assert_eq!(q["flows"].as_array().unwrap().len(), 6);
+    let q = json(&["flows", "-T", "json", "--qpn", "0x200", "--flow", "10.0.0.1>10.0.1.1/512@0", &f]);
+    assert_eq!(ids(&q), ["10.0.0.1>10.0.1.1/512@0"]);
+}
+
+#[test]
+fn from_and_to_keep_a_window_of_the_capture() {
+    let f = fixture("gbn-loss");
+    // Every frame's time, from decode, to know which frames a window keeps.
+    // (seconds.nanoseconds, read as integer nanoseconds: an f64 of the epoch loses them)
+    let times: Vec<(u64, u64)> = run(&["decode", "-T", "fields", "-e", "frame.number", "-e", "frame.time_epoch", &f])
+        .lines()
+        .map(|l| {
+            let (n, t) = l.split_once('\t').unwrap();
+            let (s, ns) = t.split_once('.').unwrap();
+            (n.parse().unwrap(), s.parse::<u64>().unwrap() * 1_000_000_000 + ns.parse::<u64>().unwrap())
+        })
+        .collect();
+    let t0 = times[0].1;
+    let (from, to) = (4_000u64, 12_000u64);
+    let kept: Vec<u64> = times.iter().filter(|(_, t)| t - t0 >= from && t - t0 <= to).map(|x| x.0).collect();
+    let w = json(&["flows", "-T", "json", "--from", "0.000004", "--to", "0.000012", &f]);
+    let frames: u64 = w["flows"].as_array().unwrap().iter().map(|f| f["frames"].as_u64().unwrap()).sum();
+    assert_eq!(frames, kept.len() as u64);
+    assert!(frames > 0 && frames < times.len() as u64);
+    let t = json(&["timeline", "-T", "json", "--from", "0.000004", "--to", "0.000012", &f]);
+    for fl in t["flows"].as_array().unwrap() {
+        for r in fl["retransmissions"].as_array().unwrap() {
+            assert!(kept.contains(&r["frame"].as_u64().unwrap()));
+        }
+    }
+}
+
+#[test]
+fn csv_has_a_row_per_event() {
+    let f = fixture("irn-loss");
+    let t = json(&["timeline", "-T", "json", &f]);
+    let events: usize = t["flows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| {
+            ["losses", "retransmissions", "capture_gaps", "messages"].iter().map(|k| f[k].as_array().unwrap().len()).sum::<usize>()
+        })
+        .sum();
+    let csv = run(&["timeline", "-T", "csv", &f]);
+    let mut lines = csv.lines();
+    assert_eq!(lines.next(), Some("flow,event,frame,time_ns,psn,message,detail"));
+    assert_eq!(lines.count(), events);
+    let flows_csv = run(&["flows", "-T", "csv", &f]);
+    let header: Vec<&str> = flows_csv.lines().next().unwrap().split(',').collect();
+    for row in flows_csv.lines().skip(1) {
+        assert_eq!(row.split(',').count(), header.len(), "{row}");
+    }
+    assert_eq!(flows_csv.lines().count() - 1, t["flows"].as_array().unwrap().len());
+}
+
+/// A SEND Only from 10.0.0.1 to QP 0x42 of 10.0.0.2 at `psn`, or the ACK of it.
+fn frame(psn: u32, ack: bool) -> Vec<u8> {
+    let payload = [7u8; 64];
+    let (net, roce) = if ack {
+        let mut r = RoceRepr::new(0x11, 0x41, psn);
+        r.aeth = Some(AethRepr { syndrome: Syndrome::Ack { credit: 31 }, msn: 0 });
+        (NetRepr::Ipv4 { src: [10, 0, 0, 2], dst: [10, 0, 0, 1], tos: 0, ttl: 62, ident: 0 }, r)
+    } else {
+        (NetRepr::Ipv4 { src: [10, 0, 0, 1], dst: [10, 0, 0, 2], tos: 0, ttl: 64, ident: 0 }, RoceRepr::new(0x04, 0x42, psn).with_payload(&payload))
+    };
+    FrameRepr::new(net, roce).to_vec()
+}
+
+fn tmp(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("rocescope-acli-{}", std::process::id()));
+    std::fs::create_dir_all(&d).unwrap();
+    d.join(name)
+}
+
+#[test]
+fn a_reused_destqp_with_a_new_psn_range_is_a_new_flow() {
+    let path = tmp("reuse.pcapng");
+    {
+        let mut w = CaptureWriter::new(std::fs::File::create(&path).unwrap(), &["tap"]).unwrap();
+        let mut t = 1_700_000_000_000_000_000u64;
+        // First use: PSNs 100..104, each acknowledged; then the QP is torn down and reused from
+        // PSN 9,000,000 (far from the first range), and 3 more.
+        for psn in (100..104).chain(9_000_000..9_000_003) {
+            w.write(0, t, &frame(psn, false)).unwrap();
+            w.write(0, t + 500, &frame(psn, true)).unwrap();
+            t += 1000;
+        }
+    }
+    let p = path.display().to_string();
+    let t = json(&["timeline", "-T", "json", &p]);
+    let flows = t["flows"].as_array().unwrap();
+    let requests: Vec<(&str, usize)> = flows
+        .iter()
+        .filter(|f| f["role"] == "requests")
+        .map(|f| (f["id"].as_str().unwrap(), f["messages"].as_array().unwrap().len()))
+        .collect();
+    assert_eq!(requests, [("10.0.0.1>10.0.0.2/66", 4), ("10.0.0.1>10.0.0.2/66#1", 3)]);
+    for f in flows.iter().filter(|f| f["role"] == "requests") {
+        assert_eq!(f["tap"], "sender", "{}", f["id"]);
+        for m in f["messages"].as_array().unwrap() {
+            assert!(m["complete_frame"].as_u64().is_some(), "{}: {m}", f["id"]);
+        }
+        assert!(f["retransmissions"].as_array().unwrap().is_empty());
+    }
+    // --flow takes the #N id.
+    let one = json(&["timeline", "-T", "json", "--flow", "10.0.0.1>10.0.0.2/66#1", &p]);
+    assert_eq!(ids(&one), ["10.0.0.1>10.0.0.2/66#1"]);
+}
