@@ -151,3 +151,75 @@ fn a_reused_destqp_with_a_new_psn_range_is_a_new_flow() {
     let one = json(&["timeline", "-T", "json", "--flow", "10.0.0.1>10.0.0.2/66#1", &p]);
     assert_eq!(ids(&one), ["10.0.0.1>10.0.0.2/66#1"]);
 }
+
+/// A frame of the little conversation below: `send` from 10.0.0.1 (TTL 64: the tap is at the
+/// sender) to QP 0x42, else from 10.0.0.2 to QP 0x41.
+fn conv(opcode: u8, psn: u32, tos: u8, aeth: Option<Syndrome>) -> Vec<u8> {
+    let payload = [1u8; 32];
+    let send = aeth.is_none() && opcode != 0x81;
+    let mut r = if send { RoceRepr::new(opcode, 0x42, psn).with_payload(&payload) } else { RoceRepr::new(opcode, 0x41, psn) };
+    r.aeth = aeth.map(|syndrome| AethRepr { syndrome, msn: 0 });
+    let net = if send {
+        NetRepr::Ipv4 { src: [10, 0, 0, 1], dst: [10, 0, 0, 2], tos, ttl: 64, ident: 0 }
+    } else {
+        NetRepr::Ipv4 { src: [10, 0, 0, 2], dst: [10, 0, 0, 1], tos, ttl: 62, ident: 0 }
+    };
+    FrameRepr::new(net, r).to_vec()
+}
+
+/// The per-packet fields a frame shows at once, on a conversation written for them: a SEND of
+/// five packets whose PSN 12 comes late (after 13: a PSN gap, then out of order), a NAK of 12
+/// twice (the second a duplicate), the last packet CE-marked, its ACK 4,000 ns after it (an RTT
+/// sample; it completes message 0), and a CNP 4,500 ns after the CE mark.
+#[test]
+fn immediate_fields_on_a_hand_written_conversation() {
+    let path = tmp("fields.pcapng");
+    let nak = Some(Syndrome::Nak { code: 0 });
+    let frames: [(u64, Vec<u8>); 9] = [
+        (0, conv(0x00, 10, 0x02, None)),
+        (1000, conv(0x01, 11, 0x02, None)),
+        (2000, conv(0x01, 13, 0x02, None)),
+        (3000, conv(0x11, 12, 0, nak)),
+        (3100, conv(0x11, 12, 0, nak)),
+        (4000, conv(0x01, 12, 0x02, None)),
+        (5000, conv(0x02, 14, 0x03, None)),
+        (9000, conv(0x11, 14, 0, Some(Syndrome::Ack { credit: 31 }))),
+        (9500, conv(0x81, 0, 0, None)),
+    ];
+    {
+        let mut w = CaptureWriter::new(std::fs::File::create(&path).unwrap(), &["tap"]).unwrap();
+        for (t, f) in &frames {
+            w.write(0, 1_700_000_000_000_000_000 + t, f).unwrap();
+        }
+    }
+    let cols = [
+        "frame.number",
+        "rocescope.analysis.psn_gap",
+        "rocescope.analysis.out_of_order",
+        "rocescope.analysis.duplicate_nak",
+        "rocescope.analysis.ack_rtt_ns",
+        "rocescope.analysis.message_complete",
+        "rocescope.analysis.ce_to_cnp_ns",
+        "rocescope.analysis.message",
+        "rocescope.analysis.retransmission",
+    ];
+    let p = path.display().to_string();
+    let mut args = vec!["decode", "-T", "fields"];
+    for c in cols {
+        args.extend(["-e", c]);
+    }
+    args.push(&p);
+    let got = run(&args);
+    let want = "\
+1\t\t\t\t\t\t\t0\t
+2\t\t\t\t\t\t\t0\t
+3\t1\t\t\t\t\t\t0\t
+4\t\t\t\t\t\t\t\t
+5\t\t\t1\t\t\t\t\t
+6\t\t1\t\t\t\t\t0\t
+7\t\t\t\t\t\t\t0\t
+8\t\t\t\t4000\t0\t\t\t
+9\t\t\t\t\t\t4500\t\t
+";
+    assert_eq!(got, want);
+}
