@@ -176,10 +176,12 @@ pub fn analyze(out: &mut impl Write, args: &crate::AnalyzeArgs, timeline: bool) 
     let mut a = run::analyze(&mut session, opts, window, |rec| bar.tick(rec.number, rec.offset))
         .map_err(|e| Failure::Input(file.into(), e))?;
     drop(bar);
+    // A flow is kept when --flow names it (its id, or its SRC>DST/DESTQP part) and --qpn names
+    // its DestQP or its peer's.
     let keep = |id: &str, destqp: u32, peer: Option<&str>| {
-        let by_flow = args.flow.is_empty()
-            || args.flow.iter().any(|f| f == id || id.split(['@', '#']).next() == Some(f.as_str()));
-        let by_qpn = args.qpn.is_empty() || args.qpn.contains(&destqp) || peer.is_some_and(|p| args.qpn.iter().any(|q| p.ends_with(&format!("/{q}")) || p.contains(&format!("/{q}@")) || p.contains(&format!("/{q}#"))));
+        let by_flow = args.flow.is_empty() || args.flow.iter().any(|f| f == id || base_id(id) == f);
+        let peer_qp = peer.and_then(|p| base_id(p).rsplit_once('/')).and_then(|(_, q)| q.parse::<u32>().ok());
+        let by_qpn = args.qpn.is_empty() || args.qpn.contains(&destqp) || peer_qp.is_some_and(|q| args.qpn.contains(&q));
         by_flow && by_qpn
     };
     let r = if timeline {
@@ -325,4 +327,9 @@ fn write_analysis_tree(out: &mut impl Write, mut value: impl FnMut(rocescope_ana
         }
     }
     Ok(())
+}
+
+/// A flow id without its `@IF` and `#N` parts: `SRC>DST/DESTQP`.
+fn base_id(id: &str) -> &str {
+    id.split(['@', '#']).next().unwrap_or(id)
 }
