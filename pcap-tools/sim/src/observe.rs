@@ -16,7 +16,7 @@ use rocescope_codec::ib::psn;
 use serde::Serialize;
 
 use crate::truth::{
-    Accept, Fate, Flow, FlowMessage, Frame, Kind, Op, Reason, Repair, RetxCause, Role, Signal, Stack, Tap, TapName,
+    Accept, Direction, Fate, Flow, FlowMessage, Frame, Kind, Op, Reason, Repair, RetxCause, Role, Signal, Stack, Tap, TapName,
     TimeNs, Transmission, Truth,
 };
 
@@ -77,9 +77,11 @@ pub struct FlowView {
     pub messages: Vec<ObsMessage>,
     /// The flow's facts the tap cannot observe.
     pub unobservable: Vec<Unobservable>,
-    /// PSNs the network reordered (lost or not): no tap can tell such a packet overtaken from a
-    /// lost one, so an analyser's loss, spurious and cause claims about them are not judged.
-    pub reordered: Vec<u32>,
+    /// PSNs the tap cannot judge by its signals, lost or not: those the network reordered (no
+    /// tap can tell such a packet overtaken from a lost one) and, at the source tap, those a
+    /// stale NAK or SACK followed (`Cx::stale_signals`). An analyser's loss, spurious and cause
+    /// claims about them are not judged.
+    pub ambiguous: Vec<u32>,
 }
 
 /// An observable loss.
@@ -317,6 +319,8 @@ struct TapIx<'a> {
     by_tx: HashMap<u32, Vec<&'a Frame>>,
     /// Its frames of each flow id and PSN, in frame order.
     by_psn: HashMap<(&'a str, u32), Vec<&'a Frame>>,
+    /// Its first frame going out of its host (a frame the host sent with a fresh TTL).
+    first_out: Option<u64>,
 }
 
 /// Everything one flow's rules read.
@@ -341,7 +345,10 @@ fn tap_view(run: &Run<'_>, tap: &Tap) -> TapView {
         TapName::Receiver => c0.map(|c| c.receiver),
         TapName::Fabric => None,
     };
-    let mut ix = TapIx { tap, host, by_flow: HashMap::new(), by_tx: HashMap::new(), by_psn: HashMap::new() };
+    // (Not a bounce: a DCP responder returns a header-only packet with the TTL it arrived with,
+    // so a bounce does not show its sender is the tapped host.)
+    let first_out = tap.frames.iter().find(|f| f.direction == Direction::Out && f.kind != Kind::HoBounce).map(|f| f.frame);
+    let mut ix = TapIx { tap, host, by_flow: HashMap::new(), by_tx: HashMap::new(), by_psn: HashMap::new(), first_out };
     for fr in &tap.frames {
         ix.by_flow.entry(fr.flow.as_str()).or_default().push(fr);
         ix.by_tx.entry(fr.tx).or_default().push(fr);
@@ -397,9 +404,11 @@ fn tap_view(run: &Run<'_>, tap: &Tap) -> TapView {
             capture_gaps: gaps,
             messages: Vec::new(),
             unobservable: unobs,
-            reordered: {
+            ambiguous: {
                 let mut r: Vec<u32> = cx.run.reordered.iter().filter(|(k, _)| *k == cx.key).map(|&(_, p)| p).collect();
+                r.extend(cx.stale_signals());
                 r.sort_unstable();
+                r.dedup();
                 r
             },
         });
@@ -459,6 +468,27 @@ impl<'a> Cx<'a, '_> {
         self.run.reordered.contains(&(self.key, p))
     }
 
+    /// The gap rule's repair (the first copy of `p` the tap recorded after `c`) came after the
+    /// tap knew it is at the destination.
+    fn knows_destination(&self, c: u32, p: u32) -> bool {
+        self.recorded_copies(p).find(|f| f.tx > c).is_some_and(|f| self.position_at(f.frame) == Position::Destination)
+    }
+
+    /// Where the tap is for the flow as its frames before frame `at` tell: a capture learns it
+    /// is at a host from a frame that host sent (an initial IP TTL), so until the tap recorded a
+    /// frame going out of its host, the destination's tap reads its flows as a fabric tap would.
+    fn position_at(&self, at: u64) -> Position {
+        if self.position != Position::Destination {
+            return self.position;
+        }
+        let known = self.ix.first_out.is_some_and(|f| f < at);
+        if known {
+            Position::Destination
+        } else {
+            Position::Middle
+        }
+    }
+
     /// The tap recorded a bounce of `p` (in the reverse flow) after copy `c` was sent and before
     /// the next copy `next` was sent (by the transmissions' send times; a bounce at the instant
     /// the next copy leaves counts as before it).
@@ -470,12 +500,46 @@ impl<'a> Cx<'a, '_> {
         })
     }
 
-    /// Copy `c` was trimmed and the tap recorded its header-only form, or a bounce of its PSN
-    /// between its send and the next copy's.
+    /// Copy `c` was trimmed and the tap recorded its header-only form, or (at the source tap,
+    /// which records every copy, so a bounce names the copy before it) a bounce of its PSN
+    /// between its send and the next copy's. (A fabric tap on one of several paths may see a
+    /// bounce of a copy that went another way: it cannot tell which copy was trimmed.)
     fn header_only_seen(&self, c: u32, next: Option<u32>) -> bool {
         let Some(x) = self.run.tx(c) else { return false };
         let ho_form = self.ix.by_tx.get(&c).is_some_and(|v| v.iter().any(|f| f.ho));
-        x.trim.is_some() && (ho_form || self.bounce_between(x.psn, c, next))
+        x.trim.is_some() && (ho_form || (self.position == Position::Source && self.bounce_between(x.psn, c, next)))
+    }
+
+    /// PSNs whose copies a stale signal followed, at the source tap: between two copies c and
+    /// c′ of p the tap recorded a NAK or SACK with PSN ≤ p that the receiver sent before c
+    /// arrived whole. The tap reads such a signal as the receiver's answer to c — c missing, or
+    /// (Go-Back-N) discarded — when it answered an earlier state; which it was, no capture shows.
+    fn stale_signals(&self) -> Vec<u32> {
+        if self.position != Position::Source {
+            return Vec::new();
+        }
+        let signals: Vec<&Frame> = self.reverse.iter().copied().filter(|f| matches!(f.kind, Kind::Nak | Kind::Sack)).collect();
+        let mut out = Vec::new();
+        let mut by_psn: HashMap<u32, Vec<&Frame>> = HashMap::new();
+        for f in self.frames.iter().filter(|f| f.kind == data_kind(self.key.1)) {
+            by_psn.entry(f.psn).or_default().push(f);
+        }
+        for (&p, copies) in &by_psn {
+            let stale = copies.windows(2).any(|w| {
+                let Some(c) = self.run.tx(w[0].tx) else { return false };
+                let (Fate::Delivered, Some(arrived)) = (c.fate, c.fate_time_ns) else { return false };
+                signals.iter().any(|s| {
+                    s.frame > w[0].frame
+                        && s.frame < w[1].frame
+                        && psn_le(s.psn, p)
+                        && self.run.tx(s.tx).is_some_and(|x| x.time_ns < arrived)
+                })
+            });
+            if stale {
+                out.push(p);
+            }
+        }
+        out
     }
 
     /// Before frame `before`, the tap recorded an acknowledgement in the reverse flow proving
@@ -566,7 +630,7 @@ fn trigger(cx: &Cx<'_, '_>, id: u32, at: u64) -> Option<Signal> {
 fn spurious(cx: &Cx<'_, '_>, p: u32, msg: Option<u64>, id: u32, at: u64, trigger: Option<Signal>) -> Option<bool> {
     // At the destination: an earlier copy the tap recorded was accepted (gbn: `accepted`, in
     // sequence; irn, dcp: it arrived whole).
-    if cx.position == Position::Destination {
+    if cx.position_at(at) == Position::Destination {
         let accepted = |f: &Frame| {
             let acc = cx.run.tx(f.tx).and_then(|x| x.accept);
             match cx.run.stack() {
@@ -580,28 +644,37 @@ fn spurious(cx: &Cx<'_, '_>, p: u32, msg: Option<u64>, id: u32, at: u64, trigger
     if cx.acked_before(p, msg, at) {
         return Some(true);
     }
-    // At the source: the receiver asked for it and no copy was still on its way.
-    // (An IRN SACK asks for the PSNs it does not cover, but a PSN may be uncovered only because
-    // the SACKs that covered it were lost: only a SACK naming p as the receiver's expected PSN
-    // proves p missing, as a NAK does.)
-    let asked = match trigger {
-        Some(Signal::Nak | Signal::Ho) => true,
-        Some(Signal::Sack) => {
-            let (earlier, _) = cx.run.around(cx.key, p, id);
-            earlier.last().is_some_and(|&c| asked_for(cx, c, p, Some(id)))
-        }
-        _ => false,
-    };
+    // At the source: the receiver asked for it after the previous copy left, and no copy was
+    // still on its way — whatever moved the sender (the trigger may be unknown: a signal arrived
+    // and the timer fired): `gbn`, a NAK with PSN ≤ p (the receiver discarded what followed the
+    // PSN it expects); `irn`, a NAK or SACK naming p as expected (a SACK asks for every PSN it
+    // does not cover, but a PSN may be uncovered only because the SACKs covering it were lost);
+    // `dcp`, a bounce of p.
+    let _ = trigger;
+    let (earlier, _) = cx.run.around(cx.key, p, id);
+    let prev = earlier.last().and_then(|&c| cx.frame_of(c)).map(|f| f.frame);
+    let asked = prev.is_some_and(|prev| {
+        cx.reverse.iter().any(|f| {
+            f.frame > prev
+                && f.frame < at
+                && match cx.run.stack() {
+                    Stack::Gbn => f.kind == Kind::Nak && psn_le(f.psn, p),
+                    Stack::Irn => matches!(f.kind, Kind::Nak | Kind::Sack) && f.psn == p,
+                    Stack::Dcp => f.kind == Kind::HoBounce && f.psn == p,
+                }
+        })
+    });
     if cx.position == Position::Source && asked && !cx.reordered(p) {
         return Some(false);
     }
-    // Every earlier copy was trimmed, and the tap shows each one's header-only form or bounce.
+    // Every earlier copy was trimmed, and the source tap (which records every copy) shows each
+    // one's bounce (a fabric tap may miss a copy that went another way and arrived).
     let (earlier, _) = cx.run.around(cx.key, p, id);
     let all_trimmed_seen = earlier.iter().enumerate().all(|(i, &c)| {
         let next = earlier.get(i + 1).copied().or(Some(id));
         cx.header_only_seen(c, next)
     });
-    if !earlier.is_empty() && all_trimmed_seen {
+    if cx.position == Position::Source && !earlier.is_empty() && all_trimmed_seen {
         return Some(false);
     }
     None
@@ -638,7 +711,7 @@ fn losses(cx: &Cx<'_, '_>, unobs: &mut Vec<Unobservable>) -> Vec<ObsLoss> {
         let header_only = cx.header_only_seen(c, next);
         let evidence = header_only
             || (cx.position == Position::Source && asked_for(cx, c, p, next))
-            || (cx.position == Position::Destination && gap_seen(cx, c, p));
+            || (cx.position == Position::Destination && gap_seen(cx, c, p) && cx.knows_destination(c, p));
         if !evidence {
             let reordered = cx.position != Position::Middle && cx.reordered(p);
             unobs.push(why(if reordered { Why::Reordered } else { Why::NoEvidence }));
@@ -713,7 +786,10 @@ fn capture_gaps(cx: &Cx<'_, '_>, unobs: &mut Vec<Unobservable>) -> Vec<ObsGap> {
     let mut out = Vec::new();
     for g in &cx.flow.capture_gaps {
         let around = |f: &&&Frame| f.kind == kind && (!dcp || f.msg == g.msg);
-        let lower = cx.frames.iter().filter(around).any(|f| psn::lt(f.psn, g.psn));
+        // A lower one before the proof (the window an analyser keeps starts at the first PSN it
+        // saw: a PSN below it that an acknowledgement covered is not known to have existed until
+        // a lower one shows up), a higher one at any time.
+        let lower = cx.frames.iter().filter(around).any(|f| psn::lt(f.psn, g.psn) && g.frame.is_some_and(|p| f.frame < p));
         let higher = cx.frames.iter().filter(around).any(|f| psn::lt(g.psn, f.psn));
         let why = match g.frame {
             _ if !(lower && higher) => Some(Why::OutsideSeenRange),

@@ -15,7 +15,7 @@ use rocescope_analysis::capture;
 use rocescope_analysis::session::Session;
 use rocescope_codec::decoder::{Decoder, DecoderOptions, ProfileChoice};
 use rocescope_codec::Params;
-use rocescope_sim::observe::{Fact, FlowView, TapView};
+use rocescope_sim::observe::{Fact, FlowView, Position, TapView};
 use rocescope_sim::truth::{Repair, RetxCause, Signal};
 
 /// Runs the timeline analyser over a capture, as `rocescope timeline --profile P` does (the
@@ -103,13 +103,15 @@ fn unobservable_psns(fv: &FlowView, fact: Fact) -> BTreeSet<u32> {
 }
 
 fn compare_flow(c: &mut Cmp, at: &str, af: &FlowTimeline, fv: &FlowView) {
-    let reordered: BTreeSet<u32> = fv.reordered.iter().copied().collect();
+    let reordered: BTreeSet<u32> = fv.ambiguous.iter().copied().collect();
     // Retransmissions, keyed by frame; of a reordered PSN only the frame and time are judged.
     let skip = unobservable_psns(fv, Fact::Retransmission);
     // A trigger the view leaves null (a signal arrived but the timer fired, or the reverse: no
     // capture shows which) is not judged.
     let null_trigger: BTreeSet<u64> = fv.retransmissions.iter().filter(|r| r.trigger.is_none()).map(|r| r.frame).collect();
     let trigger_of = |frame: u64, s: &'static str| if null_trigger.contains(&frame) { "unknown" } else { s };
+    // Nor the cause it decides (the truth puts the timer first).
+    let cause_of = |frame: u64, s: &'static str| if null_trigger.contains(&frame) && fv.position == Position::Source { "unknown" } else { s };
     let want: BTreeMap<u64, String> = fv
         .retransmissions
         .iter()
@@ -133,7 +135,7 @@ fn compare_flow(c: &mut Cmp, at: &str, af: &FlowTimeline, fv: &FlowView) {
             let v = if reordered.contains(&r.psn) {
                 format!("psn {} t {} trigger {}", r.psn, r.time_ns.0, trigger_of(r.frame, rep_signal(r.trigger)))
             } else {
-                format!("psn {} t {} trigger {} spurious {} cause {}", r.psn, r.time_ns.0, trigger_of(r.frame, rep_signal(r.trigger)), sp, rep_cause(r.cause))
+                format!("psn {} t {} trigger {} spurious {} cause {}", r.psn, r.time_ns.0, trigger_of(r.frame, rep_signal(r.trigger)), sp, cause_of(r.frame, rep_cause(r.cause)))
             };
             (r.frame, v)
         })

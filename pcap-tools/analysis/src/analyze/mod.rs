@@ -63,6 +63,9 @@ impl Default for Options {
     }
 }
 
+/// Header-only packets a flow holds at most while its role is unknown.
+const MAX_PENDING_HO: usize = 1024;
+
 /// Flow key: interface, source, destination, DestQP.
 type Key = (u32, IpAddr, IpAddr, u32);
 
@@ -101,6 +104,8 @@ struct FlowState {
     last_ce: Option<u64>,
     /// Its source is known to be a tapped host (sent with an initial TTL).
     src_local: bool,
+    /// Header-only packets seen before the flow showed whether it carries requests or answers.
+    pending_ho: Vec<Pkt>,
     /// Where the tap is for it, as of a version of the tapped-host sets.
     place: Option<(u64, Place)>,
 }
@@ -243,6 +248,7 @@ impl Analyzer {
             last_nak: None,
             last_ce: None,
             src_local: false,
+            pending_ho: Vec::new(),
             place: None,
         });
         self.flows.len() - 1
@@ -329,6 +335,9 @@ impl Analyzer {
                 f.transport = Transport::Dcp;
             }
         }
+        if !self.flows[i].pending_ho.is_empty() && !matches!(k.class, Class::HeaderOnly { .. } | Class::Cnp | Class::Other) {
+            self.settle_pending_ho(i, matches!(k.class, Class::Request { .. }));
+        }
         match k.class {
             Class::Request { .. } => {
                 self.flows[i].role = Role::Requests;
@@ -338,13 +347,31 @@ impl Analyzer {
                 self.data_note(i);
             }
             Class::HeaderOnly { .. } => {
-                // The trimmed form of this flow's data, or a bounce of the reverse flow's.
+                // The trimmed form of this flow's data, or a bounce of the reverse flow's: the
+                // flow's role says which; a flow that showed neither requests nor answers is a
+                // bounce's if the reverse flow carries requests, else it cannot be told (a fabric
+                // tap may see the bounce and not the data) and the packet is only counted.
+                let at_source = self.place(i) == Place::Source;
                 let bounce = match self.flows[i].role {
                     Role::Requests => false,
                     Role::Responses => true,
-                    Role::Unknown => self.flows.iter().any(|g| {
-                        g.iface == k.iface && g.src == k.dst && g.dst == k.src && g.role == Role::Requests
-                    }),
+                    // A host never sends a trimmed packet (trimming happens in the network): a
+                    // header-only packet leaving a tapped host is a bounce.
+                    Role::Unknown if at_source => true,
+                    Role::Unknown => {
+                        let reverse_requests = self.flows.iter().any(|g| {
+                            g.iface == k.iface && g.src == k.dst && g.dst == k.src && g.role == Role::Requests
+                        });
+                        if !reverse_requests {
+                            // Held until the flow shows what it carries (a bounce matters only at
+                            // the sender's tap, where the requests flow is always known first).
+                            if self.flows[i].pending_ho.len() < MAX_PENDING_HO {
+                                self.flows[i].pending_ho.push(*k);
+                            }
+                            return self.finish_frame(i, k);
+                        }
+                        reverse_requests
+                    }
                 };
                 if bounce {
                     if let Some(p) = self.peer(i, k.psn) {
@@ -427,6 +454,28 @@ impl Analyzer {
             }
             Class::Other => {}
         }
+        self.finish_frame(i, k);
+    }
+
+    /// The header-only packets a flow held while its role was unknown: its data's trimmed forms
+    /// (`requests`), else bounces of its peer's data.
+    fn settle_pending_ho(&mut self, i: usize, requests: bool) {
+        let pending = std::mem::take(&mut self.flows[i].pending_ho);
+        for k in &pending {
+            if requests {
+                self.flows[i].role = Role::Requests;
+                let place = self.place(i);
+                let t = self.flows[i].transport;
+                self.flows[i].data.on_data(k, place, t);
+            } else if let Some(p) = self.peer(i, k.psn) {
+                let place = self.place(p);
+                self.flows[p].data.on_bounce(k.psn, place);
+            }
+        }
+    }
+
+    /// After a frame of flow `i`: its plot point, and finished records to the spill.
+    fn finish_frame(&mut self, i: usize, k: &Pkt) {
         if self.opts.plot {
             self.point(i, k);
         }

@@ -425,6 +425,11 @@ impl Tracker {
         if prior > 0 {
             // A repeat: a retransmission.
             let sack_since = self.sacks != s.sack_seen;
+            let asked_evidence = match transport {
+                Transport::Gbn | Transport::Rc => s.nak_le || s.bounce,
+                Transport::Irn => s.nak_exact,
+                Transport::Dcp => s.bounce,
+            };
             let trigger = if place == Place::Source {
                 match transport {
                     Transport::Gbn if s.nak_le => Signal::Nak,
@@ -472,11 +477,14 @@ impl Tracker {
             let spurious = match place {
                 Place::Destination => Some(accepted),
                 _ if covered_before => Some(true),
-                Place::Source if matches!(trigger, Signal::Nak | Signal::Ho) => Some(false),
-                // An IRN SACK asks for what it does not cover, which may only mean the SACKs
-                // covering it were lost: only one naming this PSN as expected proves it missing.
-                Place::Source if trigger == Signal::Sack && s.nak_exact => Some(false),
-                _ if s.proven_trimmed == prior => Some(false),
+                // The receiver asked for it since its previous copy left, whatever moved the
+                // sender: Go-Back-N, a NAK at or below it; IRN, a NAK or SACK naming it as
+                // expected (a SACK asks for what it does not cover, which may only mean the SACKs
+                // covering it were lost); DCP, a bounce of it.
+                Place::Source if asked_evidence => Some(false),
+                // Every earlier copy seen trimmed — at the sender's tap, which sees every copy (a
+                // fabric tap may miss a copy that went another way and arrived).
+                Place::Source if s.proven_trimmed == prior => Some(false),
                 _ => None,
             };
             let cause = match spurious {
@@ -516,7 +524,7 @@ impl Tracker {
         } else {
             // A PSN reported missed by the capture shows up after all (a later copy): it was
             // not missed.
-            if v < self.gaps_done && self.stats.capture_gaps > 0 {
+            if !self.gaps.is_empty() {
                 if let Some(i) = self.gaps.iter().rposition(|&(p, _, _)| p == k.psn) {
                     self.gaps.remove(i);
                     self.stats.capture_gaps -= 1;
@@ -533,12 +541,12 @@ impl Tracker {
             s.first_time = k.time_ns;
             s.first_frame = k.frame;
             s.payload = k.payload;
-            s.pos = match k.class {
-                Class::Request { pos: Position::First, .. } => 1,
-                Class::Request { pos: Position::Middle, .. } => 2,
-                Class::Request { pos: Position::Last, .. } => 3,
-                Class::Request { pos: Position::Only, .. } => 4,
-                _ => 0,
+            s.pos = match packet_position(k) {
+                Some(Position::First) => 1,
+                Some(Position::Middle) => 2,
+                Some(Position::Last) => 3,
+                Some(Position::Only) => 4,
+                None => 0,
             };
             // First seen at the destination after higher PSNs arrived: its earlier copy was lost.
             if place == Place::Destination && whole && high_whole > v {
@@ -718,7 +726,8 @@ impl Tracker {
     fn place_in_message(&mut self, k: &Pkt, v: u64, msn: Option<u64>) -> Option<u32> {
         let (pos, op) = match k.class {
             Class::Request { pos, op } => (Some(pos), op_name(op, k.opcode)),
-            Class::HeaderOnly { .. } => (None, "other"),
+            // A trimmed packet keeps its BTH: its opcode still says where it stands.
+            Class::HeaderOnly { .. } => (packet_position(k), "other"),
             _ => return None,
         };
         let id = if let Some(m) = msn {
@@ -1018,7 +1027,9 @@ impl Tracker {
             return;
         }
         s.bounce = true;
-        if s.last_proven {
+        // Away from the sender, a bounce may answer a copy that went another way: only the
+        // sender's tap, which sees every copy, can tell which one was trimmed.
+        if s.last_proven || place != Place::Source {
             return;
         }
         s.last_proven = true;
@@ -1237,4 +1248,13 @@ fn decode_msg(c: &mut Cursor<'_>) -> (u32, MsgState) {
         finalized: true,
     };
     (id, m)
+}
+
+/// Where a data packet stands in its message (a header-only packet keeps its opcode).
+fn packet_position(k: &Pkt) -> Option<Position> {
+    match k.class {
+        Class::Request { pos, .. } => Some(pos),
+        Class::HeaderOnly { .. } => rocescope_codec::ib::opcode::Opcode(k.opcode).position(),
+        _ => None,
+    }
 }

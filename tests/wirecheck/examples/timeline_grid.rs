@@ -1,0 +1,113 @@
+//! Issue 10, acceptance 1, over a larger grid than CI's slice (`tests/timeline_grid.rs`): the
+//! timeline against the truth's observable view on every stack (DCP trimmed, as `synth --stack
+//! dcp` runs by default, and with drops) × loss × paths × senders × seed, taps at the sender,
+//! the receiver and in the fabric, on the dumbbell and (`--leaf-spine`) the issue-9 grid's
+//! leaf-spine. One line per run (facts compared, mismatches), then per tap the share of facts it
+//! cannot observe and of observable retransmissions whose cause it cannot tell. Exits non-zero
+//! on any mismatch. `scripts/timeline-grid.sh` runs it and logs to docs/logs/timeline-grid.log.
+//!
+//! ```text
+//! cargo run --release -p rocescope-wirecheck --example timeline_grid -- [--seeds 1,2,3,4,5] [--messages 32] [--leaf-spine] [--only LABEL-PART]
+//! ```
+//! `ROCESCOPE_KEEP=1` keeps the capture and truth of a run with mismatches (its path is printed).
+//! ```text
+//! ```
+
+use std::collections::BTreeMap;
+
+use rocescope_sim::sim::TopologyKind;
+use rocescope_sim::synth::SynthOptions;
+use rocescope_sim::{LossMode, Routing, TapPoint};
+use rocescope_stacks::StackKind;
+use rocescope_wirecheck::{grid, run, timeline_cmp};
+
+fn main() {
+    let mut seeds: Vec<u64> = vec![1, 2, 3, 4, 5];
+    let mut messages = 32u32;
+    let mut leaf_spine = false;
+    let mut only: Option<String> = None;
+    let mut args = std::env::args().skip(1);
+    while let Some(a) = args.next() {
+        match a.as_str() {
+            "--seeds" => seeds = args.next().unwrap_or_default().split(',').filter_map(|x| x.parse().ok()).collect(),
+            "--messages" => messages = args.next().and_then(|x| x.parse().ok()).unwrap_or(messages),
+            "--leaf-spine" => leaf_spine = true,
+            "--only" => only = args.next(),
+            _ => {
+                eprintln!("usage: timeline_grid [--seeds 1,2,3] [--messages N] [--leaf-spine]");
+                std::process::exit(2);
+            }
+        }
+    }
+    let dir = run::temp_dir("timeline-grid");
+    let mut shares = BTreeMap::new();
+    let (mut runs, mut bad_runs, mut equal) = (0, 0, 0u64);
+    for (stack, trim) in [(StackKind::Gbn, false), (StackKind::Irn, false), (StackKind::Dcp, true), (StackKind::Dcp, false)] {
+        for loss in [0.0, 0.001, 0.01, 0.05] {
+            for paths in [1u32, 4] {
+                for incast in [1u32, 4] {
+                    for &seed in &seeds {
+                        let base = if trim { SynthOptions::for_stack(stack) } else { SynthOptions::default() };
+                        let mut o = SynthOptions {
+                            stack,
+                            loss,
+                            paths,
+                            reorder_ns: if paths > 1 { 1500 } else { 0 },
+                            routing: if paths > 1 { Routing::Spray } else { Routing::Ecmp },
+                            incast,
+                            messages,
+                            message_size: 16_384,
+                            seed,
+                            taps: vec![TapPoint::Sender, TapPoint::Receiver, TapPoint::Fabric],
+                            loss_mode: if trim { base.loss_mode } else { LossMode::Drop },
+                            ..base
+                        };
+                        if leaf_spine {
+                            o.topology = TopologyKind::LeafSpine {
+                                leaves: grid::LEAVES,
+                                spines: if paths > 1 { paths } else { grid::ECMP_SPINES },
+                                hosts_per_leaf: grid::HOSTS_PER_LEAF,
+                            };
+                            o.pattern = grid::LEAF_SPINE_PATTERN;
+                            // Its paths are its spines (sprayed when more than one path).
+                            o.paths = 1;
+                            o.reorder_ns = 0;
+                        }
+                        let label = format!(
+                            "{}{}{} loss {loss} paths {paths} incast {incast} seed {seed}",
+                            if leaf_spine { "leaf-spine " } else { "" },
+                            stack.name(),
+                            if trim { "+trim" } else { "" }
+                        );
+                        if only.as_ref().is_some_and(|o| !label.contains(o.as_str())) {
+                            continue;
+                        }
+                        runs += 1;
+                        match timeline_cmp::judge_synth(&o, &dir, "run", &mut shares) {
+                            Ok(c) => {
+                                equal += c.equal;
+                                println!("{label}: {} facts equal, {} mismatches", c.equal, c.mismatches.len());
+                                for m in c.mismatches.iter().take(3) {
+                                    println!("  {m}");
+                                }
+                                if !c.mismatches.is_empty() {
+                                    bad_runs += 1;
+                                }
+                            }
+                            Err(e) => {
+                                bad_runs += 1;
+                                println!("{label}: {e}");
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+    let _ = std::fs::remove_dir(&dir);
+    for (tap, s) in &shares {
+        println!("# {}", s.line(tap));
+    }
+    println!("# {runs} runs, {bad_runs} with mismatches, {equal} facts equal");
+    std::process::exit(if bad_runs == 0 { 0 } else { 1 });
+}
