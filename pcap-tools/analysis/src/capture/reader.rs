@@ -64,7 +64,12 @@ struct Iface {
 
 impl Iface {
     /// A raw pcapng timestamp in nanoseconds since the Unix epoch.
+    #[inline]
     fn ts_ns(&self, raw: u64) -> u64 {
+        if self.offset_s == 0 && 1_000_000_000 % self.units_per_sec == 0 {
+            // Whole nanoseconds per unit (ns, µs, ms, s): no 128-bit division.
+            return (raw as u128 * (1_000_000_000 / self.units_per_sec) as u128).min(u64::MAX as u128) as u64;
+        }
         let ns = (raw as u128 * 1_000_000_000 / self.units_per_sec as u128) as i128;
         (ns + self.offset_s as i128 * 1_000_000_000).clamp(0, u64::MAX as i128) as u64
     }
@@ -267,61 +272,70 @@ impl<R: Read> CaptureReader<R> {
                 }
                 Format::PcapNg { parser, ifaces } => {
                     let big = parser.section().endianness == pcap_file::Endianness::Big;
-                    let (_, block) = parser.next_block(slice).map_err(|e| err(offset, describe(&e)))?;
-                    match block {
-                        Block::InterfaceDescription(idb) => {
-                            use pcap_file::pcapng::blocks::interface_description::InterfaceDescriptionOption as O;
-                            let mut iface = Iface { linktype: u32::from(idb.linktype), units_per_sec: 1_000_000, offset_s: 0, snaplen: idb.snaplen };
-                            for o in &idb.options {
-                                match o {
-                                    O::IfTsResol(r) => {
-                                        iface.units_per_sec = if r & 0x80 != 0 {
-                                            1u64.checked_shl((r & 0x7f) as u32).unwrap_or(u64::MAX)
-                                        } else {
-                                            10u64.checked_pow(*r as u32).unwrap_or(u64::MAX)
+                    if let Some(epb) = plain_epb(slice, big) {
+                        // The common block, read in place (pcap-file would build an options
+                        // vector for it); anything unusual takes pcap-file's path below.
+                        let iface = described(ifaces, epb.interface_id, offset)?;
+                        let ts = iface.ts_ns(epb.timestamp);
+                        let d = epb.data;
+                        Some((iface.linktype, ts, epb.original_len, d.as_ptr() as usize - base_ptr, d.len(), epb.interface_id))
+                    } else {
+                        let (_, block) = parser.next_block(slice).map_err(|e| err(offset, describe(&e)))?;
+                        match block {
+                            Block::InterfaceDescription(idb) => {
+                                use pcap_file::pcapng::blocks::interface_description::InterfaceDescriptionOption as O;
+                                let mut iface = Iface { linktype: u32::from(idb.linktype), units_per_sec: 1_000_000, offset_s: 0, snaplen: idb.snaplen };
+                                for o in &idb.options {
+                                    match o {
+                                        O::IfTsResol(r) => {
+                                            iface.units_per_sec = if r & 0x80 != 0 {
+                                                1u64.checked_shl((r & 0x7f) as u32).unwrap_or(u64::MAX)
+                                            } else {
+                                                10u64.checked_pow(*r as u32).unwrap_or(u64::MAX)
+                                            }
+                                            .max(1)
                                         }
-                                        .max(1)
+                                        // pcapng: a signed 64-bit number of seconds.
+                                        O::IfTsOffset(o) => iface.offset_s = *o as i64,
+                                        _ => {}
                                     }
-                                    // pcapng: a signed 64-bit number of seconds.
-                                    O::IfTsOffset(o) => iface.offset_s = *o as i64,
-                                    _ => {}
                                 }
+                                ifaces.push(iface);
+                                None
                             }
-                            ifaces.push(iface);
-                            None
-                        }
-                        Block::SectionHeader(_) => {
-                            ifaces.clear();
-                            None
-                        }
-                        Block::EnhancedPacket(epb) => {
-                            let iface = described(ifaces, epb.interface_id, offset)?;
-                            let ts = iface.ts_ns(epb.timestamp.as_nanos() as u64);
-                            let d = &epb.data;
-                            Some((iface.linktype, ts, epb.original_len, d.as_ptr() as usize - base_ptr, d.len(), epb.interface_id))
-                        }
-                        // The obsolete Packet Block (type 2), as old captures have it.
-                        Block::Packet(pb) => {
-                            let id = pb.interface_id as u32;
-                            let iface = described(ifaces, id, offset)?;
-                            // pcap-file reads the timestamp as one 64-bit word; on the wire it is
-                            // the high 32 bits then the low 32 bits, each in the section's order.
-                            let raw = if big { pb.timestamp } else { pb.timestamp.rotate_left(32) };
-                            let d = &pb.data;
-                            Some((iface.linktype, iface.ts_ns(raw), pb.original_len, d.as_ptr() as usize - base_ptr, d.len(), id))
-                        }
-                        Block::SimplePacket(spb) => {
-                            let iface = ifaces.first().copied().ok_or_else(|| err(offset, "simple packet before any interface"))?;
-                            // The block holds the packet padded to 32 bits: its captured length is
-                            // the original length, cut by the interface's snaplen (pcapng 4.4).
-                            let mut len = (spb.original_len as usize).min(spb.data.len());
-                            if iface.snaplen != 0 {
-                                len = len.min(iface.snaplen as usize);
+                            Block::SectionHeader(_) => {
+                                ifaces.clear();
+                                None
                             }
-                            let d = &spb.data[..len];
-                            Some((iface.linktype, 0, spb.original_len, d.as_ptr() as usize - base_ptr, d.len(), 0))
+                            Block::EnhancedPacket(epb) => {
+                                let iface = described(ifaces, epb.interface_id, offset)?;
+                                let ts = iface.ts_ns(epb.timestamp.as_nanos() as u64);
+                                let d = &epb.data;
+                                Some((iface.linktype, ts, epb.original_len, d.as_ptr() as usize - base_ptr, d.len(), epb.interface_id))
+                            }
+                            // The obsolete Packet Block (type 2), as old captures have it.
+                            Block::Packet(pb) => {
+                                let id = pb.interface_id as u32;
+                                let iface = described(ifaces, id, offset)?;
+                                // pcap-file reads the timestamp as one 64-bit word; on the wire it is
+                                // the high 32 bits then the low 32 bits, each in the section's order.
+                                let raw = if big { pb.timestamp } else { pb.timestamp.rotate_left(32) };
+                                let d = &pb.data;
+                                Some((iface.linktype, iface.ts_ns(raw), pb.original_len, d.as_ptr() as usize - base_ptr, d.len(), id))
+                            }
+                            Block::SimplePacket(spb) => {
+                                let iface = ifaces.first().copied().ok_or_else(|| err(offset, "simple packet before any interface"))?;
+                                // The block holds the packet padded to 32 bits: its captured length is
+                                // the original length, cut by the interface's snaplen (pcapng 4.4).
+                                let mut len = (spb.original_len as usize).min(spb.data.len());
+                                if iface.snaplen != 0 {
+                                    len = len.min(iface.snaplen as usize);
+                                }
+                                let d = &spb.data[..len];
+                                Some((iface.linktype, 0, spb.original_len, d.as_ptr() as usize - base_ptr, d.len(), 0))
+                            }
+                            _ => None,
                         }
-                        _ => None,
                     }
                 }
             };
@@ -342,6 +356,43 @@ impl<R: Read> CaptureReader<R> {
             }
         }
     }
+}
+
+/// An Enhanced Packet Block's fields (pcapng 4.3), `timestamp` as the raw 64-bit count.
+struct PlainEpb<'a> {
+    interface_id: u32,
+    timestamp: u64,
+    original_len: u32,
+    data: &'a [u8],
+}
+
+/// `block` (one whole block, its length already checked by `block_len_at`) when it is an
+/// Enhanced Packet Block that pcap-file would accept as is: equal leading and trailing lengths,
+/// the captured bytes inside the block, and no options (or an `opt_endofopt` first). `None`
+/// for every other block, which then goes through pcap-file (and its error messages).
+#[inline]
+fn plain_epb(block: &[u8], big: bool) -> Option<PlainEpb<'_>> {
+    const ENHANCED_PACKET_BLOCK: u32 = 6;
+    let u32_at = |at: usize| -> Option<u32> {
+        let b: [u8; 4] = block.get(at..at + 4)?.try_into().ok()?;
+        Some(if big { u32::from_be_bytes(b) } else { u32::from_le_bytes(b) })
+    };
+    let n = block.len();
+    if n < 32 || u32_at(0)? != ENHANCED_PACKET_BLOCK || u32_at(4)? as usize != n || u32_at(n - 4)? as usize != n {
+        return None;
+    }
+    let captured = u32_at(20)? as usize;
+    let padded = captured.checked_add((4 - captured % 4) % 4)?;
+    let opts = 28usize.checked_add(padded)?;
+    if opts > n - 4 {
+        return None;
+    }
+    let no_options = opts == n - 4 || (n - 4 - opts >= 4 && block[opts..opts + 2] == [0, 0]);
+    if !no_options {
+        return None;
+    }
+    let timestamp = (u64::from(u32_at(12)?) << 32) + u64::from(u32_at(16)?);
+    Some(PlainEpb { interface_id: u32_at(8)?, timestamp, original_len: u32_at(24)?, data: &block[28..28 + captured] })
 }
 
 /// A minimal pcap header used only to initialise the reader before the real one is read.
