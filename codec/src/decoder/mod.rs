@@ -39,7 +39,10 @@ use crate::value::Value;
 use crate::warning::{ExtProblem, Layer, Note, Warning};
 
 mod erd_nacks;
+mod fx;
 mod sdr_tracker;
+
+use fx::FxBuild;
 
 pub use erd_nacks::{is_nack_segment, NackBatch, NackMessage, NackReassembler, Segment, StreamKey};
 pub use sdr_tracker::{SdrAnnotation, SdrTracker};
@@ -134,7 +137,7 @@ struct FlowKey {
 }
 
 /// What detection remembers about a flow.
-#[derive(Clone, Copy, Debug, Default)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 struct FlowState {
     profile: Option<Profile>,
     /// A warning about this flow was already given.
@@ -222,19 +225,19 @@ pub const DCP_UNSURE_AFTER: u16 = 8;
 #[derive(Debug)]
 pub struct Decoder {
     opts: DecoderOptions,
-    flows: HashMap<FlowKey, FlowState>,
+    flows: HashMap<FlowKey, FlowState, FxBuild>,
     stats: DetectionStats,
     nacks: NackReassembler,
     sdr: SdrTracker,
     /// Address pairs (lower address first) known to carry Flor.
-    flor_pairs: std::collections::HashSet<(IpAddr, IpAddr)>,
+    flor_pairs: std::collections::HashSet<(IpAddr, IpAddr), FxBuild>,
 }
 
 impl Decoder {
     pub fn new(opts: DecoderOptions) -> Decoder {
         Decoder {
             opts,
-            flows: HashMap::new(),
+            flows: HashMap::default(),
             stats: DetectionStats::default(),
             nacks: NackReassembler::new(),
             sdr: SdrTracker::new(),
@@ -254,33 +257,37 @@ impl Decoder {
         DecodeOptions { verify: !self.opts.no_verify, profile, params: self.opts.params }
     }
 
-    /// Decodes one frame.
+    /// Decodes one frame. The frame is decoded where it is returned (a `Frame` is about 300
+    /// bytes: no copies of it per packet), a second time only when its flow's profile is not
+    /// `std`.
     pub fn decode<'a>(&mut self, link: LinkType, data: &'a [u8], orig_len: usize) -> Decoded<'a, '_> {
-        let std = Frame::parse(link, data, orig_len, &self.frame_opts(Profile::Std));
-        let mapped = self.opts.maps.iter().find(|(s, _)| s.matches(&std)).map(|(_, p)| *p);
+        let mut out = Decoded { frame: Frame::new(link, data), extra: Extra::default(), nacks: None };
+        out.frame.decode(orig_len, &self.frame_opts(Profile::Std));
+        let mapped = self.opts.maps.iter().find(|(s, _)| s.matches(&out.frame)).map(|(_, p)| *p);
         let chosen = mapped.or(match self.opts.profile {
             ProfileChoice::Fixed(p) => Some(p),
             ProfileChoice::Auto => None,
         });
-        if std.tcp().is_some() {
+        if out.frame.tcp().is_some() {
             // ERD's NACK path: TCP to or from the NACK port, under erd or auto.
-            let mut frame = std;
             let port = self.opts.params.erd_nack_port;
             let nacks = match chosen {
-                Some(Profile::Erd) | None => self.nacks.push_frame(&std, port),
+                Some(Profile::Erd) | None => self.nacks.push_frame(&out.frame, port),
                 Some(_) => None,
             };
             if let Some(n) = &nacks {
                 for w in n.warnings.iter() {
-                    frame.warnings.push(*w);
+                    out.frame.warnings.push(*w);
                 }
             }
-            return Decoded { frame, extra: Extra::default(), nacks };
+            out.nacks = nacks;
+            return out;
         }
-        let (mut frame, mut extra) = match chosen {
-            Some(p) => (self.redecode(std, link, orig_len, p), Extra::default()),
-            None => self.detect(std, link, orig_len),
-        };
+        match chosen {
+            Some(p) => self.redecode_in_place(&mut out.frame, orig_len, p),
+            None => out.extra = self.detect(&mut out.frame, link, orig_len),
+        }
+        let frame = &mut out.frame;
         if frame.roce().is_some() {
             self.stats.packets[frame.profile() as usize] += 1;
         }
@@ -290,12 +297,12 @@ impl Decoder {
             use std::hash::{Hash, Hasher};
             let mut h = std::collections::hash_map::DefaultHasher::new();
             (a, b).hash(&mut h);
-            extra.sdr = self.sdr.observe_frame(h.finish(), &self.opts.params, &frame);
-            if let Some(w) = extra.sdr.and_then(|a| a.problem) {
+            out.extra.sdr = self.sdr.observe_frame(h.finish(), &self.opts.params, frame);
+            if let Some(w) = out.extra.sdr.and_then(|a| a.problem) {
                 frame.warnings.push(w);
             }
         }
-        Decoded { frame, extra, nacks: None }
+        out
     }
 
     fn redecode<'a>(&self, std: Frame<'a>, link: LinkType, orig_len: usize, p: Profile) -> Frame<'a> {
@@ -306,23 +313,37 @@ impl Decoder {
         }
     }
 
+    /// [`redecode`](Self::redecode) over the `std` decoding in place.
+    #[inline]
+    fn redecode_in_place(&self, frame: &mut Frame<'_>, orig_len: usize, p: Profile) {
+        if p != Profile::Std && frame.is_decoded() {
+            *frame = Frame::new(frame.link(), frame.data());
+            frame.decode(orig_len, &self.frame_opts(p));
+        }
+    }
+
     fn flow_key(f: &Frame<'_>) -> Option<FlowKey> {
         let (src, dst) = f.ip_addrs()?;
         let qp = f.roce()?.bth().dest_qp();
         Some(FlowKey { src, dst, qp })
     }
 
-    fn detect<'a>(&mut self, std: Frame<'a>, link: LinkType, orig_len: usize) -> (Frame<'a>, Extra) {
-        let Some(key) = Self::flow_key(&std) else { return (std, Extra::default()) };
-        let state = self.flows.get(&key).copied().unwrap_or_default();
+    /// Detection for one frame, `std` decoded in `frame`: labels it with its flow's profile
+    /// (decoding it again with that profile) and updates the flow's memory.
+    fn detect<'a>(&mut self, frame: &mut Frame<'a>, link: LinkType, orig_len: usize) -> Extra {
+        let Some(key) = Self::flow_key(frame) else { return Extra::default() };
+        let before = self.flows.get(&key).copied();
+        let state = before.unwrap_or_default();
         if let Some(p) = state.profile {
-            return (self.redecode(std, link, orig_len, p), Extra::default());
+            self.redecode_in_place(frame, orig_len, p);
+            return Extra::default();
         }
+        let std: &Frame<'a> = frame;
         let mut matched: [Option<(Profile, Frame<'a>)>; 2] = [None, None];
         let mut n = 0usize;
         let mut state = state;
         for p in [Profile::Netrt, Profile::Dcp, Profile::Sdr, Profile::Flor, Profile::Erd] {
-            if let Some(f) = self.try_rule(p, &std, link, orig_len, &mut state) {
+            if let Some(f) = self.try_rule(p, std, link, orig_len, &mut state) {
                 if n < 2 {
                     matched[n] = Some((p, f));
                 }
@@ -347,7 +368,7 @@ impl Decoder {
                         e.profile = Some(Profile::Netrt);
                     }
                 }
-                f
+                Some(f)
             }
             (0, _) => {
                 if state.dcp_tagged >= DCP_UNSURE_AFTER && !state.dcp_refuted && !state.warned {
@@ -360,7 +381,7 @@ impl Decoder {
                 if state.warned {
                     self.stats.packets_unsure += 1;
                 }
-                std
+                None
             }
             _ => {
                 if !state.warned {
@@ -369,11 +390,17 @@ impl Decoder {
                     extra.detection = Some(Warning::Ext { layer: Layer::Detection, what: ExtProblem::Other(Note::DetectionAmbiguous) });
                 }
                 self.stats.packets_unsure += 1;
-                std
+                None
             }
         };
-        self.flows.insert(key, state);
-        (out, extra)
+        if let Some(f) = out {
+            *frame = f;
+        }
+        // A flow without an entry reads as the default state: store only what changed.
+        if before != Some(state) {
+            self.flows.insert(key, state);
+        }
+        extra
     }
 
     /// Applies one detection rule; returns the packet decoded with `p` when it identifies
