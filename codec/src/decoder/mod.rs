@@ -231,6 +231,8 @@ pub struct Decoder {
     sdr: SdrTracker,
     /// Address pairs (lower address first) known to carry Flor.
     flor_pairs: std::collections::HashSet<(IpAddr, IpAddr), FxBuild>,
+    /// Checksums only where detection needs them ([`Decoder::checksums_for_detection_only`]).
+    lazy_verify: bool,
 }
 
 impl Decoder {
@@ -242,7 +244,18 @@ impl Decoder {
             nacks: NackReassembler::new(),
             sdr: SdrTracker::new(),
             flor_pairs: Default::default(),
+            lazy_verify: false,
         }
+    }
+
+    /// For readers that never look at checksums (the analysers): frames are decoded without
+    /// verifying the ICRC or the IPv4 header checksum (their status reads `Unchecked`, with no
+    /// checksum warnings), except the decodings a detection rule compares, which are verified as
+    /// always: every packet is labelled with the profile it gets with verification. A decoder
+    /// made with `no_verify` verifies nothing either way.
+    pub fn checksums_for_detection_only(mut self) -> Decoder {
+        self.lazy_verify = true;
+        self
     }
 
     pub fn options(&self) -> &DecoderOptions {
@@ -254,7 +267,20 @@ impl Decoder {
     }
 
     fn frame_opts(&self, profile: Profile) -> DecodeOptions {
-        DecodeOptions { verify: !self.opts.no_verify, profile, params: self.opts.params }
+        DecodeOptions { verify: !self.opts.no_verify && !self.lazy_verify, profile, params: self.opts.params }
+    }
+
+    /// What a detection rule compares: the packet decoded with `p`, and the number of problems
+    /// of its `std` decoding — both as verification would have them.
+    fn candidate<'a>(&self, std: &Frame<'a>, link: LinkType, orig_len: usize, p: Profile) -> (Frame<'a>, usize) {
+        if !self.lazy_verify || self.opts.no_verify {
+            return (self.redecode(*std, link, orig_len, p), std.warnings.problem_count());
+        }
+        let verified = |profile| DecodeOptions { verify: true, profile, params: self.opts.params };
+        let std = Frame::parse(link, std.data(), orig_len, &verified(Profile::Std));
+        let problems = std.warnings.problem_count();
+        let f = if p == Profile::Std || !std.is_decoded() { std } else { Frame::parse(link, std.data(), orig_len, &verified(p)) };
+        (f, problems)
     }
 
     /// Decodes one frame. The frame is decoded where it is returned (a `Frame` is about 300
@@ -414,7 +440,7 @@ impl Decoder {
                 if opcode != params.netrt_opcode {
                     return None;
                 }
-                let f = self.redecode(*std, link, orig_len, p);
+                let (f, _) = self.candidate(std, link, orig_len, p);
                 let ok = matches!(f.ext(), Ext::Netrt(netrt::Netrt::Request { .. } | netrt::Netrt::Unfulfilled { .. }));
                 (ok && f.warnings.problem_count() == 0).then_some(f)
             }
@@ -432,14 +458,14 @@ impl Decoder {
                     return None;
                 }
                 state.dcp_tagged = state.dcp_tagged.saturating_add(1);
-                let f = self.redecode(*std, link, orig_len, p);
+                let (f, std_problems) = self.candidate(std, link, orig_len, p);
                 let r = f.roce()?;
                 if tag == dcp::TAG_HO {
                     let ho = r.wire_len() == 15 && f.warnings.problem_count() == 0;
                     state.dcp_refuted |= !ho;
                     return ho.then_some(f);
                 }
-                if f.warnings.problem_count() > std.warnings.problem_count() {
+                if f.warnings.problem_count() > std_problems {
                     // The DCP layout does not even parse: ordinary traffic with this DSCP.
                     state.dcp_refuted = true;
                     return None;
@@ -472,8 +498,8 @@ impl Decoder {
                 if !candidate {
                     return None;
                 }
-                let f = self.redecode(*std, link, orig_len, p);
-                if f.warnings.problem_count() > std.warnings.problem_count() {
+                let (f, std_problems) = self.candidate(std, link, orig_len, p);
+                if f.warnings.problem_count() > std_problems {
                     return None;
                 }
                 match f.ext() {
@@ -504,15 +530,15 @@ impl Decoder {
                 if !candidate {
                     return None;
                 }
-                let f = self.redecode(*std, link, orig_len, p);
-                (matches!(f.ext(), Ext::Flor(_)) && f.warnings.problem_count() <= std.warnings.problem_count()).then_some(f)
+                let (f, std_problems) = self.candidate(std, link, orig_len, p);
+                (matches!(f.ext(), Ext::Flor(_)) && f.warnings.problem_count() <= std_problems).then_some(f)
             }
             Profile::Erd => {
                 if !erd::detect(roce) {
                     return None;
                 }
-                let f = self.redecode(*std, link, orig_len, p);
-                (matches!(f.ext(), Ext::Erd(_)) && f.warnings.problem_count() <= std.warnings.problem_count()).then_some(f)
+                let (f, std_problems) = self.candidate(std, link, orig_len, p);
+                (matches!(f.ext(), Ext::Erd(_)) && f.warnings.problem_count() <= std_problems).then_some(f)
             }
             _ => None,
         }
