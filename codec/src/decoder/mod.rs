@@ -317,7 +317,8 @@ impl Decoder {
         if frame.roce().is_some() {
             self.stats.packets[frame.profile() as usize] += 1;
         }
-        if let (Ext::Sdr(_), Some((a, b))) = (frame.ext(), frame.ip_addrs()) {
+        // (The addresses are read only for SDR frames.)
+        if let Some((a, b)) = matches!(frame.ext(), Ext::Sdr(_)).then(|| frame.ip_addrs()).flatten() {
             // SDR spreads a message over several QPs (channels, generations): key by the
             // address pair so every fragment of a message meets in one place.
             use std::hash::{Hash, Hasher};
