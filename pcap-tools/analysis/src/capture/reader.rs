@@ -276,70 +276,61 @@ impl<R: Read> CaptureReader<R> {
                 }
                 Format::PcapNg { parser, ifaces } => {
                     let big = parser.section().endianness == pcap_file::Endianness::Big;
-                    if let Some(epb) = plain_epb(slice, big) {
-                        // The common block, read in place (pcap-file would build an options
-                        // vector for it); anything unusual takes pcap-file's path below.
-                        let iface = described(ifaces, epb.interface_id, offset)?;
-                        let ts = iface.ts_ns(epb.timestamp);
-                        let d = epb.data;
-                        Some((iface.linktype, ts, epb.original_len, d.as_ptr() as usize - base_ptr, d.len(), epb.interface_id))
-                    } else {
-                        let (_, block) = parser.next_block(slice).map_err(|e| err(offset, describe(&e)))?;
-                        match block {
-                            Block::InterfaceDescription(idb) => {
-                                use pcap_file::pcapng::blocks::interface_description::InterfaceDescriptionOption as O;
-                                let mut iface = Iface { linktype: u32::from(idb.linktype), units_per_sec: 1_000_000, offset_s: 0, snaplen: idb.snaplen };
-                                for o in &idb.options {
-                                    match o {
-                                        O::IfTsResol(r) => {
-                                            iface.units_per_sec = if r & 0x80 != 0 {
-                                                1u64.checked_shl((r & 0x7f) as u32).unwrap_or(u64::MAX)
-                                            } else {
-                                                10u64.checked_pow(*r as u32).unwrap_or(u64::MAX)
-                                            }
-                                            .max(1)
+                    let (_, block) = parser.next_block(slice).map_err(|e| err(offset, describe(&e)))?;
+                    match block {
+                        Block::InterfaceDescription(idb) => {
+                            use pcap_file::pcapng::blocks::interface_description::InterfaceDescriptionOption as O;
+                            let mut iface = Iface { linktype: u32::from(idb.linktype), units_per_sec: 1_000_000, offset_s: 0, snaplen: idb.snaplen };
+                            for o in &idb.options {
+                                match o {
+                                    O::IfTsResol(r) => {
+                                        iface.units_per_sec = if r & 0x80 != 0 {
+                                            1u64.checked_shl((r & 0x7f) as u32).unwrap_or(u64::MAX)
+                                        } else {
+                                            10u64.checked_pow(*r as u32).unwrap_or(u64::MAX)
                                         }
-                                        // pcapng: a signed 64-bit number of seconds.
-                                        O::IfTsOffset(o) => iface.offset_s = *o as i64,
-                                        _ => {}
+                                        .max(1)
                                     }
+                                    // pcapng: a signed 64-bit number of seconds.
+                                    O::IfTsOffset(o) => iface.offset_s = *o as i64,
+                                    _ => {}
                                 }
-                                ifaces.push(iface);
-                                None
                             }
-                            Block::SectionHeader(_) => {
-                                ifaces.clear();
-                                None
-                            }
-                            Block::EnhancedPacket(epb) => {
-                                let iface = described(ifaces, epb.interface_id, offset)?;
-                                let ts = iface.ts_ns(epb.timestamp.as_nanos() as u64);
-                                let d = &epb.data;
-                                Some((iface.linktype, ts, epb.original_len, d.as_ptr() as usize - base_ptr, d.len(), epb.interface_id))
-                            }
-                            // The obsolete Packet Block (type 2), as old captures have it.
-                            Block::Packet(pb) => {
-                                let id = pb.interface_id as u32;
-                                let iface = described(ifaces, id, offset)?;
-                                // pcap-file reads the timestamp as one 64-bit word; on the wire it is
-                                // the high 32 bits then the low 32 bits, each in the section's order.
-                                let raw = if big { pb.timestamp } else { pb.timestamp.rotate_left(32) };
-                                let d = &pb.data;
-                                Some((iface.linktype, iface.ts_ns(raw), pb.original_len, d.as_ptr() as usize - base_ptr, d.len(), id))
-                            }
-                            Block::SimplePacket(spb) => {
-                                let iface = ifaces.first().copied().ok_or_else(|| err(offset, "simple packet before any interface"))?;
-                                // The block holds the packet padded to 32 bits: its captured length is
-                                // the original length, cut by the interface's snaplen (pcapng 4.4).
-                                let mut len = (spb.original_len as usize).min(spb.data.len());
-                                if iface.snaplen != 0 {
-                                    len = len.min(iface.snaplen as usize);
-                                }
-                                let d = &spb.data[..len];
-                                Some((iface.linktype, 0, spb.original_len, d.as_ptr() as usize - base_ptr, d.len(), 0))
-                            }
-                            _ => None,
+                            ifaces.push(iface);
+                            None
                         }
+                        Block::SectionHeader(_) => {
+                            ifaces.clear();
+                            None
+                        }
+                        Block::EnhancedPacket(epb) => {
+                            let iface = described(ifaces, epb.interface_id, offset)?;
+                            let ts = iface.ts_ns(epb.timestamp.as_nanos() as u64);
+                            let d = &epb.data;
+                            Some((iface.linktype, ts, epb.original_len, d.as_ptr() as usize - base_ptr, d.len(), epb.interface_id))
+                        }
+                        // The obsolete Packet Block (type 2), as old captures have it.
+                        Block::Packet(pb) => {
+                            let id = pb.interface_id as u32;
+                            let iface = described(ifaces, id, offset)?;
+                            // pcap-file reads the timestamp as one 64-bit word; on the wire it is
+                            // the high 32 bits then the low 32 bits, each in the section's order.
+                            let raw = if big { pb.timestamp } else { pb.timestamp.rotate_left(32) };
+                            let d = &pb.data;
+                            Some((iface.linktype, iface.ts_ns(raw), pb.original_len, d.as_ptr() as usize - base_ptr, d.len(), id))
+                        }
+                        Block::SimplePacket(spb) => {
+                            let iface = ifaces.first().copied().ok_or_else(|| err(offset, "simple packet before any interface"))?;
+                            // The block holds the packet padded to 32 bits: its captured length is
+                            // the original length, cut by the interface's snaplen (pcapng 4.4).
+                            let mut len = (spb.original_len as usize).min(spb.data.len());
+                            if iface.snaplen != 0 {
+                                len = len.min(iface.snaplen as usize);
+                            }
+                            let d = &spb.data[..len];
+                            Some((iface.linktype, 0, spb.original_len, d.as_ptr() as usize - base_ptr, d.len(), 0))
+                        }
+                        _ => None,
                     }
                 }
             };
