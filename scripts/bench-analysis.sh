@@ -13,14 +13,22 @@
 #   scripts/bench-analysis.sh                  # the 1 M capture
 #   TEN=1 scripts/bench-analysis.sh            # and the 10 M one (~3.3 GB in $DIR)
 #   DIR=/var/tmp/bench RUNS=5 scripts/bench-analysis.sh
+#   BIN=/tmp/rocescope-before scripts/bench-analysis.sh   # an older build instead of this tree's
 set -eu
 cd "$(dirname "$0")/.."
 DIR=${DIR:-/tmp/bench}
 RUNS=${RUNS:-3}
 LOG=${LOG:-docs/logs/bench-analysis.log}
 mkdir -p "$DIR" "$(dirname "$LOG")"
-cargo build --release -q -p rocescope
-BIN=${CARGO_TARGET_DIR:-target}/release/rocescope
+if [ -n "${BIN:-}" ]; then
+    # A given binary (an older build, to compare): it also generates the captures.
+    REV="BIN=$BIN"
+else
+    # The commit measured: taken before the build (the tree may change while the script runs).
+    REV="$(git rev-parse --short HEAD 2>/dev/null || echo unknown)$(git diff --quiet HEAD 2>/dev/null || echo ' (modified)')"
+    cargo build --release -q -p rocescope
+    BIN=${CARGO_TARGET_DIR:-target}/release/rocescope
+fi
 command -v tshark >/dev/null || { echo "tshark not found" >&2; exit 1; }
 WS_CONF=$(mktemp -d)
 TIMES=$(mktemp)
@@ -70,7 +78,7 @@ if [ "${TEN:-0}" = 1 ]; then
     names="1m 10m"
 fi
 {
-    echo "# $(date -u +%Y-%m-%dT%H:%M:%SZ) $(git rev-parse --short HEAD 2>/dev/null || echo unknown)$(git diff --quiet HEAD 2>/dev/null || echo ' (modified)')"
+    echo "# $(date -u +%Y-%m-%dT%H:%M:%SZ) $REV"
     echo "# $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//'); load $(cut -d' ' -f1-3 /proc/loadavg)"
     echo "# median of $RUNS runs (wall s, peak RSS KB, speedup over tshark); synth irn --incast 64 --mtu 256 --message-size 4096 --loss 0.01 --seed 1"
     for n in $names; do bench "$n"; done
