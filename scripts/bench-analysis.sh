@@ -25,7 +25,7 @@ if [ -n "${BIN:-}" ]; then
     REV="BIN=$BIN"
 else
     # The commit measured: taken before the build (the tree may change while the script runs).
-    REV="$(git rev-parse --short HEAD 2>/dev/null || echo unknown)$(git diff --quiet HEAD 2>/dev/null || echo ' (modified)')"
+    REV="$(git rev-parse --short HEAD 2>/dev/null || echo unknown)$(git diff --quiet HEAD -- . ":(exclude)$LOG" 2>/dev/null || echo ' (modified)')"
     cargo build --release -q -p rocescope
     BIN=${CARGO_TARGET_DIR:-target}/release/rocescope
 fi
