@@ -5,7 +5,7 @@
 use rocescope_codec::build::{header_only, FrameRepr, NetRepr, RoceRepr};
 use rocescope_codec::decoder::{Decoder, DecoderOptions, ProfileChoice, Selector, DCP_UNSURE_AFTER};
 use rocescope_codec::ib::{DcpethRepr, RethRepr};
-use rocescope_codec::{LinkType, Profile};
+use rocescope_codec::{IcrcStatus, LinkType, Profile};
 
 const A: [u8; 4] = [10, 0, 0, 1];
 const B: [u8; 4] = [10, 0, 0, 2];
@@ -84,6 +84,33 @@ fn a_header_only_packet_identifies_dcp_at_once() {
     assert_eq!(ho.len(), 57);
     let got = run(&mut d, &[ho, data[2].clone()]);
     assert_eq!(got, [(Profile::Dcp, 0), (Profile::Dcp, 0)]);
+}
+
+#[test]
+fn checksums_for_detection_only_labels_as_full_verification_does() {
+    // A header-only packet (BTH + 3 bytes, no ICRC) identifies DCP only without problems: with
+    // its IPv4 header checksum (Ethernet 14 + IPv4 offset 10) corrupted it is no evidence, and
+    // the Last that follows (no First seen) none either.
+    let data = dcp_write(0x12, 50, 7, &[0x11; 512]);
+    let mut bad_ho = header_only(LinkType::Ethernet, &data[1], 2).unwrap();
+    bad_ho[24] ^= 0xff;
+    let good_ho = header_only(LinkType::Ethernet, &data[1], 2).unwrap();
+    let profiles = |d: &mut Decoder, frames: &[Vec<u8>]| run(d, frames).into_iter().map(|(p, _)| p).collect::<Vec<_>>();
+    let bad = [bad_ho, data[2].clone()];
+    let good = [good_ho, data[2].clone()];
+    assert_eq!(profiles(&mut auto(), &bad), [Profile::Std, Profile::Std]);
+    assert_eq!(profiles(&mut auto().checksums_for_detection_only(), &bad), [Profile::Std, Profile::Std]);
+    assert_eq!(profiles(&mut auto(), &good), [Profile::Dcp, Profile::Dcp]);
+    assert_eq!(profiles(&mut auto().checksums_for_detection_only(), &good), [Profile::Dcp, Profile::Dcp]);
+    // Packets no rule compares are not verified: the corrupted ICRC goes unnoticed.
+    let mut plain = std_write(0, 0x40, 9, &[0x22; 256]).remove(0);
+    *plain.last_mut().unwrap() ^= 0xff;
+    let mut lazy = auto().checksums_for_detection_only();
+    let x = lazy.decode(LinkType::Ethernet, &plain, plain.len());
+    assert_eq!((x.frame.icrc_status(), x.warning_count()), (IcrcStatus::Unchecked, 0));
+    let mut full = auto();
+    let x = full.decode(LinkType::Ethernet, &plain, plain.len());
+    assert_eq!((x.frame.icrc_status(), x.warning_count()), (IcrcStatus::Bad, 1));
 }
 
 #[test]

@@ -39,7 +39,10 @@ use crate::value::Value;
 use crate::warning::{ExtProblem, Layer, Note, Warning};
 
 mod erd_nacks;
+mod fx;
 mod sdr_tracker;
+
+use fx::FxBuild;
 
 pub use erd_nacks::{is_nack_segment, NackBatch, NackMessage, NackReassembler, Segment, StreamKey};
 pub use sdr_tracker::{SdrAnnotation, SdrTracker};
@@ -134,7 +137,7 @@ struct FlowKey {
 }
 
 /// What detection remembers about a flow.
-#[derive(Clone, Copy, Debug, Default)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 struct FlowState {
     profile: Option<Profile>,
     /// A warning about this flow was already given.
@@ -222,24 +225,37 @@ pub const DCP_UNSURE_AFTER: u16 = 8;
 #[derive(Debug)]
 pub struct Decoder {
     opts: DecoderOptions,
-    flows: HashMap<FlowKey, FlowState>,
+    flows: HashMap<FlowKey, FlowState, FxBuild>,
     stats: DetectionStats,
     nacks: NackReassembler,
     sdr: SdrTracker,
     /// Address pairs (lower address first) known to carry Flor.
-    flor_pairs: std::collections::HashSet<(IpAddr, IpAddr)>,
+    flor_pairs: std::collections::HashSet<(IpAddr, IpAddr), FxBuild>,
+    /// Checksums only where detection needs them ([`Decoder::checksums_for_detection_only`]).
+    lazy_verify: bool,
 }
 
 impl Decoder {
     pub fn new(opts: DecoderOptions) -> Decoder {
         Decoder {
             opts,
-            flows: HashMap::new(),
+            flows: HashMap::default(),
             stats: DetectionStats::default(),
             nacks: NackReassembler::new(),
             sdr: SdrTracker::new(),
             flor_pairs: Default::default(),
+            lazy_verify: false,
         }
+    }
+
+    /// For readers that never look at checksums (the analysers): frames are decoded without
+    /// verifying the ICRC or the IPv4 header checksum (their status reads `Unchecked`, with no
+    /// checksum warnings), except the decodings a detection rule compares, which are verified as
+    /// always: every packet is labelled with the profile it gets with verification. A decoder
+    /// made with `no_verify` verifies nothing either way.
+    pub fn checksums_for_detection_only(mut self) -> Decoder {
+        self.lazy_verify = true;
+        self
     }
 
     pub fn options(&self) -> &DecoderOptions {
@@ -251,51 +267,69 @@ impl Decoder {
     }
 
     fn frame_opts(&self, profile: Profile) -> DecodeOptions {
-        DecodeOptions { verify: !self.opts.no_verify, profile, params: self.opts.params }
+        DecodeOptions { verify: !self.opts.no_verify && !self.lazy_verify, profile, params: self.opts.params }
     }
 
-    /// Decodes one frame.
+    /// What a detection rule compares: the packet decoded with `p`, and the number of problems
+    /// of its `std` decoding — both as verification would have them.
+    fn candidate<'a>(&self, std: &Frame<'a>, link: LinkType, orig_len: usize, p: Profile) -> (Frame<'a>, usize) {
+        if !self.lazy_verify || self.opts.no_verify {
+            return (self.redecode(*std, link, orig_len, p), std.warnings.problem_count());
+        }
+        let verified = |profile| DecodeOptions { verify: true, profile, params: self.opts.params };
+        let std = Frame::parse(link, std.data(), orig_len, &verified(Profile::Std));
+        let problems = std.warnings.problem_count();
+        let f = if p == Profile::Std || !std.is_decoded() { std } else { Frame::parse(link, std.data(), orig_len, &verified(p)) };
+        (f, problems)
+    }
+
+    /// Decodes one frame. The frame is decoded where it is returned (a `Frame` is about 300
+    /// bytes: no copies of it per packet), a second time only when its flow's profile is not
+    /// `std`.
     pub fn decode<'a>(&mut self, link: LinkType, data: &'a [u8], orig_len: usize) -> Decoded<'a, '_> {
-        let std = Frame::parse(link, data, orig_len, &self.frame_opts(Profile::Std));
-        let mapped = self.opts.maps.iter().find(|(s, _)| s.matches(&std)).map(|(_, p)| *p);
+        let mut out = Decoded { frame: Frame::new(link, data), extra: Extra::default(), nacks: None };
+        out.frame.decode(orig_len, &self.frame_opts(Profile::Std));
+        let mapped = self.opts.maps.iter().find(|(s, _)| s.matches(&out.frame)).map(|(_, p)| *p);
         let chosen = mapped.or(match self.opts.profile {
             ProfileChoice::Fixed(p) => Some(p),
             ProfileChoice::Auto => None,
         });
-        if std.tcp().is_some() {
+        if out.frame.tcp().is_some() {
             // ERD's NACK path: TCP to or from the NACK port, under erd or auto.
-            let mut frame = std;
             let port = self.opts.params.erd_nack_port;
             let nacks = match chosen {
-                Some(Profile::Erd) | None => self.nacks.push_frame(&std, port),
+                Some(Profile::Erd) | None => self.nacks.push_frame(&out.frame, port),
                 Some(_) => None,
             };
             if let Some(n) = &nacks {
                 for w in n.warnings.iter() {
-                    frame.warnings.push(*w);
+                    out.frame.warnings.push(*w);
                 }
             }
-            return Decoded { frame, extra: Extra::default(), nacks };
+            out.nacks = nacks;
+            return out;
         }
-        let (mut frame, mut extra) = match chosen {
-            Some(p) => (self.redecode(std, link, orig_len, p), Extra::default()),
-            None => self.detect(std, link, orig_len),
-        };
+        match chosen {
+            Some(p) => self.redecode_in_place(&mut out.frame, orig_len, p),
+            None => out.extra = self.detect(&mut out.frame, link, orig_len),
+        }
+        let frame = &mut out.frame;
         if frame.roce().is_some() {
             self.stats.packets[frame.profile() as usize] += 1;
         }
-        if let (Ext::Sdr(_), Some((a, b))) = (frame.ext(), frame.ip_addrs()) {
+        // (The addresses are read only for SDR frames.)
+        if let Some((a, b)) = matches!(frame.ext(), Ext::Sdr(_)).then(|| frame.ip_addrs()).flatten() {
             // SDR spreads a message over several QPs (channels, generations): key by the
             // address pair so every fragment of a message meets in one place.
             use std::hash::{Hash, Hasher};
             let mut h = std::collections::hash_map::DefaultHasher::new();
             (a, b).hash(&mut h);
-            extra.sdr = self.sdr.observe_frame(h.finish(), &self.opts.params, &frame);
-            if let Some(w) = extra.sdr.and_then(|a| a.problem) {
+            out.extra.sdr = self.sdr.observe_frame(h.finish(), &self.opts.params, frame);
+            if let Some(w) = out.extra.sdr.and_then(|a| a.problem) {
                 frame.warnings.push(w);
             }
         }
-        Decoded { frame, extra, nacks: None }
+        out
     }
 
     fn redecode<'a>(&self, std: Frame<'a>, link: LinkType, orig_len: usize, p: Profile) -> Frame<'a> {
@@ -306,23 +340,37 @@ impl Decoder {
         }
     }
 
+    /// [`redecode`](Self::redecode) over the `std` decoding in place.
+    #[inline]
+    fn redecode_in_place(&self, frame: &mut Frame<'_>, orig_len: usize, p: Profile) {
+        if p != Profile::Std && frame.is_decoded() {
+            *frame = Frame::new(frame.link(), frame.data());
+            frame.decode(orig_len, &self.frame_opts(p));
+        }
+    }
+
     fn flow_key(f: &Frame<'_>) -> Option<FlowKey> {
         let (src, dst) = f.ip_addrs()?;
         let qp = f.roce()?.bth().dest_qp();
         Some(FlowKey { src, dst, qp })
     }
 
-    fn detect<'a>(&mut self, std: Frame<'a>, link: LinkType, orig_len: usize) -> (Frame<'a>, Extra) {
-        let Some(key) = Self::flow_key(&std) else { return (std, Extra::default()) };
-        let state = self.flows.get(&key).copied().unwrap_or_default();
+    /// Detection for one frame, `std` decoded in `frame`: labels it with its flow's profile
+    /// (decoding it again with that profile) and updates the flow's memory.
+    fn detect<'a>(&mut self, frame: &mut Frame<'a>, link: LinkType, orig_len: usize) -> Extra {
+        let Some(key) = Self::flow_key(frame) else { return Extra::default() };
+        let before = self.flows.get(&key).copied();
+        let state = before.unwrap_or_default();
         if let Some(p) = state.profile {
-            return (self.redecode(std, link, orig_len, p), Extra::default());
+            self.redecode_in_place(frame, orig_len, p);
+            return Extra::default();
         }
+        let std: &Frame<'a> = frame;
         let mut matched: [Option<(Profile, Frame<'a>)>; 2] = [None, None];
         let mut n = 0usize;
         let mut state = state;
         for p in [Profile::Netrt, Profile::Dcp, Profile::Sdr, Profile::Flor, Profile::Erd] {
-            if let Some(f) = self.try_rule(p, &std, link, orig_len, &mut state) {
+            if let Some(f) = self.try_rule(p, std, link, orig_len, &mut state) {
                 if n < 2 {
                     matched[n] = Some((p, f));
                 }
@@ -347,7 +395,7 @@ impl Decoder {
                         e.profile = Some(Profile::Netrt);
                     }
                 }
-                f
+                Some(f)
             }
             (0, _) => {
                 if state.dcp_tagged >= DCP_UNSURE_AFTER && !state.dcp_refuted && !state.warned {
@@ -360,7 +408,7 @@ impl Decoder {
                 if state.warned {
                     self.stats.packets_unsure += 1;
                 }
-                std
+                None
             }
             _ => {
                 if !state.warned {
@@ -369,11 +417,17 @@ impl Decoder {
                     extra.detection = Some(Warning::Ext { layer: Layer::Detection, what: ExtProblem::Other(Note::DetectionAmbiguous) });
                 }
                 self.stats.packets_unsure += 1;
-                std
+                None
             }
         };
-        self.flows.insert(key, state);
-        (out, extra)
+        if let Some(f) = out {
+            *frame = f;
+        }
+        // A flow without an entry reads as the default state: store only what changed.
+        if before != Some(state) {
+            self.flows.insert(key, state);
+        }
+        extra
     }
 
     /// Applies one detection rule; returns the packet decoded with `p` when it identifies
@@ -387,7 +441,7 @@ impl Decoder {
                 if opcode != params.netrt_opcode {
                     return None;
                 }
-                let f = self.redecode(*std, link, orig_len, p);
+                let (f, _) = self.candidate(std, link, orig_len, p);
                 let ok = matches!(f.ext(), Ext::Netrt(netrt::Netrt::Request { .. } | netrt::Netrt::Unfulfilled { .. }));
                 (ok && f.warnings.problem_count() == 0).then_some(f)
             }
@@ -405,14 +459,14 @@ impl Decoder {
                     return None;
                 }
                 state.dcp_tagged = state.dcp_tagged.saturating_add(1);
-                let f = self.redecode(*std, link, orig_len, p);
+                let (f, std_problems) = self.candidate(std, link, orig_len, p);
                 let r = f.roce()?;
                 if tag == dcp::TAG_HO {
                     let ho = r.wire_len() == 15 && f.warnings.problem_count() == 0;
                     state.dcp_refuted |= !ho;
                     return ho.then_some(f);
                 }
-                if f.warnings.problem_count() > std.warnings.problem_count() {
+                if f.warnings.problem_count() > std_problems {
                     // The DCP layout does not even parse: ordinary traffic with this DSCP.
                     state.dcp_refuted = true;
                     return None;
@@ -445,8 +499,8 @@ impl Decoder {
                 if !candidate {
                     return None;
                 }
-                let f = self.redecode(*std, link, orig_len, p);
-                if f.warnings.problem_count() > std.warnings.problem_count() {
+                let (f, std_problems) = self.candidate(std, link, orig_len, p);
+                if f.warnings.problem_count() > std_problems {
                     return None;
                 }
                 match f.ext() {
@@ -477,15 +531,15 @@ impl Decoder {
                 if !candidate {
                     return None;
                 }
-                let f = self.redecode(*std, link, orig_len, p);
-                (matches!(f.ext(), Ext::Flor(_)) && f.warnings.problem_count() <= std.warnings.problem_count()).then_some(f)
+                let (f, std_problems) = self.candidate(std, link, orig_len, p);
+                (matches!(f.ext(), Ext::Flor(_)) && f.warnings.problem_count() <= std_problems).then_some(f)
             }
             Profile::Erd => {
                 if !erd::detect(roce) {
                     return None;
                 }
-                let f = self.redecode(*std, link, orig_len, p);
-                (matches!(f.ext(), Ext::Erd(_)) && f.warnings.problem_count() <= std.warnings.problem_count()).then_some(f)
+                let (f, std_problems) = self.candidate(std, link, orig_len, p);
+                (matches!(f.ext(), Ext::Erd(_)) && f.warnings.problem_count() <= std_problems).then_some(f)
             }
             _ => None,
         }

@@ -160,7 +160,8 @@ pub fn analyze(out: &mut impl Write, args: &crate::AnalyzeArgs, timeline: bool) 
     use rocescope_analysis::analyze::{render, run, Options};
     let file = &args.file;
     let reader = capture::open(file).map_err(|e| Failure::Input(file.into(), e))?;
-    let mut session = Session::new(reader, args.profile.decoder());
+    // The analysers never read checksums: verify only what detection compares.
+    let mut session = Session::new(reader, args.profile.decoder().checksums_for_detection_only());
     let bar = progress::FileBar::for_file(file);
     if args.svg.is_some() && !timeline {
         return Err(Failure::Usage("--svg is an option of `rocescope timeline`".into()));

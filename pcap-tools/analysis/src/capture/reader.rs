@@ -64,7 +64,12 @@ struct Iface {
 
 impl Iface {
     /// A raw pcapng timestamp in nanoseconds since the Unix epoch.
+    #[inline]
     fn ts_ns(&self, raw: u64) -> u64 {
+        if self.offset_s == 0 && 1_000_000_000 % self.units_per_sec == 0 {
+            // Whole nanoseconds per unit (ns, µs, ms, s): no 128-bit division.
+            return (raw as u128 * (1_000_000_000 / self.units_per_sec) as u128).min(u64::MAX as u128) as u64;
+        }
         let ns = (raw as u128 * 1_000_000_000 / self.units_per_sec as u128) as i128;
         (ns + self.offset_s as i128 * 1_000_000_000).clamp(0, u64::MAX as i128) as u64
     }
@@ -214,6 +219,10 @@ impl<R: Read> CaptureReader<R> {
 
     /// The next frame, `Ok(None)` at the end of the file.
     pub fn next_record(&mut self) -> Result<Option<Record<'_>>, CaptureError> {
+        let offset = self.offset();
+        if let Some(parsed) = self.next_plain_epb()? {
+            return Ok(Some(self.record(offset, parsed)));
+        }
         loop {
             let offset = self.offset();
             let big_pcap = match &self.format {
@@ -252,7 +261,7 @@ impl<R: Read> CaptureReader<R> {
             let slice = &self.buf[self.start..self.start + need];
             let base_ptr = self.buf.as_ptr() as usize;
             // Parse; remember where the packet bytes are so the borrow of `buf` can end.
-            let parsed: Option<(u32, u64, u32, usize, usize, u32)> = match &mut self.format {
+            let parsed: Option<Parsed> = match &mut self.format {
                 Format::Pcap { parser, linktype } => {
                     // The raw record: pcap-file's checked `next_packet` rejects every record whose
                     // original length exceeds the file's snaplen, i.e. every snaplen-cut frame.
@@ -326,22 +335,93 @@ impl<R: Read> CaptureReader<R> {
                 }
             };
             self.start += need;
-            if let Some((linktype, ts_ns, orig_len, at, len, interface)) = parsed {
-                self.number += 1;
-                self.data_offset = self.base + at as u64;
-                return Ok(Some(Record {
-                    number: self.number,
-                    linktype,
-                    ts_ns,
-                    orig_len,
-                    data: &self.buf[at..at + len],
-                    offset,
-                    data_offset: self.data_offset,
-                    interface,
-                }));
+            if let Some(parsed) = parsed {
+                return Ok(Some(self.record(offset, parsed)));
             }
         }
     }
+
+    /// The common case of [`next_record`](Self::next_record) without its general path: a
+    /// pcapng Enhanced Packet Block without options, already whole in the buffer, is consumed
+    /// and returned as `(linktype, ts_ns, orig_len, data start, data length, interface)`.
+    /// `None` (nothing consumed) for anything else, which the general path then reads, with
+    /// the same result for such a block.
+    #[inline]
+    fn next_plain_epb(&mut self) -> Result<Option<Parsed>, CaptureError> {
+        let Format::PcapNg { parser, ifaces } = &self.format else { return Ok(None) };
+        let avail = &self.buf[self.start..self.end];
+        let Some(head) = avail.get(..8) else { return Ok(None) };
+        let big = parser.section().endianness == pcap_file::Endianness::Big;
+        let len = u32::from_le_bytes([head[4], head[5], head[6], head[7]]);
+        let len = if big { len.swap_bytes() } else { len } as usize;
+        if len > MAX_RECORD {
+            return Ok(None);
+        }
+        let Some(epb) = avail.get(..len).and_then(|block| plain_epb(block, big)) else { return Ok(None) };
+        let iface = described(ifaces, epb.interface_id, self.offset())?;
+        let at = epb.data.as_ptr() as usize - self.buf.as_ptr() as usize;
+        let parsed = (iface.linktype, iface.ts_ns(epb.timestamp), epb.original_len, at, epb.data.len(), epb.interface_id);
+        self.start += len;
+        Ok(Some(parsed))
+    }
+
+    /// Numbers a parsed record (its block already consumed) and lends its bytes.
+    #[inline]
+    fn record(&mut self, offset: u64, (linktype, ts_ns, orig_len, at, len, interface): Parsed) -> Record<'_> {
+        self.number += 1;
+        self.data_offset = self.base + at as u64;
+        Record {
+            number: self.number,
+            linktype,
+            ts_ns,
+            orig_len,
+            data: &self.buf[at..at + len],
+            offset,
+            data_offset: self.data_offset,
+            interface,
+        }
+    }
+}
+
+/// A parsed record: linktype, timestamp (ns), original length, where its captured bytes start
+/// in the buffer and how many there are, interface.
+type Parsed = (u32, u64, u32, usize, usize, u32);
+
+/// An Enhanced Packet Block's fields (pcapng 4.3), `timestamp` as the raw 64-bit count.
+struct PlainEpb<'a> {
+    interface_id: u32,
+    timestamp: u64,
+    original_len: u32,
+    data: &'a [u8],
+}
+
+/// `block` (one whole block, its length already checked by `block_len_at`) when it is an
+/// Enhanced Packet Block that pcap-file would accept as is: equal leading and trailing lengths,
+/// the captured bytes inside the block, and no options (or an `opt_endofopt` first). `None`
+/// for every other block, which then goes through pcap-file (and its error messages).
+#[inline]
+fn plain_epb(block: &[u8], big: bool) -> Option<PlainEpb<'_>> {
+    const ENHANCED_PACKET_BLOCK: u32 = 6;
+    let u32_at = |at: usize| -> Option<u32> {
+        let b: [u8; 4] = block.get(at..at + 4)?.try_into().ok()?;
+        Some(if big { u32::from_be_bytes(b) } else { u32::from_le_bytes(b) })
+    };
+    let n = block.len();
+    if n < 32 || n % 4 != 0 || u32_at(0)? != ENHANCED_PACKET_BLOCK || u32_at(4)? as usize != n || u32_at(n - 4)? as usize != n {
+        return None;
+    }
+    let captured = u32_at(20)? as usize;
+    let padded = captured.checked_add((4 - captured % 4) % 4)?;
+    let opts = 28usize.checked_add(padded)?;
+    if opts > n - 4 {
+        return None;
+    }
+    let no_options = opts == n - 4 || (n - 4 - opts >= 4 && block[opts..opts + 2] == [0, 0]);
+    if !no_options {
+        return None;
+    }
+    let timestamp = (u64::from(u32_at(12)?) << 32) + u64::from(u32_at(16)?);
+    Some(PlainEpb { interface_id: u32_at(8)?, timestamp, original_len: u32_at(24)?, data: &block[28..28 + captured] })
 }
 
 /// A minimal pcap header used only to initialise the reader before the real one is read.

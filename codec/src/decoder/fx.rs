@@ -1,0 +1,94 @@
+//! A fast, non-cryptographic hasher for the decoder's per-flow maps (the word-at-a-time
+//! multiply-rotate scheme of Firefox's and rustc's "FxHash"). Its keys come from the capture,
+//! not from an adversary we must resist: a flow key costs a few multiplications instead of
+//! SipHash's rounds. Iteration order of these maps is never observed.
+
+use core::hash::{BuildHasherDefault, Hasher};
+
+/// `BuildHasher` for `HashMap<K, V, FxBuild>`.
+pub(crate) type FxBuild = BuildHasherDefault<FxHasher>;
+
+const SEED: u64 = 0x51_7c_c1_b7_27_22_0a_95;
+
+/// The hasher state: one word.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct FxHasher {
+    hash: u64,
+}
+
+impl FxHasher {
+    #[inline]
+    fn add(&mut self, word: u64) {
+        self.hash = (self.hash.rotate_left(5) ^ word).wrapping_mul(SEED);
+    }
+}
+
+impl Hasher for FxHasher {
+    #[inline]
+    fn write(&mut self, mut bytes: &[u8]) {
+        while let Some((w, rest)) = bytes.split_first_chunk::<8>() {
+            self.add(u64::from_le_bytes(*w));
+            bytes = rest;
+        }
+        if let Some((w, rest)) = bytes.split_first_chunk::<4>() {
+            self.add(u64::from(u32::from_le_bytes(*w)));
+            bytes = rest;
+        }
+        for &b in bytes {
+            self.add(u64::from(b));
+        }
+    }
+    #[inline]
+    fn write_u8(&mut self, i: u8) {
+        self.add(u64::from(i));
+    }
+    #[inline]
+    fn write_u16(&mut self, i: u16) {
+        self.add(u64::from(i));
+    }
+    #[inline]
+    fn write_u32(&mut self, i: u32) {
+        self.add(u64::from(i));
+    }
+    #[inline]
+    fn write_u64(&mut self, i: u64) {
+        self.add(i);
+    }
+    #[inline]
+    fn write_u128(&mut self, i: u128) {
+        self.add(i as u64);
+        self.add((i >> 64) as u64);
+    }
+    #[inline]
+    fn write_usize(&mut self, i: usize) {
+        self.add(i as u64);
+    }
+    #[inline]
+    fn finish(&self) -> u64 {
+        self.hash
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use core::hash::BuildHasher;
+    use std::net::{IpAddr, Ipv4Addr};
+
+    #[test]
+    fn equal_keys_hash_equal_and_neighbours_differ() {
+        let b = FxBuild::default();
+        let a = |x: u8| IpAddr::V4(Ipv4Addr::new(10, 0, 0, x));
+        assert_eq!(b.hash_one((a(1), a(2), 7u32)), b.hash_one((a(1), a(2), 7u32)));
+        assert_ne!(b.hash_one((a(1), a(2), 7u32)), b.hash_one((a(2), a(1), 7u32)));
+        assert_ne!(b.hash_one((a(1), a(2), 7u32)), b.hash_one((a(1), a(2), 8u32)));
+    }
+
+    #[test]
+    fn one_step_is_rotate_xor_multiply() {
+        // By hand: from 0, rotate_left(5) is 0, 0 ^ 1 = 1, 1 · SEED = SEED.
+        let mut h = FxHasher::default();
+        h.write_u32(1);
+        assert_eq!(h.finish(), 0x517c_c1b7_2722_0a95);
+    }
+}

@@ -1,0 +1,85 @@
+#!/bin/sh
+# The analysis path against tshark (docs/logs/bench-analysis.log keeps every run): a synthetic
+# RoCEv2 capture of ~1.3 M frames (IRN, 64-way incast, 256-byte MTU, 4 KB messages, 1 % forward
+# loss, receiver tap; with TEN=1 also the ~13 M-frame one, --messages 7813) is generated, then
+# each of
+#   tshark -n -q -z conv,udp -r FILE          (no plugin: an empty WIRESHARK_CONFIG_DIR)
+#   rocescope flows FILE
+#   rocescope timeline -T json FILE > /dev/null
+# runs 3 times under /usr/bin/time; the median wall time, the peak RSS and the speedups over
+# tshark are printed and appended, with the date, commit, core count and CPU model, to the log.
+# The machine may be shared: compare numbers taken back to back, not across days.
+#
+#   scripts/bench-analysis.sh                  # the 1 M capture
+#   TEN=1 scripts/bench-analysis.sh            # and the 10 M one (~3.3 GB in $DIR)
+#   DIR=/var/tmp/bench RUNS=5 scripts/bench-analysis.sh
+#   BIN=/tmp/rocescope-before scripts/bench-analysis.sh   # an older build instead of this tree's
+set -eu
+cd "$(dirname "$0")/.."
+DIR=${DIR:-/tmp/bench}
+RUNS=${RUNS:-3}
+LOG=${LOG:-docs/logs/bench-analysis.log}
+mkdir -p "$DIR" "$(dirname "$LOG")"
+if [ -n "${BIN:-}" ]; then
+    # A given binary (an older build, to compare): it also generates the captures.
+    REV="BIN=$BIN"
+else
+    # The commit measured: taken before the build (the tree may change while the script runs).
+    REV="$(git rev-parse --short HEAD 2>/dev/null || echo unknown)$(git diff --quiet HEAD -- . ":(exclude)$LOG" 2>/dev/null || echo ' (modified)')"
+    cargo build --release -q -p rocescope
+    BIN=${CARGO_TARGET_DIR:-target}/release/rocescope
+fi
+command -v tshark >/dev/null || { echo "tshark not found" >&2; exit 1; }
+WS_CONF=$(mktemp -d)
+TIMES=$(mktemp)
+trap 'rm -rf "$WS_CONF" "$TIMES"' EXIT
+
+# capture NAME MESSAGES: writes $DIR/NAME.pcapng (atomically: other readers may have it open)
+# and the simulator's summary to $DIR/NAME.synth.txt.
+capture() {
+    "$BIN" synth --stack irn --incast 64 --mtu 256 --message-size 4096 --messages "$2" --loss 0.01 \
+        --loss-dir forward --taps receiver --seed 1 -o "$DIR/$1.tmp.pcapng" >/dev/null 2>"$DIR/$1.synth.txt"
+    mv "$DIR/$1.tmp.pcapng" "$DIR/$1.pcapng"
+}
+
+# measure CMD...: runs it $RUNS times (output discarded: tshark warns about running as root);
+# prints "median_seconds peak_rss_kb". A failing run stops the script.
+measure() {
+    : >"$TIMES"
+    i=0
+    while [ "$i" -lt "$RUNS" ]; do
+        /usr/bin/time -a -o "$TIMES" -f '%e %M' "$@" >/dev/null 2>&1
+        i=$((i + 1))
+    done
+    med=$(cut -d' ' -f1 "$TIMES" | sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }')
+    rss=$(cut -d' ' -f2 "$TIMES" | sort -n | tail -1)
+    echo "$med $rss"
+}
+
+ratio() {
+    awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.1f", a / b; else print "inf" }'
+}
+
+bench() {
+    name=$1
+    file="$DIR/$name.pcapng"
+    size=$(($(wc -c <"$file") / 1048576))
+    set -- $(measure env WIRESHARK_CONFIG_DIR="$WS_CONF" tshark -n -q -z conv,udp -r "$file"); ts=$1; ts_rss=$2
+    set -- $(measure "$BIN" flows "$file"); fl=$1; fl_rss=$2
+    set -- $(measure "$BIN" timeline -T json "$file"); tl=$1; tl_rss=$2
+    echo "# $name: $(tail -1 "$DIR/$name.synth.txt")"
+    echo "$name ($size MiB): tshark -z conv,udp ${ts} s ${ts_rss} KB | flows ${fl} s ${fl_rss} KB ×$(ratio "$ts" "$fl") | timeline -T json ${tl} s ${tl_rss} KB ×$(ratio "$ts" "$tl")"
+}
+
+names=1m
+capture 1m 781
+if [ "${TEN:-0}" = 1 ]; then
+    capture 10m 7813
+    names="1m 10m"
+fi
+{
+    echo "# $(date -u +%Y-%m-%dT%H:%M:%SZ) $REV"
+    echo "# $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//'); load $(cut -d' ' -f1-3 /proc/loadavg)"
+    echo "# median of $RUNS runs (wall s, peak RSS KB, speedup over tshark); synth irn --incast 64 --mtu 256 --message-size 4096 --loss 0.01 --seed 1"
+    for n in $names; do bench "$n"; done
+} | tee -a "$LOG"
