@@ -23,6 +23,7 @@ pub mod ext;
 pub mod field;
 pub mod field_group;
 pub mod frame;
+pub mod fxhash;
 pub mod ib;
 pub mod layout;
 pub mod mac_control;

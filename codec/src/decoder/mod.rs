@@ -39,10 +39,9 @@ use crate::value::Value;
 use crate::warning::{ExtProblem, Layer, Note, Warning};
 
 mod erd_nacks;
-mod fx;
 mod sdr_tracker;
 
-use fx::FxBuild;
+use crate::fxhash::FxBuild;
 
 pub use erd_nacks::{is_nack_segment, NackBatch, NackMessage, NackReassembler, Segment, StreamKey};
 pub use sdr_tracker::{SdrAnnotation, SdrTracker};

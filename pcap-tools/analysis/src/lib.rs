@@ -14,7 +14,6 @@ pub mod analyze;
 pub mod capture;
 pub mod check;
 pub mod flows;
-pub mod fxhash;
 pub mod output;
 pub mod session;
 

@@ -55,7 +55,7 @@ use rocescope_stacks::events::EventQueue;
 use rocescope_stacks::dcqcn::{Dcqcn, DcqcnConfig};
 use rocescope_stacks::{Action, ConnConfig, Endpoint, Message, Nanos, Op, Requester, RetxReason};
 
-use rocescope_analysis::fxhash::{FxHashMap, FxHashSet};
+use rocescope_codec::fxhash::{FxHashMap, FxHashSet};
 use super::nic::{NicSched, Pick};
 use super::pfc::{self, EgressPause, IngressMeter, PfcConfig, PfcSignal};
 use super::topology::{LinkRole, NodeKind, Shape, Topology};

@@ -33,7 +33,7 @@ pub mod track;
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 
-use crate::fxhash::{FxHashMap, FxHashSet};
+use rocescope_codec::fxhash::{FxHashMap, FxHashSet};
 use std::net::IpAddr;
 
 use rocescope_codec::Profile;

@@ -1,18 +1,25 @@
-//! A fast, non-cryptographic hasher for the decoder's per-flow maps (the word-at-a-time
-//! multiply-rotate scheme of Firefox's and rustc's "FxHash"). Its keys come from the capture,
-//! not from an adversary we must resist: a flow key costs a few multiplications instead of
-//! SipHash's rounds. Iteration order of these maps is never observed.
+//! A fast, non-cryptographic hasher for small keys looked up once per frame: the decoder's and
+//! the analysers' per-flow maps, the simulator's QP lookups (the word-at-a-time multiply-rotate
+//! scheme of Firefox's and rustc's "FxHash", written here in a few lines rather than adding a
+//! crate). Its keys come from captures and simulations, not from an adversary we must resist: a
+//! capture crafted to collide can make lookups slow, never wrong. Nothing iterates these maps in
+//! an order that reaches an output.
 
 use core::hash::{BuildHasherDefault, Hasher};
+use std::collections::{HashMap, HashSet};
 
 /// `BuildHasher` for `HashMap<K, V, FxBuild>`.
-pub(crate) type FxBuild = BuildHasherDefault<FxHasher>;
+pub type FxBuild = BuildHasherDefault<FxHasher>;
+/// A `HashMap` with [`FxHasher`].
+pub type FxHashMap<K, V> = HashMap<K, V, FxBuild>;
+/// A `HashSet` with [`FxHasher`].
+pub type FxHashSet<K> = HashSet<K, FxBuild>;
 
 const SEED: u64 = 0x51_7c_c1_b7_27_22_0a_95;
 
 /// The hasher state: one word.
 #[derive(Clone, Copy, Debug, Default)]
-pub(crate) struct FxHasher {
+pub struct FxHasher {
     hash: u64,
 }
 
@@ -72,6 +79,26 @@ impl Hasher for FxHasher {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn maps_work_and_spread_small_keys() {
+        let mut m: FxHashMap<u32, u32> = FxHashMap::default();
+        for i in 0..10_000u32 {
+            m.insert(i * 7, i);
+        }
+        assert!((0..10_000u32).all(|i| m[&(i * 7)] == i));
+        let hash = |k: u32| {
+            let mut h = FxHasher::default();
+            h.write_u32(k);
+            h.finish()
+        };
+        // Consecutive keys land in different buckets of a 1,024-bucket table (hashbrown indexes
+        // buckets by the low bits and keeps 7 high bits as tags).
+        let buckets: HashSet<u64> = (0..1024u32).map(|k| hash(k) & 1023).collect();
+        assert_eq!(buckets.len(), 1024);
+        let tags: HashSet<u64> = (0..1024u32).map(|k| hash(k) >> 57).collect();
+        assert!(tags.len() > 100, "{}", tags.len());
+    }
     use core::hash::BuildHasher;
     use std::net::{IpAddr, Ipv4Addr};
 
