@@ -156,6 +156,9 @@ impl Analyzer {
 
     /// Moves a flow's finished records to the spill once they fill a chunk.
     fn drain(&mut self, i: usize) {
+        if self.flows[i].data.out.iter().all(|o| o.len() < 2048) {
+            return;
+        }
         for k in 0..4 {
             if self.flows[i].data.out[k].len() < 2048 {
                 continue;

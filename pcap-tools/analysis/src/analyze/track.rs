@@ -384,7 +384,11 @@ impl Tracker {
         if let Some(m) = dcp_msn {
             return self.by_msn.get(&m).copied();
         }
-        let (&first, &id) = self.by_psn.range(..=v).next_back()?;
+        // Most packets belong to the newest message: look there before the map.
+        let (first, id) = match self.by_psn.last_key_value() {
+            Some((&f, &id)) if f <= v => (f, id),
+            _ => self.by_psn.range(..=v).next_back().map(|(&f, &id)| (f, id))?,
+        };
         let m = self.msg(id)?;
         match m.last_psn {
             Some(l) if l < v => None,
