@@ -19,7 +19,9 @@
 //! both ends look tapped (a capture without routers), the tap is `unknown` and read as a fabric
 //! tap (loss evidence from header-only packets only).
 
+pub mod asks;
 pub mod fields;
+pub mod netrt;
 pub mod pfc;
 pub mod pkt;
 pub mod plot;
@@ -103,6 +105,10 @@ struct FlowState {
     src_local: bool,
     /// Where the tap is for it, as of a version of the tapped-host sets.
     place: Option<(u64, Place)>,
+    /// PSNs a research transport's receiver side asked for ([`asks`]).
+    asks: Option<Box<asks::Asks>>,
+    /// A control flow: the data flow it serves (NetRT requests).
+    serves: Option<usize>,
 }
 
 /// The analysis of one capture, fed frame by frame.
@@ -244,6 +250,8 @@ impl Analyzer {
             last_ce: None,
             src_local: false,
             place: None,
+            asks: None,
+            serves: None,
         });
         self.flows.len() - 1
     }
@@ -299,7 +307,8 @@ impl Analyzer {
         self.last_time = self.last_time.max(k.time_ns);
         let i = self.flow(k);
         self.note.flow = Some(i);
-        if !self.flows[i].src_local && k.ttl.is_some_and(initial_ttl) {
+        // (A NetRT message is a switch's, at the served flow's addresses: its TTL tells nothing.)
+        if !self.flows[i].src_local && k.ttl.is_some_and(initial_ttl) && k.class != Class::Control {
             self.flows[i].src_local = true;
             if self.local.entry(k.iface).or_default().insert(k.src) {
                 self.local_version += 1;
@@ -333,10 +342,13 @@ impl Analyzer {
             Class::Request { .. } => {
                 self.flows[i].role = Role::Requests;
                 let place = self.place(i);
+                self.research_before_data(i, k);
                 let t = self.flows[i].transport;
                 self.flows[i].data.on_data(k, place, t);
+                self.research_after_data(i, k, place);
                 self.data_note(i);
             }
+            Class::Control => self.netrt_control(i, k),
             Class::HeaderOnly { .. } => {
                 // The trimmed form of this flow's data, or a bounce of the reverse flow's.
                 let bounce = match self.flows[i].role {
@@ -652,6 +664,7 @@ impl Analyzer {
             role: f.role,
             tap: self.tap(i),
             peer: f.peer.map(|p| ids[p].clone()),
+            serves: f.serves.map(|p| ids[p].clone()),
             losses,
             capture_gaps,
             retransmissions,
@@ -684,6 +697,7 @@ impl Analyzer {
                     role: f.role,
                     tap: self.tap(i),
                     peer: f.peer.map(|p| ids[p].clone()),
+                    serves: f.serves.map(|p| ids[p].clone()),
                     frames: f.frames,
                     bytes: f.bytes,
                     data_frames: s.data_frames,

@@ -31,6 +31,9 @@ pub enum Class {
     Cnp,
     /// A DCP header-only packet (a trimmed data packet, or its bounce).
     HeaderOnly { msn: Option<u32> },
+    /// A research transport's control message (NetRT request or unfulfilled request): what it
+    /// says is in [`Pkt::ext`], read by the transport's analyser (`analyze/netrt.rs`, …).
+    Control,
     /// Anything else carried over RoCE.
     Other,
 }
@@ -76,7 +79,23 @@ pub struct Pkt {
     pub dcp_emsn: Option<u32>,
     /// READ Request: the DMA length of its RETH.
     pub dma_len: Option<u32>,
+    /// What a research transport's extension adds (NetRT).
+    pub ext: PktExt,
 }
+
+/// What the analysers read of a research transport's extension (WIRE.md part B).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum PktExt {
+    #[default]
+    None,
+    /// A NetRT data packet carrying the in-network retransmission mark (BTH byte 4, bit 0).
+    NetrtMarked,
+    /// A NetRT retransmission request: ePSN and the bitmap of PSNs ePSN+1+i held (B.4).
+    NetrtRequest { epsn: u32, bitmap: u128 },
+    /// A NetRT unfulfilled request for `psn`.
+    NetrtUnfulfilled { psn: u32 },
+}
+
 
 /// A PFC frame (802.1Qbb).
 #[derive(Clone, Copy, Debug)]
@@ -135,8 +154,11 @@ impl Pkt {
             Ext::Dcp(x) => Some(*x),
             _ => None,
         };
+        let ext = ext_of(f.ext(), p);
         let class = if opcode.0 == 0x80 || opcode.0 == 0x81 {
             Class::Cnp
+        } else if matches!(ext, PktExt::NetrtRequest { .. } | PktExt::NetrtUnfulfilled { .. }) {
+            Class::Control
         } else if let Some(x) = dcp.filter(|x| x.ho) {
             Class::HeaderOnly { msn: x.msn(p) }
         } else if let Some(a) = p.aeth().filter(|_| opcode.0 == 0x11 || (0x0D..=0x10).contains(&opcode.0) || opcode.0 == 0x12) {
@@ -195,6 +217,7 @@ impl Pkt {
             }),
             dcp_emsn: dcp.and_then(|x| x.emsn),
             dma_len,
+            ext,
         })
     }
 
@@ -203,3 +226,18 @@ impl Pkt {
         matches!(self.class, Class::Request { .. } | Class::ReadResponse { .. })
     }
 }
+
+/// What the analysers keep of a research transport's extension.
+fn ext_of(e: &Ext, p: &rocescope_codec::ib::RocePacket<'_>) -> PktExt {
+    use rocescope_codec::ext::netrt::Netrt;
+    match e {
+        Ext::Netrt(Netrt::Data { rtx_mark: true }) => PktExt::NetrtMarked,
+        Ext::Netrt(n @ Netrt::Request { epsn }) => match n.bitmap(p) {
+            Some(b) => PktExt::NetrtRequest { epsn: *epsn, bitmap: u128::from_be_bytes(*b) },
+            None => PktExt::None,
+        },
+        Ext::Netrt(Netrt::Unfulfilled { psn }) => PktExt::NetrtUnfulfilled { psn: *psn },
+        _ => PktExt::None,
+    }
+}
+

@@ -157,6 +157,16 @@ pub struct Tracker {
     pub keep_events: bool,
     /// What the last frame fed showed at once (the per-packet analysis fields).
     pub last: TrackNote,
+    /// Set by a research transport's analyser just before it feeds a copy the receiver side
+    /// asked for (`analyze/netrt.rs`); taken by [`Self::on_data`].
+    pub asked: Option<Asked>,
+}
+
+/// A copy asked for by a research transport's signal, and who resent it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Asked {
+    pub signal: Signal,
+    pub repair: Repair,
 }
 
 /// What one data packet or acknowledgement showed at once.
@@ -397,6 +407,7 @@ impl Tracker {
     /// A data packet of this flow (a request, its header-only form, or a READ response).
     pub fn on_data(&mut self, k: &Pkt, place: Place, transport: Transport) {
         let v = self.unwrap.unwrap(k.psn);
+        let asked_by = self.asked.take();
         let ho = matches!(k.class, Class::HeaderOnly { .. });
         let whole = !ho;
         self.stats.data_frames += 1;
@@ -425,7 +436,9 @@ impl Tracker {
         if prior > 0 {
             // A repeat: a retransmission.
             let sack_since = self.sacks != s.sack_seen;
-            let trigger = if place == Place::Source {
+            let trigger = if let Some(a) = asked_by {
+                a.signal
+            } else if place == Place::Source {
                 match transport {
                     Transport::Gbn if s.nak_le => Signal::Nak,
                     Transport::Irn if sack_since => Signal::Sack,
@@ -442,24 +455,22 @@ impl Tracker {
             // at the sender, what made it resend is this copy's trigger.
             if let Some(li) = s.loss_of_last {
                 if let Some((l, _, _)) = li.checked_sub(self.loss_base).and_then(|i| self.losses.get_mut(i as usize)) {
-                    l.repair = Repair::EndHost;
-                    if place == Place::Source {
+                    l.repair = asked_by.map_or(Repair::EndHost, |a| a.repair);
+                    if place == Place::Source || asked_by.is_some() {
                         l.signal = trigger;
                     }
                 }
             }
             // The receiver asked for exactly this packet: its previous copy was lost.
-            let asked = place == Place::Source
-                && s.loss_of_last.is_none()
-                && matches!(trigger, Signal::Sack | Signal::Nak)
-                && s.nak_exact;
+            let asked = s.loss_of_last.is_none()
+                && (asked_by.is_some() || (place == Place::Source && matches!(trigger, Signal::Sack | Signal::Nak) && s.nak_exact));
             if asked {
                 new_losses.push(Loss {
                     psn: k.psn,
                     frame: s.last_frame,
                     time_ns: Ns(s.last_time),
                     signal: trigger,
-                    repair: Repair::EndHost,
+                    repair: asked_by.map_or(Repair::EndHost, |a| a.repair),
                     evidence: Evidence::AskedFor,
                     message: None,
                 });
@@ -472,6 +483,8 @@ impl Tracker {
             let spurious = match place {
                 Place::Destination => Some(accepted),
                 _ if covered_before => Some(true),
+                // The receiver side named this PSN as missing (a research transport's signal).
+                _ if asked_by.is_some() => Some(false),
                 Place::Source if matches!(trigger, Signal::Nak | Signal::Ho) => Some(false),
                 // An IRN SACK asks for what it does not cover, which may only mean the SACKs
                 // covering it were lost: only one naming this PSN as expected proves it missing.
@@ -482,7 +495,15 @@ impl Tracker {
             let cause = match spurious {
                 Some(true) => Cause::Spurious,
                 Some(false) if trigger == Signal::Timeout => Cause::Timeout,
-                Some(false) if s.any_loss && matches!(trigger, Signal::Nak | Signal::Sack | Signal::Ho) => Cause::Loss,
+                Some(false)
+                    if s.any_loss
+                        && matches!(
+                            trigger,
+                            Signal::Nak | Signal::Sack | Signal::Ho | Signal::NetrtRequest | Signal::ErdNack | Signal::SdrBitmap | Signal::FlorAck
+                        ) =>
+                {
+                    Cause::Loss
+                }
                 _ => Cause::Unknown,
             };
             self.stats.retransmitted += 1;
@@ -546,9 +567,22 @@ impl Tracker {
                     psn: k.psn,
                     frame: k.frame,
                     time_ns: Ns(k.time_ns),
-                    signal: Signal::Unknown,
-                    repair: Repair::EndHost,
+                    signal: asked_by.map_or(Signal::Unknown, |a| a.signal),
+                    repair: asked_by.map_or(Repair::EndHost, |a| a.repair),
                     evidence: Evidence::Gap,
+                    message: None,
+                });
+                s.any_loss = true;
+            } else if let Some(a) = asked_by.filter(|_| whole) {
+                // Asked for before the tap saw any copy: the earlier copies were lost upstream
+                // of the tap; this copy is the repair.
+                new_losses.push(Loss {
+                    psn: k.psn,
+                    frame: k.frame,
+                    time_ns: Ns(k.time_ns),
+                    signal: a.signal,
+                    repair: a.repair,
+                    evidence: Evidence::AskedFor,
                     message: None,
                 });
                 s.any_loss = true;
