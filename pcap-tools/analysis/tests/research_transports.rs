@@ -10,9 +10,10 @@ use rocescope_analysis::analyze::report::{Evidence, FlowTimeline, Repair, Signal
 use rocescope_analysis::analyze::{run, Options};
 use rocescope_analysis::capture::{self, CaptureWriter};
 use rocescope_analysis::session::Session;
-use rocescope_codec::build::{FrameRepr, NetRepr, RoceRepr};
+use rocescope_codec::build::{FrameRepr, NetRepr, RoceRepr, TcpFrameRepr};
 use rocescope_codec::decoder::{Decoder, DecoderOptions, ProfileChoice};
-use rocescope_codec::ib::{AethRepr, Syndrome};
+use rocescope_codec::ext::erd::{EethRepr, NackEntry, NackRepr};
+use rocescope_codec::ib::{AethRepr, DethRepr, Syndrome};
 
 const T0: u64 = 1_700_000_000_000_000_000;
 
@@ -176,4 +177,112 @@ fn netrt_requests_are_losses_repaired_in_network_or_by_the_end_host() {
     assert_eq!(c.serves.as_deref(), Some("10.0.0.1>10.0.0.2/17"));
     assert!(c.losses.is_empty() && c.messages.is_empty() && c.retransmissions.is_empty());
     assert_eq!(tl.flows.len(), 3);
+}
+
+/// An ERD data packet: UD SEND Only from 10.0.0.3 (source QPN 0x44) to 10.0.0.4's QPN 0x33,
+/// 512 bytes of a message after its 12-byte EETH.
+fn erd_data(psn: u32, msg_id: u16, piece: u32, last: bool, ttl: u8) -> Vec<u8> {
+    let mut payload = EethRepr { ty: 1, last, msg_id, s_len: 512, s_offset: piece * 512 }.to_bytes().to_vec();
+    payload.extend([0x44u8; 512]);
+    let mut r = RoceRepr::new(0x64, 0x33, psn).with_payload(&payload);
+    r.deth = Some(DethRepr { q_key: 0x1111, src_qp: 0x44 });
+    FrameRepr::new(v4(3, 4, ttl), r).to_vec()
+}
+
+/// A NACK message naming `psns` of that pair, sent by the receiver 10.0.0.4 to the sender's
+/// NACK port 4792 over TCP (`seq`: the stream's position).
+fn erd_nack(psns: &[u32], seq: u32, ttl: u8) -> (Vec<u8>, u32) {
+    let entries: Vec<NackEntry> = psns.iter().map(|&psn| NackEntry { src_qpn: 0x44, dst_qpn: 0x33, psn }).collect();
+    let stream = NackRepr::new(&entries).to_vec();
+    let net = NetRepr::Ipv4 { src: [10, 0, 0, 4], dst: [10, 0, 0, 3], tos: 0, ttl, ident: 0 };
+    (TcpFrameRepr::new(net, 50000, 4792, seq, &stream).to_vec(), seq + stream.len() as u32)
+}
+
+/// ERD at the sender's tap (its data leave with TTL 64; the NACKs arrive routed, TTL 62).
+/// Message 1 is PSNs 10-12, message 2 PSNs 13-14.
+#[test]
+fn erd_nacks_at_the_sender_are_losses_repaired_by_the_end_host() {
+    let (nack1, seq) = erd_nack(&[11, 14], 1, 62);
+    let (nack2, _) = erd_nack(&[14], seq, 62);
+    let frames = vec![
+        erd_data(10, 1, 0, false, 64), // 1  message 0
+        erd_data(11, 1, 1, false, 64), // 2  lost
+        erd_data(12, 1, 2, true, 64),  // 3
+        erd_data(13, 2, 0, false, 64), // 4  message 1
+        erd_data(14, 2, 1, true, 64),  // 5  lost
+        nack1,                         // 6  NACK 11, 14
+        erd_data(11, 1, 1, false, 64), // 7  resent
+        erd_data(14, 2, 1, true, 64),  // 8  resent, lost again
+        nack2,                         // 9  NACK 14
+        erd_data(14, 2, 1, true, 64),  // 10 resent
+    ];
+    let tl = timeline_of("erd-sender", &frames, "erd");
+    assert_eq!(tl.flows.len(), 1, "the NACKs are no RoCE flow");
+    let d = flow(&tl, "10.0.0.3>10.0.0.4/51");
+    assert_eq!(d.tap, Tap::Sender);
+    assert_eq!(d.profile, "erd");
+    let e = (Signal::ErdNack, Repair::EndHost, Evidence::AskedFor);
+    assert_eq!(
+        losses(d),
+        vec![(11, 2, e.0, e.1, e.2, Some(0)), (14, 5, e.0, e.1, e.2, Some(1)), (14, 8, e.0, e.1, e.2, Some(1))]
+    );
+    loss_times_match(d);
+    use rocescope_analysis::analyze::report::Cause;
+    let retx: Vec<_> = d.retransmissions.iter().map(|r| (r.psn, r.frame, r.trigger, r.spurious, r.cause, r.copy)).collect();
+    assert_eq!(
+        retx,
+        vec![
+            (11, 7, Signal::ErdNack, Some(false), Cause::Loss, 1),
+            (14, 8, Signal::ErdNack, Some(false), Cause::Loss, 1),
+            (14, 10, Signal::ErdNack, Some(false), Cause::Loss, 2),
+        ]
+    );
+    // Messages from the EETH (First, Middle, Last); nothing acknowledges them at the sender.
+    let msgs: Vec<_> = d
+        .messages
+        .iter()
+        .map(|m| (m.index, m.op, m.first_psn, m.last_psn, m.first_frame, m.last_frame, m.packets, m.retransmitted, m.bytes))
+        .collect();
+    assert_eq!(
+        msgs,
+        vec![
+            (0, "send", 10, Some(12), 1, 7, Some(3), 1, 3 * (12 + 512)),
+            (1, "send", 13, Some(14), 4, 10, Some(2), 2, 2 * (12 + 512)),
+        ]
+    );
+    assert!(d.messages.iter().all(|m| m.complete_frame.is_none() && m.latency_ns.is_none()));
+}
+
+/// ERD at the receiver's tap: its NACKs leave with TTL 64 (it is the tapped host), the data
+/// arrive routed (TTL 62). 11 and 14 were lost upstream: the tap sees them only once resent.
+#[test]
+fn erd_at_the_receiver_completes_messages_at_their_last_missing_piece() {
+    let (nack, _) = erd_nack(&[11, 14], 1, 64);
+    let frames = vec![
+        erd_data(10, 1, 0, false, 62), // 1  message 0
+        erd_data(12, 1, 2, true, 62),  // 2
+        erd_data(13, 2, 0, false, 62), // 3  message 1
+        nack,                          // 4  NACK 11, 14
+        erd_data(11, 1, 1, false, 62), // 5  message 0 whole
+        erd_data(14, 2, 1, true, 62),  // 6  message 1 whole
+    ];
+    let tl = timeline_of("erd-receiver", &frames, "erd");
+    let d = flow(&tl, "10.0.0.3>10.0.0.4/51");
+    assert_eq!(d.tap, Tap::Receiver);
+    assert_eq!(
+        losses(d),
+        vec![
+            // 11 arrived after 12 and 13: a gap, which the NACK named.
+            (11, 5, Signal::ErdNack, Repair::EndHost, Evidence::Gap, Some(0)),
+            // 14 arrived above everything seen: the NACK is the only evidence.
+            (14, 6, Signal::ErdNack, Repair::EndHost, Evidence::AskedFor, Some(1)),
+        ]
+    );
+    loss_times_match(d);
+    assert!(d.retransmissions.is_empty());
+    let msgs: Vec<_> =
+        d.messages.iter().map(|m| (m.index, m.first_psn, m.last_psn, m.first_frame, m.last_frame, m.complete_frame)).collect();
+    assert_eq!(msgs, vec![(0, 10, Some(12), 1, 5, Some(5)), (1, 13, Some(14), 3, 6, Some(6))]);
+    assert_eq!(d.messages[0].latency_ns, Some(t(5) - t(1)));
+    assert_eq!(d.messages[1].complete_time_ns.map(|n| n.0), Some(t(6)));
 }

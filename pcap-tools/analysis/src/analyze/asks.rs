@@ -1,5 +1,6 @@
 //! PSNs a research transport's receiver side asked for and the tap has not seen resent yet
-//! (docs/analysis.md, "Research transports"): a NetRT retransmission request's PSNs. The next copy of such a PSN is fed to the flow's [`Tracker`](super::track::Tracker)
+//! (docs/analysis.md, "Research transports"): a NetRT retransmission request's PSNs, an ERD
+//! NACK's. The next copy of such a PSN is fed to the flow's [`Tracker`](super::track::Tracker)
 //! with what asked for it ([`Asked`]), so it reports the earlier copy's loss with the transport's
 //! signal and who repaired it. Bounded: the oldest asks go first beyond [`MAX_ASKS`].
 
@@ -51,11 +52,15 @@ impl Asks {
 use super::pkt::{Pkt, PktExt};
 use super::track::{Asked, Place};
 use super::Analyzer;
+use rocescope_codec::Profile;
 
 impl Analyzer {
     /// Before a data packet of flow `i` is fed to its tracker: tells the tracker whether the
     /// receiver side asked for this copy, and who resent it.
     pub(super) fn research_before_data(&mut self, i: usize, k: &Pkt) {
+        if k.profile == Profile::Erd {
+            self.flows[i].transport = super::report::Transport::Erd;
+        }
         let Some(v) = self.flows[i].data.peek(k.psn) else { return };
         let ask = self.flows[i].asks.as_mut().and_then(|a| a.take(v));
         let asked = match ask {
@@ -71,8 +76,13 @@ impl Analyzer {
         self.flows[i].data.asked = asked;
     }
 
-    /// After a data packet of flow `i` was fed.
-    pub(super) fn research_after_data(&mut self, i: usize, _k: &Pkt, _place: Place) {
+    /// After a data packet of flow `i` was fed: ERD, which sends no acknowledgement, completes
+    /// a message at its receiver's tap once every piece of it arrived.
+    pub(super) fn research_after_data(&mut self, i: usize, k: &Pkt, place: Place) {
         self.flows[i].data.asked = None;
+        if self.flows[i].transport == super::report::Transport::Erd && place == Place::Destination {
+            let Some(v) = self.flows[i].data.peek(k.psn) else { return };
+            self.flows[i].data.complete_if_whole(v, k.frame, k.time_ns);
+        }
     }
 }

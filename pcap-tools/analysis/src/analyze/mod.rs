@@ -20,6 +20,7 @@
 //! tap (loss evidence from header-only packets only).
 
 pub mod asks;
+pub mod erd;
 pub mod fields;
 pub mod netrt;
 pub mod pfc;
@@ -193,6 +194,7 @@ impl Analyzer {
                 self.last_time = self.last_time.max(p.time_ns);
                 self.pauses.add(p)
             }
+            Seen::ErdNack(n) => self.erd_nack(n),
             Seen::None => {}
         }
     }

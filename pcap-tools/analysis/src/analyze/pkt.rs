@@ -79,7 +79,7 @@ pub struct Pkt {
     pub dcp_emsn: Option<u32>,
     /// READ Request: the DMA length of its RETH.
     pub dma_len: Option<u32>,
-    /// What a research transport's extension adds (NetRT).
+    /// What a research transport's extension adds (NetRT, ERD).
     pub ext: PktExt,
 }
 
@@ -94,8 +94,22 @@ pub enum PktExt {
     NetrtRequest { epsn: u32, bitmap: u128 },
     /// A NetRT unfulfilled request for `psn`.
     NetrtUnfulfilled { psn: u32 },
+    /// An ERD data packet's EETH (B.5): multi-packet (`ty`), holds the message's last bytes.
+    ErdData { ty: bool, last: bool, msg_id: u16, s_offset: u32 },
 }
 
+/// An ERD NACK segment (B.5): the entries of the NACK messages it completes, from the TCP
+/// connection's addresses (the data receiver sends them to the data sender).
+#[derive(Clone, Debug)]
+pub struct ErdNackPkt {
+    pub frame: u64,
+    pub time_ns: u64,
+    pub iface: u32,
+    pub src: IpAddr,
+    pub dst: IpAddr,
+    pub ttl: Option<u8>,
+    pub entries: Vec<rocescope_codec::ext::erd::NackEntry>,
+}
 
 /// A PFC frame (802.1Qbb).
 #[derive(Clone, Copy, Debug)]
@@ -112,10 +126,12 @@ pub struct PfcPkt {
 }
 
 /// What a frame is to the analysers.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 pub enum Seen {
     Roce(Pkt),
     Pfc(PfcPkt),
+    /// ERD NACK messages (TCP): the only frames allocated for, and rare.
+    ErdNack(ErdNackPkt),
     None,
 }
 
@@ -123,6 +139,15 @@ impl Pkt {
     /// Summarises a decoded frame; `None` for frames that carry no RoCE packet with addresses.
     pub fn from_decoded(d: &Decoded<'_, '_>, frame: u64, time_ns: u64, iface: u32, len: u32) -> Seen {
         let f = &d.frame;
+        if let Some(n) = d.nacks.as_ref().filter(|n| !n.entries().is_empty()) {
+            let Some((src, dst)) = f.ip_addrs() else { return Seen::None };
+            let ttl = match f.net() {
+                Some(Net::Ipv4 { off, .. }) => f.data().get(off as usize + 8).copied(),
+                Some(Net::Ipv6 { off }) => f.data().get(off as usize + 7).copied(),
+                _ => None,
+            };
+            return Seen::ErdNack(ErdNackPkt { frame, time_ns, iface, src, dst, ttl, entries: n.entries().to_vec() });
+        }
         let Some(p) = f.roce() else {
             if let Some(mc) = f.mac_control() {
                 if let Some(class_enable) = mc.class_enable().filter(|_| mc.is_complete()) {
@@ -187,6 +212,16 @@ impl Pkt {
             } else {
                 ReqOp::Other
             };
+            // An ERD packet is a SEND Only on the wire; its EETH places it in its message.
+            let pos = match ext {
+                PktExt::ErdData { ty: true, last, s_offset, .. } => match (s_offset == 0, last) {
+                    (true, true) => Position::Only,
+                    (true, false) => Position::First,
+                    (false, true) => Position::Last,
+                    (false, false) => Position::Middle,
+                },
+                _ => pos,
+            };
             Class::Request { pos, op }
         } else {
             Class::Other
@@ -237,6 +272,7 @@ fn ext_of(e: &Ext, p: &rocescope_codec::ib::RocePacket<'_>) -> PktExt {
             None => PktExt::None,
         },
         Ext::Netrt(Netrt::Unfulfilled { psn }) => PktExt::NetrtUnfulfilled { psn: *psn },
+        Ext::Erd(x) => PktExt::ErdData { ty: x.eeth.ty != 0, last: x.eeth.last, msg_id: x.eeth.msg_id, s_offset: x.eeth.s_offset },
         _ => PktExt::None,
     }
 }

@@ -50,6 +50,8 @@ pub enum Transport {
     Irn,
     /// DCP (its ToS tag).
     Dcp,
+    /// ERD (profile `erd`): datagrams with an EETH, NACKs over TCP.
+    Erd,
     /// Not told apart yet (no loss signal seen).
     Rc,
 }

@@ -158,7 +158,7 @@ pub struct Tracker {
     /// What the last frame fed showed at once (the per-packet analysis fields).
     pub last: TrackNote,
     /// Set by a research transport's analyser just before it feeds a copy the receiver side
-    /// asked for (`analyze/netrt.rs`); taken by [`Self::on_data`].
+    /// asked for (`analyze/netrt.rs`, `erd.rs`); taken by [`Self::on_data`].
     pub asked: Option<Asked>,
 }
 
@@ -478,7 +478,7 @@ impl Tracker {
             }
             let accepted = match transport {
                 Transport::Gbn | Transport::Rc => s.accepted_in_order,
-                Transport::Irn | Transport::Dcp => s.whole > 0,
+                Transport::Irn | Transport::Dcp | Transport::Erd => s.whole > 0,
             };
             let spurious = match place {
                 Place::Destination => Some(accepted),
@@ -1101,6 +1101,19 @@ impl Tracker {
             self.open.remove(&first);
             self.complete(id, k.frame, k.time_ns);
         }
+    }
+
+    /// A transport without acknowledgements (ERD), at the receiver's tap: the message holding
+    /// PSN `v` is complete at `frame` once every PSN of its range was seen whole.
+    pub fn complete_if_whole(&mut self, v: u64, frame: u64, time_ns: u64) {
+        let Some(id) = self.msg_of_psn(v, None) else { return };
+        let Some(m) = self.msg(id) else { return };
+        let (first, Some(last)) = (m.first_psn, m.last_psn) else { return };
+        if m.complete_frame.is_some() || (first..=last).any(|u| self.get(u).is_none_or(|s| s.whole == 0)) {
+            return;
+        }
+        self.open.remove(&first);
+        self.complete(id, frame, time_ns);
     }
 
     /// Copies of a PSN the tap recorded (0 when unknown or never).
