@@ -286,3 +286,78 @@ fn erd_at_the_receiver_completes_messages_at_their_last_missing_piece() {
     assert_eq!(d.messages[0].latency_ns, Some(t(5) - t(1)));
     assert_eq!(d.messages[1].complete_time_ns.map(|n| n.0), Some(t(6)));
 }
+
+/// SDR at the sender's tap: 10.0.0.5 writes to 10.0.0.6 over two channel QPs (0x200 for even
+/// packet offsets, 0x201 for odd ones; each QP's UC PSNs count from 0), 1024-byte packets; the
+/// receiver's control messages come back on QP 0x300 (routed: TTL 62).
+#[test]
+fn sdr_bitmaps_are_losses_repaired_by_the_sender_and_acks_complete_messages() {
+    use rocescope_analysis::analyze::report::Cause;
+    use rocescope_codec::ext::sdr::{CtrlRepr, DataRepr};
+    let params = rocescope_codec::Params::default();
+    let payload = [0x33u8; 1024];
+    let data = |msg_id: u32, off: u32, qp: u32, psn: u32| {
+        let r = DataRepr::new(params.sdr_split, msg_id, off, 0).roce(&params, 1024, qp, psn, &payload);
+        FrameRepr::new(v4(5, 6, 64), r).to_vec()
+    };
+    let ctrl = |c: CtrlRepr<'_>, psn: u32| {
+        let body = c.to_vec();
+        FrameRepr::new(v4(6, 5, 62), RoceRepr::new(0x24, 0x300, psn).with_payload(&body)).to_vec()
+    };
+    let frames = vec![
+        data(5, 0, 0x200, 0),                                                          // 1  message 5
+        data(5, 1, 0x201, 0),                                                          // 2  lost
+        data(5, 2, 0x200, 1),                                                          // 3
+        data(5, 3, 0x201, 1),                                                          // 4
+        ctrl(CtrlRepr::SrAck { msg_seq: 5, cum_ack: 1, sack_bits: 8, sack: &[0b110] }, 0), // 5  2, 3 held: 1 missing
+        data(5, 1, 0x201, 2),                                                          // 6  resent
+        ctrl(CtrlRepr::SrAck { msg_seq: 5, cum_ack: 4, sack_bits: 0, sack: &[] }, 1),  // 7  all 4: complete
+        data(6, 0, 0x200, 2),                                                          // 8  message 6
+        data(6, 1, 0x201, 3),                                                          // 9  lost
+        ctrl(CtrlRepr::SrNack { msg_seq: 6, indices: &[1] }, 2),                       // 10 chunk 1 missing
+        data(6, 1, 0x200, 3),                                                          // 11 resent, other channel
+        data(6, 0, 0x201, 4),                                                          // 12 resent by a timer
+        ctrl(CtrlRepr::SrAck { msg_seq: 6, cum_ack: 2, sack_bits: 0, sack: &[] }, 3),  // 13 complete
+        data(7, 0, 0x200, 4),                                                          // 14 message 7
+        ctrl(CtrlRepr::EcAck { msg_seq: 7 }, 4),                                       // 15 complete
+    ];
+    let tl = timeline_of("sdr", &frames, "sdr");
+    let (a, b) = (flow(&tl, "10.0.0.5>10.0.0.6/512"), flow(&tl, "10.0.0.5>10.0.0.6/513"));
+    assert_eq!((a.tap, b.tap), (Tap::Sender, Tap::Sender));
+    assert_eq!(flow(&tl, "10.0.0.6>10.0.0.5/768").serves.as_deref(), Some("10.0.0.5>10.0.0.6/512"));
+    assert!(flow(&tl, "10.0.0.6>10.0.0.5/768").messages.is_empty(), "control messages are no messages");
+    // Each event is in the flow (QP) of its frame; a message in the flow of its first frame
+    // (QP 0x200), so events on QP 0x201 name no message.
+    let e = (Signal::SdrBitmap, Repair::EndHost, Evidence::AskedFor);
+    assert!(losses(a).is_empty());
+    assert_eq!(losses(b), vec![(0, 2, e.0, e.1, e.2, None), (3, 9, e.0, e.1, e.2, None)]);
+    loss_times_match(b);
+    let retx = |f: &FlowTimeline| -> Vec<_> {
+        f.retransmissions.iter().map(|r| (r.psn, r.frame, r.trigger, r.spurious, r.cause, r.copy, r.message)).collect()
+    };
+    assert_eq!(retx(a), vec![(3, 11, Signal::SdrBitmap, Some(false), Cause::Loss, 1, Some(1))]);
+    assert_eq!(
+        retx(b),
+        vec![
+            (2, 6, Signal::SdrBitmap, Some(false), Cause::Loss, 1, None),
+            // Nothing asked for offset 0 of message 6: the sender's timer.
+            (4, 12, Signal::Timeout, None, Cause::Unknown, 1, None),
+        ]
+    );
+    let msgs: Vec<_> = a
+        .messages
+        .iter()
+        .map(|m| (m.index, m.op, m.first_psn, m.first_frame, m.last_frame, m.complete_frame, m.packets, m.retransmitted, m.bytes))
+        .collect();
+    assert_eq!(
+        msgs,
+        vec![
+            (0, "write_imm", 0, 1, 6, Some(7), Some(4), 1, 4096),
+            (1, "write_imm", 2, 8, 12, Some(13), Some(2), 2, 2048),
+            (2, "write_imm", 4, 14, 14, Some(15), Some(1), 0, 1024),
+        ]
+    );
+    assert_eq!(a.messages[0].latency_ns, Some(t(7) - t(1)));
+    assert_eq!(a.messages[2].complete_time_ns.map(|n| n.0), Some(t(15)));
+    assert!(b.messages.is_empty());
+}

@@ -30,6 +30,7 @@ pub mod psn;
 pub mod render;
 pub mod report;
 pub mod run;
+pub mod sdr;
 pub mod series;
 pub mod spill;
 pub mod track;
@@ -108,8 +109,10 @@ struct FlowState {
     place: Option<(u64, Place)>,
     /// PSNs a research transport's receiver side asked for ([`asks`]).
     asks: Option<Box<asks::Asks>>,
-    /// A control flow: the data flow it serves (NetRT requests).
+    /// A control flow: the data flow it serves (NetRT requests, SDR control).
     serves: Option<usize>,
+    /// SDR's events on this flow ([`sdr`]).
+    sdr_out: Option<Box<sdr::Out>>,
 }
 
 /// The analysis of one capture, fed frame by frame.
@@ -128,6 +131,8 @@ pub struct Analyzer {
     note: fields::LiveNote,
     /// Where finished records go ([`spill`]).
     spill: spill::Spill,
+    /// SDR connections ([`sdr`]).
+    sdr: FxHashMap<sdr::ConnKey, sdr::Conn>,
     /// The messages' ranges and indices per flow, from the last timeline.
     #[allow(clippy::type_complexity)]
     tables: (Vec<BTreeMap<u64, (Option<u64>, u64)>>, Vec<HashMap<u64, u64>>),
@@ -153,6 +158,7 @@ impl Analyzer {
             note: fields::LiveNote::default(),
             spill,
             tables: (Vec::new(), Vec::new()),
+            sdr: FxHashMap::default(),
         }
     }
 
@@ -195,6 +201,10 @@ impl Analyzer {
                 self.pauses.add(p)
             }
             Seen::ErdNack(n) => self.erd_nack(n),
+            Seen::SdrCtrl(c) => {
+                self.roce(&c.pkt);
+                self.sdr_ctrl(c);
+            }
             Seen::None => {}
         }
     }
@@ -254,6 +264,7 @@ impl Analyzer {
             place: None,
             asks: None,
             serves: None,
+            sdr_out: None,
         });
         self.flows.len() - 1
     }
@@ -310,7 +321,7 @@ impl Analyzer {
         let i = self.flow(k);
         self.note.flow = Some(i);
         // (A NetRT message is a switch's, at the served flow's addresses: its TTL tells nothing.)
-        if !self.flows[i].src_local && k.ttl.is_some_and(initial_ttl) && k.class != Class::Control {
+        if !self.flows[i].src_local && k.ttl.is_some_and(initial_ttl) && !k.is_netrt_message() {
             self.flows[i].src_local = true;
             if self.local.entry(k.iface).or_default().insert(k.src) {
                 self.local_version += 1;
@@ -630,10 +641,18 @@ impl Analyzer {
             })
             .collect();
         retransmissions.sort_by_key(|r| r.frame);
+        // SDR's messages follow the tracker's in the flow's list.
+        let sdr_base = d.msgs.len() as u64;
+        if let Some(out) = self.flows[i].sdr_out.as_ref() {
+            losses.extend(out.losses.iter().map(|l| report::Loss { message: l.message.map(|m| sdr_base + m), ..l.clone() }));
+            losses.sort_by_key(|l| (l.frame, l.psn));
+            retransmissions.extend(out.retx.iter().map(|r| report::Retransmission { message: r.message.map(|m| sdr_base + m), ..r.clone() }));
+            retransmissions.sort_by_key(|r| r.frame);
+        }
         let mut capture_gaps: Vec<report::CaptureGap> =
             d.gaps.iter().map(|&(psn, frame)| report::CaptureGap { psn, frame }).collect();
         capture_gaps.sort_by_key(|g| (g.frame, g.psn));
-        let messages = order
+        let mut messages: Vec<report::Message> = order
             .iter()
             .enumerate()
             .map(|(rank, &k)| {
@@ -654,6 +673,9 @@ impl Analyzer {
                 }
             })
             .collect();
+        if let Some(out) = self.flows[i].sdr_out.as_ref() {
+            messages.extend(out.msgs.iter().map(|m| report::Message { index: sdr_base + m.index, ..m.clone() }));
+        }
         let f = &self.flows[i];
         let t = FlowTimeline {
             id: ids[i].clone(),
@@ -677,6 +699,7 @@ impl Analyzer {
 
     /// The flow table (and PFC pauses), in order of first appearance.
     pub fn flows(&mut self) -> FlowsReport {
+        self.sdr_settle();
         for f in &mut self.flows {
             f.data.finalize_all();
         }

@@ -96,6 +96,24 @@ pub enum PktExt {
     NetrtUnfulfilled { psn: u32 },
     /// An ERD data packet's EETH (B.5): multi-packet (`ty`), holds the message's last bytes.
     ErdData { ty: bool, last: bool, msg_id: u16, s_offset: u32 },
+    /// An SDR data packet's immediate (B.2): message id, packet offset, and the message id's
+    /// width in bits (the split it was read with).
+    SdrData { msg_id: u32, pkt_off: u32, id_bits: u8 },
+}
+
+/// An SDR control message (B.2) with the frame carrying it (class [`Class::Control`]).
+#[derive(Clone, Debug)]
+pub struct SdrCtrlPkt {
+    pub pkt: Pkt,
+    pub kind: rocescope_codec::ext::sdr::CtrlType,
+    pub msg_seq: u32,
+    /// SR_ACK: every chunk below is received.
+    pub cum_ack: Option<u32>,
+    /// SR_ACK: chunks its bitmap marks received.
+    pub sacked: Vec<u32>,
+    /// SR_ACK: chunks it shows missing (`cum_ack`, and every clear bit below the highest set
+    /// one); SR_NACK: its chunk indices; EC_NACK: its data-submessage indices.
+    pub missing: Vec<u32>,
 }
 
 /// An ERD NACK segment (B.5): the entries of the NACK messages it completes, from the TCP
@@ -130,8 +148,10 @@ pub struct PfcPkt {
 pub enum Seen {
     Roce(Pkt),
     Pfc(PfcPkt),
-    /// ERD NACK messages (TCP): the only frames allocated for, and rare.
+    /// ERD NACK messages (TCP): allocated for, and rare.
     ErdNack(ErdNackPkt),
+    /// An SDR control message (allocated for: one per ACK period).
+    SdrCtrl(SdrCtrlPkt),
     None,
 }
 
@@ -182,7 +202,9 @@ impl Pkt {
         let ext = ext_of(f.ext(), p);
         let class = if opcode.0 == 0x80 || opcode.0 == 0x81 {
             Class::Cnp
-        } else if matches!(ext, PktExt::NetrtRequest { .. } | PktExt::NetrtUnfulfilled { .. }) {
+        } else if matches!(ext, PktExt::NetrtRequest { .. } | PktExt::NetrtUnfulfilled { .. })
+            || matches!(f.ext(), Ext::Sdr(rocescope_codec::ext::sdr::Sdr::Ctrl(_)))
+        {
             Class::Control
         } else if let Some(x) = dcp.filter(|x| x.ho) {
             Class::HeaderOnly { msn: x.msn(p) }
@@ -220,6 +242,9 @@ impl Pkt {
                     (false, true) => Position::Last,
                     (false, false) => Position::Middle,
                 },
+                // SDR's messages are its own (`analyze/sdr.rs`): to the PSN tracker its packets
+                // belong to no message.
+                PktExt::SdrData { .. } => Position::Middle,
                 _ => pos,
             };
             Class::Request { pos, op }
@@ -230,7 +255,7 @@ impl Pkt {
             Class::Request { op: ReqOp::Read, .. } => p.reth().map(|r| r.dma_len()),
             _ => None,
         };
-        Seen::Roce(Pkt {
+        let pkt = Pkt {
             frame,
             time_ns,
             iface,
@@ -253,12 +278,21 @@ impl Pkt {
             dcp_emsn: dcp.and_then(|x| x.emsn),
             dma_len,
             ext,
-        })
+        };
+        if let Ext::Sdr(rocescope_codec::ext::sdr::Sdr::Ctrl(c)) = f.ext() {
+            return Seen::SdrCtrl(sdr_ctrl(pkt, c, p.payload()));
+        }
+        Seen::Roce(pkt)
     }
 
     /// Carries message data (a request packet or a READ response).
     pub fn is_data(&self) -> bool {
         matches!(self.class, Class::Request { .. } | Class::ReadResponse { .. })
+    }
+
+    /// A NetRT request or unfulfilled request: a switch's message at a flow's addresses.
+    pub fn is_netrt_message(&self) -> bool {
+        matches!(self.ext, PktExt::NetrtRequest { .. } | PktExt::NetrtUnfulfilled { .. })
     }
 }
 
@@ -272,8 +306,35 @@ fn ext_of(e: &Ext, p: &rocescope_codec::ib::RocePacket<'_>) -> PktExt {
             None => PktExt::None,
         },
         Ext::Netrt(Netrt::Unfulfilled { psn }) => PktExt::NetrtUnfulfilled { psn: *psn },
+        Ext::Sdr(rocescope_codec::ext::sdr::Sdr::Data(d)) => {
+            PktExt::SdrData { msg_id: d.msg_id, pkt_off: d.pkt_off, id_bits: d.split.0 }
+        }
         Ext::Erd(x) => PktExt::ErdData { ty: x.eeth.ty != 0, last: x.eeth.last, msg_id: x.eeth.msg_id, s_offset: x.eeth.s_offset },
         _ => PktExt::None,
     }
 }
 
+
+/// What the analysers read of an SDR control message.
+fn sdr_ctrl(pkt: Pkt, c: &rocescope_codec::ext::sdr::Ctrl, payload: &[u8]) -> SdrCtrlPkt {
+    use rocescope_codec::ext::sdr::Ctrl;
+    let (cum_ack, sacked, missing) = match *c {
+        Ctrl::SrAck { cum_ack, .. } => {
+            let sacked: Vec<u32> = c.sacked(payload).collect();
+            // (The bitmap's chunks come in increasing order.)
+            let top = sacked.last().copied().unwrap_or(cum_ack);
+            let mut missing = Vec::new();
+            let mut next = sacked.iter().peekable();
+            for x in cum_ack..top {
+                while next.next_if(|&&s| s < x).is_some() {}
+                if next.peek() != Some(&&x) {
+                    missing.push(x);
+                }
+            }
+            (Some(cum_ack), sacked, missing)
+        }
+        Ctrl::SrNack { .. } | Ctrl::EcNack { .. } => (None, Vec::new(), c.indices(payload).collect()),
+        _ => (None, Vec::new(), Vec::new()),
+    };
+    SdrCtrlPkt { pkt, kind: c.kind(), msg_seq: c.msg_seq(), cum_ack, sacked, missing }
+}
