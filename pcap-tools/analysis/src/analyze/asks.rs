@@ -76,13 +76,17 @@ impl Analyzer {
         self.flows[i].data.asked = asked;
     }
 
-    /// After a data packet of flow `i` was fed: SDR's own tracking ([`super::sdr`]); ERD, which
+    /// After a data packet of flow `i` was fed: SDR's and Flor's own tracking ([`super::sdr`],
+    /// [`super::flor`]); ERD, which
     /// sends no acknowledgement, completes a message at its receiver's tap once every piece of
     /// it arrived.
     pub(super) fn research_after_data(&mut self, i: usize, k: &Pkt, place: Place) {
         self.flows[i].data.asked = None;
         if matches!(k.ext, PktExt::SdrData { .. }) {
             self.sdr_data(i, k, place);
+        }
+        if k.profile == Profile::Flor {
+            self.flor_data(i, k, place);
         }
         if self.flows[i].transport == super::report::Transport::Erd && place == Place::Destination {
             let Some(v) = self.flows[i].data.peek(k.psn) else { return };

@@ -22,6 +22,7 @@
 pub mod asks;
 pub mod erd;
 pub mod fields;
+pub mod flor;
 pub mod netrt;
 pub mod pfc;
 pub mod pkt;
@@ -111,8 +112,10 @@ struct FlowState {
     asks: Option<Box<asks::Asks>>,
     /// A control flow: the data flow it serves (NetRT requests, SDR control).
     serves: Option<usize>,
-    /// SDR's events on this flow ([`sdr`]).
+    /// SDR's events on this flow ([`sdr`]); Flor's too ([`flor`]).
     sdr_out: Option<Box<sdr::Out>>,
+    /// Flor's WQEs on this data flow ([`flor`]).
+    flor: Option<Box<flor::FlowFlor>>,
 }
 
 /// The analysis of one capture, fed frame by frame.
@@ -205,6 +208,10 @@ impl Analyzer {
                 self.roce(&c.pkt);
                 self.sdr_ctrl(c);
             }
+            Seen::FlorAck(a) => {
+                self.roce(&a.pkt);
+                self.flor_ack(a);
+            }
             Seen::None => {}
         }
     }
@@ -265,6 +272,7 @@ impl Analyzer {
             asks: None,
             serves: None,
             sdr_out: None,
+            flor: None,
         });
         self.flows.len() - 1
     }
@@ -644,9 +652,13 @@ impl Analyzer {
         // SDR's messages follow the tracker's in the flow's list.
         let sdr_base = d.msgs.len() as u64;
         if let Some(out) = self.flows[i].sdr_out.as_ref() {
-            losses.extend(out.losses.iter().map(|l| report::Loss { message: l.message.map(|m| sdr_base + m), ..l.clone() }));
+            // (An event naming no message of its own takes the tracker's message of its PSN: Flor.)
+            let own = |m: Option<u64>, psn: u32| {
+                m.map(|m| sdr_base + m).or_else(|| self.flows[i].data.peek(psn).and_then(|v| lookup(v, None, 0)))
+            };
+            losses.extend(out.losses.iter().map(|l| report::Loss { message: own(l.message, l.psn), ..l.clone() }));
             losses.sort_by_key(|l| (l.frame, l.psn));
-            retransmissions.extend(out.retx.iter().map(|r| report::Retransmission { message: r.message.map(|m| sdr_base + m), ..r.clone() }));
+            retransmissions.extend(out.retx.iter().map(|r| report::Retransmission { message: own(r.message, r.psn), ..r.clone() }));
             retransmissions.sort_by_key(|r| r.frame);
         }
         let mut capture_gaps: Vec<report::CaptureGap> =

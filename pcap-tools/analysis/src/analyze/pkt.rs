@@ -99,6 +99,21 @@ pub enum PktExt {
     /// An SDR data packet's immediate (B.2): message id, packet offset, and the message id's
     /// width in bits (the split it was read with).
     SdrData { msg_id: u32, pkt_off: u32, id_bits: u8 },
+    /// A Flor WRITE chunk's reliable number (B.3; hint masked): message id, chunk offset, and
+    /// the split it was read with (ACKs echo the number whole).
+    FlorWrite { mid: u32, off: u32, split: rocescope_codec::params::ImmSplit },
+    /// A Flor SEND header (first or only packet): SEND reliable number, global number, the
+    /// retransmission flag, and for a WRITE_RETX the chunk it carries (message id, offset).
+    FlorSend { rn: u32, gn: u64, retx: bool, write: Option<(u32, u32)> },
+}
+
+/// A Flor software ACK (B.3) with the frame carrying it (class [`Class::Control`]).
+#[derive(Clone, Debug)]
+pub struct FlorAckPkt {
+    pub pkt: Pkt,
+    /// The data QP acknowledged (its DestQP).
+    pub qpn: u32,
+    pub acked: Vec<rocescope_codec::ext::flor::Acked>,
 }
 
 /// An SDR control message (B.2) with the frame carrying it (class [`Class::Control`]).
@@ -152,6 +167,8 @@ pub enum Seen {
     ErdNack(ErdNackPkt),
     /// An SDR control message (allocated for: one per ACK period).
     SdrCtrl(SdrCtrlPkt),
+    /// A Flor software ACK (allocated for: one per ACK).
+    FlorAck(FlorAckPkt),
     None,
 }
 
@@ -203,7 +220,7 @@ impl Pkt {
         let class = if opcode.0 == 0x80 || opcode.0 == 0x81 {
             Class::Cnp
         } else if matches!(ext, PktExt::NetrtRequest { .. } | PktExt::NetrtUnfulfilled { .. })
-            || matches!(f.ext(), Ext::Sdr(rocescope_codec::ext::sdr::Sdr::Ctrl(_)))
+            || matches!(f.ext(), Ext::Sdr(rocescope_codec::ext::sdr::Sdr::Ctrl(_)) | Ext::Flor(rocescope_codec::ext::flor::Flor::Ack(_)))
         {
             Class::Control
         } else if let Some(x) = dcp.filter(|x| x.ho) {
@@ -282,6 +299,9 @@ impl Pkt {
         if let Ext::Sdr(rocescope_codec::ext::sdr::Sdr::Ctrl(c)) = f.ext() {
             return Seen::SdrCtrl(sdr_ctrl(pkt, c, p.payload()));
         }
+        if let Ext::Flor(rocescope_codec::ext::flor::Flor::Ack(a)) = f.ext() {
+            return Seen::FlorAck(FlorAckPkt { pkt, qpn: a.qpn, acked: a.acked(p.payload()).collect() });
+        }
         Seen::Roce(pkt)
     }
 
@@ -308,6 +328,11 @@ fn ext_of(e: &Ext, p: &rocescope_codec::ib::RocePacket<'_>) -> PktExt {
         Ext::Netrt(Netrt::Unfulfilled { psn }) => PktExt::NetrtUnfulfilled { psn: *psn },
         Ext::Sdr(rocescope_codec::ext::sdr::Sdr::Data(d)) => {
             PktExt::SdrData { msg_id: d.msg_id, pkt_off: d.pkt_off, id_bits: d.split.0 }
+        }
+        Ext::Flor(rocescope_codec::ext::flor::Flor::Write(w)) => PktExt::FlorWrite { mid: w.mid, off: w.chunk_off, split: w.split },
+        Ext::Flor(rocescope_codec::ext::flor::Flor::Send(h)) => {
+            let write = (h.kind == rocescope_codec::ext::flor::SendType::WriteRetx).then(|| (h.write().mid, h.write().chunk_off));
+            PktExt::FlorSend { rn: h.rn, gn: h.gn, retx: h.retx(), write }
         }
         Ext::Erd(x) => PktExt::ErdData { ty: x.eeth.ty != 0, last: x.eeth.last, msg_id: x.eeth.msg_id, s_offset: x.eeth.s_offset },
         _ => PktExt::None,

@@ -1116,6 +1116,17 @@ impl Tracker {
         self.complete(id, frame, time_ns);
     }
 
+    /// A transport whose own acknowledgement names a message (Flor's ACK): the message whose
+    /// first PSN is `first` completes at `frame`, if not yet complete.
+    pub fn complete_message_at(&mut self, first: u64, frame: u64, time_ns: u64) {
+        let Some(&id) = self.by_psn.get(&first) else { return };
+        if self.msg(id).is_none_or(|m| m.complete_frame.is_some()) {
+            return;
+        }
+        self.open.remove(&first);
+        self.complete(id, frame, time_ns);
+    }
+
     /// Copies of a PSN the tap recorded (0 when unknown or never).
     pub fn copies_of(&self, p: u32) -> u16 {
         self.unwrap.peek(p).and_then(|v| self.get(v)).map_or(0, |s| s.copies)
