@@ -50,7 +50,8 @@ fn analyse(path: &Path, profile: &str) -> TimelineReport {
 }
 
 fn flow<'a>(t: &'a TimelineReport, id: &str) -> &'a FlowTimeline {
-    t.flows.iter().find(|f| f.id == id).unwrap_or_else(|| panic!("flow {id} in {:?}", t.flows.iter().map(|f| &f.id).collect::<Vec<_>>()))
+    let ids: Vec<&String> = t.flows.iter().map(|f| &f.id).collect();
+    t.flows.iter().find(|f| f.id == id).unwrap_or_else(|| panic!("flow {id} in {ids:?}"))
 }
 
 fn v4(src: u8, dst: u8, ttl: u8) -> NetRepr {
@@ -228,7 +229,8 @@ fn erd_nacks_at_the_sender_are_losses_repaired_by_the_end_host() {
     );
     loss_times_match(d);
     use rocescope_analysis::analyze::report::Cause;
-    let retx: Vec<_> = d.retransmissions.iter().map(|r| (r.psn, r.frame, r.trigger, r.spurious, r.cause, r.copy)).collect();
+    let retx: Vec<_> =
+        d.retransmissions.iter().map(|r| (r.psn, r.frame, r.trigger, r.spurious, r.cause, r.copy)).collect();
     assert_eq!(
         retx,
         vec![
@@ -241,7 +243,9 @@ fn erd_nacks_at_the_sender_are_losses_repaired_by_the_end_host() {
     let msgs: Vec<_> = d
         .messages
         .iter()
-        .map(|m| (m.index, m.op, m.first_psn, m.last_psn, m.first_frame, m.last_frame, m.packets, m.retransmitted, m.bytes))
+        .map(|m| {
+            (m.index, m.op, m.first_psn, m.last_psn, m.first_frame, m.last_frame, m.packets, m.retransmitted, m.bytes)
+        })
         .collect();
     assert_eq!(
         msgs,
@@ -280,8 +284,10 @@ fn erd_at_the_receiver_completes_messages_at_their_last_missing_piece() {
     );
     loss_times_match(d);
     assert!(d.retransmissions.is_empty());
-    let msgs: Vec<_> =
-        d.messages.iter().map(|m| (m.index, m.first_psn, m.last_psn, m.first_frame, m.last_frame, m.complete_frame)).collect();
+    let row = |m: &rocescope_analysis::analyze::report::Message| {
+        (m.index, m.first_psn, m.last_psn, m.first_frame, m.last_frame, m.complete_frame)
+    };
+    let msgs: Vec<_> = d.messages.iter().map(row).collect();
     assert_eq!(msgs, vec![(0, 10, Some(12), 1, 5, Some(5)), (1, 13, Some(14), 3, 6, Some(6))]);
     assert_eq!(d.messages[0].latency_ns, Some(t(5) - t(1)));
     assert_eq!(d.messages[1].complete_time_ns.map(|n| n.0), Some(t(6)));
@@ -347,7 +353,10 @@ fn sdr_bitmaps_are_losses_repaired_by_the_sender_and_acks_complete_messages() {
     let msgs: Vec<_> = a
         .messages
         .iter()
-        .map(|m| (m.index, m.op, m.first_psn, m.first_frame, m.last_frame, m.complete_frame, m.packets, m.retransmitted, m.bytes))
+        .map(|m| {
+            let done = m.complete_frame;
+            (m.index, m.op, m.first_psn, m.first_frame, m.last_frame, done, m.packets, m.retransmitted, m.bytes)
+        })
         .collect();
     assert_eq!(
         msgs,
@@ -431,7 +440,8 @@ fn flor_ack_gaps_are_losses_and_acks_complete_messages() {
             (10, 12, Signal::Timeout, None, Cause::Unknown, 1, Some(9)),
         ]
     );
-    let msgs: Vec<_> = d.messages.iter().map(|m| (m.index, m.op, m.first_psn, m.first_frame, m.complete_frame)).collect();
+    let msgs: Vec<_> =
+        d.messages.iter().map(|m| (m.index, m.op, m.first_psn, m.first_frame, m.complete_frame)).collect();
     assert_eq!(
         msgs,
         vec![

@@ -80,7 +80,7 @@ impl FlowFlor {
     fn chunk_of(&self, mid: u32, off: u32) -> Option<Key> {
         let (k, w) = self.wqes.range(..=Key::Write(mid, off)).next_back()?;
         match *k {
-            Key::Write(m, o) if m == mid && off < o + w.units.max(1) => Some(*k),
+            Key::Write(m, o) if m == mid && off < o.saturating_add(w.units.max(1)) => Some(*k),
             _ => None,
         }
     }

@@ -658,7 +658,8 @@ impl Analyzer {
             };
             losses.extend(out.losses.iter().map(|l| report::Loss { message: own(l.message, l.psn), ..l.clone() }));
             losses.sort_by_key(|l| (l.frame, l.psn));
-            retransmissions.extend(out.retx.iter().map(|r| report::Retransmission { message: own(r.message, r.psn), ..r.clone() }));
+            retransmissions
+                .extend(out.retx.iter().map(|r| report::Retransmission { message: own(r.message, r.psn), ..r.clone() }));
             retransmissions.sort_by_key(|r| r.frame);
         }
         let mut capture_gaps: Vec<report::CaptureGap> =

@@ -7,6 +7,8 @@
 use std::net::IpAddr;
 
 use rocescope_codec::decoder::Decoded;
+use rocescope_codec::ext::flor::{Flor, SendType};
+use rocescope_codec::ext::sdr::Sdr;
 use rocescope_codec::ext::Ext;
 use rocescope_codec::ib::aeth::Syndrome;
 use rocescope_codec::ib::opcode::Position;
@@ -220,7 +222,7 @@ impl Pkt {
         let class = if opcode.0 == 0x80 || opcode.0 == 0x81 {
             Class::Cnp
         } else if matches!(ext, PktExt::NetrtRequest { .. } | PktExt::NetrtUnfulfilled { .. })
-            || matches!(f.ext(), Ext::Sdr(rocescope_codec::ext::sdr::Sdr::Ctrl(_)) | Ext::Flor(rocescope_codec::ext::flor::Flor::Ack(_)))
+            || matches!(f.ext(), Ext::Sdr(Sdr::Ctrl(_)) | Ext::Flor(Flor::Ack(_)))
         {
             Class::Control
         } else if let Some(x) = dcp.filter(|x| x.ho) {
@@ -296,10 +298,10 @@ impl Pkt {
             dma_len,
             ext,
         };
-        if let Ext::Sdr(rocescope_codec::ext::sdr::Sdr::Ctrl(c)) = f.ext() {
+        if let Ext::Sdr(Sdr::Ctrl(c)) = f.ext() {
             return Seen::SdrCtrl(sdr_ctrl(pkt, c, p.payload()));
         }
-        if let Ext::Flor(rocescope_codec::ext::flor::Flor::Ack(a)) = f.ext() {
+        if let Ext::Flor(Flor::Ack(a)) = f.ext() {
             return Seen::FlorAck(FlorAckPkt { pkt, qpn: a.qpn, acked: a.acked(p.payload()).collect() });
         }
         Seen::Roce(pkt)
@@ -326,15 +328,18 @@ fn ext_of(e: &Ext, p: &rocescope_codec::ib::RocePacket<'_>) -> PktExt {
             None => PktExt::None,
         },
         Ext::Netrt(Netrt::Unfulfilled { psn }) => PktExt::NetrtUnfulfilled { psn: *psn },
-        Ext::Sdr(rocescope_codec::ext::sdr::Sdr::Data(d)) => {
+        Ext::Sdr(Sdr::Data(d)) => {
             PktExt::SdrData { msg_id: d.msg_id, pkt_off: d.pkt_off, id_bits: d.split.0 }
         }
-        Ext::Flor(rocescope_codec::ext::flor::Flor::Write(w)) => PktExt::FlorWrite { mid: w.mid, off: w.chunk_off, split: w.split },
-        Ext::Flor(rocescope_codec::ext::flor::Flor::Send(h)) => {
-            let write = (h.kind == rocescope_codec::ext::flor::SendType::WriteRetx).then(|| (h.write().mid, h.write().chunk_off));
+        Ext::Flor(Flor::Write(w)) => PktExt::FlorWrite { mid: w.mid, off: w.chunk_off, split: w.split },
+        Ext::Flor(Flor::Send(h)) => {
+            let write = (h.kind == SendType::WriteRetx).then(|| (h.write().mid, h.write().chunk_off));
             PktExt::FlorSend { rn: h.rn, gn: h.gn, retx: h.retx(), write }
         }
-        Ext::Erd(x) => PktExt::ErdData { ty: x.eeth.ty != 0, last: x.eeth.last, msg_id: x.eeth.msg_id, s_offset: x.eeth.s_offset },
+        Ext::Erd(x) => {
+            let e = &x.eeth;
+            PktExt::ErdData { ty: e.ty != 0, last: e.last, msg_id: e.msg_id, s_offset: e.s_offset }
+        }
         _ => PktExt::None,
     }
 }

@@ -463,7 +463,8 @@ impl Tracker {
             }
             // The receiver asked for exactly this packet: its previous copy was lost.
             let asked = s.loss_of_last.is_none()
-                && (asked_by.is_some() || (place == Place::Source && matches!(trigger, Signal::Sack | Signal::Nak) && s.nak_exact));
+                && (asked_by.is_some()
+                    || (place == Place::Source && matches!(trigger, Signal::Sack | Signal::Nak) && s.nak_exact));
             if asked {
                 new_losses.push(Loss {
                     psn: k.psn,
@@ -499,7 +500,13 @@ impl Tracker {
                     if s.any_loss
                         && matches!(
                             trigger,
-                            Signal::Nak | Signal::Sack | Signal::Ho | Signal::NetrtRequest | Signal::ErdNack | Signal::SdrBitmap | Signal::FlorAck
+                            Signal::Nak
+                                | Signal::Sack
+                                | Signal::Ho
+                                | Signal::NetrtRequest
+                                | Signal::ErdNack
+                                | Signal::SdrBitmap
+                                | Signal::FlorAck
                         ) =>
                 {
                     Cause::Loss
