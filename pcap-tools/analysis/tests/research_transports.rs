@@ -460,3 +460,30 @@ fn flor_ack_gaps_are_losses_and_acks_complete_messages() {
     assert_eq!(d.messages[1].latency_ns, Some(t(9) - t(2)));
     assert!(flow(&tl, "10.0.0.8>10.0.0.7/1026").messages.is_empty());
 }
+
+/// A flow nothing acknowledges (ERD here; SDR and Flor over UC too) is tracked past the PSN
+/// tracker's window (2^16 slots, at most 2^18 ahead of its base): 300,000 one-packet ERD
+/// messages at the sender's tap (PSN p at frame p + 1), then a NACK for PSN 299,998 (frame
+/// 300,001) and its resend (frame 300,002).
+#[test]
+fn a_flow_without_acknowledgements_is_tracked_past_its_window() {
+    let n = 300_000u32;
+    let datagram = |psn: u32| {
+        let mut payload = EethRepr { ty: 0, last: true, msg_id: psn as u16, s_len: 4, s_offset: 0 }.to_bytes().to_vec();
+        payload.extend([1u8; 4]);
+        let mut r = RoceRepr::new(0x64, 0x33, psn).with_payload(&payload);
+        r.deth = Some(DethRepr { q_key: 0x1111, src_qp: 0x44 });
+        FrameRepr::new(v4(3, 4, 64), r).to_vec()
+    };
+    let mut frames: Vec<Vec<u8>> = (0..n).map(datagram).collect();
+    frames.push(erd_nack(&[n - 2], 1, 62).0);
+    frames.push(datagram(n - 2));
+    let tl = timeline_of("erd-long", &frames, "erd");
+    let d = flow(&tl, "10.0.0.3>10.0.0.4/51");
+    let e = (Signal::ErdNack, Repair::EndHost, Evidence::AskedFor);
+    assert_eq!(losses(d), vec![(n - 2, u64::from(n - 1), e.0, e.1, e.2, Some(u64::from(n - 2)))]);
+    loss_times_match(d);
+    let retx: Vec<_> = d.retransmissions.iter().map(|r| (r.psn, r.frame, r.trigger, r.copy)).collect();
+    assert_eq!(retx, vec![(n - 2, u64::from(n) + 2, Signal::ErdNack, 1)]);
+    assert_eq!(d.messages.len(), n as usize);
+}

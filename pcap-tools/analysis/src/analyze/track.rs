@@ -653,6 +653,10 @@ impl Tracker {
         if whole && v >= self.high_whole {
             self.high_whole = v + 1;
         }
+        // A flow without acknowledgements (UC, UD: SDR, Flor, ERD) keeps its last MAX_SLOTS.
+        if self.slots.len() > MAX_SLOTS {
+            self.prune();
+        }
         if let Some(mm) = msg.or(s.msg.checked_sub(1)).and_then(|m| self.msg_mut(m)) {
             if mm.finalized {
                 mm.last_frame = mm.last_frame.max(k.frame);
