@@ -440,21 +440,25 @@ fn flor_ack_gaps_are_losses_and_acks_complete_messages() {
             (10, 12, Signal::Timeout, None, Cause::Unknown, 1, Some(9)),
         ]
     );
-    let msgs: Vec<_> =
-        d.messages.iter().map(|m| (m.index, m.op, m.first_psn, m.first_frame, m.complete_frame)).collect();
+    // (`retransmitted`: the resends are messages of their own, each one frame, a retransmission.)
+    let msgs: Vec<_> = d
+        .messages
+        .iter()
+        .map(|m| (m.index, m.op, m.first_psn, m.first_frame, m.complete_frame, m.retransmitted))
+        .collect();
     assert_eq!(
         msgs,
         vec![
-            (0, "write_imm", 1, 1, Some(5)),
-            (1, "write_imm", 2, 2, Some(9)), // completed by its resend's ACK
-            (2, "write_imm", 3, 3, Some(5)),
-            (3, "send", 4, 4, Some(5)),
-            (4, "send", 5, 6, Some(9)),
-            (5, "send", 6, 7, Some(13)),
-            (6, "send", 7, 8, Some(9)),
-            (7, "send", 8, 10, Some(13)),
-            (8, "send", 9, 11, Some(13)),
-            (9, "send", 10, 12, Some(13)),
+            (0, "write_imm", 1, 1, Some(5), 0),
+            (1, "write_imm", 2, 2, Some(9), 0), // completed by its resend's ACK
+            (2, "write_imm", 3, 3, Some(5), 0),
+            (3, "send", 4, 4, Some(5), 0),
+            (4, "send", 5, 6, Some(9), 1),
+            (5, "send", 6, 7, Some(13), 0),
+            (6, "send", 7, 8, Some(9), 0),
+            (7, "send", 8, 10, Some(13), 1),
+            (8, "send", 9, 11, Some(13), 0),
+            (9, "send", 10, 12, Some(13), 1),
         ]
     );
     assert_eq!(d.messages[1].latency_ns, Some(t(9) - t(2)));

@@ -73,9 +73,23 @@ pub struct FlowFlor {
     by_gn: HashMap<u64, Key>,
     /// The reliable number's split, from the WRITE chunks.
     split: Option<rocescope_codec::params::ImmSplit>,
+    /// The WQE being received is a resend (its later packets are too).
+    resending: bool,
 }
 
+/// Acknowledged WQEs are forgotten this many WQEs later (checked every [`TRIM_EVERY`]).
+const KEEP_ACKED: u64 = 1 << 16;
+const TRIM_EVERY: u64 = 4096;
+
 impl FlowFlor {
+    /// Forgets WQEs acknowledged long ago (memory stays bounded by the flow's window).
+    fn trim(&mut self) {
+        let old = self.order.saturating_sub(KEEP_ACKED);
+        self.wqes.retain(|_, w| !(w.acked && w.last.order < old));
+        let wqes = &self.wqes;
+        self.by_gn.retain(|_, k| wqes.contains_key(k));
+    }
+
     /// The WRITE chunk holding offset `off` of message `mid`, if seen.
     fn chunk_of(&self, mid: u32, off: u32) -> Option<Key> {
         let (k, w) = self.wqes.range(..=Key::Write(mid, off)).next_back()?;
@@ -96,6 +110,7 @@ impl Analyzer {
         if matches!(pos, Position::First | Position::Only) {
             st.wqe_first = Some(v);
             st.wqe_bytes = 0;
+            st.resending = false;
         }
         st.wqe_bytes += k.payload as u64;
         let first = st.wqe_first.unwrap_or(v);
@@ -116,9 +131,17 @@ impl Analyzer {
                 st.by_gn.insert(gn, Key::Send(rn));
                 Key::Send(rn)
             }
-            _ => return,
+            _ => {
+                if st.resending {
+                    self.flows[i].data.count_resend(first, k.payload);
+                }
+                return;
+            }
         };
         st.order += 1;
+        if st.order.is_multiple_of(TRIM_EVERY) {
+            st.trim();
+        }
         let order = st.order;
         let w = st.wqes.entry(key).or_default();
         let prior = w.copies;
@@ -137,6 +160,8 @@ impl Analyzer {
         if prior == 0 {
             return;
         }
+        st.resending = true;
+        self.flows[i].data.count_resend(first, k.payload);
         // A resend of the WQE.
         let trigger = match place {
             _ if gap => Signal::FlorAck,
