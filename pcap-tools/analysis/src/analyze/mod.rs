@@ -19,7 +19,11 @@
 //! both ends look tapped (a capture without routers), the tap is `unknown` and read as a fabric
 //! tap (loss evidence from header-only packets only).
 
+pub mod asks;
+pub mod erd;
 pub mod fields;
+pub mod flor;
+pub mod netrt;
 pub mod pfc;
 pub mod pkt;
 pub mod plot;
@@ -27,6 +31,7 @@ pub mod psn;
 pub mod render;
 pub mod report;
 pub mod run;
+pub mod sdr;
 pub mod series;
 pub mod spill;
 pub mod track;
@@ -108,6 +113,14 @@ struct FlowState {
     pending_ho: Vec<Pkt>,
     /// Where the tap is for it, as of a version of the tapped-host sets.
     place: Option<(u64, Place)>,
+    /// PSNs a research transport's receiver side asked for ([`asks`]).
+    asks: Option<Box<asks::Asks>>,
+    /// A control flow: the data flow it serves (NetRT requests, SDR control).
+    serves: Option<usize>,
+    /// SDR's events on this flow ([`sdr`]); Flor's too ([`flor`]).
+    sdr_out: Option<Box<sdr::Out>>,
+    /// Flor's WQEs on this data flow ([`flor`]).
+    flor: Option<Box<flor::FlowFlor>>,
 }
 
 /// The analysis of one capture, fed frame by frame.
@@ -126,6 +139,8 @@ pub struct Analyzer {
     note: fields::LiveNote,
     /// Where finished records go ([`spill`]).
     spill: spill::Spill,
+    /// SDR connections ([`sdr`]).
+    sdr: FxHashMap<sdr::ConnKey, sdr::Conn>,
     /// The messages' ranges and indices per flow, from the last timeline.
     #[allow(clippy::type_complexity)]
     tables: (Vec<BTreeMap<u64, (Option<u64>, u64)>>, Vec<HashMap<u64, u64>>),
@@ -151,6 +166,7 @@ impl Analyzer {
             note: fields::LiveNote::default(),
             spill,
             tables: (Vec::new(), Vec::new()),
+            sdr: FxHashMap::default(),
         }
     }
 
@@ -194,6 +210,15 @@ impl Analyzer {
             Seen::Pfc(p) => {
                 self.last_time = self.last_time.max(p.time_ns);
                 self.pauses.add(p)
+            }
+            Seen::ErdNack(n) => self.erd_nack(n),
+            Seen::SdrCtrl(c) => {
+                self.roce(&c.pkt);
+                self.sdr_ctrl(c);
+            }
+            Seen::FlorAck(a) => {
+                self.roce(&a.pkt);
+                self.flor_ack(a);
             }
             Seen::None => {}
         }
@@ -253,6 +278,10 @@ impl Analyzer {
             src_local: false,
             pending_ho: Vec::new(),
             place: None,
+            asks: None,
+            serves: None,
+            sdr_out: None,
+            flor: None,
         });
         self.flows.len() - 1
     }
@@ -308,7 +337,8 @@ impl Analyzer {
         self.last_time = self.last_time.max(k.time_ns);
         let i = self.flow(k);
         self.note.flow = Some(i);
-        if !self.flows[i].src_local && k.ttl.is_some_and(initial_ttl) {
+        // (A NetRT message is a switch's, at the served flow's addresses: its TTL tells nothing.)
+        if !self.flows[i].src_local && k.ttl.is_some_and(initial_ttl) && !k.is_netrt_message() {
             self.flows[i].src_local = true;
             if self.local.entry(k.iface).or_default().insert(k.src) {
                 self.local_version += 1;
@@ -345,10 +375,13 @@ impl Analyzer {
             Class::Request { .. } => {
                 self.flows[i].role = Role::Requests;
                 let place = self.place(i);
+                self.research_before_data(i, k);
                 let t = self.flows[i].transport;
                 self.flows[i].data.on_data(k, place, t);
+                self.research_after_data(i, k, place);
                 self.data_note(i);
             }
+            Class::Control => self.netrt_control(i, k),
             Class::HeaderOnly { .. } => {
                 // The trimmed form of this flow's data, or a bounce of the reverse flow's: the
                 // flow's role says which; a flow that showed neither requests nor answers is a
@@ -668,10 +701,23 @@ impl Analyzer {
             })
             .collect();
         retransmissions.sort_by_key(|r| r.frame);
+        // SDR's messages follow the tracker's in the flow's list.
+        let sdr_base = d.msgs.len() as u64;
+        if let Some(out) = self.flows[i].sdr_out.as_ref() {
+            // (An event naming no message of its own takes the tracker's message of its PSN: Flor.)
+            let own = |m: Option<u64>, psn: u32| {
+                m.map(|m| sdr_base + m).or_else(|| self.flows[i].data.peek(psn).and_then(|v| lookup(v, None, 0)))
+            };
+            losses.extend(out.losses.iter().map(|l| report::Loss { message: own(l.message, l.psn), ..l.clone() }));
+            losses.sort_by_key(|l| (l.frame, l.psn));
+            retransmissions
+                .extend(out.retx.iter().map(|r| report::Retransmission { message: own(r.message, r.psn), ..r.clone() }));
+            retransmissions.sort_by_key(|r| r.frame);
+        }
         let mut capture_gaps: Vec<report::CaptureGap> =
             d.gaps.iter().map(|&(psn, frame)| report::CaptureGap { psn, frame }).collect();
         capture_gaps.sort_by_key(|g| (g.frame, g.psn));
-        let messages = order
+        let mut messages: Vec<report::Message> = order
             .iter()
             .enumerate()
             .map(|(rank, &k)| {
@@ -692,6 +738,9 @@ impl Analyzer {
                 }
             })
             .collect();
+        if let Some(out) = self.flows[i].sdr_out.as_ref() {
+            messages.extend(out.msgs.iter().map(|m| report::Message { index: sdr_base + m.index, ..m.clone() }));
+        }
         let f = &self.flows[i];
         let t = FlowTimeline {
             id: ids[i].clone(),
@@ -704,6 +753,7 @@ impl Analyzer {
             role: f.role,
             tap: self.tap(i),
             peer: f.peer.map(|p| ids[p].clone()),
+            serves: f.serves.map(|p| ids[p].clone()),
             losses,
             capture_gaps,
             retransmissions,
@@ -714,6 +764,7 @@ impl Analyzer {
 
     /// The flow table (and PFC pauses), in order of first appearance.
     pub fn flows(&mut self) -> FlowsReport {
+        self.sdr_settle();
         for f in &mut self.flows {
             f.data.finalize_all();
         }
@@ -736,6 +787,7 @@ impl Analyzer {
                     role: f.role,
                     tap: self.tap(i),
                     peer: f.peer.map(|p| ids[p].clone()),
+                    serves: f.serves.map(|p| ids[p].clone()),
                     frames: f.frames,
                     bytes: f.bytes,
                     data_frames: s.data_frames,

@@ -7,6 +7,8 @@
 use std::net::IpAddr;
 
 use rocescope_codec::decoder::Decoded;
+use rocescope_codec::ext::flor::{Flor, SendType};
+use rocescope_codec::ext::sdr::Sdr;
 use rocescope_codec::ext::Ext;
 use rocescope_codec::ib::aeth::Syndrome;
 use rocescope_codec::ib::opcode::Position;
@@ -31,6 +33,9 @@ pub enum Class {
     Cnp,
     /// A DCP header-only packet (a trimmed data packet, or its bounce).
     HeaderOnly { msn: Option<u32> },
+    /// A research transport's control message (NetRT request or unfulfilled request): what it
+    /// says is in [`Pkt::ext`], read by the transport's analyser (`analyze/netrt.rs`, …).
+    Control,
     /// Anything else carried over RoCE.
     Other,
 }
@@ -76,6 +81,69 @@ pub struct Pkt {
     pub dcp_emsn: Option<u32>,
     /// READ Request: the DMA length of its RETH.
     pub dma_len: Option<u32>,
+    /// What a research transport's extension adds (NetRT, ERD).
+    pub ext: PktExt,
+}
+
+/// What the analysers read of a research transport's extension (WIRE.md part B).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum PktExt {
+    #[default]
+    None,
+    /// A NetRT data packet carrying the in-network retransmission mark (BTH byte 4, bit 0).
+    NetrtMarked,
+    /// A NetRT retransmission request: ePSN and the bitmap of PSNs ePSN+1+i held (B.4).
+    NetrtRequest { epsn: u32, bitmap: u128 },
+    /// A NetRT unfulfilled request for `psn`.
+    NetrtUnfulfilled { psn: u32 },
+    /// An ERD data packet's EETH (B.5): multi-packet (`ty`), holds the message's last bytes.
+    ErdData { ty: bool, last: bool, msg_id: u16, s_offset: u32 },
+    /// An SDR data packet's immediate (B.2): message id, packet offset, and the message id's
+    /// width in bits (the split it was read with).
+    SdrData { msg_id: u32, pkt_off: u32, id_bits: u8 },
+    /// A Flor WRITE chunk's reliable number (B.3; hint masked): message id, chunk offset, and
+    /// the split it was read with (ACKs echo the number whole).
+    FlorWrite { mid: u32, off: u32, split: rocescope_codec::params::ImmSplit },
+    /// A Flor SEND header (first or only packet): SEND reliable number, global number, the
+    /// retransmission flag, and for a WRITE_RETX the chunk it carries (message id, offset).
+    FlorSend { rn: u32, gn: u64, retx: bool, write: Option<(u32, u32)> },
+}
+
+/// A Flor software ACK (B.3) with the frame carrying it (class [`Class::Control`]).
+#[derive(Clone, Debug)]
+pub struct FlorAckPkt {
+    pub pkt: Pkt,
+    /// The data QP acknowledged (its DestQP).
+    pub qpn: u32,
+    pub acked: Vec<rocescope_codec::ext::flor::Acked>,
+}
+
+/// An SDR control message (B.2) with the frame carrying it (class [`Class::Control`]).
+#[derive(Clone, Debug)]
+pub struct SdrCtrlPkt {
+    pub pkt: Pkt,
+    pub kind: rocescope_codec::ext::sdr::CtrlType,
+    pub msg_seq: u32,
+    /// SR_ACK: every chunk below is received.
+    pub cum_ack: Option<u32>,
+    /// SR_ACK: chunks its bitmap marks received.
+    pub sacked: Vec<u32>,
+    /// SR_ACK: chunks it shows missing (`cum_ack`, and every clear bit below the highest set
+    /// one); SR_NACK: its chunk indices; EC_NACK: its data-submessage indices.
+    pub missing: Vec<u32>,
+}
+
+/// An ERD NACK segment (B.5): the entries of the NACK messages it completes, from the TCP
+/// connection's addresses (the data receiver sends them to the data sender).
+#[derive(Clone, Debug)]
+pub struct ErdNackPkt {
+    pub frame: u64,
+    pub time_ns: u64,
+    pub iface: u32,
+    pub src: IpAddr,
+    pub dst: IpAddr,
+    pub ttl: Option<u8>,
+    pub entries: Vec<rocescope_codec::ext::erd::NackEntry>,
 }
 
 /// A PFC frame (802.1Qbb).
@@ -93,10 +161,16 @@ pub struct PfcPkt {
 }
 
 /// What a frame is to the analysers.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 pub enum Seen {
     Roce(Pkt),
     Pfc(PfcPkt),
+    /// ERD NACK messages (TCP): allocated for, and rare.
+    ErdNack(ErdNackPkt),
+    /// An SDR control message (allocated for: one per ACK period).
+    SdrCtrl(SdrCtrlPkt),
+    /// A Flor software ACK (allocated for: one per ACK).
+    FlorAck(FlorAckPkt),
     None,
 }
 
@@ -104,6 +178,15 @@ impl Pkt {
     /// Summarises a decoded frame; `None` for frames that carry no RoCE packet with addresses.
     pub fn from_decoded(d: &Decoded<'_, '_>, frame: u64, time_ns: u64, iface: u32, len: u32) -> Seen {
         let f = &d.frame;
+        if let Some(n) = d.nacks.as_ref().filter(|n| !n.entries().is_empty()) {
+            let Some((src, dst)) = f.ip_addrs() else { return Seen::None };
+            let ttl = match f.net() {
+                Some(Net::Ipv4 { off, .. }) => f.data().get(off as usize + 8).copied(),
+                Some(Net::Ipv6 { off }) => f.data().get(off as usize + 7).copied(),
+                _ => None,
+            };
+            return Seen::ErdNack(ErdNackPkt { frame, time_ns, iface, src, dst, ttl, entries: n.entries().to_vec() });
+        }
         let Some(p) = f.roce() else {
             if let Some(mc) = f.mac_control() {
                 if let Some(class_enable) = mc.class_enable().filter(|_| mc.is_complete()) {
@@ -135,8 +218,13 @@ impl Pkt {
             Ext::Dcp(x) => Some(*x),
             _ => None,
         };
+        let ext = ext_of(f.ext(), p);
         let class = if opcode.0 == 0x80 || opcode.0 == 0x81 {
             Class::Cnp
+        } else if matches!(ext, PktExt::NetrtRequest { .. } | PktExt::NetrtUnfulfilled { .. })
+            || matches!(f.ext(), Ext::Sdr(Sdr::Ctrl(_)) | Ext::Flor(Flor::Ack(_)))
+        {
+            Class::Control
         } else if let Some(x) = dcp.filter(|x| x.ho) {
             Class::HeaderOnly { msn: x.msn(p) }
         } else if let Some(a) = p.aeth().filter(|_| opcode.0 == 0x11 || (0x0D..=0x10).contains(&opcode.0) || opcode.0 == 0x12) {
@@ -165,6 +253,19 @@ impl Pkt {
             } else {
                 ReqOp::Other
             };
+            // An ERD packet is a SEND Only on the wire; its EETH places it in its message.
+            let pos = match ext {
+                PktExt::ErdData { ty: true, last, s_offset, .. } => match (s_offset == 0, last) {
+                    (true, true) => Position::Only,
+                    (true, false) => Position::First,
+                    (false, true) => Position::Last,
+                    (false, false) => Position::Middle,
+                },
+                // SDR's messages are its own (`analyze/sdr.rs`): to the PSN tracker its packets
+                // belong to no message.
+                PktExt::SdrData { .. } => Position::Middle,
+                _ => pos,
+            };
             Class::Request { pos, op }
         } else {
             Class::Other
@@ -173,7 +274,7 @@ impl Pkt {
             Class::Request { op: ReqOp::Read, .. } => p.reth().map(|r| r.dma_len()),
             _ => None,
         };
-        Seen::Roce(Pkt {
+        let pkt = Pkt {
             frame,
             time_ns,
             iface,
@@ -195,11 +296,75 @@ impl Pkt {
             }),
             dcp_emsn: dcp.and_then(|x| x.emsn),
             dma_len,
-        })
+            ext,
+        };
+        if let Ext::Sdr(Sdr::Ctrl(c)) = f.ext() {
+            return Seen::SdrCtrl(sdr_ctrl(pkt, c, p.payload()));
+        }
+        if let Ext::Flor(Flor::Ack(a)) = f.ext() {
+            return Seen::FlorAck(FlorAckPkt { pkt, qpn: a.qpn, acked: a.acked(p.payload()).collect() });
+        }
+        Seen::Roce(pkt)
     }
 
     /// Carries message data (a request packet or a READ response).
     pub fn is_data(&self) -> bool {
         matches!(self.class, Class::Request { .. } | Class::ReadResponse { .. })
     }
+
+    /// A NetRT request or unfulfilled request: a switch's message at a flow's addresses.
+    pub fn is_netrt_message(&self) -> bool {
+        matches!(self.ext, PktExt::NetrtRequest { .. } | PktExt::NetrtUnfulfilled { .. })
+    }
+}
+
+/// What the analysers keep of a research transport's extension.
+fn ext_of(e: &Ext, p: &rocescope_codec::ib::RocePacket<'_>) -> PktExt {
+    use rocescope_codec::ext::netrt::Netrt;
+    match e {
+        Ext::Netrt(Netrt::Data { rtx_mark: true }) => PktExt::NetrtMarked,
+        Ext::Netrt(n @ Netrt::Request { epsn }) => match n.bitmap(p) {
+            Some(b) => PktExt::NetrtRequest { epsn: *epsn, bitmap: u128::from_be_bytes(*b) },
+            None => PktExt::None,
+        },
+        Ext::Netrt(Netrt::Unfulfilled { psn }) => PktExt::NetrtUnfulfilled { psn: *psn },
+        Ext::Sdr(Sdr::Data(d)) => {
+            PktExt::SdrData { msg_id: d.msg_id, pkt_off: d.pkt_off, id_bits: d.split.0 }
+        }
+        Ext::Flor(Flor::Write(w)) => PktExt::FlorWrite { mid: w.mid, off: w.chunk_off, split: w.split },
+        Ext::Flor(Flor::Send(h)) => {
+            let write = (h.kind == SendType::WriteRetx).then(|| (h.write().mid, h.write().chunk_off));
+            PktExt::FlorSend { rn: h.rn, gn: h.gn, retx: h.retx(), write }
+        }
+        Ext::Erd(x) => {
+            let e = &x.eeth;
+            PktExt::ErdData { ty: e.ty != 0, last: e.last, msg_id: e.msg_id, s_offset: e.s_offset }
+        }
+        _ => PktExt::None,
+    }
+}
+
+
+/// What the analysers read of an SDR control message.
+fn sdr_ctrl(pkt: Pkt, c: &rocescope_codec::ext::sdr::Ctrl, payload: &[u8]) -> SdrCtrlPkt {
+    use rocescope_codec::ext::sdr::Ctrl;
+    let (cum_ack, sacked, missing) = match *c {
+        Ctrl::SrAck { cum_ack, .. } => {
+            let sacked: Vec<u32> = c.sacked(payload).collect();
+            // (The bitmap's chunks come in increasing order.)
+            let top = sacked.last().copied().unwrap_or(cum_ack);
+            let mut missing = Vec::new();
+            let mut next = sacked.iter().peekable();
+            for x in cum_ack..top {
+                while next.next_if(|&&s| s < x).is_some() {}
+                if next.peek() != Some(&&x) {
+                    missing.push(x);
+                }
+            }
+            (Some(cum_ack), sacked, missing)
+        }
+        Ctrl::SrNack { .. } | Ctrl::EcNack { .. } => (None, Vec::new(), c.indices(payload).collect()),
+        _ => (None, Vec::new(), Vec::new()),
+    };
+    SdrCtrlPkt { pkt, kind: c.kind(), msg_seq: c.msg_seq(), cum_ack, sacked, missing }
 }

@@ -239,7 +239,7 @@ pub fn timeline_text_flow(out: &mut impl Write, f: &super::report::FlowTimeline)
     {
         writeln!(
             out,
-            "flow {} (interface {}, {} {} {}, tap {}{}): {} losses, {} retransmissions, {} messages, {} capture gaps",
+            "flow {} (interface {}, {} {} {}, tap {}{}{}): {} losses, {} retransmissions, {} messages, {} capture gaps",
             f.id,
             f.interface,
             f.profile,
@@ -247,6 +247,7 @@ pub fn timeline_text_flow(out: &mut impl Write, f: &super::report::FlowTimeline)
             name(&f.role),
             name(&f.tap),
             f.peer.as_ref().map_or(String::new(), |p| format!(", peer {p}")),
+            f.serves.as_ref().map_or(String::new(), |p| format!(", serves {p}")),
             f.losses.len(),
             f.retransmissions.len(),
             f.messages.len(),

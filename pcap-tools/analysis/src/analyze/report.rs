@@ -50,6 +50,8 @@ pub enum Transport {
     Irn,
     /// DCP (its ToS tag).
     Dcp,
+    /// ERD (profile `erd`): datagrams with an EETH, NACKs over TCP.
+    Erd,
     /// Not told apart yet (no loss signal seen).
     Rc,
 }
@@ -181,6 +183,9 @@ pub struct FlowTimeline {
     pub tap: Tap,
     /// The id of the flow carrying the other direction of the connection.
     pub peer: Option<String>,
+    /// A control flow (NetRT requests): the id of the data flow it serves.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub serves: Option<String>,
     pub losses: Vec<Loss>,
     pub capture_gaps: Vec<CaptureGap>,
     pub retransmissions: Vec<Retransmission>,
@@ -216,6 +221,9 @@ pub struct FlowRow {
     pub role: Role,
     pub tap: Tap,
     pub peer: Option<String>,
+    /// A control flow (NetRT requests): the id of the data flow it serves.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub serves: Option<String>,
     pub frames: u64,
     pub bytes: u64,
     pub data_frames: u64,

@@ -157,6 +157,16 @@ pub struct Tracker {
     pub keep_events: bool,
     /// What the last frame fed showed at once (the per-packet analysis fields).
     pub last: TrackNote,
+    /// Set by a research transport's analyser just before it feeds a copy the receiver side
+    /// asked for (`analyze/netrt.rs`, `erd.rs`); taken by [`Self::on_data`].
+    pub asked: Option<Asked>,
+}
+
+/// A copy asked for by a research transport's signal, and who resent it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Asked {
+    pub signal: Signal,
+    pub repair: Repair,
 }
 
 /// What one data packet or acknowledgement showed at once.
@@ -401,6 +411,7 @@ impl Tracker {
     /// A data packet of this flow (a request, its header-only form, or a READ response).
     pub fn on_data(&mut self, k: &Pkt, place: Place, transport: Transport) {
         let v = self.unwrap.unwrap(k.psn);
+        let asked_by = self.asked.take();
         let ho = matches!(k.class, Class::HeaderOnly { .. });
         let whole = !ho;
         self.stats.data_frames += 1;
@@ -433,8 +444,11 @@ impl Tracker {
                 Transport::Gbn | Transport::Rc => s.nak_le || s.bounce,
                 Transport::Irn => s.nak_exact,
                 Transport::Dcp => s.bounce,
+                Transport::Erd => false,
             };
-            let trigger = if place == Place::Source {
+            let trigger = if let Some(a) = asked_by {
+                a.signal
+            } else if place == Place::Source {
                 match transport {
                     Transport::Gbn if s.nak_le => Signal::Nak,
                     Transport::Irn if sack_since => Signal::Sack,
@@ -451,24 +465,23 @@ impl Tracker {
             // at the sender, what made it resend is this copy's trigger.
             if let Some(li) = s.loss_of_last {
                 if let Some((l, _, _)) = li.checked_sub(self.loss_base).and_then(|i| self.losses.get_mut(i as usize)) {
-                    l.repair = Repair::EndHost;
-                    if place == Place::Source {
+                    l.repair = asked_by.map_or(Repair::EndHost, |a| a.repair);
+                    if place == Place::Source || asked_by.is_some() {
                         l.signal = trigger;
                     }
                 }
             }
             // The receiver asked for exactly this packet: its previous copy was lost.
-            let asked = place == Place::Source
-                && s.loss_of_last.is_none()
-                && matches!(trigger, Signal::Sack | Signal::Nak)
-                && s.nak_exact;
+            let asked = s.loss_of_last.is_none()
+                && (asked_by.is_some()
+                    || (place == Place::Source && matches!(trigger, Signal::Sack | Signal::Nak) && s.nak_exact));
             if asked {
                 new_losses.push(Loss {
                     psn: k.psn,
                     frame: s.last_frame,
                     time_ns: Ns(s.last_time),
                     signal: trigger,
-                    repair: Repair::EndHost,
+                    repair: asked_by.map_or(Repair::EndHost, |a| a.repair),
                     evidence: Evidence::AskedFor,
                     message: None,
                 });
@@ -476,11 +489,13 @@ impl Tracker {
             }
             let accepted = match transport {
                 Transport::Gbn | Transport::Rc => s.accepted_in_order,
-                Transport::Irn | Transport::Dcp => s.whole > 0,
+                Transport::Irn | Transport::Dcp | Transport::Erd => s.whole > 0,
             };
             let spurious = match place {
                 Place::Destination => Some(accepted),
                 _ if covered_before => Some(true),
+                // The receiver side named this PSN as missing (a research transport's signal).
+                _ if asked_by.is_some() => Some(false),
                 // The receiver asked for it since its previous copy left, whatever moved the
                 // sender: Go-Back-N, a NAK at or below it; IRN, a NAK or SACK naming it as
                 // expected (a SACK asks for what it does not cover, which may only mean the SACKs
@@ -494,7 +509,21 @@ impl Tracker {
             let cause = match spurious {
                 Some(true) => Cause::Spurious,
                 Some(false) if trigger == Signal::Timeout => Cause::Timeout,
-                Some(false) if s.any_loss && matches!(trigger, Signal::Nak | Signal::Sack | Signal::Ho) => Cause::Loss,
+                Some(false)
+                    if s.any_loss
+                        && matches!(
+                            trigger,
+                            Signal::Nak
+                                | Signal::Sack
+                                | Signal::Ho
+                                | Signal::NetrtRequest
+                                | Signal::ErdNack
+                                | Signal::SdrBitmap
+                                | Signal::FlorAck
+                        ) =>
+                {
+                    Cause::Loss
+                }
                 _ => Cause::Unknown,
             };
             self.stats.retransmitted += 1;
@@ -558,9 +587,22 @@ impl Tracker {
                     psn: k.psn,
                     frame: k.frame,
                     time_ns: Ns(k.time_ns),
-                    signal: Signal::Unknown,
-                    repair: Repair::EndHost,
+                    signal: asked_by.map_or(Signal::Unknown, |a| a.signal),
+                    repair: asked_by.map_or(Repair::EndHost, |a| a.repair),
                     evidence: Evidence::Gap,
+                    message: None,
+                });
+                s.any_loss = true;
+            } else if let Some(a) = asked_by.filter(|_| whole) {
+                // Asked for before the tap saw any copy: the earlier copies were lost upstream
+                // of the tap; this copy is the repair.
+                new_losses.push(Loss {
+                    psn: k.psn,
+                    frame: k.frame,
+                    time_ns: Ns(k.time_ns),
+                    signal: a.signal,
+                    repair: a.repair,
+                    evidence: Evidence::AskedFor,
                     message: None,
                 });
                 s.any_loss = true;
@@ -623,6 +665,10 @@ impl Tracker {
         }
         if whole && v >= self.high_whole {
             self.high_whole = v + 1;
+        }
+        // A flow without acknowledgements (UC, UD: SDR, Flor, ERD) keeps its last MAX_SLOTS.
+        if self.slots.len() > MAX_SLOTS {
+            self.prune();
         }
         if let Some(mm) = msg.or(s.msg.checked_sub(1)).and_then(|m| self.msg_mut(m)) {
             if mm.finalized {
@@ -1081,6 +1127,39 @@ impl Tracker {
             let first = m.first_psn;
             self.open.remove(&first);
             self.complete(id, k.frame, k.time_ns);
+        }
+    }
+
+    /// A transport without acknowledgements (ERD), at the receiver's tap: the message holding
+    /// PSN `v` is complete at `frame` once every PSN of its range was seen whole.
+    pub fn complete_if_whole(&mut self, v: u64, frame: u64, time_ns: u64) {
+        let Some(id) = self.msg_of_psn(v, None) else { return };
+        let Some(m) = self.msg(id) else { return };
+        let (first, Some(last)) = (m.first_psn, m.last_psn) else { return };
+        if m.complete_frame.is_some() || (first..=last).any(|u| self.get(u).is_none_or(|s| s.whole == 0)) {
+            return;
+        }
+        self.open.remove(&first);
+        self.complete(id, frame, time_ns);
+    }
+
+    /// A transport whose own acknowledgement names a message (Flor's ACK): the message whose
+    /// first PSN is `first` completes at `frame`, if not yet complete.
+    pub fn complete_message_at(&mut self, first: u64, frame: u64, time_ns: u64) {
+        let Some(&id) = self.by_psn.get(&first) else { return };
+        if self.msg(id).is_none_or(|m| m.complete_frame.is_some()) {
+            return;
+        }
+        self.open.remove(&first);
+        self.complete(id, frame, time_ns);
+    }
+
+    /// A transport that resends under new PSNs (Flor): a packet of the message whose first PSN
+    /// is `first` is a resend, not unique data.
+    pub fn count_resend(&mut self, first: u64, payload: u32) {
+        self.stats.unique_bytes = self.stats.unique_bytes.saturating_sub(payload as u64);
+        if let Some(m) = self.by_psn.get(&first).copied().and_then(|id| self.msg_mut(id)) {
+            m.retransmitted += 1;
         }
     }
 

@@ -1,0 +1,266 @@
+//! SDR-RDMA's control messages as loss signals (docs/analysis.md, "SDR"; WIRE.md B.2; seed 001
+//! §3.2-4; notes/sdr.md §1.5-1.7).
+//!
+//! SDR sends every packet as its own UC WRITE with Immediate naming (message id, packet offset),
+//! spread over several QPs (channels, generations): its UC PSNs mean nothing to it, so its
+//! messages, retransmissions and losses are found here, per connection (interface, sender,
+//! receiver), by (message id, packet offset); the PSN tracker sees its packets as message-less.
+//! The receiver's control messages (its own QP, receiver → sender) name a message by `msg_seq`
+//! (its id is `msg_seq` modulo 2^ID): an SR_ACK's cumulative ACK and bitmap, an SR_NACK's chunks
+//! ask for the chunks they show missing; the next copy of such a packet is the repair
+//! (`end_host`, signal `sdr_bitmap`). A message completes at the first SR_ACK whose cumulative
+//! ACK passes every chunk the tap saw of it and whose bitmap shows none missing, or at its
+//! EC_ACK. Chunks are read as one packet
+//! each (`sdr_chunk_packets` 1, the default). Each event is listed in the timeline of the flow
+//! (QP) whose frame it is; a message in the flow of its first frame.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::net::IpAddr;
+
+use rocescope_codec::ext::sdr::CtrlType;
+
+use super::pkt::{Pkt, PktExt, SdrCtrlPkt};
+use super::report::{Cause, Evidence, Loss, Message, Ns, Repair, Retransmission, Signal};
+use super::track::Place;
+use super::Analyzer;
+
+/// An SDR connection: interface, data sender, data receiver.
+pub type ConnKey = (u32, IpAddr, IpAddr);
+
+/// One SDR connection's live messages.
+#[derive(Debug, Default)]
+pub struct Conn {
+    /// The first data flow seen (its control flow's `serves`).
+    first_flow: Option<usize>,
+    /// The message id's width (from the data packets' split).
+    id_bits: u8,
+    msgs: BTreeMap<u32, Msg>,
+}
+
+/// One SDR message as the tap saw it.
+#[derive(Debug, Default)]
+struct Msg {
+    /// The flow listing it, and its place in that flow's list.
+    flow: usize,
+    index: usize,
+    first_time: u64,
+    /// Flows (QPs) that carried it.
+    flows: BTreeSet<usize>,
+    pkts: BTreeMap<u32, PktCopy>,
+    /// Chunks the receiver reported: all below `cum`, and `sacked`.
+    cum: u32,
+    sacked: BTreeSet<u32>,
+    /// Packets a control message asked for, not resent yet.
+    asked: BTreeSet<u32>,
+    done: bool,
+    /// A CTS for its slot came after it completed: the slot's next packets are a new message.
+    reposted: bool,
+}
+
+/// The latest copy of one packet.
+#[derive(Clone, Copy, Debug)]
+struct PktCopy {
+    copies: u32,
+    flow: usize,
+    psn: u32,
+    frame: u64,
+    time: u64,
+}
+
+/// One flow's SDR events, added to its timeline.
+#[derive(Debug, Default)]
+pub struct Out {
+    pub losses: Vec<Loss>,
+    pub retx: Vec<Retransmission>,
+    pub msgs: Vec<Message>,
+    /// Message latencies were added to the flow's counts.
+    settled: bool,
+}
+
+impl Analyzer {
+    /// An SDR data packet of flow `i` (after the PSN tracker counted it).
+    pub(super) fn sdr_data(&mut self, i: usize, k: &Pkt, place: Place) {
+        let PktExt::SdrData { msg_id, pkt_off, id_bits } = k.ext else { return };
+        let conn = self.sdr.entry((k.iface, k.src, k.dst)).or_default();
+        conn.first_flow.get_or_insert(i);
+        conn.id_bits = id_bits;
+        let new = match conn.msgs.get_mut(&msg_id) {
+            None => true,
+            Some(m) if m.done && (m.reposted || !m.flows.contains(&i)) => true,
+            Some(m) => {
+                if m.done && !m.pkts.contains_key(&pkt_off) {
+                    // More of a message taken for complete: it was not.
+                    m.done = false;
+                    if let Some(msg) = self.flows[m.flow].sdr_out.as_mut().and_then(|o| o.msgs.get_mut(m.index)) {
+                        msg.complete_frame = None;
+                        msg.complete_time_ns = None;
+                        msg.latency_ns = None;
+                    }
+                }
+                false
+            }
+        };
+        if new {
+            let out = self.flows[i].sdr_out.get_or_insert_with(Default::default);
+            let index = out.msgs.len();
+            out.msgs.push(Message {
+                index: index as u64,
+                op: "write_imm",
+                first_psn: k.psn,
+                last_psn: None,
+                first_frame: k.frame,
+                last_frame: k.frame,
+                complete_frame: None,
+                complete_time_ns: None,
+                packets: None,
+                retransmitted: 0,
+                bytes: 0,
+                latency_ns: None,
+            });
+            self.flows[i].data.stats.messages += 1;
+            conn.msgs.insert(msg_id, Msg { flow: i, index, first_time: k.time_ns, ..Msg::default() });
+        }
+        let Some(m) = conn.msgs.get_mut(&msg_id) else { return };
+        m.flows.insert(i);
+        let asked = m.asked.remove(&pkt_off);
+        let prior = m.pkts.get(&pkt_off).copied();
+        let in_msg_flow = |f: usize| (f == m.flow).then_some(m.index as u64);
+        let mut retransmitted = false;
+        match prior {
+            None => {
+                if let Some(msg) = self.flows[m.flow].sdr_out.as_mut().and_then(|o| o.msgs.get_mut(m.index)) {
+                    msg.bytes += k.payload as u64;
+                }
+                if asked {
+                    // Asked for before the tap saw any copy: lost upstream; this is the repair.
+                    let loss = loss(k.psn, k.frame, k.time_ns, in_msg_flow(i));
+                    self.flows[i].data.stats.losses += 1;
+                    self.flows[i].sdr_out.get_or_insert_with(Default::default).losses.push(loss);
+                }
+            }
+            Some(p) => {
+                retransmitted = true;
+                let acked = pkt_off < m.cum || m.sacked.contains(&pkt_off);
+                let trigger = match place {
+                    _ if asked => Signal::SdrBitmap,
+                    Place::Source => Signal::Timeout,
+                    _ => Signal::Unknown,
+                };
+                let spurious = match place {
+                    // The receiver writes every copy in place: it had the earlier one.
+                    Place::Destination => Some(true),
+                    _ if acked => Some(true),
+                    _ if asked => Some(false),
+                    _ => None,
+                };
+                let cause = match spurious {
+                    Some(true) => Cause::Spurious,
+                    Some(false) => Cause::Loss,
+                    None => Cause::Unknown,
+                };
+                let s = &mut self.flows[i].data.stats;
+                // The PSN tracker took this copy for a first one (its UC PSN is new).
+                s.unique_bytes = s.unique_bytes.saturating_sub(k.payload as u64);
+                s.retransmitted += 1;
+                s.spurious += (spurious == Some(true)) as u64;
+                s.timeouts += (trigger == Signal::Timeout) as u64;
+                s.max_retries = s.max_retries.max(p.copies);
+                if asked {
+                    let l = loss(p.psn, p.frame, p.time, in_msg_flow(p.flow));
+                    self.flows[p.flow].data.stats.losses += 1;
+                    self.flows[p.flow].sdr_out.get_or_insert_with(Default::default).losses.push(l);
+                }
+                let r = Retransmission {
+                    psn: k.psn,
+                    frame: k.frame,
+                    time_ns: Ns(k.time_ns),
+                    spurious,
+                    cause,
+                    trigger,
+                    copy: p.copies,
+                    message: in_msg_flow(i),
+                };
+                self.flows[i].sdr_out.get_or_insert_with(Default::default).retx.push(r);
+            }
+        }
+        let copies = prior.map_or(0, |p| p.copies) + 1;
+        m.pkts.insert(pkt_off, PktCopy { copies, flow: i, psn: k.psn, frame: k.frame, time: k.time_ns });
+        let packets = m.pkts.len() as u32;
+        if let Some(msg) = self.flows[m.flow].sdr_out.as_mut().and_then(|o| o.msgs.get_mut(m.index)) {
+            msg.last_frame = msg.last_frame.max(k.frame);
+            msg.packets = Some(packets);
+            msg.retransmitted += retransmitted as u64;
+        }
+    }
+
+    /// An SDR control message (receiver → sender, on its own QP).
+    pub(super) fn sdr_ctrl(&mut self, c: &SdrCtrlPkt) {
+        let k = &c.pkt;
+        let Some(&ci) = self.index.get(&(k.iface, k.src, k.dst, k.destqp)) else { return };
+        let Some(conn) = self.sdr.get_mut(&(k.iface, k.dst, k.src)) else { return };
+        if self.flows[ci].serves.is_none() && conn.first_flow != Some(ci) {
+            self.flows[ci].serves = conn.first_flow;
+        }
+        let id = if conn.id_bits >= 32 { c.msg_seq } else { c.msg_seq & ((1u32 << conn.id_bits) - 1) };
+        let Some(m) = conn.msgs.get_mut(&id) else { return };
+        if m.done {
+            if c.kind == CtrlType::Cts {
+                m.reposted = true;
+            }
+            return;
+        }
+        let complete = match c.kind {
+            CtrlType::SrAck => {
+                let cum = c.cum_ack.unwrap_or(0);
+                m.cum = m.cum.max(cum);
+                m.sacked.extend(c.sacked.iter().copied());
+                m.asked.extend(c.missing.iter().copied());
+                c.missing.is_empty() && m.pkts.keys().all(|&o| o < cum)
+            }
+            CtrlType::SrNack => {
+                m.asked.extend(c.missing.iter().copied());
+                false
+            }
+            CtrlType::EcAck => true,
+            // An EC_NACK names data submessages, whose packets only the submessage layout
+            // (base, k, m: not a decoder parameter) would tell.
+            CtrlType::EcNack | CtrlType::Cts => false,
+        };
+        if complete {
+            m.done = true;
+            if let Some(msg) = self.flows[m.flow].sdr_out.as_mut().and_then(|o| o.msgs.get_mut(m.index)) {
+                msg.complete_frame = Some(k.frame);
+                msg.complete_time_ns = Some(Ns(k.time_ns));
+                msg.latency_ns = Some(k.time_ns.saturating_sub(m.first_time));
+            }
+        }
+    }
+
+    /// Adds the SDR messages' completions to the flows' counts (once, before the flow table).
+    pub(super) fn sdr_settle(&mut self) {
+        for f in &mut self.flows {
+            let Some(out) = f.sdr_out.as_mut().filter(|o| !o.settled) else { continue };
+            out.settled = true;
+            for m in &out.msgs {
+                if let (Some(l), Some(t)) = (m.latency_ns, m.complete_time_ns) {
+                    f.data.stats.completed += 1;
+                    f.data.stats.latency.add(l);
+                    f.data.stats.last_complete = Some(f.data.stats.last_complete.map_or(t.0, |c| c.max(t.0)));
+                }
+            }
+        }
+    }
+}
+
+/// The loss of a copy the receiver's bitmap or NACK asked for, repaired by the sender.
+fn loss(psn: u32, frame: u64, time: u64, message: Option<u64>) -> Loss {
+    Loss {
+        psn,
+        frame,
+        time_ns: Ns(time),
+        signal: Signal::SdrBitmap,
+        repair: Repair::EndHost,
+        evidence: Evidence::AskedFor,
+        message,
+    }
+}
