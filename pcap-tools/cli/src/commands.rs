@@ -161,7 +161,7 @@ pub fn analyze(out: &mut impl Write, args: &crate::AnalyzeArgs, timeline: bool) 
     let file = &args.file;
     let reader = capture::open(file).map_err(|e| Failure::Input(file.into(), e))?;
     // The analysers never read checksums: verify only what detection compares.
-    let mut session = Session::new(reader, args.profile.decoder().checksums_for_detection_only());
+    let session = Session::new(reader, args.profile.decoder().checksums_for_detection_only());
     let bar = progress::FileBar::for_file(file);
     if args.svg.is_some() && !timeline {
         return Err(Failure::Usage("--svg is an option of `rocescope timeline`".into()));
@@ -174,7 +174,7 @@ pub fn analyze(out: &mut impl Write, args: &crate::AnalyzeArgs, timeline: bool) 
         ..Options::default()
     };
     let window = run::Window { from_s: args.from, to_s: args.to };
-    let mut a = run::analyze(&mut session, opts, window, |rec| bar.tick(rec.number, rec.offset))
+    let mut a = run::analyze_threaded(session, opts, window, |number, offset| bar.tick(number, offset))
         .map_err(|e| Failure::Input(file.into(), e))?;
     drop(bar);
     // A flow is kept when --flow names it (its id, or its SRC>DST/DESTQP part) and --qpn names

@@ -177,7 +177,7 @@ pub fn decode(number: u64, interface: u32, ts_ns: u64, bytes: &[u8], profile: Pr
 
 /// Reads every frame of a pcap/pcapng file and decodes the RoCE ones under `profile`.
 pub fn read(path: &std::path::Path, profile: Profile, params: Params) -> Result<Vec<Pkt>, String> {
-    let mut r: CaptureReader<Box<dyn std::io::Read>> =
+    let mut r: CaptureReader<Box<dyn std::io::Read + Send>> =
         capture::open(&path.display().to_string()).map_err(|e| format!("{}: {e}", path.display()))?;
     let mut out = Vec::new();
     while let Some(rec) = r.next_record().map_err(|e| format!("{}: {e}", path.display()))? {

@@ -47,3 +47,71 @@ pub fn analyze<R: Read>(
     })?;
     Ok(a)
 }
+
+/// Frames summarised per batch handed from the reading thread to the analysing one.
+#[cfg(not(target_arch = "wasm32"))]
+const BATCH: usize = 4096;
+
+/// [`analyze`] on two threads (the command line; the browser has one): one reads and decodes
+/// the capture and summarises each frame, the other analyses the summaries in file order, so
+/// the two halves of the work overlap. The same frames reach the analyser in the same order:
+/// the result is the same. `tick` is called with (frame number, file offset) once per batch.
+#[cfg(not(target_arch = "wasm32"))]
+pub fn analyze_threaded<R: Read + Send + 'static>(
+    mut session: Session<R>,
+    opts: Options,
+    window: Window,
+    mut tick: impl FnMut(u64, u64),
+) -> Result<Analyzer, CaptureError> {
+    use std::sync::mpsc;
+    type Batch = (Vec<Seen>, u64, u64);
+    let (full_tx, full_rx) = mpsc::sync_channel::<Batch>(4);
+    let (empty_tx, empty_rx) = mpsc::channel::<Vec<Seen>>();
+    let reader = std::thread::spawn(move || -> Result<(), CaptureError> {
+        let mut t0: Option<u64> = None;
+        let mut batch: Vec<Seen> = Vec::with_capacity(BATCH);
+        let mut at = (0u64, 0u64);
+        let mut closed = false;
+        let r = session.run(|rec, d| {
+            let t = rec.ts_ns;
+            let start = *t0.get_or_insert(t);
+            let rel = t.saturating_sub(start) as f64 / 1e9;
+            at = (rec.number, rec.offset);
+            if window.from_s.is_some_and(|f| rel < f) {
+                return ControlFlow::Continue(());
+            }
+            if window.to_s.is_some_and(|e| rel > e) {
+                return ControlFlow::Break(());
+            }
+            let seen = Pkt::from_decoded(d, rec.number, t, rec.interface, rec.orig_len);
+            if !matches!(seen, Seen::None) {
+                batch.push(seen);
+            }
+            if batch.len() >= BATCH {
+                let next = empty_rx.try_recv().unwrap_or_else(|_| Vec::with_capacity(BATCH));
+                if full_tx.send((std::mem::replace(&mut batch, next), at.0, at.1)).is_err() {
+                    closed = true;
+                    return ControlFlow::Break(());
+                }
+            }
+            ControlFlow::Continue(())
+        });
+        if !closed {
+            let _ = full_tx.send((batch, at.0, at.1));
+        }
+        r
+    });
+    let mut a = Analyzer::new(opts);
+    for (mut batch, number, offset) in full_rx {
+        for seen in &batch {
+            a.add(seen);
+        }
+        tick(number, offset);
+        batch.clear();
+        let _ = empty_tx.send(batch);
+    }
+    match reader.join() {
+        Ok(r) => r.map(|_| a),
+        Err(_) => Err(CaptureError { offset: 0, message: "the reading thread failed".into() }),
+    }
+}
