@@ -203,7 +203,7 @@ fn psns_unwrap_to_the_nearest_value_across_2_pow_24() {
 fn ids_are_escaped_and_an_empty_flow_says_so() {
     let (mut report, _) = analyse("synth-gbn-loss.pcapng");
     let mut flow = report.flows.swap_remove(0);
-    flow.id = "10.0.0.1>10.0.1.1/512@0 <&\"'>".into();
+    flow.head.id = "10.0.0.1>10.0.1.1/512@0 <&\"'>".into();
     flow.losses.clear();
     flow.retransmissions.clear();
     flow.messages.clear();

@@ -158,30 +158,6 @@ pub struct LiveNote {
     pub ce_to_cnp_ns: Option<u64>,
 }
 
-fn signal_name(s: Signal) -> &'static str {
-    match s {
-        Signal::Gap => "gap",
-        Signal::Nak => "nak",
-        Signal::Sack => "sack",
-        Signal::Ho => "ho",
-        Signal::Timeout => "timeout",
-        Signal::SdrBitmap => "sdr_bitmap",
-        Signal::FlorAck => "flor_ack",
-        Signal::NetrtRequest => "netrt_request",
-        Signal::ErdNack => "erd_nack",
-        Signal::Unknown => "unknown",
-    }
-}
-
-fn cause_name(c: Cause) -> &'static str {
-    match c {
-        Cause::Loss => "loss",
-        Cause::GoBack => "go_back",
-        Cause::Timeout => "timeout",
-        Cause::Spurious => "spurious",
-        Cause::Unknown => "unknown",
-    }
-}
 
 /// A field's value on a frame, written as `decode` writes values (INTERFACES.md: booleans 0/1,
 /// integers in decimal, repeated values joined by commas); nothing when absent.
@@ -202,12 +178,12 @@ pub fn write_value(f: AField, ev: Option<&EventNote>, live: &LiveNote, notes: &E
         }
         AField::RetransmissionCause => {
             if let Some((c, _, _)) = ev.and_then(|e| e.retransmission) {
-                out.push_str(cause_name(c));
+                out.push_str(c.name());
             }
         }
         AField::RetransmissionTrigger => {
             if let Some((_, t, _)) = ev.and_then(|e| e.retransmission) {
-                out.push_str(signal_name(t));
+                out.push_str(t.name());
             }
         }
         AField::Spurious => {
@@ -222,7 +198,7 @@ pub fn write_value(f: AField, ev: Option<&EventNote>, live: &LiveNote, notes: &E
         }
         AField::LossSignal => {
             if let Some(s) = ev.and_then(|e| e.loss) {
-                out.push_str(signal_name(s));
+                out.push_str(s.name());
             }
         }
         AField::OutOfOrder => {

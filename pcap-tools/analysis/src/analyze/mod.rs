@@ -741,8 +741,20 @@ impl Analyzer {
         if let Some(out) = self.flows[i].sdr_out.as_ref() {
             messages.extend(out.msgs.iter().map(|m| report::Message { index: sdr_base + m.index, ..m.clone() }));
         }
-        let f = &self.flows[i];
         let t = FlowTimeline {
+            head: self.head(i, ids),
+            losses,
+            capture_gaps,
+            retransmissions,
+            messages,
+        };
+        (t, ranges, msns)
+    }
+
+    /// Flow `i`'s name and place.
+    fn head(&self, i: usize, ids: &[String]) -> report::FlowHead {
+        let f = &self.flows[i];
+        report::FlowHead {
             id: ids[i].clone(),
             src: f.src.to_string(),
             dst: f.dst.to_string(),
@@ -754,12 +766,7 @@ impl Analyzer {
             tap: self.tap(i),
             peer: f.peer.map(|p| ids[p].clone()),
             serves: f.serves.map(|p| ids[p].clone()),
-            losses,
-            capture_gaps,
-            retransmissions,
-            messages,
-        };
-        (t, ranges, msns)
+        }
     }
 
     /// The flow table (and PFC pauses), in order of first appearance.
@@ -777,17 +784,7 @@ impl Analyzer {
                 let s = &f.data.stats;
                 let dur = f.last_time.saturating_sub(f.first_time);
                 FlowRow {
-                    id: ids[i].clone(),
-                    src: f.src.to_string(),
-                    dst: f.dst.to_string(),
-                    destqp: f.destqp,
-                    interface: f.iface,
-                    profile: f.profile.name(),
-                    transport: f.transport,
-                    role: f.role,
-                    tap: self.tap(i),
-                    peer: f.peer.map(|p| ids[p].clone()),
-                    serves: f.serves.map(|p| ids[p].clone()),
+                    head: self.head(i, &ids),
                     frames: f.frames,
                     bytes: f.bytes,
                     data_frames: s.data_frames,

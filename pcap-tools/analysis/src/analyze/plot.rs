@@ -188,15 +188,6 @@ fn esc(s: &str) -> String {
     o
 }
 
-fn cause_name(c: Cause) -> &'static str {
-    match c {
-        Cause::Loss => "loss",
-        Cause::GoBack => "go_back",
-        Cause::Timeout => "timeout",
-        Cause::Spurious => "spurious",
-        Cause::Unknown => "unknown",
-    }
-}
 
 /// The serde name of a report enumeration (`sender`, `gbn`, `header_only`, …).
 fn name<T: serde::Serialize>(v: &T) -> String {
@@ -479,7 +470,7 @@ pub fn flow_svg(flow: &FlowTimeline, series: &Series) -> String {
         mark(&mut out, "done", "mk-done", fr.x_of(t.0), fr.y_of(last), &attrs, &tip);
     }
     for r in &flow.retransmissions {
-        let cause = cause_name(r.cause);
+        let cause = r.cause.name();
         mark(
             &mut out,
             &format!("retx cause-{cause}"),
@@ -514,7 +505,7 @@ pub fn flow_svg(flow: &FlowTimeline, series: &Series) -> String {
     for c in CAUSES {
         let n = flow.retransmissions.iter().filter(|r| r.cause == c).count();
         if n > 0 {
-            let cause = cause_name(c);
+            let cause = c.name();
             lg.uses(&mut out, &format!("mk-retx-{cause}"), &format!("{n} retransmitted, cause {cause}"));
         }
     }
@@ -565,7 +556,7 @@ fn retx_tip(r: &Retransmission) -> String {
         r.psn,
         r.frame,
         r.copy + 1,
-        cause_name(r.cause),
+        r.cause.name(),
         name(&r.trigger)
     )
 }

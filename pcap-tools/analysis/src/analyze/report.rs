@@ -169,9 +169,10 @@ pub struct Message {
     pub latency_ns: Option<u64>,
 }
 
-/// A flow's timeline (INTERFACES.md).
+/// What names and places a flow: the first columns of `flows` and the first keys of each
+/// timeline flow.
 #[derive(Clone, Debug, Serialize)]
-pub struct FlowTimeline {
+pub struct FlowHead {
     pub id: String,
     pub src: String,
     pub dst: String,
@@ -186,6 +187,13 @@ pub struct FlowTimeline {
     /// A control flow (NetRT requests): the id of the data flow it serves.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub serves: Option<String>,
+}
+
+/// A flow's timeline (INTERFACES.md).
+#[derive(Clone, Debug, Serialize)]
+pub struct FlowTimeline {
+    #[serde(flatten)]
+    pub head: FlowHead,
     pub losses: Vec<Loss>,
     pub capture_gaps: Vec<CaptureGap>,
     pub retransmissions: Vec<Retransmission>,
@@ -211,19 +219,8 @@ pub struct Spread {
 /// One row of `rocescope flows`.
 #[derive(Clone, Debug, Serialize)]
 pub struct FlowRow {
-    pub id: String,
-    pub src: String,
-    pub dst: String,
-    pub destqp: u32,
-    pub interface: u32,
-    pub profile: &'static str,
-    pub transport: Transport,
-    pub role: Role,
-    pub tap: Tap,
-    pub peer: Option<String>,
-    /// A control flow (NetRT requests): the id of the data flow it serves.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub serves: Option<String>,
+    #[serde(flatten)]
+    pub head: FlowHead,
     pub frames: u64,
     pub bytes: u64,
     pub data_frames: u64,
@@ -289,4 +286,77 @@ pub struct PauseRow {
 pub struct FlowsReport {
     pub flows: Vec<FlowRow>,
     pub pauses: Vec<PauseRow>,
+}
+
+impl std::ops::Deref for FlowTimeline {
+    type Target = FlowHead;
+    fn deref(&self) -> &FlowHead {
+        &self.head
+    }
+}
+
+impl std::ops::Deref for FlowRow {
+    type Target = FlowHead;
+    fn deref(&self) -> &FlowHead {
+        &self.head
+    }
+}
+
+impl Signal {
+    /// The name JSON and the fields print.
+    pub fn name(self) -> &'static str {
+        match self {
+            Signal::Gap => "gap",
+            Signal::Nak => "nak",
+            Signal::Sack => "sack",
+            Signal::Ho => "ho",
+            Signal::Timeout => "timeout",
+            Signal::SdrBitmap => "sdr_bitmap",
+            Signal::FlorAck => "flor_ack",
+            Signal::NetrtRequest => "netrt_request",
+            Signal::ErdNack => "erd_nack",
+            Signal::Unknown => "unknown",
+        }
+    }
+}
+
+impl Cause {
+    /// The name JSON and the fields print.
+    pub fn name(self) -> &'static str {
+        match self {
+            Cause::Loss => "loss",
+            Cause::GoBack => "go_back",
+            Cause::Timeout => "timeout",
+            Cause::Spurious => "spurious",
+            Cause::Unknown => "unknown",
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `name()` is the serde name (JSON and the per-packet fields print the same words).
+    #[test]
+    fn names_are_the_json_names() {
+        let json = |v: &dyn erased::Ser| v.json();
+        for s in [Signal::Gap, Signal::Nak, Signal::Sack, Signal::Ho, Signal::Timeout, Signal::SdrBitmap, Signal::FlorAck, Signal::NetrtRequest, Signal::ErdNack, Signal::Unknown] {
+            assert_eq!(json(&s), format!("\"{}\"", s.name()));
+        }
+        for c in [Cause::Loss, Cause::GoBack, Cause::Timeout, Cause::Spurious, Cause::Unknown] {
+            assert_eq!(json(&c), format!("\"{}\"", c.name()));
+        }
+    }
+
+    mod erased {
+        pub trait Ser {
+            fn json(&self) -> String;
+        }
+        impl<T: serde::Serialize> Ser for T {
+            fn json(&self) -> String {
+                serde_json::to_string(self).expect("serialises")
+            }
+        }
+    }
 }

@@ -19,6 +19,18 @@ pub struct Window {
     pub to_s: Option<f64>,
 }
 
+impl Window {
+    /// A frame `t` ns into the capture (the first frame's time is `start`): `Continue(true)` to
+    /// analyse it, `Continue(false)` to skip it, `Break` when the window is over.
+    fn admits(&self, start: u64, t: u64) -> ControlFlow<(), bool> {
+        let rel = t.saturating_sub(start) as f64 / 1e9;
+        if self.to_s.is_some_and(|e| rel > e) {
+            return ControlFlow::Break(());
+        }
+        ControlFlow::Continue(!self.from_s.is_some_and(|f| rel < f))
+    }
+}
+
 /// Reads the whole capture into an analyser; `tick` is called with every record (progress).
 pub fn analyze<R: Read>(
     session: &mut Session<R>,
@@ -32,12 +44,8 @@ pub fn analyze<R: Read>(
         tick(rec);
         let t = rec.ts_ns;
         let start = *t0.get_or_insert(t);
-        let rel = t.saturating_sub(start) as f64 / 1e9;
-        if window.from_s.is_some_and(|f| rel < f) {
+        if !window.admits(start, t)? {
             return ControlFlow::Continue(());
-        }
-        if window.to_s.is_some_and(|e| rel > e) {
-            return ControlFlow::Break(());
         }
         let seen = Pkt::from_decoded(d, rec.number, t, rec.interface, rec.orig_len);
         if !matches!(seen, Seen::None) {
@@ -75,13 +83,9 @@ pub fn analyze_threaded<R: Read + Send + 'static>(
         let r = session.run(|rec, d| {
             let t = rec.ts_ns;
             let start = *t0.get_or_insert(t);
-            let rel = t.saturating_sub(start) as f64 / 1e9;
             at = (rec.number, rec.offset);
-            if window.from_s.is_some_and(|f| rel < f) {
+            if !window.admits(start, t)? {
                 return ControlFlow::Continue(());
-            }
-            if window.to_s.is_some_and(|e| rel > e) {
-                return ControlFlow::Break(());
             }
             let seen = Pkt::from_decoded(d, rec.number, t, rec.interface, rec.orig_len);
             if !matches!(seen, Seen::None) {
