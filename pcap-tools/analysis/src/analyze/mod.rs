@@ -28,6 +28,7 @@ pub mod pfc;
 pub mod pkt;
 pub mod plot;
 pub mod psn;
+pub mod records;
 pub mod render;
 pub mod report;
 pub mod run;
