@@ -174,8 +174,9 @@ pub fn analyze(out: &mut impl Write, args: &crate::AnalyzeArgs, timeline: bool) 
         ..Options::default()
     };
     let window = run::Window { from_s: args.from, to_s: args.to };
-    let mut a = run::analyze_threaded(session, opts, window, |number, offset| bar.tick(number, offset))
-        .map_err(|e| Failure::Input(file.into(), e))?;
+    // An unusable stretch of the file ends the reading: the frames before it are reported, then
+    // the error (exit 2), as `decode` prints the frames before it.
+    let (mut a, read) = run::analyze_threaded(session, opts, window, |number, offset| bar.tick(number, offset));
     drop(bar);
     // A flow is kept when --flow names it (its id, or its SRC>DST/DESTQP part) and --qpn names
     // its DestQP or its peer's.
@@ -201,6 +202,10 @@ pub fn analyze(out: &mut impl Write, args: &crate::AnalyzeArgs, timeline: bool) 
         if e.kind() != io::ErrorKind::BrokenPipe {
             return Err(Failure::Usage(e.to_string()));
         }
+    }
+    if let Err(e) = read {
+        let _ = out.flush();
+        return Err(Failure::Input(file.into(), e));
     }
     Ok(0)
 }

@@ -223,3 +223,21 @@ fn immediate_fields_on_a_hand_written_conversation() {
 ";
     assert_eq!(got, want);
 }
+
+/// A capture cut in the middle of a record: the flows of the frames before the cut are
+/// reported, then a one-line error naming the file and the byte offset, exit status 2.
+#[test]
+fn a_capture_cut_mid_record_reports_what_came_before_then_fails() {
+    let whole = std::fs::read(fixture("gbn-loss")).unwrap();
+    let path = tmp("cut.pcapng");
+    std::fs::write(&path, &whole[..whole.len() * 2 / 3 + 5]).unwrap();
+    for cmd in ["flows", "timeline"] {
+        let out = Command::new(BIN).args([cmd, "-T", "json", path.to_str().unwrap()]).output().unwrap();
+        assert_eq!(out.status.code(), Some(2), "{cmd}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains("cut.pcapng") && err.contains("byte "), "{cmd}: {err}");
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("the report of the frames before the cut");
+        let flows = v["flows"].as_array().unwrap();
+        assert!(!flows.is_empty(), "{cmd}");
+    }
+}

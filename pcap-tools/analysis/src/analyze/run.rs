@@ -64,13 +64,15 @@ const BATCH: usize = 4096;
 /// the capture and summarises each frame, the other analyses the summaries in file order, so
 /// the two halves of the work overlap. The same frames reach the analyser in the same order:
 /// the result is the same. `tick` is called with (frame number, file offset) once per batch.
+/// A capture that turns out unusable part-way still gives the analysis of the frames before
+/// the error, with the error.
 #[cfg(not(target_arch = "wasm32"))]
 pub fn analyze_threaded<R: Read + Send + 'static>(
     mut session: Session<R>,
     opts: Options,
     window: Window,
     mut tick: impl FnMut(u64, u64),
-) -> Result<Analyzer, CaptureError> {
+) -> (Analyzer, Result<(), CaptureError>) {
     use std::sync::mpsc;
     type Batch = (Vec<Seen>, u64, u64);
     let (full_tx, full_rx) = mpsc::sync_channel::<Batch>(4);
@@ -114,8 +116,6 @@ pub fn analyze_threaded<R: Read + Send + 'static>(
         batch.clear();
         let _ = empty_tx.send(batch);
     }
-    match reader.join() {
-        Ok(r) => r.map(|_| a),
-        Err(_) => Err(CaptureError { offset: 0, message: "the reading thread failed".into() }),
-    }
+    let r = reader.join().unwrap_or_else(|_| Err(CaptureError { offset: 0, message: "the reading thread failed".into() }));
+    (a, r)
 }
