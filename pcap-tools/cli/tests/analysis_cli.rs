@@ -241,3 +241,82 @@ fn a_capture_cut_mid_record_reports_what_came_before_then_fails() {
         assert!(!flows.is_empty(), "{cmd}");
     }
 }
+
+/// A CM REQ from 10.0.0.1 (QPN `a`, comm id `id`) to 10.0.0.2, or the REP from QPN `b`.
+fn cm(rep: bool, id: u32, qpn: u32) -> Vec<u8> {
+    use rocescope_codec::ib::cm::{CmMsg, CmRepr};
+    let cm = CmRepr {
+        msg: if rep { CmMsg::Rep } else { CmMsg::Req },
+        transaction_id: 7,
+        local_comm_id: if rep { id + 100 } else { id },
+        remote_comm_id: if rep { id } else { 0 },
+        qpn,
+        start_psn: 1000,
+    };
+    let mut mad = [0u8; CmRepr::LEN];
+    cm.emit(&mut mad);
+    let mut r = RoceRepr::new(0x64, 1, 0).with_payload(&mad);
+    if let Some(d) = &mut r.deth {
+        d.q_key = 0x8001_0000;
+        d.src_qp = 1;
+    }
+    let (src, dst) = if rep { ([10, 0, 0, 2], [10, 0, 0, 1]) } else { ([10, 0, 0, 1], [10, 0, 0, 2]) };
+    FrameRepr::new(NetRepr::Ipv4 { src, dst, tos: 0, ttl: if rep { 62 } else { 64 }, ident: 0 }, r).to_vec()
+}
+
+/// A SEND Only from 10.0.0.1 to QP `qp` of 10.0.0.2, or 10.0.0.2's ACK to QP `qp` of 10.0.0.1.
+fn on_qp(send: bool, qp: u32, psn: u32) -> Vec<u8> {
+    let payload = [3u8; 16];
+    if send {
+        let net = NetRepr::Ipv4 { src: [10, 0, 0, 1], dst: [10, 0, 0, 2], tos: 0, ttl: 64, ident: 0 };
+        FrameRepr::new(net, RoceRepr::new(0x04, qp, psn).with_payload(&payload)).to_vec()
+    } else {
+        let mut r = RoceRepr::new(0x11, qp, psn);
+        r.aeth = Some(AethRepr { syndrome: Syndrome::Ack { credit: 31 }, msn: 0 });
+        FrameRepr::new(NetRepr::Ipv4 { src: [10, 0, 0, 2], dst: [10, 0, 0, 1], tos: 0, ttl: 62, ident: 0 }, r).to_vec()
+    }
+}
+
+/// Two connections between the same hosts whose PSNs alone would pair them wrong: the CM
+/// exchange (REQ/REP: QP 0x11 ↔ 0x21 and 0x12 ↔ 0x22) pairs each ACK flow with its own data
+/// flow. Without the CM frames, the first ACK flow pairs with the data flow seen first (its PSNs
+/// are as near), as the second capture shows.
+#[test]
+fn cm_mads_pair_the_two_directions() {
+    let write = |name: &str, with_cm: bool| {
+        let path = tmp(name);
+        let mut w = CaptureWriter::new(std::fs::File::create(&path).unwrap(), &["tap"]).unwrap();
+        let mut frames = Vec::new();
+        if with_cm {
+            frames.extend([cm(false, 1, 0x11), cm(true, 1, 0x21), cm(false, 2, 0x12), cm(true, 2, 0x22)]);
+        }
+        // QP 0x22 sends first; both end at PSN 1003.
+        frames.extend([on_qp(true, 0x22, 1003), on_qp(true, 0x21, 1000), on_qp(true, 0x21, 1001)]);
+        frames.extend([on_qp(true, 0x21, 1002), on_qp(true, 0x21, 1003)]);
+        frames.extend([on_qp(false, 0x11, 1003), on_qp(false, 0x12, 1003)]);
+        for (n, f) in frames.iter().enumerate() {
+            w.write(0, 1_700_000_000_000_000_000 + n as u64 * 1000, f).unwrap();
+        }
+        path
+    };
+    let peers = |path: &PathBuf| -> Vec<(String, String)> {
+        let t = json(&["timeline", "-T", "json", path.to_str().unwrap()]);
+        t["flows"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|f| f["role"] == "responses")
+            .map(|f| (f["id"].as_str().unwrap().to_string(), f["peer"].as_str().unwrap_or("").to_string()))
+            .collect()
+    };
+    let with = peers(&write("cm.pcapng", true));
+    assert_eq!(
+        with,
+        [
+            ("10.0.0.2>10.0.0.1/17".to_string(), "10.0.0.1>10.0.0.2/33".to_string()),
+            ("10.0.0.2>10.0.0.1/18".to_string(), "10.0.0.1>10.0.0.2/34".to_string())
+        ]
+    );
+    let without = peers(&write("nocm.pcapng", false));
+    assert_eq!(without[0], ("10.0.0.2>10.0.0.1/17".to_string(), "10.0.0.1>10.0.0.2/34".to_string()));
+}

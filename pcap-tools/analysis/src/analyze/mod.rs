@@ -7,9 +7,10 @@
 //! - [`report`]: what they report (serde data).
 //!
 //! A flow is one direction of one QP on one interface: (interface, source address, destination
-//! address, BTH DestQP). The two directions of an RC connection are paired by addresses and PSN
-//! ranges: an acknowledgement (or READ response, CNP, bounce) belongs to the flow from its
-//! destination to its source whose PSNs it is nearest. A DestQP reused with a PSN far from the
+//! address, BTH DestQP). The two directions of an RC connection are paired by the CM REQ and
+//! REP that set it up when the capture holds them, else by addresses and PSN ranges: an
+//! acknowledgement (or READ response, CNP, bounce) belongs to the flow from its destination to
+//! its source whose PSNs it is nearest. A DestQP reused with a PSN far from the
 //! old range (more than 2^22 away, at a First or Only packet) starts a new flow (`#N`).
 //!
 //! Where the tap is: a host puts its own frames on the wire with an initial IP TTL (64, 128 or
@@ -138,6 +139,10 @@ pub struct Analyzer {
     last_time: u64,
     /// What the last frame showed at once (per-packet analysis fields).
     note: fields::LiveNote,
+    /// CM REQs awaiting their REP: (interface, REQ sender, REQ receiver, local comm id) → QPN.
+    cm_reqs: FxHashMap<(u32, IpAddr, IpAddr, u32), u32>,
+    /// Connections the CM set up: (interface, host, QPN) → (the other host, its QPN).
+    cm_pairs: FxHashMap<(u32, IpAddr, u32), (IpAddr, u32)>,
     /// Where finished records go ([`spill`]).
     spill: spill::Spill,
     /// SDR connections ([`sdr`]).
@@ -166,6 +171,8 @@ impl Analyzer {
             last_time: 0,
             note: fields::LiveNote::default(),
             spill,
+            cm_reqs: FxHashMap::default(),
+            cm_pairs: FxHashMap::default(),
             tables: (Vec::new(), Vec::new()),
             sdr: FxHashMap::default(),
         }
@@ -213,6 +220,10 @@ impl Analyzer {
                 self.pauses.add(p)
             }
             Seen::ErdNack(n) => self.erd_nack(n),
+            Seen::Cm(c) => {
+                self.roce(&c.pkt);
+                self.cm(c);
+            }
             Seen::SdrCtrl(c) => {
                 self.roce(&c.pkt);
                 self.sdr_ctrl(c);
@@ -315,6 +326,22 @@ impl Analyzer {
     fn peer(&mut self, i: usize, psn: u32) -> Option<usize> {
         if let Some(p) = self.flows[i].peer {
             return Some(p);
+        }
+        // The connection manager said which QPs are the two ends.
+        let f = &self.flows[i];
+        if let Some(&(other, qpn)) = self.cm_pairs.get(&(f.iface, f.dst, f.destqp)) {
+            if other == f.src {
+                if let Some(&j) = self.index.get(&(f.iface, f.dst, f.src, qpn)) {
+                    if self.flows[j].peer.is_none() {
+                        self.flows[i].peer = Some(j);
+                        self.flows[j].peer = Some(i);
+                        if self.flows[i].role == Role::Unknown {
+                            self.flows[i].role = Role::Responses;
+                        }
+                        return Some(j);
+                    }
+                }
+            }
         }
         let f = &self.flows[i];
         let best = self
@@ -568,6 +595,19 @@ impl Analyzer {
     /// [`Self::timeline`] found them.
     pub fn message_tables(&mut self) -> (Vec<BTreeMap<u64, (Option<u64>, u64)>>, Vec<HashMap<u64, u64>>) {
         std::mem::take(&mut self.tables)
+    }
+
+    /// A CM REQ opens a connection from its sender's QP; the REP that answers it (its remote
+    /// communication id is the REQ's local one) names the other end's QP.
+    fn cm(&mut self, c: &pkt::CmPkt) {
+        let k = &c.pkt;
+        if !c.rep {
+            self.cm_reqs.insert((k.iface, k.src, k.dst, c.local_comm_id), c.qpn);
+            return;
+        }
+        let Some(req_qpn) = self.cm_reqs.remove(&(k.iface, k.dst, k.src, c.remote_comm_id)) else { return };
+        self.cm_pairs.insert((k.iface, k.dst, req_qpn), (k.src, c.qpn));
+        self.cm_pairs.insert((k.iface, k.src, c.qpn), (k.dst, req_qpn));
     }
 
     /// At the destination of flow `p`, its receiver's acknowledgement says what it expects next.

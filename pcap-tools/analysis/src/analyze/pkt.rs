@@ -171,7 +171,23 @@ pub enum Seen {
     SdrCtrl(SdrCtrlPkt),
     /// A Flor software ACK (allocated for: one per ACK).
     FlorAck(FlorAckPkt),
+    /// A CM REQ or REP: which QPs a connection joins.
+    Cm(CmPkt),
     None,
+}
+
+/// A CM REQ or REP (IBTA 12.6): the sender's QPN, and the communication ids that match a REP to
+/// its REQ.
+#[derive(Clone, Copy, Debug)]
+pub struct CmPkt {
+    /// The MAD's own packet (QP1), counted like any other.
+    pub pkt: Pkt,
+    /// A REP (else a REQ).
+    pub rep: bool,
+    pub local_comm_id: u32,
+    pub remote_comm_id: u32,
+    /// The sender's QPN.
+    pub qpn: u32,
 }
 
 impl Pkt {
@@ -303,6 +319,20 @@ impl Pkt {
         }
         if let Ext::Flor(Flor::Ack(a)) = f.ext() {
             return Seen::FlorAck(FlorAckPkt { pkt, qpn: a.qpn, acked: a.acked(p.payload()).collect() });
+        }
+        if let Some(cm) = f.cm() {
+            let msg = cm.msg();
+            if matches!(msg, rocescope_codec::ib::cm::CmMsg::Req | rocescope_codec::ib::cm::CmMsg::Rep) {
+                if let Some(qpn) = cm.local_qpn() {
+                    return Seen::Cm(CmPkt {
+                        pkt,
+                        rep: msg == rocescope_codec::ib::cm::CmMsg::Rep,
+                        local_comm_id: cm.local_comm_id(),
+                        remote_comm_id: cm.remote_comm_id().unwrap_or(0),
+                        qpn,
+                    });
+                }
+            }
         }
         Seen::Roce(pkt)
     }
