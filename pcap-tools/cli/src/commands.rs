@@ -47,13 +47,14 @@ pub fn decode(
             return Err(Failure::Usage("the analysis fields need a file (the capture is read twice), not standard input".into()));
         }
         let reader = capture::open(file).map_err(|e| Failure::Input(file.into(), e))?;
-        let mut s = Session::new(reader, profile.decoder());
+        // (The analysers read no checksums: verify only what detection compares, as `analyze` does.)
+        let mut s = Session::new(reader, profile.decoder().checksums_for_detection_only());
         let bar = progress::FileBar::for_file(file);
         let mut a = run::analyze(&mut s, Options::default(), run::Window::default(), |rec| bar.tick(rec.number, rec.offset))
             .map_err(|e| Failure::Input(file.into(), e))?;
         drop(bar);
-        let mut n = fields::EventNotes::from_timeline(&a.timeline());
-        (n.ranges, n.msns) = a.message_tables();
+        let (t, messages) = a.timeline_and_messages();
+        let n = fields::EventNotes::new(&t, messages);
         notes = Some((n, Analyzer::new(Options { keep_events: false, ..Options::default() })));
     }
     let reader = capture::open(file).map_err(|e| Failure::Input(file.into(), e))?;

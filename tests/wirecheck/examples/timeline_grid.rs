@@ -16,8 +16,6 @@
 use std::collections::BTreeMap;
 
 use rocescope_sim::sim::TopologyKind;
-use rocescope_sim::synth::SynthOptions;
-use rocescope_sim::{LossMode, Routing, TapPoint};
 use rocescope_stacks::StackKind;
 use rocescope_wirecheck::{grid, run, timeline_cmp};
 
@@ -47,21 +45,7 @@ fn main() {
             for paths in [1u32, 4] {
                 for incast in [1u32, 4] {
                     for &seed in &seeds {
-                        let base = if trim { SynthOptions::for_stack(stack) } else { SynthOptions::default() };
-                        let mut o = SynthOptions {
-                            stack,
-                            loss,
-                            paths,
-                            reorder_ns: if paths > 1 { 1500 } else { 0 },
-                            routing: if paths > 1 { Routing::Spray } else { Routing::Ecmp },
-                            incast,
-                            messages,
-                            message_size: 16_384,
-                            seed,
-                            taps: vec![TapPoint::Sender, TapPoint::Receiver, TapPoint::Fabric],
-                            loss_mode: if trim { base.loss_mode } else { LossMode::Drop },
-                            ..base
-                        };
+                        let mut o = timeline_cmp::grid_options(stack, trim, loss, paths, incast, messages, seed);
                         if leaf_spine {
                             o.topology = TopologyKind::LeafSpine {
                                 leaves: grid::LEAVES,

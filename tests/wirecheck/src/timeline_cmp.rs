@@ -48,16 +48,6 @@ fn signal_name(s: Option<Signal>) -> &'static str {
     }
 }
 
-fn rep_signal(s: rep::Signal) -> &'static str {
-    match s {
-        rep::Signal::Nak => "nak",
-        rep::Signal::Sack => "sack",
-        rep::Signal::Ho => "ho",
-        rep::Signal::Timeout => "timeout",
-        rep::Signal::Gap => "gap",
-        _ => "unknown",
-    }
-}
 
 fn cause_name(c: Option<RetxCause>) -> &'static str {
     match c {
@@ -69,15 +59,6 @@ fn cause_name(c: Option<RetxCause>) -> &'static str {
     }
 }
 
-fn rep_cause(c: rep::Cause) -> &'static str {
-    match c {
-        rep::Cause::Loss => "loss",
-        rep::Cause::GoBack => "go_back",
-        rep::Cause::Timeout => "timeout",
-        rep::Cause::Spurious => "spurious",
-        rep::Cause::Unknown => "unknown",
-    }
-}
 
 fn base_id(id: &str) -> &str {
     id.split(['@', '#']).next().unwrap_or(id)
@@ -102,9 +83,19 @@ fn unobservable_psns(fv: &FlowView, fact: Fact) -> BTreeSet<u32> {
     fv.unobservable.iter().filter(|u| u.fact == fact).filter_map(|u| u.psn).collect()
 }
 
+/// A retransmission as both sides are compared; of an ambiguous PSN only its frame, time and
+/// trigger.
+fn retx_line(psn: u32, t: u64, trigger: &str, spurious: Option<bool>, cause: &str, ambiguous: &BTreeSet<u32>) -> String {
+    if ambiguous.contains(&psn) {
+        return format!("psn {psn} t {t} trigger {trigger}");
+    }
+    let sp = spurious.map_or("unknown".to_string(), |s| s.to_string());
+    format!("psn {psn} t {t} trigger {trigger} spurious {sp} cause {cause}")
+}
+
 fn compare_flow(c: &mut Cmp, at: &str, af: &FlowTimeline, fv: &FlowView) {
-    let reordered: BTreeSet<u32> = fv.ambiguous.iter().copied().collect();
-    // Retransmissions, keyed by frame; of a reordered PSN only the frame and time are judged.
+    let ambiguous: BTreeSet<u32> = fv.ambiguous.iter().copied().collect();
+    // Retransmissions, keyed by frame; of an ambiguous PSN only the frame, time and trigger.
     let skip = unobservable_psns(fv, Fact::Retransmission);
     // A trigger the view leaves null (a signal arrived but the timer fired, or the reverse: no
     // capture shows which) is not judged.
@@ -117,13 +108,8 @@ fn compare_flow(c: &mut Cmp, at: &str, af: &FlowTimeline, fv: &FlowView) {
         .iter()
         .filter(|r| !skip.contains(&r.psn))
         .map(|r| {
-            let sp = r.spurious.map_or("unknown".to_string(), |s| s.to_string());
-            let v = if reordered.contains(&r.psn) {
-                format!("psn {} t {} trigger {}", r.psn, r.time_ns.0, signal_name(r.trigger))
-            } else {
-                format!("psn {} t {} trigger {} spurious {} cause {}", r.psn, r.time_ns.0, signal_name(r.trigger), sp, cause_name(r.cause))
-            };
-            (r.frame, v)
+            let line = retx_line(r.psn, r.time_ns.0, signal_name(r.trigger), r.spurious, cause_name(r.cause), &ambiguous);
+            (r.frame, line)
         })
         .collect();
     let got: BTreeMap<u64, String> = af
@@ -131,19 +117,14 @@ fn compare_flow(c: &mut Cmp, at: &str, af: &FlowTimeline, fv: &FlowView) {
         .iter()
         .filter(|r| !skip.contains(&r.psn))
         .map(|r| {
-            let sp = r.spurious.map_or("unknown".to_string(), |s| s.to_string());
-            let v = if reordered.contains(&r.psn) {
-                format!("psn {} t {} trigger {}", r.psn, r.time_ns.0, trigger_of(r.frame, rep_signal(r.trigger)))
-            } else {
-                format!("psn {} t {} trigger {} spurious {} cause {}", r.psn, r.time_ns.0, trigger_of(r.frame, rep_signal(r.trigger)), sp, cause_of(r.frame, rep_cause(r.cause)))
-            };
-            (r.frame, v)
+            let (trigger, cause) = (trigger_of(r.frame, r.trigger.name()), cause_of(r.frame, r.cause.name()));
+            (r.frame, retx_line(r.psn, r.time_ns.0, trigger, r.spurious, cause, &ambiguous))
         })
         .collect();
     diff(c, at, "retransmission", &want, &got);
-    // Losses, keyed by (frame, psn); none of a reordered PSN is judged.
+    // Losses, keyed by (frame, psn); none of an ambiguous PSN is judged.
     let mut skip = unobservable_psns(fv, Fact::Loss);
-    skip.extend(reordered.iter().copied());
+    skip.extend(ambiguous.iter().copied());
     let want: BTreeMap<(u64, u32), String> = fv
         .losses
         .iter()
@@ -167,7 +148,7 @@ fn compare_flow(c: &mut Cmp, at: &str, af: &FlowTimeline, fv: &FlowView) {
                 rep::Repair::None => "none",
                 _ => "unknown",
             };
-            ((l.frame, l.psn), format!("t {} signal {} repair {}", l.time_ns.0, rep_signal(l.signal), repair))
+            ((l.frame, l.psn), format!("t {} signal {} repair {}", l.time_ns.0, l.signal.name(), repair))
         })
         .collect();
     diff(c, at, "loss", &want, &got);
@@ -279,4 +260,36 @@ pub fn judge_synth(
         eprintln!("kept {}", keep.display());
     }
     Ok(c)
+}
+
+/// A run of the timeline grids (`tests/timeline_grid.rs`, `examples/timeline_grid.rs`): `stack`
+/// (`trim`: DCP with its `synth` defaults, trimming; else losses dropped on the wire), `loss` on
+/// the fabric, `paths` (more than one: sprayed, path delays up to 1.5 µs apart), `incast`
+/// senders, `messages` of 16 KB each, taps at the sender, the receiver and in the fabric.
+pub fn grid_options(
+    stack: rocescope_stacks::StackKind,
+    trim: bool,
+    loss: f64,
+    paths: u32,
+    incast: u32,
+    messages: u32,
+    seed: u64,
+) -> rocescope_sim::synth::SynthOptions {
+    use rocescope_sim::synth::SynthOptions;
+    use rocescope_sim::{LossMode, Routing, TapPoint};
+    let base = if trim { SynthOptions::for_stack(stack) } else { SynthOptions::default() };
+    SynthOptions {
+        stack,
+        loss,
+        paths,
+        reorder_ns: if paths > 1 { 1500 } else { 0 },
+        routing: if paths > 1 { Routing::Spray } else { Routing::Ecmp },
+        incast,
+        messages,
+        message_size: 16_384,
+        seed,
+        taps: vec![TapPoint::Sender, TapPoint::Receiver, TapPoint::Fabric],
+        loss_mode: if trim { base.loss_mode } else { LossMode::Drop },
+        ..base
+    }
 }

@@ -8,26 +8,11 @@
 use std::collections::BTreeMap;
 
 use rocescope_sim::synth::SynthOptions;
-use rocescope_sim::{LossMode, Routing, TapPoint};
 use rocescope_stacks::StackKind;
 use rocescope_wirecheck::{run, timeline_cmp};
 
 fn options(stack: StackKind, loss: f64, paths: u32, incast: u32, seed: u64, trim: bool) -> SynthOptions {
-    let base = if trim { SynthOptions::for_stack(stack) } else { SynthOptions::default() };
-    SynthOptions {
-        stack,
-        loss,
-        paths,
-        reorder_ns: if paths > 1 { 1500 } else { 0 },
-        routing: if paths > 1 { Routing::Spray } else { Routing::Ecmp },
-        incast,
-        messages: 12,
-        message_size: 16_384,
-        seed,
-        taps: vec![TapPoint::Sender, TapPoint::Receiver, TapPoint::Fabric],
-        loss_mode: if trim { base.loss_mode } else { LossMode::Drop },
-        ..base
-    }
+    timeline_cmp::grid_options(stack, trim, loss, paths, incast, 12, seed)
 }
 
 #[test]

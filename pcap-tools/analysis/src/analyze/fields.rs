@@ -11,12 +11,13 @@
 //!   once — its flow, out of order, a PSN gap, a duplicate NAK, an RTT sample, CE to CNP
 //!   ([`LiveNote`]).
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
 use rocescope_codec::FieldType;
 
 use super::report::{Cause, Signal, TimelineReport};
+use super::track::MessageTable;
 
 /// An analysis field.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -98,18 +99,16 @@ pub struct EventNote {
 }
 
 /// The first pass's products: notes by frame, the flows' ids in the analyser's order, and per
-/// flow its messages' PSN ranges (unwrapped) with their indices.
+/// flow its messages' indices.
 #[derive(Clone, Debug, Default)]
 pub struct EventNotes {
     pub by_frame: BTreeMap<u64, EventNote>,
     pub ids: Vec<String>,
-    /// Per flow: first PSN → (last PSN, index); DCP: MSN → index.
-    pub ranges: Vec<BTreeMap<u64, (Option<u64>, u64)>>,
-    pub msns: Vec<HashMap<u64, u64>>,
+    pub messages: Vec<MessageTable>,
 }
 
 impl EventNotes {
-    pub fn from_timeline(t: &TimelineReport) -> EventNotes {
+    pub fn new(t: &TimelineReport, messages: Vec<MessageTable>) -> EventNotes {
         let mut by_frame: BTreeMap<u64, EventNote> = BTreeMap::new();
         for f in &t.flows {
             for r in &f.retransmissions {
@@ -127,21 +126,12 @@ impl EventNotes {
                 }
             }
         }
-        EventNotes { by_frame, ids: t.flows.iter().map(|f| f.id.clone()).collect(), ..EventNotes::default() }
+        EventNotes { by_frame, ids: t.flows.iter().map(|f| f.id.clone()).collect(), messages }
     }
 
     /// The message index of a data packet of flow `flow` (unwrapped PSN, DCP MSN).
     pub fn message(&self, flow: usize, v: u64, msn: Option<u64>) -> Option<u64> {
-        if let Some(m) = msn {
-            return self.msns.get(flow)?.get(&m).copied();
-        }
-        // As the timeline gathered them: a message whose last PSN is unknown holds only its first.
-        let (&first, &(last, index)) = self.ranges.get(flow)?.range(..=v).next_back()?;
-        match last {
-            Some(l) if l < v => None,
-            None if first != v => None,
-            _ => Some(index),
-        }
+        self.messages.get(flow)?.index(v, msn)
     }
 }
 

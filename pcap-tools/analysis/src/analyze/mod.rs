@@ -38,7 +38,7 @@ pub mod series;
 pub mod spill;
 pub mod track;
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{HashMap, HashSet};
 
 use rocescope_codec::fxhash::{FxHashMap, FxHashSet};
 use std::net::IpAddr;
@@ -47,7 +47,7 @@ use rocescope_codec::Profile;
 
 use pkt::{Class, Pkt, Seen};
 use report::{FlowRow, FlowTimeline, FlowsReport, Ns, Role, Tap, TimelineReport, Transport};
-use track::{Place, Tracker};
+use track::{MessageTable, Place, Tracker};
 
 /// Options of an analysis.
 #[derive(Clone, Debug)]
@@ -147,9 +147,6 @@ pub struct Analyzer {
     spill: spill::Spill,
     /// SDR connections ([`sdr`]).
     sdr: FxHashMap<sdr::ConnKey, sdr::Conn>,
-    /// The messages' ranges and indices per flow, from the last timeline.
-    #[allow(clippy::type_complexity)]
-    tables: (Vec<BTreeMap<u64, (Option<u64>, u64)>>, Vec<HashMap<u64, u64>>),
 }
 
 fn initial_ttl(t: u8) -> bool {
@@ -173,7 +170,6 @@ impl Analyzer {
             spill,
             cm_reqs: FxHashMap::default(),
             cm_pairs: FxHashMap::default(),
-            tables: (Vec::new(), Vec::new()),
             sdr: FxHashMap::default(),
         }
     }
@@ -333,12 +329,7 @@ impl Analyzer {
             if other == f.src {
                 if let Some(&j) = self.index.get(&(f.iface, f.dst, f.src, qpn)) {
                     if self.flows[j].peer.is_none() {
-                        self.flows[i].peer = Some(j);
-                        self.flows[j].peer = Some(i);
-                        if self.flows[i].role == Role::Unknown {
-                            self.flows[i].role = Role::Responses;
-                        }
-                        return Some(j);
+                        return Some(self.pair(i, j));
                     }
                 }
             }
@@ -353,12 +344,33 @@ impl Analyzer {
             })
             .min_by_key(|(_, g)| g.data.distance(psn).map_or(i64::MAX, |d| d.abs()))
             .map(|(j, _)| j)?;
-        self.flows[i].peer = Some(best);
-        self.flows[best].peer = Some(i);
+        Some(self.pair(i, best))
+    }
+
+    /// Pairs answers flow `i` with requests flow `j`; returns `j`.
+    fn pair(&mut self, i: usize, j: usize) -> usize {
+        self.flows[i].peer = Some(j);
+        self.flows[j].peer = Some(i);
         if self.flows[i].role == Role::Unknown {
             self.flows[i].role = Role::Responses;
         }
-        Some(best)
+        j
+    }
+
+    /// A data packet of flow `i` (its role set): to its tracker, where the tap stands for it.
+    fn data(&mut self, i: usize, k: &Pkt) -> Place {
+        let place = self.place(i);
+        let t = self.flows[i].transport;
+        self.flows[i].data.on_data(k, place, t);
+        place
+    }
+
+    /// A DCP bounce in flow `i`: its trimmed copy was the reverse flow's data.
+    fn bounce(&mut self, i: usize, k: &Pkt) {
+        if let Some(p) = self.peer(i, k.psn) {
+            let place = self.place(p);
+            self.flows[p].data.on_bounce(k.psn, place);
+        }
     }
 
     fn roce(&mut self, k: &Pkt) {
@@ -402,10 +414,8 @@ impl Analyzer {
         match k.class {
             Class::Request { .. } => {
                 self.flows[i].role = Role::Requests;
-                let place = self.place(i);
                 self.research_before_data(i, k);
-                let t = self.flows[i].transport;
-                self.flows[i].data.on_data(k, place, t);
+                let place = self.data(i, k);
                 self.research_after_data(i, k, place);
                 self.data_note(i);
             }
@@ -438,23 +448,16 @@ impl Analyzer {
                     }
                 };
                 if bounce {
-                    if let Some(p) = self.peer(i, k.psn) {
-                        let place = self.place(p);
-                        self.flows[p].data.on_bounce(k.psn, place);
-                    }
+                    self.bounce(i, k);
                 } else {
                     self.flows[i].role = Role::Requests;
-                    let place = self.place(i);
-                    let t = self.flows[i].transport;
-                    self.flows[i].data.on_data(k, place, t);
+                    self.data(i, k);
                     self.data_note(i);
                 }
             }
             Class::ReadResponse { pos } => {
                 self.flows[i].role = Role::Responses;
-                let place = self.place(i);
-                let t = self.flows[i].transport;
-                self.flows[i].data.on_data(k, place, t);
+                self.data(i, k);
                 self.data_note(i);
                 if let Some(p) = self.peer(i, k.psn) {
                     self.flows[p].data.on_read_response(k, pos);
@@ -472,7 +475,7 @@ impl Analyzer {
                         let next = k.psn.wrapping_add(1) & psn::MASK;
                         self.flows[p].data.on_cover(next, k.frame, k.time_ns);
                         self.note.ack_rtt_ns = self.flows[p].data.last.rtt;
-                        self.resync(i, p, next);
+                        self.resync(p, next);
                     }
                 }
             }
@@ -489,7 +492,7 @@ impl Analyzer {
                         }
                         self.flows[p].data.on_cover(k.psn, k.frame, k.time_ns);
                         self.flows[p].data.on_nak(k.psn);
-                        self.resync(i, p, k.psn);
+                        self.resync(p, k.psn);
                     }
                 }
             }
@@ -502,7 +505,7 @@ impl Analyzer {
                     self.flows[i].transport = Transport::Irn;
                     self.flows[p].data.on_cover(k.psn, k.frame, k.time_ns);
                     self.flows[p].data.on_sack(k.psn);
-                    self.resync(i, p, k.psn);
+                    self.resync(p, k.psn);
                 }
             }
             Class::RnrNak => self.flows[i].rnr_naks += 1,
@@ -528,12 +531,9 @@ impl Analyzer {
         for k in &pending {
             if requests {
                 self.flows[i].role = Role::Requests;
-                let place = self.place(i);
-                let t = self.flows[i].transport;
-                self.flows[i].data.on_data(k, place, t);
-            } else if let Some(p) = self.peer(i, k.psn) {
-                let place = self.place(p);
-                self.flows[p].data.on_bounce(k.psn, place);
+                self.data(i, k);
+            } else {
+                self.bounce(i, k);
             }
         }
     }
@@ -591,12 +591,6 @@ impl Analyzer {
         self.note.psn_gap = t.psn_gap;
     }
 
-    /// Per flow, its messages' ranges and indices (the per-packet `message` field), as the last
-    /// [`Self::timeline`] found them.
-    pub fn message_tables(&mut self) -> (Vec<BTreeMap<u64, (Option<u64>, u64)>>, Vec<HashMap<u64, u64>>) {
-        std::mem::take(&mut self.tables)
-    }
-
     /// A CM REQ opens a connection from its sender's QP; the REP that answers it (its remote
     /// communication id is the REQ's local one) names the other end's QP.
     fn cm(&mut self, c: &pkt::CmPkt) {
@@ -611,7 +605,7 @@ impl Analyzer {
     }
 
     /// At the destination of flow `p`, its receiver's acknowledgement says what it expects next.
-    fn resync(&mut self, _i: usize, p: usize, next: u32) {
+    fn resync(&mut self, p: usize, next: u32) {
         if self.place(p) == Place::Destination {
             let Some(v) = self.flows[p].data.peek(next) else { return };
             self.flows[p].data.resync_expected(v);
@@ -658,36 +652,32 @@ impl Analyzer {
         }
     }
 
-    /// The timeline of every flow, in order of first appearance.
     /// The timeline one flow at a time (the command line writes each as it comes: memory holds
     /// one flow's report, not the capture's), with the flow's plot points.
     pub fn each_flow_timeline<E>(&mut self, mut f: impl FnMut(FlowTimeline, Option<&series::Series>) -> Result<(), E>) -> Result<(), E> {
         let ids = self.ids();
         for i in 0..self.flows.len() {
-            let (t, _, _) = self.flow_timeline(i, &ids);
+            let (t, _) = self.flow_timeline(i, &ids);
             f(t, self.flows[i].series.as_deref())?;
         }
         Ok(())
     }
 
+    /// The timeline of every flow, in order of first appearance.
     pub fn timeline(&mut self) -> TimelineReport {
+        self.timeline_and_messages().0
+    }
+
+    /// The timeline, and per flow its messages' indices (the per-packet `message` field).
+    pub fn timeline_and_messages(&mut self) -> (TimelineReport, Vec<MessageTable>) {
         let ids = self.ids();
-        let mut flows = Vec::with_capacity(self.flows.len());
-        let mut tables = (Vec::new(), Vec::new());
-        for i in 0..self.flows.len() {
-            let (f, ranges, msns) = self.flow_timeline(i, &ids);
-            flows.push(f);
-            tables.0.push(ranges);
-            tables.1.push(msns);
-        }
-        self.tables = tables;
-        TimelineReport { flows }
+        let (flows, tables) = (0..self.flows.len()).map(|i| self.flow_timeline(i, &ids)).unzip();
+        (TimelineReport { flows }, tables)
     }
 
     /// One flow's timeline, from what its tracker spilled and still holds (which it gives up),
-    /// with its messages' ranges and indices.
-    #[allow(clippy::type_complexity)]
-    fn flow_timeline(&mut self, i: usize, ids: &[String]) -> (FlowTimeline, BTreeMap<u64, (Option<u64>, u64)>, HashMap<u64, u64>) {
+    /// with its messages' indices.
+    fn flow_timeline(&mut self, i: usize, ids: &[String]) -> (FlowTimeline, MessageTable) {
         let spilled = self.flows[i].streams.map(|s| s.and_then(|s| self.spill.take(s).ok()).unwrap_or_default());
         let d = self.flows[i].data.report(spilled);
         // Message indices: rank by MSN (DCP) or first PSN, from 0.
@@ -697,32 +687,23 @@ impl Analyzer {
             (s.dcp_msn.unwrap_or(0), s.first_psn)
         });
         let mut index_of_id: HashMap<u32, u64> = HashMap::new();
-        let mut ranges: BTreeMap<u64, (Option<u64>, u64)> = BTreeMap::new();
-        let mut msns: HashMap<u64, u64> = HashMap::new();
+        let mut table = MessageTable::default();
         for (rank, &k) in order.iter().enumerate() {
             let (id, s) = &d.msgs[k];
             index_of_id.insert(*id, rank as u64);
             match s.dcp_msn {
                 Some(m) => {
-                    msns.insert(m, rank as u64);
+                    table.msns.insert(m, rank as u64);
                 }
                 None => {
-                    ranges.insert(s.first_psn, (s.last_psn, rank as u64));
+                    table.ranges.insert(s.first_psn, (s.last_psn, rank as u64));
                 }
             }
         }
-        // The message of a PSN: as the per-packet field finds it (fields.rs), else the id the
-        // tracker knew when it found the event.
+        // The message of a PSN: as the per-packet field finds it, else the id the tracker knew
+        // when it found the event.
         let lookup = |v: u64, msn: Option<u64>, hint: u32| -> Option<u64> {
-            let found = match msn {
-                Some(m) => msns.get(&m).copied(),
-                None => ranges.range(..=v).next_back().and_then(|(&first, &(last, idx))| match last {
-                    Some(l) if l < v => None,
-                    None if first != v => None,
-                    _ => Some(idx),
-                }),
-            };
-            found.or_else(|| hint.checked_sub(1).and_then(|id| index_of_id.get(&id).copied()))
+            table.index(v, msn).or_else(|| hint.checked_sub(1).and_then(|id| index_of_id.get(&id).copied()))
         };
         let mut losses: Vec<report::Loss> =
             d.losses.iter().map(|(l, v, m)| report::Loss { message: lookup(*v, None, *m), ..l.clone() }).collect();
@@ -789,7 +770,7 @@ impl Analyzer {
             retransmissions,
             messages,
         };
-        (t, ranges, msns)
+        (t, table)
     }
 
     /// Flow `i`'s name and place.
@@ -861,13 +842,6 @@ impl Analyzer {
             })
             .collect();
         FlowsReport { flows, pauses }
-    }
-}
-
-impl Tracker {
-    /// The unwrapped value of a PSN without moving the reference.
-    pub fn peek(&self, p: u32) -> Option<u64> {
-        self.unwrap_ref().peek(p)
     }
 }
 

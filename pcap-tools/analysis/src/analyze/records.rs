@@ -4,7 +4,7 @@
 
 use super::report::{Cause, Evidence, Loss, Ns, Repair, Signal};
 use super::spill::Cursor;
-pub(crate) use super::spill::Rec;
+use super::spill::Rec;
 use super::track::{MsgState, RetxEvent};
 
 /// What a tracker holds for the report.
@@ -160,9 +160,29 @@ pub(crate) fn decode_msg(c: &mut Cursor<'_>) -> (u32, MsgState) {
         complete_time,
         retransmitted,
         bytes,
-        responses_seen: 0,
         finalized: true,
     };
     (id, m)
 }
 
+
+pub(crate) fn encode_gap(out: &mut Vec<u8>, psn: u32, frame: u64) {
+    out.extend_from_slice(&Rec::new().u32(psn).u64(frame).0);
+}
+
+pub(crate) fn decode_gap(c: &mut Cursor<'_>) -> (u32, u64) {
+    (c.u32(), c.u64())
+}
+
+/// Every record of one kind: those spilled (`spilled`, in the order written), then those still
+/// held (`held`, which this empties).
+pub(crate) fn decode_all<T>(mut spilled: Vec<u8>, held: &mut Vec<u8>, decode: fn(&mut Cursor<'_>) -> T) -> Vec<T> {
+    spilled.extend_from_slice(held);
+    held.clear();
+    let mut c = Cursor { b: &spilled };
+    let mut out = Vec::new();
+    while !c.done() {
+        out.push(decode(&mut c));
+    }
+    out
+}

@@ -4,7 +4,7 @@
 
 use std::io::{self, Write};
 
-use super::report::{Cause, FlowRow, FlowsReport, Signal, TimelineReport};
+use super::report::{FlowRow, FlowTimeline, FlowsReport};
 
 fn opt<T: ToString>(v: Option<T>) -> String {
     v.map_or(String::new(), |x| x.to_string())
@@ -152,15 +152,8 @@ struct Event {
     detail: String,
 }
 
-fn cause_text(c: Cause, spurious: Option<bool>) -> String {
-    let s = name(&c);
-    match spurious {
-        None if c != Cause::Spurious => s,
-        _ => s,
-    }
-}
 
-fn events(f: &super::report::FlowTimeline) -> Vec<Event> {
+fn events(f: &FlowTimeline) -> Vec<Event> {
     let mut ev = Vec::new();
     for l in &f.losses {
         ev.push(Event {
@@ -169,7 +162,7 @@ fn events(f: &super::report::FlowTimeline) -> Vec<Event> {
             kind: "loss",
             psn: Some(l.psn),
             message: l.message,
-            detail: format!("signal={} repair={} evidence={}", name(&l.signal), name(&l.repair), name(&l.evidence)),
+            detail: format!("signal={} repair={} evidence={}", l.signal.name(), name(&l.repair), name(&l.evidence)),
         });
     }
     for r in &f.retransmissions {
@@ -181,8 +174,8 @@ fn events(f: &super::report::FlowTimeline) -> Vec<Event> {
             message: r.message,
             detail: format!(
                 "cause={} trigger={} spurious={} copy={}",
-                cause_text(r.cause, r.spurious),
-                if r.trigger == Signal::Unknown { "unknown".into() } else { name(&r.trigger) },
+                r.cause.name(),
+                r.trigger.name(),
                 r.spurious.map_or("unknown".into(), |s| s.to_string()),
                 r.copy
             ),
@@ -226,53 +219,27 @@ fn events(f: &super::report::FlowTimeline) -> Vec<Event> {
     ev
 }
 
-/// The timeline as text: per flow a header, then its events in frame order.
-pub fn timeline_text(out: &mut impl Write, r: &TimelineReport) -> io::Result<()> {
-    for f in &r.flows {
-        timeline_text_flow(out, f)?;
-    }
-    Ok(())
-}
 
-/// One flow of the timeline as text.
-pub fn timeline_text_flow(out: &mut impl Write, f: &super::report::FlowTimeline) -> io::Result<()> {
-    {
-        writeln!(
-            out,
-            "flow {} (interface {}, {} {} {}, tap {}{}{}): {} losses, {} retransmissions, {} messages, {} capture gaps",
-            f.id,
-            f.interface,
-            f.profile,
-            name(&f.transport),
-            name(&f.role),
-            name(&f.tap),
-            f.peer.as_ref().map_or(String::new(), |p| format!(", peer {p}")),
-            f.serves.as_ref().map_or(String::new(), |p| format!(", serves {p}")),
-            f.losses.len(),
-            f.retransmissions.len(),
-            f.messages.len(),
-            f.capture_gaps.len()
-        )?;
-        for e in events(f) {
-            writeln!(
-                out,
-                "  frame {:>7} {:<18} psn {:>8} msg {:>5} {}",
-                e.frame,
-                e.kind,
-                opt(e.psn),
-                opt(e.message),
-                e.detail
-            )?;
-        }
-    }
-    Ok(())
-}
-
-/// The timeline as CSV: one row per event.
-pub fn timeline_csv(out: &mut impl Write, r: &TimelineReport) -> io::Result<()> {
-    timeline_csv_header(out)?;
-    for f in &r.flows {
-        timeline_csv_flow(out, f)?;
+/// One flow of the timeline as text: its header line, then its events in frame order.
+pub fn timeline_text_flow(out: &mut impl Write, f: &FlowTimeline) -> io::Result<()> {
+    writeln!(
+        out,
+        "flow {} (interface {}, {} {} {}, tap {}{}{}): {} losses, {} retransmissions, {} messages, {} capture gaps",
+        f.id,
+        f.interface,
+        f.profile,
+        name(&f.transport),
+        name(&f.role),
+        name(&f.tap),
+        f.peer.as_ref().map_or(String::new(), |p| format!(", peer {p}")),
+        f.serves.as_ref().map_or(String::new(), |p| format!(", serves {p}")),
+        f.losses.len(),
+        f.retransmissions.len(),
+        f.messages.len(),
+        f.capture_gaps.len()
+    )?;
+    for e in events(f) {
+        writeln!(out, "  frame {:>7} {:<18} psn {:>8} msg {:>5} {}", e.frame, e.kind, opt(e.psn), opt(e.message), e.detail)?;
     }
     Ok(())
 }
@@ -282,22 +249,11 @@ pub fn timeline_csv_header(out: &mut impl Write) -> io::Result<()> {
     writeln!(out, "flow,event,frame,time_ns,psn,message,detail")
 }
 
-/// One flow's rows of the timeline CSV.
-pub fn timeline_csv_flow(out: &mut impl Write, f: &super::report::FlowTimeline) -> io::Result<()> {
-    {
-        for e in events(f) {
-            writeln!(
-                out,
-                "{},{},{},{},{},{},\"{}\"",
-                f.id,
-                e.kind,
-                e.frame,
-                if e.time_ns == 0 { String::new() } else { e.time_ns.to_string() },
-                opt(e.psn),
-                opt(e.message),
-                e.detail
-            )?;
-        }
+/// One flow's rows of the timeline CSV (one row per event).
+pub fn timeline_csv_flow(out: &mut impl Write, f: &FlowTimeline) -> io::Result<()> {
+    for e in events(f) {
+        let time = if e.time_ns == 0 { String::new() } else { e.time_ns.to_string() };
+        writeln!(out, "{},{},{},{},{},{},\"{}\"", f.id, e.kind, e.frame, time, opt(e.psn), opt(e.message), e.detail)?;
     }
     Ok(())
 }

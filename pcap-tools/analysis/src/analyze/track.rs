@@ -6,7 +6,8 @@
 //!
 //! Memory: a window of per-PSN slots from the oldest PSN not yet acknowledged (plus a margin)
 //! to the highest seen; slots behind it are dropped, so state is bounded by the flow's window,
-//! not by the capture. Messages and events are kept for the report.
+//! not by the capture. Events and messages that can no longer change leave as encoded records
+//! (`out`, which the analyser moves to its spill) and come back for the report.
 
 use std::collections::{BTreeMap, HashMap, VecDeque};
 
@@ -15,9 +16,10 @@ use rocescope_codec::ib::opcode::Position;
 use super::pkt::{Class, Pkt, ReqOp};
 use super::psn::{self, Unwrap};
 use super::report::{Cause, Evidence, Loss, Ns, Repair, Signal, Transport};
-use super::records::{decode_loss, decode_msg, decode_retx, encode_loss, encode_msg, encode_retx, Rec};
+use super::records::{
+    decode_all, decode_gap, decode_loss, decode_msg, decode_retx, encode_gap, encode_loss, encode_msg, encode_retx,
+};
 pub use super::records::Drained;
-use super::spill::Cursor;
 
 /// Where the tap is, relative to the flow being tracked.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -88,8 +90,6 @@ pub struct MsgState {
     pub complete_time: Option<u64>,
     pub retransmitted: u64,
     pub bytes: u64,
-    /// READ: response PSNs recorded at least once.
-    pub responses_seen: u32,
     /// Its frames were gathered from the slots (its PSN range is settled); later frames of it
     /// are counted as they come.
     pub finalized: bool,
@@ -284,14 +284,9 @@ impl Tracker {
         v.checked_sub(self.base).and_then(|i| self.slots.get(i as usize))
     }
 
-    /// The unwrapped value of a PSN of this flow.
-    pub fn unwrap(&mut self, p: u32) -> u64 {
-        self.unwrap.unwrap(p)
-    }
-
-    /// The PSN unwrapper (read-only).
-    pub fn unwrap_ref(&self) -> &Unwrap {
-        &self.unwrap
+    /// The unwrapped value of a PSN without moving the reference.
+    pub fn peek(&self, p: u32) -> Option<u64> {
+        self.unwrap.peek(p)
     }
 
     /// Distance of a PSN from the flow's highest (None before the first packet).
@@ -333,7 +328,7 @@ impl Tracker {
         while self.gaps.front().is_some_and(|&(_, _, v)| v < self.base) {
             let (psn, frame, _) = self.gaps.pop_front().expect("front");
             if self.keep_events {
-                self.out[1].extend_from_slice(&Rec::new().u32(psn).u64(frame).0);
+                encode_gap(&mut self.out[1], psn, frame);
             }
         }
         let behind = self.cover.saturating_sub(KEEP_BEHIND);
@@ -361,33 +356,14 @@ impl Tracker {
     pub fn report(&mut self, spilled: [Vec<u8>; 4]) -> Drained {
         self.finalize_all();
         let [r, g, l, m] = spilled;
-        let mut d = Drained::default();
-        let mut retx = r;
-        retx.extend_from_slice(&std::mem::take(&mut self.out[0]));
-        let mut c = Cursor { b: &retx };
-        while !c.done() {
-            d.retx.push(decode_retx(&mut c));
-        }
-        let mut gaps = g;
-        gaps.extend_from_slice(&std::mem::take(&mut self.out[1]));
-        let mut c = Cursor { b: &gaps };
-        while !c.done() {
-            d.gaps.push((c.u32(), c.u64()));
-        }
+        let mut d = Drained {
+            retx: decode_all(r, &mut self.out[0], decode_retx),
+            gaps: decode_all(g, &mut self.out[1], decode_gap),
+            losses: decode_all(l, &mut self.out[2], decode_loss),
+            msgs: decode_all(m, &mut self.out[3], decode_msg),
+        };
         d.gaps.extend(self.gaps.iter().map(|&(p, f, _)| (p, f)));
-        let mut losses = l;
-        losses.extend_from_slice(&std::mem::take(&mut self.out[2]));
-        let mut c = Cursor { b: &losses };
-        while !c.done() {
-            d.losses.push(decode_loss(&mut c));
-        }
         d.losses.extend(self.losses.iter().cloned());
-        let mut msgs = m;
-        msgs.extend_from_slice(&std::mem::take(&mut self.out[3]));
-        let mut c = Cursor { b: &msgs };
-        while !c.done() {
-            d.msgs.push(decode_msg(&mut c));
-        }
         d.msgs.extend(self.msgs.iter().enumerate().map(|(i, m)| (self.msg_base + i as u32, m.clone())));
         d
     }
@@ -401,13 +377,7 @@ impl Tracker {
             Some((&f, &id)) if f <= v => (f, id),
             _ => self.by_psn.range(..=v).next_back().map(|(&f, &id)| (f, id))?,
         };
-        let m = self.msg(id)?;
-        match m.last_psn {
-            Some(l) if l < v => None,
-            // Its end unknown, only its first PSN is surely its.
-            None if first != v => None,
-            _ => Some(id),
-        }
+        holds(first, self.msg(id)?.last_psn, v).then_some(id)
     }
 
     /// A data packet of this flow (a request, its header-only form, or a READ response).
@@ -754,10 +724,6 @@ impl Tracker {
         }
     }
 
-    /// The message a PSN (and MSN) belongs to, for the report.
-    pub fn message_of(&self, v: u64, msn: Option<u64>) -> Option<u32> {
-        self.msg_of_psn(v, msn)
-    }
 
     /// Go-Back-N's acceptance at the destination: in sequence only.
     fn accept_in_order(&mut self, k: &Pkt, v: u64, s: &mut Slot) {
@@ -868,7 +834,6 @@ impl Tracker {
             complete_time: None,
             retransmitted: 0,
             bytes: 0,
-            responses_seen: 0,
             finalized: false,
         });
         id
@@ -1170,10 +1135,6 @@ impl Tracker {
         self.unwrap.peek(p).and_then(|v| self.get(v)).map_or(0, |s| s.copies)
     }
 
-    /// Highest PSN + 1 recorded.
-    pub fn high(&self) -> u64 {
-        self.high
-    }
 }
 
 /// Where a data packet stands in its message (a header-only packet keeps its opcode).
@@ -1182,5 +1143,36 @@ fn packet_position(k: &Pkt) -> Option<Position> {
         Class::Request { pos, .. } => Some(pos),
         Class::HeaderOnly { .. } => rocescope_codec::ib::opcode::Opcode(k.opcode).position(),
         _ => None,
+    }
+}
+
+/// A message's PSNs, as far as known: from its first to its last, or only its first while its
+/// last is not known (a packet that came before its message's First cannot be placed).
+/// (`v` is at or after `first`.)
+fn holds(first: u64, last: Option<u64>, v: u64) -> bool {
+    match last {
+        Some(l) => v <= l,
+        None => v == first,
+    }
+}
+
+/// Each message's index, by its first PSN and range (Go-Back-N, IRN) or its MSN (DCP), as the
+/// timeline numbers them: what the per-packet `message` field reads.
+#[derive(Clone, Debug, Default)]
+pub struct MessageTable {
+    /// First PSN (unwrapped) → (last PSN, index).
+    pub ranges: BTreeMap<u64, (Option<u64>, u64)>,
+    /// MSN (unwrapped) → index.
+    pub msns: HashMap<u64, u64>,
+}
+
+impl MessageTable {
+    /// The index of the message holding unwrapped PSN `v` (or, DCP, of MSN `msn`).
+    pub fn index(&self, v: u64, msn: Option<u64>) -> Option<u64> {
+        if let Some(m) = msn {
+            return self.msns.get(&m).copied();
+        }
+        let (&first, &(last, index)) = self.ranges.range(..=v).next_back()?;
+        holds(first, last, v).then_some(index)
     }
 }
