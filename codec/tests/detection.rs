@@ -1,9 +1,11 @@
-//! Profile choice (WIRE.md part B, "Detection rules"): `auto` labels a flow only once one of
-//! its packets identifies itself, never relabels, and does not take ordinary traffic marked
-//! DSCP 26 for DCP; `--map` selectors and fixed profiles decide without detection.
+//! Profile choice (WIRE.md part B, "Detection rules"): `auto` decides a flow when one of its
+//! packets identifies itself; `decode` alone labels each packet with what is known when it
+//! arrives, a detection pass (`observe` + `settle`) or held-back frames (`decode_step`) label
+//! every packet with its flow's final profile; ordinary traffic marked DSCP 26 is not taken for
+//! DCP; `--map` selectors and fixed profiles decide without detection.
 
 use rocescope_codec::build::{header_only, FrameRepr, NetRepr, RoceRepr};
-use rocescope_codec::decoder::{Decoder, DecoderOptions, ProfileChoice, Selector, DCP_UNSURE_AFTER};
+use rocescope_codec::decoder::{Decoder, DecoderOptions, ProfileChoice, Selector, Step, PATIENCE};
 use rocescope_codec::ib::{DcpethRepr, RethRepr};
 use rocescope_codec::{IcrcStatus, LinkType, Profile};
 
@@ -131,12 +133,12 @@ fn a_netrt_request_labels_the_flow_it_serves() {
 #[test]
 fn send_only_dscp26_flows_are_reported_once_when_nothing_decides() {
     let mut d = auto();
-    let frames: Vec<Vec<u8>> = (0..20u32)
+    let frames: Vec<Vec<u8>> = (0..PATIENCE as u32 + 20)
         .map(|i| FrameRepr::new(net(0x68), RoceRepr::new(0x04, 0x33, i).with_payload(&[9; 100])).to_vec())
         .collect();
     let got = run(&mut d, &frames);
     let warned: Vec<usize> = got.iter().enumerate().filter(|(_, g)| g.1 > 0).map(|(i, _)| i).collect();
-    assert_eq!(warned, [DCP_UNSURE_AFTER as usize - 1]);
+    assert_eq!(warned, [PATIENCE as usize - 1], "in one pass, once the flow is given up on");
     assert!(got.iter().all(|g| g.0 == Profile::Std));
     assert_eq!(d.stats().flows_unsure, 1);
 }
@@ -213,4 +215,135 @@ fn erd_data_and_its_nack_stream_are_detected_and_reassembled() {
     assert!(f2.contains(&("rocescope.erd.nack.count".into(), "2".into())));
     assert!(f1.contains(&("rocescope.profile".into(), "erd".into())));
     assert!(!f1.iter().chain(&f2).any(|(k, _)| k == "rocescope.warning"));
+}
+
+// ---- look-ahead (WIRE.md B: "Detection may look ahead") ----
+
+/// Every frame through a detection pass, then decoded: (profile, warnings) per frame.
+fn two_pass(d: &mut Decoder, frames: &[Vec<u8>]) -> Vec<(Profile, usize)> {
+    for f in frames {
+        d.observe(LinkType::Ethernet, f, f.len());
+    }
+    d.settle();
+    run(d, frames)
+}
+
+#[test]
+fn a_detection_pass_labels_a_dcp_flow_from_its_first_packet() {
+    let mut frames = dcp_write(0x12, 50, 7, &[0x11; 512]);
+    frames.extend(dcp_write(0x12, 53, 8, &[0x22; 512]));
+    let mut d = auto();
+    assert_eq!(two_pass(&mut d, &frames), [(Profile::Dcp, 0); 6]);
+    let s = d.stats();
+    assert_eq!((s.flows_detected, s.packets[Profile::Dcp as usize], s.packets_early), (1, 6, 0), "counts are of the second pass");
+    // Single pass: the First goes out std, and is counted as given out before its flow was known.
+    let mut d = auto();
+    assert_eq!(run(&mut d, &frames)[0], (Profile::Std, 0));
+    assert_eq!(d.stats().packets_early, 1);
+}
+
+#[test]
+fn decode_step_holds_the_first_packet_until_the_middle_decides() {
+    let frames = dcp_write(0x12, 50, 7, &[0x11; 512]);
+    let mut d = auto();
+    let Step::Held(flow) = d.decode_step(LinkType::Ethernet, &frames[0], frames[0].len()) else { panic!("the First is held") };
+    assert!(d.is_pending(flow));
+    assert_eq!(d.observe(LinkType::Ethernet, &frames[1], frames[1].len()), None, "the Middle decides: nothing to wait for");
+    assert!(!d.is_pending(flow));
+    let x = d.emit(LinkType::Ethernet, &frames[0], frames[0].len());
+    assert_eq!((x.frame.profile(), x.frame.roce().unwrap().reth().unwrap().dma_len()), (Profile::Dcp, 3 * 512));
+    // The Middle, already observed, is given out with emit too.
+    assert_eq!(d.emit(LinkType::Ethernet, &frames[1], frames[1].len()).frame.profile(), Profile::Dcp);
+    // Once decided, frames are Ready at once.
+    assert!(matches!(d.decode_step(LinkType::Ethernet, &frames[2], frames[2].len()), Step::Ready(x) if x.frame.profile() == Profile::Dcp));
+}
+
+#[test]
+fn a_detection_pass_flags_an_undecided_flow_on_its_first_packet_and_a_few_tags_not_at_all() {
+    let sends = |qp: u32, n: u32| -> Vec<Vec<u8>> {
+        (0..n).map(|i| FrameRepr::new(net(0x68), RoceRepr::new(0x04, qp, i).with_payload(&[9; 100])).to_vec()).collect()
+    };
+    // 20 tagged SEND Only packets: nothing confirms or refutes DCP; flagged once, on the first.
+    let mut d = auto();
+    let got = two_pass(&mut d, &sends(0x33, 20));
+    assert_eq!(got[0], (Profile::Std, 1));
+    assert!(got[1..].iter().all(|&g| g == (Profile::Std, 0)));
+    assert_eq!((d.stats().flows_unsure, d.stats().packets_unsure), (1, 20));
+    // 3 such packets are too little evidence to flag (ordinary RoCE is marked DSCP 26).
+    let mut d = auto();
+    assert_eq!(two_pass(&mut d, &sends(0x34, 3)), [(Profile::Std, 0); 3]);
+    assert_eq!(d.stats().flows_unsure, 0);
+    // In one pass with held frames, the same: the held packets are released when the flow is
+    // concluded at the end.
+    let mut d = auto();
+    let f = sends(0x34, 3);
+    assert!(matches!(d.decode_step(LinkType::Ethernet, &f[0], f[0].len()), Step::Held(_)));
+    assert!(d.observe(LinkType::Ethernet, &f[1], f[1].len()).is_some());
+    d.give_up_pending();
+    assert_eq!(d.emit(LinkType::Ethernet, &f[0], f[0].len()).warning_count(), 0);
+}
+
+/// A UD SEND Only between A and B (or back) with `payload`.
+fn ud_send(from_a: bool, qp: u32, psn: u32, payload: &[u8]) -> Vec<u8> {
+    let (src, dst) = if from_a { (A, B) } else { (B, A) };
+    let n = NetRepr::Ipv4 { src, dst, tos: 0, ttl: 64, ident: 0 };
+    FrameRepr::new(n, RoceRepr::new(0x64, qp, psn).with_payload(payload)).to_vec()
+}
+
+#[test]
+fn an_erd_datagram_shaped_like_a_flor_ack_is_erd_unless_the_hosts_exchange_write_with_immediate() {
+    use rocescope_codec::ext::{erd, flor};
+    // An EETH-led payload of 24 + 4n bytes that is also a well-formed Flor ACK (WIRE.md B.3's
+    // layout: QPN top byte 0, no bitmap bit beyond entry n).
+    let payload = (1..=32usize)
+        .map(|n| {
+            let s_len = (12 + 4 * n) as u16;
+            let mut p = erd::EethRepr { ty: 0, last: false, msg_id: 0, s_len, s_offset: 0 }.to_bytes().to_vec();
+            p.resize(24 + 4 * n, 0);
+            p
+        })
+        .find(|p| flor::is_ack(p, p.len()))
+        .expect("some ERD datagram is ACK-shaped");
+    let dgram = ud_send(true, 0x600, 20, &payload);
+    let pkt = rocescope_codec::Frame::parse(LinkType::Ethernet, &dgram, dgram.len(), &Default::default());
+    assert!(erd::detect(pkt.roce().unwrap()), "the ERD rule matches it");
+    // Only ERD between the two hosts: it is ERD, with no ambiguity warning.
+    let frames = vec![dgram.clone(), ud_send(true, 0x600, 21, &payload)];
+    assert_eq!(two_pass(&mut auto(), &frames), [(Profile::Erd, 0); 2]);
+    // Once the two hosts exchange RDMA WRITE with Immediate, an ACK-shaped datagram (on another
+    // QP) matches the Flor ACK rule too: ambiguous, std, flagged.
+    let mut w = RoceRepr::new(0x0b, 0x700, 5).with_payload(&[1; 64]);
+    w.reth = Some(RethRepr { va: 0x1000, r_key: 1, dma_len: 64 });
+    let write_imm = FrameRepr::new(net(0), w).to_vec();
+    let frames = vec![write_imm, ud_send(false, 0x601, 1, &payload)];
+    let got = two_pass(&mut auto(), &frames);
+    assert_eq!(got[1], (Profile::Std, 1), "{got:?}");
+}
+
+#[test]
+fn a_dcp_ack_is_dcp_once_its_data_flow_is() {
+    // The responder's RC Acknowledge, tagged 01 (ToS bits 3..2), its AETH MSN the eMSN.
+    let ack = |tos: u8| {
+        let back = NetRepr::Ipv4 { src: B, dst: A, tos, ttl: 64, ident: 0 };
+        FrameRepr::new(back, RoceRepr::new(0x11, 0x99, 52)).to_vec()
+    };
+    let mut frames = dcp_write(0x12, 50, 7, &[0x11; 512]);
+    frames.push(ack(0x04));
+    let got = two_pass(&mut auto(), &frames);
+    assert_eq!(got, [(Profile::Dcp, 0); 4]);
+    let mut d = auto();
+    for f in &frames {
+        d.observe(LinkType::Ethernet, f, f.len());
+    }
+    d.settle();
+    let x = d.decode(LinkType::Ethernet, &frames[3], frames[3].len());
+    let mut emsn = None;
+    x.visit(|id, v, _| {
+        if id.name() == "rocescope.dcp.emsn" {
+            emsn = Some(v.to_string());
+        }
+    });
+    assert_eq!(emsn.as_deref(), Some("0"), "the AETH MSN read as the eMSN");
+    // Without DCP data the other way, an ACK tag alone decides nothing.
+    assert_eq!(two_pass(&mut auto(), &[ack(0x04)]), [(Profile::Std, 0)]);
 }

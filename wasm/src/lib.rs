@@ -252,7 +252,12 @@ pub fn inspect(bytes: &[u8], options_json: &str) -> Inspection {
             return out;
         }
     };
+    // As `rocescope decode` over a file: a detection pass first, so every flow is decided before
+    // its first packet is listed.
     let mut session = Session::new(reader, Decoder::new(opts.decoder));
+    if let Ok(again) = CaptureReader::new(bytes) {
+        session = session.with_detection_pass(again);
+    }
     let mut flows = FlowTable::default();
     let r = session.run(|rec, d| {
         if opts.count.is_some_and(|c| rec.number > c) {

@@ -6,39 +6,55 @@
 //! SDR's user immediates and VA check ([`SdrTracker`], `sdr_tracker.rs`) and ERD's NACK stream
 //! ([`NackReassembler`], `erd_nacks.rs`).
 //!
-//! Detection is single-pass: a packet is labelled with what its flow is known to be when it
-//! arrives and is never relabelled. A flow becomes known when one of its packets identifies
-//! itself by a rule below; before that its packets are `std`.
+//! Detection looks ahead (WIRE.md B): a packet is labelled with what its flow is shown to be by
+//! the flow's packets before and after it, so no packet is given out under a profile its flow
+//! later turns out not to have. Three ways to drive it:
+//! - a detection pass over the whole capture ([`Decoder::observe`] on every frame, then
+//!   [`Decoder::settle`]), then the capture from its start ([`Decoder::decode`]): every flow is
+//!   final before its first packet is given out (files: `decode`, `check`, the browser page);
+//! - one pass with held-back frames ([`Decoder::decode_step`]): a frame whose flow has evidence
+//!   but no decision yet is held, with every frame after it, until the flow is decided or given
+//!   up on ([`PATIENCE`] packets of evidence that cannot decide; the caller bounds the frames
+//!   it holds) —
+//!   standard input and the analysers (`pcap-tools/analysis/src/session.rs`);
+//! - [`Decoder::decode`] alone: single-pass, a packet labelled with what its flow is known to be
+//!   when it arrives (an undecided flow's packets are `std`; those of flows decided later are
+//!   counted in [`DetectionStats::packets_early`]).
+//!
+//! A flow becomes known when one of its packets identifies itself by a rule below (`rules.rs`).
 //!
 //! | profile | rule (tried on a packet of a flow not yet known) |
 //! |---|---|
 //! | netrt | BTH OpCode = `--netrt-opcode` with type 1 and a 20-byte body, or type 2 and a 4-byte body (also marks the reverse direction: the messages travel against the data) |
-//! | dcp | a non-zero tag on RoCEv2 and a consistent DCP layout: a header-only packet (tag 11, exactly BTH + 3 bytes), or a WRITE Middle/Last whose DCP-parsed RETH has the DMA length of the flow's DCP-parsed First and the VA that follows from it |
+//! | dcp | a non-zero tag on RoCEv2 and a consistent DCP layout: a header-only packet (tag 11, exactly BTH + 3 bytes), or a WRITE Middle/Last whose DCP-parsed RETH has the DMA length of the flow's DCP-parsed First and the VA that follows from it; an RC Acknowledge tagged 01 (a DCP ACK, its AETH MSN the eMSN) towards the source of a flow detected as DCP |
 //! | sdr | a UC RDMA WRITE Only with Immediate whose RETH VA is the one its immediate gives (`msg_id · max_message + pkt_off · MTU`, MTU as `--sdr-mtu` or the flow's largest DMA length so far), or a UC/UD SEND Only whose payload is a well-formed SDR control message |
-//! | flor | a RC/UC SEND First/Only whose payload starts with a well-formed Flor SEND header, or a UD SEND Only whose payload is a well-formed Flor ACK (24 + 4n bytes, no bitmap bit beyond entry n); then WRITE with Immediate between the same two addresses |
+//! | flor | a RC/UC SEND First/Only whose payload starts with a well-formed Flor SEND header; a UD SEND Only whose payload is a well-formed Flor ACK (24 + 4n bytes, no bitmap bit beyond entry n) between two addresses that carried RC/UC WRITE with Immediate earlier (or a Flor SEND header); then WRITE with Immediate between the same two addresses |
 //! | erd | an RD or UD SEND whose payload starts with an EETH whose S_Len equals the bytes that follow it; TCP to or from `--erd-nack-port` (its NACK stream is reassembled here) |
 //!
 //! Ordinary RoCE traffic is usually marked DSCP 26 (ToS 0x68), whose bits 3..2 read as the DCP
 //! data tag, so the tag alone never decides: a tagged flow is refuted (settled `std`, silently)
 //! as soon as one of its packets cannot be DCP (a WRITE Middle/Last whose DCP reading is
 //! inconsistent, a request whose DCP reading does not parse, a "header-only" packet of the
-//! wrong length). When several rules match one packet, or a flow has shown the tag on
-//! [`DCP_UNSURE_AFTER`] packets that neither confirm nor refute DCP (SEND-only traffic), the
-//! flow stays `std` and gets one warning naming the rule. A flow no rule touches gets none.
+//! wrong length). A flow with evidence that nothing decides is `std`; it is flagged — its first
+//! packet given out carries one warning naming the rule, its packets are counted as
+//! unclassified — when rules matched in conflict on one of its packets, or it showed the tag on
+//! [`UNSURE_AFTER`] packets that neither confirm nor refute DCP (SEND-only traffic). A flow
+//! with fewer tagged packets and nothing else is plain `std`, silently, like a flow no rule
+//! touches: a few DSCP-26 packets are no evidence worth a warning.
 
 use std::collections::HashMap;
 use std::net::IpAddr;
 
-use crate::ext::{dcp, erd, flor, netrt, sdr, Ext};
+use crate::ext::{flor, Ext};
 use crate::field::FieldId;
 use crate::frame::{DecodeOptions, Frame, LinkType};
-use crate::ib::{Opcode, Position};
 use crate::params::Params;
 use crate::profile::Profile;
 use crate::value::Value;
 use crate::warning::{ExtProblem, Layer, Note, Warning};
 
 mod erd_nacks;
+mod rules;
 mod sdr_tracker;
 
 use crate::fxhash::FxBuild;
@@ -135,23 +151,73 @@ struct FlowKey {
     qp: u32,
 }
 
+/// A flow whose packets are being held back until detection decides it ([`Step::Held`]): the
+/// handle [`Decoder::is_pending`] takes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FlowRef(FlowKey);
+
 /// What detection remembers about a flow.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 struct FlowState {
     profile: Option<Profile>,
-    /// A warning about this flow was already given.
-    warned: bool,
     /// Tagged packets seen while DCP was neither confirmed nor refuted.
     dcp_tagged: u16,
+    /// Of those, the SEND and READ requests: packets that can never confirm DCP by its layout
+    /// (only a header-only packet could). A one-pass reader stops waiting after [`PATIENCE`]
+    /// of them; WRITE packets keep it waiting, as the next one may decide (a
+    /// sprayed flow's Middles can all come before its First).
+    dcp_idle: u16,
     /// A tagged packet that cannot be DCP was seen: the tag is ordinary DSCP.
     dcp_refuted: bool,
     /// The flow's DCP-parsed WRITE First: (psn, va, dma_len, payload_len).
     dcp_first: Option<(u32, u64, u32, u32)>,
     /// Largest DMA length of the flow's 0x2B packets (SDR's default MTU).
     sdr_max_dma: u32,
+    /// Packets on which several rules matched.
+    ambiguous: u16,
+    /// Detection gave up on the flow: it has evidence (an unconfirmed DCP tag, rules in
+    /// conflict) but nothing decided it — after the whole file ([`Decoder::settle`]) or after
+    /// [`PATIENCE`] packets that cannot decide in one pass. Its packets are `std` and flagged.
+    unsure: bool,
+    /// Detection stopped waiting for the flow, with too little evidence to flag it (a few DCP
+    /// tags, which ordinary RoCE traffic marked DSCP 26 shows too): its packets are plain `std`.
+    closed: bool,
+    /// The detection warning was given (on the flow's first packet given out once unsure).
+    warned: bool,
+    /// A packet of the flow was given out with its detected profile (counted once).
+    counted: bool,
+    /// Packets given out as `std` while the flow was still undecided (look-ahead exceeded).
+    early: u32,
 }
 
-/// Counts for the end-of-run report.
+impl FlowState {
+    /// Something suggests a profile, but nothing has decided it yet.
+    fn evidence(&self) -> bool {
+        self.ambiguous > 0 || (self.dcp_tagged > 0 && !self.dcp_refuted)
+    }
+
+    /// Its packets should wait for a decision.
+    fn pending(&self) -> bool {
+        self.profile.is_none() && !self.unsure && !self.closed && self.evidence()
+    }
+
+    /// Undecided with enough evidence to flag: rules in conflict, or [`UNSURE_AFTER`] DCP tags
+    /// that no layout confirmed or refuted.
+    fn doubtful(&self) -> bool {
+        let unconfirmed = if self.dcp_refuted { 0 } else { self.dcp_tagged };
+        self.profile.is_none() && (self.ambiguous > 0 || unconfirmed >= UNSURE_AFTER)
+    }
+
+    /// No more waiting: flagged when doubtful, plain `std` otherwise.
+    fn conclude(&mut self) {
+        if self.profile.is_none() {
+            self.unsure |= self.doubtful();
+            self.closed = true;
+        }
+    }
+}
+
+/// Counts for the end-of-run report, of the packets given out (printed).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct DetectionStats {
     /// RoCE packets decoded per profile, in [`Profile::ALL`] order.
@@ -162,6 +228,9 @@ pub struct DetectionStats {
     pub flows_unsure: u64,
     /// Packets of those flows.
     pub packets_unsure: u64,
+    /// Packets given out as `std` before their flow was detected as something else: the
+    /// look-ahead's bound was exceeded ([`Decoder::decode`] alone has none).
+    pub packets_early: u64,
 }
 
 /// What the decoder adds to a frame from its memory of earlier packets.
@@ -217,8 +286,41 @@ impl<'a> Decoded<'a, '_> {
     }
 }
 
-/// Tagged packets after which a flow that neither confirms nor refutes DCP is reported once.
-pub const DCP_UNSURE_AFTER: u16 = 8;
+/// Tagged packets that neither confirm nor refute DCP after which an undecided flow is flagged
+/// (fewer are ordinary DSCP-26 traffic, not worth a warning).
+pub const UNSURE_AFTER: u16 = 8;
+
+/// The same bound under its single-pass name.
+pub const DCP_UNSURE_AFTER: u16 = UNSURE_AFTER;
+
+/// Packets of a flow that cannot decide it (tagged SEND or READ requests, packets on which rules
+/// conflict) after which a one-pass reader stops holding the flow's packets back: they go out
+/// as `std` (flagged when [`UNSURE_AFTER`] is reached too). Long enough for a multi-packet SEND
+/// before a flow's first WRITE; short enough that ordinary SEND traffic marked DSCP 26 is not
+/// held for the whole look-ahead.
+pub const PATIENCE: u16 = 256;
+
+/// What [`Decoder::decode_step`] made of a packet.
+pub enum Step<'a, 'd> {
+    /// Decoded with its flow's profile: give it out now.
+    Ready(Decoded<'a, 'd>),
+    /// Its flow is undecided but has evidence: hold the packet (and everything after it, to keep
+    /// file order) until [`Decoder::is_pending`] says otherwise, then [`Decoder::emit`] it.
+    Held(FlowRef),
+}
+
+/// What arriving told about a packet, for giving it out.
+#[derive(Clone, Copy)]
+enum Arrival {
+    /// A `--map` entry or a fixed profile decides.
+    Chosen(Profile),
+    /// TCP: ERD's NACK stream, perhaps.
+    Tcp { erd: bool },
+    /// A RoCE packet of a flow detection keeps (its state as it was and as it is now).
+    Flow { key: FlowKey, before: Option<FlowState>, state: FlowState },
+    /// Not something detection keeps (not RoCE, no addresses).
+    Other,
+}
 
 /// Decodes a capture packet by packet with per-flow memory.
 #[derive(Debug)]
@@ -230,8 +332,14 @@ pub struct Decoder {
     sdr: SdrTracker,
     /// Address pairs (lower address first) known to carry Flor.
     flor_pairs: std::collections::HashSet<(IpAddr, IpAddr), FxBuild>,
+    /// (source, destination) of flows detected as DCP: their peers' ACKs are DCP ACKs.
+    dcp_senders: std::collections::HashSet<(IpAddr, IpAddr), FxBuild>,
+    /// Address pairs (lower address first) that carried RC/UC RDMA WRITE with Immediate.
+    write_imm_pairs: std::collections::HashSet<(IpAddr, IpAddr), FxBuild>,
     /// Checksums only where detection needs them ([`Decoder::checksums_for_detection_only`]).
     lazy_verify: bool,
+    /// A detection pass over the whole capture ran ([`Decoder::settle`]): flows are final.
+    settled: bool,
 }
 
 impl Decoder {
@@ -243,7 +351,10 @@ impl Decoder {
             nacks: NackReassembler::new(),
             sdr: SdrTracker::new(),
             flor_pairs: Default::default(),
+            dcp_senders: Default::default(),
+            write_imm_pairs: Default::default(),
             lazy_verify: false,
+            settled: false,
         }
     }
 
@@ -265,54 +376,193 @@ impl Decoder {
         self.stats
     }
 
+    /// Whether detection runs at all (`auto` with packets no `--map` entry covers).
+    pub fn detects(&self) -> bool {
+        self.opts.profile == ProfileChoice::Auto
+    }
+
     fn frame_opts(&self, profile: Profile) -> DecodeOptions {
         DecodeOptions { verify: !self.opts.no_verify && !self.lazy_verify, profile, params: self.opts.params }
     }
 
-    /// What a detection rule compares: the packet decoded with `p`, and the number of problems
-    /// of its `std` decoding — both as verification would have them.
-    fn candidate<'a>(&self, std: &Frame<'a>, link: LinkType, orig_len: usize, p: Profile) -> (Frame<'a>, usize) {
-        if !self.lazy_verify || self.opts.no_verify {
-            return (self.redecode(*std, link, orig_len, p), std.warnings.problem_count());
-        }
-        let verified = |profile| DecodeOptions { verify: true, profile, params: self.opts.params };
-        let std = Frame::parse(link, std.data(), orig_len, &verified(Profile::Std));
-        let problems = std.warnings.problem_count();
-        let f = if p == Profile::Std || !std.is_decoded() { std } else { Frame::parse(link, std.data(), orig_len, &verified(p)) };
-        (f, problems)
+    /// Decodes one frame in a single pass: the packet is labelled with what its flow is known
+    /// to be when it arrives and never relabelled (a flow still undecided gives `std`, counted
+    /// in [`DetectionStats::packets_early`] if it is decided later). Readers that can look ahead
+    /// use [`decode_step`](Self::decode_step) or a detection pass ([`observe`](Self::observe),
+    /// then [`settle`](Self::settle)) instead. The frame is decoded where it is returned (a
+    /// `Frame` is about 300 bytes: no copies of it per packet), a second time only when its
+    /// flow's profile is not `std`.
+    pub fn decode<'a>(&mut self, link: LinkType, data: &'a [u8], orig_len: usize) -> Decoded<'a, '_> {
+        let mut frame = Frame::new(link, data);
+        frame.decode(orig_len, &self.frame_opts(Profile::Std));
+        let arrival = self.arrive(&frame, link, orig_len);
+        self.give_out(frame, orig_len, arrival)
     }
 
-    /// Decodes one frame. The frame is decoded where it is returned (a `Frame` is about 300
-    /// bytes: no copies of it per packet), a second time only when its flow's profile is not
-    /// `std`.
-    pub fn decode<'a>(&mut self, link: LinkType, data: &'a [u8], orig_len: usize) -> Decoded<'a, '_> {
-        let mut out = Decoded { frame: Frame::new(link, data), extra: Extra::default(), nacks: None };
-        out.frame.decode(orig_len, &self.frame_opts(Profile::Std));
-        let mapped = self.opts.maps.iter().find(|(s, _)| s.matches(&out.frame)).map(|(_, p)| *p);
+    /// Decodes one frame with look-ahead: [`Step::Ready`] when its flow is decided (or there is
+    /// nothing to decide), [`Step::Held`] when the caller should hold it back until its flow is
+    /// decided. Once something is held, later frames go through [`observe`](Self::observe) and
+    /// are given out in order with [`emit`](Self::emit).
+    pub fn decode_step<'a>(&mut self, link: LinkType, data: &'a [u8], orig_len: usize) -> Step<'a, '_> {
+        let mut frame = Frame::new(link, data);
+        frame.decode(orig_len, &self.frame_opts(Profile::Std));
+        let arrival = self.arrive(&frame, link, orig_len);
+        if let Arrival::Flow { key, before, state } = arrival {
+            if state.pending() {
+                self.store(key, before, state);
+                return Step::Held(FlowRef(key));
+            }
+        }
+        Step::Ready(self.give_out(frame, orig_len, arrival))
+    }
+
+    /// The detection half of a frame's decoding, for a frame that is held back or for a
+    /// detection pass: updates the flow's memory; nothing is given out or counted. Returns the
+    /// frame's flow when it is pending.
+    pub fn observe(&mut self, link: LinkType, data: &[u8], orig_len: usize) -> Option<FlowRef> {
+        let mut frame = Frame::new(link, data);
+        frame.decode(orig_len, &self.frame_opts(Profile::Std));
+        match self.arrive(&frame, link, orig_len) {
+            Arrival::Flow { key, before, state } => {
+                self.store(key, before, state);
+                state.pending().then_some(FlowRef(key))
+            }
+            _ => None,
+        }
+    }
+
+    /// Whether a held frame's flow is still undecided.
+    pub fn is_pending(&self, flow: FlowRef) -> bool {
+        self.flows.get(&flow.0).is_some_and(|s| s.pending())
+    }
+
+    /// Gives out a frame that went through [`observe`](Self::observe) (held back): decoded with
+    /// what its flow is known to be now, its detection run already.
+    pub fn emit<'a>(&mut self, link: LinkType, data: &'a [u8], orig_len: usize) -> Decoded<'a, '_> {
+        let mut frame = Frame::new(link, data);
+        frame.decode(orig_len, &self.frame_opts(Profile::Std));
+        let arrival = self.known(&frame);
+        self.give_out(frame, orig_len, arrival)
+    }
+
+    /// Ends a detection pass over the whole capture (every frame given to
+    /// [`observe`](Self::observe)): every flow is final — undecided flows are `std`, flagged on
+    /// their first packet when the evidence was conflicting or strong (see the module
+    /// documentation) — and the decoder is ready to give the
+    /// capture out from its start: per-packet state (SDR, ERD NACKs, counts) starts afresh and
+    /// no rule is tried again.
+    pub fn settle(&mut self) {
+        for s in self.flows.values_mut() {
+            s.conclude();
+            s.early = 0;
+        }
+        self.stats = DetectionStats::default();
+        self.nacks = NackReassembler::new();
+        self.sdr = SdrTracker::new();
+        self.settled = true;
+    }
+
+    /// The end of the capture in look-ahead mode: flows still pending are concluded as
+    /// [`settle`](Self::settle) concludes them, so the frames still held go out as `std`.
+    pub fn give_up_pending(&mut self) {
+        for s in self.flows.values_mut() {
+            if s.pending() {
+                s.conclude();
+            }
+        }
+    }
+
+    fn store(&mut self, key: FlowKey, before: Option<FlowState>, state: FlowState) {
+        // A flow without an entry reads as the default state: store only what changed.
+        if before != Some(state) {
+            self.flows.insert(key, state);
+        }
+    }
+
+    /// A frame detection has nothing to do with: TCP (ERD's NACK stream under `erd` or
+    /// `auto`), or one a `--map` entry or the fixed profile decides.
+    fn without_detection(&self, frame: &Frame<'_>) -> Option<Arrival> {
+        let mapped = self.opts.maps.iter().find(|(s, _)| s.matches(frame)).map(|(_, p)| *p);
         let chosen = mapped.or(match self.opts.profile {
             ProfileChoice::Fixed(p) => Some(p),
             ProfileChoice::Auto => None,
         });
-        if out.frame.tcp().is_some() {
-            // ERD's NACK path: TCP to or from the NACK port, under erd or auto.
-            let port = self.opts.params.erd_nack_port;
-            let nacks = match chosen {
-                Some(Profile::Erd) | None => self.nacks.push_frame(&out.frame, port),
-                Some(_) => None,
-            };
-            if let Some(n) = &nacks {
-                for w in n.warnings.iter() {
-                    out.frame.warnings.push(*w);
-                }
+        if frame.tcp().is_some() {
+            return Some(Arrival::Tcp { erd: matches!(chosen, Some(Profile::Erd) | None) });
+        }
+        chosen.map(Arrival::Chosen)
+    }
+
+    /// What the decoder knows of an arriving frame's flow, after trying the rules on it (when
+    /// the flow is undecided and no detection pass settled it).
+    fn arrive(&mut self, frame: &Frame<'_>, link: LinkType, orig_len: usize) -> Arrival {
+        if let Some(a) = self.without_detection(frame) {
+            return a;
+        }
+        let Some(key) = Self::flow_key(frame) else { return Arrival::Other };
+        let before = self.flows.get(&key).copied();
+        let mut state = before.unwrap_or_default();
+        if state.profile.is_none() && !self.settled {
+            self.detect(frame, link, orig_len, key, &mut state);
+        }
+        Arrival::Flow { key, before, state }
+    }
+
+    /// The arrival of a frame already observed: its flow as known now, no rule tried.
+    fn known(&self, frame: &Frame<'_>) -> Arrival {
+        if let Some(a) = self.without_detection(frame) {
+            return a;
+        }
+        match Self::flow_key(frame) {
+            Some(key) => {
+                let before = self.flows.get(&key).copied();
+                Arrival::Flow { key, before, state: before.unwrap_or_default() }
             }
-            out.nacks = nacks;
-            return out;
+            None => Arrival::Other,
         }
-        match chosen {
-            Some(p) => self.redecode_in_place(&mut out.frame, orig_len, p),
-            None => out.extra = self.detect(&mut out.frame, link, orig_len),
+    }
+
+    /// The output half: the frame decoded with its profile, the flow's flags and the counts,
+    /// the SDR tracker and the ERD NACK stream (in the order frames are given out).
+    fn give_out<'a>(&mut self, mut frame: Frame<'a>, orig_len: usize, arrival: Arrival) -> Decoded<'a, '_> {
+        let mut extra = Extra::default();
+        match arrival {
+            Arrival::Tcp { erd } => {
+                let nacks = if erd { self.nacks.push_frame(&frame, self.opts.params.erd_nack_port) } else { None };
+                if let Some(n) = &nacks {
+                    for w in n.warnings.iter() {
+                        frame.warnings.push(*w);
+                    }
+                }
+                return Decoded { frame, extra, nacks };
+            }
+            Arrival::Chosen(p) => self.redecode_in_place(&mut frame, orig_len, p),
+            Arrival::Flow { key, before, mut state } => {
+                match state.profile {
+                    Some(p) => {
+                        self.redecode_in_place(&mut frame, orig_len, p);
+                        if !state.counted {
+                            state.counted = true;
+                            self.stats.flows_detected += 1;
+                        }
+                    }
+                    None if state.unsure => {
+                        if !state.warned {
+                            state.warned = true;
+                            self.stats.flows_unsure += 1;
+                            let note = if state.ambiguous > 0 { Note::DetectionAmbiguous } else { Note::DcpUnconfirmed };
+                            extra.detection = Some(Warning::Ext { layer: Layer::Detection, what: ExtProblem::Other(note) });
+                        }
+                        self.stats.packets_unsure += 1;
+                    }
+                    // Undecided with evidence: counted, in case a later packet decides it.
+                    None if state.evidence() => state.early = state.early.saturating_add(1),
+                    None => {}
+                }
+                self.store(key, before, state);
+            }
+            Arrival::Other => {}
         }
-        let frame = &mut out.frame;
         if frame.roce().is_some() {
             self.stats.packets[frame.profile() as usize] += 1;
         }
@@ -323,12 +573,12 @@ impl Decoder {
             use std::hash::{Hash, Hasher};
             let mut h = std::collections::hash_map::DefaultHasher::new();
             (a, b).hash(&mut h);
-            out.extra.sdr = self.sdr.observe_frame(h.finish(), &self.opts.params, frame);
-            if let Some(w) = out.extra.sdr.and_then(|a| a.problem) {
+            extra.sdr = self.sdr.observe_frame(h.finish(), &self.opts.params, &frame);
+            if let Some(w) = extra.sdr.and_then(|a| a.problem) {
                 frame.warnings.push(w);
             }
         }
-        out
+        Decoded { frame, extra, nacks: None }
     }
 
     fn redecode<'a>(&self, std: Frame<'a>, link: LinkType, orig_len: usize, p: Profile) -> Frame<'a> {
@@ -354,37 +604,39 @@ impl Decoder {
         Some(FlowKey { src, dst, qp })
     }
 
-    /// Detection for one frame, `std` decoded in `frame`: labels it with its flow's profile
-    /// (decoding it again with that profile) and updates the flow's memory.
-    fn detect<'a>(&mut self, frame: &mut Frame<'a>, link: LinkType, orig_len: usize) -> Extra {
-        let Some(key) = Self::flow_key(frame) else { return Extra::default() };
-        let before = self.flows.get(&key).copied();
-        let state = before.unwrap_or_default();
-        if let Some(p) = state.profile {
-            self.redecode_in_place(frame, orig_len, p);
-            return Extra::default();
-        }
-        let std: &Frame<'a> = frame;
-        let mut matched: [Option<(Profile, Frame<'a>)>; 2] = [None, None];
-        let mut n = 0usize;
-        let mut state = state;
-        for p in [Profile::Netrt, Profile::Dcp, Profile::Sdr, Profile::Flor, Profile::Erd] {
-            if let Some(f) = self.try_rule(p, std, link, orig_len, &mut state) {
-                if n < 2 {
-                    matched[n] = Some((p, f));
+    /// Tries the rules on a `std`-decoded frame of an undecided flow, updating the flow's
+    /// memory (`state`) and the decoder's address-pair sets. The frame is left as it is: giving
+    /// out decodes it with the flow's profile.
+    fn detect(&mut self, frame: &Frame<'_>, link: LinkType, orig_len: usize, key: FlowKey, state: &mut FlowState) {
+        let pair = |f: &Frame<'_>| f.ip_addrs().map(|(a, b)| if a <= b { (a, b) } else { (b, a) });
+        let Some(roce) = frame.roce() else { return };
+        if flor::is_write_imm(roce.opcode().0) {
+            if let Some(p) = pair(frame) {
+                if !self.write_imm_pairs.contains(&p) {
+                    self.write_imm_pairs.insert(p);
                 }
+            }
+        }
+        let mut first: Option<Profile> = None;
+        let mut n = 0usize;
+        for p in [Profile::Netrt, Profile::Dcp, Profile::Sdr, Profile::Flor, Profile::Erd] {
+            if self.try_rule(p, frame, link, orig_len, state).is_some() {
+                first.get_or_insert(p);
                 n += 1;
             }
         }
-        let mut extra = Extra::default();
-        let out = match (n, matched[0]) {
-            (1, Some((p, f))) => {
+        match (n, first) {
+            (1, Some(p)) => {
                 state.profile = Some(p);
-                self.stats.flows_detected += 1;
+                self.stats.packets_early += state.early as u64;
+                state.early = 0;
                 if p == Profile::Flor {
-                    if let Some((a, b)) = std.ip_addrs() {
-                        self.flor_pairs.insert(if a <= b { (a, b) } else { (b, a) });
+                    if let Some(pr) = pair(frame) {
+                        self.flor_pairs.insert(pr);
                     }
+                }
+                if p == Profile::Dcp {
+                    self.dcp_senders.insert((key.src, key.dst));
                 }
                 if p == Profile::Netrt {
                     // The messages travel against the data: label the served flow too.
@@ -394,153 +646,19 @@ impl Decoder {
                         e.profile = Some(Profile::Netrt);
                     }
                 }
-                Some(f)
             }
-            (0, _) => {
-                if state.dcp_tagged >= DCP_UNSURE_AFTER && !state.dcp_refuted && !state.warned {
-                    state.warned = true;
-                    self.stats.flows_unsure += 1;
-                    // Every tagged packet so far (this one included) went unclassified.
-                    self.stats.packets_unsure += state.dcp_tagged as u64 - 1;
-                    extra.detection = Some(Warning::Ext { layer: Layer::Detection, what: ExtProblem::Other(Note::DcpUnconfirmed) });
-                }
-                if state.warned {
-                    self.stats.packets_unsure += 1;
-                }
-                None
-            }
-            _ => {
-                if !state.warned {
-                    state.warned = true;
-                    self.stats.flows_unsure += 1;
-                    extra.detection = Some(Warning::Ext { layer: Layer::Detection, what: ExtProblem::Other(Note::DetectionAmbiguous) });
-                }
-                self.stats.packets_unsure += 1;
-                None
-            }
-        };
-        if let Some(f) = out {
-            *frame = f;
+            (0, _) => {}
+            _ => state.ambiguous = state.ambiguous.saturating_add(1),
         }
-        // A flow without an entry reads as the default state: store only what changed.
-        if before != Some(state) {
-            self.flows.insert(key, state);
-        }
-        extra
-    }
-
-    /// Applies one detection rule; returns the packet decoded with `p` when it identifies
-    /// itself as such.
-    fn try_rule<'a>(&self, p: Profile, std: &Frame<'a>, link: LinkType, orig_len: usize, state: &mut FlowState) -> Option<Frame<'a>> {
-        let roce = std.roce()?;
-        let params = &self.opts.params;
-        let opcode = roce.opcode().0;
-        match p {
-            Profile::Netrt => {
-                if opcode != params.netrt_opcode {
-                    return None;
-                }
-                let (f, _) = self.candidate(std, link, orig_len, p);
-                let ok = matches!(f.ext(), Ext::Netrt(netrt::Netrt::Request { .. } | netrt::Netrt::Unfulfilled { .. }));
-                (ok && f.warnings.problem_count() == 0).then_some(f)
+        let idle = if state.dcp_refuted { 0 } else { state.dcp_idle };
+        if state.pending() && state.ambiguous.saturating_add(idle) >= PATIENCE {
+            // Waited long enough in one pass (ambiguity counts towards the bound too).
+            state.conclude();
+            if state.unsure {
+                // Its packets given out so far were `std` and are now known unclassified.
+                self.stats.packets_unsure += state.early as u64;
+                state.early = 0;
             }
-            Profile::Dcp => {
-                if std.is_rocev1() || state.dcp_refuted {
-                    return None;
-                }
-                let tag = dcp::tag(std.tos()?, params.dcp_tag_shift);
-                if tag == dcp::TAG_NONE {
-                    return None;
-                }
-                // Only packets that would carry DCP headers say anything: a tagged ACK or READ
-                // response is as ordinary under DCP as outside it.
-                if tag == dcp::TAG_ACK || (tag == dcp::TAG_DATA && !Opcode(opcode).is_dcp_request()) {
-                    return None;
-                }
-                state.dcp_tagged = state.dcp_tagged.saturating_add(1);
-                let (f, std_problems) = self.candidate(std, link, orig_len, p);
-                let r = f.roce()?;
-                if tag == dcp::TAG_HO {
-                    let ho = r.wire_len() == 15 && f.warnings.problem_count() == 0;
-                    state.dcp_refuted |= !ho;
-                    return ho.then_some(f);
-                }
-                if f.warnings.problem_count() > std_problems {
-                    // The DCP layout does not even parse: ordinary traffic with this DSCP.
-                    state.dcp_refuted = true;
-                    return None;
-                }
-                let (Some(reth), true) = (r.reth(), Opcode(opcode).is_write()) else { return None };
-                let psn = r.bth().psn();
-                match Opcode(opcode).position() {
-                    Some(Position::First) => {
-                        state.dcp_first = Some((psn, reth.va(), reth.dma_len(), r.payload_len() as u32));
-                        None
-                    }
-                    Some(Position::Middle | Position::Last) => {
-                        let (fpsn, fva, flen, fpay) = state.dcp_first?;
-                        let k = crate::ib::psn::diff(fpsn, psn);
-                        let want_va = fva.wrapping_add((k as i64 as u64).wrapping_mul(fpay as u64));
-                        let ok = k > 0 && flen != 0 && reth.dma_len() == flen && reth.va() == want_va;
-                        state.dcp_refuted |= !ok;
-                        ok.then_some(f)
-                    }
-                    _ => None,
-                }
-            }
-            Profile::Sdr => {
-                let payload = roce.payload();
-                let candidate = match opcode {
-                    sdr::OPCODE_DATA => true,
-                    op if sdr::is_ctrl_opcode(op) => sdr::is_ctrl(payload),
-                    _ => false,
-                };
-                if !candidate {
-                    return None;
-                }
-                let (f, std_problems) = self.candidate(std, link, orig_len, p);
-                if f.warnings.problem_count() > std_problems {
-                    return None;
-                }
-                match f.ext() {
-                    Ext::Sdr(sdr::Sdr::Ctrl(_)) => Some(f),
-                    Ext::Sdr(sdr::Sdr::Data(d)) => {
-                        let reth = f.roce()?.reth()?;
-                        state.sdr_max_dma = state.sdr_max_dma.max(reth.dma_len());
-                        let mtu = sdr::effective_mtu(params, state.sdr_max_dma);
-                        (sdr::expected_va(params, mtu, d.msg_id, d.pkt_off) == Some(reth.va())).then_some(f)
-                    }
-                    _ => None,
-                }
-            }
-            Profile::Flor => {
-                let payload = roce.payload();
-                let wire = roce.payload_len();
-                let candidate = match opcode {
-                    op if flor::send_header_only(op).is_some() => {
-                        flor::is_send_header(payload, wire, flor::send_header_only(op) == Some(true))
-                    }
-                    flor::OPCODE_ACK => flor::is_ack(payload, wire),
-                    op if flor::is_write_imm(op) => {
-                        let (a, b) = std.ip_addrs()?;
-                        self.flor_pairs.contains(&if a <= b { (a, b) } else { (b, a) })
-                    }
-                    _ => false,
-                };
-                if !candidate {
-                    return None;
-                }
-                let (f, std_problems) = self.candidate(std, link, orig_len, p);
-                (matches!(f.ext(), Ext::Flor(_)) && f.warnings.problem_count() <= std_problems).then_some(f)
-            }
-            Profile::Erd => {
-                if !erd::detect(roce) {
-                    return None;
-                }
-                let (f, std_problems) = self.candidate(std, link, orig_len, p);
-                (matches!(f.ext(), Ext::Erd(_)) && f.warnings.problem_count() <= std_problems).then_some(f)
-            }
-            _ => None,
         }
     }
 }

@@ -329,14 +329,33 @@ pub fn protocol_name(d: &Decoded<'_, '_>) -> &'static str {
     }
 }
 
-/// In `auto` mode, the note on the packets detection could not classify (`None` when there is
-/// nothing to say).
+/// In `auto` mode, the notes on the packets detection could not classify and on those given out
+/// before their flow was decided (beyond the look-ahead); empty when there is nothing to say.
 pub fn detection_note(decoder: &rocescope_codec::decoder::Decoder) -> Option<String> {
     let s = decoder.stats();
-    (decoder.options().profile == rocescope_codec::decoder::ProfileChoice::Auto && s.flows_unsure > 0).then(|| {
-        format!(
-            "auto: {} packets in {} flows could not be classified and were decoded as std (see their warnings)",
-            s.packets_unsure, s.flows_unsure
-        )
-    })
+    if decoder.options().profile != rocescope_codec::decoder::ProfileChoice::Auto {
+        return None;
+    }
+    let plural = |n: u64, one: &'static str, many: &'static str| if n == 1 { one } else { many };
+    let mut notes = Vec::new();
+    if s.flows_unsure > 0 {
+        notes.push(format!(
+            "auto: {} {} of {} {} could not be classified and {} decoded as std (the warning is on each flow's first packet)",
+            s.packets_unsure,
+            plural(s.packets_unsure, "packet", "packets"),
+            s.flows_unsure,
+            plural(s.flows_unsure, "flow", "flows"),
+            plural(s.packets_unsure, "was", "were"),
+        ));
+    }
+    if s.packets_early > 0 {
+        notes.push(format!(
+            "auto: {} {} decoded as std before {} flow was detected (beyond the look-ahead of {} frames)",
+            s.packets_early,
+            plural(s.packets_early, "packet was", "packets were"),
+            plural(s.packets_early, "its", "their"),
+            crate::session::LOOKAHEAD_FRAMES,
+        ));
+    }
+    (!notes.is_empty()).then(|| notes.join("\nrocescope: "))
 }

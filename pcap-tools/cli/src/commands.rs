@@ -57,8 +57,7 @@ pub fn decode(
         let n = fields::EventNotes::new(&t, messages);
         notes = Some((n, Analyzer::new(Options { keep_events: false, ..Options::default() })));
     }
-    let reader = capture::open(file).map_err(|e| Failure::Input(file.into(), e))?;
-    let mut session = Session::new(reader, profile.decoder());
+    let mut session = printing_session(file, profile.decoder())?;
     let bar = progress::FileBar::for_file(file);
     let mut cells = Vec::new();
     let mut first = true;
@@ -128,9 +127,18 @@ pub fn decode(
     Ok(0)
 }
 
+/// The session of a command that prints every packet (`decode`, `check`): over a file, `auto`
+/// detection first reads it whole, so every flow is decided before its first packet is printed;
+/// standard input can be read once only, so detection holds frames back there (a bounded
+/// look-ahead, `rocescope_analysis::session`).
+fn printing_session(file: &str, decoder: Decoder) -> Result<Session<Box<dyn io::Read + Send>>, Failure> {
+    let open = || capture::open(file).map_err(|e| Failure::Input(file.into(), e));
+    let session = Session::new(open()?, decoder);
+    Ok(if file == "-" { session } else { session.with_detection_pass(open()?) })
+}
+
 pub fn check(out: &mut impl Write, file: &str, decoder: Decoder) -> Result<u8, Failure> {
-    let reader = capture::open(file).map_err(|e| Failure::Input(file.into(), e))?;
-    let mut session = Session::new(reader, decoder);
+    let mut session = printing_session(file, decoder)?;
     let bar = progress::FileBar::for_file(file);
     let mut totals = rocescope_analysis::check::Totals::default();
     let mut closed = false;

@@ -1,7 +1,8 @@
 //! Issue 3's acceptance on a capture mixing all six profiles (`fixtures/ext-mix.pcapng`, from
-//! `rocescope_testsupport::testgen_ext`): `auto` labels every packet that identifies itself (and its flow
-//! after it) with the right profile, reports what it could not classify, and leaves ordinary
-//! RoCE marked DSCP 26/27 alone; `-e` prints every extension field of the registry.
+//! `rocescope_testsupport::testgen_ext`): `auto` labels every packet of a flow that identifies
+//! itself (before and after the deciding packet: detection looks ahead, docs/profiles.md) with
+//! the right profile, reports what it could not classify, and leaves ordinary RoCE marked DSCP
+//! 26/27 alone; `-e` prints every extension field of the registry.
 
 use std::path::PathBuf;
 use std::process::{Command, Output};
@@ -41,12 +42,13 @@ fn auto_labels_every_packet_with_its_flows_profile_once_identified() {
         }
     }
     assert!(seen.iter().all(|&n| n > 0), "every profile appears: {seen:?}");
-    // The SEND-only DSCP 26 flow is reported, once, on the frame where detection gives up, and
-    // the run ends with a count of what was not classified.
-    let warned: Vec<&str> = lines.iter().filter(|l| l.contains("rule dcp")).copied().collect();
-    assert_eq!(warned.len(), 1);
+    // The SEND-only DSCP 26 flow (8 tagged packets that decide nothing) is reported once, on its
+    // first packet, and the run ends with a count of what was not classified.
+    let warned: Vec<usize> = lines.iter().enumerate().filter(|(_, l)| l.contains("rule dcp")).map(|(i, _)| i).collect();
+    let first = mix.iter().position(|f| f.desc.starts_with("ordinary SEND-only flow")).unwrap();
+    assert_eq!(warned, [first]);
     let err = String::from_utf8(o.stderr).unwrap();
-    assert!(err.contains("auto: 8 packets in 1 flows could not be classified"), "{err}");
+    assert!(err.contains("auto: 8 packets of 1 flow could not be classified"), "{err}");
 }
 
 #[test]

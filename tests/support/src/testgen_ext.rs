@@ -37,7 +37,8 @@ fn dcp(out: &mut Vec<MixFrame>) {
             let mut r = RoceRepr::new_dcp(op, 0x100, base + i).with_payload(&payload);
             r.dcpeth = Some(DcpethRepr { msn: m, sretryno: 0 });
             r.reth = Some(RethRepr { va: 0x2000_0000 + (m as u64 * 3 + i as u64) * 1024, r_key: 0x42, dma_len: 3072 });
-            let expect = if m == 0 && i == 0 { Profile::Std } else { Profile::Dcp };
+            // (The First is labelled DCP too: detection looks ahead to the Middle that decides.)
+            let expect = Profile::Dcp;
             let f = FrameRepr::new(net, r).to_vec();
             if m == 1 && i == 1 {
                 // This one is trimmed in the fabric: the receiver sees its header-only form.
@@ -55,7 +56,8 @@ fn dcp(out: &mut Vec<MixFrame>) {
     ack.aeth = Some(AethRepr { syndrome: Syndrome::Ack { credit: 31 }, msn: 3 });
     // The ACK travels back on the same QP number, tagged 01: its own flow, which a tag 01 ACK
     // alone does not identify (std until something does).
-    push(out, "DCP ACK (eMSN 3)", FrameRepr::new(v4(2, 1, 0x64), ack).to_vec(), Profile::Std);
+    // Tagged 01 and coming back from a DCP flow's destination: a DCP ACK.
+    push(out, "DCP ACK (eMSN 3)", FrameRepr::new(v4(2, 1, 0x64), ack).to_vec(), Profile::Dcp);
 }
 
 /// SDR: data packets of one message over two channel QPs, then the receiver's SR_ACK.
@@ -93,7 +95,8 @@ fn flor(out: &mut Vec<MixFrame>) {
         r.immdt = Some(ImmDtRepr { imm });
         FrameRepr::new(v4(5, 6, 0x68), r).to_vec()
     };
-    push(out, "Flor WRITE chunk before the pair is known", write(10, 9, false), Profile::Std);
+    // (Flor too: the flow is decided later in the file, and detection looks ahead.)
+    push(out, "Flor WRITE chunk before the pair is known", write(10, 9, false), Profile::Flor);
     let req = SendRepr::addr(0, 1, AddrRepr::Req { mid: 3, msg_len: 3 * 4096 }).to_vec();
     push(out, "Flor ADDR_REQ", FrameRepr::new(v4(5, 6, 0x68), RoceRepr::new(0x04, 0x400, 11).with_payload(&req)).to_vec(), Profile::Flor);
     let resp = SendRepr::addr(0, 1, AddrRepr::Resp { mid: 3, r_key: 0x99, va: 0x7000_0000, buf_len: 3 * 4096 }).to_vec();
@@ -122,7 +125,7 @@ fn netrt(out: &mut Vec<MixFrame>) {
         r.bth.resv6 = mark as u8;
         FrameRepr::new(v4(7, 8, 0x68), r).to_vec()
     };
-    push(out, "NetRT flow data before any request", data(0x102, false), Profile::Std);
+    push(out, "NetRT flow data before any request", data(0x102, false), Profile::Netrt);
     let mut body = vec![1u8, 0, 1, 2];
     body.extend([0u8; 15]);
     body.push(0x0b);

@@ -18,8 +18,7 @@ use rocescope_codec::Params;
 use rocescope_sim::observe::{Fact, FlowView, Position, TapView};
 use rocescope_sim::truth::{Repair, RetxCause, Signal};
 
-/// Runs the timeline analyser over a capture, as `rocescope timeline --profile P` does (the
-/// stack's profile: `auto` misreads a DCP flow's first packet, issue 11).
+/// Runs the timeline analyser over a capture, as `rocescope timeline --profile P` does.
 pub fn timeline(pcap: &Path, params: Params, profile: &str) -> Result<TimelineReport, String> {
     let reader = capture::open(&pcap.display().to_string()).map_err(|e| e.to_string())?;
     let profile = ProfileChoice::parse(profile).ok_or_else(|| format!("unknown profile {profile}"))?;
@@ -227,7 +226,7 @@ impl Share {
     }
 }
 
-/// Runs `synth` with `opts`, analyses the capture with the stack's profile and compares the
+/// Runs `synth` with `opts`, analyses the capture as users do (`auto` detection) and compares the
 /// timeline with the truth's observable view; adds each tap's counts to `shares` (by tap name).
 pub fn judge_synth(
     opts: &rocescope_sim::synth::SynthOptions,
@@ -237,7 +236,7 @@ pub fn judge_synth(
 ) -> Result<Cmp, String> {
     let run = crate::run::synth(opts, dir, name)?;
     let params = Params { dcp_tag_shift: opts.dcp_tag_shift, ..Default::default() };
-    let report = timeline(&run.pcap, params, opts.stack.profile().name())?;
+    let report = timeline(&run.pcap, params, "auto")?;
     let views = rocescope_sim::observe::view(&run.truth);
     for v in &views {
         let s = shares.entry(format!("{:?}", v.name).to_lowercase()).or_default();

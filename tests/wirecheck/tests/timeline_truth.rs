@@ -20,14 +20,17 @@ fn timeline_equals_the_observable_view_on_the_fixtures() {
     let mut bad = Vec::new();
     for name in ["gbn-clean", "gbn-loss", "irn-clean", "irn-loss", "dcp-clean", "dcp-loss"] {
         let (pcap, truth) = fixture(name);
-        let report = timeline_cmp::timeline(&pcap, Params::default(), profile_name(truth.config.profile)).expect("analyse");
         let views = observe::view(&truth);
         for v in &views {
             eprintln!("{name} {:?}: {} facts, {:.1} % unobservable {:?}", v.name, v.facts, 100.0 * v.share_unobservable(), v.unobservable);
         }
-        let c = timeline_cmp::compare(&report, &views);
-        eprintln!("{name}: {} equal, {} mismatches", c.equal, c.mismatches.len());
-        bad.extend(c.mismatches.iter().map(|m| format!("{name}: {m}")));
+        // Detected (`auto`, as users run it) and imposed (the stack's profile).
+        for profile in ["auto", profile_name(truth.config.profile)] {
+            let report = timeline_cmp::timeline(&pcap, Params::default(), profile).expect("analyse");
+            let c = timeline_cmp::compare(&report, &views);
+            eprintln!("{name} ({profile}): {} equal, {} mismatches", c.equal, c.mismatches.len());
+            bad.extend(c.mismatches.iter().map(|m| format!("{name} ({profile}): {m}")));
+        }
     }
     assert!(bad.is_empty(), "{} mismatches:\n{}", bad.len(), bad.join("\n"));
 }
