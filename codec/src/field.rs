@@ -221,11 +221,50 @@ impl FieldId {
     pub fn from_name(name: &str) -> Option<FieldId> {
         FIELDS.iter().find(|f| f.name == name).map(|f| f.id)
     }
+    /// For a field shown in hexadecimal ([`HEX_DISPLAY`]), its width in hex digits.
+    pub fn hex_digits(self) -> Option<usize> {
+        match self.def().ty {
+            FieldType::UInt(bits) if HEX_DISPLAY.contains(&self.name()) => Some(bits.div_ceil(4) as usize),
+            _ => None,
+        }
+    }
 }
+
+/// The fields Wireshark's InfiniBand dissector shows in hexadecimal — queue pair numbers, keys and
+/// virtual addresses: the text summary and the `-V` tree print them as `0x` and the field's width
+/// in hex digits (`QP=0x000200`); `fields`, JSON and filters keep decimal values (INTERFACES.md).
+pub const HEX_DISPLAY: &[&str] = &[
+    "rocescope.bth.destqp",
+    "rocescope.deth.q_key",
+    "rocescope.deth.srcqp",
+    "rocescope.reth.va",
+    "rocescope.reth.r_key",
+    "rocescope.atomiceth.va",
+    "rocescope.atomiceth.r_key",
+    "rocescope.ieth.r_key",
+    "rocescope.cm.local_qpn",
+    "rocescope.cm.remote_qpn",
+    "rocescope.flor.addr.r_key",
+    "rocescope.flor.addr.va",
+    "rocescope.flor.ack.qpn",
+    "rocescope.erd.nack.src_qpn",
+    "rocescope.erd.nack.dst_qpn",
+];
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_hex_display_field_is_an_unsigned_registry_field() {
+        for n in HEX_DISPLAY {
+            let id = FieldId::from_name(n).unwrap_or_else(|| panic!("{n} is not a registry field"));
+            assert!(id.hex_digits().is_some(), "{n} is not an unsigned integer");
+        }
+        assert_eq!(FieldId::from_name("rocescope.bth.destqp").unwrap().hex_digits(), Some(6));
+        assert_eq!(FieldId::from_name("rocescope.reth.va").unwrap().hex_digits(), Some(16));
+        assert_eq!(FieldId::from_name("rocescope.bth.psn").unwrap().hex_digits(), None);
+    }
 
     #[test]
     fn registry_is_in_id_order_with_unique_prefixed_names() {

@@ -645,6 +645,14 @@ impl<'a> Frame<'a> {
             Net::Ipv6 { .. } | Net::Grh { .. } => Some((d[off] << 4) | (d[off + 1] >> 4)),
         }
     }
+    /// Offsets of the VLAN tags present (outer first), each 4 bytes.
+    pub fn vlan_offsets(&self) -> impl Iterator<Item = usize> + '_ {
+        self.vlan_off[..self.vlans as usize].iter().map(|&o| o as usize)
+    }
+    /// Offset of the UDP header (8 bytes), for a UDP frame.
+    pub fn udp_offset(&self) -> Option<usize> {
+        (self.udp_off != 0).then_some(self.udp_off as usize)
+    }
     /// UDP source and destination ports.
     pub fn udp_ports(&self) -> Option<(u16, u16)> {
         let o = self.udp_off as usize;

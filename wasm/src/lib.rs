@@ -36,7 +36,7 @@ pub mod options;
 ///   "frames": [ { "number": 1, "time_ns": "1700000000000000000", "len": 66, "cap_len": 66,
 ///                 "interface": 0, "linktype": 1, "data_offset": 100,
 ///                 "src": "192.168.77.10", "dst": "192.168.77.20", "protocol": "RoCEv2",
-///                 "summary": "RC SEND First QP=10813440 PSN=16777215 len=8", "profile": "std",
+///                 "summary": "RC SEND First QP=0xa50000 PSN=16777215 len=8", "profile": "std",
 ///                 "warnings": [],
 ///                 "fields": [ { "name": "rocescope.bth.psn", "value": "16777215", "start": 51, "end": 54 }, … ] } ],
 ///   "flows": [ { "id": "192.168.77.10>192.168.77.20/10813440", "src": "192.168.77.10",

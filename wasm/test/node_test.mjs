@@ -32,7 +32,7 @@ test('std-mix: every frame, first frame field by field', () => {
   assert.equal(f.dst, '192.168.77.20');
   assert.equal(f.protocol, 'RoCEv2');
   assert.equal(f.profile, 'std');
-  assert.equal(f.summary, 'RC SEND First QP=10813440 PSN=16777215 len=8');
+  assert.equal(f.summary, 'RC SEND First QP=0xa50000 PSN=16777215 len=8');
   assert.equal(value(f, 'rocescope.opcode_name'), 'RC SEND First');
   assert.equal(value(f, 'rocescope.bth.psn'), '16777215');
   assert.equal(value(f, 'rocescope.bth.destqp'), '10813440');

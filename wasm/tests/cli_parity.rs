@@ -206,7 +206,7 @@ fn flows_count_every_roce_packet() {
     assert_eq!(got.stats.packets.values().sum::<u64>(), got.stats.roce);
     let flow = got.flows.iter().find(|f| f.id == "10.1.0.1>10.1.0.2/256").expect("DCP flow");
     assert_eq!(flow.profile, "dcp");
-    let frames: Vec<_> = got.frames.iter().filter(|f| f.src.as_deref() == Some("10.1.0.1") && f.summary.contains("QP=256 ")).collect();
+    let frames: Vec<_> = got.frames.iter().filter(|f| f.src.as_deref() == Some("10.1.0.1") && f.summary.contains("QP=0x000100 ")).collect();
     assert_eq!(flow.packets, frames.len() as u64);
     assert_eq!(flow.bytes, frames.iter().map(|f| f.len as u64).sum::<u64>());
     assert_eq!(json["flows"][0]["id"], got.flows[0].id);

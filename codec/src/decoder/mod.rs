@@ -420,9 +420,14 @@ impl Decoder {
     /// detection pass: updates the flow's memory; nothing is given out or counted. Returns the
     /// frame's flow when it is pending.
     pub fn observe(&mut self, link: LinkType, data: &[u8], orig_len: usize) -> Option<FlowRef> {
+        // Nothing is given out: checksums only where a rule compares decodings (as
+        // `checksums_for_detection_only`), which labels every flow as full verification does.
+        let lazy = std::mem::replace(&mut self.lazy_verify, true);
         let mut frame = Frame::new(link, data);
         frame.decode(orig_len, &self.frame_opts(Profile::Std));
-        match self.arrive(&frame, link, orig_len) {
+        let arrival = self.arrive(&frame, link, orig_len);
+        self.lazy_verify = lazy;
+        match arrival {
             Arrival::Flow { key, before, state } => {
                 self.store(key, before, state);
                 state.pending().then_some(FlowRef(key))

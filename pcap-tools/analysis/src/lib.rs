@@ -8,7 +8,8 @@
 //! - [`analyze`]: the analysers (flow table, timeline: losses, retransmissions, messages).
 //! - [`flows`]: the flow table (one direction of one QP between two addresses).
 //! - [`check`]: the integrity verdict of `rocescope check`.
-//! - [`output`]: the output formats (summary line, field tree, JSON, `-e` fields).
+//! - [`output`]: the output formats (summary line, JSON, `-e` fields); [`tree`]: `-V`'s tree of
+//!   layers and fields, and `-x`'s hex dump.
 
 pub mod analyze;
 pub mod capture;
@@ -16,6 +17,7 @@ pub mod check;
 pub mod flows;
 pub mod output;
 pub mod session;
+pub mod tree;
 
 use rocescope_codec::LinkType;
 

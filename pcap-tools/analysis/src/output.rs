@@ -1,5 +1,5 @@
 //! Formatting decoded frames for `rocescope decode`: tshark-like `fields` lines, JSON, and a
-//! text summary (optionally with every field). All three read the codec's one field walk
+//! text summary (`-V`'s tree is in [`crate::tree`]). All three read the codec's one field walk
 //! ([`rocescope_codec::Frame::visit`]) and the registry; none lists fields of its own.
 
 use std::fmt::Write as _;
@@ -7,7 +7,6 @@ use std::io::{self, Write};
 
 use rocescope_codec::decoder::Decoded;
 use rocescope_codec::{FieldId, FieldType, Frame, Value};
-use std::ops::Range;
 
 use crate::capture::Record;
 
@@ -185,7 +184,8 @@ pub fn summary_info(d: &Decoded<'_, '_>) -> String {
     let mut info = String::new();
     if let Some(p) = frame.roce() {
         let bth = p.bth();
-        write!(info, "{} QP={} PSN={}", p.opcode().name(), bth.dest_qp(), bth.psn()).unwrap();
+        // (QPNs in hex, as Wireshark prints them: `rocescope_codec::field::HEX_DISPLAY`.)
+        write!(info, "{} QP=0x{:06x} PSN={}", p.opcode().name(), bth.dest_qp(), bth.psn()).unwrap();
         if bth.ack_req() {
             info.push_str(" A");
         }
@@ -220,43 +220,6 @@ pub fn summary_info(d: &Decoded<'_, '_>) -> String {
         info.push_str(" [truncated]");
     }
     info
-}
-
-/// Every field of a frame, one `name: value` line each, indented under the summary.
-pub fn write_tree(out: &mut impl Write, d: &Decoded<'_, '_>) -> io::Result<()> {
-    // A field repeated in one packet is one line: its values joined by commas (INTERFACES.md),
-    // then the byte ranges of the values that have some.
-    let mut line: Option<(FieldId, String, Vec<Range<usize>>)> = None;
-    let mut res = Ok(());
-    let mut flush = |line: &mut Option<(FieldId, String, Vec<Range<usize>>)>, res: &mut io::Result<()>| {
-        if let Some((id, values, ranges)) = line.take() {
-            if res.is_ok() {
-                let ranges: Vec<String> = ranges.iter().map(|r| format!("{}..{}", r.start, r.end)).collect();
-                *res = if ranges.is_empty() {
-                    writeln!(out, "    {}: {values}", id.name())
-                } else {
-                    writeln!(out, "    {}: {values}    [bytes {}]", id.name(), ranges.join(", "))
-                };
-            }
-        }
-    };
-    d.visit(|id, v, range| {
-        match &mut line {
-            Some((cur, values, ranges)) if *cur == id => {
-                values.push(',');
-                values.push_str(&v.to_string());
-                if !range.is_empty() {
-                    ranges.push(range);
-                }
-            }
-            _ => {
-                flush(&mut line, &mut res);
-                line = Some((id, v.to_string(), if range.is_empty() { vec![] } else { vec![range] }));
-            }
-        }
-    });
-    flush(&mut line, &mut res);
-    res
 }
 
 /// A field type as `rocescope fields` and the browser name it: `uint24`, `bool`, `bytes`,

@@ -27,6 +27,7 @@ pub fn decode(
     names: &[String],
     count: Option<u64>,
     verbose: bool,
+    hex: bool,
     analysis: bool,
     profile: &crate::ProfileArgs,
 ) -> Result<u8, Failure> {
@@ -93,12 +94,14 @@ pub fn decode(
                 out.write_all(sep).and_then(|_| serde_json::to_writer(&mut *out, &j).map_err(io::Error::other))
             }
             Format::Text => output::write_summary(out, rec, frame).and_then(|_| {
-                if !verbose {
-                    return Ok(());
+                if verbose {
+                    rocescope_analysis::tree::write_tree(out, rec, frame)?;
+                    if notes.is_some() {
+                        write_analysis_tree(out, value)?;
+                    }
                 }
-                output::write_tree(out, frame)?;
-                if notes.is_some() {
-                    write_analysis_tree(out, value)?;
+                if hex {
+                    rocescope_analysis::tree::write_hex(out, rec.data)?;
                 }
                 Ok(())
             }),
@@ -333,15 +336,20 @@ fn add_analysis_json(j: &mut serde_json::Value, mut value: impl FnMut(rocescope_
 
 /// The analysis fields under a frame's `-V` tree.
 fn write_analysis_tree(out: &mut impl Write, mut value: impl FnMut(rocescope_analysis::analyze::fields::AField, &mut String)) -> io::Result<()> {
+    let mut lines = String::new();
     let mut cell = String::new();
     for d in rocescope_analysis::analyze::fields::ANALYSIS_FIELDS {
         cell.clear();
         value(d.field, &mut cell);
         if !cell.is_empty() {
-            writeln!(out, "    {}: {}", d.name, cell)?;
+            lines.push_str(&format!("            {}: {}\n", d.name, cell));
         }
     }
-    Ok(())
+    if lines.is_empty() {
+        return Ok(());
+    }
+    // Under its own heading, as tshark's "[SEQ/ACK analysis]".
+    write!(out, "        [RoCE analysis]\n{lines}")
 }
 
 /// A flow id without its `@IF` and `#N` parts: `SRC>DST/DESTQP`.

@@ -134,9 +134,13 @@ enum Cmd {
         /// Stop after N frames.
         #[arg(short = 'c', value_name = "N")]
         count: Option<u64>,
-        /// With `--format text`, list every field under each frame.
+        /// With `--format text`, show each frame's tree: every layer, then every field, with
+        /// their bytes (tshark's `-V`).
         #[arg(short = 'V', long)]
         verbose: bool,
+        /// With `--format text`, add each frame's bytes as a hex and ASCII dump (tshark's `-x`).
+        #[arg(short = 'x')]
+        hex: bool,
         /// Add the per-packet analysis fields (`rocescope.analysis.*`) to `-V` and JSON: the
         /// capture is read twice, so not from standard input. `-e rocescope.analysis.*` implies it.
         #[arg(long)]
@@ -172,8 +176,8 @@ fn main() -> ExitCode {
     let stdout = io::stdout();
     let mut out = BufWriter::new(stdout.lock());
     let r = match cli.cmd {
-        Cmd::Decode { file, format, fields, count, verbose, analysis, profile } => {
-            commands::decode(&mut out, &file, format, &fields, count, verbose, analysis, &profile)
+        Cmd::Decode { file, format, fields, count, verbose, hex, analysis, profile } => {
+            commands::decode(&mut out, &file, format, &fields, count, verbose, hex, analysis, &profile)
         }
         Cmd::Check { file, profile } => commands::check(&mut out, &file, profile.decoder()),
         Cmd::Fields => {

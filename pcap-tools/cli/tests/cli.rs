@@ -144,13 +144,13 @@ fn text_summary_and_verbose_tree() {
     write_capture(&p);
     let o = run(&["decode", "-V", "-c", "1", p.to_str().unwrap()]);
     let out = stdout(&o);
-    assert!(out.contains("RC RDMA WRITE First QP=291 PSN=7"), "{out}");
+    assert!(out.contains("RC RDMA WRITE First QP=0x000123 PSN=7"), "{out}");
     assert!(out.contains("rocescope.reth.dmalen: 1000"), "{out}");
     // A field repeated in one packet is one line, its values joined by commas (INTERFACES.md).
     let ext = concat!(env!("CARGO_MANIFEST_DIR"), "/../../fixtures/ext-mix.pcapng");
     let o = run(&["decode", "-V", ext]);
     let out = stdout(&o);
-    assert!(out.lines().any(|l| l.starts_with("    rocescope.netrt.requested: 258,261    [bytes ")), "{out}");
+    assert!(out.lines().any(|l| l.starts_with("            rocescope.netrt.requested: 258,261    [bytes ")), "{out}");
     assert_eq!(out.matches("rocescope.netrt.requested:").count(), 1, "{out}");
 }
 
