@@ -8,11 +8,13 @@
 //! - [`analyze`]: the analysers (flow table, timeline: losses, retransmissions, messages).
 //! - [`flows`]: the flow table (one direction of one QP between two addresses).
 //! - [`check`]: the integrity verdict of `rocescope check`.
+//! - [`filter`]: display filters (`decode -Y`), a subset of Wireshark's language.
 //! - [`output`]: the output formats (summary line, field tree, JSON, `-e` fields).
 
 pub mod analyze;
 pub mod capture;
 pub mod check;
+pub mod filter;
 pub mod flows;
 pub mod output;
 pub mod session;
