@@ -156,7 +156,8 @@ fn options_act_as_the_flags() {
 fn summary_lines_are_the_clis() {
     for name in ["std-mix.pcapng", "ext-mix.pcapng"] {
         let file = fixture(name);
-        let (code, out, _) = cli(&[], &file);
+        // (`-t e`: the time as seconds since the epoch, which the page shows beside its date.)
+        let (code, out, _) = cli(&["-t", "e"], &file);
         assert_eq!(code, 0);
         let (got, _) = decode(&file, "");
         let want: Vec<&str> = out.lines().collect();
