@@ -68,6 +68,10 @@ const FILTERS: &[&str] = &[
     "frame.len > 100 && frame.cap_len <= 1100",
     "frame.time_relative > 0.00005 && frame.time_delta < 0.000002",
     "frame.time_delta >= 0.000001",
+    "ipv6 || tcp",
+    "udp && !ip && frame.number > 200",
+    "frame.number >= 'A' && frame.number <= 'F'",
+    "rocescope.aeth.msn ~= 3 && rocescope.reth.dmalen != 72088 || rocescope.bth.psn eq 00",
 ];
 
 /// The same filter in tshark's names.

@@ -138,6 +138,8 @@ fn filters_on_a_field_present_several_times() {
     assert_eq!(frames("rocescope.pfc.quanta all_eq 4369"), "");
     assert_eq!(frames("rocescope.pfc.quanta in {1..4369}"), "304\n");
     assert_eq!(frames("!rocescope.pfc.quanta").lines().count(), 303);
+    // An empty filter keeps all 305 frames, as tshark -Y ''.
+    assert_eq!(frames(" ").lines().count(), 305);
     assert_eq!(frames("rocescope.pfc && frame.number == 305"), "305\n");
     assert_eq!(frames("ip.addr != 192.168.77.10 && frame.number <= 3"), "");
     assert_eq!(frames("ipv6.addr == fd00:5ce0::14 && frame.number <= 3"), "2\n");
@@ -164,5 +166,6 @@ fn bad_filters_are_usage_errors_pointing_at_the_culprit() {
     assert!(usage(&["decode", &f, "-Y", "ip.src == fd00::a"]).contains("not a valid hostname or IPv4 address"));
     assert!(usage(&["decode", &f, "-Y", "frame.number == frame.len"]).contains("Comparing two fields"));
     assert!(usage(&["check", &f, "-Y", "(udp"]).contains("Unexpected end"));
+    assert!(usage(&["decode", &f, "-Y", "udp.port contains 1"]).contains("udp.port (type=Unsigned integer) cannot participate in contains comparison."));
     assert!(usage(&["decode", &f, "-V", "--format", "json"]).contains("-V prints every field under the text summary"));
 }

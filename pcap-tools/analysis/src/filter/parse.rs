@@ -291,7 +291,9 @@ struct Parser<'t> {
 pub(super) fn parse(text: &str) -> Result<(Node, Vec<Test>), Error> {
     let mut p = Parser { text, toks: lex(text)?, at: 0, tests: Vec::new() };
     if p.peek() == &Tok::Eof {
-        return Err(("The filter is empty.".into(), 0..0));
+        // An empty filter keeps every frame, as tshark's `-Y ''`.
+        let all = p.push(Test { source: Source::Proto(Proto::Frame), op: Op::Present, lit: Lit::None });
+        return Ok((all, p.tests));
     }
     let root = p.or()?;
     if p.peek() != &Tok::Eof {
@@ -392,14 +394,12 @@ impl Parser<'_> {
         let Some(op) = op else {
             return Ok(self.push(Test { source, op: Op::Present, lit: Lit::None }));
         };
-        let op_span = self.span();
         self.next();
         if kind == Kind::Presence {
             return Err((format!("{name} is a protocol or header: it can only be tested for presence."), span));
         }
         if op == Op::Contains && !matches!(kind, Kind::Bytes | Kind::Text | Kind::Enum(_)) {
-            let what = &self.text[op_span.clone()];
-            return Err((format!("{name} (a number or address) cannot be used with \"{what}\"."), op_span));
+            return Err((format!("{name} (type={}) cannot participate in contains comparison.", kind_name(kind)), span));
         }
         let lit = if op == Op::In { self.set(name, kind)? } else { self.literal(name, kind, op)? };
         Ok(self.push(Test { source, op, lit }))
@@ -607,7 +607,7 @@ fn bytes(w: &str) -> Option<Vec<u8>> {
     if parts.len() > 1 {
         return parts.iter().map(|p| if p.len() == 2 || p.len() == 1 { hex(p) } else { None }).collect();
     }
-    if w.is_empty() || w.len() % 2 != 0 {
+    if w.is_empty() || !w.len().is_multiple_of(2) {
         return None;
     }
     (0..w.len()).step_by(2).map(|i| w.get(i..i + 2).and_then(hex)).collect()
@@ -690,6 +690,9 @@ mod tests {
         assert_eq!(e, ("\"16777216\" too big for this field, maximum 16777215.".to_string(), 21..29));
         let e = parse("ip.src == fd00::a").unwrap_err();
         assert_eq!(e.1, 10..17);
+        let e = parse("frame.number == 1 && udp.port contains 1").unwrap_err();
+        assert_eq!(e, ("udp.port (type=Unsigned integer) cannot participate in contains comparison.".to_string(), 21..29));
+        assert!(parse("  ").is_ok(), "an empty filter keeps everything");
         let e = parse("rocescope.aeth.kind == \"yes\"").unwrap_err();
         assert!(e.0.contains("possible values"), "{}", e.0);
     }
