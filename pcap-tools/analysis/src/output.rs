@@ -21,33 +21,227 @@ pub enum Meta {
     IpDst,
     UdpSrcPort,
     UdpDstPort,
+    TimeRelative,
+    TimeDelta,
+    TimeDeltaDisplayed,
+    IpAddr,
+    Ipv6Src,
+    Ipv6Dst,
+    Ipv6Addr,
+    UdpPort,
 }
 
 impl Meta {
-    pub const ALL: [(&'static str, Meta, &'static str); 8] = [
+    pub const ALL: [(&'static str, Meta, &'static str); 16] = [
         ("frame.number", Meta::Number, "Frame number, from 1"),
         ("frame.time_epoch", Meta::TimeEpoch, "Capture time, seconds since the epoch with 9 decimals"),
         ("frame.len", Meta::Len, "Frame length on the wire"),
         ("frame.cap_len", Meta::CapLen, "Captured length"),
-        ("ip.src", Meta::IpSrc, "Source IP address (or GRH source GID)"),
-        ("ip.dst", Meta::IpDst, "Destination IP address (or GRH destination GID)"),
+        ("ip.src", Meta::IpSrc, "Source IP address (or GRH source GID); in -Y filters the IPv4 source only, as tshark"),
+        ("ip.dst", Meta::IpDst, "Destination IP address (or GRH destination GID); in -Y filters the IPv4 destination only, as tshark"),
         ("udp.srcport", Meta::UdpSrcPort, "UDP source port"),
         ("udp.dstport", Meta::UdpDstPort, "UDP destination port"),
+        ("frame.time_relative", Meta::TimeRelative, "Seconds since the capture's first frame, with 9 decimals"),
+        ("frame.time_delta", Meta::TimeDelta, "Seconds since the previous frame of the capture, with 9 decimals"),
+        ("frame.time_delta_displayed", Meta::TimeDeltaDisplayed, "Seconds since the previous frame printed (after -Y), with 9 decimals"),
+        ("ip.addr", Meta::IpAddr, "IPv4 source and destination (two occurrences)"),
+        ("ipv6.src", Meta::Ipv6Src, "IPv6 source address (not a RoCEv1 GRH's)"),
+        ("ipv6.dst", Meta::Ipv6Dst, "IPv6 destination address (not a RoCEv1 GRH's)"),
+        ("ipv6.addr", Meta::Ipv6Addr, "IPv6 source and destination (two occurrences)"),
+        ("udp.port", Meta::UdpPort, "UDP source and destination port (two occurrences)"),
     ];
 
-    fn write(self, rec: &Record<'_>, frame: &Frame<'_>, out: &mut String) {
-        match self {
-            Meta::Number => write!(out, "{}", rec.number),
-            Meta::TimeEpoch => write!(out, "{}.{:09}", rec.ts_ns / 1_000_000_000, rec.ts_ns % 1_000_000_000),
-            Meta::Len => write!(out, "{}", rec.orig_len),
-            Meta::CapLen => write!(out, "{}", rec.data.len()),
-            Meta::IpSrc => frame.ip_addrs().map_or(Ok(()), |(s, _)| write!(out, "{s}")),
-            Meta::IpDst => frame.ip_addrs().map_or(Ok(()), |(_, d)| write!(out, "{d}")),
-            Meta::UdpSrcPort => frame.udp_ports().map_or(Ok(()), |(s, _)| write!(out, "{s}")),
-            Meta::UdpDstPort => frame.udp_ports().map_or(Ok(()), |(_, d)| write!(out, "{d}")),
-        }
-        .expect("writing to a String");
+    /// This column's name (`frame.number`).
+    pub fn name(self) -> &'static str {
+        Meta::ALL.iter().find(|(_, m, _)| *m == self).map_or("", |(n, _, _)| n)
     }
+
+    /// Looks a column up by its name.
+    pub fn from_name(name: &str) -> Option<Meta> {
+        Meta::ALL.iter().find(|(n, _, _)| *n == name).map(|(_, m, _)| *m)
+    }
+
+    /// The column's text: its values joined by `style`'s aggregator (or only the first or last
+    /// as its occurrence says), nothing when absent.
+    fn write(self, rec: &Record<'_>, frame: &Frame<'_>, times: &Times, style: &FieldsStyle, out: &mut String) {
+        let mut each = |v: MetaValue| {
+            if !style.open_occurrence(out) {
+                return;
+            }
+            match v {
+                MetaValue::UInt(n) => write!(out, "{n}"),
+                MetaValue::Time(ns) => write_seconds(out, ns),
+                MetaValue::Ip(a) => write!(out, "{a}"),
+            }
+            .expect("writing to a String");
+        };
+        match self {
+            // The -e columns ip.src/ip.dst print IPv6 and GRH addresses too (INTERFACES.md).
+            Meta::IpSrc => frame.ip_addrs().into_iter().for_each(|(s, _)| each(MetaValue::Ip(s))),
+            Meta::IpDst => frame.ip_addrs().into_iter().for_each(|(_, d)| each(MetaValue::Ip(d))),
+            m => m.values(rec, frame, times, each),
+        }
+    }
+
+    /// Every occurrence of this column in a frame, as tshark's field of the same name has them
+    /// (`ip.*` IPv4 only, `ipv6.*` IPv6 only, `ip.addr`/`ipv6.addr`/`udp.port` twice).
+    pub fn values(self, rec: &Record<'_>, frame: &Frame<'_>, times: &Times, mut f: impl FnMut(MetaValue)) {
+        let v4 = || frame.ip_addrs().filter(|(s, _)| s.is_ipv4());
+        let v6 = || frame.ip_addrs().filter(|(s, _)| s.is_ipv6() && !frame.is_rocev1());
+        match self {
+            Meta::Number => f(MetaValue::UInt(rec.number)),
+            Meta::TimeEpoch => f(MetaValue::Time(times.epoch_ns)),
+            Meta::Len => f(MetaValue::UInt(rec.orig_len as u64)),
+            Meta::CapLen => f(MetaValue::UInt(rec.data.len() as u64)),
+            Meta::TimeRelative => f(MetaValue::Time(times.relative_ns)),
+            Meta::TimeDelta => f(MetaValue::Time(times.delta_ns)),
+            Meta::TimeDeltaDisplayed => f(MetaValue::Time(times.delta_displayed_ns)),
+            Meta::IpSrc => v4().into_iter().for_each(|(s, _)| f(MetaValue::Ip(s))),
+            Meta::IpDst => v4().into_iter().for_each(|(_, d)| f(MetaValue::Ip(d))),
+            Meta::Ipv6Src => v6().into_iter().for_each(|(s, _)| f(MetaValue::Ip(s))),
+            Meta::Ipv6Dst => v6().into_iter().for_each(|(_, d)| f(MetaValue::Ip(d))),
+            Meta::IpAddr | Meta::Ipv6Addr => {
+                let a = if self == Meta::IpAddr { v4() } else { v6() };
+                if let Some((s, d)) = a {
+                    f(MetaValue::Ip(s));
+                    f(MetaValue::Ip(d));
+                }
+            }
+            Meta::UdpSrcPort => frame.udp_ports().into_iter().for_each(|(s, _)| f(MetaValue::UInt(s as u64))),
+            Meta::UdpDstPort => frame.udp_ports().into_iter().for_each(|(_, d)| f(MetaValue::UInt(d as u64))),
+            Meta::UdpPort => {
+                if let Some((s, d)) = frame.udp_ports() {
+                    f(MetaValue::UInt(s as u64));
+                    f(MetaValue::UInt(d as u64));
+                }
+            }
+        }
+    }
+}
+
+/// One value of a [`Meta`] column.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MetaValue {
+    UInt(u64),
+    /// Nanoseconds (since the epoch, or a difference).
+    Time(i64),
+    Ip(std::net::IpAddr),
+}
+
+/// A frame's times, as tshark's `frame.time_*` fields hold them (nanoseconds).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Times {
+    /// Since the Unix epoch.
+    pub epoch_ns: i64,
+    /// Since the capture's first frame (`frame.time_relative`).
+    pub relative_ns: i64,
+    /// Since the previous frame of the capture (`frame.time_delta`; 0 for the first).
+    pub delta_ns: i64,
+    /// Since the previous frame printed (`frame.time_delta_displayed`; 0 for the first).
+    pub delta_displayed_ns: i64,
+}
+
+/// Turns each frame's timestamp into its [`Times`]: [`Clock::read`] for every frame read (in
+/// capture order), [`Clock::displayed`] for those printed.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Clock {
+    first: Option<i64>,
+    prev: Option<i64>,
+    prev_displayed: Option<i64>,
+}
+
+impl Clock {
+    /// The times of a frame read at `ts_ns`.
+    pub fn read(&mut self, ts_ns: u64) -> Times {
+        let t = ts_ns.min(i64::MAX as u64) as i64;
+        let first = *self.first.get_or_insert(t);
+        let times = Times {
+            epoch_ns: t,
+            relative_ns: t.saturating_sub(first),
+            delta_ns: self.prev.map_or(0, |p| t.saturating_sub(p)),
+            delta_displayed_ns: self.prev_displayed.map_or(0, |p| t.saturating_sub(p)),
+        };
+        self.prev = Some(t);
+        times
+    }
+    /// The frame of `times` was printed.
+    pub fn displayed(&mut self, times: &Times) {
+        self.prev_displayed = Some(times.epoch_ns);
+    }
+}
+
+/// Nanoseconds as seconds with 9 decimals (`-0.000001000`).
+pub fn write_seconds(out: &mut impl std::fmt::Write, ns: i64) -> std::fmt::Result {
+    let sign = if ns < 0 { "-" } else { "" };
+    let a = ns.unsigned_abs();
+    write!(out, "{sign}{}.{:09}", a / 1_000_000_000, a % 1_000_000_000)
+}
+
+/// The time column of the summary line, as tshark's `-t` names it.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum TimeFormat {
+    /// `r`: seconds since the first frame (tshark's default).
+    #[default]
+    Relative,
+    /// `a`: time of day, `HH:MM:SS.nnnnnnnnn` (UTC: rocescope has no time-zone database).
+    Absolute,
+    /// `ad`: date and time of day, `YYYY-MM-DD HH:MM:SS.nnnnnnnnn` (UTC).
+    AbsoluteDate,
+    /// `d`: seconds since the previous frame of the capture.
+    Delta,
+    /// `dd`: seconds since the previous frame printed.
+    DeltaDisplayed,
+    /// `e`: seconds since the epoch.
+    Epoch,
+}
+
+impl TimeFormat {
+    /// tshark's `-t` letters: `r a ad d dd e`, and `u ud` (UTC, the same as `a ad` here).
+    pub fn parse(s: &str) -> Option<TimeFormat> {
+        Some(match s {
+            "r" => TimeFormat::Relative,
+            "a" | "u" => TimeFormat::Absolute,
+            "ad" | "ud" => TimeFormat::AbsoluteDate,
+            "d" => TimeFormat::Delta,
+            "dd" => TimeFormat::DeltaDisplayed,
+            "e" => TimeFormat::Epoch,
+            _ => return None,
+        })
+    }
+
+    /// The time column for a frame's `times`.
+    pub fn write(self, out: &mut impl std::fmt::Write, times: &Times) -> std::fmt::Result {
+        match self {
+            TimeFormat::Relative => write_seconds(out, times.relative_ns),
+            TimeFormat::Delta => write_seconds(out, times.delta_ns),
+            TimeFormat::DeltaDisplayed => write_seconds(out, times.delta_displayed_ns),
+            TimeFormat::Epoch => write_seconds(out, times.epoch_ns),
+            TimeFormat::Absolute | TimeFormat::AbsoluteDate => {
+                let secs = times.epoch_ns.div_euclid(1_000_000_000);
+                let nanos = times.epoch_ns.rem_euclid(1_000_000_000);
+                let (days, day_s) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
+                if self == TimeFormat::AbsoluteDate {
+                    let (y, m, d) = civil_from_days(days);
+                    write!(out, "{y:04}-{m:02}-{d:02} ")?;
+                }
+                write!(out, "{:02}:{:02}:{:02}.{nanos:09}", day_s / 3600, day_s / 60 % 60, day_s % 60)
+            }
+        }
+    }
+}
+
+/// The proleptic Gregorian date of a day count since 1970-01-01 (Howard Hinnant's
+/// `civil_from_days`, http://howardhinnant.github.io/date_algorithms.html).
+fn civil_from_days(z: i64) -> (i64, u32, u32) {
+    let z = z + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
+    (yoe + era * 400 + (m <= 2) as i64, m, d)
 }
 
 /// One `-e` column.
@@ -67,27 +261,164 @@ impl Column {
         if let Some(a) = crate::analyze::fields::AField::from_name(name) {
             return Some(Column::Analysis(a));
         }
-        Meta::ALL.iter().find(|(n, _, _)| *n == name).map(|(_, m, _)| Column::Meta(*m))
+        Meta::from_name(name).map(Column::Meta)
     }
 }
 
-/// Writes one tab-separated line: each column's values joined by commas, empty where absent.
+/// Which occurrences of a repeated field a `fields` cell holds (tshark's `-E occurrence=`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Occurrence {
+    /// `a`: all, joined by the aggregator.
+    #[default]
+    All,
+    /// `f`: the first.
+    First,
+    /// `l`: the last.
+    Last,
+}
+
+/// How `--format fields` lays a line out: tshark's `-E header=`, `separator=`, `quote=`,
+/// `occurrence=` and `aggregator=`. The default is rocescope's (and tshark's): no header, tabs,
+/// no quotes, every occurrence joined by commas.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FieldsStyle {
+    pub header: bool,
+    pub separator: char,
+    /// `Some('"')` or `Some('\'')`: each non-empty value is wrapped in it.
+    pub quote: Option<char>,
+    pub occurrence: Occurrence,
+    pub aggregator: char,
+}
+
+impl Default for FieldsStyle {
+    fn default() -> Self {
+        FieldsStyle { header: false, separator: '\t', quote: None, occurrence: Occurrence::All, aggregator: ',' }
+    }
+}
+
+impl FieldsStyle {
+    /// Applies one `-E key=value` option as tshark reads it (`separator=/t`, `/s` or one
+    /// character; `quote=d|s|n`; `header=y|n`; `occurrence=f|l|a`; `aggregator=/s` or one
+    /// character). The error names what was wrong.
+    pub fn set(&mut self, option: &str) -> Result<(), String> {
+        let (key, value) = option.split_once('=').ok_or_else(|| format!("-E {option}: expected KEY=VALUE"))?;
+        let one_char = |v: &str| -> Result<char, String> {
+            match v {
+                "/t" => Ok('\t'),
+                "/s" => Ok(' '),
+                _ => {
+                    let mut c = v.chars();
+                    match (c.next(), c.next()) {
+                        (Some(ch), None) => Ok(ch),
+                        _ => Err(format!("-E {option}: expected /t, /s or one character")),
+                    }
+                }
+            }
+        };
+        match key {
+            "header" => {
+                self.header = match value {
+                    "y" => true,
+                    "n" => false,
+                    _ => return Err(format!("-E {option}: header is y or n")),
+                }
+            }
+            "separator" => self.separator = one_char(value)?,
+            "aggregator" => self.aggregator = one_char(value)?,
+            "quote" => {
+                self.quote = match value {
+                    "d" => Some('"'),
+                    "s" => Some('\''),
+                    "n" => None,
+                    _ => return Err(format!("-E {option}: quote is d, s or n")),
+                }
+            }
+            "occurrence" => {
+                self.occurrence = match value {
+                    "a" => Occurrence::All,
+                    "f" => Occurrence::First,
+                    "l" => Occurrence::Last,
+                    _ => return Err(format!("-E {option}: occurrence is f, l or a")),
+                }
+            }
+            _ => return Err(format!("-E {option}: unknown option (header, separator, quote, occurrence, aggregator)")),
+        }
+        Ok(())
+    }
+
+    /// Prepares `cell` for one more occurrence: `false` when the occurrence setting skips it.
+    fn open_occurrence(&self, cell: &mut String) -> bool {
+        if cell.is_empty() {
+            return true;
+        }
+        match self.occurrence {
+            Occurrence::All => {
+                cell.push(self.aggregator);
+                true
+            }
+            Occurrence::First => false,
+            Occurrence::Last => {
+                cell.clear();
+                true
+            }
+        }
+    }
+
+    /// Writes the cells as one line.
+    fn write_line<S: AsRef<str>>(&self, out: &mut impl Write, cells: &[S], quote: bool) -> io::Result<()> {
+        let mut sb = [0u8; 4];
+        let sep: &[u8] = self.separator.encode_utf8(&mut sb).as_bytes();
+        let mut qb = [0u8; 4];
+        let q: Option<&[u8]> = match self.quote.filter(|_| quote) {
+            Some(c) => Some(c.encode_utf8(&mut qb).as_bytes()),
+            None => None,
+        };
+        for (i, cell) in cells.iter().enumerate() {
+            if i > 0 {
+                out.write_all(sep)?;
+            }
+            let cell = cell.as_ref();
+            match q {
+                Some(q) if !cell.is_empty() => {
+                    out.write_all(q)?;
+                    out.write_all(cell.as_bytes())?;
+                    out.write_all(q)?;
+                }
+                _ => out.write_all(cell.as_bytes())?,
+            }
+        }
+        out.write_all(b"\n")
+    }
+
+    /// The header line (`-E header=y`): the field names, unquoted as tshark prints them.
+    pub fn write_header(&self, out: &mut impl Write, names: &[String]) -> io::Result<()> {
+        self.write_line(out, names, false)
+    }
+}
+
+/// Writes one line of `fields` (tab-separated by default): each column's values joined by
+/// commas, empty where absent.
 pub fn write_fields_line(
     out: &mut impl Write,
     cols: &[Column],
     rec: &Record<'_>,
     d: &Decoded<'_, '_>,
+    times: &Times,
+    style: &FieldsStyle,
     cells: &mut Vec<String>,
 ) -> io::Result<()> {
-    write_fields_line_with(out, cols, rec, d, cells, |_, _| {})
+    write_fields_line_with(out, cols, rec, d, times, style, cells, |_, _| {})
 }
 
 /// The same, with the analysis columns' values from `analysis`.
+#[allow(clippy::too_many_arguments)]
 pub fn write_fields_line_with(
     out: &mut impl Write,
     cols: &[Column],
     rec: &Record<'_>,
     d: &Decoded<'_, '_>,
+    times: &Times,
+    style: &FieldsStyle,
     cells: &mut Vec<String>,
     mut analysis: impl FnMut(crate::analyze::fields::AField, &mut String),
 ) -> io::Result<()> {
@@ -99,27 +430,20 @@ pub fn write_fields_line_with(
             analysis(*a, &mut cells[i]);
         }
         if let Column::Meta(m) = c {
-            m.write(rec, frame, &mut cells[i]);
+            m.write(rec, frame, times, style, &mut cells[i]);
         }
     }
     d.visit(|id, v, _| {
         for (i, c) in cols.iter().enumerate() {
             if *c == Column::Field(id) {
                 let cell = &mut cells[i];
-                if !cell.is_empty() {
-                    cell.push(',');
+                if style.open_occurrence(cell) {
+                    write!(cell, "{v}").expect("writing to a String");
                 }
-                write!(cell, "{v}").expect("writing to a String");
             }
         }
     });
-    for (i, cell) in cells.iter().enumerate() {
-        if i > 0 {
-            out.write_all(b"\t")?;
-        }
-        out.write_all(cell.as_bytes())?;
-    }
-    out.write_all(b"\n")
+    style.write_line(out, cells, true)
 }
 
 fn json_value(id: FieldId, v: Value<'_>) -> serde_json::Value {
@@ -134,11 +458,18 @@ fn json_value(id: FieldId, v: Value<'_>) -> serde_json::Value {
 
 /// The JSON object of one frame: capture metadata, then every field by its registry name
 /// (repeated fields as arrays, 64-bit integers as decimal strings).
-pub fn frame_json(rec: &Record<'_>, d: &Decoded<'_, '_>) -> serde_json::Value {
+pub fn frame_json(rec: &Record<'_>, d: &Decoded<'_, '_>, times: &Times) -> serde_json::Value {
     let frame = &d.frame;
     let mut m = serde_json::Map::new();
     m.insert("frame".into(), rec.number.into());
     m.insert("time_ns".into(), rec.ts_ns.to_string().into());
+    let seconds = |ns: i64| {
+        let mut t = String::new();
+        write_seconds(&mut t, ns).expect("writing to a String");
+        serde_json::Value::String(t)
+    };
+    m.insert("time_relative".into(), seconds(times.relative_ns));
+    m.insert("time_delta".into(), seconds(times.delta_ns));
     m.insert("len".into(), rec.orig_len.into());
     m.insert("cap_len".into(), rec.data.len().into());
     m.insert("interface".into(), rec.interface.into());
@@ -161,10 +492,17 @@ pub fn frame_json(rec: &Record<'_>, d: &Decoded<'_, '_>) -> serde_json::Value {
     serde_json::Value::Object(m)
 }
 
-/// A one-line summary, like tshark's default output.
-pub fn write_summary(out: &mut impl Write, rec: &Record<'_>, d: &Decoded<'_, '_>) -> io::Result<()> {
+/// A one-line summary, like tshark's default output; the time as `time` says (tshark's `-t`).
+pub fn write_summary(
+    out: &mut impl Write,
+    rec: &Record<'_>,
+    d: &Decoded<'_, '_>,
+    times: &Times,
+    time: TimeFormat,
+) -> io::Result<()> {
     let frame = &d.frame;
-    let t = format!("{}.{:09}", rec.ts_ns / 1_000_000_000, rec.ts_ns % 1_000_000_000);
+    let mut t = String::new();
+    time.write(&mut t, times).expect("writing to a String");
     let (src, dst) = frame.ip_addrs().map_or((String::from("-"), String::from("-")), |(s, d)| (s.to_string(), d.to_string()));
     let mut info = summary_info(d);
     if d.profile() != rocescope_codec::Profile::Std {

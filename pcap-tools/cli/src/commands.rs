@@ -5,6 +5,7 @@ use std::io::{self, Write};
 use std::ops::ControlFlow;
 
 use rocescope_analysis::capture::{self, CaptureError};
+use rocescope_analysis::filter::Filter;
 use rocescope_analysis::output::{self, Column};
 use rocescope_analysis::session::Session;
 use rocescope_codec::decoder::Decoder;
@@ -19,19 +20,29 @@ pub enum Failure {
     Usage(String),
 }
 
-#[allow(clippy::too_many_arguments)]
-pub fn decode(
-    out: &mut impl Write,
-    file: &str,
-    format: Format,
-    names: &[String],
-    count: Option<u64>,
-    verbose: bool,
-    hex: bool,
-    analysis: bool,
-    profile: &crate::ProfileArgs,
-) -> Result<u8, Failure> {
+pub fn decode(out: &mut impl Write, args: crate::DecodeArgs) -> Result<u8, Failure> {
     use rocescope_analysis::analyze::{fields, pkt::Pkt, run, Analyzer, Options};
+    let crate::DecodeArgs { file, read, format, fields: names, layout, filter, time, count, verbose, hex, analysis, profile } = args;
+    let file = &crate::capture_file(file, read)?;
+    // `-e` alone means the fields format (tshark needs `-T fields`; rocescope infers it).
+    let format = format.unwrap_or(if names.is_empty() { Format::Text } else { Format::Fields });
+    if verbose && !matches!(format, Format::Text) {
+        return Err(Failure::Usage(format!(
+            "-V prints every field under the text summary; it does not combine with --format {}",
+            if matches!(format, Format::Json) { "json (which holds every field already)" } else { "fields" }
+        )));
+    }
+    let mut style = output::FieldsStyle::default();
+    for option in &layout {
+        style.set(option).map_err(Failure::Usage)?;
+    }
+    if !layout.is_empty() && !matches!(format, Format::Fields) {
+        return Err(Failure::Usage("-E sets the layout of --format fields (give -e NAME)".into()));
+    }
+    let mut filter = match &filter {
+        Some(text) => Some(Filter::parse(text).map_err(|e| Failure::Usage(format!("-Y: {e}")))?),
+        None => None,
+    };
     let cols: Vec<Column> = names
         .iter()
         .map(|n| Column::parse(n).ok_or_else(|| Failure::Usage(format!("unknown field '{n}' (see `rocescope fields`)"))))
@@ -67,15 +78,25 @@ pub fn decode(
     if json && out.write_all(b"[\n").is_err() {
         return Ok(0);
     }
+    if matches!(format, Format::Fields) && style.header && style.write_header(out, &names).is_err() {
+        return Ok(0);
+    }
+    let mut clock = output::Clock::default();
     let mut closed = false;
     let r = session.run(|rec, frame| {
         if count.is_some_and(|c| rec.number > c) {
             return ControlFlow::Break(());
         }
         bar.tick(rec.number, rec.offset);
+        let times = clock.read(rec.ts_ns);
+        // The analyser replays every frame, the ones the filter drops too.
         let live = notes.as_mut().map(|(_, a)| {
             a.add_noted(&Pkt::from_decoded(frame, rec.number, rec.ts_ns, rec.interface, rec.orig_len))
         });
+        if filter.as_mut().is_some_and(|f| !f.matches(rec, &times, frame)) {
+            return ControlFlow::Continue(());
+        }
+        clock.displayed(&times);
         let notes = notes.as_ref().map(|(n, _)| n);
         let value = |f: fields::AField, cell: &mut String| {
             if let (Some(n), Some(l)) = (notes, live.as_ref()) {
@@ -83,17 +104,17 @@ pub fn decode(
             }
         };
         let ok = match format {
-            Format::Fields => output::write_fields_line_with(out, &cols, rec, frame, &mut cells, value),
+            Format::Fields => output::write_fields_line_with(out, &cols, rec, frame, &times, &style, &mut cells, value),
             Format::Json => {
                 let sep: &[u8] = if first { b"" } else { b",\n" };
                 first = false;
-                let mut j = output::frame_json(rec, frame);
+                let mut j = output::frame_json(rec, frame, &times);
                 if notes.is_some() {
                     add_analysis_json(&mut j, value);
                 }
                 out.write_all(sep).and_then(|_| serde_json::to_writer(&mut *out, &j).map_err(io::Error::other))
             }
-            Format::Text => output::write_summary(out, rec, frame).and_then(|_| {
+            Format::Text => output::write_summary(out, rec, frame, &times, time).and_then(|_| {
                 if verbose {
                     rocescope_analysis::tree::write_tree(out, rec, frame)?;
                     if notes.is_some() {
@@ -140,13 +161,33 @@ fn printing_session(file: &str, decoder: Decoder) -> Result<Session<Box<dyn io::
     Ok(if file == "-" { session } else { session.with_detection_pass(open()?) })
 }
 
-pub fn check(out: &mut impl Write, file: &str, decoder: Decoder) -> Result<u8, Failure> {
+/// `check`: each frame (up to `-c N`, those `-Y` keeps) judged; exit 1 when any is bad.
+pub fn check(
+    out: &mut impl Write,
+    file: &str,
+    count: Option<u64>,
+    filter: Option<&str>,
+    decoder: Decoder,
+) -> Result<u8, Failure> {
+    let mut filter = match filter {
+        Some(text) => Some(Filter::parse(text).map_err(|e| Failure::Usage(format!("-Y: {e}")))?),
+        None => None,
+    };
     let mut session = printing_session(file, decoder)?;
     let bar = progress::FileBar::for_file(file);
     let mut totals = rocescope_analysis::check::Totals::default();
     let mut closed = false;
+    let mut clock = output::Clock::default();
     let r = session.run(|rec, d| {
+        if count.is_some_and(|c| rec.number > c) {
+            return ControlFlow::Break(());
+        }
         bar.tick(rec.number, rec.offset);
+        let times = clock.read(rec.ts_ns);
+        if filter.as_mut().is_some_and(|f| !f.matches(rec, &times, d)) {
+            return ControlFlow::Continue(());
+        }
+        clock.displayed(&times);
         let Some(v) = rocescope_analysis::check::judge(&d.frame) else { return ControlFlow::Continue(()) };
         totals.add(&v);
         if !v.problems.is_empty() && writeln!(out, "frame {}: {}", rec.number, v.problems.join("; ")).is_err() {

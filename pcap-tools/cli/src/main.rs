@@ -121,36 +121,81 @@ fn parse_u32(s: &str) -> Result<u32, String> {
     r.map_err(|_| format!("'{s}' is not a number"))
 }
 
+/// Arguments of `decode` (tshark's names where tshark has the flag: docs/cli.md).
+#[derive(Args)]
+pub(crate) struct DecodeArgs {
+    /// The capture (or `-r FILE`).
+    pub file: Option<String>,
+    /// Read this capture (tshark's `-r`; the same as the positional FILE).
+    #[arg(short = 'r', value_name = "FILE")]
+    pub read: Option<String>,
+    /// Output format; `-e` without it means `fields` (default `text`).
+    #[arg(long = "format", short = 'T', value_enum)]
+    pub format: Option<Format>,
+    /// Field to print with `--format fields` (repeatable), e.g. `-e rocescope.bth.psn`.
+    #[arg(short = 'e', value_name = "NAME")]
+    pub fields: Vec<String>,
+    /// Layout of `--format fields` as tshark's -E: header=y|n, separator=/t|/s|CHAR,
+    /// quote=d|s|n, occurrence=f|l|a, aggregator=,|/s|CHAR (repeatable).
+    #[arg(short = 'E', value_name = "KEY=VALUE")]
+    pub layout: Vec<String>,
+    /// Display filter (Wireshark's language, a subset: docs/cli.md), e.g.
+    /// `-Y 'rocescope.bth.opcode == 0x11 && rocescope.aeth.kind == nak'`.
+    #[arg(short = 'Y', value_name = "FILTER")]
+    pub filter: Option<String>,
+    /// Time in the text summary as tshark's -t: r (seconds since the first frame, the
+    /// default), a (time of day, UTC), ad (date and time, UTC), d (since the previous frame),
+    /// dd (since the previous frame printed), e (seconds since the epoch); u and ud as a and ad.
+    #[arg(short = 't', value_name = "FORMAT", default_value = "r", value_parser = parse_time_format)]
+    pub time: output::TimeFormat,
+    /// Stop after N frames.
+    #[arg(short = 'c', value_name = "N")]
+    pub count: Option<u64>,
+    /// With `--format text`, show each frame's tree: every layer, then every field, with
+    /// their bytes (tshark's `-V`).
+    #[arg(short = 'V', long)]
+    pub verbose: bool,
+    /// With `--format text`, add each frame's bytes as a hex and ASCII dump (tshark's `-x`).
+    #[arg(short = 'x')]
+    pub hex: bool,
+    /// Add the per-packet analysis fields (`rocescope.analysis.*`) to `-V` and JSON: the
+    /// capture is read twice, so not from standard input. `-e rocescope.analysis.*` implies it.
+    #[arg(long)]
+    pub analysis: bool,
+    #[command(flatten)]
+    pub profile: ProfileArgs,
+}
+
+fn parse_time_format(s: &str) -> Result<output::TimeFormat, String> {
+    output::TimeFormat::parse(s).ok_or_else(|| format!("unknown time format '{s}' (r a ad d dd e u ud)"))
+}
+
+/// The capture named by the positional FILE or `-r FILE` (exactly one of them).
+pub(crate) fn capture_file(file: Option<String>, read: Option<String>) -> Result<String, Failure> {
+    match (file, read) {
+        (Some(f), None) | (None, Some(f)) => Ok(f),
+        (Some(_), Some(_)) => Err(Failure::Usage("name the capture once: either FILE or -r FILE".into())),
+        (None, None) => Err(Failure::Usage("no capture given: rocescope COMMAND FILE (or -r FILE)".into())),
+    }
+}
+
 #[derive(Subcommand)]
 enum Cmd {
     /// Decode every frame of a capture (pcap or pcapng; `-` reads standard input).
-    Decode {
-        file: String,
-        #[arg(long = "format", short = 'T', value_enum, default_value = "text")]
-        format: Format,
-        /// Field to print with `--format fields` (repeatable), e.g. `-e rocescope.bth.psn`.
-        #[arg(short = 'e', value_name = "NAME")]
-        fields: Vec<String>,
+    Decode(DecodeArgs),
+    /// Validate ICRCs and lengths: one line per bad packet; exit 1 if any.
+    Check {
+        /// The capture (or `-r FILE`).
+        file: Option<String>,
+        /// Read this capture (tshark's `-r`; the same as the positional FILE).
+        #[arg(short = 'r', value_name = "FILE")]
+        read: Option<String>,
         /// Stop after N frames.
         #[arg(short = 'c', value_name = "N")]
         count: Option<u64>,
-        /// With `--format text`, show each frame's tree: every layer, then every field, with
-        /// their bytes (tshark's `-V`).
-        #[arg(short = 'V', long)]
-        verbose: bool,
-        /// With `--format text`, add each frame's bytes as a hex and ASCII dump (tshark's `-x`).
-        #[arg(short = 'x')]
-        hex: bool,
-        /// Add the per-packet analysis fields (`rocescope.analysis.*`) to `-V` and JSON: the
-        /// capture is read twice, so not from standard input. `-e rocescope.analysis.*` implies it.
-        #[arg(long)]
-        analysis: bool,
-        #[command(flatten)]
-        profile: ProfileArgs,
-    },
-    /// Validate ICRCs and lengths: one line per bad packet; exit 1 if any.
-    Check {
-        file: String,
+        /// Only judge the frames this display filter keeps (as `decode -Y`).
+        #[arg(short = 'Y', value_name = "FILTER")]
+        filter: Option<String>,
         #[command(flatten)]
         profile: ProfileArgs,
     },
@@ -176,10 +221,9 @@ fn main() -> ExitCode {
     let stdout = io::stdout();
     let mut out = BufWriter::new(stdout.lock());
     let r = match cli.cmd {
-        Cmd::Decode { file, format, fields, count, verbose, hex, analysis, profile } => {
-            commands::decode(&mut out, &file, format, &fields, count, verbose, hex, analysis, &profile)
-        }
-        Cmd::Check { file, profile } => commands::check(&mut out, &file, profile.decoder()),
+        Cmd::Decode(args) => commands::decode(&mut out, args),
+        Cmd::Check { file, read, count, filter, profile } => capture_file(file, read)
+            .and_then(|file| commands::check(&mut out, &file, count, filter.as_deref(), profile.decoder())),
         Cmd::Fields => {
             let _ = output::write_field_list(&mut out);
             Ok(0)
