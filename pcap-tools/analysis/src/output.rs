@@ -477,6 +477,28 @@ pub fn frame_json(rec: &Record<'_>, d: &Decoded<'_, '_>, times: &Times) -> serde
         m.insert("src".into(), s.to_string().into());
         m.insert("dst".into(), d.to_string().into());
     }
+    // The capture columns under tshark's dotted names too, with tshark's meaning (`ip.*` IPv4
+    // only, `ipv6.*` IPv6 only): one value, or an array for `ip.addr`, `ipv6.addr`, `udp.port`;
+    // absent when the frame has none. The short keys above stay (INTERFACES.md adds, never removes).
+    for (name, meta, _) in Meta::ALL {
+        let mut values = Vec::new();
+        meta.values(rec, frame, times, |v| {
+            values.push(match v {
+                MetaValue::UInt(n) => serde_json::Value::from(n),
+                MetaValue::Time(ns) => seconds(ns),
+                MetaValue::Ip(a) => serde_json::Value::String(a.to_string()),
+            })
+        });
+        match values.len() {
+            0 => {}
+            1 => {
+                m.insert(name.into(), values.pop().expect("one value"));
+            }
+            _ => {
+                m.insert(name.into(), serde_json::Value::Array(values));
+            }
+        }
+    }
     d.visit(|id, v, _| {
         let jv = json_value(id, v);
         if id.def().repeated {

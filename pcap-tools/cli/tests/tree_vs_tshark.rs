@@ -147,3 +147,37 @@ fn dash_x_prints_tshark_s_hex_dump() {
         assert_eq!(ours, theirs, "{name}");
     }
 }
+
+#[test]
+fn json_carries_tshark_s_dotted_names_with_tshark_s_values() {
+    // Every frame of the IPv4/IPv6/VLAN mix: frame.number, the times, ip.* (IPv4 only), ipv6.*
+    // (IPv6 only) and the UDP ports as tshark -T fields prints them.
+    let cap = fixture("std-mix.pcapng");
+    let names = ["frame.number", "frame.len", "frame.time_relative", "ip.src", "ip.dst", "ipv6.src", "ipv6.dst", "udp.srcport", "udp.dstport"];
+    let mut c = tshark(&cap);
+    c.args(["-T", "fields", "-E", "occurrence=f"]);
+    for n in names {
+        c.args(["-e", n]);
+    }
+    let theirs = run(&mut c);
+    let json: serde_json::Value = serde_json::from_str(&run(Command::new(BIN).args(["decode", "-T", "json"]).arg(&cap))).unwrap();
+    let frames = json.as_array().unwrap();
+    let lines: Vec<&str> = theirs.lines().collect();
+    assert_eq!(frames.len(), lines.len());
+    let (mut v4, mut v6) = (0, 0);
+    for (f, line) in frames.iter().zip(&lines) {
+        for (n, want) in names.iter().zip(line.split('\t')) {
+            let got = match &f[*n] {
+                serde_json::Value::Null => String::new(),
+                serde_json::Value::String(s) => s.clone(),
+                v => v.to_string(),
+            };
+            assert_eq!(got, want, "frame {}: {n}", f["frame"]);
+        }
+        v4 += f.get("ip.src").is_some() as usize;
+        v6 += f.get("ipv6.src").is_some() as usize;
+        // The short keys stay beside them.
+        assert_eq!(f["frame"], f["frame.number"]);
+    }
+    assert!(v4 > 10 && v6 > 10, "both families compared ({v4} IPv4, {v6} IPv6)");
+}
