@@ -300,7 +300,9 @@ pub const DCP_UNSURE_AFTER: u16 = UNSURE_AFTER;
 /// held for the whole look-ahead.
 pub const PATIENCE: u16 = 256;
 
-/// What [`Decoder::decode_step`] made of a packet.
+/// What [`Decoder::decode_step`] made of a packet. (The decoded frame is returned where it is,
+/// not boxed: no allocation per packet.)
+#[allow(clippy::large_enum_variant)]
 pub enum Step<'a, 'd> {
     /// Decoded with its flow's profile: give it out now.
     Ready(Decoded<'a, 'd>),

@@ -69,11 +69,18 @@ impl Meta {
                 return;
             }
             match v {
-                MetaValue::UInt(n) => write!(out, "{n}"),
-                MetaValue::Time(ns) => write_seconds(out, ns),
-                MetaValue::Ip(a) => write!(out, "{a}"),
+                MetaValue::UInt(n) => push_uint(out, n),
+                MetaValue::Time(ns) => write_seconds(out, ns).expect("writing to a String"),
+                MetaValue::Ip(std::net::IpAddr::V4(a)) => {
+                    for (k, b) in a.octets().into_iter().enumerate() {
+                        if k > 0 {
+                            out.push('.');
+                        }
+                        push_uint(out, b as u64);
+                    }
+                }
+                MetaValue::Ip(a) => write!(out, "{a}").expect("writing to a String"),
             }
-            .expect("writing to a String");
         };
         match self {
             // The -e columns ip.src/ip.dst print IPv6 and GRH addresses too (INTERFACES.md).
@@ -396,54 +403,95 @@ impl FieldsStyle {
     }
 }
 
-/// Writes one line of `fields` (tab-separated by default): each column's values joined by
-/// commas, empty where absent.
-pub fn write_fields_line(
-    out: &mut impl Write,
-    cols: &[Column],
-    rec: &Record<'_>,
-    d: &Decoded<'_, '_>,
-    times: &Times,
-    style: &FieldsStyle,
-    cells: &mut Vec<String>,
-) -> io::Result<()> {
-    write_fields_line_with(out, cols, rec, d, times, style, cells, |_, _| {})
+/// The `-e` columns of `fields` output, ready for one line per frame: each column's values
+/// joined by the aggregator (commas), empty where absent, laid out as `-E` says.
+///
+/// Built once per run: the frame's field walk finds each field's columns with one lookup, the
+/// cells are reused, numbers are written without `fmt` (the walk visits every field of every
+/// frame; with four columns this is most of `decode --format fields`' time).
+pub struct FieldsWriter {
+    cols: Vec<Column>,
+    style: FieldsStyle,
+    /// Per registry field (by id), the columns that print it.
+    by_field: Vec<Vec<u16>>,
+    /// Some column is a registry field: the walk is needed.
+    walk: bool,
+    cells: Vec<String>,
 }
 
-/// The same, with the analysis columns' values from `analysis`.
-#[allow(clippy::too_many_arguments)]
-pub fn write_fields_line_with(
-    out: &mut impl Write,
-    cols: &[Column],
-    rec: &Record<'_>,
-    d: &Decoded<'_, '_>,
-    times: &Times,
-    style: &FieldsStyle,
-    cells: &mut Vec<String>,
-    mut analysis: impl FnMut(crate::analyze::fields::AField, &mut String),
-) -> io::Result<()> {
-    let frame = &d.frame;
-    cells.resize(cols.len(), String::new());
-    cells.iter_mut().for_each(String::clear);
-    for (i, c) in cols.iter().enumerate() {
-        if let Column::Analysis(a) = c {
-            analysis(*a, &mut cells[i]);
-        }
-        if let Column::Meta(m) = c {
-            m.write(rec, frame, times, style, &mut cells[i]);
-        }
-    }
-    d.visit(|id, v, _| {
+impl FieldsWriter {
+    pub fn new(cols: Vec<Column>, style: FieldsStyle) -> FieldsWriter {
+        let mut by_field = vec![Vec::new(); rocescope_codec::FIELDS.len()];
         for (i, c) in cols.iter().enumerate() {
-            if *c == Column::Field(id) {
-                let cell = &mut cells[i];
-                if style.open_occurrence(cell) {
-                    write!(cell, "{v}").expect("writing to a String");
-                }
+            if let Column::Field(id) = c {
+                by_field[*id as usize].push(i as u16);
             }
         }
-    });
-    style.write_line(out, cells, true)
+        let walk = cols.iter().any(|c| matches!(c, Column::Field(_)));
+        let cells = vec![String::new(); cols.len()];
+        FieldsWriter { cols, style, by_field, walk, cells }
+    }
+
+    pub fn style(&self) -> &FieldsStyle {
+        &self.style
+    }
+
+    /// Writes one frame's line; the analysis columns' values come from `analysis`.
+    pub fn write(
+        &mut self,
+        out: &mut impl Write,
+        rec: &Record<'_>,
+        d: &Decoded<'_, '_>,
+        times: &Times,
+        mut analysis: impl FnMut(crate::analyze::fields::AField, &mut String),
+    ) -> io::Result<()> {
+        let frame = &d.frame;
+        let FieldsWriter { cols, style, by_field, walk, cells } = self;
+        cells.iter_mut().for_each(String::clear);
+        for (i, c) in cols.iter().enumerate() {
+            match c {
+                Column::Analysis(a) => analysis(*a, &mut cells[i]),
+                Column::Meta(m) => m.write(rec, frame, times, style, &mut cells[i]),
+                Column::Field(_) => {}
+            }
+        }
+        if *walk {
+            d.visit(|id, v, _| {
+                for &i in &by_field[id as usize] {
+                    let cell = &mut cells[i as usize];
+                    if style.open_occurrence(cell) {
+                        push_value(cell, &v);
+                    }
+                }
+            });
+        }
+        style.write_line(out, cells, true)
+    }
+}
+
+/// A value as `-e` prints it (`Value`'s `Display`), integers without `fmt`.
+fn push_value(cell: &mut String, v: &Value<'_>) {
+    match v {
+        Value::UInt(n) => push_uint(cell, *n),
+        Value::Bool(b) => cell.push(if *b { '1' } else { '0' }),
+        Value::Str(s) => cell.push_str(s),
+        v => write!(cell, "{v}").expect("writing to a String"),
+    }
+}
+
+/// Decimal digits of `n`.
+fn push_uint(cell: &mut String, mut n: u64) {
+    let mut buf = [0u8; 20];
+    let mut i = buf.len();
+    loop {
+        i -= 1;
+        buf[i] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    cell.push_str(std::str::from_utf8(&buf[i..]).expect("ASCII digits"));
 }
 
 fn json_value(id: FieldId, v: Value<'_>) -> serde_json::Value {

@@ -39,6 +39,13 @@ pub fn decode(out: &mut impl Write, args: crate::DecodeArgs) -> Result<u8, Failu
     if !layout.is_empty() && !matches!(format, Format::Fields) {
         return Err(Failure::Usage("-E sets the layout of --format fields (give -e NAME)".into()));
     }
+    // Checksums are verified only where the output shows their verdict (`rocescope.icrc.status`,
+    // `rocescope.warning`: text and JSON show every field; `fields` and `-Y` when they name
+    // them); elsewhere only where detection compares decodings, which labels as full
+    // verification does.
+    let shows_checksums = !matches!(format, Format::Fields)
+        || names.iter().any(|n| n == "rocescope.icrc.status" || n == "rocescope.warning")
+        || filter.as_deref().is_some_and(|t| t.contains("icrc") || t.contains("warning") || t.contains("rocescope "));
     let mut filter = match &filter {
         Some(text) => Some(Filter::parse(text).map_err(|e| Failure::Usage(format!("-Y: {e}")))?),
         None => None,
@@ -69,16 +76,18 @@ pub fn decode(out: &mut impl Write, args: crate::DecodeArgs) -> Result<u8, Failu
         let n = fields::EventNotes::new(&t, messages);
         notes = Some((n, Analyzer::new(Options { keep_events: false, ..Options::default() })));
     }
-    let mut session = printing_session(file, profile.decoder())?;
+    let decoder = if shows_checksums { profile.decoder() } else { profile.decoder().checksums_for_detection_only() };
+    let mut session = printing_session(file, decoder)?;
     let bar = progress::FileBar::for_file(file);
-    let mut cells = Vec::new();
+    let header = matches!(format, Format::Fields) && style.header;
+    let mut fields_out = output::FieldsWriter::new(cols, style);
     let mut first = true;
     let json = matches!(format, Format::Json);
     // Output errors (a closed pipe) end the run quietly.
     if json && out.write_all(b"[\n").is_err() {
         return Ok(0);
     }
-    if matches!(format, Format::Fields) && style.header && style.write_header(out, &names).is_err() {
+    if header && fields_out.style().write_header(out, &names).is_err() {
         return Ok(0);
     }
     let mut clock = output::Clock::default();
@@ -104,7 +113,7 @@ pub fn decode(out: &mut impl Write, args: crate::DecodeArgs) -> Result<u8, Failu
             }
         };
         let ok = match format {
-            Format::Fields => output::write_fields_line_with(out, &cols, rec, frame, &times, &style, &mut cells, value),
+            Format::Fields => fields_out.write(out, rec, frame, &times, value),
             Format::Json => {
                 let sep: &[u8] = if first { b"" } else { b",\n" };
                 first = false;
