@@ -32,6 +32,8 @@
 //! `Bytes` → `bytes` (tshark prints lowercase hex without separators); `Enum` and `Text` →
 //! `string`.
 
+pub mod docs;
+
 use std::fmt::Write as _;
 
 use core::ops::Range;
@@ -644,17 +646,40 @@ impl Span for core::ops::RangeFrom<usize> {
 
 /// `L.<name> = {field = {off = .., len = ..}, ...}` from a module's byte offsets, the keys its
 /// constants' names in lower case.
+/// One extension header's byte layout: `(name, [(field, offset, bytes)])`, from the codec's
+/// `*_field` constants.
 macro_rules! layout {
-    ($s:expr, $name:expr, $module:path, [$($c:ident),* $(,)?] $(, $extra:expr)?) => {{
+    ($name:expr, $module:path, [$($c:ident),* $(,)?]) => {{
         use $module as m;
-        let mut fields: Vec<String> = Vec::new();
-        $(
+        let fields: Vec<(String, usize, usize)> = vec![$({
             let (off, len) = Span::span(&m::$c);
-            fields.push(format!("{} = {{off = {off}, len = {len}}}", stringify!($c).to_lowercase()));
-        )*
-        $( fields.extend($extra); )?
-        writeln!($s, "L.{} = {{{}}}", $name, fields.join(", ")).unwrap();
+            (stringify!($c).to_lowercase(), off, len)
+        }),*];
+        ($name, fields)
     }};
+}
+
+/// The research extensions' byte layouts (and the CM MAD's fixed part), each field's offset and
+/// length in its header (length 0: to the end; a repeated field is its first occurrence): the
+/// plugin's `L` table and docs/wire-layouts.md are both written from this one list.
+pub fn ext_layouts() -> Vec<(&'static str, Vec<(String, usize, usize)>)> {
+    vec![
+        layout!("flor_send", flor::send_field, [VERSION, TYPE, FLAGS, RESERVED, RN, GN, WRITE_RN, BODY_LEN]),
+        layout!("flor_addr_req", flor::addr_req_field, [MID, MSG_LEN]),
+        layout!("flor_addr_resp", flor::addr_resp_field, [MID, R_KEY, VA, BUF_LEN]),
+        layout!("flor_ack", flor::ack_field, [QPN, BITMAP, LEAST_GN, DELAY_NS, ENTRY]),
+        layout!("sdr_ctrl", sdr::ctrl_field, [MAGIC, VERSION, TYPE, FLAGS, MSG_SEQ, BUF_LEN, CUM_ACK, SACK_BITS, SACK, COUNT, INDEX]),
+        layout!("netrt", netrt::field, [TYPE, PSN, BITMAP]),
+        layout!("erd_eeth", erd::field, [FLAGS, MSG_ID, S_LEN, S_OFFSET]),
+        layout!("erd_nack", erd::nack_field, [MAGIC, VERSION, COUNT, SRC_QPN, DST_QPN, PSN]),
+        layout!("cm", ib_cm, [MGMT_CLASS, LOCAL_COMM_ID, REMOTE_COMM_ID]),
+    ]
+}
+
+fn lua_layout(s: &mut String, name: &str, fields: &[(String, usize, usize)], extra: &[String]) {
+    let mut v: Vec<String> = fields.iter().map(|(f, off, len)| format!("{f} = {{off = {off}, len = {len}}}")).collect();
+    v.extend(extra.iter().cloned());
+    writeln!(s, "L.{name} = {{{}}}", v.join(", ")).unwrap();
 }
 
 /// `name = value` pairs as a Lua table constructor.
@@ -793,19 +818,6 @@ fn constants_and_layouts(s: &mut String) {
          -- field (ACK entries, NACK indices) is its first occurrence.\n",
     );
     s.push_str("local L = {}\n");
-    layout!(s, "flor_send", flor::send_field, [VERSION, TYPE, FLAGS, RESERVED, RN, GN, WRITE_RN, BODY_LEN]);
-    layout!(s, "flor_addr_req", flor::addr_req_field, [MID, MSG_LEN]);
-    layout!(s, "flor_addr_resp", flor::addr_resp_field, [MID, R_KEY, VA, BUF_LEN]);
-    layout!(s, "flor_ack", flor::ack_field, [QPN, BITMAP, LEAST_GN, DELAY_NS, ENTRY]);
-    layout!(
-        s,
-        "sdr_ctrl",
-        sdr::ctrl_field,
-        [MAGIC, VERSION, TYPE, FLAGS, MSG_SEQ, BUF_LEN, CUM_ACK, SACK_BITS, SACK, COUNT, INDEX]
-    );
-    layout!(s, "netrt", netrt::field, [TYPE, PSN, BITMAP]);
-    layout!(s, "erd_eeth", erd::field, [FLAGS, MSG_ID, S_LEN, S_OFFSET]);
-    layout!(s, "erd_nack", erd::nack_field, [MAGIC, VERSION, COUNT, SRC_QPN, DST_QPN, PSN]);
     let cm_msgs: Vec<String> = (0..=u16::MAX)
         .filter_map(CmMsg::from_attribute_id)
         .map(|m| {
@@ -820,16 +832,17 @@ fn constants_and_layouts(s: &mut String) {
             )
         })
         .collect();
-    layout!(
-        s,
-        "cm",
-        ib_cm,
-        [MGMT_CLASS, LOCAL_COMM_ID, REMOTE_COMM_ID],
-        [
-            format!("attr_id = {{off = {}, len = {}}}", ib_cm::ATTR_ID, ib_cm::ATTR_ID_LEN),
-            format!("msgs = {{{}}}", cm_msgs.join(", "))
-        ]
-    );
+    for (name, fields) in ext_layouts() {
+        let extra = if name == "cm" {
+            vec![
+                format!("attr_id = {{off = {}, len = {}}}", ib_cm::ATTR_ID, ib_cm::ATTR_ID_LEN),
+                format!("msgs = {{{}}}", cm_msgs.join(", ")),
+            ]
+        } else {
+            vec![]
+        };
+        lua_layout(s, name, &fields, &extra);
+    }
 }
 
 #[cfg(test)]
