@@ -208,12 +208,14 @@ pub fn check(
     if closed {
         return Ok(1);
     }
+    drop(bar);
+    // The summary of the frames judged, also when the file turns out damaged part-way (then the
+    // located error follows, exit 2).
+    eprintln!("{totals}");
     if let Err(e) = r {
         let _ = out.flush();
         return Err(Failure::Input(file.into(), e));
     }
-    drop(bar);
-    eprintln!("{totals}");
     Ok(if totals.bad > 0 { 1 } else { 0 })
 }
 

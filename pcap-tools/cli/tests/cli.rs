@@ -238,6 +238,13 @@ fn a_file_cut_mid_record_keeps_what_came_before_and_names_the_offset() {
         seen_offsets.push(off);
     }
     assert!(seen_offsets[0] > seen_offsets[1]);
+    // check judges the frames before the cut, prints its summary of them, then the error.
+    std::fs::write(&cut, &bytes[..bytes.len() - 10]).unwrap();
+    let o = run(&["check", cut.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2));
+    let e = stderr(&o);
+    let summary = e.find("RoCE packets checked").unwrap_or_else(|| panic!("no summary: {e}"));
+    assert!(summary < e.find("file ends in the middle of a record").unwrap(), "summary first: {e}");
 }
 
 #[test]
