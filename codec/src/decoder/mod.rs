@@ -395,10 +395,11 @@ impl Decoder {
     /// `Frame` is about 300 bytes: no copies of it per packet), a second time only when its
     /// flow's profile is not `std`.
     pub fn decode<'a>(&mut self, link: LinkType, data: &'a [u8], orig_len: usize) -> Decoded<'a, '_> {
-        let mut frame = Frame::new(link, data);
-        frame.decode(orig_len, &self.frame_opts(Profile::Std));
-        let arrival = self.arrive(&frame, link, orig_len);
-        self.give_out(frame, orig_len, arrival)
+        let mut out = Decoded { frame: Frame::new(link, data), extra: Extra::default(), nacks: None };
+        out.frame.decode(orig_len, &self.frame_opts(Profile::Std));
+        let arrival = self.arrive(&out.frame, link, orig_len);
+        self.give_out(&mut out, orig_len, arrival);
+        out
     }
 
     /// Decodes one frame with look-ahead: [`Step::Ready`] when its flow is decided (or there is
@@ -406,16 +407,17 @@ impl Decoder {
     /// decided. Once something is held, later frames go through [`observe`](Self::observe) and
     /// are given out in order with [`emit`](Self::emit).
     pub fn decode_step<'a>(&mut self, link: LinkType, data: &'a [u8], orig_len: usize) -> Step<'a, '_> {
-        let mut frame = Frame::new(link, data);
-        frame.decode(orig_len, &self.frame_opts(Profile::Std));
-        let arrival = self.arrive(&frame, link, orig_len);
+        let mut out = Decoded { frame: Frame::new(link, data), extra: Extra::default(), nacks: None };
+        out.frame.decode(orig_len, &self.frame_opts(Profile::Std));
+        let arrival = self.arrive(&out.frame, link, orig_len);
         if let Arrival::Flow { key, before, state } = arrival {
             if state.pending() {
                 self.store(key, before, state);
                 return Step::Held(FlowRef(key));
             }
         }
-        Step::Ready(self.give_out(frame, orig_len, arrival))
+        self.give_out(&mut out, orig_len, arrival);
+        Step::Ready(out)
     }
 
     /// The detection half of a frame's decoding, for a frame that is held back or for a
@@ -446,10 +448,11 @@ impl Decoder {
     /// Gives out a frame that went through [`observe`](Self::observe) (held back): decoded with
     /// what its flow is known to be now, its detection run already.
     pub fn emit<'a>(&mut self, link: LinkType, data: &'a [u8], orig_len: usize) -> Decoded<'a, '_> {
-        let mut frame = Frame::new(link, data);
-        frame.decode(orig_len, &self.frame_opts(Profile::Std));
-        let arrival = self.known(&frame);
-        self.give_out(frame, orig_len, arrival)
+        let mut out = Decoded { frame: Frame::new(link, data), extra: Extra::default(), nacks: None };
+        out.frame.decode(orig_len, &self.frame_opts(Profile::Std));
+        let arrival = self.known(&out.frame);
+        self.give_out(&mut out, orig_len, arrival);
+        out
     }
 
     /// Ends a detection pass over the whole capture (every frame given to
@@ -531,23 +534,24 @@ impl Decoder {
 
     /// The output half: the frame decoded with its profile, the flow's flags and the counts,
     /// the SDR tracker and the ERD NACK stream (in the order frames are given out).
-    fn give_out<'a>(&mut self, mut frame: Frame<'a>, orig_len: usize, arrival: Arrival) -> Decoded<'a, '_> {
-        let mut extra = Extra::default();
+    fn give_out<'a, 's>(&'s mut self, out: &mut Decoded<'a, 's>, orig_len: usize, arrival: Arrival) {
+        let (frame, extra) = (&mut out.frame, &mut out.extra);
         match arrival {
             Arrival::Tcp { erd } => {
-                let nacks = if erd { self.nacks.push_frame(&frame, self.opts.params.erd_nack_port) } else { None };
+                let nacks = if erd { self.nacks.push_frame(frame, self.opts.params.erd_nack_port) } else { None };
                 if let Some(n) = &nacks {
                     for w in n.warnings.iter() {
                         frame.warnings.push(*w);
                     }
                 }
-                return Decoded { frame, extra, nacks };
+                out.nacks = nacks;
+                return;
             }
-            Arrival::Chosen(p) => self.redecode_in_place(&mut frame, orig_len, p),
+            Arrival::Chosen(p) => self.redecode_in_place(frame, orig_len, p),
             Arrival::Flow { key, before, mut state } => {
                 match state.profile {
                     Some(p) => {
-                        self.redecode_in_place(&mut frame, orig_len, p);
+                        self.redecode_in_place(frame, orig_len, p);
                         if !state.counted {
                             state.counted = true;
                             self.stats.flows_detected += 1;
@@ -580,12 +584,11 @@ impl Decoder {
             use std::hash::{Hash, Hasher};
             let mut h = std::collections::hash_map::DefaultHasher::new();
             (a, b).hash(&mut h);
-            extra.sdr = self.sdr.observe_frame(h.finish(), &self.opts.params, &frame);
+            extra.sdr = self.sdr.observe_frame(h.finish(), &self.opts.params, frame);
             if let Some(w) = extra.sdr.and_then(|a| a.problem) {
                 frame.warnings.push(w);
             }
         }
-        Decoded { frame, extra, nacks: None }
     }
 
     fn redecode<'a>(&self, std: Frame<'a>, link: LinkType, orig_len: usize, p: Profile) -> Frame<'a> {

@@ -147,13 +147,13 @@ impl<R: Read> Session<R> {
                     Some(lt) => decoder.decode_step(lt, rec.data, rec.orig_len as usize),
                     None => Step::Ready(undecoded()),
                 };
-                match step {
+                match &step {
                     Step::Ready(d) => {
-                        if f(&rec, &d).is_break() {
+                        if f(&rec, d).is_break() {
                             return Ok(());
                         }
                     }
-                    Step::Held(flow) => held.push(&rec, Some(flow)),
+                    Step::Held(flow) => held.push(&rec, Some(*flow)),
                 }
                 continue;
             }
