@@ -6,6 +6,8 @@
 #   tshark -n -q -z conv,udp -r FILE          (no plugin: an empty WIRESHARK_CONFIG_DIR)
 #   rocescope flows FILE
 #   rocescope timeline -T json FILE > /dev/null
+#   tshark -n -r FILE -T fields -e infiniband.bth.opcode -e …destqp -e …psn -e ip.src
+#   rocescope decode --format fields -e rocescope.bth.opcode -e …destqp -e …psn -e ip.src FILE
 # runs 3 times under /usr/bin/time; the median wall time, the peak RSS and the speedups over
 # tshark are printed and appended, with the date, commit, core count and CPU model, to the log.
 # The machine may be shared: compare numbers taken back to back, not across days.
@@ -67,8 +69,14 @@ bench() {
     set -- $(measure env WIRESHARK_CONFIG_DIR="$WS_CONF" tshark -n -q -z conv,udp -r "$file"); ts=$1; ts_rss=$2
     set -- $(measure "$BIN" flows "$file"); fl=$1; fl_rss=$2
     set -- $(measure "$BIN" timeline -T json "$file"); tl=$1; tl_rss=$2
+    # Four columns, as tshark -T fields prints them (issue 11: decode --format fields >= 40x).
+    set -- $(measure env WIRESHARK_CONFIG_DIR="$WS_CONF" tshark -n -r "$file" -T fields \
+        -e infiniband.bth.opcode -e infiniband.bth.destqp -e infiniband.bth.psn -e ip.src); tf=$1; tf_rss=$2
+    set -- $(measure "$BIN" decode --format fields \
+        -e rocescope.bth.opcode -e rocescope.bth.destqp -e rocescope.bth.psn -e ip.src "$file"); df=$1; df_rss=$2
     echo "# $name: $(tail -1 "$DIR/$name.synth.txt")"
     echo "$name ($size MiB): tshark -z conv,udp ${ts} s ${ts_rss} KB | flows ${fl} s ${fl_rss} KB ×$(ratio "$ts" "$fl") | timeline -T json ${tl} s ${tl_rss} KB ×$(ratio "$ts" "$tl")"
+    echo "$name ($size MiB): tshark -T fields (4) ${tf} s ${tf_rss} KB | decode --format fields (4) ${df} s ${df_rss} KB ×$(ratio "$tf" "$df")"
 }
 
 names=1m
