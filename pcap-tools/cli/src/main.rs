@@ -208,7 +208,7 @@ enum Cmd {
     /// retransmissions, losses, ECN marks, CNPs, RTT, PFC pauses (docs/analysis.md).
     Flows(AnalyzeArgs),
     /// Per flow: every loss, capture gap, retransmission and message completion
-    /// (docs/analysis.md; INTERFACES.md's JSON).
+    /// (docs/analysis.md; the JSON of docs/interfaces.md).
     Timeline(AnalyzeArgs),
     /// Simulate a lossy fabric with a reference stack: write a pcapng (one interface per tap)
     /// and, with --truth, the ground truth (docs/truth.md).

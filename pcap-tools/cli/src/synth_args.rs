@@ -81,13 +81,13 @@ pub struct SynthArgs {
     #[arg(long, default_value_t = 1_048_576, value_name = "N")]
     pub queue_bytes: u64,
     /// DCP switch trimming: data packets over the threshold become header-only packets in a
-    /// control queue served by WRR. On by default for --stack dcp (seed 000 §4.2).
+    /// control queue served by WRR. On by default for --stack dcp (the DCP paper §4.2).
     #[arg(long, conflicts_with = "no_trim")]
     pub trim: bool,
     /// DCP without switch trimming: data packets over the threshold are dropped.
     #[arg(long)]
     pub no_trim: bool,
-    /// WRR weight of the control queue (default: seed 000 §4.2's (N−1)/(r−N+1); when r ≤ N−1,
+    /// WRR weight of the control queue (default: the DCP paper §4.2's (N−1)/(r−N+1); when r ≤ N−1,
     /// the weight for the largest N the formula supports, N−1 = ⌈r⌉−1, as §6.3 does; `inf`:
     /// strict priority).
     #[arg(long, value_name = "W")]
