@@ -2,8 +2,9 @@
 //! (Ethernet with 0-2 VLAN tags, Linux cooked v1/v2, raw IP), IPv4/IPv6 and UDP through
 //! etherparse's borrowed header slices, then RoCEv2 (UDP 4791 either way), RoCEv1 (EtherType
 //! 0x8915 + GRH), MAC control (PAUSE/PFC) and CM MADs; or a native InfiniBand packet (link type
-//! 247: LRH, GRH or not, the same transport, ICRC and VCRC; docs/link-types.md). Parsing never allocates and never fails:
-//! what cannot be decoded becomes a warning, and decoding stops where the captured bytes stop.
+//! 247: LRH, GRH or not, the same transport, ICRC and VCRC; docs/link-types.md). Parsing never
+//! allocates and never fails: what cannot be decoded becomes a warning, and decoding stops where
+//! the captured bytes stop.
 
 use core::ops::Range;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
@@ -565,7 +566,8 @@ impl<'a> Frame<'a> {
                 let have = d.len() - l3;
                 if have < GRH_LEN {
                     self.truncated = true;
-                    return self.warnings.push(Warning::Truncated { layer: Layer::Grh, need: GRH_LEN as u16, have: have as u16 });
+                    let (need, have) = (GRH_LEN as u16, have as u16);
+                    return self.warnings.push(Warning::Truncated { layer: Layer::Grh, need, have });
                 }
                 self.net = Some(Net::Grh { off: l3 as u32 });
                 if d[l3 + 6] != NXT_HDR_IBA {

@@ -37,7 +37,7 @@ impl IbFrameRepr<'_> {
         out.resize(start + pkt_len, 0);
         let (lrh_buf, rest) = out[start..].split_at_mut(LrhRepr::LEN);
         lrh.emit(lrh_buf);
-        // emit writes read-only fields as zero; the LRH has none, and its reserved bits are pub.
+        // (The LRH has no read-only field: its reserved bits are `Repr` fields, written as given.)
         let (grh_buf, roce) = rest.split_at_mut(grh_len);
         if let Some(g) = self.grh {
             let w = 6u32 << 28 | (g.traffic_class as u32) << 20 | (g.flow_label & 0xf_ffff);

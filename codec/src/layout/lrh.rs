@@ -14,11 +14,11 @@ macro_rules! lrh {
             pub sl:      u8   @ 1..2 bits 7..4  => LrhSl = "rocescope.lrh.sl", UInt(8), "LRH Service Level";
             /// The two reserved bits of byte 1, kept so odd captures round-trip.
             pub resv2:   u8   @ 1..2 bits 3..2;
-            pub lnh:     u8   @ 1..2 bits 1..0  => LrhLnh = "rocescope.lrh.lnh", UInt(8), "LRH Link Next Header (2 IBA local, 3 IBA global)";
+            pub lnh:     u8   @ 1..2 bits 1..0  => LrhLnh = "rocescope.lrh.lnh", UInt(8), "LRH Link Next Header (2 local, 3 global)";
             pub dlid:    u16  @ 2..4            => LrhDlid = "rocescope.lrh.dlid", UInt(16), "LRH Destination Local ID";
             /// The five reserved bits before PktLen, kept so odd captures round-trip.
             pub resv5:   u16  @ 4..6 bits 15..11;
-            pub pkt_len: u16  @ 4..6 bits 10..0 => LrhPktlen = "rocescope.lrh.pktlen", UInt(16), "LRH Packet Length (4-byte words, LRH to ICRC)";
+            pub pkt_len: u16  @ 4..6 bits 10..0 => LrhPktlen = "rocescope.lrh.pktlen", UInt(16), "LRH Packet Length in words, LRH..ICRC";
             pub slid:    u16  @ 6..8            => LrhSlid = "rocescope.lrh.slid", UInt(16), "LRH Source Local ID";
         }
     } };

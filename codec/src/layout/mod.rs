@@ -1,6 +1,7 @@
-//! One declaration per fixed-layout header: native InfiniBand's LRH (docs/link-types.md), the BTH (WIRE.md A.2), the IBTA extension headers
-//! and IRN's SACK tail (A.3), DCP's DCPETH and SSNETH (B.1). Each header's byte and bit layout
-//! is written once, in its file here, and everything else is generated from that declaration:
+//! One declaration per fixed-layout header: native InfiniBand's LRH (docs/link-types.md), the
+//! BTH (WIRE.md A.2), the IBTA extension headers and IRN's SACK tail (A.3), DCP's DCPETH and
+//! SSNETH (B.1). Each header's byte and bit layout is written once, in its file here, and
+//! everything else is generated from that declaration:
 //!
 //! - the borrowed view's accessors and the `Repr` (fields, `parse`, `emit`), in `crate::ib`
 //!   (`ib::fixed_header!`);
