@@ -31,6 +31,13 @@ field("rocescope.truncated", "bool", "std", false, ProtoField.new("The capture h
 field("rocescope.opcode_name", "text", "std", false, ProtoField.new("Transport and operation named by the BTH OpCode", "rocescope.opcode_name", ftypes.STRING, nil, base.NONE, nil, "Transport and operation named by the BTH OpCode"))
 field("rocescope.payload_len", "uint", "std", false, ProtoField.new("Payload bytes between the last header and the pad", "rocescope.payload_len", ftypes.UINT32, nil, base.DEC, nil, "Payload bytes between the last header and the pad"))
 field("rocescope.warning", "text", "std", true, ProtoField.new("One problem found while decoding", "rocescope.warning", ftypes.STRING, nil, base.NONE, nil, "One problem found while decoding"))
+field("rocescope.lrh.vl", "uint", "std", false, ProtoField.new("LRH Virtual Lane", "rocescope.lrh.vl", ftypes.UINT8, nil, base.DEC, nil, "LRH Virtual Lane"))
+field("rocescope.lrh.lver", "uint", "std", false, ProtoField.new("LRH Link Version", "rocescope.lrh.lver", ftypes.UINT8, nil, base.DEC, nil, "LRH Link Version"))
+field("rocescope.lrh.sl", "uint", "std", false, ProtoField.new("LRH Service Level", "rocescope.lrh.sl", ftypes.UINT8, nil, base.DEC, nil, "LRH Service Level"))
+field("rocescope.lrh.lnh", "uint", "std", false, ProtoField.new("LRH Link Next Header (2 local, 3 global)", "rocescope.lrh.lnh", ftypes.UINT8, nil, base.DEC, nil, "LRH Link Next Header (2 local, 3 global)"))
+field("rocescope.lrh.dlid", "uint", "std", false, ProtoField.new("LRH Destination Local ID", "rocescope.lrh.dlid", ftypes.UINT16, nil, base.DEC, nil, "LRH Destination Local ID"))
+field("rocescope.lrh.pktlen", "uint", "std", false, ProtoField.new("LRH Packet Length in words, LRH..ICRC", "rocescope.lrh.pktlen", ftypes.UINT16, nil, base.DEC, nil, "LRH Packet Length in words, LRH..ICRC"))
+field("rocescope.lrh.slid", "uint", "std", false, ProtoField.new("LRH Source Local ID", "rocescope.lrh.slid", ftypes.UINT16, nil, base.DEC, nil, "LRH Source Local ID"))
 field("rocescope.bth.opcode", "uint", "std", false, ProtoField.new("BTH OpCode", "rocescope.bth.opcode", ftypes.UINT8, nil, base.DEC, nil, "BTH OpCode"))
 field("rocescope.bth.se", "bool", "std", false, ProtoField.new("BTH Solicited Event", "rocescope.bth.se", ftypes.UINT8, BOOL_STRINGS, base.DEC, nil, "BTH Solicited Event"))
 field("rocescope.bth.m", "bool", "std", false, ProtoField.new("BTH MigReq", "rocescope.bth.m", ftypes.UINT8, BOOL_STRINGS, base.DEC, nil, "BTH MigReq"))
@@ -68,6 +75,8 @@ field("rocescope.feth.sel", "uint", "std", false, ProtoField.new("FETH selectivi
 field("rocescope.feth.plt", "uint", "std", false, ProtoField.new("FETH placement type", "rocescope.feth.plt", ftypes.UINT8, nil, base.DEC, nil, "FETH placement type"))
 field("rocescope.icrc", "bytes", "std", false, ProtoField.new("Invariant CRC as it appears on the wire", "rocescope.icrc", ftypes.BYTES, nil, base.NONE, nil, "Invariant CRC as it appears on the wire"))
 field("rocescope.icrc.status", "enum", "std", false, ProtoField.new("ICRC verdict", "rocescope.icrc.status", ftypes.STRING, nil, base.NONE, nil, "ICRC verdict"))
+field("rocescope.vcrc", "bytes", "std", false, ProtoField.new("Variant CRC of a native InfiniBand packet as it appears on the wire", "rocescope.vcrc", ftypes.BYTES, nil, base.NONE, nil, "Variant CRC of a native InfiniBand packet as it appears on the wire"))
+field("rocescope.vcrc.status", "enum", "std", false, ProtoField.new("VCRC verdict", "rocescope.vcrc.status", ftypes.STRING, nil, base.NONE, nil, "VCRC verdict"))
 field("rocescope.cm.msg", "enum", "std", false, ProtoField.new("Connection Manager message", "rocescope.cm.msg", ftypes.STRING, nil, base.NONE, nil, "Connection Manager message"))
 field("rocescope.cm.local_qpn", "uint", "std", false, ProtoField.new("CM sender's QPN", "rocescope.cm.local_qpn", ftypes.UINT24, nil, base.DEC, nil, "CM sender's QPN"))
 field("rocescope.cm.remote_qpn", "uint", "std", false, ProtoField.new("CM peer's QPN (DREQ)", "rocescope.cm.remote_qpn", ftypes.UINT24, nil, base.DEC, nil, "CM peer's QPN (DREQ)"))
@@ -138,6 +147,7 @@ field("rocescope.erd.nack.psn", "uint", "erd", true, ProtoField.new("ERD NACK: l
 ENUM_VALUES["rocescope.profile"] = {["std"] = true, ["dcp"] = true, ["sdr"] = true, ["flor"] = true, ["netrt"] = true, ["erd"] = true}
 ENUM_VALUES["rocescope.aeth.kind"] = {["ack"] = true, ["rnr_nak"] = true, ["nak"] = true, ["reserved"] = true}
 ENUM_VALUES["rocescope.icrc.status"] = {["good"] = true, ["bad"] = true, ["absent"] = true, ["truncated"] = true}
+ENUM_VALUES["rocescope.vcrc.status"] = {["good"] = true, ["bad"] = true, ["absent"] = true, ["truncated"] = true}
 ENUM_VALUES["rocescope.cm.msg"] = {["req"] = true, ["rep"] = true, ["rtu"] = true, ["dreq"] = true, ["drep"] = true, ["rej"] = true, ["mra"] = true}
 ENUM_VALUES["rocescope.sdr.ctrl.type"] = {["cts"] = true, ["sr_ack"] = true, ["sr_nack"] = true, ["ec_ack"] = true, ["ec_nack"] = true}
 ENUM_VALUES["rocescope.flor.send.type"] = {["data"] = true, ["write_retx"] = true, ["addr_req"] = true, ["addr_resp"] = true}
@@ -145,6 +155,13 @@ ENUM_VALUES["rocescope.netrt.type"] = {["request"] = true, ["unfulfilled"] = tru
 
 -- ==== generated: the tree's groups (codec/src/field_group.rs) ====
 local FIELD_GROUP = {
+    ["rocescope.lrh.vl"] = "lrh",
+    ["rocescope.lrh.lver"] = "lrh",
+    ["rocescope.lrh.sl"] = "lrh",
+    ["rocescope.lrh.lnh"] = "lrh",
+    ["rocescope.lrh.dlid"] = "lrh",
+    ["rocescope.lrh.pktlen"] = "lrh",
+    ["rocescope.lrh.slid"] = "lrh",
     ["rocescope.bth.opcode"] = "bth",
     ["rocescope.bth.se"] = "bth",
     ["rocescope.bth.m"] = "bth",
@@ -182,6 +199,8 @@ local FIELD_GROUP = {
     ["rocescope.feth.plt"] = "feth",
     ["rocescope.icrc"] = "icrc",
     ["rocescope.icrc.status"] = "icrc",
+    ["rocescope.vcrc"] = "vcrc",
+    ["rocescope.vcrc.status"] = "vcrc",
     ["rocescope.cm.msg"] = "cm",
     ["rocescope.cm.local_qpn"] = "cm",
     ["rocescope.cm.remote_qpn"] = "cm",
@@ -247,6 +266,7 @@ local FIELD_GROUP = {
 }
 local GROUP_LABEL = {
     ["frame"] = "Frame",
+    ["lrh"] = "Local Route Header (LRH)",
     ["bth"] = "Base Transport Header (BTH)",
     ["rdeth"] = "RDETH",
     ["deth"] = "DETH",
@@ -260,6 +280,7 @@ local GROUP_LABEL = {
     ["ieth"] = "IETH",
     ["feth"] = "FETH",
     ["icrc"] = "Invariant CRC",
+    ["vcrc"] = "Variant CRC",
     ["cm"] = "Connection Manager MAD",
     ["pfc"] = "PAUSE / PFC",
     ["dcp"] = "DCP",
@@ -323,6 +344,17 @@ end
 -- not shown), off = first byte, len = bytes (big-endian), and for a bit field shift = its lowest bit,
 -- mask = its bits once shifted}.
 local HDR = {
+    lrh = {len = 8, layer = "LRH", fields = {
+        {key = "vl", name = "rocescope.lrh.vl", off = 0, len = 1, shift = 4, mask = 0xf},
+        {key = "lver", name = "rocescope.lrh.lver", off = 0, len = 1, shift = 0, mask = 0xf},
+        {key = "sl", name = "rocescope.lrh.sl", off = 1, len = 1, shift = 4, mask = 0xf},
+        {key = "resv2", off = 1, len = 1, shift = 2, mask = 0x3},
+        {key = "lnh", name = "rocescope.lrh.lnh", off = 1, len = 1, shift = 0, mask = 0x3},
+        {key = "dlid", name = "rocescope.lrh.dlid", off = 2, len = 2},
+        {key = "resv5", off = 4, len = 2, shift = 11, mask = 0x1f},
+        {key = "pkt_len", name = "rocescope.lrh.pktlen", off = 4, len = 2, shift = 0, mask = 0x7ff},
+        {key = "slid", name = "rocescope.lrh.slid", off = 6, len = 2},
+    }},
     bth = {len = 12, layer = "BTH", fields = {
         {key = "opcode", name = "rocescope.bth.opcode", off = 0, len = 1},
         {key = "se", name = "rocescope.bth.se", off = 1, len = 1, shift = 7, mask = 0x1},
@@ -570,12 +602,12 @@ local CM_MSGS = {[0x0010] = "req", [0x0011] = "mra", [0x0012] = "rej", [0x0013] 
 -- ==== generated: warning texts (codec/src/warning.rs: Layer::name, templates) ====
 -- LAYER[key] = Layer::name.
 local LAYER = {
-    link = "link header", vlan = "VLAN tag", ipv4 = "IPv4 header", ipv6 = "IPv6 header", grh = "GRH", udp = "UDP header",
-    bth = "BTH", rdeth = "RDETH", deth = "DETH", xrceth = "XRCETH", feth = "FETH", reth = "RETH",
-    atomiceth = "AtomicETH", aeth = "AETH", atomicacketh = "AtomicAckETH", immdt = "ImmDt", ieth = "IETH", irn_sack = "IRN SACK",
-    cnp = "CNP reserved bytes", payload = "payload", icrc = "ICRC", cm = "CM MAD", pfc = "MAC control frame", dcpeth = "DCPETH",
-    sseth = "SSNETH", tcp = "TCP header", sdr = "SDR control message", sdr_data = "SDR data packet", flor = "Flor header", flor_ack = "Flor ACK",
-    netrt = "NetRT message", erd = "ERD header", erd_nack = "ERD NACK stream", detection = "profile detection",
+    link = "link header", lrh = "LRH", vlan = "VLAN tag", ipv4 = "IPv4 header", ipv6 = "IPv6 header", grh = "GRH",
+    udp = "UDP header", bth = "BTH", rdeth = "RDETH", deth = "DETH", xrceth = "XRCETH", feth = "FETH",
+    reth = "RETH", atomiceth = "AtomicETH", aeth = "AETH", atomicacketh = "AtomicAckETH", immdt = "ImmDt", ieth = "IETH",
+    irn_sack = "IRN SACK", cnp = "CNP reserved bytes", payload = "payload", icrc = "ICRC", vcrc = "VCRC", cm = "CM MAD",
+    pfc = "MAC control frame", dcpeth = "DCPETH", sseth = "SSNETH", tcp = "TCP header", sdr = "SDR control message", sdr_data = "SDR data packet",
+    flor = "Flor header", flor_ack = "Flor ACK", netrt = "NetRT message", erd = "ERD header", erd_nack = "ERD NACK stream", detection = "profile detection",
 }
 -- W.<key>(values...): the text of a warning (Warning's Display), X.<key>(values...): of an
 -- extension problem (ExtProblem's Display), each from its template; the values narrowed as
@@ -620,6 +652,9 @@ function W.aeth_reserved(syndrome)
 end
 function W.icrc_mismatch(wire, computed)
     return string.format("ICRC mismatch: wire %08x computed %08x", wire, computed)
+end
+function W.vcrc_mismatch(wire, computed)
+    return string.format("VCRC mismatch: wire %04x computed %04x", wire, computed)
 end
 function W.ipv4_checksum(wire, computed)
     return string.format("IPv4 header checksum 0x%04x where 0x%04x was expected", wire, computed)
@@ -667,6 +702,7 @@ W.vlan_depth = "not decoded: more than two VLAN tags"
 W.ipv4_fragment = "not decoded: IPv4 fragment"
 W.ipv6_ext = "not decoded: IPv6 extension headers"
 W.grh_next_header = "not decoded: GRH next header is not the IBA transport"
+W.lrh_raw_packet = "not decoded: raw packet (LRH LNH 0 or 1)"
 -- Whether a text is a Truncated warning's (Warnings::problem_count leaves those out).
 function W.is_truncated(text) return text:sub(1, 13) == "truncated in " end
 
@@ -1058,7 +1094,7 @@ local AETH_SYNDROME = {
     [254] = {kind = "reserved"},
     [255] = {kind = "reserved"},
 }
-K.ib = {icrc_len = 4, cnp_reserved = 16, ho_msn_len = 3, atomic_write_len = 8}
+K.ib = {icrc_len = 4, cnp_reserved = 16, ho_msn_len = 3, atomic_write_len = 8, vcrc_len = 2, lnh_local = 2, lnh_global = 3, pkt_len_unit = 4}
 
 -- ==== end of the generated part; what follows is dissector/template.lua ====
 
@@ -1083,7 +1119,8 @@ K.ib = {icrc_len = 4, cnp_reserved = 16, ho_msn_len = 3, atomic_write_len = 8}
 -- it, and decodes it from the link header on exactly as the codec's `Frame::parse` does
 -- (codec/src/frame.rs): Ethernet / Linux cooked v1 / v2 / raw IP, up to two VLAN tags,
 -- IPv4 / IPv6, UDP port 4791 on either side (RoCEv2), EtherType 0x8915 (RoCEv1 GRH), EtherType
--- 0x8808 (PAUSE / PFC). It then adds the fields in the order of `Frame::visit`. Decoding the raw
+-- 0x8808 (PAUSE / PFC); or native InfiniBand (LRH, GRH or not, BTH ..., ICRC, VCRC;
+-- docs/link-types.md). It then adds the fields in the order of `Frame::visit`. Decoding the raw
 -- frame (rather than the UDP payload Wireshark hands over) is what makes `tshark -T fields` print
 -- what `rocescope decode --format fields` prints for every frame, RoCE or not: lengths come from
 -- the IP / UDP / GRH headers as the codec reads them, snaplen-cut frames are flagged the same
@@ -1443,13 +1480,20 @@ local function crc_masked(crc, s, from, n, masks)
     return crc
 end
 
--- IcrcNet + icrc::compute: returns the value whose little-endian bytes are on the wire.
+-- IcrcNet + icrc::compute: returns the value whose little-endian bytes are on the wire. A local
+-- native InfiniBand packet (no network header) has its LRH covered, VL as ones; every other
+-- packet has 8 bytes of ones in its place.
 local function icrc_compute(fr, p)
     local s, net = fr.s, fr.net
     local crc = 0xffffffff
-    for _ = 1, 8 do crc = crc_byte(crc, 0xff) end
-    local o = net.off
-    if net.kind == "ipv4" then
+    if fr.lrh and not net then
+        crc = crc_masked(crc, s, 0, HDR.lrh.len, {[0] = bor(u8(s, 0), 0xf0)})
+    else
+        for _ = 1, 8 do crc = crc_byte(crc, 0xff) end
+    end
+    local o = net and net.off
+    if not net then -- a local InfiniBand packet: the BTH follows the LRH
+    elseif net.kind == "ipv4" then
         crc = crc_masked(crc, s, o, net.hdr_len, {[1] = 0xff, [8] = 0xff, [10] = 0xff, [11] = 0xff})
         crc = crc_masked(crc, s, o + net.hdr_len, 8, {[6] = 0xff, [7] = 0xff})
     else -- ipv6, grh
@@ -1463,6 +1507,23 @@ local function icrc_compute(fr, p)
     crc = crc_masked(crc, s, p.off, bth.len, {[bth.at.fecn.off] = 0xff})
     crc = crc_range(crc, s, p.off + bth.len, p.off + p.icrc_at)
     return bxor(crc, 0xffffffff)
+end
+
+-- ---- CRC-16 (native InfiniBand's VCRC, codec/src/ib/vcrc.rs: polynomial 0x100B reflected) ----
+
+local VCRC_TABLE = {}
+for i = 0, 255 do
+    local c = i
+    for _ = 1, 8 do
+        if band(c, 1) ~= 0 then c = bxor(0xD008, rshift(c, 1)) else c = rshift(c, 1) end
+    end
+    VCRC_TABLE[i] = c
+end
+-- vcrc::compute over the frame's bytes [0, n): the value whose little-endian bytes are on the wire.
+local function vcrc_compute(s, n)
+    local c = 0xffff
+    for i = 1, n do c = bxor(VCRC_TABLE[band(bxor(c, s:byte(i)), 0xff)], rshift(c, 8)) end
+    return bxor(c, 0xffff)
 end
 
 -- The IPv4 header checksum (RFC 1071 over the header as captured, checksum field as zero).
@@ -2290,6 +2351,74 @@ local function parse_grh(fr, l3)
     parse_roce(fr, l3 + 40, len)
 end
 
+-- Frame::parse_ib: native InfiniBand (link type 247, docs/link-types.md). The LRH (HDR.lrh), whose
+-- PktLen counts the words from its first byte through the ICRC; the VCRC after them when the frame
+-- is that long; then the BTH (LNH local), a GRH and the BTH (LNH global), or a raw packet (flagged).
+local function parse_ib(fr)
+    local s, n, w = fr.s, fr.caplen, fr.wire_len
+    local lrh = HDR.lrh.len
+    if n < lrh then
+        if n < w then return short(fr, LAYER.lrh, lrh, n) end
+        warn(fr, W.too_short(LAYER.lrh, w, lrh))
+        return
+    end
+    fr.lrh = true
+    local pkt_len = hval(s, 0, "lrh", "pkt_len") * K.ib.pkt_len_unit
+    if pkt_len < lrh then
+        fr.truncated = n < w
+        fr.vcrc = "absent"
+        warn(fr, W.too_short(LAYER.lrh, pkt_len, lrh))
+        return
+    end
+    local vlen = K.ib.vcrc_len
+    if pkt_len > w then
+        warn(fr, W.beyond_frame(LAYER.lrh, pkt_len, w))
+        pkt_len = w
+    elseif w >= pkt_len + vlen then
+        fr.vcrc_off = pkt_len
+    end
+    local o = fr.vcrc_off
+    if not o then
+        fr.vcrc = "absent"
+    elseif o + vlen > n then
+        fr.truncated = true
+        fr.vcrc = "truncated"
+    else
+        local wire = u8(s, o) + u8(s, o + 1) * 256
+        local computed = vcrc_compute(s, o)
+        if wire == computed then
+            fr.vcrc = "good"
+        else
+            warn(fr, W.vcrc_mismatch(wire, computed))
+            fr.vcrc = "bad"
+        end
+    end
+    local lnh = hval(s, 0, "lrh", "lnh")
+    if lnh == K.ib.lnh_local then
+        parse_roce(fr, lrh, pkt_len - lrh)
+    elseif lnh == K.ib.lnh_global then
+        if pkt_len < lrh + 40 then
+            fr.truncated = n < pkt_len
+            warn(fr, W.too_short(LAYER.lrh, pkt_len, lrh + 40))
+            return
+        end
+        local have = n - lrh
+        if have < 40 then
+            fr.truncated = true
+            warn(fr, W.truncated(LAYER.grh, 40, have))
+            return
+        end
+        fr.net = {kind = "grh", off = lrh, hdr_len = 40}
+        if u8(s, lrh + 6) ~= 0x1b then
+            warn(fr, W.grh_next_header)
+            return
+        end
+        parse_roce(fr, lrh + 40, math.max(pkt_len - lrh - 40, 0))
+    else
+        warn(fr, W.lrh_raw_packet)
+    end
+end
+
 -- mac_control.rs: PAUSE (one pause time), PFC (class-enable vector, eight), K.mac_control.
 local function parse_mac_control(fr, off)
     local have = fr.caplen - off
@@ -2362,6 +2491,10 @@ end
 local function decode(link, s, wire_len, profile, memo)
     local fr = {link = link, s = s, caplen = #s, wire_len = math.max(wire_len, #s), warnings = {}, nwarn = 0, ncut = 0,
         truncated = false, profile = "std", decode_profile = profile or "std", memo = memo or {}}
+    if link == "ib" then
+        parse_ib(fr)
+        return fr
+    end
     local ethertype, l3 = parse_link(fr)
     if not ethertype then
         fr.truncated = fr.caplen < fr.wire_len
@@ -3044,7 +3177,17 @@ end
 -- Decoded::visit: the frame's fields (Frame::visit), then what the decoder's memory adds.
 local function visit(fr, emit)
     if fr.nacks then emit("rocescope.profile", nil, 0, "erd") end
-    if fr.roce then visit_roce(fr, fr.roce, emit) end
+    if fr.lrh then emit_header(fr.s, "lrh", 0, emit) end
+    if fr.roce then
+        visit_roce(fr, fr.roce, emit)
+    elseif fr.lrh and fr.truncated then
+        emit("rocescope.truncated", nil, 0, 1)
+    end
+    if fr.lrh then
+        local o, vlen = fr.vcrc_off, K.ib.vcrc_len
+        if o and o + vlen <= fr.caplen then emit("rocescope.vcrc", o, vlen) end
+        if fr.vcrc then emit("rocescope.vcrc.status", nil, 0, fr.vcrc) end
+    end
     local mc = fr.mac_ctrl_off
     if mc then
         emit("rocescope.truncated", nil, 0, fr.truncated and 1 or 0)
@@ -3052,7 +3195,7 @@ local function visit(fr, emit)
         if layout.class_enable then emit_f(emit, "rocescope.pfc.class_enable", mc, layout.class_enable) end
         for _, q in ipairs(layout.quanta) do emit("rocescope.pfc.quanta", mc + q, qlen, READ[qlen](fr.s, mc + q)) end
     end
-    if not fr.roce and not mc and fr.truncated then emit("rocescope.truncated", nil, 0, 1) end
+    if not fr.roce and not mc and not fr.lrh and fr.truncated then emit("rocescope.truncated", nil, 0, 1) end
     for _, w in ipairs(fr.warnings) do emit("rocescope.warning", nil, 0, w) end
     if fr.nwarn > #fr.warnings then
         emit("rocescope.warning", nil, 0, W.not_kept(fr.nwarn - #fr.warnings))
@@ -3077,7 +3220,7 @@ local function render(fr, tvb, pinfo, tree)
         items[#items + 1] = {name, off, len, value}
     end)
     if #items == 0 then return end
-    local start = fr.roce_off or fr.mac_ctrl_off or (fr.nacks and fr.nacks.poff) or 0
+    local start = (fr.lrh and 0) or fr.roce_off or fr.mac_ctrl_off or (fr.nacks and fr.nacks.poff) or 0
     local caplen = fr.caplen
     local root
     if start < caplen then
@@ -3130,7 +3273,7 @@ local function render(fr, tvb, pinfo, tree)
     local p = fr.roce
     if p then
         local s = fr.s
-        pinfo.cols.protocol:set(fr.net and fr.net.kind == "grh" and "RoCEv1" or "RoCEv2")
+        pinfo.cols.protocol:set(fr.lrh and "InfiniBand" or fr.net and fr.net.kind == "grh" and "RoCEv1" or "RoCEv2")
         local info = sfmt("%s QP=%d PSN=%d", opcode_name(p), hval(s, p.off, "bth", "dest_qp"), hval(s, p.off, "bth", "psn"))
         if hval(s, p.off, "bth", "ack_req") == 1 then info = info .. " A" end
         local a = hdr_at(p, "aeth")
@@ -3141,6 +3284,7 @@ local function render(fr, tvb, pinfo, tree)
         if p.payload_len > 0 then info = info .. sfmt(" len=%d", p.payload_len) end
         if fr.cm_off then info = info .. " CM " .. string.upper(CM_MSGS[rd(s, fr.cm_off, L.cm.attr_id)]) end
         if fr.icrc and fr.icrc ~= "good" then info = info .. " ICRC " .. fr.icrc end
+        if fr.vcrc and fr.vcrc ~= "good" then info = info .. " VCRC " .. fr.vcrc end
         if fr.truncated then info = info .. " [truncated]" end
         if fr.profile ~= "std" then info = info .. " [" .. fr.profile .. "]" end
         pinfo.cols.info:set(info)
@@ -3156,17 +3300,32 @@ end
 
 local encap_field = Field.new("frame.encap_type")
 local frame_field = Field.new("frame")
+local erf_type_field = Field.new("erf.types.type")
 local ENCAPS = wtap_encaps or {}
+-- Wireshark's encapsulations (wtap.h) of the link types rocescope reads (docs/link-types.md):
+-- raw IP is LINKTYPE_RAW (101) and DLT_RAW (12, 14), RAW_IP4 and RAW_IP6 are 228 and 229,
+-- INFINIBAND is 247 (in versions whose wiretap maps it; 4.0 refuses such files). ERF records of
+-- type 21 (INFINIBAND, an Endace DAG capture) hold the same packets.
 local LINKS = {
     [ENCAPS.ETHERNET or 1] = "eth",
     [ENCAPS.SLL or 25] = "sll",
     [ENCAPS.SLL2 or 210] = "sll2",
     [ENCAPS.RAW_IP or 7] = "raw",
+    [ENCAPS.RAW_IP4 or 129] = "raw",
+    [ENCAPS.RAW_IP6 or 130] = "raw",
+    [ENCAPS.INFINIBAND or 150] = "ib",
+    [ENCAPS.ERF or 98] = "erf",
+    erf_infiniband = 21,
 }
 
 local function link_type()
     local encap = encap_field()
-    return encap and LINKS[encap.value]
+    local link = encap and LINKS[encap.value]
+    if link == "erf" then
+        local t = erf_type_field()
+        return t and t.value == LINKS.erf_infiniband and "ib" or nil
+    end
+    return link
 end
 
 -- Called from udp.port 4791 or ethertype 0x8915 (replace_infiniband) with the UDP payload or

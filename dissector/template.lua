@@ -19,7 +19,8 @@
 -- it, and decodes it from the link header on exactly as the codec's `Frame::parse` does
 -- (codec/src/frame.rs): Ethernet / Linux cooked v1 / v2 / raw IP, up to two VLAN tags,
 -- IPv4 / IPv6, UDP port 4791 on either side (RoCEv2), EtherType 0x8915 (RoCEv1 GRH), EtherType
--- 0x8808 (PAUSE / PFC). It then adds the fields in the order of `Frame::visit`. Decoding the raw
+-- 0x8808 (PAUSE / PFC); or native InfiniBand (LRH, GRH or not, BTH ..., ICRC, VCRC;
+-- docs/link-types.md). It then adds the fields in the order of `Frame::visit`. Decoding the raw
 -- frame (rather than the UDP payload Wireshark hands over) is what makes `tshark -T fields` print
 -- what `rocescope decode --format fields` prints for every frame, RoCE or not: lengths come from
 -- the IP / UDP / GRH headers as the codec reads them, snaplen-cut frames are flagged the same
@@ -379,13 +380,20 @@ local function crc_masked(crc, s, from, n, masks)
     return crc
 end
 
--- IcrcNet + icrc::compute: returns the value whose little-endian bytes are on the wire.
+-- IcrcNet + icrc::compute: returns the value whose little-endian bytes are on the wire. A local
+-- native InfiniBand packet (no network header) has its LRH covered, VL as ones; every other
+-- packet has 8 bytes of ones in its place.
 local function icrc_compute(fr, p)
     local s, net = fr.s, fr.net
     local crc = 0xffffffff
-    for _ = 1, 8 do crc = crc_byte(crc, 0xff) end
-    local o = net.off
-    if net.kind == "ipv4" then
+    if fr.lrh and not net then
+        crc = crc_masked(crc, s, 0, HDR.lrh.len, {[0] = bor(u8(s, 0), 0xf0)})
+    else
+        for _ = 1, 8 do crc = crc_byte(crc, 0xff) end
+    end
+    local o = net and net.off
+    if not net then -- a local InfiniBand packet: the BTH follows the LRH
+    elseif net.kind == "ipv4" then
         crc = crc_masked(crc, s, o, net.hdr_len, {[1] = 0xff, [8] = 0xff, [10] = 0xff, [11] = 0xff})
         crc = crc_masked(crc, s, o + net.hdr_len, 8, {[6] = 0xff, [7] = 0xff})
     else -- ipv6, grh
@@ -399,6 +407,23 @@ local function icrc_compute(fr, p)
     crc = crc_masked(crc, s, p.off, bth.len, {[bth.at.fecn.off] = 0xff})
     crc = crc_range(crc, s, p.off + bth.len, p.off + p.icrc_at)
     return bxor(crc, 0xffffffff)
+end
+
+-- ---- CRC-16 (native InfiniBand's VCRC, codec/src/ib/vcrc.rs: polynomial 0x100B reflected) ----
+
+local VCRC_TABLE = {}
+for i = 0, 255 do
+    local c = i
+    for _ = 1, 8 do
+        if band(c, 1) ~= 0 then c = bxor(0xD008, rshift(c, 1)) else c = rshift(c, 1) end
+    end
+    VCRC_TABLE[i] = c
+end
+-- vcrc::compute over the frame's bytes [0, n): the value whose little-endian bytes are on the wire.
+local function vcrc_compute(s, n)
+    local c = 0xffff
+    for i = 1, n do c = bxor(VCRC_TABLE[band(bxor(c, s:byte(i)), 0xff)], rshift(c, 8)) end
+    return bxor(c, 0xffff)
 end
 
 -- The IPv4 header checksum (RFC 1071 over the header as captured, checksum field as zero).
@@ -1226,6 +1251,74 @@ local function parse_grh(fr, l3)
     parse_roce(fr, l3 + 40, len)
 end
 
+-- Frame::parse_ib: native InfiniBand (link type 247, docs/link-types.md). The LRH (HDR.lrh), whose
+-- PktLen counts the words from its first byte through the ICRC; the VCRC after them when the frame
+-- is that long; then the BTH (LNH local), a GRH and the BTH (LNH global), or a raw packet (flagged).
+local function parse_ib(fr)
+    local s, n, w = fr.s, fr.caplen, fr.wire_len
+    local lrh = HDR.lrh.len
+    if n < lrh then
+        if n < w then return short(fr, LAYER.lrh, lrh, n) end
+        warn(fr, W.too_short(LAYER.lrh, w, lrh))
+        return
+    end
+    fr.lrh = true
+    local pkt_len = hval(s, 0, "lrh", "pkt_len") * K.ib.pkt_len_unit
+    if pkt_len < lrh then
+        fr.truncated = n < w
+        fr.vcrc = "absent"
+        warn(fr, W.too_short(LAYER.lrh, pkt_len, lrh))
+        return
+    end
+    local vlen = K.ib.vcrc_len
+    if pkt_len > w then
+        warn(fr, W.beyond_frame(LAYER.lrh, pkt_len, w))
+        pkt_len = w
+    elseif w >= pkt_len + vlen then
+        fr.vcrc_off = pkt_len
+    end
+    local o = fr.vcrc_off
+    if not o then
+        fr.vcrc = "absent"
+    elseif o + vlen > n then
+        fr.truncated = true
+        fr.vcrc = "truncated"
+    else
+        local wire = u8(s, o) + u8(s, o + 1) * 256
+        local computed = vcrc_compute(s, o)
+        if wire == computed then
+            fr.vcrc = "good"
+        else
+            warn(fr, W.vcrc_mismatch(wire, computed))
+            fr.vcrc = "bad"
+        end
+    end
+    local lnh = hval(s, 0, "lrh", "lnh")
+    if lnh == K.ib.lnh_local then
+        parse_roce(fr, lrh, pkt_len - lrh)
+    elseif lnh == K.ib.lnh_global then
+        if pkt_len < lrh + 40 then
+            fr.truncated = n < pkt_len
+            warn(fr, W.too_short(LAYER.lrh, pkt_len, lrh + 40))
+            return
+        end
+        local have = n - lrh
+        if have < 40 then
+            fr.truncated = true
+            warn(fr, W.truncated(LAYER.grh, 40, have))
+            return
+        end
+        fr.net = {kind = "grh", off = lrh, hdr_len = 40}
+        if u8(s, lrh + 6) ~= 0x1b then
+            warn(fr, W.grh_next_header)
+            return
+        end
+        parse_roce(fr, lrh + 40, math.max(pkt_len - lrh - 40, 0))
+    else
+        warn(fr, W.lrh_raw_packet)
+    end
+end
+
 -- mac_control.rs: PAUSE (one pause time), PFC (class-enable vector, eight), K.mac_control.
 local function parse_mac_control(fr, off)
     local have = fr.caplen - off
@@ -1298,6 +1391,10 @@ end
 local function decode(link, s, wire_len, profile, memo)
     local fr = {link = link, s = s, caplen = #s, wire_len = math.max(wire_len, #s), warnings = {}, nwarn = 0, ncut = 0,
         truncated = false, profile = "std", decode_profile = profile or "std", memo = memo or {}}
+    if link == "ib" then
+        parse_ib(fr)
+        return fr
+    end
     local ethertype, l3 = parse_link(fr)
     if not ethertype then
         fr.truncated = fr.caplen < fr.wire_len
@@ -1980,7 +2077,17 @@ end
 -- Decoded::visit: the frame's fields (Frame::visit), then what the decoder's memory adds.
 local function visit(fr, emit)
     if fr.nacks then emit("rocescope.profile", nil, 0, "erd") end
-    if fr.roce then visit_roce(fr, fr.roce, emit) end
+    if fr.lrh then emit_header(fr.s, "lrh", 0, emit) end
+    if fr.roce then
+        visit_roce(fr, fr.roce, emit)
+    elseif fr.lrh and fr.truncated then
+        emit("rocescope.truncated", nil, 0, 1)
+    end
+    if fr.lrh then
+        local o, vlen = fr.vcrc_off, K.ib.vcrc_len
+        if o and o + vlen <= fr.caplen then emit("rocescope.vcrc", o, vlen) end
+        if fr.vcrc then emit("rocescope.vcrc.status", nil, 0, fr.vcrc) end
+    end
     local mc = fr.mac_ctrl_off
     if mc then
         emit("rocescope.truncated", nil, 0, fr.truncated and 1 or 0)
@@ -1988,7 +2095,7 @@ local function visit(fr, emit)
         if layout.class_enable then emit_f(emit, "rocescope.pfc.class_enable", mc, layout.class_enable) end
         for _, q in ipairs(layout.quanta) do emit("rocescope.pfc.quanta", mc + q, qlen, READ[qlen](fr.s, mc + q)) end
     end
-    if not fr.roce and not mc and fr.truncated then emit("rocescope.truncated", nil, 0, 1) end
+    if not fr.roce and not mc and not fr.lrh and fr.truncated then emit("rocescope.truncated", nil, 0, 1) end
     for _, w in ipairs(fr.warnings) do emit("rocescope.warning", nil, 0, w) end
     if fr.nwarn > #fr.warnings then
         emit("rocescope.warning", nil, 0, W.not_kept(fr.nwarn - #fr.warnings))
@@ -2013,7 +2120,7 @@ local function render(fr, tvb, pinfo, tree)
         items[#items + 1] = {name, off, len, value}
     end)
     if #items == 0 then return end
-    local start = fr.roce_off or fr.mac_ctrl_off or (fr.nacks and fr.nacks.poff) or 0
+    local start = (fr.lrh and 0) or fr.roce_off or fr.mac_ctrl_off or (fr.nacks and fr.nacks.poff) or 0
     local caplen = fr.caplen
     local root
     if start < caplen then
@@ -2066,7 +2173,7 @@ local function render(fr, tvb, pinfo, tree)
     local p = fr.roce
     if p then
         local s = fr.s
-        pinfo.cols.protocol:set(fr.net and fr.net.kind == "grh" and "RoCEv1" or "RoCEv2")
+        pinfo.cols.protocol:set(fr.lrh and "InfiniBand" or fr.net and fr.net.kind == "grh" and "RoCEv1" or "RoCEv2")
         local info = sfmt("%s QP=%d PSN=%d", opcode_name(p), hval(s, p.off, "bth", "dest_qp"), hval(s, p.off, "bth", "psn"))
         if hval(s, p.off, "bth", "ack_req") == 1 then info = info .. " A" end
         local a = hdr_at(p, "aeth")
@@ -2077,6 +2184,7 @@ local function render(fr, tvb, pinfo, tree)
         if p.payload_len > 0 then info = info .. sfmt(" len=%d", p.payload_len) end
         if fr.cm_off then info = info .. " CM " .. string.upper(CM_MSGS[rd(s, fr.cm_off, L.cm.attr_id)]) end
         if fr.icrc and fr.icrc ~= "good" then info = info .. " ICRC " .. fr.icrc end
+        if fr.vcrc and fr.vcrc ~= "good" then info = info .. " VCRC " .. fr.vcrc end
         if fr.truncated then info = info .. " [truncated]" end
         if fr.profile ~= "std" then info = info .. " [" .. fr.profile .. "]" end
         pinfo.cols.info:set(info)
@@ -2092,17 +2200,32 @@ end
 
 local encap_field = Field.new("frame.encap_type")
 local frame_field = Field.new("frame")
+local erf_type_field = Field.new("erf.types.type")
 local ENCAPS = wtap_encaps or {}
+-- Wireshark's encapsulations (wtap.h) of the link types rocescope reads (docs/link-types.md):
+-- raw IP is LINKTYPE_RAW (101) and DLT_RAW (12, 14), RAW_IP4 and RAW_IP6 are 228 and 229,
+-- INFINIBAND is 247 (in versions whose wiretap maps it; 4.0 refuses such files). ERF records of
+-- type 21 (INFINIBAND, an Endace DAG capture) hold the same packets.
 local LINKS = {
     [ENCAPS.ETHERNET or 1] = "eth",
     [ENCAPS.SLL or 25] = "sll",
     [ENCAPS.SLL2 or 210] = "sll2",
     [ENCAPS.RAW_IP or 7] = "raw",
+    [ENCAPS.RAW_IP4 or 129] = "raw",
+    [ENCAPS.RAW_IP6 or 130] = "raw",
+    [ENCAPS.INFINIBAND or 150] = "ib",
+    [ENCAPS.ERF or 98] = "erf",
+    erf_infiniband = 21,
 }
 
 local function link_type()
     local encap = encap_field()
-    return encap and LINKS[encap.value]
+    local link = encap and LINKS[encap.value]
+    if link == "erf" then
+        local t = erf_type_field()
+        return t and t.value == LINKS.erf_infiniband and "ib" or nil
+    end
+    return link
 end
 
 -- Called from udp.port 4791 or ethertype 0x8915 (replace_infiniband) with the UDP payload or

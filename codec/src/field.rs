@@ -99,7 +99,7 @@ use FieldType::*;
 pub const PROFILE_VALUES: &[&str] = &["std", "dcp", "sdr", "flor", "netrt", "erd"];
 /// AETH kinds (`rocescope.aeth.kind`).
 pub const AETH_KIND_VALUES: &[&str] = &["ack", "rnr_nak", "nak", "reserved"];
-/// ICRC verdicts (`rocescope.icrc.status`).
+/// ICRC and VCRC verdicts (`rocescope.icrc.status`, `rocescope.vcrc.status`).
 pub const ICRC_STATUS_VALUES: &[&str] = &["good", "bad", "absent", "truncated"];
 /// CM message kinds (`rocescope.cm.msg`).
 pub const CM_MSG_VALUES: &[&str] = &["req", "rep", "rtu", "dreq", "drep", "rej", "mra"];
@@ -117,6 +117,7 @@ registry! {
     PayloadLen = "rocescope.payload_len", UInt(32), "Payload bytes between the last header and the pad";
     Warning = "rocescope.warning", Text, "One problem found while decoding", repeated = true;
 
+    @header lrh;
     @header bth;
 
     @header rdeth;
@@ -136,6 +137,8 @@ registry! {
     @header feth;
     Icrc = "rocescope.icrc", Bytes, "Invariant CRC as it appears on the wire";
     IcrcStatus = "rocescope.icrc.status", Enum, "ICRC verdict", values = ICRC_STATUS_VALUES;
+    Vcrc = "rocescope.vcrc", Bytes, "Variant CRC of a native InfiniBand packet as it appears on the wire";
+    VcrcStatus = "rocescope.vcrc.status", Enum, "VCRC verdict", values = ICRC_STATUS_VALUES;
 
     CmMsg = "rocescope.cm.msg", Enum, "Connection Manager message", values = CM_MSG_VALUES;
     CmLocalQpn = "rocescope.cm.local_qpn", UInt(24), "CM sender's QPN";

@@ -16,6 +16,7 @@ pub const FRAME_LEVEL: &[&str] = &["profile", "truncated", "opcode_name", "paylo
 /// upper case; a test keeps the table complete).
 pub const LABELS: &[(&str, &str)] = &[
     (FRAME, "Frame"),
+    ("lrh", "Local Route Header (LRH)"),
     ("bth", "Base Transport Header (BTH)"),
     ("rdeth", "RDETH"),
     ("deth", "DETH"),
@@ -29,6 +30,7 @@ pub const LABELS: &[(&str, &str)] = &[
     ("ieth", "IETH"),
     ("feth", "FETH"),
     ("icrc", "Invariant CRC"),
+    ("vcrc", "Variant CRC"),
     ("cm", "Connection Manager MAD"),
     ("pfc", "PAUSE / PFC"),
     ("dcp", "DCP"),

@@ -1,8 +1,10 @@
 //! A captured frame decoded from its link header to the RoCE payload (WIRE.md A.1): link layer
 //! (Ethernet with 0-2 VLAN tags, Linux cooked v1/v2, raw IP), IPv4/IPv6 and UDP through
 //! etherparse's borrowed header slices, then RoCEv2 (UDP 4791 either way), RoCEv1 (EtherType
-//! 0x8915 + GRH), MAC control (PAUSE/PFC) and CM MADs. Parsing never allocates and never fails:
-//! what cannot be decoded becomes a warning, and decoding stops where the captured bytes stop.
+//! 0x8915 + GRH), MAC control (PAUSE/PFC) and CM MADs; or a native InfiniBand packet (link type
+//! 247: LRH, GRH or not, the same transport, ICRC and VCRC; docs/link-types.md). Parsing never
+//! allocates and never fails: what cannot be decoded becomes a warning, and decoding stops where
+//! the captured bytes stop.
 
 use core::ops::Range;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
@@ -11,6 +13,7 @@ use etherparse::{Ethernet2HeaderSlice, Ipv4HeaderSlice, Ipv6HeaderSlice, SingleV
 
 use crate::field::FieldId as F;
 use crate::ib::icrc::{self, IcrcNet};
+use crate::ib::{vcrc, Lrh, LrhRepr};
 use crate::ib::packet::Layout;
 use crate::ib::{Aeth, AtomicAckEth, AtomicEth, Bth, CmMad, Deth, Feth, Hdr, Ieth, ImmDt, Rdeth, Reth, RocePacket, Xrceth};
 use crate::mac_control::{self, MacControl};
@@ -29,6 +32,12 @@ const ETHERTYPE_IPV6: u16 = 0x86dd;
 const GRH_LEN: usize = 40;
 /// IPv6 next header / GRH NxtHdr value for the IBA transport.
 const NXT_HDR_IBA: u8 = 0x1b;
+/// Native InfiniBand: the LRH's LNH of a local packet (the BTH follows the LRH) and of a global
+/// one (a GRH follows the LRH).
+pub const LNH_IBA_LOCAL: u8 = 2;
+pub const LNH_IBA_GLOBAL: u8 = 3;
+/// The unit of the LRH's PktLen, in bytes.
+pub const PKT_LEN_UNIT: usize = 4;
 
 /// The capture's link type.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -39,8 +48,12 @@ pub enum LinkType {
     LinuxSll,
     /// Linux cooked capture v2 (276).
     LinuxSll2,
-    /// Raw IPv4/IPv6 (101).
+    /// Raw IPv4/IPv6 (101; 228 IPv4 and 229 IPv6; 12 and 14, DLT_RAW's values on some
+    /// systems): the IP version nibble decides.
     RawIp,
+    /// Native InfiniBand as ibdump writes it (LINKTYPE_INFINIBAND, 247): the frame starts with
+    /// the LRH and ends with the VCRC.
+    Infiniband,
 }
 
 impl LinkType {
@@ -50,7 +63,8 @@ impl LinkType {
             1 => LinkType::Ethernet,
             113 => LinkType::LinuxSll,
             276 => LinkType::LinuxSll2,
-            101 | 12 | 14 => LinkType::RawIp,
+            101 | 12 | 14 | 228 | 229 => LinkType::RawIp,
+            247 => LinkType::Infiniband,
             _ => return None,
         })
     }
@@ -219,6 +233,11 @@ pub struct Frame<'a> {
     cm_off: u32,
     truncated: bool,
     icrc: IcrcStatus,
+    /// Native InfiniBand: the LRH was captured whole (it is at offset 0).
+    lrh: bool,
+    /// Native InfiniBand: offset of the VCRC (0: none on the wire) and its verdict.
+    vcrc_off: u32,
+    vcrc: IcrcStatus,
     profile: Profile,
     ext: Ext,
     /// Problems found.
@@ -257,6 +276,9 @@ impl<'a> Frame<'a> {
             cm_off: 0,
             truncated: false,
             icrc: IcrcStatus::Unchecked,
+            lrh: false,
+            vcrc_off: 0,
+            vcrc: IcrcStatus::Unchecked,
             profile: Profile::Std,
             ext: Ext::None,
             warnings: Warnings::default(),
@@ -272,6 +294,9 @@ impl<'a> Frame<'a> {
     pub fn decode(&mut self, orig_len: usize, opts: &DecodeOptions) {
         let data = self.data;
         let wire_len = orig_len.max(data.len());
+        if self.link == LinkType::Infiniband {
+            return self.parse_ib(wire_len, opts);
+        }
         let Some((ethertype, l3)) = self.parse_link(wire_len) else {
             self.truncated = data.len() < wire_len;
             return;
@@ -302,6 +327,7 @@ impl<'a> Frame<'a> {
                 Some(h) => (u16::from_be_bytes([h[0], h[1]]), 20),
                 None => return self.short(Layer::Link, 20, d.len(), wire_len),
             },
+            LinkType::Infiniband => return None,
             LinkType::RawIp => match d.first() {
                 Some(b) if b >> 4 == 4 => (ETHERTYPE_IPV4, 0),
                 Some(b) if b >> 4 == 6 => (ETHERTYPE_IPV6, 0),
@@ -474,6 +500,85 @@ impl<'a> Frame<'a> {
         }
     }
 
+    /// Native InfiniBand (link type 247, docs/link-types.md): the LRH, whose PktLen counts the
+    /// 4-byte words from its first byte through the ICRC; the VCRC (2 bytes) follows them when
+    /// the frame is that long on the wire. LNH 3: a GRH then the transport; LNH 2: the
+    /// transport; LNH 0/1 (raw packets) are flagged, not decoded. The transport is decoded as
+    /// RoCE's, its ICRC over the LRH (VL as ones) or, with a GRH, as RoCEv1's
+    /// (`ib::icrc`); the VCRC over everything before it (`ib::vcrc`).
+    fn parse_ib(&mut self, wire_len: usize, opts: &DecodeOptions) {
+        let d = self.data;
+        if d.len() < LrhRepr::LEN {
+            self.short::<()>(Layer::Lrh, LrhRepr::LEN, d.len(), wire_len);
+            return;
+        }
+        self.lrh = true;
+        let lrh = Lrh::new_unchecked(&d[..LrhRepr::LEN]);
+        let mut pkt_len = lrh.pkt_len() as usize * PKT_LEN_UNIT;
+        if pkt_len < LrhRepr::LEN {
+            self.truncated = d.len() < wire_len;
+            self.vcrc = IcrcStatus::Absent;
+            return self.warnings.push(Warning::LengthTooShort {
+                layer: Layer::Lrh,
+                claimed: pkt_len as u32,
+                minimum: LrhRepr::LEN as u32,
+            });
+        }
+        if pkt_len > wire_len {
+            self.warnings.push(Warning::LengthBeyondFrame {
+                layer: Layer::Lrh,
+                claimed: pkt_len as u32,
+                available: wire_len as u32,
+            });
+            pkt_len = wire_len;
+        } else if wire_len >= pkt_len + vcrc::VCRC_LEN {
+            self.vcrc_off = pkt_len as u32;
+        }
+        self.vcrc = match self.vcrc_off as usize {
+            0 => IcrcStatus::Absent,
+            o => match d.get(o..o + vcrc::VCRC_LEN) {
+                None => {
+                    self.truncated = true;
+                    IcrcStatus::Truncated
+                }
+                Some(_) if !opts.verify => IcrcStatus::Unchecked,
+                Some(w) => {
+                    let wire = u16::from_le_bytes([w[0], w[1]]);
+                    let computed = vcrc::compute(&d[..o]);
+                    if wire == computed {
+                        IcrcStatus::Good
+                    } else {
+                        self.warnings.push(Warning::VcrcMismatch { wire, computed });
+                        IcrcStatus::Bad
+                    }
+                }
+            },
+        };
+        match lrh.lnh() {
+            LNH_IBA_LOCAL => self.parse_roce(LrhRepr::LEN, pkt_len - LrhRepr::LEN, opts),
+            LNH_IBA_GLOBAL => {
+                let l3 = LrhRepr::LEN;
+                if pkt_len < l3 + GRH_LEN {
+                    let (claimed, minimum) = (pkt_len as u32, (l3 + GRH_LEN) as u32);
+                    self.truncated = d.len() < pkt_len;
+                    return self.warnings.push(Warning::LengthTooShort { layer: Layer::Lrh, claimed, minimum });
+                }
+                let have = d.len() - l3;
+                if have < GRH_LEN {
+                    self.truncated = true;
+                    let (need, have) = (GRH_LEN as u16, have as u16);
+                    return self.warnings.push(Warning::Truncated { layer: Layer::Grh, need, have });
+                }
+                self.net = Some(Net::Grh { off: l3 as u32 });
+                if d[l3 + 6] != NXT_HDR_IBA {
+                    return self.warnings.push(Warning::Unsupported(Unsupported::GrhNextHeader));
+                }
+                self.parse_roce(l3 + GRH_LEN, pkt_len.saturating_sub(l3 + GRH_LEN), opts);
+            }
+            _ => self.warnings.push(Warning::Unsupported(Unsupported::LrhRawPacket)),
+        }
+    }
+
     /// RoCEv1: GRH (40 bytes, PayLen = bytes after it) then the IBA transport.
     fn parse_grh(&mut self, l3: usize, wire_len: usize, opts: &DecodeOptions) {
         let d = &self.data[l3..];
@@ -549,6 +654,7 @@ impl<'a> Frame<'a> {
     fn icrc_net(&self) -> IcrcNet<'a> {
         match self.net {
             Some(net) => net.icrc_net(self.data),
+            None if self.lrh => IcrcNet::Lrh { lrh: &self.data[..LrhRepr::LEN] },
             None => IcrcNet::Grh { grh: &[] },
         }
     }
@@ -600,9 +706,19 @@ impl<'a> Frame<'a> {
     pub fn roce_offset(&self) -> usize {
         self.roce_off as usize
     }
-    /// RoCEv1 (GRH) rather than RoCEv2 (UDP).
+    /// RoCEv1 (GRH) rather than RoCEv2 (UDP). Not native InfiniBand, whose global packets
+    /// carry a GRH too.
     pub fn is_rocev1(&self) -> bool {
-        matches!(self.net, Some(Net::Grh { .. }))
+        matches!(self.net, Some(Net::Grh { .. })) && self.link != LinkType::Infiniband
+    }
+    /// Native InfiniBand: the LRH, when it was captured whole.
+    pub fn lrh(&self) -> Option<Lrh<&'a [u8]>> {
+        self.lrh.then(|| Lrh::new_unchecked(&self.data[..LrhRepr::LEN]))
+    }
+    /// Native InfiniBand: the VCRC's verdict (`Unchecked` for other link types, and for a frame
+    /// whose LRH was not captured).
+    pub fn vcrc_status(&self) -> IcrcStatus {
+        self.vcrc
     }
     pub fn truncated(&self) -> bool {
         self.truncated
@@ -693,9 +809,9 @@ impl<'a> Frame<'a> {
     pub fn mac_control(&self) -> Option<MacControl<&'a [u8]>> {
         (self.mac_ctrl_off != 0).then(|| MacControl::new_unchecked(&self.data[self.mac_ctrl_off as usize..]))
     }
-    /// The frame carries something rocescope decodes (RoCE, PAUSE/PFC).
+    /// The frame carries something rocescope decodes (RoCE, PAUSE/PFC, an InfiniBand LRH).
     pub fn is_decoded(&self) -> bool {
-        self.roce.is_some() || self.mac_ctrl_off != 0
+        self.roce.is_some() || self.mac_ctrl_off != 0 || self.lrh
     }
 
     // ---- the one walk over the fields ----
@@ -708,8 +824,22 @@ impl<'a> Frame<'a> {
     /// and inlined, the closure's state stays in registers instead of being stored per field.
     #[inline(always)]
     pub fn visit(&self, mut f: impl FnMut(F, Value<'a>, Range<usize>)) {
+        if let Some(lrh) = self.lrh() {
+            lrh.visit(0, &mut f);
+        }
         if let Some(p) = &self.roce {
             self.visit_roce(p, &mut f);
+        } else if self.lrh && self.truncated {
+            f(F::Truncated, Value::Bool(true), 0..0);
+        }
+        if self.lrh {
+            let o = self.vcrc_off as usize;
+            if let Some(bytes) = self.data.get(o..o + vcrc::VCRC_LEN).filter(|_| o != 0) {
+                f(F::Vcrc, Value::Bytes(bytes), o..o + vcrc::VCRC_LEN);
+            }
+            if let Some(name) = self.vcrc.name() {
+                f(F::VcrcStatus, Value::Str(name), 0..0);
+            }
         }
         if let Some(mc) = self.mac_control() {
             let base = self.mac_ctrl_off as usize;
@@ -723,7 +853,7 @@ impl<'a> Frame<'a> {
                 f(F::PfcQuanta, Value::UInt(mc.quanta(i) as u64), o..o + 2);
             }
         }
-        if self.roce.is_none() && self.mac_ctrl_off == 0 && self.truncated {
+        if self.roce.is_none() && self.mac_ctrl_off == 0 && !self.lrh && self.truncated {
             f(F::Truncated, Value::Bool(true), 0..0);
         }
         if !self.warnings.is_empty() {

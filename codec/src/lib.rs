@@ -1,10 +1,11 @@
 //! rocescope-codec: a zero-copy codec for RoCEv2 and RoCEv1 (the InfiniBand transport over
-//! Ethernet), following `shared/spec/WIRE.md`.
+//! Ethernet), following `shared/spec/WIRE.md`, and for native InfiniBand packets (link type 247,
+//! docs/link-types.md).
 //!
 //! - [`frame::Frame::parse`] decodes a captured frame without allocating; [`frame::Frame::visit`]
 //!   walks every decoded field with its registry id ([`field`]), value ([`value::Value`]) and
 //!   byte range.
-//! - [`layout`] declares each fixed-layout header (BTH, extension headers, IRN's SACK tail, DCP's
+//! - [`layout`] declares each fixed-layout header (InfiniBand's LRH, BTH, extension headers, IRN's SACK tail, DCP's
 //!   DCPETH and SSNETH) once, byte and bit layout and registry entries together; [`ib`] makes
 //!   each a borrowed view plus an owned `Repr` from its declaration, with its part of the field
 //!   walk and its layout table, and holds the opcode table, the packet layout, the ICRC and CM.

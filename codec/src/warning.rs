@@ -7,6 +7,8 @@ use core::fmt;
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Layer {
     Link,
+    /// Native InfiniBand's Local Route Header.
+    Lrh,
     Vlan,
     Ipv4,
     Ipv6,
@@ -27,6 +29,7 @@ pub enum Layer {
     Cnp,
     Payload,
     Icrc,
+    Vcrc,
     Cm,
     Pfc,
     Dcpeth,
@@ -47,8 +50,9 @@ pub enum Layer {
 
 impl Layer {
     /// Every layer (the Lua plugin's table of names is generated from it).
-    pub const ALL: [Layer; 34] = [
+    pub const ALL: [Layer; 36] = [
         Layer::Link,
+        Layer::Lrh,
         Layer::Vlan,
         Layer::Ipv4,
         Layer::Ipv6,
@@ -69,6 +73,7 @@ impl Layer {
         Layer::Cnp,
         Layer::Payload,
         Layer::Icrc,
+        Layer::Vcrc,
         Layer::Cm,
         Layer::Pfc,
         Layer::Dcpeth,
@@ -88,6 +93,7 @@ impl Layer {
         use Layer::*;
         match self {
             Link => "link header",
+            Lrh => "LRH",
             Vlan => "VLAN tag",
             Ipv4 => "IPv4 header",
             Ipv6 => "IPv6 header",
@@ -108,6 +114,7 @@ impl Layer {
             Cnp => "CNP reserved bytes",
             Payload => "payload",
             Icrc => "ICRC",
+            Vcrc => "VCRC",
             Cm => "CM MAD",
             Pfc => "MAC control frame",
             Dcpeth => "DCPETH",
@@ -154,6 +161,8 @@ pub enum Warning {
     AethReserved(u8),
     /// ICRC on the wire differs from the computed one.
     IcrcMismatch { wire: u32, computed: u32 },
+    /// VCRC of a native InfiniBand packet on the wire differs from the computed one.
+    VcrcMismatch { wire: u16, computed: u16 },
     /// IPv4 header checksum is wrong.
     Ipv4Checksum { wire: u16, computed: u16 },
     /// A CM MAD of an unknown or unsupported attribute.
@@ -294,11 +303,18 @@ pub enum Unsupported {
     Ipv4Fragment,
     Ipv6ExtensionHeaders,
     GrhNextHeader,
+    /// Native InfiniBand: LRH LNH 0 or 1 (a raw packet, no IBA transport).
+    LrhRawPacket,
 }
 
 impl Unsupported {
-    pub const ALL: [Unsupported; 4] =
-        [Unsupported::VlanDepth, Unsupported::Ipv4Fragment, Unsupported::Ipv6ExtensionHeaders, Unsupported::GrhNextHeader];
+    pub const ALL: [Unsupported; 5] = [
+        Unsupported::VlanDepth,
+        Unsupported::Ipv4Fragment,
+        Unsupported::Ipv6ExtensionHeaders,
+        Unsupported::GrhNextHeader,
+        Unsupported::LrhRawPacket,
+    ];
 
     pub fn text(self) -> &'static str {
         match self {
@@ -306,6 +322,7 @@ impl Unsupported {
             Unsupported::Ipv4Fragment => "IPv4 fragment",
             Unsupported::Ipv6ExtensionHeaders => "IPv6 extension headers",
             Unsupported::GrhNextHeader => "GRH next header is not the IBA transport",
+            Unsupported::LrhRawPacket => "raw packet (LRH LNH 0 or 1)",
         }
     }
 }
@@ -318,6 +335,7 @@ impl Warning {
     pub fn is_integrity_failure(&self) -> bool {
         match self {
             Warning::IcrcMismatch { .. }
+            | Warning::VcrcMismatch { .. }
             | Warning::Ipv4Checksum { .. }
             | Warning::LengthBeyondFrame { .. }
             | Warning::LengthTooShort { .. }
@@ -366,6 +384,7 @@ impl Warning {
             &TVer(v) => (&t::TVER, [n(v as u64), NO, NO]),
             &AethReserved(syn) => (&t::AETH_RESERVED, [n(syn as u64), NO, NO]),
             &IcrcMismatch { wire, computed } => (&t::ICRC_MISMATCH, [n(wire as u64), n(computed as u64), NO]),
+            &VcrcMismatch { wire, computed } => (&t::VCRC_MISMATCH, [n(wire as u64), n(computed as u64), NO]),
             &Ipv4Checksum { wire, computed } => (&t::IPV4_CHECKSUM, [n(wire as u64), n(computed as u64), NO]),
             &CmAttribute(a) => (&t::CM_ATTRIBUTE, [n(a as u64), NO, NO]),
             &MacControlOpcode(op) => (&t::MAC_CONTROL_OPCODE, [n(op as u64), NO, NO]),
@@ -590,6 +609,11 @@ pub mod templates {
         &[int("wire", None), int("computed", None)],
         "ICRC mismatch: wire {wire:08x} computed {computed:08x}",
     );
+    pub const VCRC_MISMATCH: Template = t(
+        "vcrc_mismatch",
+        &[int("wire", None), int("computed", None)],
+        "VCRC mismatch: wire {wire:04x} computed {computed:04x}",
+    );
     pub const IPV4_CHECKSUM: Template = t(
         "ipv4_checksum",
         &[int("wire", None), int("computed", None)],
@@ -627,7 +651,7 @@ pub mod templates {
     pub const NOTE: Template = t("note", &[slot("note", Text)], "{note}");
 
     /// The warnings' templates, in the order of `Warning`'s variants.
-    pub const WARNINGS: [&Template; 23] = [
+    pub const WARNINGS: [&Template; 24] = [
         &TRUNCATED,
         &BEYOND_FRAME[0],
         &BEYOND_FRAME[1],
@@ -644,6 +668,7 @@ pub mod templates {
         &TVER,
         &AETH_RESERVED,
         &ICRC_MISMATCH,
+        &VCRC_MISMATCH,
         &IPV4_CHECKSUM,
         &CM_ATTRIBUTE,
         &MAC_CONTROL_OPCODE,

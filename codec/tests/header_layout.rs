@@ -8,7 +8,7 @@
 use proptest::prelude::*;
 
 use rocescope_codec::build::{FrameRepr, NetRepr, RoceRepr};
-use rocescope_codec::ib::{layouts, BthRepr, Hdr, HeaderLayout, Opcode};
+use rocescope_codec::ib::{layouts, BthRepr, Hdr, HeaderLayout, LrhRepr, Opcode};
 use rocescope_codec::{DecodeOptions, FieldId, Frame, LinkType};
 
 /// Ethernet + IPv4 + UDP in front of the BTH.
@@ -72,12 +72,35 @@ proptest! {
     }
 }
 
+proptest! {
+    /// Native InfiniBand's LRH (docs/link-types.md): random bytes but for LNH (2) and PktLen,
+    /// which decide where the rest lies.
+    #[test]
+    fn every_lrh_field_is_walked_from_its_bytes(noise in prop::collection::vec(any::<u8>(), 8)) {
+        use rocescope_codec::build::IbFrameRepr;
+        let r = RoceRepr::new(0x04, 0x12, 5).with_payload(&[1, 2, 3, 4]);
+        let mut frame = IbFrameRepr { lrh: LrhRepr::default(), grh: None, roce: r }.to_vec();
+        frame[0] = noise[0];
+        frame[1] = (noise[1] & !3) | 2;
+        frame[2..4].copy_from_slice(&noise[2..4]);
+        frame[4] = (noise[4] & 0xf8) | (frame[4] & 7);
+        frame[6..8].copy_from_slice(&noise[6..8]);
+        let f = Frame::parse(LinkType::Infiniband, &frame, frame.len(), &DecodeOptions { verify: false, ..Default::default() });
+        let mut walked = Vec::new();
+        f.visit(|id, v, range| walked.push((id, v.as_u64(), range)));
+        let want = expected(&LrhRepr::LAYOUT, &frame, 0);
+        let got: Vec<(FieldId, u64, std::ops::Range<usize>)> =
+            walked.into_iter().take(want.len()).map(|(id, v, r)| (id, v.expect("a number"), r)).collect();
+        prop_assert_eq!(got, want);
+    }
+}
+
 #[test]
 fn layout_tables_cover_every_header_once() {
     let names: Vec<&str> = layouts().map(|h| h.name).collect();
     assert_eq!(
         names,
-        ["bth", "rdeth", "deth", "xrceth", "dcpeth", "feth", "reth", "atomiceth", "aeth", "atomicacketh", "sseth", "immdt", "ieth", "irn_sack"]
+        ["lrh", "bth", "rdeth", "deth", "xrceth", "dcpeth", "feth", "reth", "atomiceth", "aeth", "atomicacketh", "sseth", "immdt", "ieth", "irn_sack"]
     );
     for h in Hdr::ALL {
         assert_eq!(h.layout().len, h.len());

@@ -144,3 +144,37 @@ fn the_stateful_decoder_allocates_per_flow_not_per_packet() {
     assert_eq!(allocs() - before, 0, "allocations on known flows");
     assert!(fields > frames.len() * 40);
 }
+
+/// Native InfiniBand (link type 247): local and global packets, whole, cut by the snaplen and
+/// corrupted, decode and walk without allocating.
+#[test]
+fn native_infiniband_decode_does_not_allocate() {
+    use rocescope_codec::build::{IbFrameRepr, IbGrhRepr};
+    use rocescope_codec::ib::LrhRepr;
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let payload = vec![9u8; 77];
+    let mut frames = Vec::new();
+    for op in [0x04u8, 0x0a, 0x0b, 0x11, 0x64, 0x65] {
+        for grh in [None, Some(IbGrhRepr { src_gid: [1; 16], dst_gid: [2; 16], traffic_class: 3, flow_label: 4, hop_limit: 5 })] {
+            let r = RoceRepr::new(op, 0x55, 0x10).with_payload(if matches!(op, 0x11) { &[] } else { &payload });
+            let f = IbFrameRepr { lrh: LrhRepr { vl: 2, sl: 1, dlid: 3, slid: 4, ..Default::default() }, grh, roce: r }.to_vec();
+            for cut in [4, 20, 50, f.len() - 1] {
+                frames.push(f[..cut.min(f.len())].to_vec());
+            }
+            let mut bad = f.clone();
+            bad[10] ^= 0x40;
+            frames.push(bad);
+            frames.push(f);
+        }
+    }
+    let opts = DecodeOptions::default();
+    let before = allocs();
+    let mut fields = 0usize;
+    for f in &frames {
+        let frame = Frame::parse(LinkType::Infiniband, f, f.len() + 2, &opts);
+        frame.visit(|_, _, _| fields += 1);
+    }
+    let after = allocs();
+    assert!(fields > frames.len() * 5);
+    assert_eq!(after - before, 0, "allocations while decoding {} frames", frames.len());
+}

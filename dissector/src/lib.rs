@@ -355,10 +355,13 @@ fn aeth_and_ib(s: &mut String) {
     }
     s.push_str("}\n");
     {
+        use rocescope_codec::frame::{LNH_IBA_GLOBAL, LNH_IBA_LOCAL, PKT_LEN_UNIT};
         use rocescope_codec::ib::packet::{ATOMIC_WRITE_LEN, CNP_RESERVED, HO_MSN_LEN, ICRC_LEN};
+        use rocescope_codec::ib::vcrc::VCRC_LEN;
         writeln!(
             s,
-            "K.ib = {{icrc_len = {ICRC_LEN}, cnp_reserved = {CNP_RESERVED}, ho_msn_len = {HO_MSN_LEN}, atomic_write_len = {ATOMIC_WRITE_LEN}}}"
+            "K.ib = {{icrc_len = {ICRC_LEN}, cnp_reserved = {CNP_RESERVED}, ho_msn_len = {HO_MSN_LEN}, atomic_write_len = {ATOMIC_WRITE_LEN}, \
+             vcrc_len = {VCRC_LEN}, lnh_local = {LNH_IBA_LOCAL}, lnh_global = {LNH_IBA_GLOBAL}, pkt_len_unit = {PKT_LEN_UNIT}}}"
         )
         .unwrap();
     }
@@ -400,6 +403,7 @@ pub fn layer_key(l: Layer) -> &'static str {
     use Layer::*;
     match l {
         Link => "link",
+        Lrh => "lrh",
         Vlan => "vlan",
         Ipv4 => "ipv4",
         Ipv6 => "ipv6",
@@ -420,6 +424,7 @@ pub fn layer_key(l: Layer) -> &'static str {
         Cnp => "cnp",
         Payload => "payload",
         Icrc => "icrc",
+        Vcrc => "vcrc",
         Cm => "cm",
         Pfc => "pfc",
         Dcpeth => "dcpeth",
@@ -443,6 +448,7 @@ fn unsupported_key(u: Unsupported) -> &'static str {
         Unsupported::Ipv4Fragment => "ipv4_fragment",
         Unsupported::Ipv6ExtensionHeaders => "ipv6_ext",
         Unsupported::GrhNextHeader => "grh_next_header",
+        Unsupported::LrhRawPacket => "lrh_raw_packet",
     }
 }
 

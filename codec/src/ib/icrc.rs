@@ -4,6 +4,12 @@
 //! to 0xFF, and everything after the BTH up to the ICRC. The result is stored least significant
 //! byte first.
 //!
+//! Native InfiniBand (link type 247, docs/link-types.md; IBTA Vol. 1 §7.8.1) computes the same
+//! CRC over the same fields, with one difference: a local packet (LNH 2, no GRH) has its real LRH
+//! covered, its VL nibble set to ones ([`IcrcNet::Lrh`]). A global packet (LNH 3) covers the GRH
+//! and not the LRH, which routers rewrite: its LRH counts as 8 bytes of ones, exactly as in
+//! RoCEv1, so it is computed as [`IcrcNet::Grh`].
+//!
 //! `crc32fast` is used because it computes exactly this CRC with SIMD (PCLMULQDQ) acceleration,
 //! several times faster than a table-driven loop.
 
@@ -16,15 +22,26 @@ pub enum IcrcNet<'a> {
     Ipv4 { ip: &'a [u8], udp: &'a [u8] },
     /// RoCEv2 over IPv6: the 40-byte IPv6 header and the UDP header.
     Ipv6 { ip: &'a [u8], udp: &'a [u8] },
-    /// RoCEv1: the 40-byte GRH.
+    /// RoCEv1, or a global native InfiniBand packet: the 40-byte GRH.
     Grh { grh: &'a [u8] },
+    /// A local native InfiniBand packet: its 8-byte LRH (no GRH).
+    Lrh { lrh: &'a [u8] },
 }
 
 /// Computes the ICRC of a RoCE packet. `roce` runs from the BTH to just before the ICRC.
 /// Returns the value whose little-endian bytes appear on the wire.
 pub fn compute(net: IcrcNet<'_>, roce: &[u8]) -> u32 {
     let mut h = Hasher::new();
-    h.update(&[0xff; 8]);
+    match net {
+        IcrcNet::Lrh { lrh } => {
+            let mut hdr = [0u8; 8];
+            let n = lrh.len().min(8);
+            hdr[..n].copy_from_slice(&lrh[..n]);
+            hdr[0] |= 0xf0; // VL
+            h.update(&hdr[..n]);
+        }
+        _ => h.update(&[0xff; 8]),
+    }
     match net {
         IcrcNet::Ipv4 { ip, udp } => {
             let mut hdr = [0u8; 60];
@@ -42,6 +59,7 @@ pub fn compute(net: IcrcNet<'_>, roce: &[u8]) -> u32 {
             update_udp(&mut h, udp);
         }
         IcrcNet::Grh { grh } => update_v6(&mut h, grh),
+        IcrcNet::Lrh { .. } => {}
     }
     let n = roce.len().min(12);
     let mut bth = [0u8; 12];

@@ -1,6 +1,7 @@
-//! One declaration per fixed-layout header: the BTH (WIRE.md A.2), the IBTA extension headers
-//! and IRN's SACK tail (A.3), DCP's DCPETH and SSNETH (B.1). Each header's byte and bit layout
-//! is written once, in its file here, and everything else is generated from that declaration:
+//! One declaration per fixed-layout header: native InfiniBand's LRH (docs/link-types.md), the
+//! BTH (WIRE.md A.2), the IBTA extension headers and IRN's SACK tail (A.3), DCP's DCPETH and
+//! SSNETH (B.1). Each header's byte and bit layout is written once, in its file here, and
+//! everything else is generated from that declaration:
 //!
 //! - the borrowed view's accessors and the `Repr` (fields, `parse`, `emit`), in `crate::ib`
 //!   (`ib::fixed_header!`);
@@ -66,6 +67,7 @@ mod feth;
 mod ieth;
 mod immdt;
 mod irn_sack;
+mod lrh;
 mod rdeth;
 mod reth;
 mod sseth;
@@ -81,6 +83,7 @@ pub(crate) use feth::feth;
 pub(crate) use ieth::ieth;
 pub(crate) use immdt::immdt;
 pub(crate) use irn_sack::irn_sack;
+pub(crate) use lrh::lrh;
 pub(crate) use rdeth::rdeth;
 pub(crate) use reth::reth;
 pub(crate) use sseth::sseth;

@@ -573,7 +573,12 @@ pub fn write_summary(
     let frame = &d.frame;
     let mut t = String::new();
     time.write(&mut t, times).expect("writing to a String");
-    let (src, dst) = frame.ip_addrs().map_or((String::from("-"), String::from("-")), |(s, d)| (s.to_string(), d.to_string()));
+    let (src, dst) = match (frame.ip_addrs(), frame.lrh()) {
+        (Some((s, d)), _) => (s.to_string(), d.to_string()),
+        // A local InfiniBand packet: its LIDs.
+        (None, Some(lrh)) => (format!("LID {}", lrh.slid()), format!("LID {}", lrh.dlid())),
+        (None, None) => (String::from("-"), String::from("-")),
+    };
     let mut info = summary_info(d);
     if d.profile() != rocescope_codec::Profile::Std {
         write!(info, " <{}>", d.profile().name()).unwrap();
@@ -665,11 +670,13 @@ pub fn write_field_list(out: &mut impl Write) -> io::Result<()> {
     Ok(())
 }
 
-/// A short protocol name for a packet list: RoCEv2, RoCEv1, ERD NACK, PFC, PAUSE, TCP, UDP,
-/// IPv4, IPv6, Ethernet, or `?` for a frame that was not decoded.
+/// A short protocol name for a packet list: InfiniBand (link type 247), RoCEv2, RoCEv1, ERD
+/// NACK, PFC, PAUSE, TCP, UDP, IPv4, IPv6, Ethernet, or `?` for a frame that was not decoded.
 pub fn protocol_name(d: &Decoded<'_, '_>) -> &'static str {
     let f = &d.frame;
-    if f.roce().is_some() {
+    if f.lrh().is_some() {
+        "InfiniBand"
+    } else if f.roce().is_some() {
         if f.is_rocev1() {
             "RoCEv1"
         } else {

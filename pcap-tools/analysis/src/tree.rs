@@ -51,6 +51,8 @@ fn layers(t: &mut String, rec: &Record<'_>, f: &Frame<'_>) {
         }
         LinkType::LinuxSll if d.len() >= 16 => writeln!(t, "    Linux cooked capture v1{}", bytes(0..16)).unwrap(),
         LinkType::LinuxSll2 if d.len() >= 20 => writeln!(t, "    Linux cooked capture v2{}", bytes(0..20)).unwrap(),
+        // (Its fields are rocescope.lrh.*, under rocescope's part of the tree.)
+        LinkType::Infiniband if d.len() >= 8 => writeln!(t, "    InfiniBand Local Route Header{}", bytes(0..8)).unwrap(),
         _ => {}
     }
     for o in f.vlan_offsets() {
@@ -130,6 +132,7 @@ fn fields(t: &mut String, d: &Decoded<'_, '_>) {
         return;
     }
     let what = match (d.frame.roce(), d.frame.is_rocev1()) {
+        (Some(_), _) if d.frame.link() == LinkType::Infiniband => "InfiniBand",
         (Some(_), false) => "RoCEv2",
         (Some(_), true) => "RoCEv1",
         _ if d.nacks.is_some() => "ERD NACK stream",

@@ -208,8 +208,14 @@ struct Compared {
 
 /// Runs both tools over `capture` and fails with the differences, field by field.
 fn assert_same(capture: &Path, what: &str, run: Run<'_>, fields: &[&str]) -> Compared {
-    let theirs = tshark_lines(capture, fields, run);
-    let ours = rocescope_lines(capture, fields, run);
+    assert_same_pair(capture, capture, what, run, fields)
+}
+
+/// [`assert_same`] with tshark reading `for_tshark` and rocescope `for_rocescope`: the same
+/// packets in two file formats (native InfiniBand, which tshark 4.0 reads only from ERF).
+fn assert_same_pair(for_tshark: &Path, for_rocescope: &Path, what: &str, run: Run<'_>, fields: &[&str]) -> Compared {
+    let theirs = tshark_lines(for_tshark, fields, run);
+    let ours = rocescope_lines(for_rocescope, fields, run);
     let what = format!("{what} (profile {}{})", run.profile, if run.two_pass { ", tshark -2" } else { "" });
     assert_eq!(theirs.len(), ours.len(), "{what}: tshark printed {} lines, rocescope {}", theirs.len(), ours.len());
     let mut diffs = Vec::new();
@@ -1714,7 +1720,8 @@ fn corpus_sample() -> Vec<(LinkType, Vec<(Vec<u8>, usize)>)> {
                 break;
             }
             let Some(link) = rocescope_analysis::link_type(rec.linktype) else { continue };
-            let i = LINKS.iter().position(|&l| l == link).unwrap();
+            // Only the fuzzed link types (a corpus file of another one, InfiniBand, is skipped).
+            let Some(i) = LINKS.iter().position(|&l| l == link) else { continue };
             if rec.data.len() > CORPUS_MAX_CAPLEN || from_files[i] == CORPUS_CAPTURE_FRAMES {
                 continue;
             }
@@ -1732,6 +1739,93 @@ fn pcap_linktype(link: LinkType) -> u32 {
         LinkType::LinuxSll => 113,
         LinkType::LinuxSll2 => 276,
         LinkType::RawIp => 101,
+        LinkType::Infiniband => 247,
+    }
+}
+
+/// Native InfiniBand (link type 247, docs/link-types.md): the packets of
+/// `fixtures/ib-native.pcapng`, each also cut by a snaplen at several lengths, corrupted (a
+/// payload byte: ICRC and VCRC bad; the VL: VCRC bad), with LNH 0 and 1 (raw), a PktLen beyond
+/// the frame and a frame without its VCRC. rocescope reads them as a pcapng of link type 247,
+/// tshark (4.0 refuses 247) as ERF records of type 21, which the plugin's link table maps to
+/// the same decoding; every registry field, profiles std and auto.
+#[test]
+fn tshark_prints_what_rocescope_prints_on_native_infiniband() {
+    use rocescope_testsupport::testgen_ib;
+    if !have_tshark() {
+        return;
+    }
+    let mut packets: Vec<(Vec<u8>, usize)> = Vec::new();
+    for f in testgen_ib::ib_native() {
+        let b = f.bytes;
+        let n = b.len();
+        for cut in [3, 8, 20, 30, 47, 50, n - 7, n - 1] {
+            if cut < n {
+                packets.push((b[..cut].to_vec(), n));
+            }
+        }
+        let mut bad = b.clone();
+        bad[n - 8] ^= 0x21;
+        packets.push((bad, n));
+        let mut vl = b.clone();
+        vl[0] ^= 0x30;
+        packets.push((vl, n));
+        for lnh in [0u8, 1] {
+            let mut raw = b.clone();
+            raw[1] = (raw[1] & !3) | lnh;
+            packets.push((raw, n));
+        }
+        let mut long = b.clone();
+        long[5] = long[5].wrapping_add(4);
+        packets.push((long, n));
+        for words in [1, 5, 11] {
+            let mut tiny = b.clone();
+            tiny[4] &= 0xf8;
+            tiny[5] = words;
+            packets.push((tiny.clone(), n));
+            packets.push((tiny[..(4 * words as usize).min(n)].to_vec(), 4 * words as usize));
+        }
+        packets.push((b[..n - 2].to_vec(), n - 2));
+        packets.push((b[..5].to_vec(), 5));
+        packets.push((b.clone(), n));
+    }
+    let ours = tmp("ib-native.pcap");
+    std::fs::write(&ours, testgen_ib::pcap_bytes(247, &packets)).unwrap();
+    let theirs = tmp("ib-native.erf");
+    std::fs::write(&theirs, testgen_ib::erf_bytes_ib(&packets)).unwrap();
+    let fields = all_field_names();
+    for profile in ["std", "auto"] {
+        let c = assert_same_pair(&theirs, &ours, "native InfiniBand", Run::profile(profile), &fields);
+        assert_eq!(c.frames, packets.len());
+    }
+    remove_capture(&ours);
+    remove_capture(&theirs);
+}
+
+/// Raw IP link types 228 (IPv4) and 229 (IPv6): the std mix's RoCEv2 frames without their
+/// Ethernet header, in classic pcap files of each link type.
+#[test]
+fn tshark_prints_what_rocescope_prints_on_raw_ipv4_and_ipv6_link_types() {
+    use rocescope_testsupport::testgen_ib::pcap_bytes;
+    if !have_tshark() {
+        return;
+    }
+    for (linktype, version) in [(228u32, 4u8), (229, 6)] {
+        let packets: Vec<(Vec<u8>, usize)> = testgen::standard_mix()
+            .into_iter()
+            .filter(|f| f.bytes.len() > 14 && u16::from_be_bytes([f.bytes[12], f.bytes[13]]) == if version == 4 { 0x0800 } else { 0x86dd })
+            .map(|f| {
+                let ip = f.bytes[14..].to_vec();
+                let n = ip.len();
+                (ip, n)
+            })
+            .collect();
+        assert!(packets.len() > 20);
+        let path = tmp(&format!("raw-{linktype}.pcap"));
+        std::fs::write(&path, pcap_bytes(linktype, &packets)).unwrap();
+        let c = assert_same(&path, &format!("raw IP, link type {linktype}"), Run::profile("std"), &all_field_names());
+        assert_eq!(c.frames, packets.len());
+        remove_capture(&path);
     }
 }
 

@@ -141,6 +141,9 @@ fn fixtures() -> Vec<PathBuf> {
         .unwrap()
         .map(|e| e.unwrap().path())
         .filter(|p| p.extension().is_some_and(|e| e == "pcapng"))
+        // Native InfiniBand (link type 247): tshark 4.0 leaves it undecoded (tshark_diff.rs
+        // compares those packets through ERF records instead).
+        .filter(|p| !p.ends_with("ib-native.pcapng"))
         .collect();
     v.sort();
     assert!(v.len() >= 8, "the bundled captures: {v:?}");
