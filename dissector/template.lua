@@ -15,21 +15,32 @@
 -- Edit this file, then regenerate: cargo run -p rocescope -- dissector > dissector/rocescope.lua
 --
 -- HOW IT HOOKS INTO WIRESHARK
--- The protocol `rocescope` is a post-dissector: it sees every frame, whatever Wireshark made of
--- it, and decodes it from the link header on exactly as the codec's `Frame::parse` does
--- (codec/src/frame.rs): Ethernet / Linux cooked v1 / v2 / raw IP, up to two VLAN tags,
--- IPv4 / IPv6, UDP port 4791 on either side (RoCEv2), EtherType 0x8915 (RoCEv1 GRH), EtherType
--- 0x8808 (PAUSE / PFC). It then adds the fields in the order of `Frame::visit`. Decoding the raw
--- frame (rather than the UDP payload Wireshark hands over) is what makes `tshark -T fields` print
--- what `rocescope decode --format fields` prints for every frame, RoCE or not: lengths come from
--- the IP / UDP / GRH headers as the codec reads them, snaplen-cut frames are flagged the same
--- way, and the same warnings appear (IPv4 checksum, IP/UDP lengths, VLAN depth, ...).
--- With the preference `rocescope.replace_infiniband` (default on) the protocol also takes UDP
--- port 4791 and EtherType 0x8915 away from Wireshark's built-in `infiniband` dissector, whose tree
--- and heuristic payload dissectors (rpcordma, iser, smb_direct, ...) then no longer run; there it
--- only claims the bytes, the post-dissector adds the tree (RoCE it does not decode itself, e.g.
--- inside a VXLAN or ERSPAN tunnel, still goes to infiniband). Turn it off to see both dissections.
---
+-- Wireshark's built-in `infiniband` dissector stays in charge of UDP port 4791 and EtherType
+-- 0x8915: its tree, its fields (infiniband.*), columns and heuristic payload dissectors are what
+-- they are without this plugin. The protocol `rocescope` is a post-dissector: it sees every frame
+-- after Wireshark's own dissectors, with the whole frame's bytes, and adds its own subtree
+-- (rocescope.*) beside infiniband's to the frames that are its to show: RoCE packets, PAUSE /
+-- PFC frames, TCP segments of ERD's NACK port (`claims`). For every other frame it only reads
+-- pinfo.port_type and the ports Wireshark's dissectors left (`candidate`) and returns: infiniband
+-- marks every RoCE packet it decodes with its queue-pair port type. A post-dissector, not a
+-- dissector on UDP 4791 calling infiniband: a Lua dissector that calls another one cannot catch
+-- the exception Wireshark throws on a frame cut by the snaplen (BoundsError, which unwinds
+-- through the Lua call and corrupts the Lua state after a few hundred such frames), and it
+-- cannot reach the IP header below the UDP payload it is given without a field extractor, which
+-- makes Wireshark build every frame's tree (both measured: dissector/README.md, "Benchmark").
+-- Disabled (--disable-protocol rocescope), it is not called at all.
+-- rocescope decodes the whole frame from the link header on exactly as the codec's
+-- `Frame::parse` does (codec/src/frame.rs): Ethernet / Linux cooked v1 / v2 / raw IP (told apart
+-- by what the link dissectors left in pinfo: `link_of`), up to two VLAN tags, IPv4 / IPv6, UDP
+-- port 4791 on either side, the GRH, MAC control, TCP.
+-- When tshark neither shows the tree nor names a rocescope field (in a filter, a column, -e), the
+-- frame is not decoded at all (`wanted`): nothing could read it.
+-- `rocescope.verify_checksums` (default off, as Wireshark's own checksum validation): the ICRC
+-- and the IPv4 header checksum are computed (in Lua: costly) only when it is on; off, the frame
+-- reads as the codec's decoder with verification off reads it (no rocescope.icrc.status, no
+-- checksum warnings), except that `auto` detection verifies what it compares, as
+-- `Decoder::checksums_for_detection_only` does.
+
 -- PROFILES
 -- The preference `rocescope.profile` takes auto std dcp sdr flor netrt erd, as `rocescope decode
 -- --profile`. Each extension plugs in through EXTENSIONS (the layout of the bytes after the BTH,
@@ -169,9 +180,11 @@ proto.fields = FIELD_LIST
 
 -- ---- preferences ----
 
--- The preferences (generated: the profile menu, the infiniband takeover switch, and one per
+-- The preferences (generated: the profile, the checksum switch, and one per
 -- entry of the codec's parameter table, with its titles, defaults and help texts).
 declare_param_prefs(proto)
+-- rocescope.verify_checksums (read again by prefs_changed).
+local VERIFY = proto.prefs.verify_checksums
 
 -- A number as params::parse_uint reads it: decimal, or 0x hexadecimal (as a big; nil if neither).
 local function parse_uint(s)
@@ -253,39 +266,37 @@ local PARAMS = read_params()
 -- with ctx = {tos = ToS / traffic class or nil for RoCEv1, params = PARAMS}.
 local EXTENSIONS = {}
 
--- The preference: "auto" or a profile name.
-local function chosen_profile()
-    return PROFILE_CHOICES[proto.prefs.profile] or "auto"
+-- The preference rocescope.profile: "auto" or a profile name (PROFILE_CHOICES), as --profile
+-- reads it. A string preference, not a menu: Wireshark silently keeps an enumeration's old value
+-- when `-o` names no choice, where a bad profile must be reported (prefs_changed). nil when the
+-- text is none of the choices.
+local PROFILE_SET = {}
+for _, name in ipairs(PROFILE_CHOICES) do PROFILE_SET[name] = true end
+local function parse_profile(text)
+    local s = string.match(text or "", "^%s*(.-)%s*$")
+    if PROFILE_SET[s] then return s end
+    return nil
 end
+local CHOICE = parse_profile(proto.prefs.profile) or PROFILE_DEFAULT
+local function chosen_profile() return CHOICE end
 
--- ---- taking the port from the infiniband dissector ----
+-- ---- what tells a frame rocescope may decode (see HOW IT HOOKS INTO WIRESHARK) ----
 
-local udp_table = DissectorTable.get("udp.port")
-local ethertype_table = DissectorTable.get("ethertype")
-local ROCEV2_PORT, ETHERTYPE_ROCEV1 = 4791, 0x8915
-local original = {
-    udp = udp_table:get_dissector(ROCEV2_PORT),
-    ethertype = ethertype_table:get_dissector(ETHERTYPE_ROCEV1),
-}
-local function apply_takeover()
-    if proto.prefs.replace_infiniband then
-        udp_table:add(ROCEV2_PORT, proto)
-        ethertype_table:add(ETHERTYPE_ROCEV1, proto)
-    else
-        udp_table:remove(ROCEV2_PORT, proto)
-        ethertype_table:remove(ETHERTYPE_ROCEV1, proto)
-        if original.udp then udp_table:add(ROCEV2_PORT, original.udp) end
-        if original.ethertype then ethertype_table:add(ETHERTYPE_ROCEV1, original.ethertype) end
-    end
-end
+local ROCEV2_PORT, ETHERTYPE_ROCEV1, ETHERTYPE_MAC_CONTROL = 4791, 0x8915, 0x8808
+-- Wireshark's port types (pinfo.port_type): none, TCP, UDP, and infiniband's queue pairs (its
+-- dissector sets them on every RoCE packet it decodes).
+local PT_NONE, PT_TCP, PT_UDP, PT_IBQP = 0, 2, 3, 10
 
 function proto.prefs_changed()
     local bad
     PARAMS, bad = read_params()
+    local profile = parse_profile(proto.prefs.profile)
+    if not profile then bad[#bad + 1] = "profile (one of " .. table.concat(PROFILE_CHOICES, " ") .. ")" end
+    CHOICE = profile or PROFILE_DEFAULT
+    VERIFY = proto.prefs.verify_checksums
     if #bad > 0 then
         report_failure("rocescope: invalid preference value for " .. table.concat(bad, ", ") .. "; using the default")
     end
-    apply_takeover()
 end
 
 -- ---- warnings (the texts: W, X, LAYER, NOTE, generated from codec/src/warning.rs) ----
@@ -1081,6 +1092,9 @@ local function parse_roce(fr, off, wire_len)
     end
     if not p.icrc_at then
         fr.icrc = "absent"
+    elseif not fr.verify then
+        fr.icrc = nil -- IcrcStatus::Unchecked (or Truncated: not told apart, neither is shown)
+        if p.icrc_at + 4 > p.buflen then fr.icrc = "truncated" end
     elseif p.icrc_at + 4 <= p.buflen then
         local s, o = fr.s, off + p.icrc_at
         local wire = u8(s, o) + u8(s, o + 1) * 0x100 + u8(s, o + 2) * 0x10000 + u8(s, o + 3) * 0x1000000
@@ -1157,8 +1171,10 @@ local function parse_ip(fr, l3)
             return
         end
         hdr_len = ihl * 4
-        local wire_sum, computed = u16(s, l3 + 10), ipv4_checksum(s, l3, hdr_len)
-        if wire_sum ~= computed then warn(fr, W.ipv4_checksum(wire_sum, computed)) end
+        if fr.verify then
+            local wire_sum, computed = u16(s, l3 + 10), ipv4_checksum(s, l3, hdr_len)
+            if wire_sum ~= computed then warn(fr, W.ipv4_checksum(wire_sum, computed)) end
+        end
         net = {kind = "ipv4", off = l3, hdr_len = hdr_len}
         ip_len, ipproto, layer = u16(s, l3 + 2), u8(s, l3 + 9), LAYER.ipv4
     elseif version == 6 then
@@ -1294,11 +1310,13 @@ end
 
 -- Frame::decode. `s` holds the captured bytes, `wire_len` the frame's length on the wire,
 -- `profile` the profile to decode RoCE with (std dcp sdr flor netrt erd), `memo` a table shared
--- by the decodes of one frame (or nil).
-local function decode(link, s, wire_len, profile, memo)
+-- by the decodes of one frame (or nil), `verify` whether to verify the ICRC and the IPv4 header
+-- checksum (DecodeOptions::verify).
+local function decode(link, s, wire_len, profile, memo, verify)
     local fr = {link = link, s = s, caplen = #s, wire_len = math.max(wire_len, #s), warnings = {}, nwarn = 0, ncut = 0,
-        truncated = false, profile = "std", decode_profile = profile or "std", memo = memo or {}}
+        truncated = false, profile = "std", decode_profile = profile or "std", memo = memo or {}, verify = verify}
     local ethertype, l3 = parse_link(fr)
+    fr.ethertype, fr.l3 = ethertype, l3
     if not ethertype then
         fr.truncated = fr.caplen < fr.wire_len
         return fr
@@ -1307,7 +1325,7 @@ local function decode(link, s, wire_len, profile, memo)
         parse_ip(fr, l3)
     elseif ethertype == ETHERTYPE_ROCEV1 then
         parse_grh(fr, l3)
-    elseif ethertype == 0x8808 then
+    elseif ethertype == ETHERTYPE_MAC_CONTROL then
         parse_mac_control(fr, l3)
     else
         fr.truncated = fr.caplen < fr.wire_len
@@ -1665,13 +1683,22 @@ local function new_flow_state()
     return {warned = false, dcp_tagged = 0, dcp_refuted = false, sdr_max_dma = 0}
 end
 
--- One detection rule: the frame decoded with `rule` when the packet identifies itself as such.
+-- The problems of the packet's std reading as verification has them: detection compares
+-- verified decodings whatever rocescope.verify_checksums says (Decoder::candidate).
+local function std_problems(memo, link, s, wire_len, std)
+    if std.verify then return problems(std) end
+    if not memo.verified_std then memo.verified_std = decode(link, s, wire_len, "std", memo, true) end
+    return problems(memo.verified_std)
+end
+
+-- One detection rule: the frame decoded with `rule` (verified) when the packet identifies itself
+-- as such.
 local function try_rule(st, rule, std, link, s, wire_len, memo, state)
     local roce, params = std.roce, PARAMS
     local op = roce.op
     if rule == "netrt" then
         if op ~= params.netrt_opcode then return nil end
-        local f = decode(link, s, wire_len, "netrt", memo)
+        local f = decode(link, s, wire_len, "netrt", memo, true)
         return (f.ext and f.ext.kind and problems(f) == 0) and f or nil
     elseif rule == "dcp" then
         if std.net.kind == "grh" or state.dcp_refuted then return nil end
@@ -1681,7 +1708,7 @@ local function try_rule(st, rule, std, link, s, wire_len, memo, state)
         -- response is as ordinary under DCP as outside it.
         if tag == K.dcp.tag_ack or (tag == K.dcp.tag_data and not OPS.dcp_request[op]) then return nil end
         state.dcp_tagged = math.min(state.dcp_tagged + 1, 65535)
-        local f = decode(link, s, wire_len, "dcp", memo)
+        local f = decode(link, s, wire_len, "dcp", memo, true)
         local r = f.roce
         if not r then return nil end
         if tag == K.dcp.tag_ho then
@@ -1689,7 +1716,7 @@ local function try_rule(st, rule, std, link, s, wire_len, memo, state)
             state.dcp_refuted = state.dcp_refuted or not ho
             return ho and f or nil
         end
-        if problems(f) > problems(std) then
+        if problems(f) > std_problems(memo, link, s, wire_len, std) then
             -- The DCP layout does not even parse: ordinary traffic with this DSCP.
             state.dcp_refuted = true
             return nil
@@ -1721,8 +1748,8 @@ local function try_rule(st, rule, std, link, s, wire_len, memo, state)
             or (OPS.sdr_ctrl[op] and cap > c.version.off and rd(s, at, c.magic) == K.sdr.magic
                 and rd(s, at, c.version) == K.sdr.version)
         if not candidate then return nil end
-        local f = decode(link, s, wire_len, "sdr", memo)
-        if problems(f) > problems(std) or not f.ext then return nil end
+        local f = decode(link, s, wire_len, "sdr", memo, true)
+        if problems(f) > std_problems(memo, link, s, wire_len, std) or not f.ext then return nil end
         if f.ext.ctrl then return f end
         local reth = hdr_at(f.roce, "reth")
         if not reth then return nil end
@@ -1745,16 +1772,16 @@ local function try_rule(st, rule, std, link, s, wire_len, memo, state)
             candidate = st.flor_pairs[a .. "|" .. b] == true
         end
         if not candidate then return nil end
-        local f = decode(link, s, wire_len, "flor", memo)
-        return (f.ext and problems(f) <= problems(std)) and f or nil
+        local f = decode(link, s, wire_len, "flor", memo, true)
+        return (f.ext and problems(f) <= std_problems(memo, link, s, wire_len, std)) and f or nil
     elseif rule == "erd" then
         -- erd::detect on the standard reading.
         local el = K.erd.eeth_len
         if not erd_applies(s, roce) or roce.payload_len < el then return nil end
         local at, cap = payload_span(roce)
         if cap < el or rd(s, at, L.erd_eeth.s_len) ~= roce.payload_len - el then return nil end
-        local f = decode(link, s, wire_len, "erd", memo)
-        return (f.ext and problems(f) <= problems(std)) and f or nil
+        local f = decode(link, s, wire_len, "erd", memo, true)
+        return (f.ext and problems(f) <= std_problems(memo, link, s, wire_len, std)) and f or nil
     end
     return nil
 end
@@ -1767,7 +1794,7 @@ local function detect(st, std, link, s, wire_len, memo)
     local qp = hval(s, std.roce.off, "bth", "dest_qp")
     local key = a .. b .. "/" .. qp
     local state = st.flows[key]
-    if state and state.profile then return decode(link, s, wire_len, state.profile, memo) end
+    if state and state.profile then return decode(link, s, wire_len, state.profile, memo, VERIFY) end
     state = state or new_flow_state()
     local n, first_rule, first_frame = 0, nil, nil
     for _, rule in ipairs(DETECTION_ORDER) do
@@ -1793,7 +1820,7 @@ local function detect(st, std, link, s, wire_len, memo)
             end
             e.profile = e.profile or "netrt"
         end
-        out = first_frame
+        out = VERIFY and first_frame or decode(link, s, wire_len, first_rule, memo, VERIFY)
     elseif n == 0 then
         if state.dcp_tagged >= DCP_UNSURE_AFTER and not state.dcp_refuted and not state.warned then
             state.warned = true
@@ -1813,7 +1840,7 @@ end
 -- to the frame's own.
 local function decode_stateful(st, link, s, wire_len, choice)
     local memo = {}
-    local std = decode(link, s, wire_len, "std", memo)
+    local std = decode(link, s, wire_len, "std", memo, VERIFY)
     if std.tcp_off then
         -- ERD's NACK path: TCP to or from the NACK port, under erd or auto.
         if choice == "erd" or choice == "auto" then
@@ -1834,7 +1861,7 @@ local function decode_stateful(st, link, s, wire_len, choice)
     elseif choice == "std" then
         fr = std
     else
-        fr = decode(link, s, wire_len, choice, memo)
+        fr = decode(link, s, wire_len, choice, memo, VERIFY)
     end
     local e = fr.ext
     if fr.profile == "sdr" and e.data then
@@ -1884,8 +1911,8 @@ local function decode_frame(link, s, wire_len, number)
         end
         return fr
     end
-    if not kept then return decode(link, s, wire_len, choice == "auto" and "std" or choice) end
-    local fr = decode(link, s, wire_len, kept.profile)
+    if not kept then return decode(link, s, wire_len, choice == "auto" and "std" or choice, nil, VERIFY) end
+    local fr = decode(link, s, wire_len, kept.profile, nil, VERIFY)
     fr.sdr, fr.detection = kept.sdr, kept.detection
     if kept.nacks then fr.nacks, fr.profile = kept.nacks, "erd" end
     for _, w in ipairs(kept.appended or {}) do warn(fr, w) end
@@ -2007,48 +2034,57 @@ end
 -- Subtrees: FIELD_GROUP[name] (nil: a frame-level value) and GROUP_LABEL, generated from
 -- codec/src/field_group.rs (the browser groups by the same table).
 
-local function render(fr, tvb, pinfo, tree)
-    local items = {}
-    visit(fr, function(name, off, len, value)
-        items[#items + 1] = {name, off, len, value}
-    end)
-    if #items == 0 then return end
-    local start = fr.roce_off or fr.mac_ctrl_off or (fr.nacks and fr.nacks.poff) or 0
-    local caplen = fr.caplen
-    local root
-    if start < caplen then
-        root = tree:add(proto, tvb(start, caplen - start))
-    else
-        root = tree:add(proto)
+-- The expert note of a packet decoded before its flow was decided (one pass: `auto` labels it
+-- std until its flow's profile is known); no registry field says it (the codec has none).
+local PROVISIONAL_NOTE = "profile provisional: flow not yet decided"
+
+-- Expert infos: the detection notes are about the capture's flows (a protocol note), the other
+-- warnings about the packet (malformed).
+local function expert_of(fr, text)
+    if text == fr.detection then return PI_PROTOCOL, PI_NOTE end
+    return PI_MALFORMED, PI_WARN
+end
+
+-- What the registry says about a field the walk adds holds (a mistake here is a Lua error in the
+-- tree, which the tests catch): checked when the environment variable ROCESCOPE_LUA_CHECKS is set
+-- (pcap-tools/cli/tests/lua_dissector.rs sets it), skipped otherwise (it costs).
+local CHECK = os.getenv("ROCESCOPE_LUA_CHECKS") ~= nil
+local function check_field(fr, seen, name, value)
+    if not F[name] then error("rocescope: field " .. name .. " is not in the registry") end
+    if FIELD_KIND[name] == "enum" and not ENUM_VALUES[name][value] then
+        error("rocescope: " .. tostring(value) .. " is not a value of " .. name)
     end
-    local groups, seen = {}, {}
-    for _, it in ipairs(items) do
-        local name, off, len, value = it[1], it[2], it[3], it[4]
-        -- What the registry says about the field holds (a mistake here is a Lua error in the tree,
-        -- which the tests catch).
+    if seen[name] and not REPEATED[name] then error("rocescope: " .. name .. " added twice") end
+    if FIELD_PROFILE[name] ~= "std" and FIELD_PROFILE[name] ~= fr.profile then
+        error("rocescope: " .. name .. " under profile " .. fr.profile)
+    end
+    seen[name] = true
+end
+
+-- The frame's rocescope subtree (`tvb`: the whole frame). Skipped when nobody will see it: the
+-- tree is not shown (tshark without -V / -T fields / -T pdml ...) and no filter, column or
+-- `-e` names a rocescope field.
+local function render(fr, tvb, pinfo, tree)
+    local caplen = fr.caplen
+    local root, groups, seen = nil, {}, CHECK and {} or nil
+    visit(fr, function(name, off, len, value)
         local pf = F[name]
-        if not pf then error("rocescope: field " .. name .. " is not in the registry") end
-        if FIELD_KIND[name] == "enum" and not ENUM_VALUES[name][value] then
-            error("rocescope: " .. tostring(value) .. " is not a value of " .. name)
+        if CHECK then check_field(fr, seen, name, value) end
+        if not root then
+            local start = fr.roce_off or fr.mac_ctrl_off or (fr.nacks and fr.nacks.poff) or 0
+            root = start < caplen and tree:add(proto, tvb(start, caplen - start)) or tree:add(proto)
         end
-        if seen[name] and not REPEATED[name] then error("rocescope: " .. name .. " added twice") end
-        if FIELD_PROFILE[name] ~= "std" and FIELD_PROFILE[name] ~= fr.profile then
-            error("rocescope: " .. name .. " under profile " .. fr.profile)
-        end
-        seen[name] = true
         local range = off and len > 0 and off + len <= caplen and tvb(off, len) or nil
         local key = FIELD_GROUP[name]
         local parent = root
         if key then
             local g = groups[key]
             if not g then
-                local label = GROUP_LABEL[key]
-                g = {item = range and root:add(range, label) or root:add(label)}
+                g = {item = range and root:add(range, GROUP_LABEL[key]) or root:add(GROUP_LABEL[key])}
                 if range then g.from, g.to = off, off + len end
                 groups[key] = g
-            elseif range and g.from then
-                g.to = math.max(g.to, off + len) -- fields of a header come in wire order
-                g.item:set_len(g.to - g.from)
+            elseif range and g.from and off + len > g.to then
+                g.to = off + len -- fields of a header come in wire order; the length is set at the end
             end
             parent = g.item
         end
@@ -2061,78 +2097,124 @@ local function render(fr, tvb, pinfo, tree)
             item = parent:add(pf, value)
             item:set_generated()
         end
-        if name == "rocescope.warning" then item:add_expert_info(PI_MALFORMED, PI_WARN, value) end
-    end
-    local p = fr.roce
-    if p then
-        local s = fr.s
-        pinfo.cols.protocol:set(fr.net and fr.net.kind == "grh" and "RoCEv1" or "RoCEv2")
-        local info = sfmt("%s QP=%d PSN=%d", opcode_name(p), hval(s, p.off, "bth", "dest_qp"), hval(s, p.off, "bth", "psn"))
-        if hval(s, p.off, "bth", "ack_req") == 1 then info = info .. " A" end
-        local a = hdr_at(p, "aeth")
-        if a then info = info .. sfmt(" %s MSN=%d", (aeth_kind(hval(s, a, "aeth", "syndrome"))), hval(s, a, "aeth", "msn")) end
-        if p.sack_at and p.sack_at + HDR.irn_sack.len <= p.buflen then
-            info = info .. sfmt(" SACK=%d", hval(s, p.off + p.sack_at, "irn_sack", "sack_psn"))
+        if name == "rocescope.warning" then
+            local group, severity = expert_of(fr, value)
+            item:add_expert_info(group, severity, value)
         end
-        if p.payload_len > 0 then info = info .. sfmt(" len=%d", p.payload_len) end
-        if fr.cm_off then info = info .. " CM " .. string.upper(CM_MSGS[rd(s, fr.cm_off, L.cm.attr_id)]) end
-        if fr.icrc and fr.icrc ~= "good" then info = info .. " ICRC " .. fr.icrc end
-        if fr.truncated then info = info .. " [truncated]" end
-        if fr.profile ~= "std" then info = info .. " [" .. fr.profile .. "]" end
-        pinfo.cols.info:set(info)
-    elseif fr.nacks and #fr.nacks.messages > 0 then
-        local n = 0
-        for _, m in ipairs(fr.nacks.messages) do n = n + m.count end
-        pinfo.cols.info:append(sfmt(" [erd: %d NACK message%s, %d entries]", #fr.nacks.messages,
-            #fr.nacks.messages == 1 and "" or "s", n))
+    end)
+    for _, g in pairs(groups) do
+        if g.from and g.to - g.from > 0 then g.item:set_len(g.to - g.from) end
     end
+    if root and fr.provisional then root:add_expert_info(PI_PROTOCOL, PI_NOTE, PROVISIONAL_NOTE) end
 end
 
 -- ---- entry points ----
 
-local encap_field = Field.new("frame.encap_type")
-local frame_field = Field.new("frame")
-local ENCAPS = wtap_encaps or {}
-local LINKS = {
-    [ENCAPS.ETHERNET or 1] = "eth",
-    [ENCAPS.SLL or 25] = "sll",
-    [ENCAPS.SLL2 or 210] = "sll2",
-    [ENCAPS.RAW_IP or 7] = "raw",
-}
-
-local function link_type()
-    local encap = encap_field()
-    return encap and LINKS[encap.value]
-end
-
--- Called from udp.port 4791 or ethertype 0x8915 (replace_infiniband) with the UDP payload or
--- the GRH: claim the bytes when they are the RoCE packet the post-dissector decodes (it adds
--- the tree); otherwise (RoCE inside a tunnel, in reassembled IP fragments, ...) hand them to the
--- dissector that had the port before, so Wireshark still decodes what rocescope does not.
-local function claim(tvb, pinfo, tree)
-    local link, fi = link_type(), frame_field()
-    if link and fi then
-        local frame = fi.source -- the whole frame's Tvb
-        local caplen = frame:len()
-        local fr = decode(link, caplen > 0 and frame:raw(0, caplen) or "", frame:reported_len())
-        local at = tvb:offset()
-        if fr.roce_off == at or (fr.net and fr.net.kind == "grh" and fr.net.off == at) then
-            return tvb:len()
-        end
+-- Whether the frame read as link type `link` leads where rocescope decodes something: EtherType
+-- 0x8915 or 0x8808, UDP port 4791, TCP to or from the NACK port (a quick look, no warnings kept).
+local function link_fits(link, s)
+    local fr = {link = link, s = s, caplen = #s, wire_len = #s, warnings = {}, nwarn = 0, ncut = 0}
+    local ethertype, off = parse_link(fr)
+    if not ethertype then return false end
+    if ethertype == ETHERTYPE_ROCEV1 or ethertype == ETHERTYPE_MAC_CONTROL then return true end
+    local n, proto, l4 = #s, nil, nil
+    if ethertype == 0x0800 and n >= off + 20 and rshift(u8(s, off), 4) == 4 then
+        proto, l4 = u8(s, off + 9), off + band(u8(s, off), 0x0f) * 4
+    elseif ethertype == 0x86dd and n >= off + 40 and rshift(u8(s, off), 4) == 6 then
+        proto, l4 = u8(s, off + 6), off + 40
     end
-    local prev = pinfo.match_uint == ETHERTYPE_ROCEV1 and original.ethertype or original.udp
-    if prev then return prev:call(tvb, pinfo, tree) end
-    return 0
+    if not proto or n < l4 + 4 then return false end
+    local sport, dport = u16(s, l4), u16(s, l4 + 2)
+    if proto == 17 then return sport == ROCEV2_PORT or dport == ROCEV2_PORT end
+    if proto == 6 then return sport == PARAMS.erd_nack_port or dport == PARAMS.erd_nack_port end
+    return false
 end
 
+-- The frame's link type. A Lua dissector is not told it (bar a field extractor, which makes
+-- Wireshark build every frame's tree), so it is read from what the link dissectors left in pinfo
+-- — Ethernet sets both link addresses, Linux cooked captures only the source, raw IP neither; SLL
+-- and SLL2 differ in bytes 2-3 (SLL: the ARPHRD type, SLL2: reserved, zero) — and checked: the
+-- first link type, in that order, under which the frame leads where rocescope decodes something.
+-- Link addresses may come from a dissector of the payload (infiniband's EoIB, ...): a frame whose
+-- addresses say Ethernet may be any link type; one without a destination address is no Ethernet.
+local LINK_ORDER = {
+    eth = {"eth", "sll", "sll2", "raw"},
+    sll = {"sll", "sll2"},
+    sll2 = {"sll2", "sll"},
+    raw = {"raw"},
+}
+local function link_of(s, pinfo)
+    local first
+    local v = #s > 0 and rshift(u8(s, 0), 4) or nil
+    if tostring(pinfo.dl_dst) ~= "NONE" then
+        first = "eth"
+    elseif (v == 4 or v == 6) and tostring(pinfo.dl_src) == "NONE" then
+        first = "raw"
+    elseif #s >= 4 and u16(s, 2) == 0 then
+        first = "sll2"
+    else
+        first = "sll"
+    end
+    for _, link in ipairs(LINK_ORDER[first]) do
+        if link_fits(link, s) then return link end
+    end
+    return nil
+end
+
+-- Whether the frame is rocescope's to show: a RoCE packet (or what the snaplen left of one), a
+-- PAUSE / PFC frame, a TCP segment of ERD's NACK port. Other frames (RoCE in a tunnel, in
+-- reassembled IP fragments, frames rocescope cannot get past the link header of) get no tree.
+local function claims(fr)
+    if fr.roce_off then return true end
+    if fr.l3 and (fr.ethertype == ETHERTYPE_ROCEV1 or fr.ethertype == ETHERTYPE_MAC_CONTROL) then return true end
+    if fr.tcp_off then
+        local t = tcp_segment(fr)
+        return t.sport == PARAMS.erd_nack_port or t.dport == PARAMS.erd_nack_port
+    end
+    return false
+end
+
+-- Whether the frame may be one rocescope claims, from what Wireshark's own dissectors left in
+-- pinfo (cheap: this runs for every frame): infiniband decoded it (RoCE), UDP port 4791 (RoCE
+-- when infiniband is disabled), the NACK port, or no ports at all (PAUSE / PFC, RoCEv1).
+local function candidate(pinfo)
+    local pt = pinfo.port_type
+    if pt == PT_IBQP or pt == PT_NONE then return true end
+    if pt == PT_UDP then return pinfo.src_port == ROCEV2_PORT or pinfo.dst_port == ROCEV2_PORT end
+    if pt == PT_TCP then
+        local port = PARAMS.erd_nack_port
+        return pinfo.src_port == port or pinfo.dst_port == port
+    end
+    return false
+end
+
+-- Whether anything will read the rocescope tree of a frame tshark dissects while the tree is not
+-- shown (tshark without -V / -T fields / -T pdml ...): a display or read filter, a column, a tap
+-- naming a rocescope field. Known once per pass (WANTED[visited]). When nothing will, tshark's
+-- frames are not decoded at all: tshark dissects each frame once (twice with -2, where the
+-- first pass builds no tree unless a read filter asks for one: `-2 -R rocescope` lets that pass
+-- run the decoder's memory over the whole file). The GUI always decodes (it may show any frame
+-- later).
+local WANTED = {}
+local function wanted(tree, visited)
+    local w = WANTED[visited]
+    if w == nil then
+        w = gui_enabled() or tree.visible or tree:referenced(Dissector.get("rocescope"))
+        for _, pf in ipairs(FIELD_LIST) do w = w or tree:referenced(pf) end
+        WANTED[visited] = w
+    end
+    return w
+end
+
+-- rocescope: a post-dissector (see HOW IT HOOKS INTO WIRESHARK); `tvb` is the whole frame.
 function proto.dissector(tvb, pinfo, tree)
-    if tvb:offset() > 0 then return claim(tvb, pinfo, tree) end
-    -- The post-dissector call: `tvb` is the whole frame.
-    local link = link_type()
-    if not link then return 0 end
+    if not candidate(pinfo) or not wanted(tree, pinfo.visited) then return 0 end
     local caplen = tvb:len()
     local s = caplen > 0 and tvb:raw(0, caplen) or ""
+    local link = link_of(s, pinfo)
+    if not link then return 0 end
     local fr = decode_frame(link, s, tvb:reported_len(), pinfo.number)
+    if not claims(fr) then return 0 end
     render(fr, tvb, pinfo, tree)
     return caplen
 end
@@ -2141,7 +2223,7 @@ end
 -- changed): the decoder's memory starts afresh.
 function proto.init()
     STATE = new_state()
+    WANTED = {}
 end
 
 register_postdissector(proto)
-apply_takeover()
