@@ -4,9 +4,20 @@
 //! - The checked-in plugin is exactly what the generator prints today (registry, opcode table
 //!   and `dissector/template.lua`); regenerate it with
 //!   `cargo run -p rocescope -- dissector > dissector/rocescope.lua`.
-//! - `tshark -X lua_script:dissector/rocescope.lua -o rocescope.profile:P [-o rocescope.PARAM:V …]
-//!   -T fields -e …` prints, line for line and field for field, what `rocescope decode --profile P
-//!   [--PARAM V …] --format fields -e …` prints.
+//! - `tshark -X lua_script:dissector/rocescope.lua -o rocescope.profile:P -o
+//!   rocescope.verify_checksums:TRUE [-o rocescope.PARAM:V …] -T fields -e …` prints, field for
+//!   field, what `rocescope decode --profile P [--PARAM V …] --format fields -e …` prints, on every
+//!   frame the plugin claims (it has a `rocescope` tree): RoCE packets, PAUSE / PFC frames, TCP
+//!   segments of ERD's NACK port. The plugin shows nothing on other frames, where the codec may
+//!   still print frame-level warnings (an IP fragment, a header cut before UDP, a third VLAN tag,
+//!   RoCE in a VXLAN tunnel): the comparison skips the frames the plugin does not claim, and
+//!   checks that on each of them `rocescope decode` printed nothing but `rocescope.warning` and
+//!   `rocescope.truncated` (no packet the plugin should have shown). The checksums are verified
+//!   because `rocescope decode` verifies them; the plugin's default (off) is checked on its own.
+//! - Installed, the plugin changes nothing infiniband prints (`infiniband.*`, the columns), with
+//!   rocescope enabled or disabled; tunnelled RoCE is infiniband's alone; `rocescope dissector
+//!   --install` creates the plugin folder and the plugin then loads once even when also named with
+//!   `-X lua_script:`; an invalid profile is reported.
 //! - Standard profile, every field it yields (`rocescope_dissector::std_fields`): the bundled
 //!   `fixtures/std-mix.pcapng` (every standard opcode, CM, PFC/PAUSE, IPv4/IPv6, VLANs) and
 //!   `fixtures/ext-mix.pcapng` (the research transports, read as std); malformed and unusual
@@ -30,18 +41,19 @@
 //!   (reassembly of user immediates, conflicting fragments, VA and DMA length checks, message
 //!   ids reused, more than 256 messages in a flow, more than 4096 flows) under several splits,
 //!   MTUs and maximum message sizes; and non-default values of every parameter, given to tshark
-//!   as preferences. The stateful results are also compared with `tshark -2` (every frame
-//!   dissected a second time, the plugin rebuilding what it kept from the first).
+//!   as preferences. The stateful results are also compared with `tshark -2 -R "rocescope ||
+//!   !rocescope"` (every frame dissected a second time, the plugin rebuilding what it kept from
+//!   the first; the read filter makes the first pass decode rocescope and drops no frame).
 //! - tshark options: `-E occurrence=a -E aggregator=,` print every occurrence of a repeated field
 //!   (`rocescope.warning`, `rocescope.pfc.quanta`, `rocescope.netrt.requested`, …) joined by
 //!   commas, as rocescope does; `-E quote=n` leaves strings unquoted; `WIRESHARK_CONFIG_DIR`
 //!   points at an empty directory so personal preferences cannot change the result.
 //!
-//! Differences deliberately accepted: none on these captures. Not covered, by design: frames of
-//! link types rocescope does not decode (802.11, …): `rocescope decode` lists them without
-//! decoding them, the plugin leaves them alone. RoCE inside a tunnel (VXLAN here) is decoded by neither; the
-//! plugin hands it to Wireshark's infiniband dissector (checked below). `--map` has no
-//! preference (INTERFACES.md names none). See `dissector/README.md`.
+//! Differences deliberately accepted: none on the frames the plugin claims. Not covered, by
+//! design: frames of link types rocescope does not decode (802.11, …): `rocescope decode` lists
+//! them without decoding them, the plugin leaves them alone. RoCE inside a tunnel (VXLAN here) is
+//! decoded by neither; Wireshark's infiniband dissector decodes it (checked below). `--map` has
+//! no preference (INTERFACES.md names none). See `dissector/README.md`.
 //!
 //! Without tshark the comparisons fail: they are never skipped.
 
