@@ -3133,6 +3133,8 @@ local function check_field(fr, seen, name, value)
     seen[name] = true
 end
 
+local GUI = gui_enabled()
+
 -- The frame's rocescope subtree (`tvb`: the whole frame). Skipped when nobody will see it: the
 -- tree is not shown (tshark without -V / -T fields / -T pdml ...) and no filter, column or
 -- `-e` names a rocescope field.
@@ -3146,7 +3148,10 @@ local function render(fr, tvb, pinfo, tree)
             local start = fr.roce_off or fr.mac_ctrl_off or (fr.nacks and fr.nacks.poff) or 0
             root = start < caplen and tree:add(proto, tvb(start, caplen - start)) or tree:add(proto)
         end
-        local range = off and len > 0 and off + len <= caplen and tvb(off, len) or nil
+        -- The bytes a field comes from: where Wireshark reads the value (bytes, 64-bit integers);
+        -- for a value rocescope computed, only in the GUI (byte highlighting; tshark shows ranges
+        -- only in -T pdml, and making them costs a quarter of the tree's time).
+        local range = (value == nil or GUI) and off and len > 0 and off + len <= caplen and tvb(off, len) or nil
         local key = FIELD_GROUP[name]
         local parent = root
         if key then
