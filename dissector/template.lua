@@ -1765,8 +1765,13 @@ local function try_rule(st, rule, std, link, s, wire_len, memo, state)
             local h, n = flor_send_parse(nil, s, at, cap, wire, only)
             candidate = h ~= nil and n == 0
         elseif OPS.flor_ack[op] then
-            local a, n = flor_ack_parse(nil, s, at, cap, wire, "send")
-            candidate = a ~= nil and n == 0
+            -- WIRE.md B.3: only between two addresses that carried RC / UC RDMA WRITE with
+            -- Immediate earlier in the capture (either way).
+            local x, y = ip_addrs(std)
+            if st.write_imm_pairs[x .. "|" .. y] then
+                local a, n = flor_ack_parse(nil, s, at, cap, wire, "send")
+                candidate = a ~= nil and n == 0
+            end
         elseif OPS.flor_write_imm[op] then
             local a, b = ip_addrs(std)
             candidate = st.flor_pairs[a .. "|" .. b] == true
@@ -1793,8 +1798,13 @@ local function detect(st, std, link, s, wire_len, memo)
     if not a or not std.roce then return std end
     local qp = hval(s, std.roce.off, "bth", "dest_qp")
     local key = a .. b .. "/" .. qp
+    std.flow = key
     local state = st.flows[key]
-    if state and state.profile then return decode(link, s, wire_len, state.profile, memo, VERIFY) end
+    if state and state.profile then
+        local f = decode(link, s, wire_len, state.profile, memo, VERIFY)
+        f.flow = key
+        return f
+    end
     state = state or new_flow_state()
     local n, first_rule, first_frame = 0, nil, nil
     for _, rule in ipairs(DETECTION_ORDER) do
@@ -1805,6 +1815,11 @@ local function detect(st, std, link, s, wire_len, memo)
         end
     end
     local out = std
+    if OPS.flor_write_imm[std.roce.op] then
+        -- What the Flor ACK rule asks of the addresses (after this packet's own rules).
+        st.write_imm_pairs[a .. "|" .. b] = true
+        st.write_imm_pairs[b .. "|" .. a] = true
+    end
     if n == 1 then
         state.profile = first_rule
         if first_rule == "flor" then
@@ -1822,14 +1837,21 @@ local function detect(st, std, link, s, wire_len, memo)
         end
         out = VERIFY and first_frame or decode(link, s, wire_len, first_rule, memo, VERIFY)
     elseif n == 0 then
+        -- Undecided: std for now; provisional when the flow has shown a sign of an extension
+        -- (a DCP tag, a rule matched by more than one profile): a later packet may decide it.
+        out.provisional = state.dcp_tagged > 0 or state.warned
         if state.dcp_tagged >= DCP_UNSURE_AFTER and not state.dcp_refuted and not state.warned then
             state.warned = true
             out.detection = ext_text("detection", NOTE.dcp_unconfirmed)
         end
-    elseif not state.warned then
-        state.warned = true
-        out.detection = ext_text("detection", NOTE.detection_ambiguous)
+    else
+        out.provisional = true
+        if not state.warned then
+            state.warned = true
+            out.detection = ext_text("detection", NOTE.detection_ambiguous)
+        end
     end
+    out.flow = key
     st.flows[key] = state
     return out
 end
@@ -1883,19 +1905,24 @@ end
 
 -- The decoder's memory: reset by proto.init (a file is opened or reloaded, a preference changed).
 local function new_state()
-    return {flows = {}, flor_pairs = {}, sdr = {flows = {}, count = 0, tick = 0},
+    return {flows = {}, flor_pairs = {}, write_imm_pairs = {}, sdr = {flows = {}, count = 0, tick = 0},
         nack = {streams = {}, count = 0, tick = 0}, frames = {}, last = 0}
 end
 local STATE = new_state()
 
--- A frame as the decoder's first, in-order run sees it. The stateful decode runs once per frame,
--- the first time its number comes up and only in increasing order (STATE.last: the last frame
--- decoded so); what it found is kept in STATE.frames[number] (false when the frame is what a
--- stateless decode gives, else its profile and what the decoder added), and every later
--- dissection of the frame (pinfo.visited set: the GUI redrawing, tshark -2's second pass, ...)
--- is rebuilt from that. Wireshark's first pass is in order with pinfo.visited false; tshark -2
--- without a read filter skips it, so the second pass (visited already set) is the first run
--- here, still in order. A frame first met out of order decodes without the decoder's memory.
+-- A frame as the decoder's first, in-order run sees it, or as its flow was decided over the
+-- whole capture. The stateful decode runs once per frame, the first time its number comes up and
+-- only in increasing order (STATE.last: the last frame decoded so): Wireshark's first pass
+-- (pinfo.visited false), which runs `auto` detection over every frame of the capture. What it
+-- found is kept in STATE.frames[number]: false when the frame is what a stateless decode gives;
+-- the flow's key (a string) for a packet of a flow `auto` had not decided yet; else a table (its
+-- profile, what the decoder added, its flow). Every later dissection of the frame (the GUI
+-- redrawing it, tshark -2's second pass, ...) is rebuilt from that, with the flow's final
+-- profile: a packet decoded std before its flow was decided is labelled with the flow's profile
+-- (the decision rule of `auto` over a whole capture). In one pass (tshark without -2) there is
+-- no later dissection: such a packet stays std, marked provisional when its flow has shown a sign
+-- of an extension (fr.provisional: an expert note). A frame first met out of order decodes
+-- without the decoder's memory.
 local function decode_frame(link, s, wire_len, number)
     local choice = chosen_profile()
     local kept = STATE.frames[number]
@@ -1903,16 +1930,22 @@ local function decode_frame(link, s, wire_len, number)
         STATE.last = number
         local fr = decode_stateful(STATE, link, s, wire_len, choice)
         local default = choice == "auto" and "std" or choice
+        local undecided = fr.flow and not STATE.flows[fr.flow].profile
         if fr.decode_profile ~= default or fr.nacks or fr.sdr or fr.detection then
             STATE.frames[number] = {profile = fr.decode_profile, nacks = fr.nacks, sdr = fr.sdr,
-                detection = fr.detection, appended = fr.appended}
+                detection = fr.detection, appended = fr.appended, flow = undecided and fr.flow or nil}
+        elseif undecided then
+            STATE.frames[number] = fr.flow
         else
             STATE.frames[number] = false
         end
         return fr
     end
     if not kept then return decode(link, s, wire_len, choice == "auto" and "std" or choice, nil, VERIFY) end
-    local fr = decode(link, s, wire_len, kept.profile, nil, VERIFY)
+    local flow = type(kept) == "string" and kept or kept.flow
+    local final = flow and STATE.flows[flow].profile
+    if type(kept) == "string" then return decode(link, s, wire_len, final or "std", nil, VERIFY) end
+    local fr = decode(link, s, wire_len, final or kept.profile, nil, VERIFY)
     fr.sdr, fr.detection = kept.sdr, kept.detection
     if kept.nacks then fr.nacks, fr.profile = kept.nacks, "erd" end
     for _, w in ipairs(kept.appended or {}) do warn(fr, w) end
