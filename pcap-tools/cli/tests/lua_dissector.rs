@@ -1969,3 +1969,60 @@ fn tshark_prints_what_rocescope_prints_on_the_fuzz_corpus() {
     }
     eprintln!("fuzz corpus: {}", total.join("; "));
 }
+
+// ---- detection over the whole capture (auto) ----
+
+/// The decision rule of `auto` (the decoder's, which the plugin mirrors), on packets whose
+/// labels follow from the rule alone:
+/// - a DCP transfer (tag 10 in the ToS, dcp_tag_shift 2): its WRITE First says nothing by itself
+///   (the DCP rule checks the VA of a Middle or Last against the First's), its WRITE Middle
+///   decides the flow. One pass: the First is std, provisional (an expert note), the Middle and
+///   Last DCP. Whole capture (`tshark -2`): all three DCP.
+/// - Flor's ACK rule (a UD SEND Only of 24 + 4n bytes, n >= 1) only between addresses that
+///   carried RC / UC RDMA WRITE with Immediate earlier, either way (WIRE.md B.3): a 28-byte UD SEND
+///   Only before any such WRITE is std (in both modes: its flow, its own QP, never decides); after
+///   a WRITE Only with Immediate the other way, one on another QP is a Flor ACK.
+#[test]
+fn auto_decides_flows_over_the_whole_capture_and_marks_provisional_labels() {
+    if !have_tshark() {
+        return;
+    }
+    let mut v: Vec<Vec<u8>> = Vec::new();
+    let dcp_net = net4(21, 22, 2 << 2);
+    let payload = [0x5au8; 256];
+    for (i, op) in [0x06u8, 0x07, 0x08].into_iter().enumerate() {
+        let mut r = RoceRepr::new_dcp(op, 0x300, 40 + i as u32).with_payload(&payload);
+        r.dcpeth = Some(DcpethRepr { msn: 0, sretryno: 0 });
+        r.reth = Some(RethRepr { va: 0x4000_0000 + i as u64 * 256, r_key: 0x42, dma_len: 768 });
+        v.push(roce(dcp_net, r));
+    }
+    let ack = AckRepr { qpn: 0x500, bitmap: 0, least_gn: 2, delay_ns: 1500, entries: &[0x100] }.to_vec();
+    assert_eq!(ack.len(), 28);
+    v.push(roce(net4(31, 32, 0), ud_send(0x501, 1, &ack)));
+    let mut w = RoceRepr::new(0x0b, 0x600, 9).with_payload(&payload[..64]);
+    w.immdt = Some(ImmDtRepr { imm: 7 });
+    if let Some(reth) = &mut w.reth {
+        reth.dma_len = 64;
+    }
+    v.push(roce(net4(32, 31, 0), w));
+    v.push(roce(net4(31, 32, 0), ud_send(0x502, 2, &ack)));
+    let path = tmp("whole-capture.pcapng");
+    let mut cw = CaptureWriter::new(BufWriter::new(File::create(&path).unwrap()), &["auto"]).unwrap();
+    for (i, f) in v.iter().enumerate() {
+        cw.write(0, testgen::timestamp_ns(i), f).unwrap();
+    }
+    cw.into_inner().flush().unwrap();
+    let fields = ["rocescope.profile", "_ws.expert.message"];
+    let one_pass = tshark_fields(&path, true, &["-o", "rocescope.profile:auto", "-E", "occurrence=a"], &fields);
+    let rows: Vec<&str> = one_pass.lines().collect();
+    assert!(rows[0].starts_with("std\t") && rows[0].contains("profile provisional: flow not yet decided"), "{one_pass}");
+    for (i, want) in [(1, "dcp"), (2, "dcp"), (3, "std"), (4, "std"), (5, "flor")] {
+        assert_eq!(rows[i].split('\t').next(), Some(want), "frame {}: {one_pass}", i + 1);
+        assert!(!rows[i].contains("provisional"), "frame {}: {one_pass}", i + 1);
+    }
+    let whole = tshark_fields(&path, true, &["-o", "rocescope.profile:auto", "-2", "-R", "rocescope || !rocescope"], &fields[..1]);
+    assert_eq!(whole, "dcp\ndcp\ndcp\nstd\nstd\nflor\n");
+    if std::env::var_os("ROCESCOPE_KEEP_CAPTURES").is_none() {
+        let _ = std::fs::remove_file(path);
+    }
+}
