@@ -3205,7 +3205,9 @@ local function render(fr, tvb, pinfo, tree)
             item = parent:add(pf, range, value)
         else
             item = parent:add(pf, value)
-            item:set_generated()
+            -- A derived value (no bytes of its own) is shown as generated; one read from the
+            -- wire whose range tshark was spared is not.
+            if not off then item:set_generated() end
         end
         if name == "rocescope.warning" then
             local group, severity = expert_of(fr, value)
