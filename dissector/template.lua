@@ -67,6 +67,8 @@ local bitops = bit32 or load([[return {
 local band, bor, bxor, rshift = bitops.band, bitops.bor, bitops.bxor, bitops.rshift
 local sfmt = string.format
 local floor = math.floor
+local min, max = math.min, math.max -- locals: no global lookup on the per-packet paths
+local ipairs, pairs, type = ipairs, pairs, type
 local U32 = 4294967296 -- 2^32
 
 -- ---- unsigned integers beyond 2^53 (RETH VAs, global sequence numbers, u128 products) ----
@@ -105,7 +107,7 @@ local function big_mul_add(a, m, c) -- a * m + c, m and c below 2^16 (a new big)
 end
 local function big_add(a, b)
     local r, carry = {}, 0
-    for i = 1, math.max(#a, #b) do
+    for i = 1, max(#a, #b) do
         local v = (a[i] or 0) + (b[i] or 0) + carry
         r[i] = v % LIMB
         carry = floor(v / LIMB)
@@ -148,7 +150,7 @@ local function big_eq(a, b)
 end
 local function big_low64(a) -- a mod 2^64
     local r = {}
-    for i = 1, math.min(#a, 4) do r[i] = a[i] end
+    for i = 1, min(#a, 4) do r[i] = a[i] end
     return big_norm(r)
 end
 -- `len` big-endian bytes of the string `s` at offset `o` (from 0).
@@ -456,7 +458,7 @@ end
 -- profile lays out the bytes after the BTH (see EXTENSIONS).
 local function parse_packet(fr, off, wire_len, layout)
     local s = fr.s
-    local buflen = math.min(math.max(fr.caplen - off, 0), wire_len)
+    local buflen = min(max(fr.caplen - off, 0), wire_len)
     local bth, icrc = HDR.bth.len, K.ib.icrc_len
     if wire_len < bth then warn(fr, W.too_short(LAYER.bth, wire_len, bth)) end
     if buflen < bth then
@@ -470,7 +472,7 @@ local function parse_packet(fr, off, wire_len, layout)
         local need = bth + K.ib.ho_msn_len
         if wire_len ~= need then warn(fr, W.header_only_length(wire_len)) end
         return {off = off, buflen = buflen, wire_len = wire_len, op = op, present = {},
-            hdr_end = math.max(math.min(need, wire_len), bth), payload_len = math.max(wire_len - need, 0)}
+            hdr_end = max(min(need, wire_len), bth), payload_len = max(wire_len - need, 0)}
     end
     local info = layout ~= "ext_body" and OPCODES[layout][op] or nil
     local p = {off = off, buflen = buflen, wire_len = wire_len, op = op, info = info, present = {},
@@ -496,8 +498,8 @@ local function parse_packet(fr, off, wire_len, layout)
             for _, h in ipairs(info.hdrs) do
                 local len = HDR[h[1]].len
                 if at + len > body_end then
-                    warn(fr, W.too_short(HDR[h[1]].layer, math.max(body_end - at, 0), len))
-                    p.hdr_end = math.max(body_end, at)
+                    warn(fr, W.too_short(HDR[h[1]].layer, max(body_end - at, 0), len))
+                    p.hdr_end = max(body_end, at)
                     return p
                 end
                 p.present[h[1]] = h[2]
@@ -509,13 +511,13 @@ local function parse_packet(fr, off, wire_len, layout)
             for _, h in ipairs(info.hdrs) do
                 local o, hd = p.present[h[1]], HDR[h[1]]
                 if o and o + hd.len > buflen then
-                    warn(fr, W.truncated(hd.layer, hd.len, math.max(buflen - o, 0)))
+                    warn(fr, W.truncated(hd.layer, hd.len, max(buflen - o, 0)))
                     break
                 end
             end
         end
     end
-    local avail = math.max(body_end - at, 0)
+    local avail = max(body_end - at, 0)
     local pad = hval(s, off, "bth", "pad_cnt")
     if not info then
         p.hdr_end, p.payload_len = at, avail
@@ -525,8 +527,8 @@ local function parse_packet(fr, off, wire_len, layout)
         local cnp = K.ib.cnp_reserved
         if avail < cnp then warn(fr, W.too_short(LAYER.cnp, avail, cnp)) end
         if avail > cnp then warn(fr, W.unexpected_payload(avail - cnp)) end
-        p.hdr_end = at + math.min(avail, cnp)
-        p.payload_len = math.max(avail - cnp, 0)
+        p.hdr_end = at + min(avail, cnp)
+        p.payload_len = max(avail - cnp, 0)
         if pad ~= 0 then warn(fr, W.pad_no_payload(pad)) end
         return p
     end
@@ -540,7 +542,7 @@ local function parse_packet(fr, off, wire_len, layout)
             at = at + HDR.irn_sack.len
         end
     end
-    avail = math.max(body_end - at, 0)
+    avail = max(body_end - at, 0)
     p.hdr_end = at
     if info.payload then
         if pad > avail then
@@ -576,7 +578,7 @@ end
 local function parse_cm(fr, p)
     local s, f, k = fr.s, L.cm, K.cm
     local start = p.off + p.hdr_end
-    local len = math.max(math.min(p.hdr_end + p.payload_len, p.buflen) - math.min(p.hdr_end, p.buflen), 0)
+    local len = max(min(p.hdr_end + p.payload_len, p.buflen) - min(p.hdr_end, p.buflen), 0)
     local err
     if len < k.header_len then
         err = len
@@ -602,9 +604,9 @@ end
 
 -- The captured part of the payload (RocePacket::payload): its frame offset and length.
 local function payload_span(p)
-    local from = math.min(p.hdr_end, p.buflen)
-    local to = math.min(p.hdr_end + p.payload_len, p.buflen)
-    return p.off + from, math.max(to - from, 0)
+    local from = min(p.hdr_end, p.buflen)
+    local to = min(p.hdr_end + p.payload_len, p.buflen)
+    return p.off + from, max(to - from, 0)
 end
 
 -- ImmSplit::split: the three fields of a 32-bit immediate, most significant first.
@@ -618,9 +620,9 @@ end
 -- sdr::bit_bytes: the bytes (offset, length) of the 4 at `at` holding bits start .. start+width
 -- (bit 0 = most significant).
 local function bit_bytes(at, start, width)
-    local first = math.min(floor(start / 8), 4)
+    local first = min(floor(start / 8), 4)
     if width == 0 then return at + first, 0 end
-    return at + first, math.min(math.ceil((start + width) / 8), 4) - first
+    return at + first, min(math.ceil((start + width) / 8), 4) - first
 end
 
 local function bool(v) return v and 1 or 0 end
@@ -1090,7 +1092,7 @@ local function parse_roce(fr, off, wire_len)
     end
     local p = parse_packet(fr, off, wire_len, layout)
     if not p then
-        if math.max(fr.caplen - off, 0) < wire_len then fr.truncated = true end
+        if max(fr.caplen - off, 0) < wire_len then fr.truncated = true end
         return
     end
     if p.buflen < p.wire_len then fr.truncated = true end
@@ -1129,7 +1131,7 @@ end
 -- segments in order, is reassembled by the stateful decoder below). `seg_len` is the IP payload
 -- length on the wire.
 local function parse_tcp(fr, off, seg_len)
-    local have = math.max(math.min(off + seg_len, fr.caplen) - math.min(off, fr.caplen), 0)
+    local have = max(min(off + seg_len, fr.caplen) - min(off, fr.caplen), 0)
     local need = 20
     if have >= 20 then
         local hl = rshift(band(u8(fr.s, off + 12), 0xf0), 2)
@@ -1164,7 +1166,7 @@ local function parse_ip(fr, l3)
     local net, hdr_len, ip_len, ipproto, layer
     if version == 4 then
         local ihl = band(u8(s, l3), 0x0f)
-        local need = math.max(ihl * 4, 20)
+        local need = max(ihl * 4, 20)
         if have < need then
             fr.truncated = true
             warn(fr, W.truncated(LAYER.ipv4, need, have))
@@ -1206,7 +1208,7 @@ local function parse_ip(fr, l3)
         ip_len = on_wire
     end
     fr.truncated = have < ip_len
-    if ipproto == 6 then return parse_tcp(fr, l3 + hdr_len, math.max(ip_len - hdr_len, 0)) end
+    if ipproto == 6 then return parse_tcp(fr, l3 + hdr_len, max(ip_len - hdr_len, 0)) end
     if ipproto ~= 17 then return end
     local udp = l3 + hdr_len
     if fr.caplen - udp < 8 then
@@ -1217,14 +1219,14 @@ local function parse_ip(fr, l3)
     fr.udp_off = udp
     local sport, dport = u16(s, udp), u16(s, udp + 2)
     if sport ~= ROCEV2_PORT and dport ~= ROCEV2_PORT then return end
-    local ip_payload = math.max(ip_len - hdr_len, 0)
+    local ip_payload = max(ip_len - hdr_len, 0)
     local udp_len = u16(s, udp + 4)
-    local roce_len = math.max(udp_len - 8, 0)
+    local roce_len = max(udp_len - 8, 0)
     if udp_len < 8 then
         warn(fr, W.too_short(LAYER.udp, udp_len, 8))
     elseif udp_len ~= ip_payload then
         warn(fr, W.ip_udp_mismatch(ip_payload, udp_len))
-        roce_len = math.min(roce_len, math.max(ip_payload - 8, 0))
+        roce_len = min(roce_len, max(ip_payload - 8, 0))
     end
     parse_roce(fr, udp + 8, roce_len)
 end
@@ -1322,7 +1324,7 @@ end
 -- by the decodes of one frame (or nil), `verify` whether to verify the ICRC and the IPv4 header
 -- checksum (DecodeOptions::verify).
 local function decode(link, s, wire_len, profile, memo, verify)
-    local fr = {link = link, s = s, caplen = #s, wire_len = math.max(wire_len, #s), warnings = {}, nwarn = 0, ncut = 0,
+    local fr = {link = link, s = s, caplen = #s, wire_len = max(wire_len, #s), warnings = {}, nwarn = 0, ncut = 0,
         truncated = false, profile = "std", decode_profile = profile or "std", memo = memo or {}, verify = verify}
     local ethertype, l3 = parse_link(fr)
     fr.ethertype, fr.l3 = ethertype, l3
@@ -1369,7 +1371,7 @@ end
 
 -- sdr::expected_va (msg_id · max_message + pkt_off · MTU) as a big; nil beyond 64 bits.
 local function sdr_expected_va(params, mtu, msg_id, pkt_off)
-    local max_message = params.sdr_max_message or big_mul(big(mtu), big_pow2(math.min(params.sdr_split[2], 64)))
+    local max_message = params.sdr_max_message or big_mul(big(mtu), big_pow2(min(params.sdr_split[2], 64)))
     local va = big_add(big_mul(big(msg_id), max_message), big_mul(big(pkt_off), big(mtu)))
     if #va > 4 then return nil end
     return va
@@ -1422,7 +1424,7 @@ local function sdr_observe(t, flow, params, d, va, dma_len, payload_len)
         t.count = t.count + 1
     end
     st.last_use = t.tick
-    st.max_dma = math.max(st.max_dma, dma_len)
+    st.max_dma = max(st.max_dma, dma_len)
     local ann = {}
     -- A new message on a reused id?
     local id_bits = split[1]
@@ -1507,7 +1509,7 @@ local function nack_plausible(d, q, max_len)
     local len = nack_len(rd(d, q, NF.count))
     if len > max_len then return false end
     -- The reserved byte before each 24-bit field of the entries must be 0.
-    local r, lim, step = K.erd.nack_header_len, math.min(len, have), NF.dst_qpn.off - NF.src_qpn.off
+    local r, lim, step = K.erd.nack_header_len, min(len, have), NF.dst_qpn.off - NF.src_qpn.off
     while r < lim do
         if u8(d, q + r) ~= 0 then return false end
         r = r + step
@@ -1605,7 +1607,7 @@ local function nack_push(r, key, t, s)
         batch.messages[#batch.messages + 1] = {count = count, start = start, entries = entries}
     end
     local syn, fin, rst = band(t.flags, 0x02) ~= 0, band(t.flags, 0x01) ~= 0, band(t.flags, 0x04) ~= 0
-    local wire_len = math.max(t.wire_len, t.cap)
+    local wire_len = max(t.wire_len, t.cap)
     local data_seq = (t.seq + (syn and 1 or 0)) % U32
     if rst then
         if r.streams[key] then
@@ -1649,7 +1651,7 @@ local function nack_push(r, key, t, s)
     if skip < t.cap then nack_consume(stream, s:sub(t.poff + skip + 1, t.poff + t.cap), skip, NACK_MAX_LEN, out) end
     local end_seq = (data_seq + wire_len) % U32
     if signed32(end_seq - stream.next_seq) > 0 then
-        if math.max(skip, t.cap) < wire_len then
+        if max(skip, t.cap) < wire_len then
             -- The snaplen cut new bytes: a gap at the end of this segment.
             if not gap then out.warn(NOTE.erd_stream_gap) end
             nack_lose_sync(stream)
@@ -1673,7 +1675,7 @@ local function tcp_segment(fr)
     local s, o = fr.s, fr.tcp_off
     local poff = o + rshift(band(u8(s, o + 12), 0xf0), 2)
     return {sport = u16(s, o), dport = u16(s, o + 2), seq = u32(s, o + 4), flags = u8(s, o + 13), poff = poff,
-        cap = math.max(math.min(fr.tcp_end, fr.caplen) - math.min(poff, fr.caplen), 0), wire_len = fr.tcp_end - poff}
+        cap = max(min(fr.tcp_end, fr.caplen) - min(poff, fr.caplen), 0), wire_len = fr.tcp_end - poff}
 end
 
 -- Detection (Decoder::detect / try_rule) --
@@ -1716,7 +1718,7 @@ local function try_rule(st, rule, std, link, s, wire_len, memo, state)
         -- Only packets that would carry DCP headers say anything: a tagged ACK or READ
         -- response is as ordinary under DCP as outside it.
         if tag == K.dcp.tag_ack or (tag == K.dcp.tag_data and not OPS.dcp_request[op]) then return nil end
-        state.dcp_tagged = math.min(state.dcp_tagged + 1, 65535)
+        state.dcp_tagged = min(state.dcp_tagged + 1, 65535)
         local f = decode(link, s, wire_len, "dcp", memo, true)
         local r = f.roce
         if not r then return nil end
@@ -1762,7 +1764,7 @@ local function try_rule(st, rule, std, link, s, wire_len, memo, state)
         if f.ext.ctrl then return f end
         local reth = hdr_at(f.roce, "reth")
         if not reth then return nil end
-        state.sdr_max_dma = math.max(state.sdr_max_dma, hval(s, reth, "reth", "dma_len"))
+        state.sdr_max_dma = max(state.sdr_max_dma, hval(s, reth, "reth", "dma_len"))
         local want = sdr_expected_va(params, sdr_effective_mtu(params, state.sdr_max_dma), f.ext.msg_id, f.ext.pkt_off)
         return (want and big_eq(want, reth_va(s, reth))) and f or nil
     elseif rule == "flor" then
@@ -2000,9 +2002,9 @@ local function visit_roce(fr, p, emit)
             end
         end
     end
-    local pay_at = math.min(p.hdr_end, p.buflen)
-    local pay_end = math.min(p.hdr_end + p.payload_len, p.buflen)
-    emit("rocescope.payload_len", b + pay_at, math.max(pay_end - pay_at, 0), p.payload_len)
+    local pay_at = min(p.hdr_end, p.buflen)
+    local pay_end = min(p.hdr_end + p.payload_len, p.buflen)
+    emit("rocescope.payload_len", b + pay_at, max(pay_end - pay_at, 0), p.payload_len)
     if fr.ext then EXTENSIONS[fr.profile].visit(fr.ext, fr, p, emit) end
     local m = fr.cm_off
     if m then
@@ -2026,7 +2028,7 @@ end
 -- segment, none for bytes of earlier segments.
 local function visit_nacks(b, emit)
     local function clip(from, to)
-        local lo, hi = math.max(from, 0), math.min(to, b.cap)
+        local lo, hi = max(from, 0), min(to, b.cap)
         if lo < hi then return b.poff + lo, hi - lo end
         return nil, 0
     end
