@@ -3315,9 +3315,9 @@ end
 -- shown (tshark without -V / -T fields / -T pdml ...): a display or read filter, a column, a tap
 -- naming a rocescope field. Known once per pass (WANTED[visited]). When nothing will, tshark's
 -- frames are not decoded at all: tshark dissects each frame once (twice with -2, where the
--- first pass builds no tree unless a read filter asks for one: `-2 -R rocescope` lets that pass
--- run the decoder's memory over the whole file). The GUI always decodes (it may show any frame
--- later).
+-- first pass decodes only for a read filter naming rocescope: `-2 -R "rocescope || !rocescope"`
+-- lets that pass run the decoder's memory over the whole file and keeps every frame). The GUI
+-- always decodes (it may show any frame later).
 local WANTED = {}
 local function wanted(tree, visited)
     local w = WANTED[visited]
