@@ -8,7 +8,14 @@
 -- sets, constants and byte layouts codec/src/ext/), the rest verbatim from dissector/template.lua.
 --
 -- Use:  tshark -X lua_script:dissector/rocescope.lua -o rocescope.profile:std -r FILE -T fields -e rocescope.bth.psn
--- or copy this file to ~/.local/lib/wireshark/plugins/. Tested with Wireshark 4.0 (Lua 5.2).
+-- or install it (`rocescope dissector --install`: Wireshark's personal Lua plugin folder,
+-- ~/.local/lib/wireshark/plugins on Linux). Tested with Wireshark 4.0 (Lua 5.2).
+
+-- Loaded once: a second copy (an installed plugin and `-X lua_script:` naming this file) returns
+-- here quietly; the first one loaded (the installed plugin) is the one in use.
+-- (Wireshark runs each plugin file in its own environment: the mark goes in the global table.)
+if _G.rocescope_plugin_loaded then return end
+_G.rocescope_plugin_loaded = true
 
 -- ==== generated: the field registry (codec/src/field.rs), in registry order ====
 local F = {}             -- registry name -> ProtoField
@@ -297,6 +304,7 @@ local GROUP_LABEL = {
 
 -- ==== generated: profiles (codec/src/profile.rs) and the parameter table (codec/src/params/table.rs) ====
 local PROFILE_CHOICES = {"auto", "std", "dcp", "sdr", "flor", "netrt", "erd"}
+local PROFILE_DEFAULT = "auto"
 -- PARAM_DEFS: the transports' parameters in table order, as read_params parses their preferences
 -- (ParamDef::parse): kind "uint" (a number of `bits` bits from 0 to `max`, a decimal string;
 -- `optional`: blank text = derived), "split" (three widths adding up to 32) or "enum" (`values`);
@@ -315,16 +323,16 @@ local PARAM_DEFS = {
 }
 -- What a derived (optional) parameter falls back to: sdr_mtu (sdr::DEFAULT_MTU).
 local PARAM_FALLBACK = {sdr_mtu = 4096}
--- The preferences: rocescope.profile (the command line's --profile), rocescope.replace_infiniband
+-- The preferences: rocescope.profile (the command line's --profile), rocescope.verify_checksums
 -- (Wireshark only: see template.lua), then rocescope.NAME, one per parameter: the table's titles,
 -- defaults and help texts (with the flag's name); numbers and splits are strings, read as the flags
 -- read them.
 local function declare_param_prefs(proto)
-    proto.prefs.profile = Pref.enum("Profile", 1, "Transport profile: auto (detect per flow), std, dcp, sdr, flor, netrt, erd (--profile).",
-        {{1, "auto", 1}, {2, "std", 2}, {3, "dcp", 3}, {4, "sdr", 4}, {5, "flor", 5}, {6, "netrt", 6}, {7, "erd", 7}}, false)
-    proto.prefs.replace_infiniband = Pref.bool("Replace the infiniband dissector", true,
-        "Take UDP port 4791 and EtherType 0x8915 from Wireshark's infiniband dissector. rocescope "
-            .. "decodes every frame as a post-dissector either way.")
+    proto.prefs.profile = Pref.string("Profile", PROFILE_DEFAULT, "Transport profile: auto (detect per flow), std, dcp, sdr, flor, netrt, erd (--profile).")
+    proto.prefs.verify_checksums = Pref.bool("Verify the ICRC and the IPv4 header checksum", false,
+        "Compute the ICRC (rocescope.icrc.status, ICRC mismatch warnings) and the IPv4 header checksum, as "
+            .. "rocescope decode does. Costly in Lua; off, they are not verified (no rocescope.icrc.status), "
+            .. "as with Wireshark's own checksum validation.")
     proto.prefs.dcp_tag_shift = Pref.string("DCP tag shift", "2", "DCP: the tag is (ToS >> SHIFT) & 3 (SHIFT 0-6) (--dcp-tag-shift)")
     proto.prefs.sdr_split = Pref.string("SDR immediate split", "10,18,4", "SDR immediate split: message id, packet offset and user-immediate fragment bits, adding up to 32 (--sdr-split)")
     proto.prefs.sdr_mtu = Pref.string("SDR MTU", "", "SDR MTU in bytes (default: the DMA length of the flow's full-size packets, else 4096) (--sdr-mtu)")
@@ -1115,22 +1123,33 @@ K.ib = {icrc_len = 4, cnp_reserved = 16, ho_msn_len = 3, atomic_write_len = 8, v
 -- Edit this file, then regenerate: cargo run -p rocescope -- dissector > dissector/rocescope.lua
 --
 -- HOW IT HOOKS INTO WIRESHARK
--- The protocol `rocescope` is a post-dissector: it sees every frame, whatever Wireshark made of
--- it, and decodes it from the link header on exactly as the codec's `Frame::parse` does
--- (codec/src/frame.rs): Ethernet / Linux cooked v1 / v2 / raw IP, up to two VLAN tags,
--- IPv4 / IPv6, UDP port 4791 on either side (RoCEv2), EtherType 0x8915 (RoCEv1 GRH), EtherType
--- 0x8808 (PAUSE / PFC); or native InfiniBand (LRH, GRH or not, BTH ..., ICRC, VCRC;
--- docs/link-types.md). It then adds the fields in the order of `Frame::visit`. Decoding the raw
--- frame (rather than the UDP payload Wireshark hands over) is what makes `tshark -T fields` print
--- what `rocescope decode --format fields` prints for every frame, RoCE or not: lengths come from
--- the IP / UDP / GRH headers as the codec reads them, snaplen-cut frames are flagged the same
--- way, and the same warnings appear (IPv4 checksum, IP/UDP lengths, VLAN depth, ...).
--- With the preference `rocescope.replace_infiniband` (default on) the protocol also takes UDP
--- port 4791 and EtherType 0x8915 away from Wireshark's built-in `infiniband` dissector, whose tree
--- and heuristic payload dissectors (rpcordma, iser, smb_direct, ...) then no longer run; there it
--- only claims the bytes, the post-dissector adds the tree (RoCE it does not decode itself, e.g.
--- inside a VXLAN or ERSPAN tunnel, still goes to infiniband). Turn it off to see both dissections.
---
+-- Wireshark's built-in `infiniband` dissector stays in charge of UDP port 4791 and EtherType
+-- 0x8915: its tree, its fields (infiniband.*), columns and heuristic payload dissectors are what
+-- they are without this plugin. The protocol `rocescope` is a post-dissector: it sees every frame
+-- after Wireshark's own dissectors, with the whole frame's bytes, and adds its own subtree
+-- (rocescope.*) beside infiniband's to the frames that are its to show: RoCE packets, PAUSE /
+-- PFC frames, TCP segments of ERD's NACK port (`claims`). For every other frame it only reads
+-- pinfo.port_type and the ports Wireshark's dissectors left (`candidate`) and returns: infiniband
+-- marks every RoCE packet it decodes with its queue-pair port type. A post-dissector, not a
+-- dissector on UDP 4791 calling infiniband: a Lua dissector that calls another one cannot catch
+-- the exception Wireshark throws on a frame cut by the snaplen (BoundsError, which unwinds
+-- through the Lua call and corrupts the Lua state after a few hundred such frames), and it
+-- cannot reach the IP header below the UDP payload it is given without a field extractor, which
+-- makes Wireshark build every frame's tree (both measured: dissector/README.md, "Benchmark").
+-- Disabled (--disable-protocol rocescope), it is not called at all.
+-- rocescope decodes the whole frame from the link header on exactly as the codec's
+-- `Frame::parse` does (codec/src/frame.rs): Ethernet / Linux cooked v1 / v2 / raw IP (told apart
+-- by what the link dissectors left in pinfo: `link_of`), up to two VLAN tags, IPv4 / IPv6, UDP
+-- port 4791 on either side, the GRH, MAC control, TCP; or native InfiniBand from the LRH (link type
+-- 247, or ERF records of type 21: LRH, GRH or not, the transport, ICRC, VCRC; docs/link-types.md).
+-- When tshark neither shows the tree nor names a rocescope field (in a filter, a column, -e), the
+-- frame is not decoded at all (`wanted`): nothing could read it.
+-- `rocescope.verify_checksums` (default off, as Wireshark's own checksum validation): the ICRC
+-- and the IPv4 header checksum are computed (in Lua: costly) only when it is on; off, the frame
+-- reads as the codec's decoder with verification off reads it (no rocescope.icrc.status, no
+-- checksum warnings), except that `auto` detection verifies what it compares, as
+-- `Decoder::checksums_for_detection_only` does.
+
 -- PROFILES
 -- The preference `rocescope.profile` takes auto std dcp sdr flor netrt erd, as `rocescope decode
 -- --profile`. Each extension plugs in through EXTENSIONS (the layout of the bytes after the BTH,
@@ -1157,6 +1176,8 @@ local bitops = bit32 or load([[return {
 local band, bor, bxor, rshift = bitops.band, bitops.bor, bitops.bxor, bitops.rshift
 local sfmt = string.format
 local floor = math.floor
+local min, max = math.min, math.max -- locals: no global lookup on the per-packet paths
+local ipairs, pairs, type = ipairs, pairs, type
 local U32 = 4294967296 -- 2^32
 
 -- ---- unsigned integers beyond 2^53 (RETH VAs, global sequence numbers, u128 products) ----
@@ -1195,7 +1216,7 @@ local function big_mul_add(a, m, c) -- a * m + c, m and c below 2^16 (a new big)
 end
 local function big_add(a, b)
     local r, carry = {}, 0
-    for i = 1, math.max(#a, #b) do
+    for i = 1, max(#a, #b) do
         local v = (a[i] or 0) + (b[i] or 0) + carry
         r[i] = v % LIMB
         carry = floor(v / LIMB)
@@ -1238,7 +1259,7 @@ local function big_eq(a, b)
 end
 local function big_low64(a) -- a mod 2^64
     local r = {}
-    for i = 1, math.min(#a, 4) do r[i] = a[i] end
+    for i = 1, min(#a, 4) do r[i] = a[i] end
     return big_norm(r)
 end
 -- `len` big-endian bytes of the string `s` at offset `o` (from 0).
@@ -1270,9 +1291,11 @@ proto.fields = FIELD_LIST
 
 -- ---- preferences ----
 
--- The preferences (generated: the profile menu, the infiniband takeover switch, and one per
+-- The preferences (generated: the profile, the checksum switch, and one per
 -- entry of the codec's parameter table, with its titles, defaults and help texts).
 declare_param_prefs(proto)
+-- rocescope.verify_checksums (read again by prefs_changed).
+local VERIFY = proto.prefs.verify_checksums
 
 -- A number as params::parse_uint reads it: decimal, or 0x hexadecimal (as a big; nil if neither).
 local function parse_uint(s)
@@ -1354,39 +1377,37 @@ local PARAMS = read_params()
 -- with ctx = {tos = ToS / traffic class or nil for RoCEv1, params = PARAMS}.
 local EXTENSIONS = {}
 
--- The preference: "auto" or a profile name.
-local function chosen_profile()
-    return PROFILE_CHOICES[proto.prefs.profile] or "auto"
+-- The preference rocescope.profile: "auto" or a profile name (PROFILE_CHOICES), as --profile
+-- reads it. A string preference, not a menu: Wireshark silently keeps an enumeration's old value
+-- when `-o` names no choice, where a bad profile must be reported (prefs_changed). nil when the
+-- text is none of the choices.
+local PROFILE_SET = {}
+for _, name in ipairs(PROFILE_CHOICES) do PROFILE_SET[name] = true end
+local function parse_profile(text)
+    local s = string.match(text or "", "^%s*(.-)%s*$")
+    if PROFILE_SET[s] then return s end
+    return nil
 end
+local CHOICE = parse_profile(proto.prefs.profile) or PROFILE_DEFAULT
+local function chosen_profile() return CHOICE end
 
--- ---- taking the port from the infiniband dissector ----
+-- ---- what tells a frame rocescope may decode (see HOW IT HOOKS INTO WIRESHARK) ----
 
-local udp_table = DissectorTable.get("udp.port")
-local ethertype_table = DissectorTable.get("ethertype")
-local ROCEV2_PORT, ETHERTYPE_ROCEV1 = 4791, 0x8915
-local original = {
-    udp = udp_table:get_dissector(ROCEV2_PORT),
-    ethertype = ethertype_table:get_dissector(ETHERTYPE_ROCEV1),
-}
-local function apply_takeover()
-    if proto.prefs.replace_infiniband then
-        udp_table:add(ROCEV2_PORT, proto)
-        ethertype_table:add(ETHERTYPE_ROCEV1, proto)
-    else
-        udp_table:remove(ROCEV2_PORT, proto)
-        ethertype_table:remove(ETHERTYPE_ROCEV1, proto)
-        if original.udp then udp_table:add(ROCEV2_PORT, original.udp) end
-        if original.ethertype then ethertype_table:add(ETHERTYPE_ROCEV1, original.ethertype) end
-    end
-end
+local ROCEV2_PORT, ETHERTYPE_ROCEV1, ETHERTYPE_MAC_CONTROL = 4791, 0x8915, 0x8808
+-- Wireshark's port types (pinfo.port_type): none, TCP, UDP, and infiniband's queue pairs (its
+-- dissector sets them on every RoCE packet it decodes).
+local PT_NONE, PT_TCP, PT_UDP, PT_IBQP = 0, 2, 3, 10
 
 function proto.prefs_changed()
     local bad
     PARAMS, bad = read_params()
+    local profile = parse_profile(proto.prefs.profile)
+    if not profile then bad[#bad + 1] = "profile (one of " .. table.concat(PROFILE_CHOICES, " ") .. ")" end
+    CHOICE = profile or PROFILE_DEFAULT
+    VERIFY = proto.prefs.verify_checksums
     if #bad > 0 then
         report_failure("rocescope: invalid preference value for " .. table.concat(bad, ", ") .. "; using the default")
     end
-    apply_takeover()
 end
 
 -- ---- warnings (the texts: W, X, LAYER, NOTE, generated from codec/src/warning.rs) ----
@@ -1426,15 +1447,24 @@ local function nth(f, i) return {off = f.off + f.len * i, len = f.len} end
 -- HDR[name].at[key]: a header's field by its accessor's name.
 for _, h in pairs(HDR) do
     h.at = {}
-    for _, fl in ipairs(h.fields) do h.at[fl.key] = fl end
+    for _, fl in ipairs(h.fields) do
+        h.at[fl.key] = fl
+        fl.read = READ[fl.len]
+        -- A bit field by arithmetic (exact on doubles below 2^53; no bit32 call per field):
+        -- floor(v / 2^shift) mod 2^width.
+        if fl.mask then fl.div, fl.mod = 2 ^ fl.shift, fl.mask + 1 end
+    end
 end
 -- The value of field `fl` of the header at frame offset `o`; nil for a 64-bit field (emit lets
 -- Wireshark read its bytes, big_bytes reads them).
 local function field_value(s, o, fl)
-    local read = READ[fl.len]
+    local read = fl.read
     if not read then return nil end
     local v = read(s, o + fl.off)
-    if fl.mask then v = band(rshift(v, fl.shift), fl.mask) end
+    if fl.div then
+        local d = fl.div
+        v = (v - v % d) / d % fl.mod
+    end
     return v
 end
 -- hval(s, o, "bth", "psn"): the field `key` of the header `name` at frame offset `o`.
@@ -1561,7 +1591,7 @@ end
 -- profile lays out the bytes after the BTH (see EXTENSIONS).
 local function parse_packet(fr, off, wire_len, layout)
     local s = fr.s
-    local buflen = math.min(math.max(fr.caplen - off, 0), wire_len)
+    local buflen = min(max(fr.caplen - off, 0), wire_len)
     local bth, icrc = HDR.bth.len, K.ib.icrc_len
     if wire_len < bth then warn(fr, W.too_short(LAYER.bth, wire_len, bth)) end
     if buflen < bth then
@@ -1575,7 +1605,7 @@ local function parse_packet(fr, off, wire_len, layout)
         local need = bth + K.ib.ho_msn_len
         if wire_len ~= need then warn(fr, W.header_only_length(wire_len)) end
         return {off = off, buflen = buflen, wire_len = wire_len, op = op, present = {},
-            hdr_end = math.max(math.min(need, wire_len), bth), payload_len = math.max(wire_len - need, 0)}
+            hdr_end = max(min(need, wire_len), bth), payload_len = max(wire_len - need, 0)}
     end
     local info = layout ~= "ext_body" and OPCODES[layout][op] or nil
     local p = {off = off, buflen = buflen, wire_len = wire_len, op = op, info = info, present = {},
@@ -1601,8 +1631,8 @@ local function parse_packet(fr, off, wire_len, layout)
             for _, h in ipairs(info.hdrs) do
                 local len = HDR[h[1]].len
                 if at + len > body_end then
-                    warn(fr, W.too_short(HDR[h[1]].layer, math.max(body_end - at, 0), len))
-                    p.hdr_end = math.max(body_end, at)
+                    warn(fr, W.too_short(HDR[h[1]].layer, max(body_end - at, 0), len))
+                    p.hdr_end = max(body_end, at)
                     return p
                 end
                 p.present[h[1]] = h[2]
@@ -1614,13 +1644,13 @@ local function parse_packet(fr, off, wire_len, layout)
             for _, h in ipairs(info.hdrs) do
                 local o, hd = p.present[h[1]], HDR[h[1]]
                 if o and o + hd.len > buflen then
-                    warn(fr, W.truncated(hd.layer, hd.len, math.max(buflen - o, 0)))
+                    warn(fr, W.truncated(hd.layer, hd.len, max(buflen - o, 0)))
                     break
                 end
             end
         end
     end
-    local avail = math.max(body_end - at, 0)
+    local avail = max(body_end - at, 0)
     local pad = hval(s, off, "bth", "pad_cnt")
     if not info then
         p.hdr_end, p.payload_len = at, avail
@@ -1630,8 +1660,8 @@ local function parse_packet(fr, off, wire_len, layout)
         local cnp = K.ib.cnp_reserved
         if avail < cnp then warn(fr, W.too_short(LAYER.cnp, avail, cnp)) end
         if avail > cnp then warn(fr, W.unexpected_payload(avail - cnp)) end
-        p.hdr_end = at + math.min(avail, cnp)
-        p.payload_len = math.max(avail - cnp, 0)
+        p.hdr_end = at + min(avail, cnp)
+        p.payload_len = max(avail - cnp, 0)
         if pad ~= 0 then warn(fr, W.pad_no_payload(pad)) end
         return p
     end
@@ -1645,7 +1675,7 @@ local function parse_packet(fr, off, wire_len, layout)
             at = at + HDR.irn_sack.len
         end
     end
-    avail = math.max(body_end - at, 0)
+    avail = max(body_end - at, 0)
     p.hdr_end = at
     if info.payload then
         if pad > avail then
@@ -1681,7 +1711,7 @@ end
 local function parse_cm(fr, p)
     local s, f, k = fr.s, L.cm, K.cm
     local start = p.off + p.hdr_end
-    local len = math.max(math.min(p.hdr_end + p.payload_len, p.buflen) - math.min(p.hdr_end, p.buflen), 0)
+    local len = max(min(p.hdr_end + p.payload_len, p.buflen) - min(p.hdr_end, p.buflen), 0)
     local err
     if len < k.header_len then
         err = len
@@ -1707,9 +1737,9 @@ end
 
 -- The captured part of the payload (RocePacket::payload): its frame offset and length.
 local function payload_span(p)
-    local from = math.min(p.hdr_end, p.buflen)
-    local to = math.min(p.hdr_end + p.payload_len, p.buflen)
-    return p.off + from, math.max(to - from, 0)
+    local from = min(p.hdr_end, p.buflen)
+    local to = min(p.hdr_end + p.payload_len, p.buflen)
+    return p.off + from, max(to - from, 0)
 end
 
 -- ImmSplit::split: the three fields of a 32-bit immediate, most significant first.
@@ -1723,9 +1753,9 @@ end
 -- sdr::bit_bytes: the bytes (offset, length) of the 4 at `at` holding bits start .. start+width
 -- (bit 0 = most significant).
 local function bit_bytes(at, start, width)
-    local first = math.min(floor(start / 8), 4)
+    local first = min(floor(start / 8), 4)
     if width == 0 then return at + first, 0 end
-    return at + first, math.min(math.ceil((start + width) / 8), 4) - first
+    return at + first, min(math.ceil((start + width) / 8), 4) - first
 end
 
 local function bool(v) return v and 1 or 0 end
@@ -2195,7 +2225,7 @@ local function parse_roce(fr, off, wire_len)
     end
     local p = parse_packet(fr, off, wire_len, layout)
     if not p then
-        if math.max(fr.caplen - off, 0) < wire_len then fr.truncated = true end
+        if max(fr.caplen - off, 0) < wire_len then fr.truncated = true end
         return
     end
     if p.buflen < p.wire_len then fr.truncated = true end
@@ -2206,6 +2236,9 @@ local function parse_roce(fr, off, wire_len)
     end
     if not p.icrc_at then
         fr.icrc = "absent"
+    elseif not fr.verify then
+        fr.icrc = nil -- IcrcStatus::Unchecked (or Truncated: not told apart, neither is shown)
+        if p.icrc_at + 4 > p.buflen then fr.icrc = "truncated" end
     elseif p.icrc_at + 4 <= p.buflen then
         local s, o = fr.s, off + p.icrc_at
         local wire = u8(s, o) + u8(s, o + 1) * 0x100 + u8(s, o + 2) * 0x10000 + u8(s, o + 3) * 0x1000000
@@ -2231,7 +2264,7 @@ end
 -- segments in order, is reassembled by the stateful decoder below). `seg_len` is the IP payload
 -- length on the wire.
 local function parse_tcp(fr, off, seg_len)
-    local have = math.max(math.min(off + seg_len, fr.caplen) - math.min(off, fr.caplen), 0)
+    local have = max(min(off + seg_len, fr.caplen) - min(off, fr.caplen), 0)
     local need = 20
     if have >= 20 then
         local hl = rshift(band(u8(fr.s, off + 12), 0xf0), 2)
@@ -2266,7 +2299,7 @@ local function parse_ip(fr, l3)
     local net, hdr_len, ip_len, ipproto, layer
     if version == 4 then
         local ihl = band(u8(s, l3), 0x0f)
-        local need = math.max(ihl * 4, 20)
+        local need = max(ihl * 4, 20)
         if have < need then
             fr.truncated = true
             warn(fr, W.truncated(LAYER.ipv4, need, have))
@@ -2282,8 +2315,10 @@ local function parse_ip(fr, l3)
             return
         end
         hdr_len = ihl * 4
-        local wire_sum, computed = u16(s, l3 + 10), ipv4_checksum(s, l3, hdr_len)
-        if wire_sum ~= computed then warn(fr, W.ipv4_checksum(wire_sum, computed)) end
+        if fr.verify then
+            local wire_sum, computed = u16(s, l3 + 10), ipv4_checksum(s, l3, hdr_len)
+            if wire_sum ~= computed then warn(fr, W.ipv4_checksum(wire_sum, computed)) end
+        end
         net = {kind = "ipv4", off = l3, hdr_len = hdr_len}
         ip_len, ipproto, layer = u16(s, l3 + 2), u8(s, l3 + 9), LAYER.ipv4
     elseif version == 6 then
@@ -2306,7 +2341,7 @@ local function parse_ip(fr, l3)
         ip_len = on_wire
     end
     fr.truncated = have < ip_len
-    if ipproto == 6 then return parse_tcp(fr, l3 + hdr_len, math.max(ip_len - hdr_len, 0)) end
+    if ipproto == 6 then return parse_tcp(fr, l3 + hdr_len, max(ip_len - hdr_len, 0)) end
     if ipproto ~= 17 then return end
     local udp = l3 + hdr_len
     if fr.caplen - udp < 8 then
@@ -2317,14 +2352,14 @@ local function parse_ip(fr, l3)
     fr.udp_off = udp
     local sport, dport = u16(s, udp), u16(s, udp + 2)
     if sport ~= ROCEV2_PORT and dport ~= ROCEV2_PORT then return end
-    local ip_payload = math.max(ip_len - hdr_len, 0)
+    local ip_payload = max(ip_len - hdr_len, 0)
     local udp_len = u16(s, udp + 4)
-    local roce_len = math.max(udp_len - 8, 0)
+    local roce_len = max(udp_len - 8, 0)
     if udp_len < 8 then
         warn(fr, W.too_short(LAYER.udp, udp_len, 8))
     elseif udp_len ~= ip_payload then
         warn(fr, W.ip_udp_mismatch(ip_payload, udp_len))
-        roce_len = math.min(roce_len, math.max(ip_payload - 8, 0))
+        roce_len = min(roce_len, max(ip_payload - 8, 0))
     end
     parse_roce(fr, udp + 8, roce_len)
 end
@@ -2413,7 +2448,7 @@ local function parse_ib(fr)
             warn(fr, W.grh_next_header)
             return
         end
-        parse_roce(fr, lrh + 40, math.max(pkt_len - lrh - 40, 0))
+        parse_roce(fr, lrh + 40, max(pkt_len - lrh - 40, 0))
     else
         warn(fr, W.lrh_raw_packet)
     end
@@ -2487,15 +2522,17 @@ end
 
 -- Frame::decode. `s` holds the captured bytes, `wire_len` the frame's length on the wire,
 -- `profile` the profile to decode RoCE with (std dcp sdr flor netrt erd), `memo` a table shared
--- by the decodes of one frame (or nil).
-local function decode(link, s, wire_len, profile, memo)
-    local fr = {link = link, s = s, caplen = #s, wire_len = math.max(wire_len, #s), warnings = {}, nwarn = 0, ncut = 0,
-        truncated = false, profile = "std", decode_profile = profile or "std", memo = memo or {}}
+-- by the decodes of one frame (or nil), `verify` whether to verify the ICRC and the IPv4 header
+-- checksum (DecodeOptions::verify).
+local function decode(link, s, wire_len, profile, memo, verify)
+    local fr = {link = link, s = s, caplen = #s, wire_len = max(wire_len, #s), warnings = {}, nwarn = 0, ncut = 0,
+        truncated = false, profile = "std", decode_profile = profile or "std", memo = memo or {}, verify = verify}
     if link == "ib" then
         parse_ib(fr)
         return fr
     end
     local ethertype, l3 = parse_link(fr)
+    fr.ethertype, fr.l3 = ethertype, l3
     if not ethertype then
         fr.truncated = fr.caplen < fr.wire_len
         return fr
@@ -2504,7 +2541,7 @@ local function decode(link, s, wire_len, profile, memo)
         parse_ip(fr, l3)
     elseif ethertype == ETHERTYPE_ROCEV1 then
         parse_grh(fr, l3)
-    elseif ethertype == 0x8808 then
+    elseif ethertype == ETHERTYPE_MAC_CONTROL then
         parse_mac_control(fr, l3)
     else
         fr.truncated = fr.caplen < fr.wire_len
@@ -2539,7 +2576,7 @@ end
 
 -- sdr::expected_va (msg_id · max_message + pkt_off · MTU) as a big; nil beyond 64 bits.
 local function sdr_expected_va(params, mtu, msg_id, pkt_off)
-    local max_message = params.sdr_max_message or big_mul(big(mtu), big_pow2(math.min(params.sdr_split[2], 64)))
+    local max_message = params.sdr_max_message or big_mul(big(mtu), big_pow2(min(params.sdr_split[2], 64)))
     local va = big_add(big_mul(big(msg_id), max_message), big_mul(big(pkt_off), big(mtu)))
     if #va > 4 then return nil end
     return va
@@ -2592,7 +2629,7 @@ local function sdr_observe(t, flow, params, d, va, dma_len, payload_len)
         t.count = t.count + 1
     end
     st.last_use = t.tick
-    st.max_dma = math.max(st.max_dma, dma_len)
+    st.max_dma = max(st.max_dma, dma_len)
     local ann = {}
     -- A new message on a reused id?
     local id_bits = split[1]
@@ -2677,7 +2714,7 @@ local function nack_plausible(d, q, max_len)
     local len = nack_len(rd(d, q, NF.count))
     if len > max_len then return false end
     -- The reserved byte before each 24-bit field of the entries must be 0.
-    local r, lim, step = K.erd.nack_header_len, math.min(len, have), NF.dst_qpn.off - NF.src_qpn.off
+    local r, lim, step = K.erd.nack_header_len, min(len, have), NF.dst_qpn.off - NF.src_qpn.off
     while r < lim do
         if u8(d, q + r) ~= 0 then return false end
         r = r + step
@@ -2775,7 +2812,7 @@ local function nack_push(r, key, t, s)
         batch.messages[#batch.messages + 1] = {count = count, start = start, entries = entries}
     end
     local syn, fin, rst = band(t.flags, 0x02) ~= 0, band(t.flags, 0x01) ~= 0, band(t.flags, 0x04) ~= 0
-    local wire_len = math.max(t.wire_len, t.cap)
+    local wire_len = max(t.wire_len, t.cap)
     local data_seq = (t.seq + (syn and 1 or 0)) % U32
     if rst then
         if r.streams[key] then
@@ -2819,7 +2856,7 @@ local function nack_push(r, key, t, s)
     if skip < t.cap then nack_consume(stream, s:sub(t.poff + skip + 1, t.poff + t.cap), skip, NACK_MAX_LEN, out) end
     local end_seq = (data_seq + wire_len) % U32
     if signed32(end_seq - stream.next_seq) > 0 then
-        if math.max(skip, t.cap) < wire_len then
+        if max(skip, t.cap) < wire_len then
             -- The snaplen cut new bytes: a gap at the end of this segment.
             if not gap then out.warn(NOTE.erd_stream_gap) end
             nack_lose_sync(stream)
@@ -2843,7 +2880,7 @@ local function tcp_segment(fr)
     local s, o = fr.s, fr.tcp_off
     local poff = o + rshift(band(u8(s, o + 12), 0xf0), 2)
     return {sport = u16(s, o), dport = u16(s, o + 2), seq = u32(s, o + 4), flags = u8(s, o + 13), poff = poff,
-        cap = math.max(math.min(fr.tcp_end, fr.caplen) - math.min(poff, fr.caplen), 0), wire_len = fr.tcp_end - poff}
+        cap = max(min(fr.tcp_end, fr.caplen) - min(poff, fr.caplen), 0), wire_len = fr.tcp_end - poff}
 end
 
 -- Detection (Decoder::detect / try_rule) --
@@ -2862,13 +2899,22 @@ local function new_flow_state()
     return {warned = false, dcp_tagged = 0, dcp_refuted = false, sdr_max_dma = 0}
 end
 
--- One detection rule: the frame decoded with `rule` when the packet identifies itself as such.
+-- The problems of the packet's std reading as verification has them: detection compares
+-- verified decodings whatever rocescope.verify_checksums says (Decoder::candidate).
+local function std_problems(memo, link, s, wire_len, std)
+    if std.verify then return problems(std) end
+    if not memo.verified_std then memo.verified_std = decode(link, s, wire_len, "std", memo, true) end
+    return problems(memo.verified_std)
+end
+
+-- One detection rule: the frame decoded with `rule` (verified) when the packet identifies itself
+-- as such.
 local function try_rule(st, rule, std, link, s, wire_len, memo, state)
     local roce, params = std.roce, PARAMS
     local op = roce.op
     if rule == "netrt" then
         if op ~= params.netrt_opcode then return nil end
-        local f = decode(link, s, wire_len, "netrt", memo)
+        local f = decode(link, s, wire_len, "netrt", memo, true)
         return (f.ext and f.ext.kind and problems(f) == 0) and f or nil
     elseif rule == "dcp" then
         if std.net.kind == "grh" or state.dcp_refuted then return nil end
@@ -2877,8 +2923,8 @@ local function try_rule(st, rule, std, link, s, wire_len, memo, state)
         -- Only packets that would carry DCP headers say anything: a tagged ACK or READ
         -- response is as ordinary under DCP as outside it.
         if tag == K.dcp.tag_ack or (tag == K.dcp.tag_data and not OPS.dcp_request[op]) then return nil end
-        state.dcp_tagged = math.min(state.dcp_tagged + 1, 65535)
-        local f = decode(link, s, wire_len, "dcp", memo)
+        state.dcp_tagged = min(state.dcp_tagged + 1, 65535)
+        local f = decode(link, s, wire_len, "dcp", memo, true)
         local r = f.roce
         if not r then return nil end
         if tag == K.dcp.tag_ho then
@@ -2886,7 +2932,7 @@ local function try_rule(st, rule, std, link, s, wire_len, memo, state)
             state.dcp_refuted = state.dcp_refuted or not ho
             return ho and f or nil
         end
-        if problems(f) > problems(std) then
+        if problems(f) > std_problems(memo, link, s, wire_len, std) then
             -- The DCP layout does not even parse: ordinary traffic with this DSCP.
             state.dcp_refuted = true
             return nil
@@ -2918,12 +2964,12 @@ local function try_rule(st, rule, std, link, s, wire_len, memo, state)
             or (OPS.sdr_ctrl[op] and cap > c.version.off and rd(s, at, c.magic) == K.sdr.magic
                 and rd(s, at, c.version) == K.sdr.version)
         if not candidate then return nil end
-        local f = decode(link, s, wire_len, "sdr", memo)
-        if problems(f) > problems(std) or not f.ext then return nil end
+        local f = decode(link, s, wire_len, "sdr", memo, true)
+        if problems(f) > std_problems(memo, link, s, wire_len, std) or not f.ext then return nil end
         if f.ext.ctrl then return f end
         local reth = hdr_at(f.roce, "reth")
         if not reth then return nil end
-        state.sdr_max_dma = math.max(state.sdr_max_dma, hval(s, reth, "reth", "dma_len"))
+        state.sdr_max_dma = max(state.sdr_max_dma, hval(s, reth, "reth", "dma_len"))
         local want = sdr_expected_va(params, sdr_effective_mtu(params, state.sdr_max_dma), f.ext.msg_id, f.ext.pkt_off)
         return (want and big_eq(want, reth_va(s, reth))) and f or nil
     elseif rule == "flor" then
@@ -2935,23 +2981,28 @@ local function try_rule(st, rule, std, link, s, wire_len, memo, state)
             local h, n = flor_send_parse(nil, s, at, cap, wire, only)
             candidate = h ~= nil and n == 0
         elseif OPS.flor_ack[op] then
-            local a, n = flor_ack_parse(nil, s, at, cap, wire, "send")
-            candidate = a ~= nil and n == 0
+            -- WIRE.md B.3: only between two addresses that carried RC / UC RDMA WRITE with
+            -- Immediate earlier in the capture (either way).
+            local x, y = ip_addrs(std)
+            if st.write_imm_pairs[x .. "|" .. y] then
+                local a, n = flor_ack_parse(nil, s, at, cap, wire, "send")
+                candidate = a ~= nil and n == 0
+            end
         elseif OPS.flor_write_imm[op] then
             local a, b = ip_addrs(std)
             candidate = st.flor_pairs[a .. "|" .. b] == true
         end
         if not candidate then return nil end
-        local f = decode(link, s, wire_len, "flor", memo)
-        return (f.ext and problems(f) <= problems(std)) and f or nil
+        local f = decode(link, s, wire_len, "flor", memo, true)
+        return (f.ext and problems(f) <= std_problems(memo, link, s, wire_len, std)) and f or nil
     elseif rule == "erd" then
         -- erd::detect on the standard reading.
         local el = K.erd.eeth_len
         if not erd_applies(s, roce) or roce.payload_len < el then return nil end
         local at, cap = payload_span(roce)
         if cap < el or rd(s, at, L.erd_eeth.s_len) ~= roce.payload_len - el then return nil end
-        local f = decode(link, s, wire_len, "erd", memo)
-        return (f.ext and problems(f) <= problems(std)) and f or nil
+        local f = decode(link, s, wire_len, "erd", memo, true)
+        return (f.ext and problems(f) <= std_problems(memo, link, s, wire_len, std)) and f or nil
     end
     return nil
 end
@@ -2963,8 +3014,13 @@ local function detect(st, std, link, s, wire_len, memo)
     if not a or not std.roce then return std end
     local qp = hval(s, std.roce.off, "bth", "dest_qp")
     local key = a .. b .. "/" .. qp
+    std.flow = key
     local state = st.flows[key]
-    if state and state.profile then return decode(link, s, wire_len, state.profile, memo) end
+    if state and state.profile then
+        local f = decode(link, s, wire_len, state.profile, memo, VERIFY)
+        f.flow = key
+        return f
+    end
     state = state or new_flow_state()
     local n, first_rule, first_frame = 0, nil, nil
     for _, rule in ipairs(DETECTION_ORDER) do
@@ -2975,6 +3031,11 @@ local function detect(st, std, link, s, wire_len, memo)
         end
     end
     local out = std
+    if OPS.flor_write_imm[std.roce.op] then
+        -- What the Flor ACK rule asks of the addresses (after this packet's own rules).
+        st.write_imm_pairs[a .. "|" .. b] = true
+        st.write_imm_pairs[b .. "|" .. a] = true
+    end
     if n == 1 then
         state.profile = first_rule
         if first_rule == "flor" then
@@ -2990,16 +3051,23 @@ local function detect(st, std, link, s, wire_len, memo)
             end
             e.profile = e.profile or "netrt"
         end
-        out = first_frame
+        out = VERIFY and first_frame or decode(link, s, wire_len, first_rule, memo, VERIFY)
     elseif n == 0 then
+        -- Undecided: std for now; provisional when the flow has shown a sign of an extension
+        -- (a DCP tag, a rule matched by more than one profile): a later packet may decide it.
+        out.provisional = state.dcp_tagged > 0 or state.warned
         if state.dcp_tagged >= DCP_UNSURE_AFTER and not state.dcp_refuted and not state.warned then
             state.warned = true
             out.detection = ext_text("detection", NOTE.dcp_unconfirmed)
         end
-    elseif not state.warned then
-        state.warned = true
-        out.detection = ext_text("detection", NOTE.detection_ambiguous)
+    else
+        out.provisional = true
+        if not state.warned then
+            state.warned = true
+            out.detection = ext_text("detection", NOTE.detection_ambiguous)
+        end
     end
+    out.flow = key
     st.flows[key] = state
     return out
 end
@@ -3010,7 +3078,7 @@ end
 -- to the frame's own.
 local function decode_stateful(st, link, s, wire_len, choice)
     local memo = {}
-    local std = decode(link, s, wire_len, "std", memo)
+    local std = decode(link, s, wire_len, "std", memo, VERIFY)
     if std.tcp_off then
         -- ERD's NACK path: TCP to or from the NACK port, under erd or auto.
         if choice == "erd" or choice == "auto" then
@@ -3031,7 +3099,7 @@ local function decode_stateful(st, link, s, wire_len, choice)
     elseif choice == "std" then
         fr = std
     else
-        fr = decode(link, s, wire_len, choice, memo)
+        fr = decode(link, s, wire_len, choice, memo, VERIFY)
     end
     local e = fr.ext
     if fr.profile == "sdr" and e.data then
@@ -3053,19 +3121,24 @@ end
 
 -- The decoder's memory: reset by proto.init (a file is opened or reloaded, a preference changed).
 local function new_state()
-    return {flows = {}, flor_pairs = {}, sdr = {flows = {}, count = 0, tick = 0},
+    return {flows = {}, flor_pairs = {}, write_imm_pairs = {}, sdr = {flows = {}, count = 0, tick = 0},
         nack = {streams = {}, count = 0, tick = 0}, frames = {}, last = 0}
 end
 local STATE = new_state()
 
--- A frame as the decoder's first, in-order run sees it. The stateful decode runs once per frame,
--- the first time its number comes up and only in increasing order (STATE.last: the last frame
--- decoded so); what it found is kept in STATE.frames[number] (false when the frame is what a
--- stateless decode gives, else its profile and what the decoder added), and every later
--- dissection of the frame (pinfo.visited set: the GUI redrawing, tshark -2's second pass, ...)
--- is rebuilt from that. Wireshark's first pass is in order with pinfo.visited false; tshark -2
--- without a read filter skips it, so the second pass (visited already set) is the first run
--- here, still in order. A frame first met out of order decodes without the decoder's memory.
+-- A frame as the decoder's first, in-order run sees it, or as its flow was decided over the
+-- whole capture. The stateful decode runs once per frame, the first time its number comes up and
+-- only in increasing order (STATE.last: the last frame decoded so): Wireshark's first pass
+-- (pinfo.visited false), which runs `auto` detection over every frame of the capture. What it
+-- found is kept in STATE.frames[number]: false when the frame is what a stateless decode gives;
+-- the flow's key (a string) for a packet of a flow `auto` had not decided yet; else a table (its
+-- profile, what the decoder added, its flow). Every later dissection of the frame (the GUI
+-- redrawing it, tshark -2's second pass, ...) is rebuilt from that, with the flow's final
+-- profile: a packet decoded std before its flow was decided is labelled with the flow's profile
+-- (the decision rule of `auto` over a whole capture). In one pass (tshark without -2) there is
+-- no later dissection: such a packet stays std, marked provisional when its flow has shown a sign
+-- of an extension (fr.provisional: an expert note). A frame first met out of order decodes
+-- without the decoder's memory.
 local function decode_frame(link, s, wire_len, number)
     local choice = chosen_profile()
     local kept = STATE.frames[number]
@@ -3073,16 +3146,22 @@ local function decode_frame(link, s, wire_len, number)
         STATE.last = number
         local fr = decode_stateful(STATE, link, s, wire_len, choice)
         local default = choice == "auto" and "std" or choice
+        local undecided = fr.flow and not STATE.flows[fr.flow].profile
         if fr.decode_profile ~= default or fr.nacks or fr.sdr or fr.detection then
             STATE.frames[number] = {profile = fr.decode_profile, nacks = fr.nacks, sdr = fr.sdr,
-                detection = fr.detection, appended = fr.appended}
+                detection = fr.detection, appended = fr.appended, flow = undecided and fr.flow or nil}
+        elseif undecided then
+            STATE.frames[number] = fr.flow
         else
             STATE.frames[number] = false
         end
         return fr
     end
-    if not kept then return decode(link, s, wire_len, choice == "auto" and "std" or choice) end
-    local fr = decode(link, s, wire_len, kept.profile)
+    if not kept then return decode(link, s, wire_len, choice == "auto" and "std" or choice, nil, VERIFY) end
+    local flow = type(kept) == "string" and kept or kept.flow
+    local final = flow and STATE.flows[flow].profile
+    if type(kept) == "string" then return decode(link, s, wire_len, final or "std", nil, VERIFY) end
+    local fr = decode(link, s, wire_len, final or kept.profile, nil, VERIFY)
     fr.sdr, fr.detection = kept.sdr, kept.detection
     if kept.nacks then fr.nacks, fr.profile = kept.nacks, "erd" end
     for _, w in ipairs(kept.appended or {}) do warn(fr, w) end
@@ -3128,9 +3207,9 @@ local function visit_roce(fr, p, emit)
             end
         end
     end
-    local pay_at = math.min(p.hdr_end, p.buflen)
-    local pay_end = math.min(p.hdr_end + p.payload_len, p.buflen)
-    emit("rocescope.payload_len", b + pay_at, math.max(pay_end - pay_at, 0), p.payload_len)
+    local pay_at = min(p.hdr_end, p.buflen)
+    local pay_end = min(p.hdr_end + p.payload_len, p.buflen)
+    emit("rocescope.payload_len", b + pay_at, max(pay_end - pay_at, 0), p.payload_len)
     if fr.ext then EXTENSIONS[fr.profile].visit(fr.ext, fr, p, emit) end
     local m = fr.cm_off
     if m then
@@ -3154,7 +3233,7 @@ end
 -- segment, none for bytes of earlier segments.
 local function visit_nacks(b, emit)
     local function clip(from, to)
-        local lo, hi = math.max(from, 0), math.min(to, b.cap)
+        local lo, hi = max(from, 0), min(to, b.cap)
         if lo < hi then return b.poff + lo, hi - lo end
         return nil, 0
     end
@@ -3214,48 +3293,62 @@ end
 -- Subtrees: FIELD_GROUP[name] (nil: a frame-level value) and GROUP_LABEL, generated from
 -- codec/src/field_group.rs (the browser groups by the same table).
 
-local function render(fr, tvb, pinfo, tree)
-    local items = {}
-    visit(fr, function(name, off, len, value)
-        items[#items + 1] = {name, off, len, value}
-    end)
-    if #items == 0 then return end
-    local start = (fr.lrh and 0) or fr.roce_off or fr.mac_ctrl_off or (fr.nacks and fr.nacks.poff) or 0
-    local caplen = fr.caplen
-    local root
-    if start < caplen then
-        root = tree:add(proto, tvb(start, caplen - start))
-    else
-        root = tree:add(proto)
+-- The expert note of a packet decoded before its flow was decided (one pass: `auto` labels it
+-- std until its flow's profile is known); no registry field says it (the codec has none).
+local PROVISIONAL_NOTE = "profile provisional: flow not yet decided"
+
+-- Expert infos: the detection notes are about the capture's flows (a protocol note), the other
+-- warnings about the packet (malformed).
+local function expert_of(fr, text)
+    if text == fr.detection then return PI_PROTOCOL, PI_NOTE end
+    return PI_MALFORMED, PI_WARN
+end
+
+-- What the registry says about a field the walk adds holds (a mistake here is a Lua error in the
+-- tree, which the tests catch): checked when the environment variable ROCESCOPE_LUA_CHECKS is set
+-- (pcap-tools/cli/tests/lua_dissector.rs sets it), skipped otherwise (it costs).
+local CHECK = os.getenv("ROCESCOPE_LUA_CHECKS") ~= nil
+local function check_field(fr, seen, name, value)
+    if not F[name] then error("rocescope: field " .. name .. " is not in the registry") end
+    if FIELD_KIND[name] == "enum" and not ENUM_VALUES[name][value] then
+        error("rocescope: " .. tostring(value) .. " is not a value of " .. name)
     end
-    local groups, seen = {}, {}
-    for _, it in ipairs(items) do
-        local name, off, len, value = it[1], it[2], it[3], it[4]
-        -- What the registry says about the field holds (a mistake here is a Lua error in the tree,
-        -- which the tests catch).
+    if seen[name] and not REPEATED[name] then error("rocescope: " .. name .. " added twice") end
+    if FIELD_PROFILE[name] ~= "std" and FIELD_PROFILE[name] ~= fr.profile then
+        error("rocescope: " .. name .. " under profile " .. fr.profile)
+    end
+    seen[name] = true
+end
+
+local GUI = gui_enabled()
+
+-- The frame's rocescope subtree (`tvb`: the whole frame). Skipped when nobody will see it: the
+-- tree is not shown (tshark without -V / -T fields / -T pdml ...) and no filter, column or
+-- `-e` names a rocescope field.
+local function render(fr, tvb, pinfo, tree)
+    local caplen = fr.caplen
+    local root, groups, seen = nil, {}, CHECK and {} or nil
+    visit(fr, function(name, off, len, value)
         local pf = F[name]
-        if not pf then error("rocescope: field " .. name .. " is not in the registry") end
-        if FIELD_KIND[name] == "enum" and not ENUM_VALUES[name][value] then
-            error("rocescope: " .. tostring(value) .. " is not a value of " .. name)
+        if CHECK then check_field(fr, seen, name, value) end
+        if not root then
+            local start = (fr.lrh and 0) or fr.roce_off or fr.mac_ctrl_off or (fr.nacks and fr.nacks.poff) or 0
+            root = start < caplen and tree:add(proto, tvb(start, caplen - start)) or tree:add(proto)
         end
-        if seen[name] and not REPEATED[name] then error("rocescope: " .. name .. " added twice") end
-        if FIELD_PROFILE[name] ~= "std" and FIELD_PROFILE[name] ~= fr.profile then
-            error("rocescope: " .. name .. " under profile " .. fr.profile)
-        end
-        seen[name] = true
-        local range = off and len > 0 and off + len <= caplen and tvb(off, len) or nil
+        -- The bytes a field comes from: where Wireshark reads the value (bytes, 64-bit integers);
+        -- for a value rocescope computed, only in the GUI (byte highlighting; tshark shows ranges
+        -- only in -T pdml, and making them costs a quarter of the tree's time).
+        local range = (value == nil or GUI) and off and len > 0 and off + len <= caplen and tvb(off, len) or nil
         local key = FIELD_GROUP[name]
         local parent = root
         if key then
             local g = groups[key]
             if not g then
-                local label = GROUP_LABEL[key]
-                g = {item = range and root:add(range, label) or root:add(label)}
+                g = {item = range and root:add(range, GROUP_LABEL[key]) or root:add(GROUP_LABEL[key])}
                 if range then g.from, g.to = off, off + len end
                 groups[key] = g
-            elseif range and g.from then
-                g.to = math.max(g.to, off + len) -- fields of a header come in wire order
-                g.item:set_len(g.to - g.from)
+            elseif range and g.from and off + len > g.to then
+                g.to = off + len -- fields of a header come in wire order; the length is set at the end
             end
             parent = g.item
         end
@@ -3266,96 +3359,135 @@ local function render(fr, tvb, pinfo, tree)
             item = parent:add(pf, range, value)
         else
             item = parent:add(pf, value)
-            item:set_generated()
+            -- A derived value (no bytes of its own) is shown as generated; one read from the
+            -- wire whose range tshark was spared is not.
+            if not off then item:set_generated() end
         end
-        if name == "rocescope.warning" then item:add_expert_info(PI_MALFORMED, PI_WARN, value) end
-    end
-    local p = fr.roce
-    if p then
-        local s = fr.s
-        pinfo.cols.protocol:set(fr.lrh and "InfiniBand" or fr.net and fr.net.kind == "grh" and "RoCEv1" or "RoCEv2")
-        local info = sfmt("%s QP=%d PSN=%d", opcode_name(p), hval(s, p.off, "bth", "dest_qp"), hval(s, p.off, "bth", "psn"))
-        if hval(s, p.off, "bth", "ack_req") == 1 then info = info .. " A" end
-        local a = hdr_at(p, "aeth")
-        if a then info = info .. sfmt(" %s MSN=%d", (aeth_kind(hval(s, a, "aeth", "syndrome"))), hval(s, a, "aeth", "msn")) end
-        if p.sack_at and p.sack_at + HDR.irn_sack.len <= p.buflen then
-            info = info .. sfmt(" SACK=%d", hval(s, p.off + p.sack_at, "irn_sack", "sack_psn"))
+        if name == "rocescope.warning" then
+            local group, severity = expert_of(fr, value)
+            item:add_expert_info(group, severity, value)
         end
-        if p.payload_len > 0 then info = info .. sfmt(" len=%d", p.payload_len) end
-        if fr.cm_off then info = info .. " CM " .. string.upper(CM_MSGS[rd(s, fr.cm_off, L.cm.attr_id)]) end
-        if fr.icrc and fr.icrc ~= "good" then info = info .. " ICRC " .. fr.icrc end
-        if fr.vcrc and fr.vcrc ~= "good" then info = info .. " VCRC " .. fr.vcrc end
-        if fr.truncated then info = info .. " [truncated]" end
-        if fr.profile ~= "std" then info = info .. " [" .. fr.profile .. "]" end
-        pinfo.cols.info:set(info)
-    elseif fr.nacks and #fr.nacks.messages > 0 then
-        local n = 0
-        for _, m in ipairs(fr.nacks.messages) do n = n + m.count end
-        pinfo.cols.info:append(sfmt(" [erd: %d NACK message%s, %d entries]", #fr.nacks.messages,
-            #fr.nacks.messages == 1 and "" or "s", n))
+    end)
+    for _, g in pairs(groups) do
+        if g.from and g.to - g.from > 0 then g.item:set_len(g.to - g.from) end
     end
+    if root and fr.provisional then root:add_expert_info(PI_PROTOCOL, PI_NOTE, PROVISIONAL_NOTE) end
 end
 
 -- ---- entry points ----
 
-local encap_field = Field.new("frame.encap_type")
-local frame_field = Field.new("frame")
-local erf_type_field = Field.new("erf.types.type")
-local ENCAPS = wtap_encaps or {}
--- Wireshark's encapsulations (wtap.h) of the link types rocescope reads (docs/link-types.md):
--- raw IP is LINKTYPE_RAW (101) and DLT_RAW (12, 14), RAW_IP4 and RAW_IP6 are 228 and 229,
--- INFINIBAND is 247 (in versions whose wiretap maps it; 4.0 refuses such files). ERF records of
--- type 21 (INFINIBAND, an Endace DAG capture) hold the same packets.
-local LINKS = {
-    [ENCAPS.ETHERNET or 1] = "eth",
-    [ENCAPS.SLL or 25] = "sll",
-    [ENCAPS.SLL2 or 210] = "sll2",
-    [ENCAPS.RAW_IP or 7] = "raw",
-    [ENCAPS.RAW_IP4 or 129] = "raw",
-    [ENCAPS.RAW_IP6 or 130] = "raw",
-    [ENCAPS.INFINIBAND or 150] = "ib",
-    [ENCAPS.ERF or 98] = "erf",
-    erf_infiniband = 21,
+-- Whether the frame read as link type `link` leads where rocescope decodes something: EtherType
+-- 0x8915 or 0x8808, UDP port 4791, TCP to or from the NACK port (a quick look, no warnings kept).
+local function link_fits(link, s)
+    local fr = {link = link, s = s, caplen = #s, wire_len = #s, warnings = {}, nwarn = 0, ncut = 0}
+    local ethertype, off = parse_link(fr)
+    if not ethertype then return false end
+    if ethertype == ETHERTYPE_ROCEV1 or ethertype == ETHERTYPE_MAC_CONTROL then return true end
+    local n, proto, l4 = #s, nil, nil
+    if ethertype == 0x0800 and n >= off + 20 and rshift(u8(s, off), 4) == 4 then
+        proto, l4 = u8(s, off + 9), off + band(u8(s, off), 0x0f) * 4
+    elseif ethertype == 0x86dd and n >= off + 40 and rshift(u8(s, off), 4) == 6 then
+        proto, l4 = u8(s, off + 6), off + 40
+    end
+    if not proto or n < l4 + 4 then return false end
+    local sport, dport = u16(s, l4), u16(s, l4 + 2)
+    if proto == 17 then return sport == ROCEV2_PORT or dport == ROCEV2_PORT end
+    if proto == 6 then return sport == PARAMS.erd_nack_port or dport == PARAMS.erd_nack_port end
+    return false
+end
+
+-- The frame's link type. A Lua dissector is not told it (bar a field extractor, which makes
+-- Wireshark build every frame's tree), so it is read from what the link dissectors left in pinfo
+-- — Ethernet sets both link addresses, Linux cooked captures only the source, raw IP neither; SLL
+-- and SLL2 differ in bytes 2-3 (SLL: the ARPHRD type, SLL2: reserved, zero) — and checked: the
+-- first link type, in that order, under which the frame leads where rocescope decodes something.
+-- Link addresses may come from a dissector of the payload (infiniband's EoIB, ...): a frame whose
+-- addresses say Ethernet may be any link type; one without a destination address is no Ethernet.
+local LINK_ORDER = {
+    eth = {"eth", "sll", "sll2", "raw"},
+    sll = {"sll", "sll2"},
+    sll2 = {"sll2", "sll"},
+    raw = {"raw"},
 }
-
-local function link_type()
-    local encap = encap_field()
-    local link = encap and LINKS[encap.value]
-    if link == "erf" then
-        local t = erf_type_field()
-        return t and t.value == LINKS.erf_infiniband and "ib" or nil
+local function link_of(s, pinfo, wire_len)
+    -- Native InfiniBand (link type 247, or ERF records of type 21): the LRH first, LVer 0, LNH 2
+    -- or 3, and PktLen (4-byte words up to the ICRC) plus the 2-byte VCRC is the packet's length
+    -- on the wire; no Ethernet, cooked or IP header reads so.
+    if tostring(pinfo.dl_dst) == "NONE" and #s >= 8 and band(u8(s, 0), 0x0f) == 0 and band(u8(s, 1), 3) >= 2
+        and band(u16(s, 4), 0x07ff) * 4 + 2 == wire_len then
+        return "ib"
     end
-    return link
+    local first
+    local v = #s > 0 and rshift(u8(s, 0), 4) or nil
+    if tostring(pinfo.dl_dst) ~= "NONE" then
+        first = "eth"
+    elseif (v == 4 or v == 6) and tostring(pinfo.dl_src) == "NONE" then
+        first = "raw"
+    elseif #s >= 4 and u16(s, 2) == 0 then
+        first = "sll2"
+    else
+        first = "sll"
+    end
+    for _, link in ipairs(LINK_ORDER[first]) do
+        if link_fits(link, s) then return link end
+    end
+    return nil
 end
 
--- Called from udp.port 4791 or ethertype 0x8915 (replace_infiniband) with the UDP payload or
--- the GRH: claim the bytes when they are the RoCE packet the post-dissector decodes (it adds
--- the tree); otherwise (RoCE inside a tunnel, in reassembled IP fragments, ...) hand them to the
--- dissector that had the port before, so Wireshark still decodes what rocescope does not.
-local function claim(tvb, pinfo, tree)
-    local link, fi = link_type(), frame_field()
-    if link and fi then
-        local frame = fi.source -- the whole frame's Tvb
-        local caplen = frame:len()
-        local fr = decode(link, caplen > 0 and frame:raw(0, caplen) or "", frame:reported_len())
-        local at = tvb:offset()
-        if fr.roce_off == at or (fr.net and fr.net.kind == "grh" and fr.net.off == at) then
-            return tvb:len()
-        end
+-- Whether the frame is rocescope's to show: a RoCE packet (or what the snaplen left of one), a
+-- PAUSE / PFC frame, a TCP segment of ERD's NACK port. Other frames (RoCE in a tunnel, in
+-- reassembled IP fragments, frames rocescope cannot get past the link header of) get no tree.
+local function claims(fr)
+    if fr.roce_off then return true end
+    if fr.l3 and (fr.ethertype == ETHERTYPE_ROCEV1 or fr.ethertype == ETHERTYPE_MAC_CONTROL) then return true end
+    if fr.tcp_off then
+        local t = tcp_segment(fr)
+        return t.sport == PARAMS.erd_nack_port or t.dport == PARAMS.erd_nack_port
     end
-    local prev = pinfo.match_uint == ETHERTYPE_ROCEV1 and original.ethertype or original.udp
-    if prev then return prev:call(tvb, pinfo, tree) end
-    return 0
+    return false
 end
 
+-- Whether the frame may be one rocescope claims, from what Wireshark's own dissectors left in
+-- pinfo (cheap: this runs for every frame): infiniband decoded it (RoCE), UDP port 4791 (RoCE
+-- when infiniband is disabled), the NACK port, or no ports at all (PAUSE / PFC, RoCEv1).
+local function candidate(pinfo)
+    local pt = pinfo.port_type
+    if pt == PT_IBQP or pt == PT_NONE then return true end
+    if pt == PT_UDP then return pinfo.src_port == ROCEV2_PORT or pinfo.dst_port == ROCEV2_PORT end
+    if pt == PT_TCP then
+        local port = PARAMS.erd_nack_port
+        return pinfo.src_port == port or pinfo.dst_port == port
+    end
+    return false
+end
+
+-- Whether anything will read the rocescope tree of a frame tshark dissects while the tree is not
+-- shown (tshark without -V / -T fields / -T pdml ...): a display or read filter, a column, a tap
+-- naming a rocescope field. Known once per pass (WANTED[visited]). When nothing will, tshark's
+-- frames are not decoded at all: tshark dissects each frame once (twice with -2, where the
+-- first pass decodes only for a read filter naming rocescope: `-2 -R "rocescope || !rocescope"`
+-- lets that pass run the decoder's memory over the whole file and keeps every frame). The GUI
+-- always decodes (it may show any frame later).
+local WANTED = {}
+local function wanted(tree, visited)
+    local w = WANTED[visited]
+    if w == nil then
+        w = gui_enabled() or tree.visible or tree:referenced(Dissector.get("rocescope"))
+        for _, pf in ipairs(FIELD_LIST) do w = w or tree:referenced(pf) end
+        WANTED[visited] = w
+    end
+    return w
+end
+
+-- rocescope: a post-dissector (see HOW IT HOOKS INTO WIRESHARK); `tvb` is the whole frame.
 function proto.dissector(tvb, pinfo, tree)
-    if tvb:offset() > 0 then return claim(tvb, pinfo, tree) end
-    -- The post-dissector call: `tvb` is the whole frame.
-    local link = link_type()
-    if not link then return 0 end
+    if not candidate(pinfo) or not wanted(tree, pinfo.visited) then return 0 end
     local caplen = tvb:len()
     local s = caplen > 0 and tvb:raw(0, caplen) or ""
+    local link = link_of(s, pinfo, tvb:reported_len())
+    if not link then return 0 end
     local fr = decode_frame(link, s, tvb:reported_len(), pinfo.number)
+    if not claims(fr) then return 0 end
     render(fr, tvb, pinfo, tree)
     return caplen
 end
@@ -3364,7 +3496,7 @@ end
 -- changed): the decoder's memory starts afresh.
 function proto.init()
     STATE = new_state()
+    WANTED = {}
 end
 
 register_postdissector(proto)
-apply_takeover()

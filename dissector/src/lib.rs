@@ -47,6 +47,27 @@ use rocescope_codec::params::{ParamKind, PARAMS};
 use rocescope_codec::warning::{templates, Layer, Narrow, Note, Piece, SlotKind, Template, Unsupported, Warning};
 use rocescope_codec::{FieldDef, FieldType, Profile, Warnings, FIELDS};
 
+/// Wireshark's personal Lua plugin folder (`tshark -G folders`: "Personal Lua Plugins"):
+/// `%APPDATA%\\Wireshark\\plugins` on Windows, `$HOME/.local/lib/wireshark/plugins` elsewhere
+/// (Linux, macOS). `None` when the variable it derives from is not set.
+pub fn personal_plugin_dir() -> Option<std::path::PathBuf> {
+    if cfg!(windows) {
+        let appdata = std::env::var_os("APPDATA")?;
+        return Some(std::path::PathBuf::from(appdata).join("Wireshark").join("plugins"));
+    }
+    let home = std::env::var_os("HOME").filter(|h| !h.is_empty())?;
+    Some(std::path::PathBuf::from(home).join(".local/lib/wireshark/plugins"))
+}
+
+/// Writes the plugin as `rocescope.lua` into `dir`, creating the folder (and its parents) when
+/// missing; returns the file's path.
+pub fn install(dir: &std::path::Path) -> std::io::Result<std::path::PathBuf> {
+    std::fs::create_dir_all(dir)?;
+    let path = dir.join("rocescope.lua");
+    std::fs::write(&path, dissector())?;
+    Ok(path)
+}
+
 /// The hand-written part of the plugin.
 pub const TEMPLATE: &str = include_str!("../template.lua");
 
@@ -139,7 +160,14 @@ fn header(s: &mut String) {
 -- sets, constants and byte layouts codec/src/ext/), the rest verbatim from dissector/template.lua.
 --
 -- Use:  tshark -X lua_script:dissector/rocescope.lua -o rocescope.profile:std -r FILE -T fields -e rocescope.bth.psn
--- or copy this file to ~/.local/lib/wireshark/plugins/. Tested with Wireshark 4.0 (Lua 5.2).
+-- or install it (`rocescope dissector --install`: Wireshark's personal Lua plugin folder,
+-- ~/.local/lib/wireshark/plugins on Linux). Tested with Wireshark 4.0 (Lua 5.2).
+
+-- Loaded once: a second copy (an installed plugin and `-X lua_script:` naming this file) returns
+-- here quietly; the first one loaded (the installed plugin) is the one in use.
+-- (Wireshark runs each plugin file in its own environment: the mark goes in the global table.)
+if _G.rocescope_plugin_loaded then return end
+_G.rocescope_plugin_loaded = true
 ",
     );
 }
@@ -209,6 +237,7 @@ fn profiles_and_params(s: &mut String) {
     let names: Vec<String> =
         std::iter::once("auto").chain(Profile::ALL.iter().map(|p| p.name())).map(lua_str).collect();
     writeln!(s, "local PROFILE_CHOICES = {{{}}}", names.join(", ")).unwrap();
+    writeln!(s, "local PROFILE_DEFAULT = {}", lua_str(rocescope_codec::profile::CHOICE_DEFAULT)).unwrap();
     s.push_str(
         "\
 -- PARAM_DEFS: the transports' parameters in table order, as read_params parses their preferences
@@ -233,32 +262,23 @@ local PARAM_DEFS = {
     writeln!(s, "local PARAM_FALLBACK = {{sdr_mtu = {}}}", sdr::DEFAULT_MTU).unwrap();
     s.push_str(
         "\
--- The preferences: rocescope.profile (the command line's --profile), rocescope.replace_infiniband
+-- The preferences: rocescope.profile (the command line's --profile), rocescope.verify_checksums
 -- (Wireshark only: see template.lua), then rocescope.NAME, one per parameter: the table's titles,
 -- defaults and help texts (with the flag's name); numbers and splits are strings, read as the flags
 -- read them.
 local function declare_param_prefs(proto)
 ",
     );
-    let choices: Vec<String> = std::iter::once("auto")
-        .chain(Profile::ALL.iter().map(|p| p.name()))
-        .enumerate()
-        .map(|(i, v)| format!("{{{0}, {1}, {0}}}", i + 1, lua_str(v)))
-        .collect();
-    let default = std::iter::once("auto")
-        .chain(Profile::ALL.iter().map(|p| p.name()))
-        .position(|p| p == rocescope_codec::profile::CHOICE_DEFAULT)
-        .expect("the default profile choice is a choice");
+    // A string, not a menu: Wireshark keeps an enumeration's old value, silently, when `-o` names
+    // no choice; the plugin reports a bad profile (template.lua, prefs_changed).
     writeln!(
         s,
-        "    proto.prefs.profile = Pref.enum(\"Profile\", {}, {},\n        {{{}}}, false)",
-        default + 1,
-        lua_str(&format!("{} (--profile).", rocescope_codec::profile::CHOICE_HELP)),
-        choices.join(", ")
+        "    proto.prefs.profile = Pref.string(\"Profile\", PROFILE_DEFAULT, {})",
+        lua_str(&format!("{} (--profile).", rocescope_codec::profile::CHOICE_HELP))
     )
     .unwrap();
     s.push_str(
-        "    proto.prefs.replace_infiniband = Pref.bool(\"Replace the infiniband dissector\", true,\n        \"Take UDP port 4791 and EtherType 0x8915 from Wireshark's infiniband dissector. rocescope \"\n            .. \"decodes every frame as a post-dissector either way.\")\n",
+        "    proto.prefs.verify_checksums = Pref.bool(\"Verify the ICRC and the IPv4 header checksum\", false,\n        \"Compute the ICRC (rocescope.icrc.status, ICRC mismatch warnings) and the IPv4 header checksum, as \"\n            .. \"rocescope decode does. Costly in Lua; off, they are not verified (no rocescope.icrc.status), \"\n            .. \"as with Wireshark's own checksum validation.\")\n",
     );
     for d in PARAMS {
         let desc = lua_str(&format!("{} ({})", d.help_text(), d.flag));

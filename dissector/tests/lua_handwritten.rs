@@ -75,8 +75,10 @@ const ALLOWED: &[(&str, &[&str], &str)] = &[
     ("crc_byte", &[HEX, NUMBER], "CRC-32 arithmetic"),
     ("icrc_compute", &[HEX, NUMBER, OFFSET], "ICRC masks of the IP and UDP headers (L3-L4); the BTH's masked byte comes from HDR"),
     ("ipv4_checksum", &[HEX, NUMBER, OFFSET], "L3 walk: the IPv4 header checksum"),
-    ("udp_table", &[TEXT], "L4 walk: Wireshark's UDP port table"),
-    ("ROCEV2_PORT", &[HEX, NUMBER], "L4 walk: UDP port 4791, EtherType 0x8915"),
+    ("ROCEV2_PORT", &[HEX, NUMBER], "L4 walk: UDP port 4791, EtherTypes 0x8915 and 0x8808"),
+    ("PT_NONE", &[NUMBER], "Wireshark's port type numbers (epan/address.h port_type)"),
+    ("link_of", &[NUMBER, OFFSET, TEXT], "L2 walk: link types told apart by Wireshark's link addresses (their text for none) and bytes"),
+    ("link_fits", &[HEX, NUMBER, OFFSET], "L2-L4 walk: EtherTypes, IP versions, protocols and ports"),
     ("ctx_tos", &[HEX, NUMBER, OFFSET], "L3 walk: IPv4 ToS, IPv6 traffic class"),
     ("parse_tcp", &[HEX, NUMBER, OFFSET], "L4 walk: the TCP header"),
     ("parse_ip", &[HEX, NUMBER, OFFSET], "L3-L4 walk: IPv4, IPv6, UDP"),
@@ -90,10 +92,10 @@ const ALLOWED: &[(&str, &[&str], &str)] = &[
     ("tcp_segment", &[HEX, NUMBER, OFFSET], "L4 walk: TCP ports, sequence number, flags"),
     ("nack_push", &[HEX], "L4 walk: TCP flags"),
     ("parse_roce", &[HEX, NUMBER, OFFSET], "the ICRC's 4 little-endian bytes after the payload (WIRE.md A.5)"),
-    ("LINKS", &[NUMBER], "Wireshark's encapsulation numbers"),
     // Wireshark-only texts (no Rust counterpart).
     ("proto", &[TEXT], "the protocol's name in Wireshark"),
-    ("render", &[TEXT], "the Info column and the tree's internal error messages"),
+    ("check_field", &[TEXT], "the tree's internal error messages"),
+    ("PROVISIONAL_NOTE", &[TEXT], "Wireshark's expert note of a provisional label (no registry field: the codec has none)"),
     // Other branches' regions.
 ];
 

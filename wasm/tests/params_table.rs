@@ -148,10 +148,10 @@ fn the_wireshark_plugin_is_the_table() {
         assert_eq!(generated.matches(&def).count(), 1, "rocescope.lua: no\n{def}");
         assert!(!template.contains(&format!("proto.prefs.{} =", d.name)), "template.lua declares {}", d.name);
     }
-    // The parameters' preferences, plus the profile menu and the infiniband takeover switch.
+    // The parameters' preferences, plus the profile (a checked text) and the checksum switch.
     assert_eq!(generated.matches("    proto.prefs.").count(), PARAMS.len() + 2, "a preference the table lacks");
-    assert_eq!(generated.matches("    proto.prefs.profile = Pref.enum(").count(), 1);
-    assert_eq!(generated.matches("    proto.prefs.replace_infiniband = Pref.bool(").count(), 1);
+    assert_eq!(generated.matches("    proto.prefs.profile = Pref.string(").count(), 1);
+    assert_eq!(generated.matches("    proto.prefs.verify_checksums = Pref.bool(").count(), 1);
     // Every preference is read through PARAM_DEFS.
     assert!(template.contains("for _, def in ipairs(PARAM_DEFS) do"));
     assert!(ParamDef::find("dcp_tag_shift").is_some());

@@ -203,7 +203,13 @@ enum Cmd {
     Fields,
     /// Print the Wireshark Lua plugin (dissector/rocescope.lua), generated from the field
     /// registry and the opcode table.
-    Dissector,
+    Dissector {
+        /// Write it into Wireshark's personal Lua plugin folder instead (created if missing:
+        /// ~/.local/lib/wireshark/plugins on Linux and macOS, %APPDATA%\Wireshark\plugins on
+        /// Windows), and print where.
+        #[arg(long)]
+        install: bool,
+    },
     /// One row per flow (per direction of each QP, per interface): packets, bytes, messages,
     /// retransmissions, losses, ECN marks, CNPs, RTT, PFC pauses (docs/analysis.md).
     Flows(AnalyzeArgs),
@@ -228,10 +234,20 @@ fn main() -> ExitCode {
             let _ = output::write_field_list(&mut out);
             Ok(0)
         }
-        Cmd::Dissector => {
+        Cmd::Dissector { install: false } => {
             let _ = out.write_all(rocescope_dissector::dissector().as_bytes());
             Ok(0)
         }
+        Cmd::Dissector { install: true } => match rocescope_dissector::personal_plugin_dir() {
+            None => Err(Failure::Usage("no home folder (HOME, or APPDATA on Windows) to install the plugin into".into())),
+            Some(dir) => match rocescope_dissector::install(&dir) {
+                Ok(path) => {
+                    let _ = writeln!(out, "installed {}", path.display());
+                    Ok(0)
+                }
+                Err(e) => Err(Failure::Usage(format!("{}: {e}", dir.display()))),
+            },
+        },
         Cmd::Flows(args) => commands::analyze(&mut out, &args, false),
         Cmd::Timeline(args) => commands::analyze(&mut out, &args, true),
         Cmd::Synth(args) => args.run().map_err(Failure::Usage),

@@ -4,9 +4,20 @@
 //! - The checked-in plugin is exactly what the generator prints today (registry, opcode table
 //!   and `dissector/template.lua`); regenerate it with
 //!   `cargo run -p rocescope -- dissector > dissector/rocescope.lua`.
-//! - `tshark -X lua_script:dissector/rocescope.lua -o rocescope.profile:P [-o rocescope.PARAM:V …]
-//!   -T fields -e …` prints, line for line and field for field, what `rocescope decode --profile P
-//!   [--PARAM V …] --format fields -e …` prints.
+//! - `tshark -X lua_script:dissector/rocescope.lua -o rocescope.profile:P -o
+//!   rocescope.verify_checksums:TRUE [-o rocescope.PARAM:V …] -T fields -e …` prints, field for
+//!   field, what `rocescope decode --profile P [--PARAM V …] --format fields -e …` prints, on every
+//!   frame the plugin claims (it has a `rocescope` tree): RoCE packets, PAUSE / PFC frames, TCP
+//!   segments of ERD's NACK port. The plugin shows nothing on other frames, where the codec may
+//!   still print frame-level warnings (an IP fragment, a header cut before UDP, a third VLAN tag,
+//!   RoCE in a VXLAN tunnel): the comparison skips the frames the plugin does not claim, and
+//!   checks that on each of them `rocescope decode` printed nothing but `rocescope.warning` and
+//!   `rocescope.truncated` (no packet the plugin should have shown). The checksums are verified
+//!   because `rocescope decode` verifies them; the plugin's default (off) is checked on its own.
+//! - Installed, the plugin changes nothing infiniband prints (`infiniband.*`, the columns), with
+//!   rocescope enabled or disabled; tunnelled RoCE is infiniband's alone; `rocescope dissector
+//!   --install` creates the plugin folder and the plugin then loads once even when also named with
+//!   `-X lua_script:`; an invalid profile is reported.
 //! - Standard profile, every field it yields (`rocescope_dissector::std_fields`): the bundled
 //!   `fixtures/std-mix.pcapng` (every standard opcode, CM, PFC/PAUSE, IPv4/IPv6, VLANs) and
 //!   `fixtures/ext-mix.pcapng` (the research transports, read as std); malformed and unusual
@@ -30,18 +41,19 @@
 //!   (reassembly of user immediates, conflicting fragments, VA and DMA length checks, message
 //!   ids reused, more than 256 messages in a flow, more than 4096 flows) under several splits,
 //!   MTUs and maximum message sizes; and non-default values of every parameter, given to tshark
-//!   as preferences. The stateful results are also compared with `tshark -2` (every frame
-//!   dissected a second time, the plugin rebuilding what it kept from the first).
+//!   as preferences. The stateful results are also compared with `tshark -2 -R "rocescope ||
+//!   !rocescope"` (every frame dissected a second time, the plugin rebuilding what it kept from
+//!   the first; the read filter makes the first pass decode rocescope and drops no frame).
 //! - tshark options: `-E occurrence=a -E aggregator=,` print every occurrence of a repeated field
 //!   (`rocescope.warning`, `rocescope.pfc.quanta`, `rocescope.netrt.requested`, …) joined by
 //!   commas, as rocescope does; `-E quote=n` leaves strings unquoted; `WIRESHARK_CONFIG_DIR`
 //!   points at an empty directory so personal preferences cannot change the result.
 //!
-//! Differences deliberately accepted: none on these captures. Not covered, by design: frames of
-//! link types rocescope does not decode (802.11, …): `rocescope decode` lists them without
-//! decoding them, the plugin leaves them alone. RoCE inside a tunnel (VXLAN here) is decoded by neither; the
-//! plugin hands it to Wireshark's infiniband dissector (checked below). `--map` has no
-//! preference (INTERFACES.md names none). See `dissector/README.md`.
+//! Differences deliberately accepted: none on the frames the plugin claims. Not covered, by
+//! design: frames of link types rocescope does not decode (802.11, …): `rocescope decode` lists
+//! them without decoding them, the plugin leaves them alone. RoCE inside a tunnel (VXLAN here) is
+//! decoded by neither; Wireshark's infiniband dissector decodes it (checked below). `--map` has
+//! no preference (INTERFACES.md names none). See `dissector/README.md`.
 //!
 //! Without tshark the comparisons fail: they are never skipped.
 
@@ -147,23 +159,54 @@ impl<'a> Run<'a> {
     }
 }
 
-fn tshark_lines(capture: &Path, fields: &[&str], run: Run<'_>) -> Vec<String> {
+/// An empty home directory for tshark: no personal plugin (an installed copy of the plugin would
+/// load before the one under test, which then returns quietly) and no personal preferences.
+fn tshark_home() -> PathBuf {
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("lua_dissector-home");
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// tshark with the plugin under test, an empty configuration and an empty home, and the
+/// plugin's registry checks on (`ROCESCOPE_LUA_CHECKS`: a field it adds that the registry does
+/// not allow there is a Lua error).
+fn tshark() -> Command {
     let mut cmd = Command::new("tshark");
     cmd.env("WIRESHARK_CONFIG_DIR", wireshark_config())
+        .env("HOME", tshark_home())
+        .env("ROCESCOPE_LUA_CHECKS", "1")
         .arg("-n")
         .arg("-X")
-        .arg(format!("lua_script:{}", plugin().display()))
-        .args(["-o", &format!("rocescope.profile:{}", run.profile)]);
+        .arg(format!("lua_script:{}", plugin().display()));
+    cmd
+}
+
+/// One frame as tshark printed it: its number, whether the plugin claimed it (it has a
+/// `rocescope` tree), and the requested fields, tab-separated.
+struct TsharkLine {
+    frame: usize,
+    claimed: bool,
+    fields: String,
+}
+
+/// tshark's fields for every frame, with the ICRC and IPv4 checksum verified (as `rocescope
+/// decode` does). With `two_pass`, `-2 -R "rocescope || !rocescope"`: tshark's first pass decodes
+/// rocescope only when something names it (`wanted` in dissector/template.lua).
+fn tshark_lines(capture: &Path, fields: &[&str], run: Run<'_>) -> Vec<TsharkLine> {
+    let mut cmd = tshark();
+    cmd.args(["-o", &format!("rocescope.profile:{}", run.profile)]).args(["-o", "rocescope.verify_checksums:TRUE"]);
     for (name, value) in run.params {
         cmd.args(["-o", &format!("rocescope.{name}:{value}")]);
     }
     if run.two_pass {
-        cmd.arg("-2");
+        // The read filter names rocescope (so the first pass decodes) and passes every frame (so
+        // none is renumbered).
+        cmd.args(["-2", "-R", "rocescope || !rocescope"]);
     }
     cmd.arg("-r")
         .arg(capture)
         .args(["-T", "fields", "-E", "separator=/t", "-E", "occurrence=a", "-E", "aggregator=,", "-E", "quote=n"])
-        .args(["-E", "header=n", "-e", "_ws.lua.error"]);
+        .args(["-E", "header=n", "-e", "_ws.lua.error", "-e", "frame.number", "-e", "rocescope"]);
     for f in fields {
         cmd.args(["-e", f]);
     }
@@ -174,11 +217,11 @@ fn tshark_lines(capture: &Path, fields: &[&str], run: Run<'_>) -> Vec<String> {
     assert!(!stderr.contains("rocescope"), "tshark reported a problem with the plugin:\n{stderr}");
     let text = String::from_utf8(out.stdout).expect("tshark prints UTF-8");
     text.lines()
-        .enumerate()
-        .map(|(i, l)| {
-            let (err, rest) = l.split_once('\t').unwrap_or((l, ""));
-            assert!(err.is_empty(), "frame {}: Lua error in the plugin: {err}", i + 1);
-            rest.to_string()
+        .map(|l| {
+            let mut cols = l.splitn(4, '\t');
+            let (err, frame, proto) = (cols.next().unwrap(), cols.next().unwrap_or(""), cols.next().unwrap_or(""));
+            assert!(err.is_empty(), "frame {frame}: Lua error in the plugin: {err}");
+            TsharkLine { frame: frame.parse().unwrap(), claimed: !proto.is_empty(), fields: cols.next().unwrap_or("").to_string() }
         })
         .collect()
 }
@@ -206,7 +249,15 @@ struct Compared {
     ext_values: usize,
 }
 
-/// Runs both tools over `capture` and fails with the differences, field by field.
+/// The fields a frame the plugin does not claim may have in `rocescope decode`'s output: what
+/// the codec says about a frame that holds no RoCE, PFC or NACK message (IP fragments, headers
+/// cut before UDP, ...), which Wireshark never hands to the places the plugin takes.
+const FRAME_ONLY_FIELDS: [&str; 2] = ["rocescope.warning", "rocescope.truncated"];
+
+/// Runs both tools over `capture` and fails with the differences, field by field, on the frames
+/// the plugin claims (it is called only where RoCE, PFC or ERD's NACK stream can be: a frame
+/// with none of them has no rocescope tree). A frame it does not claim must be one where
+/// `rocescope decode` found none of them either (only [`FRAME_ONLY_FIELDS`]).
 fn assert_same(capture: &Path, what: &str, run: Run<'_>, fields: &[&str]) -> Compared {
     assert_same_pair(capture, capture, what, run, fields)
 }
@@ -217,11 +268,21 @@ fn assert_same_pair(for_tshark: &Path, for_rocescope: &Path, what: &str, run: Ru
     let theirs = tshark_lines(for_tshark, fields, run);
     let ours = rocescope_lines(for_rocescope, fields, run);
     let what = format!("{what} (profile {}{})", run.profile, if run.two_pass { ", tshark -2" } else { "" });
-    assert_eq!(theirs.len(), ours.len(), "{what}: tshark printed {} lines, rocescope {}", theirs.len(), ours.len());
+    if !run.two_pass {
+        assert_eq!(theirs.len(), ours.len(), "{what}: tshark printed {} lines, rocescope {}", theirs.len(), ours.len());
+    }
     let mut diffs = Vec::new();
-    let mut c = Compared { frames: ours.len(), ..Default::default() };
-    for (i, (t, o)) in theirs.iter().zip(&ours).enumerate() {
-        let (tc, oc): (Vec<&str>, Vec<&str>) = (t.split('\t').collect(), o.split('\t').collect());
+    let mut c = Compared::default();
+    let mut printed = vec![false; ours.len()];
+    for t in &theirs {
+        let i = t.frame - 1;
+        printed[i] = true;
+        if !t.claimed {
+            continue;
+        }
+        c.frames += 1;
+        let o = &ours[i];
+        let (tc, oc): (Vec<&str>, Vec<&str>) = (t.fields.split('\t').collect(), o.split('\t').collect());
         assert_eq!(tc.len(), fields.len(), "{what}: frame {}: tshark printed {} columns", i + 1, tc.len());
         assert_eq!(oc.len(), fields.len(), "{what}: frame {}: rocescope printed {} columns", i + 1, oc.len());
         for (j, f) in fields.iter().enumerate() {
@@ -238,6 +299,26 @@ fn assert_same_pair(for_tshark: &Path, for_rocescope: &Path, what: &str, run: Ru
             }
         }
     }
+    // Frames not claimed (or, with -R, not printed): rocescope found no packet in them.
+    let claimed: std::collections::HashSet<usize> = theirs.iter().filter(|t| t.claimed).map(|t| t.frame - 1).collect();
+    let mut unclaimed = 0;
+    for (i, o) in ours.iter().enumerate() {
+        if claimed.contains(&i) {
+            continue;
+        }
+        unclaimed += 1;
+        for (j, v) in o.split('\t').enumerate() {
+            if !v.is_empty() && !FRAME_ONLY_FIELDS.contains(&fields[j]) {
+                diffs.push(format!(
+                    "frame {} {}: {:?} in rocescope decode, but the plugin did not claim the frame{}",
+                    i + 1,
+                    fields[j],
+                    v,
+                    if printed[i] { "" } else { " (not printed)" }
+                ));
+            }
+        }
+    }
     assert!(c.values > 0, "{what}: no field decoded at all");
     assert!(
         diffs.is_empty(),
@@ -246,7 +327,10 @@ fn assert_same_pair(for_tshark: &Path, for_rocescope: &Path, what: &str, run: Ru
         ours.len(),
         diffs.iter().take(40).cloned().collect::<Vec<_>>().join("\n")
     );
-    eprintln!("{what}: {} frames, {} field values identical ({} of extension fields)", c.frames, c.values, c.ext_values);
+    eprintln!(
+        "{what}: {} frames claimed, {} field values identical ({} of extension fields); {unclaimed} frames without RoCE not claimed",
+        c.frames, c.values, c.ext_values
+    );
     c
 }
 
@@ -666,48 +750,173 @@ fn tshark_prints_what_rocescope_prints_on_truncated_frames() {
     }
 }
 
+/// `tshark -T fields` over `capture` with the plugin under test (`plugin`) or without any, in an
+/// empty configuration and home; `extra` are further options.
+fn tshark_fields(capture: &Path, plugin_loaded: bool, extra: &[&str], fields: &[&str]) -> String {
+    let mut cmd = if plugin_loaded { tshark() } else { Command::new("tshark") };
+    cmd.env("WIRESHARK_CONFIG_DIR", wireshark_config()).env("HOME", tshark_home());
+    cmd.args(extra).arg("-r").arg(capture).args(["-T", "fields"]);
+    for f in fields {
+        cmd.args(["-e", f]);
+    }
+    let out = cmd.output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success() && !stderr.contains("Lua") && !stderr.contains("rocescope"), "{stderr}");
+    String::from_utf8(out.stdout).unwrap()
+}
+
+/// What Wireshark's infiniband dissector prints, field by field and in the columns.
+const INFINIBAND_FIELDS: [&str; 8] = [
+    "infiniband.bth.psn",
+    "infiniband.bth.opcode",
+    "infiniband.bth.destqp",
+    "infiniband.reth.dmalen",
+    "infiniband.aeth.msn",
+    "infiniband.deth.srcqp",
+    "_ws.col.Protocol",
+    "_ws.col.Info",
+];
+
+/// Installed, the plugin leaves infiniband in charge: `infiniband.*` and the columns print what
+/// they print without it (std-mix: every standard opcode, CM, PFC; ext-mix: the extensions'
+/// packets, here under the default profile `auto`); with rocescope disabled too.
 #[test]
-fn tshark_takes_port_4791_from_infiniband_except_for_tunnelled_roce() {
+fn infiniband_prints_what_it_prints_without_the_plugin() {
     if !have_tshark() {
         return;
     }
-    let path = tmp("takeover.pcapng");
-    let mut w = CaptureWriter::new(BufWriter::new(File::create(&path).unwrap()), &["takeover"]).unwrap();
+    for fixture in ["fixtures/std-mix.pcapng", "fixtures/ext-mix.pcapng"] {
+        let capture = repo().join(fixture);
+        let without = tshark_fields(&capture, false, &["-n"], &INFINIBAND_FIELDS);
+        assert!(without.lines().filter(|l| !l.starts_with('\t')).count() > 10, "{fixture}: no infiniband field");
+        for extra in [&[][..], &["-o", "rocescope.profile:std"][..], &["--disable-protocol", "rocescope"][..]] {
+            let with = tshark_fields(&capture, true, extra, &INFINIBAND_FIELDS);
+            if with != without {
+                let line = with.lines().zip(without.lines()).position(|(a, b)| a != b).map_or(0, |i| i + 1);
+                panic!("{fixture} {extra:?}: infiniband's fields differ with the plugin, first on frame {line}");
+            }
+        }
+        // Disabled, rocescope adds nothing.
+        let disabled = tshark_fields(&capture, true, &["--disable-protocol", "rocescope"], &["rocescope.bth.psn"]);
+        assert!(disabled.lines().all(str::is_empty), "{fixture}: rocescope fields while disabled");
+    }
+}
+
+/// rocescope adds its tree beside infiniband's; tunnelled RoCE (VXLAN) is infiniband's alone, as
+/// `rocescope decode` does not decode it either; `--disable-protocol rocescope` removes rocescope's
+/// tree and nothing else.
+#[test]
+fn plugin_adds_its_tree_beside_infiniband() {
+    if !have_tshark() {
+        return;
+    }
+    let path = tmp("beside.pcapng");
+    let mut w = CaptureWriter::new(BufWriter::new(File::create(&path).unwrap()), &["beside"]).unwrap();
     let plain = v4(pkt(0x0b));
     for (i, f) in [plain.clone(), vxlan(&plain), frame(grh(), pkt(0x04))].iter().enumerate() {
         w.write(0, testgen::timestamp_ns(i), f).unwrap();
     }
     w.into_inner().flush().unwrap();
-    let run = |replace: &str| {
-        let out = Command::new("tshark")
-            .env("WIRESHARK_CONFIG_DIR", wireshark_config())
-            .arg("-X")
-            .arg(format!("lua_script:{}", plugin().display()))
-            .args(["-o", &format!("rocescope.replace_infiniband:{replace}"), "-r"])
-            .arg(&path)
-            .args(["-T", "fields", "-e", "frame.protocols", "-e", "rocescope.bth.opcode"])
-            .output()
-            .unwrap();
-        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-        String::from_utf8(out.stdout).unwrap()
+    let fields = ["frame.protocols", "infiniband.bth.opcode", "rocescope.bth.opcode"];
+    let rows = |extra: &[&str]| {
+        let out = tshark_fields(&path, true, extra, &fields);
+        out.lines().map(|l| l.split('\t').map(str::to_string).collect::<Vec<_>>()).collect::<Vec<_>>()
     };
-    let on = run("TRUE");
-    let lines: Vec<&str> = on.lines().collect();
-    assert_eq!(lines[0], "eth:ethertype:ip:udp:rocescope\t11", "{on}");
-    // Tunnelled RoCE: rocescope does not decode it (as `rocescope decode`), so infiniband does.
-    assert!(
-        lines[1].starts_with("eth:ethertype:ip:udp:vxlan:eth:ethertype:ip:udp:") && lines[1].ends_with('\t'),
-        "{on}"
-    );
-    assert!(lines[1].contains(":infiniband"), "{on}");
-    assert_eq!(lines[2], "eth:ethertype:rocescope\t4", "{on}");
-    let off = run("FALSE");
-    let lines: Vec<&str> = off.lines().collect();
-    assert!(lines[0].starts_with("eth:ethertype:ip:udp:infiniband") && lines[0].ends_with("\t11"), "{off}");
-    assert!(lines[2].starts_with("eth:ethertype:infiniband") && lines[2].ends_with("\t4"), "{off}");
+    let on = rows(&[]);
+    assert!(on[0][0].contains(":udp:infiniband"), "{on:?}");
+    assert_eq!((on[0][1].as_str(), on[0][2].as_str()), ("11", "11"), "{on:?}");
+    assert!(on[1][0].contains(":vxlan:") && on[1][0].contains(":infiniband"), "{on:?}");
+    assert_eq!((on[1][1].as_str(), on[1][2].as_str()), ("11", ""), "{on:?}");
+    assert!(on[2][0].starts_with("eth:ethertype:infiniband"), "{on:?}");
+    assert_eq!((on[2][1].as_str(), on[2][2].as_str()), ("4", "4"), "{on:?}");
+    let off = rows(&["--disable-protocol", "rocescope"]);
+    for (a, b) in on.iter().zip(&off) {
+        assert_eq!((&a[0], &a[1], b[2].as_str()), (&b[0], &b[1], ""), "{off:?}");
+    }
     if std::env::var_os("ROCESCOPE_KEEP_CAPTURES").is_none() {
         let _ = std::fs::remove_file(path);
     }
+}
+
+/// A profile that is none of the choices is reported (Wireshark would keep an enumeration's
+/// value silently); the decoding then uses the default, `auto`.
+#[test]
+fn an_invalid_profile_is_reported() {
+    if !have_tshark() {
+        return;
+    }
+    let out = tshark()
+        .args(["-o", "rocescope.profile:bogus", "-r"])
+        .arg(repo().join("fixtures/std-mix.pcapng"))
+        .args(["-c", "1", "-T", "fields", "-e", "rocescope.profile"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("rocescope: invalid preference value for profile"), "{stderr}");
+    assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "std");
+}
+
+/// Without `rocescope.verify_checksums` (its default), the ICRC is not verified: no
+/// `rocescope.icrc.status`, as `rocescope decode` prints a frame decoded without verification
+/// (`IcrcStatus::Unchecked` has no name); a bad ICRC is then no warning either.
+#[test]
+fn the_icrc_is_verified_only_when_asked() {
+    if !have_tshark() {
+        return;
+    }
+    let path = tmp("icrc.pcapng");
+    let mut w = CaptureWriter::new(BufWriter::new(File::create(&path).unwrap()), &["icrc"]).unwrap();
+    let mut bad = v4(pkt(0x0a));
+    let end = 42 + pkt(0x0a).buffer_len();
+    bad[end - 1] ^= 0x5a;
+    for (i, f) in [v4(pkt(0x0a)), bad].iter().enumerate() {
+        w.write(0, testgen::timestamp_ns(i), f).unwrap();
+    }
+    w.into_inner().flush().unwrap();
+    let fields = ["rocescope.icrc.status", "rocescope.warning"];
+    let off = tshark_fields(&path, true, &[], &fields);
+    assert_eq!(off, "\t\n\t\n");
+    let on = tshark_fields(&path, true, &["-o", "rocescope.verify_checksums:TRUE"], &fields);
+    let lines: Vec<&str> = on.lines().collect();
+    assert_eq!(lines[0], "good\t");
+    assert!(lines[1].starts_with("bad\tICRC mismatch"), "{on}");
+    if std::env::var_os("ROCESCOPE_KEEP_CAPTURES").is_none() {
+        let _ = std::fs::remove_file(path);
+    }
+}
+
+/// Installed with `rocescope dissector --install` (into a fresh home: the folder is created) and
+/// named with `-X lua_script:` as the README shows, the plugin loads once, quietly.
+#[test]
+fn installed_and_named_on_the_command_line_it_loads_once() {
+    if !have_tshark() {
+        return;
+    }
+    let home = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("lua_dissector-install-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&home);
+    std::fs::create_dir_all(&home).unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_rocescope")).args(["dissector", "--install"]).env("HOME", &home).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let installed = home.join(".local/lib/wireshark/plugins/rocescope.lua");
+    assert!(String::from_utf8_lossy(&out.stdout).contains(&installed.display().to_string()));
+    assert_eq!(std::fs::read_to_string(&installed).unwrap(), rocescope_dissector::dissector());
+    for script in [None, Some(plugin())] {
+        let mut cmd = Command::new("tshark");
+        cmd.env("HOME", &home).env("WIRESHARK_CONFIG_DIR", wireshark_config()).arg("-n");
+        if let Some(p) = &script {
+            cmd.arg("-X").arg(format!("lua_script:{}", p.display()));
+        }
+        let out = cmd
+            .args(["-o", "rocescope.profile:std", "-r"])
+            .arg(repo().join("fixtures/std-mix.pcapng"))
+            .args(["-c", "1", "-T", "fields", "-e", "rocescope.bth.psn"])
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success() && !stderr.contains("Lua") && !stderr.contains("rocescope"), "{stderr}");
+        assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "16777215");
+    }
+    let _ = std::fs::remove_dir_all(&home);
 }
 
 // ---- other link types (classic pcap) ----
@@ -1853,4 +2062,61 @@ fn tshark_prints_what_rocescope_prints_on_the_fuzz_corpus() {
         remove_capture(&path);
     }
     eprintln!("fuzz corpus: {}", total.join("; "));
+}
+
+// ---- detection over the whole capture (auto) ----
+
+/// The decision rule of `auto` (the decoder's, which the plugin mirrors), on packets whose
+/// labels follow from the rule alone:
+/// - a DCP transfer (tag 10 in the ToS, dcp_tag_shift 2): its WRITE First says nothing by itself
+///   (the DCP rule checks the VA of a Middle or Last against the First's), its WRITE Middle
+///   decides the flow. One pass: the First is std, provisional (an expert note), the Middle and
+///   Last DCP. Whole capture (`tshark -2`): all three DCP.
+/// - Flor's ACK rule (a UD SEND Only of 24 + 4n bytes, n >= 1) only between addresses that
+///   carried RC / UC RDMA WRITE with Immediate earlier, either way (WIRE.md B.3): a 28-byte UD SEND
+///   Only before any such WRITE is std (in both modes: its flow, its own QP, never decides); after
+///   a WRITE Only with Immediate the other way, one on another QP is a Flor ACK.
+#[test]
+fn auto_decides_flows_over_the_whole_capture_and_marks_provisional_labels() {
+    if !have_tshark() {
+        return;
+    }
+    let mut v: Vec<Vec<u8>> = Vec::new();
+    let dcp_net = net4(21, 22, 2 << 2);
+    let payload = [0x5au8; 256];
+    for (i, op) in [0x06u8, 0x07, 0x08].into_iter().enumerate() {
+        let mut r = RoceRepr::new_dcp(op, 0x300, 40 + i as u32).with_payload(&payload);
+        r.dcpeth = Some(DcpethRepr { msn: 0, sretryno: 0 });
+        r.reth = Some(RethRepr { va: 0x4000_0000 + i as u64 * 256, r_key: 0x42, dma_len: 768 });
+        v.push(roce(dcp_net, r));
+    }
+    let ack = AckRepr { qpn: 0x500, bitmap: 0, least_gn: 2, delay_ns: 1500, entries: &[0x100] }.to_vec();
+    assert_eq!(ack.len(), 28);
+    v.push(roce(net4(31, 32, 0), ud_send(0x501, 1, &ack)));
+    let mut w = RoceRepr::new(0x0b, 0x600, 9).with_payload(&payload[..64]);
+    w.immdt = Some(ImmDtRepr { imm: 7 });
+    if let Some(reth) = &mut w.reth {
+        reth.dma_len = 64;
+    }
+    v.push(roce(net4(32, 31, 0), w));
+    v.push(roce(net4(31, 32, 0), ud_send(0x502, 2, &ack)));
+    let path = tmp("whole-capture.pcapng");
+    let mut cw = CaptureWriter::new(BufWriter::new(File::create(&path).unwrap()), &["auto"]).unwrap();
+    for (i, f) in v.iter().enumerate() {
+        cw.write(0, testgen::timestamp_ns(i), f).unwrap();
+    }
+    cw.into_inner().flush().unwrap();
+    let fields = ["rocescope.profile", "_ws.expert.message"];
+    let one_pass = tshark_fields(&path, true, &["-o", "rocescope.profile:auto", "-E", "occurrence=a"], &fields);
+    let rows: Vec<&str> = one_pass.lines().collect();
+    assert!(rows[0].starts_with("std\t") && rows[0].contains("profile provisional: flow not yet decided"), "{one_pass}");
+    for (i, want) in [(1, "dcp"), (2, "dcp"), (3, "std"), (4, "std"), (5, "flor")] {
+        assert_eq!(rows[i].split('\t').next(), Some(want), "frame {}: {one_pass}", i + 1);
+        assert!(!rows[i].contains("provisional"), "frame {}: {one_pass}", i + 1);
+    }
+    let whole = tshark_fields(&path, true, &["-o", "rocescope.profile:auto", "-2", "-R", "rocescope || !rocescope"], &fields[..1]);
+    assert_eq!(whole, "dcp\ndcp\ndcp\nstd\nstd\nflor\n");
+    if std::env::var_os("ROCESCOPE_KEEP_CAPTURES").is_none() {
+        let _ = std::fs::remove_file(path);
+    }
 }
