@@ -128,11 +128,24 @@ pub struct DecoderOptions {
 }
 
 /// A flow as detection sees it: one direction of one QP between two addresses.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct FlowKey {
     src: IpAddr,
     dst: IpAddr,
     qp: u32,
+}
+
+/// Looked up once per frame: two IPv4 addresses hash as one word (equal keys still hash equal,
+/// as `Eq` needs).
+impl std::hash::Hash for FlowKey {
+    #[inline]
+    fn hash<H: std::hash::Hasher>(&self, h: &mut H) {
+        match (self.src, self.dst) {
+            (IpAddr::V4(s), IpAddr::V4(d)) => h.write_u64(u64::from(s.to_bits()) << 32 | u64::from(d.to_bits())),
+            (s, d) => (s, d).hash(h),
+        }
+        h.write_u32(self.qp);
+    }
 }
 
 /// What detection remembers about a flow.
@@ -185,6 +198,12 @@ pub struct Decoded<'a, 'd> {
 }
 
 impl<'a> Decoded<'a, '_> {
+    /// A frame over `data` not decoded yet, for [`Decoder::decode_into`].
+    #[inline(always)]
+    pub fn new(link: LinkType, data: &'a [u8]) -> Self {
+        Decoded { frame: Frame::new(link, data), extra: Extra::default(), nacks: None }
+    }
+
     /// Every field: the frame's walk, then the stateful additions.
     pub fn visit(&self, mut f: impl FnMut(FieldId, Value<'a>, core::ops::Range<usize>)) {
         if self.nacks.is_some() {
@@ -284,9 +303,18 @@ impl Decoder {
 
     /// Decodes one frame. The frame is decoded where it is returned (a `Frame` is about 300
     /// bytes: no copies of it per packet), a second time only when its flow's profile is not
-    /// `std`.
+    /// `std`. (A per-packet loop saves the return's copy of the [`Decoded`], about 500 bytes,
+    /// with [`decode_into`](Self::decode_into).)
     pub fn decode<'a>(&mut self, link: LinkType, data: &'a [u8], orig_len: usize) -> Decoded<'a, '_> {
-        let mut out = Decoded { frame: Frame::new(link, data), extra: Extra::default(), nacks: None };
+        let mut out = Decoded::new(link, data);
+        self.decode_into(&mut out, orig_len);
+        out
+    }
+
+    /// [`decode`](Self::decode) into `out`, made by [`Decoded::new`] over the frame's captured
+    /// bytes (call once per `out`).
+    pub fn decode_into<'a, 'd>(&'d mut self, out: &mut Decoded<'a, 'd>, orig_len: usize) {
+        let link = out.frame.link();
         out.frame.decode(orig_len, &self.frame_opts(Profile::Std));
         let mapped = self.opts.maps.iter().find(|(s, _)| s.matches(&out.frame)).map(|(_, p)| *p);
         let chosen = mapped.or(match self.opts.profile {
@@ -306,7 +334,7 @@ impl Decoder {
                 }
             }
             out.nacks = nacks;
-            return out;
+            return;
         }
         match chosen {
             Some(p) => self.redecode_in_place(&mut out.frame, orig_len, p),
@@ -328,7 +356,6 @@ impl Decoder {
                 frame.warnings.push(w);
             }
         }
-        out
     }
 
     fn redecode<'a>(&self, std: Frame<'a>, link: LinkType, orig_len: usize, p: Profile) -> Frame<'a> {
@@ -368,14 +395,23 @@ impl Decoder {
         let mut matched: [Option<(Profile, Frame<'a>)>; 2] = [None, None];
         let mut n = 0usize;
         let mut state = state;
-        for p in [Profile::Netrt, Profile::Dcp, Profile::Sdr, Profile::Flor, Profile::Erd] {
-            if let Some(f) = self.try_rule(p, std, link, orig_len, &mut state) {
-                if n < 2 {
-                    matched[n] = Some((p, f));
+        // Each rule in turn (written out rather than looped over: each call is then compiled
+        // for its one profile, and most rules reject a packet in a compare or two).
+        macro_rules! rule {
+            ($p:expr) => {
+                if let Some(f) = self.try_rule($p, std, link, orig_len, &mut state) {
+                    if n < 2 {
+                        matched[n] = Some(($p, f));
+                    }
+                    n += 1;
                 }
-                n += 1;
-            }
+            };
         }
+        rule!(Profile::Netrt);
+        rule!(Profile::Dcp);
+        rule!(Profile::Sdr);
+        rule!(Profile::Flor);
+        rule!(Profile::Erd);
         let mut extra = Extra::default();
         let out = match (n, matched[0]) {
             (1, Some((p, f))) => {
@@ -431,6 +467,7 @@ impl Decoder {
 
     /// Applies one detection rule; returns the packet decoded with `p` when it identifies
     /// itself as such.
+    #[inline(always)]
     fn try_rule<'a>(&self, p: Profile, std: &Frame<'a>, link: LinkType, orig_len: usize, state: &mut FlowState) -> Option<Frame<'a>> {
         let roce = std.roce()?;
         let params = &self.opts.params;

@@ -8,8 +8,8 @@
 use std::io::Read;
 use std::ops::ControlFlow;
 
-use rocescope_codec::decoder::{Decoded, Decoder, Extra};
-use rocescope_codec::{Frame, LinkType};
+use rocescope_codec::decoder::{Decoded, Decoder};
+use rocescope_codec::LinkType;
 
 use crate::capture::{CaptureError, CaptureReader, Record};
 
@@ -31,10 +31,12 @@ impl<R: Read> Session<R> {
     pub fn run(&mut self, mut f: impl FnMut(&Record<'_>, &Decoded<'_, '_>) -> ControlFlow<()>) -> Result<(), CaptureError> {
         loop {
             let Some(rec) = self.reader.next_record()? else { return Ok(()) };
-            let decoded = match crate::link_type(rec.linktype) {
-                Some(lt) => self.decoder.decode(lt, rec.data, rec.orig_len as usize),
-                None => Decoded { frame: Frame::new(LinkType::RawIp, &[]), extra: Extra::default(), nacks: None },
-            };
+            // (Decoded where it stays: a decoding is about 500 bytes, not to be copied per frame.)
+            let link = crate::link_type(rec.linktype);
+            let mut decoded = Decoded::new(link.unwrap_or(LinkType::RawIp), if link.is_some() { rec.data } else { &[] });
+            if link.is_some() {
+                self.decoder.decode_into(&mut decoded, rec.orig_len as usize);
+            }
             if f(&rec, &decoded).is_break() {
                 return Ok(());
             }
