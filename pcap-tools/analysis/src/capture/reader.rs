@@ -250,7 +250,7 @@ impl<R: Read> CaptureReader<R> {
                     let from = self.base + self.start as u64;
                     m.slide(from, n).map_err(|e| err(from, format!("read error: {e}")))?;
                     self.base = m.at();
-                    self.start = 0;
+                    self.start = (from - m.at()) as usize;
                     self.end = m.bytes().len();
                     self.eof = self.base + self.end as u64 >= m.len();
                 }
