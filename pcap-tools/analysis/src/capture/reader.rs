@@ -286,11 +286,23 @@ impl<R: Read> CaptureReader<R> {
     }
 
     /// The next frame, `Ok(None)` at the end of the file.
+    ///
+    /// Inlined for the common block ([`next_plain_epb`](Self::next_plain_epb)), so the record
+    /// is built where the caller reads it (returned through memory, its fields were written
+    /// and read back at different widths: a store-forwarding stall per record); every other
+    /// block takes [`next_record_general`](Self::next_record_general).
+    #[inline(always)]
     pub fn next_record(&mut self) -> Result<Option<Record<'_>>, CaptureError> {
         let offset = self.offset();
         if let Some(parsed) = self.next_plain_epb()? {
             return Ok(Some(self.record(offset, parsed)));
         }
+        self.next_record_general()
+    }
+
+    /// [`next_record`](Self::next_record) for any block, through pcap-file's parsers.
+    #[inline(never)]
+    fn next_record_general(&mut self) -> Result<Option<Record<'_>>, CaptureError> {
         loop {
             let offset = self.offset();
             let big_pcap = match &self.format {
