@@ -251,11 +251,33 @@ pub struct Decoder {
     flor_pairs: std::collections::HashSet<(IpAddr, IpAddr), FxBuild>,
     /// Checksums only where detection needs them ([`Decoder::checksums_for_detection_only`]).
     lazy_verify: bool,
+    /// By BTH OpCode: whether any of the rules bound to opcodes ([`opcode_rules`]) looks further
+    /// at a packet with it.
+    opcode_rules: [bool; 256],
+}
+
+/// The OpCodes the netrt, sdr, flor and erd rules look at (each of them rejects any other
+/// opcode at its first test, so for those they are not tried at all): NetRT's message opcode;
+/// SDR's data and control opcodes; Flor's SEND First/Only, its ACK and WRITE with Immediate;
+/// ERD's EETH-carrying SENDs. (The dcp rule looks at the ToS: it is always tried.)
+fn opcode_rules(params: &Params) -> [bool; 256] {
+    let mut t = [false; 256];
+    for (op, applies) in (0..=255u8).zip(t.iter_mut()) {
+        *applies = op == params.netrt_opcode
+            || op == sdr::OPCODE_DATA
+            || sdr::is_ctrl_opcode(op)
+            || flor::send_header_only(op).is_some()
+            || op == flor::OPCODE_ACK
+            || flor::is_write_imm(op)
+            || erd::carries_eeth(op);
+    }
+    t
 }
 
 impl Decoder {
     pub fn new(opts: DecoderOptions) -> Decoder {
         Decoder {
+            opcode_rules: opcode_rules(&opts.params),
             opts,
             flows: HashMap::default(),
             stats: DetectionStats::default(),
@@ -409,11 +431,16 @@ impl Decoder {
                 }
             };
         }
-        rule!(Profile::Netrt);
+        let by_opcode = std.roce().is_some_and(|p| self.opcode_rules[p.opcode().0 as usize]);
+        if by_opcode {
+            rule!(Profile::Netrt);
+        }
         rule!(Profile::Dcp);
-        rule!(Profile::Sdr);
-        rule!(Profile::Flor);
-        rule!(Profile::Erd);
+        if by_opcode {
+            rule!(Profile::Sdr);
+            rule!(Profile::Flor);
+            rule!(Profile::Erd);
+        }
         let mut extra = Extra::default();
         let out = match (n, matched[0]) {
             (1, Some((p, f))) => {
