@@ -102,7 +102,7 @@ impl MappedFile {
     }
 
     /// The file's length, as it was when opened.
-    pub fn len(&self) -> u64 {
+    pub fn file_len(&self) -> u64 {
         self.len
     }
 

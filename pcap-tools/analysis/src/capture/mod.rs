@@ -1,7 +1,7 @@
 //! Reading and writing capture files.
 
 #[cfg(not(target_arch = "wasm32"))]
-pub mod mapped;
+mod mapped;
 pub mod reader;
 pub mod writer;
 
@@ -9,7 +9,7 @@ pub use reader::{CaptureError, CaptureReader, Record};
 pub use writer::CaptureWriter;
 
 /// Opens a capture file, or standard input for `-`. A regular file is memory-mapped
-/// ([`mapped`]); anything else (a pipe, a FIFO, standard input) is read with `read()`.
+/// (`capture/mapped.rs`); anything else (a pipe, a FIFO, standard input) is read with `read()`.
 pub fn open(path: &str) -> Result<CaptureReader<Box<dyn std::io::Read + Send>>, CaptureError> {
     // (Standard input unlocked, so the reader may move to another thread; it reads in large
     // chunks, so the lock taken per read costs nothing.)

@@ -252,7 +252,7 @@ impl<R: Read> CaptureReader<R> {
                     self.base = m.at();
                     self.start = (from - m.at()) as usize;
                     self.end = m.bytes().len();
-                    self.eof = self.base + self.end as u64 >= m.len();
+                    self.eof = self.base + self.end as u64 >= m.file_len();
                 }
             }
         }
