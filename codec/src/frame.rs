@@ -734,21 +734,24 @@ impl<'a> Frame<'a> {
         &self.ext
     }
     /// Source and destination addresses (IPv4, IPv6 or GRH GIDs).
+    ///
+    /// (Read once or twice per frame by the decoder and the analysers: the two addresses are
+    /// one slice of the header, bounds-checked once.)
+    #[inline]
     pub fn ip_addrs(&self) -> Option<(IpAddr, IpAddr)> {
-        let d = self.data;
-        let off = self.net?.offset();
-        match self.net? {
+        let net = self.net?;
+        let off = net.offset();
+        match net {
             Net::Ipv4 { .. } => {
-                let a = |o: usize| IpAddr::V4(Ipv4Addr::new(d[o], d[o + 1], d[o + 2], d[o + 3]));
-                Some((a(off + 12), a(off + 16)))
+                let b: &[u8; 8] = self.data.get(off + 12..off + 20)?.try_into().ok()?;
+                let (s, d) = (u32::from_be_bytes([b[0], b[1], b[2], b[3]]), u32::from_be_bytes([b[4], b[5], b[6], b[7]]));
+                Some((IpAddr::V4(Ipv4Addr::from_bits(s)), IpAddr::V4(Ipv4Addr::from_bits(d))))
             }
             Net::Ipv6 { .. } | Net::Grh { .. } => {
-                let a = |o: usize| {
-                    let mut b = [0u8; 16];
-                    b.copy_from_slice(&d[o..o + 16]);
-                    IpAddr::V6(Ipv6Addr::from(b))
-                };
-                Some((a(off + 8), a(off + 24)))
+                let b: &[u8; 32] = self.data.get(off + 8..off + 40)?.try_into().ok()?;
+                let (s, d) = b.split_at(16);
+                let a = |x: &[u8]| IpAddr::V6(Ipv6Addr::from(<[u8; 16]>::try_from(x).unwrap_or_default()));
+                Some((a(s), a(d)))
             }
         }
     }

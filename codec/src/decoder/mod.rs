@@ -45,7 +45,7 @@
 use std::collections::HashMap;
 use std::net::IpAddr;
 
-use crate::ext::{flor, Ext};
+use crate::ext::{erd, flor, sdr, Ext};
 use crate::field::FieldId;
 use crate::frame::{DecodeOptions, Frame, LinkType};
 use crate::params::Params;
@@ -144,11 +144,24 @@ pub struct DecoderOptions {
 }
 
 /// A flow as detection sees it: one direction of one QP between two addresses.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct FlowKey {
     src: IpAddr,
     dst: IpAddr,
     qp: u32,
+}
+
+/// Looked up once per frame: two IPv4 addresses hash as one word (equal keys still hash equal,
+/// as `Eq` needs).
+impl std::hash::Hash for FlowKey {
+    #[inline]
+    fn hash<H: std::hash::Hasher>(&self, h: &mut H) {
+        match (self.src, self.dst) {
+            (IpAddr::V4(s), IpAddr::V4(d)) => h.write_u64(u64::from(s.to_bits()) << 32 | u64::from(d.to_bits())),
+            (s, d) => (s, d).hash(h),
+        }
+        h.write_u32(self.qp);
+    }
 }
 
 /// A flow whose packets are being held back until detection decides it ([`Step::Held`]): the
@@ -342,11 +355,33 @@ pub struct Decoder {
     lazy_verify: bool,
     /// A detection pass over the whole capture ran ([`Decoder::settle`]): flows are final.
     settled: bool,
+    /// By BTH OpCode: whether any of the rules bound to opcodes ([`opcode_rules`]) looks further
+    /// at a packet with it.
+    opcode_rules: [bool; 256],
+}
+
+/// The OpCodes the netrt, sdr, flor and erd rules look at (each of them rejects any other
+/// opcode at its first test, so for those they are not tried at all): NetRT's message opcode;
+/// SDR's data and control opcodes; Flor's SEND First/Only, its ACK and WRITE with Immediate;
+/// ERD's EETH-carrying SENDs. (The dcp rule looks at the ToS: it is always tried.)
+fn opcode_rules(params: &Params) -> [bool; 256] {
+    let mut t = [false; 256];
+    for (op, applies) in (0..=255u8).zip(t.iter_mut()) {
+        *applies = op == params.netrt_opcode
+            || op == sdr::OPCODE_DATA
+            || sdr::is_ctrl_opcode(op)
+            || flor::send_header_only(op).is_some()
+            || op == flor::OPCODE_ACK
+            || flor::is_write_imm(op)
+            || erd::carries_eeth(op);
+    }
+    t
 }
 
 impl Decoder {
     pub fn new(opts: DecoderOptions) -> Decoder {
         Decoder {
+            opcode_rules: opcode_rules(&opts.params),
             opts,
             flows: HashMap::default(),
             stats: DetectionStats::default(),
@@ -629,11 +664,26 @@ impl Decoder {
         }
         let mut first: Option<Profile> = None;
         let mut n = 0usize;
-        for p in [Profile::Netrt, Profile::Dcp, Profile::Sdr, Profile::Flor, Profile::Erd] {
-            if self.try_rule(p, frame, link, orig_len, state).is_some() {
-                first.get_or_insert(p);
-                n += 1;
-            }
+        // Each rule in turn (written out rather than looped over: each call is then compiled for
+        // its one profile, and most rules reject a packet in a compare or two); the rules bound to
+        // opcodes only for the opcodes they look at.
+        macro_rules! rule {
+            ($p:expr) => {
+                if self.try_rule($p, frame, link, orig_len, state).is_some() {
+                    first.get_or_insert($p);
+                    n += 1;
+                }
+            };
+        }
+        let by_opcode = self.opcode_rules[roce.opcode().0 as usize];
+        if by_opcode {
+            rule!(Profile::Netrt);
+        }
+        rule!(Profile::Dcp);
+        if by_opcode {
+            rule!(Profile::Sdr);
+            rule!(Profile::Flor);
+            rule!(Profile::Erd);
         }
         match (n, first) {
             (1, Some(p)) => {

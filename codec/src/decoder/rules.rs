@@ -25,6 +25,7 @@ impl Decoder {
 
     /// Applies one detection rule; returns the packet decoded with `p` when it identifies
     /// itself as such.
+    #[inline(always)]
     pub(super) fn try_rule<'a>(&self, p: Profile, std: &Frame<'a>, link: LinkType, orig_len: usize, state: &mut FlowState) -> Option<Frame<'a>> {
         let roce = std.roce()?;
         let params = &self.opts.params;

@@ -174,9 +174,12 @@ impl Analyzer {
         }
     }
 
-    /// Moves a flow's finished records to the spill once they fill a chunk.
+    /// Moves a flow's finished records to the spill once they fill a chunk. (Only the timeline
+    /// keeps records: without `keep_events` the trackers encode none, and there is nothing to
+    /// look at.)
+    #[inline]
     fn drain(&mut self, i: usize) {
-        if self.flows[i].data.out.iter().all(|o| o.len() < 2048) {
+        if !self.opts.keep_events || self.flows[i].data.out.iter().all(|o| o.len() < 2048) {
             return;
         }
         for k in 0..4 {

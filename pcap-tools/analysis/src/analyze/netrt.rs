@@ -34,8 +34,7 @@ impl Analyzer {
                 }
                 self.flows[i].serves = Some(j);
                 let naks_then = self.flows[j].peer.map_or(0, |p| self.flows[p].naks);
-                let bm = bitmap.to_be_bytes();
-                for psn in requested(epsn, &bm) {
+                for psn in requested(epsn, &bitmap) {
                     let Some(v) = self.flows[j].data.peek(psn) else { continue };
                     let ask = Ask { signal: Signal::NetrtRequest, frame: k.frame, unfulfilled: false, naks_then };
                     self.flows[j].asks.get_or_insert_with(Default::default).ask(v, ask);

@@ -92,8 +92,10 @@ pub enum PktExt {
     None,
     /// A NetRT data packet carrying the in-network retransmission mark (BTH byte 4, bit 0).
     NetrtMarked,
-    /// A NetRT retransmission request: ePSN and the bitmap of PSNs ePSN+1+i held (B.4).
-    NetrtRequest { epsn: u32, bitmap: u128 },
+    /// A NetRT retransmission request: ePSN and the bitmap of PSNs ePSN+1+i held (B.4), as
+    /// its 16 bytes on the wire (bytes, not a `u128`: the summary stays 8-byte aligned and
+    /// smaller, and every frame's summary crosses between threads).
+    NetrtRequest { epsn: u32, bitmap: [u8; 16] },
     /// A NetRT unfulfilled request for `psn`.
     NetrtUnfulfilled { psn: u32 },
     /// An ERD data packet's EETH (B.5): multi-packet (`ty`), holds the message's last bytes.
@@ -165,14 +167,15 @@ pub struct PfcPkt {
 pub enum Seen {
     Roce(Pkt),
     Pfc(PfcPkt),
-    /// ERD NACK messages (TCP): allocated for, and rare.
-    ErdNack(ErdNackPkt),
+    /// ERD NACK messages (TCP): allocated for, and rare. (The three allocated summaries are
+    /// boxed: a `Seen` is as small as the common [`Pkt`].)
+    ErdNack(Box<ErdNackPkt>),
     /// An SDR control message (allocated for: one per ACK period).
-    SdrCtrl(SdrCtrlPkt),
+    SdrCtrl(Box<SdrCtrlPkt>),
     /// A Flor software ACK (allocated for: one per ACK).
-    FlorAck(FlorAckPkt),
-    /// A CM REQ or REP: which QPs a connection joins.
-    Cm(CmPkt),
+    FlorAck(Box<FlorAckPkt>),
+    /// A CM REQ or REP: which QPs a connection joins (one per connection: boxed too).
+    Cm(Box<CmPkt>),
     None,
 }
 
@@ -192,6 +195,10 @@ pub struct CmPkt {
 
 impl Pkt {
     /// Summarises a decoded frame; `None` for frames that carry no RoCE packet with addresses.
+    ///
+    /// Always inlined: called once per frame in the reading loops, where the summary is then
+    /// built next to its use rather than returned through a copy.
+    #[inline(always)]
     pub fn from_decoded(d: &Decoded<'_, '_>, frame: u64, time_ns: u64, iface: u32, len: u32) -> Seen {
         let f = &d.frame;
         if let Some(n) = d.nacks.as_ref().filter(|n| !n.entries().is_empty()) {
@@ -201,7 +208,7 @@ impl Pkt {
                 Some(Net::Ipv6 { off }) => f.data().get(off as usize + 7).copied(),
                 _ => None,
             };
-            return Seen::ErdNack(ErdNackPkt { frame, time_ns, iface, src, dst, ttl, entries: n.entries().to_vec() });
+            return Seen::ErdNack(Box::new(ErdNackPkt { frame, time_ns, iface, src, dst, ttl, entries: n.entries().to_vec() }));
         }
         let Some(p) = f.roce() else {
             if let Some(mc) = f.mac_control() {
@@ -315,22 +322,22 @@ impl Pkt {
             ext,
         };
         if let Ext::Sdr(Sdr::Ctrl(c)) = f.ext() {
-            return Seen::SdrCtrl(sdr_ctrl(pkt, c, p.payload()));
+            return Seen::SdrCtrl(Box::new(sdr_ctrl(pkt, c, p.payload())));
         }
         if let Ext::Flor(Flor::Ack(a)) = f.ext() {
-            return Seen::FlorAck(FlorAckPkt { pkt, qpn: a.qpn, acked: a.acked(p.payload()).collect() });
+            return Seen::FlorAck(Box::new(FlorAckPkt { pkt, qpn: a.qpn, acked: a.acked(p.payload()).collect() }));
         }
         if let Some(cm) = f.cm() {
             let msg = cm.msg();
             if matches!(msg, rocescope_codec::ib::cm::CmMsg::Req | rocescope_codec::ib::cm::CmMsg::Rep) {
                 if let Some(qpn) = cm.local_qpn() {
-                    return Seen::Cm(CmPkt {
+                    return Seen::Cm(Box::new(CmPkt {
                         pkt,
                         rep: msg == rocescope_codec::ib::cm::CmMsg::Rep,
                         local_comm_id: cm.local_comm_id(),
                         remote_comm_id: cm.remote_comm_id().unwrap_or(0),
                         qpn,
-                    });
+                    }));
                 }
             }
         }
@@ -354,7 +361,7 @@ fn ext_of(e: &Ext, p: &rocescope_codec::ib::RocePacket<'_>) -> PktExt {
     match e {
         Ext::Netrt(Netrt::Data { rtx_mark: true }) => PktExt::NetrtMarked,
         Ext::Netrt(n @ Netrt::Request { epsn }) => match n.bitmap(p) {
-            Some(b) => PktExt::NetrtRequest { epsn: *epsn, bitmap: u128::from_be_bytes(*b) },
+            Some(b) => PktExt::NetrtRequest { epsn: *epsn, bitmap: *b },
             None => PktExt::None,
         },
         Ext::Netrt(Netrt::Unfulfilled { psn }) => PktExt::NetrtUnfulfilled { psn: *psn },

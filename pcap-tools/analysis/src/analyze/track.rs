@@ -275,7 +275,12 @@ impl Tracker {
             if i >= MAX_SLOTS * 4 {
                 return None;
             }
-            self.slots.resize(i + 1, Slot::default());
+            // (Mostly the next PSN: one slot pushed, without `resize`'s general loop.)
+            if i == self.slots.len() {
+                self.slots.push_back(Slot::default());
+            } else {
+                self.slots.resize(i + 1, Slot::default());
+            }
         }
         self.slots.get_mut(i)
     }

@@ -60,28 +60,62 @@ struct Iface {
     offset_s: i64,
     /// The interface's snapshot length (0: none), which bounds a Simple Packet Block's data.
     snaplen: u32,
+    /// Whole nanoseconds per unit when that is exact and there is no offset (ns, µs, ms, s
+    /// without `if_tsoffset`: every capture in practice), else 0. Worked out once per interface,
+    /// so a packet's timestamp costs one multiplication, not two divisions.
+    ns_per_unit: u64,
 }
 
 impl Iface {
+    /// An interface of `linktype` with pcapng's default resolution (µs) until its options say
+    /// otherwise ([`with_clock`](Self::with_clock)).
+    fn new(linktype: u32, snaplen: u32) -> Iface {
+        Iface { linktype, units_per_sec: 1_000_000, offset_s: 0, snaplen, ns_per_unit: 0 }.with_clock(1_000_000, 0)
+    }
+
+    /// This interface with timestamps in `units_per_sec` (at least 1) offset by `offset_s`.
+    fn with_clock(self, units_per_sec: u64, offset_s: i64) -> Iface {
+        let whole = offset_s == 0 && 1_000_000_000 % units_per_sec == 0;
+        Iface { units_per_sec, offset_s, ns_per_unit: if whole { 1_000_000_000 / units_per_sec } else { 0 }, ..self }
+    }
+
     /// A raw pcapng timestamp in nanoseconds since the Unix epoch.
     #[inline]
     fn ts_ns(&self, raw: u64) -> u64 {
-        if self.offset_s == 0 && 1_000_000_000 % self.units_per_sec == 0 {
-            // Whole nanoseconds per unit (ns, µs, ms, s): no 128-bit division.
-            return (raw as u128 * (1_000_000_000 / self.units_per_sec) as u128).min(u64::MAX as u128) as u64;
+        if self.ns_per_unit != 0 {
+            return raw.saturating_mul(self.ns_per_unit);
         }
         let ns = (raw as u128 * 1_000_000_000 / self.units_per_sec as u128) as i128;
         (ns + self.offset_s as i128 * 1_000_000_000).clamp(0, u64::MAX as i128) as u64
     }
 }
 
+/// Where the bytes come from: a source read with `read()` into a buffer, or (a regular file,
+/// not in the browser) a memory-mapped window of the file.
+enum Source<R> {
+    Read { src: R, buf: Vec<u8> },
+    #[cfg(not(target_arch = "wasm32"))]
+    Mapped(super::mapped::MappedFile),
+}
+
+impl<R> Source<R> {
+    /// The bytes at hand; those from `start` to `end` (the reader's) are unread.
+    #[inline]
+    fn bytes(&self) -> &[u8] {
+        match self {
+            Source::Read { buf, .. } => buf,
+            #[cfg(not(target_arch = "wasm32"))]
+            Source::Mapped(m) => m.bytes(),
+        }
+    }
+}
+
 /// Reads records one at a time.
 pub struct CaptureReader<R: Read> {
-    src: R,
-    buf: Vec<u8>,
+    source: Source<R>,
     start: usize,
     end: usize,
-    /// File offset of `buf[0]`.
+    /// File offset of the first byte of `source.bytes()`.
     base: u64,
     eof: bool,
     format: Format,
@@ -106,16 +140,35 @@ fn describe(e: &PcapError) -> String {
 }
 
 /// The interface a packet block names, which an Interface Description Block must have described.
-fn described(ifaces: &[Iface], id: u32, offset: u64) -> Result<Iface, CaptureError> {
-    ifaces.get(id as usize).copied().ok_or_else(|| err(offset, describe(&PcapError::InvalidInterfaceId(id))))
+#[inline]
+fn described(ifaces: &[Iface], id: u32, offset: u64) -> Result<&Iface, CaptureError> {
+    match ifaces.get(id as usize) {
+        Some(iface) => Ok(iface),
+        None => Err(undescribed(id, offset)),
+    }
+}
+
+/// The error for a packet naming an interface never described (kept out of the hot path).
+#[cold]
+fn undescribed(id: u32, offset: u64) -> CaptureError {
+    err(offset, describe(&PcapError::InvalidInterfaceId(id)))
 }
 
 impl<R: Read> CaptureReader<R> {
     /// Reads the file header; fails on anything that is not pcap or pcapng.
     pub fn new(src: R) -> Result<Self, CaptureError> {
+        Self::with_source(Source::Read { src, buf: Vec::with_capacity(READ_CHUNK) })
+    }
+
+    /// [`new`](Self::new) over a regular file read by mapping it (`capture::open`).
+    #[cfg(not(target_arch = "wasm32"))]
+    pub(super) fn mapped(file: super::mapped::MappedFile) -> Result<Self, CaptureError> {
+        Self::with_source(Source::Mapped(file))
+    }
+
+    fn with_source(source: Source<R>) -> Result<Self, CaptureError> {
         let mut r = CaptureReader {
-            src,
-            buf: Vec::with_capacity(READ_CHUNK),
+            source,
             start: 0,
             end: 0,
             base: 0,
@@ -125,7 +178,7 @@ impl<R: Read> CaptureReader<R> {
             data_offset: 0,
         };
         r.fill(24)?;
-        let head = &r.buf[..r.end];
+        let head = &r.source.bytes()[..r.end];
         if head.len() < 4 {
             return Err(err(0, if head.is_empty() { "empty file" } else { "file too short for a capture header" }));
         }
@@ -143,7 +196,7 @@ impl<R: Read> CaptureReader<R> {
             0x0a0d0d0a => {
                 let need = r.block_len_at(0)?;
                 r.fill(need)?;
-                let head = &r.buf[..r.end];
+                let head = &r.source.bytes()[..r.end];
                 let (rem, parser) = PcapNgParser::new(head).map_err(|e| err(0, describe(&e)))?;
                 r.start = r.end - rem.len();
                 r.format = Format::PcapNg { parser, ifaces: Vec::new() };
@@ -169,23 +222,38 @@ impl<R: Read> CaptureReader<R> {
         if n > MAX_RECORD {
             return Err(err(self.offset(), format!("record length {n} exceeds the {MAX_RECORD}-byte limit")));
         }
-        while self.end - self.start < n && !self.eof {
-            if self.start > 0 {
-                self.buf.copy_within(self.start..self.end, 0);
-                self.base += self.start as u64;
-                self.end -= self.start;
-                self.start = 0;
+        match &mut self.source {
+            Source::Read { src, buf } => {
+                while self.end - self.start < n && !self.eof {
+                    if self.start > 0 {
+                        buf.copy_within(self.start..self.end, 0);
+                        self.base += self.start as u64;
+                        self.end -= self.start;
+                        self.start = 0;
+                    }
+                    // Grow as data arrives, not by what a (possibly corrupt) length field claims.
+                    let want = READ_CHUNK;
+                    if buf.len() < self.end + want {
+                        buf.resize(self.end + want, 0);
+                    }
+                    match src.read(&mut buf[self.end..]) {
+                        Ok(0) => self.eof = true,
+                        Ok(k) => self.end += k,
+                        Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                        Err(e) => return Err(err(self.base + self.end as u64, format!("read error: {e}"))),
+                    }
+                }
             }
-            // Grow as data arrives, not by what a (possibly corrupt) length field claims.
-            let want = READ_CHUNK;
-            if self.buf.len() < self.end + want {
-                self.buf.resize(self.end + want, 0);
-            }
-            match self.src.read(&mut self.buf[self.end..]) {
-                Ok(0) => self.eof = true,
-                Ok(k) => self.end += k,
-                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-                Err(e) => return Err(err(self.base + self.end as u64, format!("read error: {e}"))),
+            #[cfg(not(target_arch = "wasm32"))]
+            Source::Mapped(m) => {
+                if self.end - self.start < n && !self.eof {
+                    let from = self.base + self.start as u64;
+                    m.slide(from, n).map_err(|e| err(from, format!("read error: {e}")))?;
+                    self.base = m.at();
+                    self.start = (from - m.at()) as usize;
+                    self.end = m.bytes().len();
+                    self.eof = self.base + self.end as u64 >= m.file_len();
+                }
             }
         }
         Ok(())
@@ -194,7 +262,7 @@ impl<R: Read> CaptureReader<R> {
     /// Length of the pcapng block at `start + at` (its Block Total Length).
     fn block_len_at(&mut self, at: usize) -> Result<usize, CaptureError> {
         self.fill(at + 12)?;
-        let b = &self.buf[self.start + at..self.end];
+        let b = &self.source.bytes()[self.start + at..self.end];
         if b.len() < 12 {
             return Ok(12);
         }
@@ -218,11 +286,23 @@ impl<R: Read> CaptureReader<R> {
     }
 
     /// The next frame, `Ok(None)` at the end of the file.
+    ///
+    /// Inlined for the common block ([`next_plain_epb`](Self::next_plain_epb)), so the record
+    /// is built where the caller reads it (returned through memory, its fields were written
+    /// and read back at different widths: a store-forwarding stall per record); every other
+    /// block takes [`next_record_general`](Self::next_record_general).
+    #[inline(always)]
     pub fn next_record(&mut self) -> Result<Option<Record<'_>>, CaptureError> {
         let offset = self.offset();
         if let Some(parsed) = self.next_plain_epb()? {
             return Ok(Some(self.record(offset, parsed)));
         }
+        self.next_record_general()
+    }
+
+    /// [`next_record`](Self::next_record) for any block, through pcap-file's parsers.
+    #[inline(never)]
+    fn next_record_general(&mut self) -> Result<Option<Record<'_>>, CaptureError> {
         loop {
             let offset = self.offset();
             let big_pcap = match &self.format {
@@ -232,7 +312,7 @@ impl<R: Read> CaptureReader<R> {
             let need = match big_pcap {
                 Some(big) => {
                     self.fill(16)?;
-                    let h = &self.buf[self.start..self.end];
+                    let h = &self.source.bytes()[self.start..self.end];
                     if h.is_empty() {
                         return Ok(None);
                     }
@@ -258,8 +338,8 @@ impl<R: Read> CaptureReader<R> {
             if self.end - self.start < need {
                 return Err(err(offset, format!("file ends in the middle of a record ({} of {need} bytes)", self.end - self.start)));
             }
-            let slice = &self.buf[self.start..self.start + need];
-            let base_ptr = self.buf.as_ptr() as usize;
+            let slice = &self.source.bytes()[self.start..self.start + need];
+            let base_ptr = self.source.bytes().as_ptr() as usize;
             // Parse; remember where the packet bytes are so the borrow of `buf` can end.
             let parsed: Option<Parsed> = match &mut self.format {
                 Format::Pcap { parser, linktype } => {
@@ -280,11 +360,11 @@ impl<R: Read> CaptureReader<R> {
                     match block {
                         Block::InterfaceDescription(idb) => {
                             use pcap_file::pcapng::blocks::interface_description::InterfaceDescriptionOption as O;
-                            let mut iface = Iface { linktype: u32::from(idb.linktype), units_per_sec: 1_000_000, offset_s: 0, snaplen: idb.snaplen };
+                            let (mut units_per_sec, mut offset_s) = (1_000_000, 0);
                             for o in &idb.options {
                                 match o {
                                     O::IfTsResol(r) => {
-                                        iface.units_per_sec = if r & 0x80 != 0 {
+                                        units_per_sec = if r & 0x80 != 0 {
                                             1u64.checked_shl((r & 0x7f) as u32).unwrap_or(u64::MAX)
                                         } else {
                                             10u64.checked_pow(*r as u32).unwrap_or(u64::MAX)
@@ -292,11 +372,11 @@ impl<R: Read> CaptureReader<R> {
                                         .max(1)
                                     }
                                     // pcapng: a signed 64-bit number of seconds.
-                                    O::IfTsOffset(o) => iface.offset_s = *o as i64,
+                                    O::IfTsOffset(o) => offset_s = *o as i64,
                                     _ => {}
                                 }
                             }
-                            ifaces.push(iface);
+                            ifaces.push(Iface::new(u32::from(idb.linktype), idb.snaplen).with_clock(units_per_sec, offset_s));
                             None
                         }
                         Block::SectionHeader(_) => {
@@ -349,7 +429,7 @@ impl<R: Read> CaptureReader<R> {
     #[inline]
     fn next_plain_epb(&mut self) -> Result<Option<Parsed>, CaptureError> {
         let Format::PcapNg { parser, ifaces } = &self.format else { return Ok(None) };
-        let avail = &self.buf[self.start..self.end];
+        let avail = &self.source.bytes()[self.start..self.end];
         let Some(head) = avail.get(..8) else { return Ok(None) };
         let big = parser.section().endianness == pcap_file::Endianness::Big;
         let len = u32::from_le_bytes([head[4], head[5], head[6], head[7]]);
@@ -359,7 +439,7 @@ impl<R: Read> CaptureReader<R> {
         }
         let Some(epb) = avail.get(..len).and_then(|block| plain_epb(block, big)) else { return Ok(None) };
         let iface = described(ifaces, epb.interface_id, self.offset())?;
-        let at = epb.data.as_ptr() as usize - self.buf.as_ptr() as usize;
+        let at = epb.data.as_ptr() as usize - self.source.bytes().as_ptr() as usize;
         let parsed = (iface.linktype, iface.ts_ns(epb.timestamp), epb.original_len, at, epb.data.len(), epb.interface_id);
         self.start += len;
         Ok(Some(parsed))
@@ -375,7 +455,7 @@ impl<R: Read> CaptureReader<R> {
             linktype,
             ts_ns,
             orig_len,
-            data: &self.buf[at..at + len],
+            data: &self.source.bytes()[at..at + len],
             offset,
             data_offset: self.data_offset,
             interface,
@@ -401,16 +481,28 @@ struct PlainEpb<'a> {
 /// for every other block, which then goes through pcap-file (and its error messages).
 #[inline]
 fn plain_epb(block: &[u8], big: bool) -> Option<PlainEpb<'_>> {
+    // (One copy per byte order: the order is tested once, not at every field.)
+    if big {
+        plain_epb_in::<true>(block)
+    } else {
+        plain_epb_in::<false>(block)
+    }
+}
+
+/// [`plain_epb`] for one byte order.
+#[inline(always)]
+fn plain_epb_in<const BIG: bool>(block: &[u8]) -> Option<PlainEpb<'_>> {
     const ENHANCED_PACKET_BLOCK: u32 = 6;
-    let u32_at = |at: usize| -> Option<u32> {
-        let b: [u8; 4] = block.get(at..at + 4)?.try_into().ok()?;
-        Some(if big { u32::from_be_bytes(b) } else { u32::from_le_bytes(b) })
-    };
+    let word = |b: [u8; 4]| if BIG { u32::from_be_bytes(b) } else { u32::from_le_bytes(b) };
+    // The fixed part (28 bytes) and the trailing length, each bounds-checked once.
+    let (head, rest) = block.split_first_chunk::<28>()?;
+    let u32_at = |at: usize| word([head[at], head[at + 1], head[at + 2], head[at + 3]]);
+    let (_, &trailer) = rest.split_last_chunk::<4>()?;
     let n = block.len();
-    if n < 32 || n % 4 != 0 || u32_at(0)? != ENHANCED_PACKET_BLOCK || u32_at(4)? as usize != n || u32_at(n - 4)? as usize != n {
+    if n % 4 != 0 || u32_at(0) != ENHANCED_PACKET_BLOCK || u32_at(4) as usize != n || word(trailer) as usize != n {
         return None;
     }
-    let captured = u32_at(20)? as usize;
+    let captured = u32_at(20) as usize;
     let padded = captured.checked_add((4 - captured % 4) % 4)?;
     let opts = 28usize.checked_add(padded)?;
     if opts > n - 4 {
@@ -420,8 +512,8 @@ fn plain_epb(block: &[u8], big: bool) -> Option<PlainEpb<'_>> {
     if !no_options {
         return None;
     }
-    let timestamp = (u64::from(u32_at(12)?) << 32) + u64::from(u32_at(16)?);
-    Some(PlainEpb { interface_id: u32_at(8)?, timestamp, original_len: u32_at(24)?, data: &block[28..28 + captured] })
+    let timestamp = (u64::from(u32_at(12)) << 32) + u64::from(u32_at(16));
+    Some(PlainEpb { interface_id: u32_at(8), timestamp, original_len: u32_at(24), data: &block[28..28 + captured] })
 }
 
 /// A minimal pcap header used only to initialise the reader before the real one is read.
