@@ -1,5 +1,6 @@
 //! Reading and writing capture files.
 
+pub mod compressed;
 #[cfg(not(target_arch = "wasm32"))]
 mod mapped;
 pub mod reader;
@@ -9,23 +10,48 @@ pub use reader::{CaptureError, CaptureReader, Record};
 pub use writer::CaptureWriter;
 
 /// Opens a capture file, or standard input for `-`. A regular file is memory-mapped
-/// (`capture/mapped.rs`); anything else (a pipe, a FIFO, standard input) is read with `read()`.
+/// (`capture/mapped.rs`); anything else (a pipe, a FIFO, standard input) is read with `read()`;
+/// a gzip or Zstandard compressed one is decompressed as it is read (`capture/compressed.rs`).
 pub fn open(path: &str) -> Result<CaptureReader<Box<dyn std::io::Read + Send>>, CaptureError> {
+    use std::io::Seek;
+    let unreadable = |e: std::io::Error| CaptureError {
+        offset: CaptureError::NOT_LOCATED,
+        message: format!("cannot read: {}", reader::io_text(&e)),
+    };
     // (Standard input unlocked, so the reader may move to another thread; it reads in large
     // chunks, so the lock taken per read costs nothing.)
-    let src: Box<dyn std::io::Read + Send> = if path == "-" {
-        Box::new(std::io::stdin())
-    } else {
-        let file = match std::fs::File::open(path) {
-            Ok(f) => f,
-            Err(e) => return Err(CaptureError { offset: 0, message: format!("cannot open: {e}") }),
-        };
-        #[cfg(not(target_arch = "wasm32"))]
-        let file = match mapped::MappedFile::new(file) {
-            Ok(m) => return CaptureReader::mapped(m),
-            Err(file) => file,
-        };
-        Box::new(file)
+    if path == "-" {
+        return CaptureReader::new(compressed::sniffed(std::io::stdin()).map_err(unreadable)?);
+    }
+    let mut file = std::fs::File::open(path).map_err(CaptureError::cannot_open)?;
+    if !file.metadata().is_ok_and(|m| m.is_file()) {
+        // A FIFO or a device: read once, as standard input is.
+        return CaptureReader::new(compressed::sniffed(file).map_err(unreadable)?);
+    }
+    let mut head = [0u8; 4];
+    let n = read_head(&mut file, &mut head).map_err(unreadable)?;
+    file.rewind().map_err(unreadable)?;
+    if let Some(kind) = compressed::Compression::sniff(&head[..n]) {
+        return CaptureReader::new(compressed::decompress(kind, std::io::BufReader::with_capacity(1 << 20, file)));
+    }
+    #[cfg(not(target_arch = "wasm32"))]
+    let file = match mapped::MappedFile::new(file) {
+        Ok(m) => return CaptureReader::mapped(m),
+        Err(file) => file,
     };
-    CaptureReader::new(src)
+    CaptureReader::new(Box::new(file))
+}
+
+/// Up to `head.len()` bytes from the start of `f` (fewer only at its end).
+fn read_head(f: &mut impl std::io::Read, head: &mut [u8]) -> std::io::Result<usize> {
+    let mut n = 0;
+    while n < head.len() {
+        match f.read(&mut head[n..]) {
+            Ok(0) => break,
+            Ok(k) => n += k,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(n)
 }

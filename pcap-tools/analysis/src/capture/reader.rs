@@ -19,9 +19,33 @@ pub struct CaptureError {
     pub message: String,
 }
 
+impl CaptureError {
+    /// [`offset`](Self::offset) of an error about the file as a whole (it could not be opened
+    /// or read at all): printed without a byte position.
+    pub const NOT_LOCATED: u64 = u64::MAX;
+
+    /// The file could not be opened: `cannot open: No such file or directory`.
+    pub fn cannot_open(e: std::io::Error) -> CaptureError {
+        CaptureError { offset: Self::NOT_LOCATED, message: format!("cannot open: {}", io_text(&e)) }
+    }
+}
+
+/// An I/O error's text without Rust's "(os error N)" suffix, as other tools print it.
+pub fn io_text(e: &std::io::Error) -> String {
+    let t = e.to_string();
+    match t.find(" (os error ") {
+        Some(i) => t[..i].to_string(),
+        None => t,
+    }
+}
+
 impl std::fmt::Display for CaptureError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "byte {}: {}", self.offset, self.message)
+        if self.offset == Self::NOT_LOCATED {
+            write!(f, "{}", self.message)
+        } else {
+            write!(f, "byte {}: {}", self.offset, self.message)
+        }
     }
 }
 
@@ -132,11 +156,36 @@ fn describe(e: &PcapError) -> String {
     match e {
         PcapError::IncompleteBuffer => "file ends in the middle of a record".into(),
         PcapError::IoError(e) => format!("read error: {e}"),
-        PcapError::InvalidField(s) => format!("invalid field: {s}"),
+        PcapError::InvalidField(s) => plain_text(s),
         PcapError::Utf8Error(e) => format!("invalid text: {e}"),
         PcapError::FromUtf8Error(e) => format!("invalid text: {e}"),
         PcapError::InvalidInterfaceId(i) => format!("packet names interface {i}, which was never described"),
     }
+}
+
+/// The pcap-file library's texts for a malformed structure, said as a capture's user would:
+/// what is wrong with which part of the file (the rest keep their library text, after
+/// "malformed").
+fn plain_text(s: &str) -> String {
+    let t = match s {
+        "Block: (initial_len % 4) != 0" => "pcapng block length is not a multiple of 4",
+        "Block: initial_len < 12" => "pcapng block shorter than its 12-byte frame",
+        "Block: initial_length != trailer_length" => "pcapng block's leading and trailing lengths differ (a damaged or cut block)",
+        "EnhancedPacketBlock: block length length < 20" => "packet block too short for its header",
+        "EnhancedPacketBlock: captured_len + padding > block length" => "packet block's captured length runs past the block",
+        "PcapHeader: wrong magic number" => "not a pcap or pcapng file (unknown magic number)",
+        "PcapNg: SectionHeader invalid or missing" => "pcapng section header block missing or invalid",
+        "PacketHeader incl_len > orig_len" | "PcapPacket: incl_len > orig_len" => {
+            "record's captured length exceeds its length on the wire"
+        }
+        "PacketHeader incl_len > snap_len" => "record's captured length exceeds the file's snapshot length",
+        "PacketHeader orig_len > snap_len" => "record's length on the wire exceeds the file's snapshot length",
+        "PacketHeader ts_nanosecond >= 1_000_000_000" | "PacketHeader ts_nanosecond is invalid" => {
+            "record's timestamp fraction is out of range"
+        }
+        _ => return format!("malformed {}", s.replace(": ", " (").replace("_", " ") + ")"),
+    };
+    t.to_string()
 }
 
 /// The interface a packet block names, which an Interface Description Block must have described.
@@ -318,6 +367,11 @@ impl<R: Read> CaptureReader<R> {
                     }
                     if h.len() < 16 {
                         return Err(err(offset, "file ends in the middle of a record header"));
+                    }
+                    // A pcap header where a record should be: two files one after the other
+                    // (`cat a.pcap b.pcap`), which pcap cannot express.
+                    if matches!(u32::from_be_bytes([h[0], h[1], h[2], h[3]]), 0xa1b2c3d4 | 0xd4c3b2a1 | 0xa1b23c4d | 0x4d3cb2a1) {
+                        return Err(err(offset, "a second pcap file starts here (concatenated captures: merge them with mergecap)"));
                     }
                     let incl = if big {
                         u32::from_be_bytes([h[8], h[9], h[10], h[11]])
