@@ -336,3 +336,31 @@ fn a_closed_output_pipe_ends_the_run_quietly() {
         assert!(!stderr(&o).contains("rocescope:"), "{}: {}", args[0], stderr(&o));
     }
 }
+
+#[test]
+fn bth_columns_read_directly_equal_the_walk() {
+    // `-e` with only BTH fields reads them from the BTH's layout; with any other registry field
+    // the frame's whole walk runs. Both must print the same BTH columns on every bundled capture
+    // (every link type, truncated and non-RoCE frames included).
+    let bth = ["rocescope.bth.opcode", "rocescope.bth.se", "rocescope.bth.m", "rocescope.bth.padcnt", "rocescope.bth.tver",
+        "rocescope.bth.p_key", "rocescope.bth.fecn", "rocescope.bth.becn", "rocescope.bth.destqp", "rocescope.bth.a", "rocescope.bth.psn"];
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../../fixtures");
+    let mut rows = 0;
+    for e in std::fs::read_dir(dir).unwrap() {
+        let p = e.unwrap().path();
+        if !p.extension().is_some_and(|x| x == "pcapng") {
+            continue;
+        }
+        let mut args = vec!["decode", "-T", "fields"];
+        for f in &bth {
+            args.extend(["-e", f]);
+        }
+        let direct = stdout(&run(&[&args[..], &[p.to_str().unwrap()]].concat()));
+        let walked = stdout(&run(&[&args[..], &["-e", "rocescope.profile", p.to_str().unwrap()]].concat()));
+        let walked: Vec<String> = walked.lines().map(|l| l.rsplit_once('\t').unwrap().0.to_string()).collect();
+        let direct: Vec<&str> = direct.lines().collect();
+        assert_eq!(direct, walked, "{}", p.display());
+        rows += direct.iter().filter(|l| !l.trim().is_empty()).count();
+    }
+    assert!(rows > 1000, "{rows} rows with BTH values compared");
+}
