@@ -30,14 +30,22 @@ impl<R: Read> Session<R> {
     /// empty, undecoded frame: listed, not decoded.
     pub fn run(&mut self, mut f: impl FnMut(&Record<'_>, &Decoded<'_, '_>) -> ControlFlow<()>) -> Result<(), CaptureError> {
         loop {
-            let Some(rec) = self.reader.next_record()? else { return Ok(()) };
+            // (The record is used where the reader returned it, by reference: moved out of the
+            // `Result`, it was copied in wide pieces over the narrower writes that had just
+            // filled it in, a store-forwarding stall per frame.)
+            let next = self.reader.next_record();
+            let rec = match &next {
+                Ok(Some(rec)) => rec,
+                Ok(None) => return Ok(()),
+                Err(e) => return Err(e.clone()),
+            };
             // (Decoded where it stays: a decoding is about 500 bytes, not to be copied per frame.)
             let link = crate::link_type(rec.linktype);
             let mut decoded = Decoded::new(link.unwrap_or(LinkType::RawIp), if link.is_some() { rec.data } else { &[] });
             if link.is_some() {
                 self.decoder.decode_into(&mut decoded, rec.orig_len as usize);
             }
-            if f(&rec, &decoded).is_break() {
+            if f(rec, &decoded).is_break() {
                 return Ok(());
             }
         }
