@@ -129,10 +129,15 @@ impl<R: Read> Session<R> {
         }
         let Session { reader, decoder, held, limits, .. } = self;
         loop {
-            let rec = match reader.next_record() {
+            // (The record is used where the reader returned it, by reference: moved out of the
+            // `Result`, it was copied in wide pieces over the narrower writes that had just
+            // filled it in, a store-forwarding stall per frame.)
+            let next = reader.next_record();
+            let rec = match &next {
                 Ok(Some(rec)) => rec,
                 Ok(None) => break,
                 Err(e) => {
+                    let e = e.clone();
                     // The frames before the error are given out first.
                     decoder.give_up_pending();
                     return match release(decoder, held, (0, 0), &mut f) {
@@ -149,16 +154,16 @@ impl<R: Read> Session<R> {
                 };
                 match &step {
                     Step::Ready(d) => {
-                        if f(&rec, d).is_break() {
+                        if f(rec, d).is_break() {
                             return Ok(());
                         }
                     }
-                    Step::Held(flow) => held.push(&rec, Some(*flow)),
+                    Step::Held(flow) => held.push(rec, Some(*flow)),
                 }
                 continue;
             }
             let waits_for = link.and_then(|lt| decoder.observe(lt, rec.data, rec.orig_len as usize));
-            held.push(&rec, waits_for);
+            held.push(rec, waits_for);
             if release(decoder, held, *limits, &mut f).is_break() {
                 return Ok(());
             }
