@@ -3495,22 +3495,26 @@ local LINK_ORDER = {
     sll2 = {"sll2", "sll"},
     raw = {"raw"},
 }
--- Native InfiniBand is told by the capture's encapsulation, read with two field extractors:
--- WTAP_ENCAP_INFINIBAND (link type 247), or ERF (what tshark 4.0 reads native InfiniBand from)
--- with a record of type INFINIBAND. Asked only of candidate frames without an Ethernet header;
--- extractors of these two fields cost nothing measurable (dissector/README.md, "Benchmark").
-local ENCAP_TYPE, ERF_TYPE = Field.new("frame.encap_type"), Field.new("erf.types.type")
-local WTAP_ENCAP_ERF, WTAP_ENCAP_INFINIBAND, ERF_TYPE_INFINIBAND = 98, 149, 21
-local function native_ib()
-    local e = ENCAP_TYPE()
-    e = e and e.value
-    if e == WTAP_ENCAP_INFINIBAND then return true end
-    if e ~= WTAP_ENCAP_ERF then return false end
-    local t = ERF_TYPE()
-    return t ~= nil and t.value == ERF_TYPE_INFINIBAND
+-- Native InfiniBand (link type 247, or ERF records of type 21, which tshark 4.0 reads it from)
+-- has no link addresses, as raw IP. It is told from raw IP by what infiniband left in pinfo — its
+-- own network addresses (a LID, a GID), or none but its queue-pair port type when the frame is too
+-- short for a LRH — or by the LRH's bytes (LVer 0, PktLen words and the VCRC the packet's length on
+-- the wire: a raw packet, LNH 0 or 1, may carry IPv6, whose addresses are then in pinfo) — and by
+-- not being RoCE over raw IP or a Linux cooked header without an address (`link_fits`; infiniband
+-- gives RoCEv1 GID addresses). Field extractors (frame.encap_type, erf.types.type)
+-- would tell the encapsulation directly, but merely registering them makes tshark build a tree for
+-- every frame (about 10% more time on plain UDP captures: dissector/README.md, "Benchmark").
+local function native_ib(s, pinfo, wire_len)
+    local src = tostring(pinfo.src)
+    local kind = src:sub(1, 4)
+    local ib = kind == "LID:" or kind == "GID:" or (src == "NONE" and pinfo.port_type == PT_IBQP)
+        or (#s >= 8 and band(u8(s, 0), 0x0f) == 0 and band(u16(s, 4), 0x07ff) * 4 + 2 == wire_len)
+    return ib and not link_fits("raw", s) and not link_fits("sll", s) and not link_fits("sll2", s)
 end
-local function link_of(s, pinfo)
-    if tostring(pinfo.dl_dst) == "NONE" and native_ib() then return "ib" end
+local function link_of(s, pinfo, wire_len)
+    if tostring(pinfo.dl_dst) == "NONE" and tostring(pinfo.dl_src) == "NONE" and native_ib(s, pinfo, wire_len) then
+        return "ib"
+    end
     local first
     local v = #s > 0 and rshift(u8(s, 0), 4) or nil
     if tostring(pinfo.dl_dst) ~= "NONE" then
@@ -3578,7 +3582,7 @@ function proto.dissector(tvb, pinfo, tree)
     if not candidate(pinfo) or not wanted(tree, pinfo.visited) then return 0 end
     local caplen = tvb:len()
     local s = caplen > 0 and tvb:raw(0, caplen) or ""
-    local link = link_of(s, pinfo)
+    local link = link_of(s, pinfo, tvb:reported_len())
     if not link then return 0 end
     local fr = decode_frame(link, s, tvb:reported_len(), pinfo.number)
     if not claims(fr) then return 0 end
