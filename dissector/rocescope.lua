@@ -3213,12 +3213,15 @@ local function decode_frame(link, s, wire_len, number)
     -- The SDR tracker runs again over the frames in order with their final labels (Decoder::settle
     -- starts it afresh), when they come up in the order of the first pass (tshark -2's second
     -- pass, the GUI refiltering); a frame met out of that order shows what the first pass found.
+    -- Once it has reached the last frame of the first pass, what it found is kept for good (a
+    -- new in-order run would find the same).
     local prev, again = STATE.prev[number], STATE.final
-    if prev == 0 then
+    local complete = again.last > 0 and again.last == STATE.last
+    if prev == 0 and not complete then
         again = {sdr = new_sdr_tracker(), last = 0, ann = {}}
         STATE.final = again
     end
-    local in_order = prev ~= nil and prev == again.last
+    local in_order = not complete and prev ~= nil and prev == again.last
     if in_order then again.last = number end
     if not kept then return decode(link, s, wire_len, choice == "auto" and "std" or choice, nil, VERIFY) end
     local flow = type(kept) == "string" and kept or kept.flow
