@@ -49,7 +49,11 @@
 //!   commas, as rocescope does; `-E quote=n` leaves strings unquoted; `WIRESHARK_CONFIG_DIR`
 //!   points at an empty directory so personal preferences cannot change the result.
 //!
-//! Differences deliberately accepted: none on the frames the plugin claims. Not covered, by
+//! Differences deliberately accepted on the frames the plugin claims: in tshark's single pass under
+//! `auto`, those of frames carrying the plugin's note "profile provisional: flow not yet decided"
+//! (a packet of a flow not decided when it is dissected; `rocescope decode` decides over the whole
+//! file); every such run is repeated with `tshark -2`, where nothing differs and no frame is
+//! provisional. Native InfiniBand: tshark reads it from ERF, rocescope from link type 247. Not covered, by
 //! design: frames of link types rocescope does not decode (802.11, …): `rocescope decode` lists
 //! them without decoding them, the plugin leaves them alone. RoCE inside a tunnel (VXLAN here) is
 //! decoded by neither; Wireshark's infiniband dissector decodes it (checked below). `--map` has
@@ -2124,6 +2128,12 @@ fn tshark_prints_what_rocescope_prints_on_the_fuzz_corpus() {
 ///   pass provisional, as every packet of a flow not decided yet, the WRITE too: a later packet
 ///   could still decide them); after a WRITE Only with Immediate the other way, one on another QP
 ///   is a Flor ACK.
+/// - A DCP ACK: an RC Acknowledge tagged 01 back from the DCP flow's destination is DCP (its flow
+///   decided by the DCP flow's own decision, in both modes).
+/// - Nine tagged SEND Onlys (a DCP layout that parses, nothing that confirms DCP: SENDs carry no
+///   VA to check) leave their flow undecided, flagged "DCP unconfirmed" once it has shown the tag
+///   on 8 packets: over the whole capture on the flow's first packet (frame 8), in one pass on the
+///   8th (frame 15), every one of them std and, in one pass, provisional.
 #[test]
 fn auto_decides_flows_over_the_whole_capture_and_marks_provisional_labels() {
     if !have_tshark() {
@@ -2148,22 +2158,48 @@ fn auto_decides_flows_over_the_whole_capture_and_marks_provisional_labels() {
     }
     v.push(roce(net4(32, 31, 0), w));
     v.push(roce(net4(31, 32, 0), ud_send(0x502, 2, &ack)));
+    v.push(roce(net4(22, 21, 1 << 2), RoceRepr::new(0x11, 0x300, 42)));
+    for psn in 0..9 {
+        let mut r = RoceRepr::new_dcp(0x04, 0x700, psn).with_payload(&payload[..32]);
+        r.dcpeth = Some(DcpethRepr { msn: psn, sretryno: 0 });
+        v.push(roce(net4(41, 42, 2 << 2), r));
+    }
     let path = tmp("whole-capture.pcapng");
     let mut cw = CaptureWriter::new(BufWriter::new(File::create(&path).unwrap()), &["auto"]).unwrap();
     for (i, f) in v.iter().enumerate() {
         cw.write(0, testgen::timestamp_ns(i), f).unwrap();
     }
     cw.into_inner().flush().unwrap();
-    let fields = ["rocescope.profile", "_ws.expert.message"];
+    let fields = ["rocescope.profile", "_ws.expert.message", "rocescope.warning"];
     let one_pass = tshark_fields(&path, true, &["-o", "rocescope.profile:auto", "-E", "occurrence=a"], &fields);
     let rows: Vec<&str> = one_pass.lines().collect();
+    assert_eq!(rows.len(), 16, "{one_pass}");
     assert!(rows[0].starts_with("std\t") && rows[0].contains("profile provisional: flow not yet decided"), "{one_pass}");
     for (i, want, provisional) in [(1, "dcp", false), (2, "dcp", false), (3, "std", true), (4, "std", true), (5, "flor", false)] {
         assert_eq!(rows[i].split('\t').next(), Some(want), "frame {}: {one_pass}", i + 1);
         assert_eq!(rows[i].contains("provisional"), provisional, "frame {}: {one_pass}", i + 1);
     }
-    let whole = tshark_fields(&path, true, &["-o", "rocescope.profile:auto", "-2", "-R", "rocescope || !rocescope"], &fields[..1]);
-    assert_eq!(whole, "dcp\ndcp\ndcp\nstd\nstd\nflor\n");
+    assert!(rows[6].starts_with("dcp\t") && !rows[6].contains("provisional"), "frame 7: {one_pass}");
+    const UNCONFIRMED: &str = "DCP tag set but no header-only packet or consistent WRITE layout confirms DCP";
+    for (i, row) in rows.iter().enumerate().skip(7) {
+        assert!(row.starts_with("std\t") && row.contains(PROVISIONAL), "frame {}: {one_pass}", i + 1);
+        assert_eq!(row.contains(UNCONFIRMED), i == 14, "frame {}: {one_pass}", i + 1);
+    }
+    let whole = tshark_fields(
+        &path,
+        true,
+        &["-o", "rocescope.profile:auto", "-2", "-R", "rocescope || !rocescope", "-E", "occurrence=a"],
+        &fields,
+    );
+    let rows: Vec<&str> = whole.lines().collect();
+    let labels: Vec<&str> = rows.iter().map(|r| r.split('\t').next().unwrap()).collect();
+    let mut want = vec!["dcp", "dcp", "dcp", "std", "std", "flor", "dcp"];
+    want.extend(["std"; 9]);
+    assert_eq!(labels, want, "{whole}");
+    for (i, row) in rows.iter().enumerate() {
+        assert!(!row.contains("provisional"), "frame {}: {whole}", i + 1);
+        assert_eq!(row.contains(UNCONFIRMED), i == 7, "frame {}: {whole}", i + 1);
+    }
     if std::env::var_os("ROCESCOPE_KEEP_CAPTURES").is_none() {
         let _ = std::fs::remove_file(path);
     }
