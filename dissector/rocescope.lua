@@ -3509,9 +3509,9 @@ local LINK_ORDER = {
 -- every frame (about 10% more time on plain UDP captures: dissector/README.md, "Benchmark").
 local function native_ib(s, pinfo, wire_len)
     local src = tostring(pinfo.src)
-    local kind = src:sub(1, 4)
-    local ib = kind == "LID:" or kind == "GID:" or (src == "NONE" and pinfo.port_type == PT_IBQP)
-        or (#s >= 8 and band(u8(s, 0), 0x0f) == 0 and band(u16(s, 4), 0x07ff) * 4 + 2 == wire_len)
+    local ib = src:find("^[LG]ID: ") ~= nil or (src == "NONE" and pinfo.port_type == PT_IBQP)
+        or (#s >= HDR.lrh.len and hval(s, 0, "lrh", "lver") == 0
+            and hval(s, 0, "lrh", "pkt_len") * K.ib.pkt_len_unit + K.ib.vcrc_len == wire_len)
     return ib and not link_fits("raw", s) and not link_fits("sll", s) and not link_fits("sll2", s)
 end
 local function link_of(s, pinfo, wire_len)
