@@ -1777,7 +1777,8 @@ end
 
 -- Detection (Decoder::detect / try_rule) --
 
-local DCP_UNSURE_AFTER = LIMITS.dcp_unsure_after
+local UNSURE_AFTER = LIMITS.dcp_unsure_after
+local PATIENCE = LIMITS.patience
 local DETECTION_ORDER = {"netrt", "dcp", "sdr", "flor", "erd"}
 
 local function psn_diff(a, b) -- psn::diff: b - a as a signed 24-bit number
@@ -1787,8 +1788,33 @@ local function psn_diff(a, b) -- psn::diff: b - a as a signed 24-bit number
     return d
 end
 
-local function new_flow_state()
-    return {warned = false, dcp_tagged = 0, dcp_refuted = false, sdr_max_dma = 0}
+-- FlowState: what detection remembers about a flow (decoder/mod.rs), and `first`, the number of
+-- its first frame (where the detection warning of a flow left undecided goes).
+local function new_flow_state(first)
+    return {first = first, warned = false, dcp_tagged = 0, dcp_idle = 0, dcp_refuted = false, sdr_max_dma = 0,
+        ambiguous = 0, unsure = false, closed = false}
+end
+-- FlowState::evidence: something suggests a profile, but nothing has decided it yet.
+local function evidence(state) return state.ambiguous > 0 or (state.dcp_tagged > 0 and not state.dcp_refuted) end
+-- FlowState::pending: its packets would wait for a decision.
+local function pending(state)
+    return not state.profile and not state.unsure and not state.closed and evidence(state)
+end
+-- FlowState::doubtful: undecided with enough evidence to flag.
+local function doubtful(state)
+    local unconfirmed = state.dcp_refuted and 0 or state.dcp_tagged
+    return not state.profile and (state.ambiguous > 0 or unconfirmed >= UNSURE_AFTER)
+end
+-- FlowState::conclude: no more waiting; flagged when doubtful.
+local function conclude(state)
+    if not state.profile then
+        state.unsure = state.unsure or doubtful(state)
+        state.closed = true
+    end
+end
+-- The detection warning of a flow left undecided (Decoder::give_out).
+local function detection_warning(state)
+    return ext_text("detection", state.ambiguous > 0 and NOTE.detection_ambiguous or NOTE.dcp_unconfirmed)
 end
 
 -- The problems of the packet's std reading as verification has them: detection compares
@@ -1812,10 +1838,19 @@ local function try_rule(st, rule, std, link, s, wire_len, memo, state)
         if std.net.kind == "grh" or state.dcp_refuted then return nil end
         local tag = dcp_tag(ctx_tos(std), params.dcp_tag_shift)
         if tag == K.dcp.tag_none then return nil end
-        -- Only packets that would carry DCP headers say anything: a tagged ACK or READ
-        -- response is as ordinary under DCP as outside it.
-        if tag == K.dcp.tag_ack or (tag == K.dcp.tag_data and not OPS.dcp_request[op]) then return nil end
+        if tag == K.dcp.tag_ack then
+            -- A DCP ACK (an RC Acknowledge tagged 01) answers a flow already shown to be DCP in
+            -- the other direction; alone, an ACK tag is no evidence.
+            local a, b = ip_addrs(std)
+            if not OPS.dcp_ack[op] or not st.dcp_senders[b .. "|" .. a] then return nil end
+            local f = decode(link, s, wire_len, "dcp", memo, true)
+            return problems(f) <= std_problems(memo, link, s, wire_len, std) and f or nil
+        end
+        -- Only packets that would carry DCP headers say anything: a tagged READ response is as
+        -- ordinary under DCP as outside it.
+        if tag == K.dcp.tag_data and not OPS.dcp_request[op] then return nil end
         state.dcp_tagged = min(state.dcp_tagged + 1, 65535)
+        if not OPS.write[op] then state.dcp_idle = min(state.dcp_idle + 1, 65535) end
         local f = decode(link, s, wire_len, "dcp", memo, true)
         local r = f.roce
         if not r then return nil end
@@ -1845,7 +1880,11 @@ local function try_rule(st, rule, std, link, s, wire_len, memo, state)
                 local want = big_low64(big_add(first.va, big_mul(big(k), big(first.payload_len))))
                 ok = big_eq(want, reth_va(s, reth))
             end
-            state.dcp_refuted = state.dcp_refuted or not ok
+            -- Only a packet of the First's own message (the PSNs its DMA length fills) must agree
+            -- with it: a Middle of another message may come between them, or before its First.
+            local packets = first.payload_len == 0 and 0 or math.ceil(first.dma_len / first.payload_len)
+            local same_message = k > 0 and k < packets
+            state.dcp_refuted = state.dcp_refuted or (not ok and (same_message or first.dma_len == 0))
             return ok and f or nil
         end
         return nil
@@ -1874,9 +1913,9 @@ local function try_rule(st, rule, std, link, s, wire_len, memo, state)
             candidate = h ~= nil and n == 0
         elseif OPS.flor_ack[op] then
             -- WIRE.md B.3: only between two addresses that carried RC / UC RDMA WRITE with
-            -- Immediate earlier in the capture (either way).
+            -- Immediate earlier in the capture (either way), or already carry Flor.
             local x, y = ip_addrs(std)
-            if st.write_imm_pairs[x .. "|" .. y] then
+            if st.write_imm_pairs[x .. "|" .. y] or st.flor_pairs[x .. "|" .. y] then
                 local a, n = flor_ack_parse(nil, s, at, cap, wire, "send")
                 candidate = a ~= nil and n == 0
             end
@@ -1899,11 +1938,14 @@ local function try_rule(st, rule, std, link, s, wire_len, memo, state)
     return nil
 end
 
--- Decoder::detect: the frame decoded with its flow's profile, once known; detection's warning
--- (once per flow) in fr.detection.
-local function detect(st, std, link, s, wire_len, memo)
+-- Decoder::detect: the frame decoded with its flow's profile, once known (`number`: the frame's).
+-- A packet of a flow still undecided is std and provisional (fr.provisional); detection's warning (once per flow, in fr.detection) goes,
+-- in this single pass, on the packet that makes the flow doubtful (a whole-capture pass moves it
+-- to the flow's first packet: decode_frame).
+local function detect(st, std, link, s, wire_len, memo, number)
     local a, b = ip_addrs(std)
     if not a or not std.roce then return std end
+    local op = std.roce.op
     local qp = hval(s, std.roce.off, "bth", "dest_qp")
     local key = a .. b .. "/" .. qp
     std.flow = key
@@ -1913,7 +1955,13 @@ local function detect(st, std, link, s, wire_len, memo)
         f.flow = key
         return f
     end
-    state = state or new_flow_state()
+    state = state or new_flow_state(number)
+    state.first = state.first or number
+    if OPS.flor_write_imm[op] then
+        -- What the Flor ACK rule asks of the addresses.
+        st.write_imm_pairs[a .. "|" .. b] = true
+        st.write_imm_pairs[b .. "|" .. a] = true
+    end
     local n, first_rule, first_frame = 0, nil, nil
     for _, rule in ipairs(DETECTION_ORDER) do
         local f = try_rule(st, rule, std, link, s, wire_len, memo, state)
@@ -1923,40 +1971,37 @@ local function detect(st, std, link, s, wire_len, memo)
         end
     end
     local out = std
-    if OPS.flor_write_imm[std.roce.op] then
-        -- What the Flor ACK rule asks of the addresses (after this packet's own rules).
-        st.write_imm_pairs[a .. "|" .. b] = true
-        st.write_imm_pairs[b .. "|" .. a] = true
-    end
     if n == 1 then
         state.profile = first_rule
         if first_rule == "flor" then
             st.flor_pairs[a .. "|" .. b] = true
             st.flor_pairs[b .. "|" .. a] = true
+        elseif first_rule == "dcp" then
+            -- Its destination's ACKs are DCP ACKs.
+            st.dcp_senders[a .. "|" .. b] = true
         elseif first_rule == "netrt" then
             -- The messages travel against the data: label the served flow too.
             local rev = b .. a .. "/" .. qp
             local e = st.flows[rev]
             if not e then
-                e = new_flow_state()
+                e = new_flow_state(nil)
                 st.flows[rev] = e
             end
             e.profile = e.profile or "netrt"
         end
         out = VERIFY and first_frame or decode(link, s, wire_len, first_rule, memo, VERIFY)
-    elseif n == 0 then
-        -- Undecided: std for now; provisional when the flow has shown a sign of an extension
-        -- (a DCP tag, a rule matched by more than one profile): a later packet may decide it.
-        out.provisional = state.dcp_tagged > 0 or state.warned
-        if state.dcp_tagged >= DCP_UNSURE_AFTER and not state.dcp_refuted and not state.warned then
-            state.warned = true
-            out.detection = ext_text("detection", NOTE.dcp_unconfirmed)
-        end
-    else
+    elseif n > 1 then
+        state.ambiguous = min(state.ambiguous + 1, 65535)
+    end
+    local idle = state.dcp_refuted and 0 or state.dcp_idle
+    if pending(state) and state.ambiguous + idle >= PATIENCE then conclude(state) end
+    if not state.profile then
+        -- Any later packet may still decide the flow (or, by NetRT's rule, the flow the other
+        -- way), and with it how this packet reads: in a single pass its label is provisional.
         out.provisional = true
-        if not state.warned then
+        if not state.warned and (state.unsure or doubtful(state)) then
             state.warned = true
-            out.detection = ext_text("detection", NOTE.detection_ambiguous)
+            out.detection = detection_warning(state)
         end
     end
     out.flow = key
@@ -1964,11 +2009,27 @@ local function detect(st, std, link, s, wire_len, memo)
     return out
 end
 
+-- Decoder::give_out, SDR's part: the tracker (`t`) observes a data packet decoded as SDR; the
+-- annotation goes to fr.sdr, its problem to the frame's warnings. Returns the annotation.
+local function sdr_annotate(t, fr, s)
+    local e = fr.ext
+    if fr.profile ~= "sdr" or not e.data then return nil end
+    -- SDR spreads a message over several QPs: keyed by the address pair.
+    local reth = hdr_at(fr.roce, "reth")
+    local a, b = ip_addrs(fr)
+    if not reth or not a then return nil end
+    local ann = sdr_observe(t, a .. "|" .. b, PARAMS, e, reth_va(s, reth), hval(s, reth, "reth", "dma_len"),
+        fr.roce.payload_len)
+    fr.sdr = ann
+    if ann.problem then warn(fr, ann.problem) end
+    return ann
+end
+
 -- Decoder::decode: one frame with the decoder's memory (`st`), `choice` = "auto" or a profile.
 -- Adds to the frame: nacks (the NACK batch of a TCP segment of the NACK port, fr.profile "erd"),
 -- sdr (the SDR annotation), detection (detection's warning); `appended` lists the warnings added
 -- to the frame's own.
-local function decode_stateful(st, link, s, wire_len, choice)
+local function decode_stateful(st, link, s, wire_len, choice, number)
     local memo = {}
     local std = decode(link, s, wire_len, "std", memo, VERIFY)
     if std.tcp_off then
@@ -1987,34 +2048,23 @@ local function decode_stateful(st, link, s, wire_len, choice)
     end
     local fr
     if choice == "auto" then
-        fr = detect(st, std, link, s, wire_len, memo)
+        fr = detect(st, std, link, s, wire_len, memo, number)
     elseif choice == "std" then
         fr = std
     else
         fr = decode(link, s, wire_len, choice, memo, VERIFY)
     end
-    local e = fr.ext
-    if fr.profile == "sdr" and e.data then
-        -- SDR spreads a message over several QPs: keyed by the address pair.
-        local reth = hdr_at(fr.roce, "reth")
-        local a, b = ip_addrs(fr)
-        if reth and a then
-            local ann = sdr_observe(st.sdr, a .. "|" .. b, PARAMS, e, reth_va(s, reth),
-                hval(s, reth, "reth", "dma_len"), fr.roce.payload_len)
-            fr.sdr = ann
-            if ann.problem then
-                warn(fr, ann.problem)
-                fr.appended = {ann.problem}
-            end
-        end
-    end
+    local ann = sdr_annotate(st.sdr, fr, s)
+    if ann and ann.problem then fr.appended = {ann.problem} end
     return fr
 end
 
 -- The decoder's memory: reset by proto.init (a file is opened or reloaded, a preference changed).
+local function new_sdr_tracker() return {flows = {}, count = 0, tick = 0} end
 local function new_state()
-    return {flows = {}, flor_pairs = {}, write_imm_pairs = {}, sdr = {flows = {}, count = 0, tick = 0},
-        nack = {streams = {}, count = 0, tick = 0}, frames = {}, last = 0}
+    return {flows = {}, flor_pairs = {}, dcp_senders = {}, write_imm_pairs = {}, sdr = new_sdr_tracker(),
+        nack = {streams = {}, count = 0, tick = 0}, frames = {}, last = 0, prev = {},
+        final = {sdr = new_sdr_tracker(), last = 0, ann = {}}}
 end
 local STATE = new_state()
 
@@ -2027,16 +2077,18 @@ local STATE = new_state()
 -- profile, what the decoder added, its flow). Every later dissection of the frame (the GUI
 -- redrawing it, tshark -2's second pass, ...) is rebuilt from that, with the flow's final
 -- profile: a packet decoded std before its flow was decided is labelled with the flow's profile
--- (the decision rule of `auto` over a whole capture). In one pass (tshark without -2) there is
--- no later dissection: such a packet stays std, marked provisional when its flow has shown a sign
--- of an extension (fr.provisional: an expert note). A frame first met out of order decodes
--- without the decoder's memory.
+-- (the decision rule of `auto` over a whole capture), and the detection warning of a flow left
+-- undecided goes on the flow's first packet, as `rocescope decode` puts it. In one pass (tshark
+-- without -2) there is no later dissection: a packet of a flow not decided when it comes up stays
+-- std, marked provisional (fr.provisional: an expert note), and the warning is on the packet that
+-- made the flow doubtful. A frame first met out of order decodes without the decoder's memory.
 local function decode_frame(link, s, wire_len, number)
     local choice = chosen_profile()
     local kept = STATE.frames[number]
     if kept == nil and number > STATE.last then
+        STATE.prev[number] = STATE.last
         STATE.last = number
-        local fr = decode_stateful(STATE, link, s, wire_len, choice)
+        local fr = decode_stateful(STATE, link, s, wire_len, choice, number)
         local default = choice == "auto" and "std" or choice
         local undecided = fr.flow and not STATE.flows[fr.flow].profile
         if fr.decode_profile ~= default or fr.nacks or fr.sdr or fr.detection then
@@ -2049,14 +2101,50 @@ local function decode_frame(link, s, wire_len, number)
         end
         return fr
     end
+    -- The SDR tracker runs again over the frames in order with their final labels (Decoder::settle
+    -- starts it afresh), when they come up in the order of the first pass (tshark -2's second
+    -- pass, the GUI refiltering); a frame met out of that order shows what the first pass found.
+    -- Once it has reached the last frame of the first pass, what it found is kept for good (a
+    -- new in-order run would find the same).
+    local prev, again = STATE.prev[number], STATE.final
+    local complete = again.last > 0 and again.last == STATE.last
+    if prev == 0 and not complete then
+        again = {sdr = new_sdr_tracker(), last = 0, ann = {}}
+        STATE.final = again
+    end
+    local in_order = not complete and prev ~= nil and prev == again.last
+    if in_order then again.last = number end
     if not kept then return decode(link, s, wire_len, choice == "auto" and "std" or choice, nil, VERIFY) end
     local flow = type(kept) == "string" and kept or kept.flow
-    local final = flow and STATE.flows[flow].profile
-    if type(kept) == "string" then return decode(link, s, wire_len, final or "std", nil, VERIFY) end
-    local fr = decode(link, s, wire_len, final or kept.profile, nil, VERIFY)
-    fr.sdr, fr.detection = kept.sdr, kept.detection
-    if kept.nacks then fr.nacks, fr.profile = kept.nacks, "erd" end
-    for _, w in ipairs(kept.appended or {}) do warn(fr, w) end
+    local state = flow and STATE.flows[flow]
+    local final = state and state.profile
+    local fr
+    if type(kept) == "string" then
+        fr = decode(link, s, wire_len, final or "std", nil, VERIFY)
+    else
+        fr = decode(link, s, wire_len, final or kept.profile, nil, VERIFY)
+        if kept.nacks then
+            fr.nacks, fr.profile = kept.nacks, "erd"
+            for _, w in ipairs(kept.appended or {}) do warn(fr, w) end
+        end
+    end
+    if in_order then
+        again.ann[number] = sdr_annotate(again.sdr, fr, s)
+    elseif again.ann[number] ~= nil or number <= again.last then
+        local ann = again.ann[number]
+        if ann then
+            fr.sdr = ann
+            if ann.problem then warn(fr, ann.problem) end
+        end
+    elseif type(kept) == "table" and kept.sdr then
+        fr.sdr = kept.sdr
+        if kept.sdr.problem then warn(fr, kept.sdr.problem) end
+    end
+    -- Over the whole capture a flow left undecided is flagged on its first packet (Decoder::settle,
+    -- then give_out), wherever the single pass found it doubtful.
+    if state and not final and state.first == number and (state.unsure or doubtful(state)) then
+        fr.detection = detection_warning(state)
+    end
     return fr
 end
 
@@ -2301,17 +2389,25 @@ local LINK_ORDER = {
     sll2 = {"sll2", "sll"},
     raw = {"raw"},
 }
+-- Native InfiniBand (link type 247, or ERF records of type 21, which tshark 4.0 reads it from)
+-- has no link addresses, as raw IP. It is told from raw IP by what infiniband left in pinfo — its
+-- own network addresses (a LID, a GID), or none but its queue-pair port type when the frame is too
+-- short for a LRH — or by the LRH's bytes (LVer 0, PktLen words and the VCRC the packet's length on
+-- the wire: a raw packet, LNH 0 or 1, may carry IPv6, whose addresses are then in pinfo) — and by
+-- not being RoCE over raw IP or a Linux cooked header without an address (`link_fits`; infiniband
+-- gives RoCEv1 GID addresses). Field extractors (frame.encap_type, erf.types.type)
+-- would tell the encapsulation directly, but merely registering them makes tshark build a tree for
+-- every frame (about 10% more time on plain UDP captures: dissector/README.md, "Benchmark").
+local function native_ib(s, pinfo, wire_len)
+    local src = tostring(pinfo.src)
+    local ib = src:find("^[LG]ID: ") ~= nil or (src == "NONE" and pinfo.port_type == PT_IBQP)
+        or (#s >= HDR.lrh.len and hval(s, 0, "lrh", "lver") == 0
+            and hval(s, 0, "lrh", "pkt_len") * K.ib.pkt_len_unit + K.ib.vcrc_len == wire_len)
+    return ib and not link_fits("raw", s) and not link_fits("sll", s) and not link_fits("sll2", s)
+end
 local function link_of(s, pinfo, wire_len)
-    -- Native InfiniBand (link type 247, or ERF records of type 21): the LRH first, LVer 0, LNH 2
-    -- or 3, and PktLen (4-byte words up to the ICRC) plus the 2-byte VCRC is the packet's length
-    -- on the wire; no Ethernet, cooked or IP header reads so.
-    if tostring(pinfo.dl_dst) == "NONE" and #s >= 8 and band(u8(s, 0), 0x0f) == 0 and band(u8(s, 1), 3) >= 2 then
-        if band(u16(s, 4), 0x07ff) * 4 + 2 == wire_len then return "ib" end
-        -- A cut or damaged packet whose PktLen disagrees: infiniband decoded it (its queue-pair
-        -- port type) and it is not RoCE over raw IP (UDP right after an IPv4 or IPv6 header).
-        local v = rshift(u8(s, 0), 4)
-        local raw_udp = (v == 4 and #s > 9 and u8(s, 9) == 17) or (v == 6 and u8(s, 6) == 17)
-        if pinfo.port_type == PT_IBQP and not raw_udp then return "ib" end
+    if tostring(pinfo.dl_dst) == "NONE" and tostring(pinfo.dl_src) == "NONE" and native_ib(s, pinfo, wire_len) then
+        return "ib"
     end
     local first
     local v = #s > 0 and rshift(u8(s, 0), 4) or nil
@@ -2334,7 +2430,7 @@ end
 -- PAUSE / PFC frame, a TCP segment of ERD's NACK port. Other frames (RoCE in a tunnel, in
 -- reassembled IP fragments, frames rocescope cannot get past the link header of) get no tree.
 local function claims(fr)
-    if fr.roce_off then return true end
+    if fr.roce_off or fr.link == "ib" then return true end
     if fr.l3 and (fr.ethertype == ETHERTYPE_ROCEV1 or fr.ethertype == ETHERTYPE_MAC_CONTROL) then return true end
     if fr.tcp_off then
         local t = tcp_segment(fr)

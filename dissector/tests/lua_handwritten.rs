@@ -70,6 +70,7 @@ const ALLOWED: &[(&str, &[&str], &str)] = &[
     ("sdr_evict_msgs", &[NUMBER], "SdrTracker arithmetic: half the id space"),
     ("sdr_observe", &[NUMBER], "SdrTracker arithmetic on 32-bit immediates and id spaces"),
     ("try_rule", &[NUMBER], "a saturating u16 counter (the decoder's dcp_tagged)"),
+    ("detect", &[NUMBER], "a saturating u16 counter (the decoder's ambiguous)"),
     // The CRC and the L2-L4 walk (may stay hand-written).
     ("CRC_TABLE", &[HEX, NUMBER], "CRC-32 table (the ICRC, WIRE.md A.5)"),
     ("crc_byte", &[HEX, NUMBER], "CRC-32 arithmetic"),
@@ -78,6 +79,7 @@ const ALLOWED: &[(&str, &[&str], &str)] = &[
     ("ROCEV2_PORT", &[HEX, NUMBER], "L4 walk: UDP port 4791, EtherTypes 0x8915 and 0x8808"),
     ("PT_NONE", &[NUMBER], "Wireshark's port type numbers (epan/address.h port_type)"),
     ("link_of", &[NUMBER, OFFSET, TEXT], "L2 walk: link types told apart by Wireshark's link addresses (their text for none) and bytes"),
+    ("native_ib", &[TEXT], "L2 walk: native InfiniBand told by Wireshark's address texts (infiniband's LID / GID, none)"),
     ("link_fits", &[HEX, NUMBER, OFFSET], "L2-L4 walk: EtherTypes, IP versions, protocols and ports"),
     ("ctx_tos", &[HEX, NUMBER, OFFSET], "L3 walk: IPv4 ToS, IPv6 traffic class"),
     ("parse_tcp", &[HEX, NUMBER, OFFSET], "L4 walk: the TCP header"),

@@ -49,7 +49,11 @@
 //!   commas, as rocescope does; `-E quote=n` leaves strings unquoted; `WIRESHARK_CONFIG_DIR`
 //!   points at an empty directory so personal preferences cannot change the result.
 //!
-//! Differences deliberately accepted: none on the frames the plugin claims. Not covered, by
+//! Differences deliberately accepted on the frames the plugin claims: in tshark's single pass under
+//! `auto`, those of frames carrying the plugin's note "profile provisional: flow not yet decided"
+//! (a packet of a flow not decided when it is dissected; `rocescope decode` decides over the whole
+//! file); every such run is repeated with `tshark -2`, where nothing differs and no frame is
+//! provisional. Native InfiniBand: tshark reads it from ERF, rocescope from link type 247. Not covered, by
 //! design: frames of link types rocescope does not decode (802.11, …): `rocescope decode` lists
 //! them without decoding them, the plugin leaves them alone. RoCE inside a tunnel (VXLAN here) is
 //! decoded by neither; Wireshark's infiniband dissector decodes it (checked below). `--map` has
@@ -182,12 +186,18 @@ fn tshark() -> Command {
 }
 
 /// One frame as tshark printed it: its number, whether the plugin claimed it (it has a
-/// `rocescope` tree), and the requested fields, tab-separated.
+/// `rocescope` tree), whether it carries the plugin's expert note [`PROVISIONAL`], and the
+/// requested fields, tab-separated.
 struct TsharkLine {
     frame: usize,
     claimed: bool,
+    provisional: bool,
     fields: String,
 }
+
+/// The expert note of a packet the plugin decoded (in tshark's single pass, `auto`) before its
+/// flow was decided (dissector/template.lua, docs/profiles.md "Detection looks ahead").
+const PROVISIONAL: &str = "profile provisional: flow not yet decided";
 
 /// tshark's fields for every frame, with the ICRC and IPv4 checksum verified (as `rocescope
 /// decode` does). With `two_pass`, `-2 -R "rocescope || !rocescope"`: tshark's first pass decodes
@@ -206,7 +216,7 @@ fn tshark_lines(capture: &Path, fields: &[&str], run: Run<'_>) -> Vec<TsharkLine
     cmd.arg("-r")
         .arg(capture)
         .args(["-T", "fields", "-E", "separator=/t", "-E", "occurrence=a", "-E", "aggregator=,", "-E", "quote=n"])
-        .args(["-E", "header=n", "-e", "_ws.lua.error", "-e", "frame.number", "-e", "rocescope"]);
+        .args(["-E", "header=n", "-e", "_ws.lua.error", "-e", "frame.number", "-e", "rocescope", "-e", "_ws.expert.message"]);
     for f in fields {
         cmd.args(["-e", f]);
     }
@@ -218,10 +228,16 @@ fn tshark_lines(capture: &Path, fields: &[&str], run: Run<'_>) -> Vec<TsharkLine
     let text = String::from_utf8(out.stdout).expect("tshark prints UTF-8");
     text.lines()
         .map(|l| {
-            let mut cols = l.splitn(4, '\t');
+            let mut cols = l.splitn(5, '\t');
             let (err, frame, proto) = (cols.next().unwrap(), cols.next().unwrap_or(""), cols.next().unwrap_or(""));
+            let expert = cols.next().unwrap_or("");
             assert!(err.is_empty(), "frame {frame}: Lua error in the plugin: {err}");
-            TsharkLine { frame: frame.parse().unwrap(), claimed: !proto.is_empty(), fields: cols.next().unwrap_or("").to_string() }
+            TsharkLine {
+                frame: frame.parse().unwrap(),
+                claimed: !proto.is_empty(),
+                provisional: expert.contains(PROVISIONAL),
+                fields: cols.next().unwrap_or("").to_string(),
+            }
         })
         .collect()
 }
@@ -264,23 +280,47 @@ fn assert_same(capture: &Path, what: &str, run: Run<'_>, fields: &[&str]) -> Com
 
 /// [`assert_same`] with tshark reading `for_tshark` and rocescope `for_rocescope`: the same
 /// packets in two file formats (native InfiniBand, which tshark 4.0 reads only from ERF).
+///
+/// The one difference allowed (docs/profiles.md, "Detection looks ahead"): in tshark's single
+/// pass under `auto`, a packet the plugin decoded before its flow was decided may differ from
+/// `rocescope decode` (which decides over the whole file), and only if the plugin marked it with
+/// the expert note [`PROVISIONAL`]. Such a run is then repeated with `tshark -2`, where every
+/// frame must match exactly and none is provisional.
 fn assert_same_pair(for_tshark: &Path, for_rocescope: &Path, what: &str, run: Run<'_>, fields: &[&str]) -> Compared {
     let theirs = tshark_lines(for_tshark, fields, run);
     let ours = rocescope_lines(for_rocescope, fields, run);
+    let label = what;
     let what = format!("{what} (profile {}{})", run.profile, if run.two_pass { ", tshark -2" } else { "" });
     if !run.two_pass {
         assert_eq!(theirs.len(), ours.len(), "{what}: tshark printed {} lines, rocescope {}", theirs.len(), ours.len());
     }
+    let may_be_provisional = run.profile == "auto" && !run.two_pass;
     let mut diffs = Vec::new();
     let mut c = Compared::default();
     let mut printed = vec![false; ours.len()];
+    let mut excused = 0usize;
+    let mut provisional = 0usize;
     for t in &theirs {
         let i = t.frame - 1;
         printed[i] = true;
+        assert!(
+            !t.provisional || (t.claimed && may_be_provisional),
+            "{what}: frame {}: the note '{PROVISIONAL}' {}",
+            i + 1,
+            if t.claimed { "outside a single pass under auto" } else { "on a frame the plugin does not claim" }
+        );
         if !t.claimed {
             continue;
         }
         c.frames += 1;
+        if t.provisional {
+            // Excused here, compared in the whole-capture run below.
+            provisional += 1;
+            if t.fields != ours[i] {
+                excused += 1;
+            }
+            continue;
+        }
         let o = &ours[i];
         let (tc, oc): (Vec<&str>, Vec<&str>) = (t.fields.split('\t').collect(), o.split('\t').collect());
         assert_eq!(tc.len(), fields.len(), "{what}: frame {}: tshark printed {} columns", i + 1, tc.len());
@@ -328,9 +368,12 @@ fn assert_same_pair(for_tshark: &Path, for_rocescope: &Path, what: &str, run: Ru
         diffs.iter().take(40).cloned().collect::<Vec<_>>().join("\n")
     );
     eprintln!(
-        "{what}: {} frames claimed, {} field values identical ({} of extension fields); {unclaimed} frames without RoCE not claimed",
+        "{what}: {} frames claimed, {} field values identical ({} of extension fields); {unclaimed} frames without RoCE not claimed; {provisional} provisional ({excused} of them differ)",
         c.frames, c.values, c.ext_values
     );
+    if provisional > 0 {
+        assert_same_pair(for_tshark, for_rocescope, label, Run { two_pass: true, ..run }, fields);
+    }
     c
 }
 
@@ -1404,7 +1447,14 @@ fn ext_odd_frames() -> Vec<(String, Vec<u8>)> {
     flor_frames(&mut v);
     erd_frames(&mut v);
     // A UD SEND whose payload is both a Flor ACK (32 entries) and an ERD EETH (S_Len 140):
-    // `auto` reports the flow as ambiguous.
+    // `auto` reports the flow as ambiguous. Flor's ACK rule applies between hosts that carried
+    // RDMA WRITE with Immediate (WIRE.md B.3): one goes first, the other way.
+    let mut w = RoceRepr::new(0x0b, 0x801, 1).with_payload(&[0x5a; 64]);
+    w.immdt = Some(ImmDtRepr { imm: 7 });
+    if let Some(reth) = &mut w.reth {
+        reth.dma_len = 64;
+    }
+    v.push(("RC WRITE Only with Immediate before the ambiguous UD SENDs".into(), roce(net4(12, 11, 0x00), w)));
     let mut both = vec![0u8; 152];
     both[4..6].copy_from_slice(&140u16.to_be_bytes());
     v.push(("Flor ACK that is also an ERD EETH".into(), roce(net4(11, 12, 0x00), ud_send(0x800, 1, &both))));
@@ -2074,8 +2124,16 @@ fn tshark_prints_what_rocescope_prints_on_the_fuzz_corpus() {
 ///   Last DCP. Whole capture (`tshark -2`): all three DCP.
 /// - Flor's ACK rule (a UD SEND Only of 24 + 4n bytes, n >= 1) only between addresses that
 ///   carried RC / UC RDMA WRITE with Immediate earlier, either way (WIRE.md B.3): a 28-byte UD SEND
-///   Only before any such WRITE is std (in both modes: its flow, its own QP, never decides); after
-///   a WRITE Only with Immediate the other way, one on another QP is a Flor ACK.
+///   Only before any such WRITE is std (in both modes: its flow, its own QP, never decides; in one
+///   pass provisional, as every packet of a flow not decided yet, the WRITE too: a later packet
+///   could still decide them); after a WRITE Only with Immediate the other way, one on another QP
+///   is a Flor ACK.
+/// - A DCP ACK: an RC Acknowledge tagged 01 back from the DCP flow's destination is DCP (its flow
+///   decided by the DCP flow's own decision, in both modes).
+/// - Nine tagged SEND Onlys (a DCP layout that parses, nothing that confirms DCP: SENDs carry no
+///   VA to check) leave their flow undecided, flagged "DCP unconfirmed" once it has shown the tag
+///   on 8 packets: over the whole capture on the flow's first packet (frame 8), in one pass on the
+///   8th (frame 15), every one of them std and, in one pass, provisional.
 #[test]
 fn auto_decides_flows_over_the_whole_capture_and_marks_provisional_labels() {
     if !have_tshark() {
@@ -2100,22 +2158,48 @@ fn auto_decides_flows_over_the_whole_capture_and_marks_provisional_labels() {
     }
     v.push(roce(net4(32, 31, 0), w));
     v.push(roce(net4(31, 32, 0), ud_send(0x502, 2, &ack)));
+    v.push(roce(net4(22, 21, 1 << 2), RoceRepr::new(0x11, 0x300, 42)));
+    for psn in 0..9 {
+        let mut r = RoceRepr::new_dcp(0x04, 0x700, psn).with_payload(&payload[..32]);
+        r.dcpeth = Some(DcpethRepr { msn: psn, sretryno: 0 });
+        v.push(roce(net4(41, 42, 2 << 2), r));
+    }
     let path = tmp("whole-capture.pcapng");
     let mut cw = CaptureWriter::new(BufWriter::new(File::create(&path).unwrap()), &["auto"]).unwrap();
     for (i, f) in v.iter().enumerate() {
         cw.write(0, testgen::timestamp_ns(i), f).unwrap();
     }
     cw.into_inner().flush().unwrap();
-    let fields = ["rocescope.profile", "_ws.expert.message"];
+    let fields = ["rocescope.profile", "_ws.expert.message", "rocescope.warning"];
     let one_pass = tshark_fields(&path, true, &["-o", "rocescope.profile:auto", "-E", "occurrence=a"], &fields);
     let rows: Vec<&str> = one_pass.lines().collect();
+    assert_eq!(rows.len(), 16, "{one_pass}");
     assert!(rows[0].starts_with("std\t") && rows[0].contains("profile provisional: flow not yet decided"), "{one_pass}");
-    for (i, want) in [(1, "dcp"), (2, "dcp"), (3, "std"), (4, "std"), (5, "flor")] {
+    for (i, want, provisional) in [(1, "dcp", false), (2, "dcp", false), (3, "std", true), (4, "std", true), (5, "flor", false)] {
         assert_eq!(rows[i].split('\t').next(), Some(want), "frame {}: {one_pass}", i + 1);
-        assert!(!rows[i].contains("provisional"), "frame {}: {one_pass}", i + 1);
+        assert_eq!(rows[i].contains("provisional"), provisional, "frame {}: {one_pass}", i + 1);
     }
-    let whole = tshark_fields(&path, true, &["-o", "rocescope.profile:auto", "-2", "-R", "rocescope || !rocescope"], &fields[..1]);
-    assert_eq!(whole, "dcp\ndcp\ndcp\nstd\nstd\nflor\n");
+    assert!(rows[6].starts_with("dcp\t") && !rows[6].contains("provisional"), "frame 7: {one_pass}");
+    const UNCONFIRMED: &str = "DCP tag set but no header-only packet or consistent WRITE layout confirms DCP";
+    for (i, row) in rows.iter().enumerate().skip(7) {
+        assert!(row.starts_with("std\t") && row.contains(PROVISIONAL), "frame {}: {one_pass}", i + 1);
+        assert_eq!(row.contains(UNCONFIRMED), i == 14, "frame {}: {one_pass}", i + 1);
+    }
+    let whole = tshark_fields(
+        &path,
+        true,
+        &["-o", "rocescope.profile:auto", "-2", "-R", "rocescope || !rocescope", "-E", "occurrence=a"],
+        &fields,
+    );
+    let rows: Vec<&str> = whole.lines().collect();
+    let labels: Vec<&str> = rows.iter().map(|r| r.split('\t').next().unwrap()).collect();
+    let mut want = vec!["dcp", "dcp", "dcp", "std", "std", "flor", "dcp"];
+    want.extend(["std"; 9]);
+    assert_eq!(labels, want, "{whole}");
+    for (i, row) in rows.iter().enumerate() {
+        assert!(!row.contains("provisional"), "frame {}: {whole}", i + 1);
+        assert_eq!(row.contains(UNCONFIRMED), i == 7, "frame {}: {whole}", i + 1);
+    }
     if std::env::var_os("ROCESCOPE_KEEP_CAPTURES").is_none() {
         let _ = std::fs::remove_file(path);
     }
