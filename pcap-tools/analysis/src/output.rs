@@ -504,19 +504,27 @@ fn push_value(cell: &mut String, v: &Value<'_>) {
     }
 }
 
-/// Decimal digits of `n`.
+/// Decimal digits of `n` (two at a time).
 fn push_uint(cell: &mut String, mut n: u64) {
+    const PAIRS: &[u8; 200] = b"0001020304050607080910111213141516171819202122232425262728293031323334353637383940414243444546474849\
+                                5051525354555657585960616263646566676869707172737475767778798081828384858687888990919293949596979899";
     let mut buf = [0u8; 20];
     let mut i = buf.len();
-    loop {
-        i -= 1;
-        buf[i] = b'0' + (n % 10) as u8;
-        n /= 10;
-        if n == 0 {
-            break;
-        }
+    while n >= 100 {
+        let d = (n % 100) as usize * 2;
+        n /= 100;
+        i -= 2;
+        buf[i..i + 2].copy_from_slice(&PAIRS[d..d + 2]);
     }
-    cell.extend(buf[i..].iter().map(|&b| b as char));
+    if n >= 10 {
+        let d = n as usize * 2;
+        i -= 2;
+        buf[i..i + 2].copy_from_slice(&PAIRS[d..d + 2]);
+    } else {
+        i -= 1;
+        buf[i] = b'0' + n as u8;
+    }
+    cell.push_str(std::str::from_utf8(&buf[i..]).expect("ASCII digits"));
 }
 
 fn json_value(id: FieldId, v: Value<'_>) -> serde_json::Value {
@@ -761,4 +769,16 @@ pub fn detection_note(decoder: &rocescope_codec::decoder::Decoder) -> Option<Str
         ));
     }
     (!notes.is_empty()).then(|| notes.join("\nrocescope: "))
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn push_uint_writes_decimal_as_format_does() {
+        for n in [0u64, 7, 9, 10, 42, 99, 100, 101, 999, 1000, 16777215, 1 << 32, u64::MAX - 1, u64::MAX] {
+            let mut s = String::from("x");
+            super::push_uint(&mut s, n);
+            assert_eq!(s, format!("x{n}"));
+        }
+    }
 }
