@@ -1,35 +1,13 @@
 //! The decode path allocates nothing (DEVELOPERS.md: "the codec must not allocate per
 //! packet"): a counting global allocator watches parse + visit over frames of every kind.
 
-use std::alloc::{GlobalAlloc, Layout, System};
 
 use rocescope_codec::build::{FrameRepr, NetRepr, RoceRepr};
 use rocescope_codec::{DecodeOptions, Frame, LinkType};
 
-struct Counting;
-
-thread_local! {
-    /// Allocations made by this thread (the test harness's own threads allocate too).
-    static MINE: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
-}
-
-/// Allocations made so far by the calling thread.
-fn allocs() -> usize {
-    MINE.with(|c| c.get())
-}
-
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, l: Layout) -> *mut u8 {
-        let _ = MINE.try_with(|c| c.set(c.get() + 1));
-        System.alloc(l)
-    }
-    unsafe fn dealloc(&self, p: *mut u8, l: Layout) {
-        System.dealloc(p, l)
-    }
-}
-
-#[global_allocator]
-static GLOBAL: Counting = Counting;
+#[path = "common/counting_alloc.rs"]
+mod counting_alloc;
+use counting_alloc::allocs;
 
 /// Tests that measure run one at a time (they also build frames, which allocates).
 static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());

@@ -3,7 +3,6 @@
 //! clock that feeds it the frame's times) over every frame of the bundled mixes, for filters on
 //! every kind of name and literal.
 
-use std::alloc::{GlobalAlloc, Layout, System};
 use std::ops::ControlFlow;
 use std::path::Path;
 
@@ -13,29 +12,9 @@ use rocescope_analysis::output::Clock;
 use rocescope_analysis::session::Session;
 use rocescope_codec::decoder::{Decoder, DecoderOptions, ProfileChoice};
 
-struct Counting;
-
-thread_local! {
-    /// Allocations made by this thread (the test harness's own threads allocate too).
-    static MINE: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
-}
-
-fn allocs() -> usize {
-    MINE.with(|c| c.get())
-}
-
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, l: Layout) -> *mut u8 {
-        let _ = MINE.try_with(|c| c.set(c.get() + 1));
-        System.alloc(l)
-    }
-    unsafe fn dealloc(&self, p: *mut u8, l: Layout) {
-        System.dealloc(p, l)
-    }
-}
-
-#[global_allocator]
-static GLOBAL: Counting = Counting;
+#[path = "../../../codec/tests/common/counting_alloc.rs"]
+mod counting_alloc;
+use counting_alloc::allocs;
 
 /// (filter, frames of std-mix it keeps, from tshark 4.0.17's `-Y` on the tshark twin where there is
 /// one: `infiniband.reth.dmalen && infiniband.bth.opcode < 0x1c` 13 frames (RC and its opcodes
