@@ -3,11 +3,12 @@
 //! verifies (`check`), and tshark reports no malformed frame.
 //!
 //! tshark's own `infiniband` dissector cannot know DCP's header-only packets (BTH + 3 bytes of
-//! MSN, no ICRC: WIRE.md B.1) and calls each of them malformed, so DCP captures are checked
-//! twice: with the project's Lua dissector and `rocescope.profile:dcp` no frame may be
-//! malformed, and with the stock dissector every malformed frame must be a header-only one
+//! MSN, no ICRC: docs/wire.md B.1) and calls each of them malformed, so DCP captures are checked
+//! twice: with the stock dissector every malformed frame must be a header-only one
 //! (from the truth; tshark reads those by the IBTA layout, which a header-only WRITE First
-//! or Only cannot fill). Without tshark the test fails.
+//! or Only cannot fill); with the project's plugin beside it (`rocescope.profile:dcp`) the
+//! malformed frames are the same, the plugin decodes the DCP headers and warns about none.
+//! Without tshark the test fails.
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -55,6 +56,11 @@ fn tshark_available() -> bool {
 
 /// Frame numbers tshark calls malformed.
 fn tshark_malformed(dir: &Path, pcap: &Path, lua: Option<&str>) -> BTreeSet<u64> {
+    tshark_frames(dir, pcap, lua, "_ws.malformed")
+}
+
+/// Frame numbers tshark's display filter `filter` keeps (with the plugin under `lua`'s profile).
+fn tshark_frames(dir: &Path, pcap: &Path, lua: Option<&str>, filter: &str) -> BTreeSet<u64> {
     let mut cmd = Command::new("tshark");
     cmd.env("WIRESHARK_CONFIG_DIR", dir.join("wireshark-config"));
     cmd.args(["-n", "-r"]).arg(pcap);
@@ -66,7 +72,7 @@ fn tshark_malformed(dir: &Path, pcap: &Path, lua: Option<&str>) -> BTreeSet<u64>
         cmd.arg("-X").arg(format!("lua_script:{}", script.display()));
         cmd.args(["-o", &format!("rocescope.profile:{profile}")]);
     }
-    cmd.args(["-Y", "_ws.malformed", "-T", "fields", "-e", "frame.number"]);
+    cmd.args(["-Y", filter, "-T", "fields", "-e", "frame.number"]);
     let out = cmd.output().unwrap();
     assert!(out.status.success(), "tshark: {}", String::from_utf8_lossy(&out.stderr));
     String::from_utf8_lossy(&out.stdout).lines().filter(|l| !l.is_empty()).map(|l| l.trim().parse().unwrap()).collect()
@@ -122,12 +128,18 @@ fn check_one(dir: &Path, name: &str, args: &str, profile: &str, tshark: bool) {
     // tshark.
     if tshark {
         if profile == "dcp" {
-            let with_lua = tshark_malformed(dir, &pcap, Some("dcp"));
-            assert!(with_lua.is_empty(), "{name}: tshark with the rocescope dissector: malformed frames {with_lua:?}");
             let stock = tshark_malformed(dir, &pcap, None);
             let ho = ho_frames(&truth);
             let other: Vec<_> = stock.difference(&ho).collect();
             assert!(other.is_empty(), "{name}: stock tshark: malformed frames that are not header-only: {other:?}");
+            // The plugin sits beside infiniband (which still flags the header-only packets it
+            // cannot read): it adds no malformed frame, and its own tree warns about none.
+            let with_lua = tshark_malformed(dir, &pcap, Some("dcp"));
+            assert_eq!(with_lua, stock, "{name}: tshark with the rocescope plugin: malformed frames");
+            let warned = tshark_frames(dir, &pcap, Some("dcp"), "rocescope.warning");
+            assert!(warned.is_empty(), "{name}: the rocescope plugin warns on frames {warned:?}");
+            let shown = tshark_frames(dir, &pcap, Some("dcp"), "rocescope.dcp.msn");
+            assert!(!shown.is_empty(), "{name}: the plugin decodes the DCP headers");
         } else {
             let stock = tshark_malformed(dir, &pcap, None);
             assert!(stock.is_empty(), "{name}: tshark: malformed frames {stock:?}");
