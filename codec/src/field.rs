@@ -224,6 +224,12 @@ impl FieldId {
     pub fn from_name(name: &str) -> Option<FieldId> {
         FIELDS.iter().find(|f| f.name == name).map(|f| f.id)
     }
+    /// The field's value depends on checksum verification (`DecodeOptions::verify`): the
+    /// ICRC and VCRC verdicts, and the warnings (checksum mismatches are warnings). A reader
+    /// that shows none of these may decode without verifying.
+    pub fn shows_verification(self) -> bool {
+        matches!(self, FieldId::IcrcStatus | FieldId::VcrcStatus | FieldId::Warning)
+    }
     /// For a field shown in hexadecimal ([`HEX_DISPLAY`]), its width in hex digits.
     pub fn hex_digits(self) -> Option<usize> {
         match self.def().ty {

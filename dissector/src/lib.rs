@@ -577,7 +577,7 @@ fn extensions(s: &mut String) {
     s.push_str("-- Limits: warnings listed per frame, the decoder's memory.\n");
     s.push_str("local LIMITS = {\n");
     writeln!(s, "    warnings = {},", Warnings::CAPACITY).unwrap();
-    writeln!(s, "    dcp_unsure_after = {},", rocescope_codec::decoder::DCP_UNSURE_AFTER).unwrap();
+    writeln!(s, "    dcp_unsure_after = {},", rocescope_codec::decoder::UNSURE_AFTER).unwrap();
     writeln!(s, "    patience = {},", rocescope_codec::decoder::PATIENCE).unwrap();
     writeln!(s, "    sdr_flows = {},", rocescope_codec::decoder::SdrTracker::MAX_FLOWS).unwrap();
     writeln!(s, "    sdr_msgs_per_flow = {},", rocescope_codec::decoder::SdrTracker::MAX_MSGS_PER_FLOW).unwrap();

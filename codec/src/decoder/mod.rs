@@ -303,9 +303,6 @@ impl<'a> Decoded<'a, '_> {
 /// (fewer are ordinary DSCP-26 traffic, not worth a warning).
 pub const UNSURE_AFTER: u16 = 8;
 
-/// The same bound under its single-pass name.
-pub const DCP_UNSURE_AFTER: u16 = UNSURE_AFTER;
-
 /// Packets of a flow that cannot decide it (tagged SEND or READ requests, packets on which rules
 /// conflict) after which a one-pass reader stops holding the flow's packets back: they go out
 /// as `std` (flagged when [`UNSURE_AFTER`] is reached too). Long enough for a multi-packet SEND
@@ -418,6 +415,14 @@ impl Decoder {
         self.opts.profile == ProfileChoice::Auto
     }
 
+    /// A frame decoded `std` (the start of every path: detection and giving out read it).
+    #[inline(always)]
+    fn std_decoded<'a, 'd>(&self, link: LinkType, data: &'a [u8], orig_len: usize) -> Decoded<'a, 'd> {
+        let mut out = Decoded { frame: Frame::new(link, data), extra: Extra::default(), nacks: None };
+        out.frame.decode(orig_len, &self.frame_opts(Profile::Std));
+        out
+    }
+
     fn frame_opts(&self, profile: Profile) -> DecodeOptions {
         DecodeOptions { verify: !self.opts.no_verify && !self.lazy_verify, profile, params: self.opts.params }
     }
@@ -430,8 +435,7 @@ impl Decoder {
     /// `Frame` is about 300 bytes: no copies of it per packet), a second time only when its
     /// flow's profile is not `std`.
     pub fn decode<'a>(&mut self, link: LinkType, data: &'a [u8], orig_len: usize) -> Decoded<'a, '_> {
-        let mut out = Decoded { frame: Frame::new(link, data), extra: Extra::default(), nacks: None };
-        out.frame.decode(orig_len, &self.frame_opts(Profile::Std));
+        let mut out = self.std_decoded(link, data, orig_len);
         let arrival = self.arrive(&out.frame, link, orig_len);
         self.give_out(&mut out, orig_len, arrival);
         out
@@ -442,8 +446,7 @@ impl Decoder {
     /// decided. Once something is held, later frames go through [`observe`](Self::observe) and
     /// are given out in order with [`emit`](Self::emit).
     pub fn decode_step<'a>(&mut self, link: LinkType, data: &'a [u8], orig_len: usize) -> Step<'a, '_> {
-        let mut out = Decoded { frame: Frame::new(link, data), extra: Extra::default(), nacks: None };
-        out.frame.decode(orig_len, &self.frame_opts(Profile::Std));
+        let mut out = self.std_decoded(link, data, orig_len);
         let arrival = self.arrive(&out.frame, link, orig_len);
         if let Arrival::Flow { key, before, state } = arrival {
             if state.pending() {
@@ -462,8 +465,7 @@ impl Decoder {
         // Nothing is given out: checksums only where a rule compares decodings (as
         // `checksums_for_detection_only`), which labels every flow as full verification does.
         let lazy = std::mem::replace(&mut self.lazy_verify, true);
-        let mut frame = Frame::new(link, data);
-        frame.decode(orig_len, &self.frame_opts(Profile::Std));
+        let frame = self.std_decoded(link, data, orig_len).frame;
         let arrival = self.arrive(&frame, link, orig_len);
         self.lazy_verify = lazy;
         match arrival {
@@ -483,8 +485,7 @@ impl Decoder {
     /// Gives out a frame that went through [`observe`](Self::observe) (held back): decoded with
     /// what its flow is known to be now, its detection run already.
     pub fn emit<'a>(&mut self, link: LinkType, data: &'a [u8], orig_len: usize) -> Decoded<'a, '_> {
-        let mut out = Decoded { frame: Frame::new(link, data), extra: Extra::default(), nacks: None };
-        out.frame.decode(orig_len, &self.frame_opts(Profile::Std));
+        let mut out = self.std_decoded(link, data, orig_len);
         let arrival = self.known(&out.frame);
         self.give_out(&mut out, orig_len, arrival);
         out

@@ -39,17 +39,16 @@ pub fn decode(out: &mut impl Write, args: crate::DecodeArgs) -> Result<u8, Failu
     if !layout.is_empty() && !matches!(format, Format::Fields) {
         return Err(Failure::Usage("-E sets the layout of --format fields (give -e NAME)".into()));
     }
-    // Checksums are verified only where the output shows their verdict (`rocescope.icrc.status`,
-    // `rocescope.warning`: text and JSON show every field; `fields` and `-Y` when they name
-    // them); elsewhere only where detection compares decodings, which labels as full
-    // verification does.
-    let shows_checksums = !matches!(format, Format::Fields)
-        || names.iter().any(|n| n == "rocescope.icrc.status" || n == "rocescope.warning")
-        || filter.as_deref().is_some_and(|t| t.contains("icrc") || t.contains("warning") || t.contains("rocescope "));
     let mut filter = match &filter {
         Some(text) => Some(Filter::parse(text).map_err(|e| Failure::Usage(format!("-Y: {e}")))?),
         None => None,
     };
+    // Checksums are verified only where the output shows their verdict (text and JSON show
+    // every field; `fields` and `-Y` when they read a verdict or the warnings); elsewhere only
+    // where detection compares decodings, which labels as full verification does.
+    let shows_checksums = !matches!(format, Format::Fields)
+        || names.iter().filter_map(|n| rocescope_codec::FieldId::from_name(n)).any(|id| id.shows_verification())
+        || filter.as_ref().is_some_and(|f| rocescope_codec::FIELDS.iter().any(|d| d.id.shows_verification() && f.reads(d.id)));
     let cols: Vec<Column> = names
         .iter()
         .map(|n| Column::parse(n).ok_or_else(|| Failure::Usage(format!("unknown field '{n}' (see `rocescope fields`)"))))

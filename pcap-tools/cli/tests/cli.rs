@@ -364,3 +364,40 @@ fn bth_columns_read_directly_equal_the_walk() {
     }
     assert!(rows > 1000, "{rows} rows with BTH values compared");
 }
+
+#[test]
+fn checksum_verdicts_asked_for_alone_are_verified() {
+    // `fields` skips verification unless a column or the filter reads a verdict or the warnings;
+    // asked for alone, each verdict is the one JSON (always verified) gives, bad ones included.
+    let p = tmp("verdicts.pcapng");
+    write_capture(&p);
+    let ib = concat!(env!("CARGO_MANIFEST_DIR"), "/../../fixtures/ib-native.pcapng");
+    for (file, field) in [(p.to_str().unwrap(), "rocescope.icrc.status"), (ib, "rocescope.vcrc.status"), (p.to_str().unwrap(), "rocescope.warning")] {
+        let alone = stdout(&run(&["decode", "-T", "fields", "-e", field, file]));
+        let json: serde_json::Value = serde_json::from_str(&stdout(&run(&["decode", "-T", "json", file]))).unwrap();
+        let want: Vec<String> = json
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|f| match &f[field] {
+                serde_json::Value::Null => String::new(),
+                serde_json::Value::Array(a) => a.iter().map(|v| v.as_str().unwrap()).collect::<Vec<_>>().join(","),
+                v => v.as_str().unwrap().to_string(),
+            })
+            .collect();
+        assert_eq!(alone.lines().collect::<Vec<_>>(), want, "{file} {field}");
+        assert!(want.iter().any(|v| !v.is_empty()), "{file} {field}: some value compared");
+    }
+    // A filter on a verdict sees it verified: the corrupted frame is kept.
+    let bad = stdout(&run(&["decode", "-T", "fields", "-e", "frame.number", "-Y", "rocescope.icrc.status == \"bad\"", p.to_str().unwrap()]));
+    let json: serde_json::Value = serde_json::from_str(&stdout(&run(&["decode", "-T", "json", p.to_str().unwrap()]))).unwrap();
+    let want: Vec<String> = json
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["rocescope.icrc.status"] == "bad")
+        .map(|f| f["frame"].to_string())
+        .collect();
+    assert!(!want.is_empty());
+    assert_eq!(bad.lines().collect::<Vec<_>>(), want);
+}

@@ -168,8 +168,8 @@ fn ordinary(out: &mut Vec<MixFrame>) {
         push(out, format!("ordinary SEND tos {tos:#x}"), FrameRepr::new(net, RoceRepr::new(0x04, qp, 3).with_payload(&[1u8; 64])).to_vec(), Profile::Std);
     }
     // A SEND-only flow marked DSCP 26: nothing confirms or refutes DCP, so after
-    // DCP_UNSURE_AFTER packets detection reports it once (and it stays std).
-    for psn in 0..rocescope_codec::decoder::DCP_UNSURE_AFTER as u32 {
+    // UNSURE_AFTER packets detection reports it once (and it stays std).
+    for psn in 0..rocescope_codec::decoder::UNSURE_AFTER as u32 {
         let r = RoceRepr::new(0x04, 0x702, psn).with_payload(&[2u8; 64]);
         push(out, "ordinary SEND-only flow, DSCP 26", FrameRepr::new(v4(11, 12, 0x68), r).to_vec(), Profile::Std);
     }

@@ -37,8 +37,18 @@ pub fn decompress<R: BufRead + Send + 'static>(kind: Compression, src: R) -> Box
 /// Looks at the first bytes of `src` and wraps it in a decompressor when it is compressed (the
 /// bytes looked at are given back in front of the rest).
 pub fn sniffed<R: Read + Send + 'static>(mut src: R) -> io::Result<Box<dyn Read + Send>> {
-    // (A pipe may deliver fewer than 4 bytes per read: ask until 4 or the end.)
     let mut head = [0u8; 4];
+    let n = read_head(&mut src, &mut head)?;
+    let whole = io::Cursor::new(head[..n].to_vec()).chain(src);
+    Ok(match Compression::sniff(&head[..n]) {
+        Some(kind) => decompress(kind, BufReader::with_capacity(1 << 20, whole)),
+        None => Box::new(whole),
+    })
+}
+
+/// Up to `head.len()` bytes from the start of `src`: fewer only at its end (a pipe may deliver
+/// fewer per read).
+pub(super) fn read_head(src: &mut impl Read, head: &mut [u8]) -> io::Result<usize> {
     let mut n = 0;
     while n < head.len() {
         match src.read(&mut head[n..]) {
@@ -48,11 +58,7 @@ pub fn sniffed<R: Read + Send + 'static>(mut src: R) -> io::Result<Box<dyn Read 
             Err(e) => return Err(e),
         }
     }
-    let whole = io::Cursor::new(head[..n].to_vec()).chain(src);
-    Ok(match Compression::sniff(&head[..n]) {
-        Some(kind) => decompress(kind, BufReader::with_capacity(1 << 20, whole)),
-        None => Box::new(whole),
-    })
+    Ok(n)
 }
 
 /// Zstandard frames one after another (as `zstd` writes for concatenated input or large files

@@ -29,7 +29,7 @@ pub fn open(path: &str) -> Result<CaptureReader<Box<dyn std::io::Read + Send>>, 
         return CaptureReader::new(compressed::sniffed(file).map_err(unreadable)?);
     }
     let mut head = [0u8; 4];
-    let n = read_head(&mut file, &mut head).map_err(unreadable)?;
+    let n = compressed::read_head(&mut file, &mut head).map_err(unreadable)?;
     file.rewind().map_err(unreadable)?;
     if let Some(kind) = compressed::Compression::sniff(&head[..n]) {
         return CaptureReader::new(compressed::decompress(kind, std::io::BufReader::with_capacity(1 << 20, file)));
@@ -40,18 +40,4 @@ pub fn open(path: &str) -> Result<CaptureReader<Box<dyn std::io::Read + Send>>, 
         Err(file) => file,
     };
     CaptureReader::new(Box::new(file))
-}
-
-/// Up to `head.len()` bytes from the start of `f` (fewer only at its end).
-fn read_head(f: &mut impl std::io::Read, head: &mut [u8]) -> std::io::Result<usize> {
-    let mut n = 0;
-    while n < head.len() {
-        match f.read(&mut head[n..]) {
-            Ok(0) => break,
-            Ok(k) => n += k,
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(e),
-        }
-    }
-    Ok(n)
 }

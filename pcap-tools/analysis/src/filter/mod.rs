@@ -97,6 +97,12 @@ impl Filter {
         Ok(Filter { text: text.to_string(), root, tests, by_field, state })
     }
 
+    /// Whether the filter reads this registry field (a header group or `rocescope` reads all of
+    /// theirs).
+    pub fn reads(&self, id: rocescope_codec::FieldId) -> bool {
+        !self.by_field[id as usize].is_empty()
+    }
+
     /// The filter as written.
     pub fn text(&self) -> &str {
         &self.text
