@@ -7,11 +7,14 @@
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
-use rocescope_analysis::analyze::report::{Tap, TimelineReport};
-use rocescope_analysis::analyze::{run, Options};
+use rocescope_analysis::analyze::report::Tap;
 use rocescope_analysis::capture::{self, CaptureWriter};
 use rocescope_analysis::session::Session;
-use rocescope_codec::decoder::{Decoder, DecoderOptions, ProfileChoice};
+use rocescope_codec::decoder::{Decoder, DecoderOptions};
+
+#[path = "common/timeline.rs"]
+mod common_timeline;
+use common_timeline::timeline;
 
 const FIXTURES: [(&str, &str); 6] = [
     ("gbn-clean", "std"),
@@ -26,14 +29,6 @@ fn fixture(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("../../fixtures/synth-{name}.pcapng"))
 }
 
-fn timeline(path: &Path, profile: &str) -> TimelineReport {
-    let reader = capture::open(&path.display().to_string()).expect("open");
-    let profile = ProfileChoice::parse(profile).expect("profile");
-    let decoder = Decoder::new(DecoderOptions { profile, maps: vec![], params: Default::default(), no_verify: false });
-    let mut s = Session::new(reader, decoder);
-    let mut a = run::analyze(&mut s, Options::default(), run::Window::default(), |_| {}).expect("analyse");
-    a.timeline()
-}
 
 /// Copies `src` to `dst` (the synth fixtures' three interfaces), keeping the frames `keep`
 /// accepts (by number) and cutting each to `snaplen` bytes.

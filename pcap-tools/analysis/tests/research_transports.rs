@@ -4,16 +4,17 @@
 //! derived by hand from the frames written (frame numbers count from 1, frame n is written at
 //! `T0 + n µs`).
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use rocescope_analysis::analyze::report::{Evidence, FlowTimeline, Repair, Signal, Tap, TimelineReport};
-use rocescope_analysis::analyze::{run, Options};
-use rocescope_analysis::capture::{self, CaptureWriter};
-use rocescope_analysis::session::Session;
+use rocescope_analysis::capture::CaptureWriter;
 use rocescope_codec::build::{FrameRepr, NetRepr, RoceRepr, TcpFrameRepr};
-use rocescope_codec::decoder::{Decoder, DecoderOptions, ProfileChoice};
 use rocescope_codec::ext::erd::{EethRepr, NackEntry, NackRepr};
 use rocescope_codec::ib::{AethRepr, DethRepr, Syndrome};
+
+#[path = "common/timeline.rs"]
+mod common_timeline;
+use common_timeline::timeline;
 
 const T0: u64 = 1_700_000_000_000_000_000;
 
@@ -35,19 +36,11 @@ fn timeline_of(name: &str, frames: &[Vec<u8>], profile: &str) -> TimelineReport 
             w.write(0, t(n as u64 + 1), f).expect("write");
         }
     }
-    let t = analyse(&path, profile);
+    let t = timeline(&path, profile);
     std::fs::remove_file(&path).ok();
     t
 }
 
-fn analyse(path: &Path, profile: &str) -> TimelineReport {
-    let reader = capture::open(&path.display().to_string()).expect("open");
-    let profile = ProfileChoice::parse(profile).expect("profile");
-    let decoder = Decoder::new(DecoderOptions { profile, maps: vec![], params: Default::default(), no_verify: false });
-    let mut s = Session::new(reader, decoder);
-    let mut a = run::analyze(&mut s, Options::default(), run::Window::default(), |_| {}).expect("analyse");
-    a.timeline()
-}
 
 fn flow<'a>(t: &'a TimelineReport, id: &str) -> &'a FlowTimeline {
     let ids: Vec<&String> = t.flows.iter().map(|f| &f.id).collect();
