@@ -5,7 +5,7 @@
 //! DCP; `--map` selectors and fixed profiles decide without detection.
 
 use rocescope_codec::build::{header_only, FrameRepr, NetRepr, RoceRepr};
-use rocescope_codec::decoder::{Decoder, DecoderOptions, ProfileChoice, Selector, Step, PATIENCE};
+use rocescope_codec::decoder::{Decoder, DecoderOptions, ProfileChoice, Selector, PATIENCE};
 use rocescope_codec::ib::{DcpethRepr, RethRepr};
 use rocescope_codec::{IcrcStatus, LinkType, Profile};
 
@@ -246,7 +246,7 @@ fn a_detection_pass_labels_a_dcp_flow_from_its_first_packet() {
 fn decode_step_holds_the_first_packet_until_the_middle_decides() {
     let frames = dcp_write(0x12, 50, 7, &[0x11; 512]);
     let mut d = auto();
-    let Step::Held(flow) = d.decode_step(LinkType::Ethernet, &frames[0], frames[0].len()) else { panic!("the First is held") };
+    let Err(flow) = d.decode_step(LinkType::Ethernet, &frames[0], frames[0].len(), |_| ()) else { panic!("the First is held") };
     assert!(d.is_pending(flow));
     assert_eq!(d.observe(LinkType::Ethernet, &frames[1], frames[1].len()), None, "the Middle decides: nothing to wait for");
     assert!(!d.is_pending(flow));
@@ -255,7 +255,7 @@ fn decode_step_holds_the_first_packet_until_the_middle_decides() {
     // The Middle, already observed, is given out with emit too.
     assert_eq!(d.emit(LinkType::Ethernet, &frames[1], frames[1].len()).frame.profile(), Profile::Dcp);
     // Once decided, frames are Ready at once.
-    assert!(matches!(d.decode_step(LinkType::Ethernet, &frames[2], frames[2].len()), Step::Ready(x) if x.frame.profile() == Profile::Dcp));
+    assert_eq!(d.decode_step(LinkType::Ethernet, &frames[2], frames[2].len(), |x| x.frame.profile()), Ok(Profile::Dcp));
 }
 
 #[test]
@@ -277,7 +277,7 @@ fn a_detection_pass_flags_an_undecided_flow_on_its_first_packet_and_a_few_tags_n
     // concluded at the end.
     let mut d = auto();
     let f = sends(0x34, 3);
-    assert!(matches!(d.decode_step(LinkType::Ethernet, &f[0], f[0].len()), Step::Held(_)));
+    assert!(d.decode_step(LinkType::Ethernet, &f[0], f[0].len(), |_| ()).is_err());
     assert!(d.observe(LinkType::Ethernet, &f[1], f[1].len()).is_some());
     d.give_up_pending();
     assert_eq!(d.emit(LinkType::Ethernet, &f[0], f[0].len()).warning_count(), 0);

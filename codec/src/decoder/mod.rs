@@ -156,7 +156,7 @@ struct FlowKey {
 impl std::hash::Hash for FlowKey {
     #[inline]
     fn hash<H: std::hash::Hasher>(&self, h: &mut H) {
-        match (self.src, self.dst) {
+        match (&self.src, &self.dst) {
             (IpAddr::V4(s), IpAddr::V4(d)) => h.write_u64(u64::from(s.to_bits()) << 32 | u64::from(d.to_bits())),
             (s, d) => (s, d).hash(h),
         }
@@ -164,10 +164,10 @@ impl std::hash::Hash for FlowKey {
     }
 }
 
-/// A flow whose packets are being held back until detection decides it ([`Step::Held`]): the
-/// handle [`Decoder::is_pending`] takes.
+/// A flow whose packets are being held back until detection decides it (from
+/// [`Decoder::decode_step`]): the handle [`Decoder::is_pending`] takes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct FlowRef(FlowKey);
+pub struct FlowRef(u32);
 
 /// What detection remembers about a flow.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -310,17 +310,6 @@ pub const UNSURE_AFTER: u16 = 8;
 /// held for the whole look-ahead.
 pub const PATIENCE: u16 = 256;
 
-/// What [`Decoder::decode_step`] made of a packet. (The decoded frame is returned where it is,
-/// not boxed: no allocation per packet.)
-#[allow(clippy::large_enum_variant)]
-pub enum Step<'a, 'd> {
-    /// Decoded with its flow's profile: give it out now.
-    Ready(Decoded<'a, 'd>),
-    /// Its flow is undecided but has evidence: hold the packet (and everything after it, to keep
-    /// file order) until [`Decoder::is_pending`] says otherwise, then [`Decoder::emit`] it.
-    Held(FlowRef),
-}
-
 /// What arriving told about a packet, for giving it out.
 #[derive(Clone, Copy)]
 enum Arrival {
@@ -328,8 +317,9 @@ enum Arrival {
     Chosen(Profile),
     /// TCP: ERD's NACK stream, perhaps.
     Tcp { erd: bool },
-    /// A RoCE packet of a flow detection keeps (its state as it was and as it is now).
-    Flow { key: FlowKey, before: Option<FlowState>, state: FlowState },
+    /// A RoCE packet of a flow detection keeps: the flow's slot ([`Decoder::slot`]) and its
+    /// state as it is now (written back to the slot by [`Decoder::store`]).
+    Flow { slot: u32, state: FlowState },
     /// Not something detection keeps (not RoCE, no addresses).
     Other,
 }
@@ -338,7 +328,10 @@ enum Arrival {
 #[derive(Debug)]
 pub struct Decoder {
     opts: DecoderOptions,
-    flows: HashMap<FlowKey, FlowState, FxBuild>,
+    /// Detection's memory of each flow: its slot in `flow_states` (a frame's flow is looked up
+    /// once; its state is read and written back by slot).
+    flows: HashMap<FlowKey, u32, FxBuild>,
+    flow_states: Vec<FlowState>,
     stats: DetectionStats,
     nacks: NackReassembler,
     sdr: SdrTracker,
@@ -381,6 +374,7 @@ impl Decoder {
             opcode_rules: opcode_rules(&opts.params),
             opts,
             flows: HashMap::default(),
+            flow_states: Vec::new(),
             stats: DetectionStats::default(),
             nacks: NackReassembler::new(),
             sdr: SdrTracker::new(),
@@ -441,21 +435,31 @@ impl Decoder {
         out
     }
 
-    /// Decodes one frame with look-ahead: [`Step::Ready`] when its flow is decided (or there is
-    /// nothing to decide), [`Step::Held`] when the caller should hold it back until its flow is
-    /// decided. Once something is held, later frames go through [`observe`](Self::observe) and
-    /// are given out in order with [`emit`](Self::emit).
-    pub fn decode_step<'a>(&mut self, link: LinkType, data: &'a [u8], orig_len: usize) -> Step<'a, '_> {
-        let mut out = self.std_decoded(link, data, orig_len);
+    /// Decodes one frame with look-ahead. When its flow is decided (or there is nothing to
+    /// decide), the decoded frame is passed to `f` where it was decoded (a [`Decoded`] is about
+    /// 500 bytes: returned, it would be copied per packet) and `f`'s result is returned; when
+    /// the caller should hold the frame back until its flow is decided, `Err` with the flow to
+    /// wait for ([`is_pending`](Self::is_pending)). Once something is held, later frames go
+    /// through [`observe`](Self::observe) and are given out in order with [`emit`](Self::emit).
+    #[inline]
+    pub fn decode_step<'a, R>(
+        &mut self,
+        link: LinkType,
+        data: &'a [u8],
+        orig_len: usize,
+        f: impl FnOnce(&Decoded<'a, '_>) -> R,
+    ) -> Result<R, FlowRef> {
+        let mut out = Decoded { frame: Frame::new(link, data), extra: Extra::default(), nacks: None };
+        out.frame.decode(orig_len, &self.frame_opts(Profile::Std));
         let arrival = self.arrive(&out.frame, link, orig_len);
-        if let Arrival::Flow { key, before, state } = arrival {
+        if let Arrival::Flow { slot, state } = arrival {
             if state.pending() {
-                self.store(key, before, state);
-                return Step::Held(FlowRef(key));
+                self.store(slot, state);
+                return Err(FlowRef(slot));
             }
         }
         self.give_out(&mut out, orig_len, arrival);
-        Step::Ready(out)
+        Ok(f(&out))
     }
 
     /// The detection half of a frame's decoding, for a frame that is held back or for a
@@ -469,9 +473,9 @@ impl Decoder {
         let arrival = self.arrive(&frame, link, orig_len);
         self.lazy_verify = lazy;
         match arrival {
-            Arrival::Flow { key, before, state } => {
-                self.store(key, before, state);
-                state.pending().then_some(FlowRef(key))
+            Arrival::Flow { slot, state } => {
+                self.store(slot, state);
+                state.pending().then_some(FlowRef(slot))
             }
             _ => None,
         }
@@ -479,7 +483,7 @@ impl Decoder {
 
     /// Whether a held frame's flow is still undecided.
     pub fn is_pending(&self, flow: FlowRef) -> bool {
-        self.flows.get(&flow.0).is_some_and(|s| s.pending())
+        self.flow_states.get(flow.0 as usize).is_some_and(|s| s.pending())
     }
 
     /// Gives out a frame that went through [`observe`](Self::observe) (held back): decoded with
@@ -498,7 +502,7 @@ impl Decoder {
     /// capture out from its start: per-packet state (SDR, ERD NACKs, counts) starts afresh and
     /// no rule is tried again.
     pub fn settle(&mut self) {
-        for s in self.flows.values_mut() {
+        for s in &mut self.flow_states {
             s.conclude();
             s.early = 0;
         }
@@ -511,18 +515,27 @@ impl Decoder {
     /// The end of the capture in look-ahead mode: flows still pending are concluded as
     /// [`settle`](Self::settle) concludes them, so the frames still held go out as `std`.
     pub fn give_up_pending(&mut self) {
-        for s in self.flows.values_mut() {
+        for s in &mut self.flow_states {
             if s.pending() {
                 s.conclude();
             }
         }
     }
 
-    fn store(&mut self, key: FlowKey, before: Option<FlowState>, state: FlowState) {
-        // A flow without an entry reads as the default state: store only what changed.
-        if before != Some(state) {
-            self.flows.insert(key, state);
-        }
+    /// A flow's slot in `flow_states`, made (with the default state) on the flow's first packet.
+    #[inline]
+    fn slot(&mut self, key: FlowKey) -> u32 {
+        let next = self.flow_states.len() as u32;
+        let states = &mut self.flow_states;
+        *self.flows.entry(key).or_insert_with(|| {
+            states.push(FlowState::default());
+            next
+        })
+    }
+
+    #[inline]
+    fn store(&mut self, slot: u32, state: FlowState) {
+        self.flow_states[slot as usize] = state;
     }
 
     /// A frame detection has nothing to do with: TCP (ERD's NACK stream under `erd` or
@@ -546,23 +559,23 @@ impl Decoder {
             return a;
         }
         let Some(key) = Self::flow_key(frame) else { return Arrival::Other };
-        let before = self.flows.get(&key).copied();
-        let mut state = before.unwrap_or_default();
+        let slot = self.slot(key);
+        let mut state = self.flow_states[slot as usize];
         if state.profile.is_none() && !self.settled {
             self.detect(frame, link, orig_len, key, &mut state);
         }
-        Arrival::Flow { key, before, state }
+        Arrival::Flow { slot, state }
     }
 
     /// The arrival of a frame already observed: its flow as known now, no rule tried.
-    fn known(&self, frame: &Frame<'_>) -> Arrival {
+    fn known(&mut self, frame: &Frame<'_>) -> Arrival {
         if let Some(a) = self.without_detection(frame) {
             return a;
         }
         match Self::flow_key(frame) {
             Some(key) => {
-                let before = self.flows.get(&key).copied();
-                Arrival::Flow { key, before, state: before.unwrap_or_default() }
+                let slot = self.slot(key);
+                Arrival::Flow { slot, state: self.flow_states[slot as usize] }
             }
             None => Arrival::Other,
         }
@@ -584,7 +597,7 @@ impl Decoder {
                 return;
             }
             Arrival::Chosen(p) => self.redecode_in_place(frame, orig_len, p),
-            Arrival::Flow { key, before, mut state } => {
+            Arrival::Flow { slot, mut state } => {
                 match state.profile {
                     Some(p) => {
                         self.redecode_in_place(frame, orig_len, p);
@@ -606,7 +619,7 @@ impl Decoder {
                     None if state.evidence() => state.early = state.early.saturating_add(1),
                     None => {}
                 }
-                self.store(key, before, state);
+                self.store(slot, state);
             }
             Arrival::Other => {}
         }
@@ -702,7 +715,8 @@ impl Decoder {
                 if p == Profile::Netrt {
                     // The messages travel against the data: label the served flow too.
                     let rev = FlowKey { src: key.dst, dst: key.src, qp: key.qp };
-                    let e = self.flows.entry(rev).or_default();
+                    let rev = self.slot(rev);
+                    let e = &mut self.flow_states[rev as usize];
                     if e.profile.is_none() {
                         e.profile = Some(Profile::Netrt);
                     }

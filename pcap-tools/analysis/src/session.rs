@@ -26,7 +26,7 @@ use std::collections::VecDeque;
 use std::io::Read;
 use std::ops::{ControlFlow, Range};
 
-use rocescope_codec::decoder::{Decoded, Decoder, Extra, FlowRef, Step};
+use rocescope_codec::decoder::{Decoded, Decoder, Extra, FlowRef};
 use rocescope_codec::{Frame, LinkType};
 
 use crate::capture::{CaptureError, CaptureReader, Record};
@@ -149,16 +149,13 @@ impl<R: Read> Session<R> {
             let link = crate::link_type(rec.linktype);
             if held.frames.is_empty() {
                 let step = match link {
-                    Some(lt) => decoder.decode_step(lt, rec.data, rec.orig_len as usize),
-                    None => Step::Ready(undecoded()),
+                    Some(lt) => decoder.decode_step(lt, rec.data, rec.orig_len as usize, |d| f(rec, d)),
+                    None => Ok(f(rec, &undecoded())),
                 };
-                match &step {
-                    Step::Ready(d) => {
-                        if f(rec, d).is_break() {
-                            return Ok(());
-                        }
-                    }
-                    Step::Held(flow) => held.push(rec, Some(*flow)),
+                match step {
+                    Ok(ControlFlow::Break(())) => return Ok(()),
+                    Ok(ControlFlow::Continue(())) => {}
+                    Err(flow) => held.push(rec, Some(flow)),
                 }
                 continue;
             }
