@@ -15,6 +15,7 @@ use rocescope_codec::Profile;
 mod commands;
 mod params_args;
 mod progress;
+mod replay_cmd;
 mod synth_args;
 
 use commands::Failure;
@@ -216,6 +217,9 @@ enum Cmd {
     /// Per flow: every loss, capture gap, retransmission and message completion
     /// (docs/analysis.md; the JSON of docs/interfaces.md).
     Timeline(AnalyzeArgs),
+    /// Judge the capture against the reference stacks (docs/replay.md): every departure with
+    /// its frames, rule and source; exit 0 conformant, 1 departures, 2 unusable input.
+    Replay(replay_cmd::ReplayArgs),
     /// Simulate a lossy fabric with a reference stack: write a pcapng (one interface per tap)
     /// and, with --truth, the ground truth (docs/truth.md).
     Synth(synth_args::SynthArgs),
@@ -250,6 +254,7 @@ fn main() -> ExitCode {
         },
         Cmd::Flows(args) => commands::analyze(&mut out, &args, false),
         Cmd::Timeline(args) => commands::analyze(&mut out, &args, true),
+        Cmd::Replay(args) => replay_cmd::run(&mut out, &args),
         Cmd::Synth(args) => args.run().map_err(Failure::Usage),
     };
     let flushed = out.flush();

@@ -1,0 +1,360 @@
+//! `rocescope replay` (docs/replay.md): a capture judged against the reference stacks.
+//!
+//! Two passes over the capture: the analysers' flow table first (which flows are a
+//! connection's two directions, which transport each shows, where the tap is), then the frames
+//! again, each connection's requests driving a reference responder ([`judge`]) whose answers
+//! are compared with the captured ones. Findings name their frames, the rule ([`rules`]) with
+//! its source, what was expected and what was seen. What the tap cannot judge is listed with
+//! the reason, not guessed at.
+//!
+//! Judged so far: the responder's rules (NAKs, IRN's selective NAKs, DCP's returned
+//! header-only packets, ACK progress), at the responder's tap. The requester's rules and the
+//! inferred timers come next (docs/replay.md "Not yet judged").
+
+pub mod judge;
+pub mod rules;
+
+use std::collections::HashMap;
+use std::io::Read;
+use std::net::IpAddr;
+use std::ops::ControlFlow;
+
+use serde::Serialize;
+
+use rocescope_codec::Params;
+use rocescope_stacks::{Host, StackKind};
+
+use crate::analyze::report::{FlowRow, Role, Tap, Transport};
+use crate::analyze::Options as AnalyzeOptions;
+use crate::capture::CaptureError;
+use crate::session::Session;
+
+use crate::analyze::pkt::{Class, Pkt, Seen};
+use crate::analyze::Analyzer;
+use judge::{ResponderJudge, Shape};
+use rocescope_codec::ib::opcode::Position;
+
+/// Which reference stack judges a connection.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StackChoice {
+    /// Per connection, by the transport its packets show: `dcp` for DCP, `irn` when its
+    /// responder sends IRN's selective NAKs, else `gbn` (what RoCE NICs do).
+    Auto,
+    Fixed(StackKind),
+}
+
+impl StackChoice {
+    pub fn parse(s: &str) -> Option<StackChoice> {
+        if s == "auto" {
+            return Some(StackChoice::Auto);
+        }
+        StackKind::from_name(s).map(StackChoice::Fixed)
+    }
+
+    /// The stack for a connection whose requests flow shows `t`; `None` when no reference
+    /// stack exists for it yet.
+    fn for_transport(self, t: Transport) -> Option<StackKind> {
+        match (self, t) {
+            (StackChoice::Fixed(k), _) => Some(k),
+            (StackChoice::Auto, Transport::Dcp) => Some(StackKind::Dcp),
+            (StackChoice::Auto, Transport::Irn) => Some(StackKind::Irn),
+            (StackChoice::Auto, Transport::Gbn | Transport::Rc) => Some(StackKind::Gbn),
+            (StackChoice::Auto, Transport::Erd) => None,
+        }
+    }
+}
+
+/// What replay is asked.
+#[derive(Clone, Debug)]
+pub struct Options {
+    pub stack: StackChoice,
+    /// How long after the request that calls for it an answer (NAK, selective NAK, returned
+    /// header-only packet) may take to show at the responder's tap.
+    pub answer_window_ns: u64,
+    pub params: Params,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options { stack: StackChoice::Auto, answer_window_ns: 100_000, params: Params::default() }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum FindingKind {
+    /// The captured behaviour departs from the reference's.
+    Departure,
+    /// The tap cannot tell a departure from a capture gap or a network loss (both explanations
+    /// are given).
+    Ambiguous,
+}
+
+/// One finding.
+#[derive(Clone, Debug, Serialize)]
+pub struct Finding {
+    pub kind: FindingKind,
+    pub rule: &'static str,
+    pub source: &'static str,
+    /// The flow (`flows`' id) whose rule it is: the connection's requests flow.
+    pub flow: String,
+    /// The frames it is about (the cause first).
+    pub frames: Vec<u64>,
+    pub time_ns: u64,
+    pub expected: String,
+    pub seen: String,
+}
+
+/// A connection judged.
+#[derive(Clone, Debug, Serialize)]
+pub struct Connection {
+    /// The requests flow, and the responses flow.
+    pub flow: String,
+    pub peer: String,
+    pub interface: u32,
+    pub stack: &'static str,
+    pub tap: Tap,
+    pub requests: u64,
+    pub responses: u64,
+    pub departures: u64,
+    /// Parameters the capture shows, with their evidence.
+    pub inferred: Vec<Inferred>,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct Inferred {
+    pub name: &'static str,
+    pub value: f64,
+    pub evidence: String,
+}
+
+/// A flow, or a stretch of one, that replay could not judge, and why.
+#[derive(Clone, Debug, Serialize)]
+pub struct Unjudged {
+    pub flow: String,
+    pub interface: u32,
+    pub reason: String,
+}
+
+/// `rocescope replay`'s report.
+#[derive(Clone, Debug, Serialize)]
+pub struct Report {
+    pub stack: String,
+    pub connections: Vec<Connection>,
+    pub findings: Vec<Finding>,
+    pub unjudged: Vec<Unjudged>,
+}
+
+impl Report {
+    pub fn departures(&self) -> usize {
+        self.findings.iter().filter(|f| f.kind == FindingKind::Departure).count()
+    }
+}
+
+/// A connection replay judges: its two directions' keys and its judge.
+struct Conn {
+    row: usize,
+    peer: String,
+    iface: u32,
+    requester: IpAddr,
+    responder: IpAddr,
+    requester_qpn: u32,
+    responder_qpn: u32,
+    stack: StackKind,
+    tap: Tap,
+    shape: Shape,
+    judge: ResponderJudge,
+}
+
+/// Request packets of a flow whose lowest PSN is taken as the connection's first.
+const FIRST_PACKETS: u32 = 64;
+/// The MTU assumed when no packet shows it (every message fits in one packet).
+const DEFAULT_MTU: u32 = 4096;
+
+/// What the first pass gathers per flow.
+#[derive(Clone, Copy, Debug, Default)]
+struct FlowShape {
+    seen: u32,
+    first_psn: Option<u32>,
+    mtu: u32,
+}
+
+/// Which connection a frame belongs to, and as what.
+#[derive(Clone, Copy)]
+enum Part {
+    Request(usize),
+    Response(usize),
+}
+
+/// Runs replay: `first` for the flow table, `second` (a second reader of the same capture)
+/// for the judging pass. A capture unusable part-way is an error (exit 2 on the command line).
+pub fn replay<R: Read>(mut first: Session<R>, mut second: Session<R>, opts: &Options) -> Result<Report, CaptureError> {
+    // The flow table, and each flow's first PSNs and full-packet size.
+    let mut a = Analyzer::new(AnalyzeOptions { keep_events: false, ..AnalyzeOptions::default() });
+    let mut shapes: HashMap<(u32, IpAddr, IpAddr, u32), FlowShape> = HashMap::new();
+    first.run(|rec, d| {
+        let seen = Pkt::from_decoded(d, rec.number, rec.ts_ns, rec.interface, rec.orig_len);
+        if let Seen::Roce(k) = &seen {
+            let s = shapes.entry((k.iface, k.src, k.dst, k.destqp)).or_default();
+            let full = |pos| matches!(pos, Position::First | Position::Middle);
+            match k.class {
+                Class::Request { pos, .. } => {
+                    if s.seen < FIRST_PACKETS {
+                        s.seen += 1;
+                        s.first_psn = Some(s.first_psn.map_or(k.psn, |f| if judge::diff24(f, k.psn) < 0 { k.psn } else { f }));
+                    }
+                    if full(pos) {
+                        s.mtu = s.mtu.max(k.payload);
+                    }
+                }
+                Class::ReadResponse { pos } if full(pos) => s.mtu = s.mtu.max(k.payload),
+                _ => {}
+            }
+        }
+        a.add(&seen);
+        ControlFlow::Continue(())
+    })?;
+    let table = a.flows().flows;
+    let (mut conns, unjudged) = connections(&table, opts);
+    for c in &mut conns {
+        let req = shapes.get(&(c.iface, c.requester, c.responder, c.responder_qpn)).copied().unwrap_or_default();
+        let resp = shapes.get(&(c.iface, c.responder, c.requester, c.requester_qpn)).copied().unwrap_or_default();
+        let mtu = req.mtu.max(resp.mtu);
+        c.shape = Shape { first_psn: req.first_psn, mtu: if mtu == 0 { DEFAULT_MTU } else { mtu } };
+    }
+    let mut by_key: HashMap<(u32, IpAddr, IpAddr, u32), Part> = HashMap::new();
+    for (i, c) in conns.iter().enumerate() {
+        by_key.insert((c.iface, c.requester, c.responder, c.responder_qpn), Part::Request(i));
+        by_key.insert((c.iface, c.responder, c.requester, c.requester_qpn), Part::Response(i));
+        // DCP returns a header-only packet as it came, addresses swapped: its DestQP is the
+        // responder's own.
+        if c.stack == StackKind::Dcp {
+            by_key.entry((c.iface, c.responder, c.requester, c.responder_qpn)).or_insert(Part::Response(i));
+        }
+    }
+    let mut end = 0u64;
+    second.run(|rec, d| {
+        end = end.max(rec.ts_ns);
+        let f = &d.frame;
+        let (Some((src, dst)), Some(p)) = (f.ip_addrs(), f.roce()) else { return ControlFlow::Continue(()) };
+        let Some(&part) = by_key.get(&(rec.interface, src, dst, p.bth().dest_qp())) else { return ControlFlow::Continue(()) };
+        match part {
+            Part::Request(i) => {
+                let c = &mut conns[i];
+                let mac = |o: usize| f.data().get(o..o + 6).and_then(|m| m.try_into().ok()).unwrap_or([0; 6]);
+                let requester = Host { mac: mac(6), ip: c.requester, qpn: c.requester_qpn };
+                let responder = Host { mac: mac(0), ip: c.responder, qpn: c.responder_qpn };
+                c.judge.request(rec.number, rec.ts_ns, f, requester, responder, c.shape);
+            }
+            Part::Response(i) => conns[i].judge.response(rec.number, rec.ts_ns, f),
+        }
+        ControlFlow::Continue(())
+    })?;
+    let mut findings = Vec::new();
+    let mut connections = Vec::new();
+    for mut c in conns {
+        c.judge.finish(end);
+        let j = &c.judge;
+        let mut inferred = Vec::new();
+        if j.acks > 0 && c.stack != StackKind::Dcp {
+            // The reference acknowledges every packet it takes in order (or as a duplicate):
+            // how many of those one captured ACK covers on average is the NIC's coalescing.
+            inferred.push(Inferred {
+                name: "ack_coalescing",
+                value: (j.ref_acks as f64 / j.acks as f64 * 10.0).round() / 10.0,
+                evidence: format!(
+                    "{} packets taken in order or as duplicates, {} ACKs sent ({} request packets in all)",
+                    j.ref_acks, j.acks, j.requests
+                ),
+            });
+        }
+        connections.push(Connection {
+            flow: table[c.row].head.id.clone(),
+            peer: c.peer.clone(),
+            interface: c.iface,
+            stack: c.stack.name(),
+            tap: c.tap,
+            requests: j.requests,
+            responses: j.responses,
+            departures: j.findings.len() as u64,
+            inferred,
+        });
+        findings.append(&mut c.judge.findings);
+    }
+    findings.sort_by_key(|f| (f.frames.first().copied(), f.rule));
+    let stack = match opts.stack {
+        StackChoice::Auto => "auto".to_string(),
+        StackChoice::Fixed(k) => k.name().to_string(),
+    };
+    Ok(Report { stack, connections, findings, unjudged })
+}
+
+/// The connections of the flow table replay judges, and the flows it does not, with why.
+fn connections(table: &[FlowRow], opts: &Options) -> (Vec<Conn>, Vec<Unjudged>) {
+    let mut conns = Vec::new();
+    let mut unjudged = Vec::new();
+    let by_id: HashMap<&str, &FlowRow> = table.iter().map(|r| (r.head.id.as_str(), r)).collect();
+    for (row, r) in table.iter().enumerate() {
+        let h = &r.head;
+        if h.role != Role::Requests {
+            continue;
+        }
+        let skip = |reason: String| Unjudged { flow: h.id.clone(), interface: h.interface, reason };
+        let Some(peer) = h.peer.as_deref().and_then(|p| by_id.get(p)) else {
+            unjudged.push(skip("no responses captured for these requests: nothing to compare".into()));
+            continue;
+        };
+        let Some(stack) = opts.stack.for_transport(h.transport) else {
+            unjudged.push(skip(format!("no reference stack for {:?} yet", h.transport).to_lowercase()));
+            continue;
+        };
+        if h.tap != Tap::Receiver {
+            let why = match h.tap {
+                Tap::Sender => "the responder's rules are judged at the responder's tap; requests seen at the sender's may have been lost after it",
+                Tap::Fabric => "the responder's rules are judged at the responder's tap; a fabric tap sees requests before the rest of the path",
+                _ => "the tap's place is not known: the responder's rules are judged at the responder's tap",
+            };
+            unjudged.push(skip(format!("{:?} tap: {why}", h.tap).to_lowercase()));
+            continue;
+        }
+        let (Ok(requester), Ok(responder)) = (h.src.parse::<IpAddr>(), h.dst.parse::<IpAddr>()) else {
+            unjudged.push(skip("not an IP flow".into()));
+            continue;
+        };
+        conns.push(Conn {
+            row,
+            peer: peer.head.id.clone(),
+            iface: h.interface,
+            requester,
+            responder,
+            requester_qpn: peer.head.destqp,
+            responder_qpn: h.destqp,
+            stack,
+            tap: h.tap,
+            shape: Shape { first_psn: None, mtu: DEFAULT_MTU },
+            judge: ResponderJudge::new(stack, h.id.clone(), opts.params, opts.answer_window_ns),
+        });
+    }
+    (conns, unjudged)
+}
+
+/// The report as text: one line per connection (with what it infers), one per finding, one per
+/// flow not judged.
+pub fn write_text(out: &mut impl std::io::Write, r: &Report) -> std::io::Result<()> {
+    writeln!(out, "replay --stack {}: {} connection(s) judged, {} departure(s), {} flow(s) not judged", r.stack, r.connections.len(), r.departures(), r.unjudged.len())?;
+    for c in &r.connections {
+        let verdict = if c.departures == 0 { "conformant".to_string() } else { format!("{} departure(s)", c.departures) };
+        writeln!(out, "{} ({}, {:?} tap; responses {}): {} requests, {} responses: {verdict}", c.flow, c.stack, c.tap, c.peer, c.requests, c.responses)?;
+        for i in &c.inferred {
+            writeln!(out, "  inferred {} = {} ({})", i.name, i.value, i.evidence)?;
+        }
+    }
+    for f in &r.findings {
+        let frames = f.frames.iter().map(|n| n.to_string()).collect::<Vec<_>>().join(",");
+        writeln!(out, "frame {frames}: {:?} {} on {}: expected {}; seen {} [{}]", f.kind, f.rule, f.flow, f.expected, f.seen, f.source)?;
+    }
+    for u in &r.unjudged {
+        writeln!(out, "not judged: {}: {}", u.flow, u.reason)?;
+    }
+    Ok(())
+}

@@ -1,0 +1,46 @@
+//! The rules `rocescope replay` judges, written once: the report names them, docs/replay.md
+//! lists them (checked by a test against this table).
+
+/// One rule: its id (`stack.rule`), where it comes from, and what it asks.
+#[derive(Clone, Copy, Debug)]
+pub struct Rule {
+    pub id: &'static str,
+    /// The section of the specification or paper the behaviour is taken from.
+    pub source: &'static str,
+    pub summary: &'static str,
+}
+
+macro_rules! rules {
+    ($($name:ident: $id:literal, $source:literal, $summary:literal;)*) => {
+        $(pub const $name: Rule = Rule { id: $id, source: $source, summary: $summary };)*
+        /// Every rule, in the order the documentation lists them.
+        pub const ALL: &[Rule] = &[$($name),*];
+    };
+}
+
+rules! {
+    GBN_NAK_MISSING: "gbn.nak-missing", "IBTA Vol. 1 §9.7.5 (responder: an out-of-sequence request gets a PSN sequence error NAK)",
+        "the first request packet ahead of the expected PSN is answered by a NAK (PSN sequence error) carrying the expected PSN";
+    GBN_NAK_REPEATED: "gbn.nak-repeated", "IBTA Vol. 1 §9.7.5 (one NAK per sequence error)",
+        "no second NAK for the same sequence error: the responder stays silent until the expected PSN arrives";
+    GBN_NAK_UNEXPECTED: "gbn.nak-unexpected", "IBTA Vol. 1 §9.7.5",
+        "a PSN sequence error NAK only when a request packet arrived ahead of the expected PSN, naming that PSN";
+    GBN_ACK_AHEAD: "gbn.ack-ahead", "IBTA Vol. 1 §9.7.5 (coalesced ACKs acknowledge what was received in order)",
+        "an ACK never acknowledges a PSN the responder has not received, in order";
+    GBN_ACK_REGRESSED: "gbn.ack-regressed", "IBTA Vol. 1 §9.7.5, §9.7.6 (ACKs are cumulative)",
+        "an ACK's PSN and MSN never go back below an earlier ACK's";
+    IRN_SACK_MISSING: "irn.sack-missing", "IRN (Mittal et al., SIGCOMM 2018) §3; the SACK layout of docs/wire.md",
+        "every out-of-order request packet is answered by a selective NAK naming the expected PSN and the packet's PSN";
+    IRN_SACK_UNEXPECTED: "irn.sack-unexpected", "IRN §3",
+        "a selective NAK only for a packet that arrived out of order, at most once per arrival";
+    IRN_ACK_AHEAD: "irn.ack-ahead", "IRN §3 (cumulative ACK of the in-order prefix)",
+        "an ACK never acknowledges a PSN the responder has not received, in order";
+    IRN_ACK_REGRESSED: "irn.ack-regressed", "IRN §3", "an ACK's PSN and MSN never go back below an earlier ACK's";
+    DCP_HO_UNANSWERED: "dcp.ho-unanswered", "DCP paper §4.1 (the receiver returns every header-only packet to the sender)",
+        "every header-only (trimmed) packet that reaches the receiver is bounced back to the sender";
+    DCP_HO_UNEXPECTED: "dcp.ho-unexpected", "DCP paper §4.1",
+        "a header-only packet goes back to the sender only for one that reached the receiver, once";
+    DCP_EMSN_AHEAD: "dcp.emsn-ahead", "DCP paper §4.5 (eMSN: the first message not yet complete)",
+        "an ACK's eMSN never passes a message the receiver has not received whole";
+    DCP_EMSN_REGRESSED: "dcp.emsn-regressed", "DCP paper §4.5", "an ACK's eMSN never goes back";
+}

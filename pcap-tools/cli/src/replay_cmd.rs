@@ -1,0 +1,65 @@
+//! `rocescope replay` (docs/replay.md): the capture judged against the reference stacks; exit 0
+//! when conformant, 1 on any departure, 2 when the input is unusable.
+
+use std::io::Write;
+
+use clap::Args;
+use rocescope_analysis::capture;
+use rocescope_analysis::replay::{self, StackChoice};
+use rocescope_analysis::session::Session;
+
+use crate::commands::Failure;
+
+/// Arguments of `replay`.
+#[derive(Args)]
+pub(crate) struct ReplayArgs {
+    /// The capture (a file: replay reads it twice).
+    pub file: String,
+    /// The reference stack: gbn, irn, dcp, or auto (per connection, by the transport its
+    /// packets show: dcp for DCP, irn when the responder sends selective NAKs, else gbn).
+    #[arg(long, default_value = "auto", value_parser = parse_stack)]
+    pub stack: StackChoice,
+    #[arg(long = "format", short = 'T', value_enum, default_value = "text")]
+    pub format: ReplayFormat,
+    /// How long an answer (NAK, selective NAK, returned header-only packet) may take to show
+    /// at the responder's tap after the request that calls for it, µs.
+    #[arg(long = "answer-window-us", value_name = "US", default_value_t = 100)]
+    pub answer_window_us: u64,
+    #[command(flatten)]
+    pub profile: crate::ProfileArgs,
+}
+
+#[derive(Clone, Copy, clap::ValueEnum, PartialEq, Eq)]
+pub(crate) enum ReplayFormat {
+    Text,
+    Json,
+}
+
+fn parse_stack(s: &str) -> Result<StackChoice, String> {
+    StackChoice::parse(s).ok_or_else(|| format!("unknown stack '{s}' (gbn irn dcp auto)"))
+}
+
+pub(crate) fn run(out: &mut impl Write, args: &ReplayArgs) -> Result<u8, Failure> {
+    let file = &args.file;
+    if file == "-" {
+        return Err(Failure::Usage("replay reads its capture twice: give a file, not standard input".into()));
+    }
+    let open = || capture::open(file).map_err(|e| Failure::Input(file.into(), e));
+    let session = || -> Result<_, Failure> { Ok(Session::new(open()?, args.profile.decoder().checksums_for_detection_only())) };
+    let opts = replay::Options {
+        stack: args.stack,
+        answer_window_ns: args.answer_window_us.saturating_mul(1000),
+        params: args.profile.params.params,
+    };
+    let report = replay::replay(session()?, session()?, &opts).map_err(|e| Failure::Input(file.into(), e))?;
+    let written = match args.format {
+        ReplayFormat::Json => serde_json::to_writer(&mut *out, &report).map_err(std::io::Error::other).and_then(|_| writeln!(out)),
+        ReplayFormat::Text => replay::write_text(out, &report),
+    };
+    if let Err(e) = written {
+        if e.kind() != std::io::ErrorKind::BrokenPipe {
+            return Err(Failure::Usage(e.to_string()));
+        }
+    }
+    Ok(if report.departures() > 0 { 1 } else { 0 })
+}

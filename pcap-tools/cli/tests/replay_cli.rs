@@ -1,0 +1,72 @@
+//! `rocescope replay` on the command line (issue 12): exit 0 on a conformant capture with the
+//! report in text and JSON, 1 when a departure is found (a NAK deleted from the receiver tap's
+//! frames), 2 on unusable input (garbage, standard input, an unknown stack).
+
+use std::path::Path;
+use std::process::Command;
+
+use rocescope_analysis::capture::{self, CaptureWriter};
+
+const BIN: &str = env!("CARGO_BIN_EXE_rocescope");
+
+fn fixture(name: &str) -> String {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("../../fixtures/synth-{name}.pcapng")).display().to_string()
+}
+
+fn replay(args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(BIN).arg("replay").args(args).output().expect("run rocescope");
+    (out.status.code().unwrap_or(-1), String::from_utf8_lossy(&out.stdout).into_owned(), String::from_utf8_lossy(&out.stderr).into_owned())
+}
+
+#[test]
+fn a_conformant_capture_exits_0_with_its_connections_and_what_was_not_judged() {
+    let (code, text, err) = replay(&[&fixture("gbn-loss")]);
+    assert_eq!(code, 0, "{err}");
+    assert!(text.starts_with("replay --stack auto: 1 connection(s) judged, 0 departure(s), 2 flow(s) not judged"), "{text}");
+    assert!(text.contains("10.0.0.1>10.0.1.1/512@1 (gbn, Receiver tap; responses 10.0.1.1>10.0.0.1/256@1)"), "{text}");
+    assert!(text.contains("not judged: 10.0.0.1>10.0.1.1/512@0: sender tap:"), "{text}");
+    let (code, json, _) = replay(&["--stack", "gbn", "-T", "json", &fixture("gbn-loss")]);
+    assert_eq!(code, 0);
+    let v: serde_json::Value = serde_json::from_str(&json).expect("json");
+    assert_eq!(v["stack"], "gbn");
+    assert_eq!(v["connections"][0]["flow"], "10.0.0.1>10.0.1.1/512@1");
+    assert_eq!(v["connections"][0]["tap"], "receiver");
+    assert_eq!(v["findings"].as_array().unwrap().len(), 0);
+}
+
+#[test]
+fn a_departure_exits_1_and_unusable_input_2() {
+    // The receiver tap's first NAK deleted (frames of interface 1 that are Acknowledge packets
+    // with a NAK syndrome, byte 0x60 of the AETH's syndrome: NAK code 0).
+    let src = fixture("gbn-loss");
+    let mut r = capture::open(&src).expect("open");
+    let path = std::env::temp_dir().join(format!("rocescope-replay-cli-{}.pcapng", std::process::id()));
+    let mut w = CaptureWriter::new(std::io::BufWriter::new(std::fs::File::create(&path).unwrap()), &["sender", "receiver", "fabric"]).unwrap();
+    let mut deleted = false;
+    while let Some(rec) = r.next_record().expect("read") {
+        // Ethernet 14 + IPv4 20 + UDP 8: BTH opcode at 42, AETH syndrome at 42 + 12.
+        let nak = rec.data.get(42) == Some(&0x11) && rec.data.get(54) == Some(&0x60);
+        if rec.interface == 1 && nak && !deleted {
+            deleted = true;
+            continue;
+        }
+        w.write(rec.interface, rec.ts_ns, rec.data).unwrap();
+    }
+    drop(w);
+    assert!(deleted, "the fixture has a NAK at the receiver tap");
+    let (code, text, _) = replay(&[&path.display().to_string()]);
+    assert_eq!(code, 1, "{text}");
+    assert!(text.contains("Departure gbn.nak-missing on 10.0.0.1>10.0.1.1/512@1"), "{text}");
+
+    let garbage = std::env::temp_dir().join(format!("rocescope-replay-garbage-{}", std::process::id()));
+    std::fs::write(&garbage, b"not a capture at all, just text").unwrap();
+    let (code, _, err) = replay(&[&garbage.display().to_string()]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("rocescope-replay-garbage"), "{err}");
+    let (code, _, err) = replay(&["-"]);
+    assert_eq!((code, err.contains("give a file")), (2, true), "{err}");
+    let (code, _, err) = replay(&["--stack", "tcp", &fixture("gbn-loss")]);
+    assert_eq!((code, err.contains("unknown stack 'tcp'")), (2, true), "{err}");
+    let _ = std::fs::remove_file(path);
+    let _ = std::fs::remove_file(garbage);
+}
