@@ -1,6 +1,7 @@
 //! `rocescope replay` on the command line (issue 12): exit 0 on a conformant capture with the
-//! report in text and JSON, 1 when a departure is found (a NAK deleted from the receiver tap's
-//! frames), 2 on unusable input (garbage, standard input, an unknown stack).
+//! report in text and JSON (and on one with a NAK deleted: a capture gap is ambiguous, not a
+//! departure), 1 when a departure is found (a NAK sent twice), 2 on unusable input (garbage,
+//! standard input, an unknown stack).
 
 use std::path::Path;
 use std::process::Command;
@@ -36,27 +37,36 @@ fn a_conformant_capture_exits_0_with_its_connections_and_what_was_not_judged() {
 
 #[test]
 fn a_departure_exits_1_and_unusable_input_2() {
-    // The receiver tap's first NAK deleted (frames of interface 1 that are Acknowledge packets
-    // with a NAK syndrome, byte 0x60 of the AETH's syndrome: NAK code 0).
+    // The receiver tap's first NAK deleted, or sent twice (frames of interface 1 that are
+    // Acknowledge packets with a NAK syndrome, byte 0x60 of the AETH's syndrome: NAK code 0).
     let src = fixture("gbn-loss");
     let mut r = capture::open(&src).expect("open");
     let path = std::env::temp_dir().join(format!("rocescope-replay-cli-{}.pcapng", std::process::id()));
-    let mut w = CaptureWriter::new(std::io::BufWriter::new(std::fs::File::create(&path).unwrap()), &["sender", "receiver", "fabric"]).unwrap();
-    let mut deleted = false;
+    let (mut deleted, mut doubled) = (
+        CaptureWriter::new(std::io::BufWriter::new(std::fs::File::create(&path).unwrap()), &["sender", "receiver", "fabric"]).unwrap(),
+        CaptureWriter::new(Vec::new(), &["sender", "receiver", "fabric"]).unwrap(),
+    );
+    let mut done = false;
     while let Some(rec) = r.next_record().expect("read") {
         // Ethernet 14 + IPv4 20 + UDP 8: BTH opcode at 42, AETH syndrome at 42 + 12.
         let nak = rec.data.get(42) == Some(&0x11) && rec.data.get(54) == Some(&0x60);
-        if rec.interface == 1 && nak && !deleted {
-            deleted = true;
+        doubled.write(rec.interface, rec.ts_ns, rec.data).unwrap();
+        if rec.interface == 1 && nak && !done {
+            done = true;
+            doubled.write(rec.interface, rec.ts_ns + 100, rec.data).unwrap();
             continue;
         }
-        w.write(rec.interface, rec.ts_ns, rec.data).unwrap();
+        deleted.write(rec.interface, rec.ts_ns, rec.data).unwrap();
     }
-    drop(w);
-    assert!(deleted, "the fixture has a NAK at the receiver tap");
+    drop(deleted);
+    assert!(done, "the fixture has a NAK at the receiver tap");
+    let (code, text, _) = replay(&[&path.display().to_string()]);
+    assert_eq!(code, 0, "{text}");
+    assert!(text.contains("0 departure(s)") && text.contains("Ambiguous gbn.nak-missing on 10.0.0.1>10.0.1.1/512@1"), "{text}");
+    std::fs::write(&path, doubled.into_inner()).unwrap();
     let (code, text, _) = replay(&[&path.display().to_string()]);
     assert_eq!(code, 1, "{text}");
-    assert!(text.contains("Departure gbn.nak-missing on 10.0.0.1>10.0.1.1/512@1"), "{text}");
+    assert!(text.contains("Departure gbn.nak-repeated on 10.0.0.1>10.0.1.1/512@1"), "{text}");
 
     let garbage = std::env::temp_dir().join(format!("rocescope-replay-garbage-{}", std::process::id()));
     std::fs::write(&garbage, b"not a capture at all, just text").unwrap();
@@ -69,4 +79,36 @@ fn a_departure_exits_1_and_unusable_input_2() {
     assert_eq!((code, err.contains("unknown stack 'tcp'")), (2, true), "{err}");
     let _ = std::fs::remove_file(path);
     let _ = std::fs::remove_file(garbage);
+}
+
+/// Acceptance 1 of issue 12, on a grid: every unmodified capture the simulator writes (each
+/// stack, lossy, incast and sprayed over several paths, two seeds, taps at the sender, the
+/// receiver and in the fabric) shows no departure and no ambiguous finding, with every
+/// connection judged at the receiver's tap.
+#[test]
+fn the_simulators_captures_on_a_grid_show_no_departure() {
+    let dir = std::env::temp_dir().join(format!("rocescope-replay-grid-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    for stack in ["gbn", "irn", "dcp"] {
+        for shape in [&["--incast", "8"][..], &["--incast", "4", "--paths", "4", "--spray", "--reorder", "2000"][..]] {
+            for seed in ["1", "2"] {
+                let file = dir.join(format!("{stack}-{}-{seed}.pcapng", shape.len()));
+                let file = file.display().to_string();
+                let out = Command::new(BIN)
+                    .args(["synth", "--stack", stack, "--messages", "12", "--loss", "0.02", "--taps", "sender,receiver,fabric", "--seed", seed, "-o", &file])
+                    .args(shape)
+                    .output()
+                    .expect("synth");
+                assert!(out.status.success(), "synth: {}", String::from_utf8_lossy(&out.stderr));
+                let (code, json, err) = replay(&["--stack", stack, "-T", "json", &file]);
+                assert_eq!(code, 0, "{stack} {shape:?} {seed}: {json}{err}");
+                let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+                let senders: usize = shape[1].parse().unwrap();
+                assert_eq!(v["connections"].as_array().unwrap().len(), senders, "{stack} {shape:?} {seed}: {json}");
+                assert!(v["connections"].as_array().unwrap().iter().all(|c| c["tap"] == "receiver" && c["stack"] == stack), "{json}");
+                assert_eq!(v["findings"].as_array().unwrap().len(), 0, "{stack} {shape:?} {seed}: {json}");
+            }
+        }
+    }
+    let _ = std::fs::remove_dir_all(dir);
 }

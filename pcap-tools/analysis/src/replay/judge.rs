@@ -33,6 +33,14 @@ enum Answer {
 }
 
 impl Answer {
+    /// The PSN the answer makes the requester send again.
+    fn resend_psn(self) -> u32 {
+        match self {
+            Answer::Nak { psn } | Answer::Bounce { psn } => psn,
+            Answer::Sack { epsn, .. } => epsn,
+        }
+    }
+
     fn describe(self) -> String {
         match self {
             Answer::Nak { psn } => format!("NAK (PSN sequence error) naming PSN {psn}"),
@@ -56,7 +64,8 @@ impl Answer {
 enum Control {
     /// An ACK: the PSN acknowledged through, the MSN (DCP's ACK, tagged 01: the eMSN).
     Ack { psn: u32, msn: u32 },
-    Answer(Answer),
+    /// An answer, with the MSN its AETH carries.
+    Answer(Answer, u32),
 }
 
 /// Reads a responder's frame: ACK, NAK, selective NAK or returned header-only packet.
@@ -65,7 +74,7 @@ fn control_of(f: &Frame<'_>, params: &Params) -> Option<Control> {
     let psn = p.bth().psn();
     let tag = f.tos().map(|t| dcp::tag(t, params.dcp_tag_shift));
     if tag == Some(dcp::TAG_HO) && p.opcode().0 != 0x11 {
-        return Some(Control::Answer(Answer::Bounce { psn }));
+        return Some(Control::Answer(Answer::Bounce { psn }, 0));
     }
     if p.opcode().0 != 0x11 {
         return None;
@@ -73,10 +82,13 @@ fn control_of(f: &Frame<'_>, params: &Params) -> Option<Control> {
     let a = p.aeth()?;
     match a.syndrome() {
         Syndrome::Ack { .. } => Some(Control::Ack { psn, msn: a.msn() }),
-        Syndrome::Nak { code: 0 } => Some(Control::Answer(match p.irn_sack() {
-            Some(s) => Answer::Sack { epsn: psn, sacked: s.sack_psn() },
-            None => Answer::Nak { psn },
-        })),
+        Syndrome::Nak { code: 0 } => Some(Control::Answer(
+            match p.irn_sack() {
+                Some(s) => Answer::Sack { epsn: psn, sacked: s.sack_psn() },
+                None => Answer::Nak { psn },
+            },
+            a.msn(),
+        )),
         _ => None,
     }
 }
@@ -107,6 +119,21 @@ struct Pending {
     time: u64,
 }
 
+/// Request frames kept for a restarted reference.
+const HISTORY: usize = 256;
+
+/// Request PSNs remembered as seen at the tap.
+const SEEN_KEPT: usize = 1 << 16;
+
+/// An answer found missing: a departure, unless the requester then resends the PSN it names
+/// within [`Suspect::deadline`], as the answer would make it (then the answer was most likely sent
+/// and not captured: ambiguous).
+struct Suspect {
+    p: Pending,
+    seen: String,
+    deadline: u64,
+}
+
 /// The reference's ACKs kept for placing captured ones (far more than a NIC coalesces).
 const MAX_ACKS_KEPT: usize = 4096;
 
@@ -120,6 +147,27 @@ pub(super) struct ResponderJudge {
     params: Params,
     window_ns: u64,
     reference: Option<Box<dyn Endpoint>>,
+    /// The reference's set-up (kept to start it again past a capture gap).
+    cfg: Option<ConnConfig>,
+    /// Added to the reference's MSNs once it was started again mid-connection.
+    msn_offset: u32,
+    /// DCP: a capture gap made the reference's eMSN meaningless; its rules are not judged on.
+    emsn_unjudged: bool,
+    /// The first request seen began a message (First or Only): the reference's message count
+    /// (MSN, eMSN) starts where the responder's did. Otherwise the capture began mid-message.
+    start_known: Option<bool>,
+    /// The highest request PSN seen.
+    max_psn: Option<u32>,
+    /// PSNs of the requests this tap showed (the latest [`SEEN_KEPT`]).
+    /// PSN → the latest arrival's time and frame number, and whether it ever came whole (not
+    /// as DCP's header-only form).
+    seen: rocescope_codec::fxhash::FxHashMap<u32, (u64, u64, bool)>,
+    /// The latest request frames (link type, time, bytes), to give a restarted reference what
+    /// had already arrived past its new start (IRN and DCP keep out-of-order packets).
+    history: VecDeque<(LinkType, u64, Vec<u8>)>,
+    seen_order: VecDeque<u32>,
+    /// Answers found missing, waiting to see whether the requester acted as if it had them.
+    suspects: Vec<Suspect>,
     actions: Vec<Action>,
     /// The reference's latest ACK: PSN acknowledged through, MSN (eMSN for DCP).
     ref_ack: Option<(u32, u32)>,
@@ -147,6 +195,15 @@ impl ResponderJudge {
             params,
             window_ns,
             reference: None,
+            cfg: None,
+            msn_offset: 0,
+            emsn_unjudged: false,
+            start_known: None,
+            max_psn: None,
+            seen: Default::default(),
+            history: VecDeque::new(),
+            seen_order: VecDeque::new(),
+            suspects: Vec::new(),
             actions: Vec::new(),
             ref_ack: None,
             pending: VecDeque::new(),
@@ -163,8 +220,12 @@ impl ResponderJudge {
     }
 
     fn finding(&mut self, rule: Rule, frames: Vec<u64>, time_ns: u64, expected: String, seen: String) {
+        self.found(FindingKind::Departure, rule, frames, time_ns, expected, seen);
+    }
+
+    fn found(&mut self, kind: FindingKind, rule: Rule, frames: Vec<u64>, time_ns: u64, expected: String, seen: String) {
         self.findings.push(Finding {
-            kind: FindingKind::Departure,
+            kind,
             rule: rule.id,
             source: rule.source,
             flow: self.flow.clone(),
@@ -178,6 +239,17 @@ impl ResponderJudge {
     /// Answers the reference sent more than the answer window before `now` and the capture has
     /// not shown: missing.
     fn expire(&mut self, now: u64) {
+        // Suspects whose requester never acted on the missing answer: departures.
+        let mut i = 0;
+        while i < self.suspects.len() {
+            if self.suspects[i].deadline < now {
+                let x = self.suspects.remove(i);
+                let (rule, _) = x.p.answer.rules();
+                self.finding(rule, vec![x.p.frame], x.p.time, format!("{} after frame {}", x.p.answer.describe(), x.p.frame), x.seen);
+            } else {
+                i += 1;
+            }
+        }
         while self.pending.front().is_some_and(|p| p.time.saturating_add(self.window_ns) < now) {
             let p = self.pending.pop_front().expect("a pending answer");
             self.missing(p, format!("none within {} µs", self.window_ns / 1000));
@@ -195,8 +267,92 @@ impl ResponderJudge {
     }
 
     fn missing(&mut self, p: Pending, seen: String) {
-        let (rule, _) = p.answer.rules();
-        self.finding(rule, vec![p.frame], p.time, format!("{} after frame {}", p.answer.describe(), p.frame), seen);
+        let deadline = p.time.saturating_add(2 * self.window_ns);
+        let psn = p.answer.resend_psn();
+        self.suspects.push(Suspect { p, seen, deadline });
+        // The requester may have acted on it already.
+        if let Some(&(t, number, _)) = self.seen.get(&psn) {
+            self.resent(number, t, psn);
+        }
+    }
+
+    /// A request of PSN `psn` arrived: a suspect whose answer names it is a capture gap as
+    /// likely as a fault.
+    fn resent(&mut self, number: u64, now: u64, psn: u32) {
+        while let Some(i) = self.suspects.iter().position(|x| x.p.answer.resend_psn() == psn && x.p.time < now) {
+            let x = self.suspects.remove(i);
+            let (rule, _) = x.p.answer.rules();
+            let after = (now - x.p.time) / 1000;
+            self.found(
+                FindingKind::Ambiguous,
+                rule,
+                vec![x.p.frame, number],
+                x.p.time,
+                format!("{} after frame {}", x.p.answer.describe(), x.p.frame),
+                format!(
+                    "{}; but the requester sent PSN {psn} again at frame {number}, {after} µs later, as that answer makes it do: \
+                     either the answer was sent and the capture missed it (a capture gap), or the responder never sent it and the \
+                     requester resent on its own",
+                    x.seen
+                ),
+            );
+        }
+    }
+
+    /// What the reference has taken in order: PSN through, MSN. Before its first ACK, nothing:
+    /// "through" the PSN before the first.
+    fn in_order(&self) -> (u32, u32) {
+        let start = self.cfg.as_ref().map_or(0, |c| c.start_psn);
+        self.ref_ack.unwrap_or((start.wrapping_sub(1) & 0xff_ffff, self.msn_offset))
+    }
+
+    /// Records that the tap showed a request of PSN `psn`.
+    fn saw(&mut self, psn: u32, now: u64, number: u64, whole: bool) {
+        let whole = whole || self.seen.get(&psn).is_some_and(|s| s.2);
+        if self.seen.insert(psn, (now, number, whole)).is_none() {
+            self.seen_order.push_back(psn);
+            if self.seen_order.len() > SEEN_KEPT {
+                let old = self.seen_order.pop_front().expect("a PSN");
+                self.seen.remove(&old);
+            }
+        }
+    }
+
+    /// Whether the tap showed every PSN after `from` up to `to`, whole.
+    fn saw_all(&self, from: u32, to: u32) -> bool {
+        let n = diff24(from, to);
+        (1..=n.min(SEEN_KEPT as i32)).all(|k| self.seen.get(&(from.wrapping_add(k as u32) & 0xff_ffff)).is_some_and(|s| s.2))
+    }
+
+    /// The captured responder acknowledged through `psn` (MSN `msn`) PSNs this tap never
+    /// showed: the reference starts again after them, and what it still expected is dropped.
+    fn resync(&mut self, psn: u32, msn: u32) {
+        let start = psn.wrapping_add(1) & 0xff_ffff;
+        self.msn_offset = msn;
+        self.ref_ack = Some((psn, msn));
+        if let Some(cfg) = &mut self.cfg {
+            cfg.start_psn = start;
+            let mut r = rocescope_stacks::new_pair(self.kind, cfg).1;
+            // What already arrived past the new start (out of order) is given to it again.
+            let opts = DecodeOptions { verify: false, profile: self.kind.profile(), params: self.params };
+            let mut out = Vec::new();
+            for (link, t, bytes) in &self.history {
+                let f = Frame::parse(*link, bytes, bytes.len(), &opts);
+                if f.roce().is_some_and(|p| diff24(start, p.bth().psn()) >= 0) {
+                    r.on_frame(*t, &f, &mut out);
+                }
+            }
+            for a in out {
+                let Action::Transmit { frame: bytes, .. } = a else { continue };
+                let sent = Frame::parse(LinkType::Ethernet, &bytes, bytes.len(), &opts);
+                if let Some(Control::Ack { psn, msn }) = control_of(&sent, &self.params) {
+                    self.ref_ack = Some((psn, msn.wrapping_add(self.msn_offset) & 0xff_ffff));
+                }
+            }
+            self.reference = Some(r);
+        }
+        self.pending.clear();
+        self.ref_ack_seqs.clear();
     }
 
     /// A request packet arriving at the responder (its tap's view): the reference receives it.
@@ -204,8 +360,27 @@ impl ResponderJudge {
     pub fn request(&mut self, number: u64, now: u64, frame: &Frame<'_>, requester: Host, responder: Host, shape: Shape) {
         self.expire(now);
         self.requests += 1;
+        if let Some(p) = frame.roce() {
+            let psn = p.bth().psn();
+            self.resent(number, now, psn);
+            let ho = frame.tos().is_some_and(|t| dcp::tag(t, self.params.dcp_tag_shift) == dcp::TAG_HO) && self.kind == StackKind::Dcp;
+            self.saw(psn, now, number, !ho);
+            if self.max_psn.is_none_or(|m| diff24(m, psn) > 0) {
+                self.max_psn = Some(psn);
+            }
+        }
+        let mut buf = if self.history.len() == HISTORY { self.history.pop_front().map(|h| h.2).unwrap_or_default() } else { Vec::new() };
+        buf.clear();
+        buf.extend_from_slice(frame.data());
+        self.history.push_back((frame.link(), now, buf));
+        if self.start_known.is_none() {
+            use rocescope_codec::ib::opcode::Position;
+            let pos = frame.roce().and_then(|p| p.opcode().position());
+            self.start_known = Some(matches!(pos, Some(Position::First | Position::Only)));
+        }
         let kind = self.kind;
         let params = self.params;
+        let cfg_slot = &mut self.cfg;
         let reference = self.reference.get_or_insert_with(|| {
             // The reference expects the connection's first PSN; it acknowledges every packet
             // (the captured responder may coalesce: ACKs are judged against it, not matched).
@@ -223,7 +398,9 @@ impl ResponderJudge {
                 bdp_packets: 1 << 16,
                 msg_window: 8,
             };
-            rocescope_stacks::new_pair(kind, &cfg).1
+            let r = rocescope_stacks::new_pair(kind, &cfg).1;
+            *cfg_slot = Some(cfg);
+            r
         });
         self.actions.clear();
         reference.on_frame(now, frame, &mut self.actions);
@@ -233,6 +410,7 @@ impl ResponderJudge {
             let sent = Frame::parse(LinkType::Ethernet, &bytes, bytes.len(), &opts);
             match control_of(&sent, &params) {
                 Some(Control::Ack { psn, msn }) => {
+                    let msn = msn.wrapping_add(self.msn_offset) & 0xff_ffff;
                     self.ref_ack = Some((psn, msn));
                     self.ref_acks += 1;
                     self.seq += 1;
@@ -241,7 +419,7 @@ impl ResponderJudge {
                     }
                     self.ref_ack_seqs.push_back((psn, self.seq));
                 }
-                Some(Control::Answer(answer)) => {
+                Some(Control::Answer(answer, _)) => {
                     self.seq += 1;
                     self.pending.push_back(Pending { answer, seq: self.seq, frame: number, time: now });
                 }
@@ -260,7 +438,7 @@ impl ResponderJudge {
                 self.acks += 1;
                 self.ack(number, now, psn, msn);
             }
-            Control::Answer(answer) => self.answer(number, now, answer),
+            Control::Answer(answer, msn) => self.answer(number, now, answer, msn),
         }
     }
 
@@ -277,20 +455,35 @@ impl ResponderJudge {
             StackKind::Gbn => (rules::GBN_ACK_AHEAD, rules::GBN_ACK_REGRESSED),
         };
         let is_dcp = self.kind == StackKind::Dcp;
-        match self.ref_ack {
-            None => self.finding(ahead, vec![number], now, "no ACK: nothing received in order yet".into(), format!("ACK of PSN {psn}, MSN {msn}")),
-            Some((rp, rm)) => {
-                // DCP acknowledges per packet; its eMSN is what it promises. RC: PSN and MSN.
-                let psn_ahead = !is_dcp && diff24(rp, psn) > 0;
-                if psn_ahead || diff24(rm, msn) > 0 {
-                    let what = if is_dcp { "eMSN" } else { "PSN/MSN" };
-                    self.finding(
-                        ahead,
-                        vec![number],
-                        now,
-                        format!("{what} at most {} (received in order: PSN {rp}, MSN {rm})", if is_dcp { rm } else { rp }),
-                        format!("ACK of PSN {psn}, {} {msn}", if is_dcp { "eMSN" } else { "MSN" }),
-                    );
+        let start = self.cfg.as_ref().map_or(psn, |c| c.start_psn);
+        let (rp, rm) = self.ref_ack.unwrap_or((start.wrapping_sub(1) & 0xff_ffff, self.msn_offset));
+        // DCP acknowledges per packet; its eMSN is what it promises. RC: PSN and MSN.
+        let psn_ahead = !is_dcp && diff24(rp, psn) > 0;
+        let msn_ahead = !(is_dcp && self.emsn_unjudged) && diff24(rm, msn) > 0;
+        if psn_ahead || msn_ahead {
+            // Were the PSNs it covers all shown by this tap? (DCP: the packets of the messages
+            // its eMSN passes, which arrive in any order: every PSN up to the highest seen, the
+            // last 1024 at most.)
+            let to = if is_dcp { self.max_psn.unwrap_or(psn) } else { psn };
+            let from = if is_dcp { to.wrapping_sub(1024.min(diff24(start, to).max(0) as u32 + 1)) & 0xff_ffff } else { rp };
+            let what = if is_dcp { "eMSN" } else { "PSN/MSN" };
+            let expected = format!("{what} at most {} (received in order: PSN {rp}, MSN {rm})", if is_dcp { rm } else { rp });
+            let seen = format!("ACK of PSN {psn}, {} {msn}", if is_dcp { "eMSN" } else { "MSN" });
+            // Only the message count ahead, and the capture began mid-message: the messages
+            // before may have been missed.
+            let counts_unknown = !psn_ahead && self.start_known == Some(false);
+            if self.saw_all(from, to) && !counts_unknown {
+                self.finding(ahead, vec![number], now, expected, seen);
+            } else {
+                let seen = format!(
+                    "{seen}; this tap never showed some of the packets it covers: either the capture missed them (a capture gap), \
+                     or the responder acknowledged what it never received (judging goes on from this ACK)"
+                );
+                self.found(FindingKind::Ambiguous, ahead, vec![number], now, expected, seen);
+                if is_dcp {
+                    self.emsn_unjudged = true;
+                } else {
+                    self.resync(psn, msn);
                 }
             }
         }
@@ -308,7 +501,7 @@ impl ResponderJudge {
         self.last_ack = Some((psn, msn, number));
     }
 
-    fn answer(&mut self, number: u64, now: u64, answer: Answer) {
+    fn answer(&mut self, number: u64, now: u64, answer: Answer, msn: u32) {
         if let Some(i) = self.pending.iter().position(|p| p.answer == answer) {
             let seq = self.pending[i].seq;
             self.pending.remove(i);
@@ -320,6 +513,48 @@ impl ResponderJudge {
             return;
         }
         let (_, unexpected) = answer.rules();
+        // A NAK or selective NAK whose expected PSN is past PSNs this tap never showed: the
+        // responder got them (a capture gap), or it is wrong; judging goes on from there.
+        if let Answer::Nak { psn: e } | Answer::Sack { epsn: e, .. } = answer {
+            let (rp, _) = self.in_order();
+            let through = e.wrapping_sub(1) & 0xff_ffff;
+            if diff24(rp, through) > 0 && !self.saw_all(rp, through) && !self.recent.contains(&answer) {
+                self.found(
+                    FindingKind::Ambiguous,
+                    unexpected,
+                    vec![number],
+                    now,
+                    format!("an answer naming PSN {} at most (received in order: PSN {rp})", rp.wrapping_add(1) & 0xff_ffff),
+                    format!(
+                        "{}; this tap never showed some of the PSNs before it: either the capture missed them (a capture gap), or \
+                         the responder is wrong (judging goes on from this answer)",
+                        answer.describe()
+                    ),
+                );
+                self.resync(through, msn);
+                return;
+            }
+        }
+        // The packet that calls for it never shown by this tap: the capture may have missed it.
+        let cause_unseen = match answer {
+            Answer::Sack { sacked: psn, .. } | Answer::Bounce { psn } => !self.seen.contains_key(&psn),
+            Answer::Nak { psn } => !(1..=64u32).any(|k| self.seen.contains_key(&(psn.wrapping_add(k) & 0xff_ffff))),
+        };
+        if cause_unseen && !self.recent.contains(&answer) {
+            self.found(
+                FindingKind::Ambiguous,
+                unexpected,
+                vec![number],
+                now,
+                "no such answer: no request arrived that calls for it".into(),
+                format!(
+                    "{}; the packet that would call for it was never shown by this tap: either the capture missed it (a capture \
+                     gap), or the responder is wrong",
+                    answer.describe()
+                ),
+            );
+            return;
+        }
         let rule = if matches!(answer, Answer::Nak { .. }) && self.recent.contains(&answer) { rules::GBN_NAK_REPEATED } else { unexpected };
         let expected = if self.recent.contains(&answer) { "no second copy".to_string() } else { "no such answer: no request arrived that calls for it".to_string() };
         self.finding(rule, vec![number], now, expected, answer.describe());
