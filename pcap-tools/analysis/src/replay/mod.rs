@@ -3,7 +3,7 @@
 //! Two passes over the capture: the analysers' flow table first (which flows are a
 //! connection's two directions, which transport each shows, where the tap is), then the frames
 //! again, each connection's requests driving a reference responder ([`judge`]) whose answers
-//! are compared with the captured ones. Findings name their frames, the rule ([`rules`]) with
+//! (read by `answer.rs`) are compared with the captured ones. Findings name their frames, the rule ([`rules`]) with
 //! its source, what was expected and what was seen. What the tap cannot judge is listed with
 //! the reason, not guessed at.
 //!
@@ -11,6 +11,7 @@
 //! header-only packets, ACK progress), at the responder's tap. The requester's rules and the
 //! inferred timers come next (docs/replay.md "Not yet judged").
 
+mod answer;
 pub mod judge;
 pub mod rules;
 
@@ -201,7 +202,7 @@ pub fn replay<R: Read>(mut first: Session<R>, mut second: Session<R>, opts: &Opt
                 Class::Request { pos, .. } => {
                     if s.seen < FIRST_PACKETS {
                         s.seen += 1;
-                        s.first_psn = Some(s.first_psn.map_or(k.psn, |f| if judge::diff24(f, k.psn) < 0 { k.psn } else { f }));
+                        s.first_psn = Some(s.first_psn.map_or(k.psn, |f| if answer::diff24(f, k.psn) < 0 { k.psn } else { f }));
                     }
                     if full(pos) {
                         s.mtu = s.mtu.max(k.payload);
