@@ -18,6 +18,7 @@ use rocescope_codec::ib::aeth::Syndrome;
 use rocescope_codec::{DecodeOptions, Frame, LinkType, Params, Profile};
 
 /// The synth fixtures' interfaces: the sender's, the receiver's and a fabric tap.
+const SENDER: u32 = 0;
 const RECEIVER: u32 = 1;
 
 fn fixture(name: &str) -> PathBuf {
@@ -100,24 +101,65 @@ fn the_simulators_captures_are_conformant_at_the_receiver_and_the_other_taps_are
         assert!(r.findings.is_empty(), "{name}: {:#?}", r.findings);
         assert!(!r.connections.is_empty(), "{name}: nothing judged");
         let stack = &name[..3];
+        // The responder judged at the receiver's tap; the requester at the sender's (not yet
+        // for DCP); every other requests flow listed with the reason.
         for c in &r.connections {
-            assert_eq!((c.interface, c.stack), (RECEIVER, stack), "{name}: {}", c.flow);
+            assert_eq!(c.stack, stack, "{name}: {}", c.flow);
+            assert!(c.interface == RECEIVER || (c.interface == SENDER && stack != "dcp"), "{name}: {c:?}");
             assert!(c.requests > 0 && c.responses > 0, "{name}: {c:?}");
         }
-        // Every requests flow of the other taps is listed with the reason.
-        assert!(r.unjudged.iter().any(|u| u.interface == 0 && u.reason.starts_with("sender tap")), "{name}: {:?}", r.unjudged);
+        assert!(r.connections.iter().any(|c| c.interface == RECEIVER), "{name}");
+        assert_eq!(r.connections.iter().any(|c| c.interface == SENDER), stack != "dcp", "{name}");
+        if stack == "dcp" {
+            assert!(r.unjudged.iter().any(|u| u.interface == SENDER && u.reason.starts_with("sender tap")), "{name}: {:?}", r.unjudged);
+        }
         assert!(r.unjudged.iter().any(|u| u.interface == 2 && u.reason.starts_with("fabric tap")), "{name}: {:?}", r.unjudged);
         assert!(r.unjudged.iter().all(|u| u.interface != RECEIVER), "{name}: {:?}", r.unjudged);
     }
     // The GBN responder's ACK coalescing (the simulator's ack_every is 4) is inferred.
     let r = run(&fixture("gbn-loss"));
-    let i = r.connections[0].inferred.iter().find(|i| i.name == "ack_coalescing").expect("inferred");
+    let i = r.connections.iter().find(|c| c.interface == RECEIVER).unwrap().inferred.iter().find(|i| i.name == "ack_coalescing").expect("inferred");
     assert_eq!(i.value, 4.0, "{i:?}");
 }
 
 /// The receiver tap's first frame that `is` picks, and its index.
 fn find(recs: &[Rec], is: impl Fn(&Rec) -> bool) -> usize {
     recs.iter().position(|r| r.interface == RECEIVER && is(r)).expect("such a frame at the receiver tap")
+}
+
+#[test]
+fn a_data_packet_sent_again_after_the_ack_that_covered_it_is_a_needless_retransmission_at_the_sender() {
+    for (name, rule) in [("gbn-loss", "gbn.retx-needless"), ("irn-loss", "irn.retx-needless")] {
+        let recs = records(&fixture(name));
+        // At the sender's tap: its first ACK, and the first data packet it covers.
+        let ack = recs
+            .iter()
+            .position(|r| r.interface == SENDER && matches!(control(r, Profile::Std), Some((0x11, _, Some(Syndrome::Ack { .. }), _, _))))
+            .expect("an ACK at the sender's tap");
+        let acked = control(&recs[ack], Profile::Std).unwrap().1;
+        let data = recs[..ack].iter().position(|r| r.interface == SENDER && control(r, Profile::Std).is_some_and(|c| c.0 != 0x11 && c.1 <= acked)).unwrap();
+        // The data packet copied to 10 µs after the ACK (past the 5 µs reaction time), in time order.
+        let mut copy = recs[data].clone();
+        copy.ts_ns = recs[ack].ts_ns + 10_000;
+        let mut faulty = recs.clone();
+        let at = faulty.iter().position(|r| r.ts_ns > copy.ts_ns).unwrap_or(faulty.len());
+        faulty.insert(at, copy);
+        let r = run(&write(&faulty, &format!("needless-{name}")));
+        assert_eq!(r.departures(), 1, "{name}: {:#?}", r.findings);
+        let d = departures(&r, rule);
+        assert_eq!(d.len(), 1, "{name}: {:#?}", r.findings);
+        // It names the copy, and the first acknowledgement at the sender's tap that covered the
+        // packet: an ACK through its PSN or beyond, or a NAK naming a later PSN.
+        let psn = control(&recs[data], Profile::Std).unwrap().1;
+        let covers = |r: &Rec| match control(r, Profile::Std) {
+            Some((0x11, p, Some(Syndrome::Ack { .. }), _, _)) => p >= psn,
+            Some((0x11, p, Some(Syndrome::Nak { code: 0 }), _, _)) => p > psn,
+            _ => false,
+        };
+        let first = recs.iter().find(|r| r.interface == SENDER && covers(r)).unwrap();
+        assert_eq!(d[0].frames, [first.number, at as u64 + 1], "{name}");
+        assert!(d[0].flow.ends_with("@0"), "{name}: {:?}", d[0]);
+    }
 }
 
 #[test]

@@ -25,6 +25,10 @@ pub(crate) struct ReplayArgs {
     /// at the responder's tap after the request that calls for it, µs.
     #[arg(long = "answer-window-us", value_name = "US", default_value_t = 100)]
     pub answer_window_us: u64,
+    /// How long after an acknowledgement reaches the requester it may still send a packet the
+    /// acknowledgement covers (already on its way to the wire), µs.
+    #[arg(long = "reaction-us", value_name = "US", default_value_t = 5)]
+    pub reaction_us: u64,
     #[command(flatten)]
     pub profile: crate::ProfileArgs,
 }
@@ -49,6 +53,7 @@ pub(crate) fn run(out: &mut impl Write, args: &ReplayArgs) -> Result<u8, Failure
     let opts = replay::Options {
         stack: args.stack,
         answer_window_ns: args.answer_window_us.saturating_mul(1000),
+        reaction_ns: args.reaction_us.saturating_mul(1000),
         params: args.profile.params.params,
     };
     let report = replay::replay(session()?, session()?, &opts).map_err(|e| Failure::Input(file.into(), e))?;

@@ -8,11 +8,13 @@
 //! the reason, not guessed at.
 //!
 //! Judged so far: the responder's rules (NAKs, IRN's selective NAKs, DCP's returned
-//! header-only packets, ACK progress), at the responder's tap. The requester's rules and the
+//! header-only packets, ACK progress) at the responder's tap ([`judge`]), and the requester's
+//! needless retransmissions at the requester's tap (`requester.rs`). The requester's rules and the
 //! inferred timers come next (docs/replay.md "Not yet judged").
 
 mod answer;
 pub mod judge;
+mod requester;
 pub mod rules;
 
 use std::collections::HashMap;
@@ -33,6 +35,7 @@ use crate::session::Session;
 use crate::analyze::pkt::{Class, Pkt, Seen};
 use crate::analyze::Analyzer;
 use judge::{ResponderJudge, Shape};
+use requester::RequesterJudge;
 use rocescope_codec::ib::opcode::Position;
 
 /// Which reference stack judges a connection.
@@ -72,12 +75,15 @@ pub struct Options {
     /// How long after the request that calls for it an answer (NAK, selective NAK, returned
     /// header-only packet) may take to show at the responder's tap.
     pub answer_window_ns: u64,
+    /// How long after an acknowledgement reaches the requester it may still send a packet the
+    /// acknowledgement covers (already on its way to the wire).
+    pub reaction_ns: u64,
     pub params: Params,
 }
 
 impl Default for Options {
     fn default() -> Self {
-        Options { stack: StackChoice::Auto, answer_window_ns: 100_000, params: Params::default() }
+        Options { stack: StackChoice::Auto, answer_window_ns: 100_000, reaction_ns: 5_000, params: Params::default() }
     }
 }
 
@@ -164,7 +170,15 @@ struct Conn {
     stack: StackKind,
     tap: Tap,
     shape: Shape,
-    judge: ResponderJudge,
+    judge: Judge,
+}
+
+/// What a tap lets replay judge of a connection.
+enum Judge {
+    /// At the responder's tap: the responder.
+    Responder(ResponderJudge),
+    /// At the requester's tap: the requester.
+    Requester(RequesterJudge),
 }
 
 /// Request packets of a flow whose lowest PSN is taken as the connection's first.
@@ -245,42 +259,54 @@ pub fn replay<R: Read>(mut first: Session<R>, mut second: Session<R>, opts: &Opt
                 let mac = |o: usize| f.data().get(o..o + 6).and_then(|m| m.try_into().ok()).unwrap_or([0; 6]);
                 let requester = Host { mac: mac(6), ip: c.requester, qpn: c.requester_qpn };
                 let responder = Host { mac: mac(0), ip: c.responder, qpn: c.responder_qpn };
-                c.judge.request(rec.number, rec.ts_ns, f, requester, responder, c.shape);
+                match &mut c.judge {
+                    Judge::Responder(j) => j.request(rec.number, rec.ts_ns, f, requester, responder, c.shape),
+                    Judge::Requester(j) => j.request(rec.number, rec.ts_ns, f),
+                }
             }
-            Part::Response(i) => conns[i].judge.response(rec.number, rec.ts_ns, f),
+            Part::Response(i) => match &mut conns[i].judge {
+                Judge::Responder(j) => j.response(rec.number, rec.ts_ns, f),
+                Judge::Requester(j) => j.response(rec.number, rec.ts_ns, f),
+            },
         }
         ControlFlow::Continue(())
     })?;
     let mut findings = Vec::new();
     let mut connections = Vec::new();
-    for mut c in conns {
-        c.judge.finish(end);
-        let j = &c.judge;
-        let mut inferred = Vec::new();
-        if j.acks > 0 && c.stack != StackKind::Dcp {
-            // The reference acknowledges every packet it takes in order (or as a duplicate):
-            // how many of those one captured ACK covers on average is the NIC's coalescing.
-            inferred.push(Inferred {
-                name: "ack_coalescing",
-                value: (j.ref_acks as f64 / j.acks as f64 * 10.0).round() / 10.0,
-                evidence: format!(
-                    "{} packets taken in order or as duplicates, {} ACKs sent ({} request packets in all)",
-                    j.ref_acks, j.acks, j.requests
-                ),
-            });
-        }
+    for c in conns {
+        let (requests, responses, mut found, inferred) = match c.judge {
+            Judge::Responder(mut j) => {
+                j.finish(end);
+                let mut inferred = Vec::new();
+                if j.acks > 0 && c.stack != StackKind::Dcp {
+                    // The reference acknowledges every packet it takes in order (or as a
+                    // duplicate): how many of those one captured ACK covers on average is the
+                    // NIC's coalescing.
+                    inferred.push(Inferred {
+                        name: "ack_coalescing",
+                        value: (j.ref_acks as f64 / j.acks as f64 * 10.0).round() / 10.0,
+                        evidence: format!(
+                            "{} packets taken in order or as duplicates, {} ACKs sent ({} request packets in all)",
+                            j.ref_acks, j.acks, j.requests
+                        ),
+                    });
+                }
+                (j.requests, j.responses, j.findings, inferred)
+            }
+            Judge::Requester(j) => (j.requests, j.responses, j.findings, Vec::new()),
+        };
         connections.push(Connection {
             flow: table[c.row].head.id.clone(),
             peer: c.peer.clone(),
             interface: c.iface,
             stack: c.stack.name(),
             tap: c.tap,
-            requests: j.requests,
-            responses: j.responses,
-            departures: j.findings.len() as u64,
+            requests,
+            responses,
+            departures: found.iter().filter(|f| f.kind == FindingKind::Departure).count() as u64,
             inferred,
         });
-        findings.append(&mut c.judge.findings);
+        findings.append(&mut found);
     }
     findings.sort_by_key(|f| (f.frames.first().copied(), f.rule));
     let stack = match opts.stack {
@@ -309,15 +335,19 @@ fn connections(table: &[FlowRow], opts: &Options) -> (Vec<Conn>, Vec<Unjudged>) 
             unjudged.push(skip(format!("no reference stack for {:?} yet", h.transport).to_lowercase()));
             continue;
         };
-        if h.tap != Tap::Receiver {
-            let why = match h.tap {
-                Tap::Sender => "the responder's rules are judged at the responder's tap; requests seen at the sender's may have been lost after it",
-                Tap::Fabric => "the responder's rules are judged at the responder's tap; a fabric tap sees requests before the rest of the path",
-                _ => "the tap's place is not known: the responder's rules are judged at the responder's tap",
-            };
-            unjudged.push(skip(format!("{:?} tap: {why}", h.tap).to_lowercase()));
-            continue;
-        }
+        let judge = match h.tap {
+            Tap::Receiver => Judge::Responder(ResponderJudge::new(stack, h.id.clone(), opts.params, opts.answer_window_ns)),
+            Tap::Sender if stack != StackKind::Dcp => Judge::Requester(RequesterJudge::new(stack, h.id.clone(), opts.params, opts.reaction_ns)),
+            tap => {
+                let why = match tap {
+                    Tap::Sender => "the dcp requester's rules are not judged yet; the responder's are judged at the responder's tap",
+                    Tap::Fabric => "the responder's rules are judged at the responder's tap, the requester's at the requester's; a fabric tap sees packets before the rest of the path",
+                    _ => "the tap's place is not known: the responder's rules are judged at the responder's tap, the requester's at the requester's",
+                };
+                unjudged.push(skip(format!("{:?} tap: {why}", tap).to_lowercase()));
+                continue;
+            }
+        };
         let (Ok(requester), Ok(responder)) = (h.src.parse::<IpAddr>(), h.dst.parse::<IpAddr>()) else {
             unjudged.push(skip("not an IP flow".into()));
             continue;
@@ -333,7 +363,7 @@ fn connections(table: &[FlowRow], opts: &Options) -> (Vec<Conn>, Vec<Unjudged>) 
             stack,
             tap: h.tap,
             shape: Shape { first_psn: None, mtu: DEFAULT_MTU },
-            judge: ResponderJudge::new(stack, h.id.clone(), opts.params, opts.answer_window_ns),
+            judge,
         });
     }
     (conns, unjudged)

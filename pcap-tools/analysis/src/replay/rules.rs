@@ -29,6 +29,8 @@ rules! {
         "an ACK never acknowledges a PSN the responder has not received, in order";
     GBN_ACK_REGRESSED: "gbn.ack-regressed", "IBTA Vol. 1 §9.7.5, §9.7.6 (ACKs are cumulative)",
         "an ACK's PSN and MSN never go back below an earlier ACK's";
+    GBN_RETX_NEEDLESS: "gbn.retx-needless", "IBTA Vol. 1 §9.7 (the requester resends from the NAK'd or the oldest unacknowledged PSN)",
+        "the requester never sends again a packet an ACK (or a NAK, for the PSNs before the one it names) has acknowledged";
     IRN_SACK_MISSING: "irn.sack-missing", "IRN (Mittal et al., SIGCOMM 2018) §3; the SACK layout of docs/wire.md",
         "every out-of-order request packet is answered by a selective NAK naming the expected PSN and the packet's PSN";
     IRN_SACK_UNEXPECTED: "irn.sack-unexpected", "IRN §3",
@@ -36,6 +38,8 @@ rules! {
     IRN_ACK_AHEAD: "irn.ack-ahead", "IRN §3 (cumulative ACK of the in-order prefix)",
         "an ACK never acknowledges a PSN the responder has not received, in order";
     IRN_ACK_REGRESSED: "irn.ack-regressed", "IRN §3", "an ACK's PSN and MSN never go back below an earlier ACK's";
+    IRN_RETX_NEEDLESS: "irn.retx-needless", "IRN §3 (selective retransmission of what is not acknowledged)",
+        "the requester never sends again a packet the cumulative ACK has covered";
     DCP_HO_UNANSWERED: "dcp.ho-unanswered", "DCP paper §4.1 (the receiver returns every header-only packet to the sender)",
         "every header-only (trimmed) packet that reaches the receiver is bounced back to the sender";
     DCP_HO_UNEXPECTED: "dcp.ho-unexpected", "DCP paper §4.1",
