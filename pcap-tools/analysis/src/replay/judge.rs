@@ -42,8 +42,10 @@ struct Pending {
     time: u64,
 }
 
-/// Request frames kept for a restarted reference.
+/// Request frames kept for a restarted reference, and how much of each (its headers: the
+/// reference reads a frame cut there as a capture cut by its snaplen, which the stacks accept).
 const HISTORY: usize = 256;
+const HISTORY_BYTES: usize = 128;
 
 /// Request PSNs remembered as seen at the tap.
 const SEEN_KEPT: usize = 1 << 16;
@@ -85,9 +87,10 @@ pub(super) struct ResponderJudge {
     /// PSN → the latest arrival's time and frame number, and whether it ever came whole (not
     /// as DCP's header-only form).
     seen: rocescope_codec::fxhash::FxHashMap<u32, (u64, u64, bool)>,
-    /// The latest request frames (link type, time, bytes), to give a restarted reference what
-    /// had already arrived past its new start (IRN and DCP keep out-of-order packets).
-    history: VecDeque<(LinkType, u64, Vec<u8>)>,
+    /// The latest request frames (link type, time, length on the wire, their first
+    /// [`HISTORY_BYTES`]: the headers), to give a restarted reference what had already arrived
+    /// past its new start (IRN and DCP keep out-of-order packets).
+    history: VecDeque<(LinkType, u64, usize, Vec<u8>)>,
     seen_order: VecDeque<u32>,
     /// Answers found missing, waiting to see whether the requester acted as if it had them.
     suspects: Vec<Suspect>,
@@ -259,8 +262,8 @@ impl ResponderJudge {
             // What already arrived past the new start (out of order) is given to it again.
             let opts = DecodeOptions { verify: false, profile: self.kind.profile(), params: self.params };
             let mut out = Vec::new();
-            for (link, t, bytes) in &self.history {
-                let f = Frame::parse(*link, bytes, bytes.len(), &opts);
+            for (link, t, len, bytes) in &self.history {
+                let f = Frame::parse(*link, bytes, *len, &opts);
                 if f.roce().is_some_and(|p| diff24(start, p.bth().psn()) >= 0) {
                     r.on_frame(*t, &f, &mut out);
                 }
@@ -292,10 +295,11 @@ impl ResponderJudge {
                 self.max_psn = Some(psn);
             }
         }
-        let mut buf = if self.history.len() == HISTORY { self.history.pop_front().map(|h| h.2).unwrap_or_default() } else { Vec::new() };
+        let mut buf = if self.history.len() == HISTORY { self.history.pop_front().map(|h| h.3).unwrap_or_default() } else { Vec::new() };
         buf.clear();
-        buf.extend_from_slice(frame.data());
-        self.history.push_back((frame.link(), now, buf));
+        let data = frame.data();
+        buf.extend_from_slice(&data[..data.len().min(HISTORY_BYTES)]);
+        self.history.push_back((frame.link(), now, data.len(), buf));
         if self.start_known.is_none() {
             use rocescope_codec::ib::opcode::Position;
             let pos = frame.roce().and_then(|p| p.opcode().position());

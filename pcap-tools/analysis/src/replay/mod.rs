@@ -9,7 +9,7 @@
 //!
 //! Judged so far: the responder's rules (NAKs, IRN's selective NAKs, DCP's returned
 //! header-only packets, ACK progress) at the responder's tap ([`judge`]), and the requester's
-//! needless retransmissions at the requester's tap (`requester.rs`). The requester's rules and the
+//! needless retransmissions at the requester's tap (`requester.rs`). The requester's other rules and the
 //! inferred timers come next (docs/replay.md "Not yet judged").
 
 mod answer;
