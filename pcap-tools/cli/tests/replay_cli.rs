@@ -105,11 +105,11 @@ fn the_simulators_captures_on_a_grid_show_no_departure() {
                 assert_eq!(code, 0, "{stack} {shape:?} {seed}: {json}{err}");
                 let v: serde_json::Value = serde_json::from_str(&json).unwrap();
                 // Every sender's connection at the receiver's tap, and the first sender's at its
-                // own tap (the requester's rules; not yet for DCP).
+                // own tap (the requester's rules).
                 let senders: usize = shape[1].parse().unwrap();
                 let conns = v["connections"].as_array().unwrap();
                 assert_eq!(conns.iter().filter(|c| c["tap"] == "receiver").count(), senders, "{stack} {shape:?} {seed}: {json}");
-                assert_eq!(conns.iter().filter(|c| c["tap"] == "sender").count(), usize::from(stack != "dcp"), "{json}");
+                assert_eq!(conns.iter().filter(|c| c["tap"] == "sender").count(), 1, "{json}");
                 assert!(conns.iter().all(|c| c["stack"] == stack), "{json}");
                 assert_eq!(v["findings"].as_array().unwrap().len(), 0, "{stack} {shape:?} {seed}: {json}");
             }

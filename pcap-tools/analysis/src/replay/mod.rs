@@ -337,10 +337,9 @@ fn connections(table: &[FlowRow], opts: &Options) -> (Vec<Conn>, Vec<Unjudged>) 
         };
         let judge = match h.tap {
             Tap::Receiver => Judge::Responder(ResponderJudge::new(stack, h.id.clone(), opts.params, opts.answer_window_ns)),
-            Tap::Sender if stack != StackKind::Dcp => Judge::Requester(RequesterJudge::new(stack, h.id.clone(), opts.params, opts.reaction_ns)),
+            Tap::Sender => Judge::Requester(RequesterJudge::new(stack, h.id.clone(), opts.params, opts.reaction_ns)),
             tap => {
                 let why = match tap {
-                    Tap::Sender => "the dcp requester's rules are not judged yet; the responder's are judged at the responder's tap",
                     Tap::Fabric => "the responder's rules are judged at the responder's tap, the requester's at the requester's; a fabric tap sees packets before the rest of the path",
                     _ => "the tap's place is not known: the responder's rules are judged at the responder's tap, the requester's at the requester's",
                 };

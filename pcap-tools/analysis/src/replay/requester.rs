@@ -3,8 +3,10 @@
 //! it shows leaving is what the requester did with it. A Go-Back-N or IRN requester resends only
 //! what is not acknowledged: it goes back to a NAK's PSN or, on a timeout, to the oldest
 //! unacknowledged one, never below what an ACK (or a NAK, which acknowledges the PSNs before the
-//! one it names) has covered.
+//! one it names) has covered. A DCP requester never resends a packet of a message its receiver's
+//! eMSN has passed (the message is complete).
 
+use rocescope_codec::ext::{dcp, Ext};
 use rocescope_codec::{Frame, Params};
 use rocescope_stacks::StackKind;
 
@@ -23,7 +25,7 @@ pub(super) struct RequesterJudge {
     /// How long after an acknowledgement reaches the requester it may still send a packet the
     /// acknowledgement covers (one already on its way to the wire).
     reaction_ns: u64,
-    /// Each rise of what is acknowledged: through this PSN, by the ACK or NAK of this frame at
+    /// Each rise of what is acknowledged: through this PSN (DCP: this message), by the ACK or NAK of this frame at
     /// this time (the latest [`RISES_KEPT`]), so a packet sent again is judged against the first
     /// acknowledgement that covered it.
     rises: std::collections::VecDeque<(u32, u64, u64)>,
@@ -40,14 +42,18 @@ impl RequesterJudge {
     fn rule(&self) -> Rule {
         match self.kind {
             StackKind::Irn => rules::IRN_RETX_NEEDLESS,
-            _ => rules::GBN_RETX_NEEDLESS,
+            StackKind::Dcp => rules::DCP_RETX_NEEDLESS,
+            StackKind::Gbn => rules::GBN_RETX_NEEDLESS,
         }
     }
 
     /// An acknowledgement (ACK, NAK or selective NAK) arriving at the requester.
     pub fn response(&mut self, number: u64, now: u64, frame: &Frame<'_>) {
         let through = match control_of(frame, &self.params) {
+            // DCP: the eMSN (every message before it is complete); the last one complete.
+            Some(Control::Ack { msn, .. }) if self.kind == StackKind::Dcp => msn.wrapping_sub(1) & 0xff_ffff,
             Some(Control::Ack { psn, .. }) => psn,
+            _ if self.kind == StackKind::Dcp => return,
             Some(Control::Answer(Answer::Nak { psn } | Answer::Sack { epsn: psn, .. }, _)) => psn.wrapping_sub(1) & 0xff_ffff,
             _ => return,
         };
@@ -65,7 +71,18 @@ impl RequesterJudge {
         let Some(p) = frame.roce() else { return };
         self.requests += 1;
         let psn = p.bth().psn();
-        let Some(&(a, ack_frame, ack_time)) = self.rises.iter().find(|&&(a, _, _)| diff24(psn, a) >= 0) else { return };
+        // What the acknowledgements count: PSNs, or DCP's messages (a data packet's MSN).
+        let n = match self.kind {
+            StackKind::Dcp => match frame.ext() {
+                Ext::Dcp(x) if frame.tos().is_some_and(|t| dcp::tag(t, self.params.dcp_tag_shift) == dcp::TAG_DATA) => match x.msn(&p) {
+                    Some(m) => m,
+                    None => return,
+                },
+                _ => return,
+            },
+            _ => psn,
+        };
+        let Some(&(a, ack_frame, ack_time)) = self.rises.iter().find(|&&(a, _, _)| diff24(n, a) >= 0) else { return };
         if now > ack_time.saturating_add(self.reaction_ns) {
             let rule = self.rule();
             self.findings.push(Finding {
@@ -75,9 +92,14 @@ impl RequesterJudge {
                 flow: self.flow.clone(),
                 frames: vec![ack_frame, number],
                 time_ns: now,
-                expected: format!("no packet of PSN {a} or below: frame {ack_frame} acknowledged them {} µs earlier", (now - ack_time) / 1000),
-                // (`a` is the PSN that acknowledgement covered through.)
-                seen: format!("PSN {psn} sent again"),
+                expected: match self.kind {
+                    StackKind::Dcp => format!("no packet of message {a} or before: frame {ack_frame} showed them complete {} µs earlier", (now - ack_time) / 1000),
+                    _ => format!("no packet of PSN {a} or below: frame {ack_frame} acknowledged them {} µs earlier", (now - ack_time) / 1000),
+                },
+                seen: match self.kind {
+                    StackKind::Dcp => format!("PSN {psn} of message {n} sent again"),
+                    _ => format!("PSN {psn} sent again"),
+                },
             });
         }
     }

@@ -46,5 +46,7 @@ rules! {
         "a header-only packet goes back to the sender only for one that reached the receiver, once";
     DCP_EMSN_AHEAD: "dcp.emsn-ahead", "DCP paper §4.5 (eMSN: the first message not yet complete)",
         "an ACK's eMSN never passes a message the receiver has not received whole";
+    DCP_RETX_NEEDLESS: "dcp.retx-needless", "DCP paper §4.5 (the messages before the eMSN are complete)",
+        "the requester never sends again a packet of a message an ACK's eMSN has passed";
     DCP_EMSN_REGRESSED: "dcp.emsn-regressed", "DCP paper §4.5", "an ACK's eMSN never goes back";
 }
