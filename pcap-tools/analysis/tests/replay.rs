@@ -134,12 +134,8 @@ fn a_data_packet_sent_again_after_the_ack_that_covered_it_is_a_needless_retransm
             .expect("an ACK at the sender's tap");
         let acked = control(&recs[ack], Profile::Std).unwrap().1;
         let data = recs[..ack].iter().position(|r| r.interface == SENDER && control(r, Profile::Std).is_some_and(|c| c.0 != 0x11 && c.1 <= acked)).unwrap();
-        // The data packet copied to 10 µs after the ACK (past the 5 µs reaction time), in time order.
-        let mut copy = recs[data].clone();
-        copy.ts_ns = recs[ack].ts_ns + 10_000;
-        let mut faulty = recs.clone();
-        let at = faulty.iter().position(|r| r.ts_ns > copy.ts_ns).unwrap_or(faulty.len());
-        faulty.insert(at, copy);
+        // The data packet copied to 10 µs after the ACK (past the 5 µs reaction time).
+        let (faulty, at) = copied_after(&recs, data, ack);
         let r = run(&write(&faulty, &format!("needless-{name}")));
         assert_eq!(r.departures(), 1, "{name}: {:#?}", r.findings);
         let d = departures(&r, rule);
@@ -171,11 +167,7 @@ fn a_data_packet_sent_again_after_the_ack_that_covered_it_is_a_needless_retransm
         _ => None,
     };
     let data = recs[..ack].iter().position(|r| r.interface == SENDER && msn_of(r).is_some_and(|m| m < emsn(&recs[ack]).unwrap())).unwrap();
-    let mut copy = recs[data].clone();
-    copy.ts_ns = recs[ack].ts_ns + 10_000;
-    let mut faulty = recs.clone();
-    let at = faulty.iter().position(|r| r.ts_ns > copy.ts_ns).unwrap_or(faulty.len());
-    faulty.insert(at, copy);
+    let (faulty, at) = copied_after(&recs, data, ack);
     let r = run(&write(&faulty, "needless-dcp"));
     assert_eq!(r.departures(), 1, "{:#?}", r.findings);
     let d = departures(&r, "dcp.retx-needless");
@@ -206,16 +198,10 @@ fn a_nak_sent_twice_or_naming_the_wrong_psn_or_an_ack_ahead_is_a_departure_at_it
     // unexpected, a departure at its frame; the right one is missing, but the requester went
     // back to it as a NAK makes it do, so that one is ambiguous (the NAK could have been sent
     // and not captured), not a departure.
-    let mut wrong = recs.clone();
-    let at = psn_offset(&wrong[nak].data);
     let bumped = (nak_psn - 1) & 0xff_ffff;
-    wrong[nak].data[at..at + 3].copy_from_slice(&bumped.to_be_bytes()[1..]);
-    let r = run(&write(&wrong, "nak-wrong"));
-    let d = departures(&r, "gbn.nak-unexpected");
-    assert_eq!(d.len(), 1, "{:#?}", r.findings);
-    assert_eq!(d[0].frames, [recs[nak].number]);
-    assert!(d[0].seen.contains(&format!("naming PSN {bumped}")), "{:?}", d[0]);
-    assert_eq!(r.departures(), 1, "{:#?}", r.findings);
+    let r = run(&write(&with_psn(&recs, nak, bumped), "nak-wrong"));
+    let d = the_departure(&r, "gbn.nak-unexpected", &[recs[nak].number]);
+    assert!(d.seen.contains(&format!("naming PSN {bumped}")), "{d:?}");
     let trigger = recs[..nak].iter().rev().find(|r| r.interface == RECEIVER && control(r, Profile::Std).is_some_and(|c| c.0 != 0x11)).unwrap();
     let a: Vec<_> = r.findings.iter().filter(|f| f.kind == FindingKind::Ambiguous).collect();
     assert_eq!(a.len(), 1, "{:#?}", r.findings);
@@ -226,16 +212,38 @@ fn a_nak_sent_twice_or_naming_the_wrong_psn_or_an_ack_ahead_is_a_departure_at_it
     // An ACK ahead: the receiver's first ACK after the NAK claims 3 more PSNs (and its MSN is
     // left as is) than were received in order.
     let ack = nak + 1 + find(&recs[nak + 1..], |r| matches!(control(r, Profile::Std), Some((0x11, _, Some(Syndrome::Ack { .. }), _, _))));
-    let mut ahead = recs.clone();
-    let psn_at = psn_offset(&ahead[ack].data);
-    let psn = u32::from_be_bytes([0, ahead[ack].data[psn_at], ahead[ack].data[psn_at + 1], ahead[ack].data[psn_at + 2]]);
-    let bumped = (psn + 3) & 0xff_ffff;
-    ahead[ack].data[psn_at..psn_at + 3].copy_from_slice(&bumped.to_be_bytes()[1..]);
-    let r = run(&write(&ahead, "ack-ahead"));
-    let d = departures(&r, "gbn.ack-ahead");
+    let bumped = (control(&recs[ack], Profile::Std).unwrap().1 + 3) & 0xff_ffff;
+    let r = run(&write(&with_psn(&recs, ack, bumped), "ack-ahead"));
+    let d = the_departure(&r, "gbn.ack-ahead", &[recs[ack].number]);
+    assert!(d.seen.contains(&format!("PSN {bumped}")), "{d:?}");
+}
+
+/// The capture with frame `data` copied to 10 µs after frame `ack`, in time order, and the
+/// copy's index.
+fn copied_after(recs: &[Rec], data: usize, ack: usize) -> (Vec<Rec>, usize) {
+    let mut copy = recs[data].clone();
+    copy.ts_ns = recs[ack].ts_ns + 10_000;
+    let mut faulty = recs.to_vec();
+    let at = faulty.iter().position(|r| r.ts_ns > copy.ts_ns).unwrap_or(faulty.len());
+    faulty.insert(at, copy);
+    (faulty, at)
+}
+
+/// The capture with frame `i`'s BTH PSN set to `psn`.
+fn with_psn(recs: &[Rec], i: usize, psn: u32) -> Vec<Rec> {
+    let mut v = recs.to_vec();
+    let at = psn_offset(&v[i].data);
+    v[i].data[at..at + 3].copy_from_slice(&psn.to_be_bytes()[1..]);
+    v
+}
+
+/// The report's one departure: of `rule`, at `frames`.
+fn the_departure<'a>(r: &'a Report, rule: &str, frames: &[u64]) -> &'a replay::Finding {
+    assert_eq!(r.departures(), 1, "{:#?}", r.findings);
+    let d = departures(r, rule);
     assert_eq!(d.len(), 1, "{:#?}", r.findings);
-    assert_eq!(d[0].frames, [recs[ack].number]);
-    assert!(d[0].seen.contains(&format!("PSN {bumped}")), "{:?}", d[0]);
+    assert_eq!(d[0].frames, frames);
+    d[0]
 }
 
 /// Where a frame's BTH PSN is (Ethernet, IPv4: the BTH follows the IP header and the 8-byte
