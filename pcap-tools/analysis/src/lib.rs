@@ -8,7 +8,6 @@
 //! - [`analyze`]: the analysers (flow table, timeline: losses, retransmissions, messages).
 //! - [`flows`]: the flow table (one direction of one QP between two addresses).
 //! - [`check`]: the integrity verdict of `rocescope check`.
-//! - [`replay`]: `rocescope replay`, the capture judged against the reference stacks.
 //! - [`filter`]: display filters (`decode -Y`), a subset of Wireshark's language.
 //! - [`output`]: the output formats (summary line, JSON, `-e` fields); [`tree`]: `-V`'s tree of
 //!   layers and fields, and `-x`'s hex dump.
@@ -19,7 +18,6 @@ pub mod check;
 pub mod filter;
 pub mod flows;
 pub mod output;
-pub mod replay;
 pub mod session;
 pub mod tree;
 

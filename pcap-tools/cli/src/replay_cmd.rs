@@ -5,7 +5,7 @@ use std::io::Write;
 
 use clap::Args;
 use rocescope_analysis::capture;
-use rocescope_analysis::replay::{self, StackChoice};
+use rocescope_replay::{self as replay, StackChoice};
 use rocescope_analysis::session::Session;
 
 use crate::commands::Failure;

@@ -1,5 +1,6 @@
 //! The crates' arrows (docs/ARCHITECTURE.md), checked with `cargo tree`: the browser build and
-//! the analysis library pull in no command-line or terminal code and no simulator; the codec
+//! the analysis library pull in no command-line or terminal code and no simulator, replay no
+//! command-line code and only the stacks of the simulation; the codec
 //! depends on no other rocescope crate; the stacks know nothing of files or the simulator.
 
 use std::collections::BTreeSet;
@@ -43,6 +44,13 @@ fn the_browser_build_has_no_cli_terminal_or_simulator() {
 #[test]
 fn the_analysis_library_has_no_cli_terminal_or_simulator() {
     assert_none_of("rocescope-analysis", &[CLI_AND_TERMINAL, SIMULATION].concat());
+}
+
+#[test]
+fn replay_has_no_cli_terminal_or_simulator() {
+    // (It judges with the reference stacks, as the simulator runs them: the stacks, not the
+    // simulator.)
+    assert_none_of("rocescope-replay", &[CLI_AND_TERMINAL, &["rocescope-sim"]].concat());
 }
 
 #[test]

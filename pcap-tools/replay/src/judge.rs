@@ -17,9 +17,9 @@ use rocescope_codec::ext::dcp;
 use rocescope_codec::{DecodeOptions, Frame, LinkType, Params};
 use rocescope_stacks::{Action, ConnConfig, Endpoint, Host, StackKind, Timeouts};
 
-use super::answer::{control_of, diff24, Answer, Control};
-use super::rules::{self, Rule};
-use super::{Finding, FindingKind};
+use crate::answer::{control_of, diff24, Answer, Control};
+use crate::rules::{self, Rule};
+use crate::{Finding, FindingKind};
 
 /// What the first pass learnt of a connection, for setting up its reference responder.
 #[derive(Clone, Copy, Debug)]

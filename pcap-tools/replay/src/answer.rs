@@ -6,7 +6,7 @@ use rocescope_codec::ext::dcp;
 use rocescope_codec::ib::aeth::Syndrome;
 use rocescope_codec::{Frame, Params};
 
-use super::rules::{self, Rule};
+use crate::rules::{self, Rule};
 
 /// A control packet a responder sends, as the judge compares it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -10,9 +10,9 @@ use rocescope_codec::ext::{dcp, Ext};
 use rocescope_codec::{Frame, Params};
 use rocescope_stacks::StackKind;
 
-use super::answer::{control_of, diff24, Answer, Control};
-use super::rules::{self, Rule};
-use super::{Finding, FindingKind};
+use crate::answer::{control_of, diff24, Answer, Control};
+use crate::rules::{self, Rule};
+use crate::{Finding, FindingKind};
 
 /// Rises of the acknowledged PSN remembered (packets sent again from further back are not judged).
 const RISES_KEPT: usize = 1024;

@@ -1,4 +1,6 @@
-//! `rocescope replay` (docs/replay.md): a capture judged against the reference stacks.
+//! rocescope-replay: `rocescope replay` (docs/replay.md), a capture judged against the
+//! reference stacks. Its own crate, so the analysis library and the browser build stay free of
+//! the stacks (docs/ARCHITECTURE.md); the command line calls [`replay`].
 //!
 //! Two passes over the capture: the analysers' flow table first (which flows are a
 //! connection's two directions, which transport each shows, where the tap is), then the frames
@@ -24,19 +26,17 @@ use std::ops::ControlFlow;
 
 use serde::Serialize;
 
+use rocescope_analysis::analyze::pkt::{Class, Pkt, Seen};
+use rocescope_analysis::analyze::report::{FlowRow, Role, Tap, Transport};
+use rocescope_analysis::analyze::{Analyzer, Options as AnalyzeOptions};
+use rocescope_analysis::capture::CaptureError;
+use rocescope_analysis::session::Session;
+use rocescope_codec::ib::opcode::Position;
 use rocescope_codec::Params;
 use rocescope_stacks::{Host, StackKind};
 
-use crate::analyze::report::{FlowRow, Role, Tap, Transport};
-use crate::analyze::Options as AnalyzeOptions;
-use crate::capture::CaptureError;
-use crate::session::Session;
-
-use crate::analyze::pkt::{Class, Pkt, Seen};
-use crate::analyze::Analyzer;
 use judge::{ResponderJudge, Shape};
 use requester::RequesterJudge;
-use rocescope_codec::ib::opcode::Position;
 
 /// Which reference stack judges a connection.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

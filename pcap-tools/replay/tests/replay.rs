@@ -10,12 +10,12 @@
 use std::path::{Path, PathBuf};
 
 use rocescope_analysis::capture::{self, CaptureWriter};
-use rocescope_analysis::replay::{self, FindingKind, Options, Report};
 use rocescope_analysis::session::Session;
 use rocescope_codec::decoder::{Decoder, DecoderOptions};
 use rocescope_codec::ext::dcp;
 use rocescope_codec::ib::aeth::Syndrome;
 use rocescope_codec::{DecodeOptions, Frame, LinkType, Params, Profile};
+use rocescope_replay::{self as replay, FindingKind, Options, Report};
 
 /// The synth fixtures' interfaces: the sender's, the receiver's and a fabric tap.
 const SENDER: u32 = 0;
