@@ -76,6 +76,10 @@ pub(super) struct ResponderJudge {
     cfg: Option<ConnConfig>,
     /// Added to the reference's MSNs once it was started again mid-connection.
     msn_offset: u32,
+    /// The reference's MSNs were matched to the responder's: a captured ACK of the PSN the
+    /// reference had last acknowledged gave their difference (a capture that begins mid-
+    /// connection starts the responder's count past 0). Until then MSNs are not judged.
+    msn_matched: bool,
     /// DCP: a capture gap made the reference's eMSN meaningless; its rules are not judged on.
     emsn_unjudged: bool,
     /// The first request seen began a message (First or Only): the reference's message count
@@ -123,6 +127,7 @@ impl ResponderJudge {
             reference: None,
             cfg: None,
             msn_offset: 0,
+            msn_matched: false,
             emsn_unjudged: false,
             start_known: None,
             max_psn: None,
@@ -255,6 +260,7 @@ impl ResponderJudge {
     fn resync(&mut self, psn: u32, msn: u32) {
         let start = psn.wrapping_add(1) & 0xff_ffff;
         self.msn_offset = msn;
+        self.msn_matched = true;
         self.ref_ack = Some((psn, msn));
         if let Some(cfg) = &mut self.cfg {
             cfg.start_psn = start;
@@ -382,11 +388,25 @@ impl ResponderJudge {
             StackKind::Gbn => (rules::GBN_ACK_AHEAD, rules::GBN_ACK_REGRESSED),
         };
         let is_dcp = self.kind == StackKind::Dcp;
-        let start = self.cfg.as_ref().map_or(psn, |c| c.start_psn);
+        let Some(cfg) = &self.cfg else {
+            // An ACK before any request this tap showed (the capture began between a request
+            // and its ACK): nothing to judge it against.
+            self.last_ack = Some((psn, msn, number));
+            return;
+        };
+        let start = cfg.start_psn;
+        if !self.msn_matched {
+            if let Some((rp, rm)) = self.ref_ack.filter(|&(rp, _)| rp == psn) {
+                let shift = msn.wrapping_sub(rm) & 0xff_ffff;
+                self.msn_offset = self.msn_offset.wrapping_add(shift) & 0xff_ffff;
+                self.ref_ack = Some((rp, msn));
+                self.msn_matched = true;
+            }
+        }
         let (rp, rm) = self.ref_ack.unwrap_or((start.wrapping_sub(1) & 0xff_ffff, self.msn_offset));
         // DCP acknowledges per packet; its eMSN is what it promises. RC: PSN and MSN.
         let psn_ahead = !is_dcp && diff24(rp, psn) > 0;
-        let msn_ahead = !(is_dcp && self.emsn_unjudged) && diff24(rm, msn) > 0;
+        let msn_ahead = self.msn_matched && !(is_dcp && self.emsn_unjudged) && diff24(rm, msn) > 0;
         if psn_ahead || msn_ahead {
             // Were the PSNs it covers all shown by this tap? (DCP: the packets of the messages
             // its eMSN passes, which arrive in any order: every PSN up to the highest seen, the

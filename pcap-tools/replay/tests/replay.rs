@@ -321,3 +321,17 @@ fn request_packets_deleted_from_the_capture_are_no_departure() {
         }
     }
 }
+
+#[test]
+fn a_capture_that_begins_mid_connection_is_no_departure() {
+    // The first frames cut off (a capture started late): the responder's MSN no longer counts
+    // from the reference's 0, the first ACKs may come before their requests.
+    for name in ["gbn-loss", "irn-loss", "dcp-loss"] {
+        let recs = records(&fixture(name));
+        for skip in [20, 45, 70] {
+            let r = run(&write(&recs[skip..], &format!("late-{name}")));
+            assert_eq!(r.departures(), 0, "{name}, first {skip} frames cut: {:#?}", r.findings);
+            assert!(!r.connections.is_empty(), "{name}, first {skip} frames cut");
+        }
+    }
+}
