@@ -449,6 +449,8 @@ impl Decoder {
         orig_len: usize,
         f: impl FnOnce(&Decoded<'a, '_>) -> R,
     ) -> Result<R, FlowRef> {
+        // `std_decoded`'s body, written out: through the helper, the returned `Decoded` is copied
+        // into place (six more 528-byte copies in the release build's reading loops).
         let mut out = Decoded { frame: Frame::new(link, data), extra: Extra::default(), nacks: None };
         out.frame.decode(orig_len, &self.frame_opts(Profile::Std));
         let arrival = self.arrive(&out.frame, link, orig_len);

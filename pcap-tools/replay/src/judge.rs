@@ -42,6 +42,9 @@ struct Pending {
     time: u64,
 }
 
+/// What an answer no request called for was expected to be.
+const NOT_CALLED_FOR: &str = "no such answer: no request arrived that calls for it";
+
 /// Request frames kept for a restarted reference, and how much of each (its headers: the
 /// reference reads a frame cut there as a capture cut by its snaplen, which the stacks accept).
 const HISTORY: usize = 256;
@@ -460,12 +463,14 @@ impl ResponderJudge {
             return;
         }
         let (_, unexpected) = answer.rules();
+        // A copy of one already matched.
+        let repeated = self.recent.contains(&answer);
         // A NAK or selective NAK whose expected PSN is past PSNs this tap never showed: the
         // responder got them (a capture gap), or it is wrong; judging goes on from there.
         if let Answer::Nak { psn: e } | Answer::Sack { epsn: e, .. } = answer {
             let (rp, _) = self.in_order();
             let through = e.wrapping_sub(1) & 0xff_ffff;
-            if diff24(rp, through) > 0 && !self.saw_all(rp, through) && !self.recent.contains(&answer) {
+            if diff24(rp, through) > 0 && !self.saw_all(rp, through) && !repeated {
                 self.found(
                     FindingKind::Ambiguous,
                     unexpected,
@@ -487,13 +492,13 @@ impl ResponderJudge {
             Answer::Sack { sacked: psn, .. } | Answer::Bounce { psn } => !self.seen.contains_key(&psn),
             Answer::Nak { psn } => !(1..=64u32).any(|k| self.seen.contains_key(&(psn.wrapping_add(k) & 0xff_ffff))),
         };
-        if cause_unseen && !self.recent.contains(&answer) {
+        if cause_unseen && !repeated {
             self.found(
                 FindingKind::Ambiguous,
                 unexpected,
                 vec![number],
                 now,
-                "no such answer: no request arrived that calls for it".into(),
+                NOT_CALLED_FOR.into(),
                 format!(
                     "{}; the packet that would call for it was never shown by this tap: either the capture missed it (a capture \
                      gap), or the responder is wrong",
@@ -502,8 +507,8 @@ impl ResponderJudge {
             );
             return;
         }
-        let rule = if matches!(answer, Answer::Nak { .. }) && self.recent.contains(&answer) { rules::GBN_NAK_REPEATED } else { unexpected };
-        let expected = if self.recent.contains(&answer) { "no second copy".to_string() } else { "no such answer: no request arrived that calls for it".to_string() };
+        let rule = if matches!(answer, Answer::Nak { .. }) && repeated { rules::GBN_NAK_REPEATED } else { unexpected };
+        let expected = if repeated { "no second copy" } else { NOT_CALLED_FOR }.to_string();
         self.finding(rule, vec![number], now, expected, answer.describe());
     }
 
