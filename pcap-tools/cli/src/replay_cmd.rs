@@ -29,8 +29,43 @@ pub(crate) struct ReplayArgs {
     /// acknowledgement covers (already on its way to the wire), µs.
     #[arg(long = "reaction-us", value_name = "US", default_value_t = 5)]
     pub reaction_us: u64,
+    /// The reference's timers, to match the NIC under test (the report infers `timeout_ns`):
+    /// local_ack_timeout=T (GBN, IBTA exponent: 4.096 µs·2^T, 0: none), irn_rto_low_ns=NS,
+    /// irn_rto_high_ns=NS, dcp_timeout_ns=NS, rto_ns=NS (one value for every stack). Repeatable.
+    #[arg(long = "param", value_name = "K=V", value_parser = parse_param)]
+    pub param: Vec<(String, u64)>,
     #[command(flatten)]
     pub profile: crate::ProfileArgs,
+}
+
+/// The keys `--param` takes.
+const PARAM_KEYS: &str = "local_ack_timeout, irn_rto_low_ns, irn_rto_high_ns, dcp_timeout_ns, rto_ns";
+
+fn parse_param(s: &str) -> Result<(String, u64), String> {
+    let (k, v) = s.split_once('=').ok_or_else(|| format!("'{s}' is not K=V"))?;
+    if !PARAM_KEYS.split(", ").any(|x| x == k) {
+        return Err(format!("unknown parameter '{k}' (one of {PARAM_KEYS})"));
+    }
+    let v = v.parse::<u64>().map_err(|_| format!("'{v}' is not a whole number"))?;
+    if k == "local_ack_timeout" && v > 31 {
+        return Err(format!("local_ack_timeout is 0-31, not {v}"));
+    }
+    Ok((k.to_string(), v))
+}
+
+/// The reference's timers with `--param`s applied.
+fn timeouts(params: &[(String, u64)]) -> rocescope_stacks::Timeouts {
+    let mut t = rocescope_stacks::Timeouts::default();
+    for (k, v) in params {
+        match k.as_str() {
+            "local_ack_timeout" => t.local_ack_timeout = *v as u8,
+            "irn_rto_low_ns" => t.irn_rto_low_ns = *v,
+            "irn_rto_high_ns" => t.irn_rto_high_ns = *v,
+            "dcp_timeout_ns" => t.dcp_timeout_ns = *v,
+            _ => t.override_ns = Some(*v),
+        }
+    }
+    t
 }
 
 #[derive(Clone, Copy, clap::ValueEnum, PartialEq, Eq)]
@@ -55,6 +90,7 @@ pub(crate) fn run(out: &mut impl Write, args: &ReplayArgs) -> Result<u8, Failure
         answer_window_ns: args.answer_window_us.saturating_mul(1000),
         reaction_ns: args.reaction_us.saturating_mul(1000),
         params: args.profile.params.params,
+        timeouts: timeouts(&args.param),
     };
     let report = replay::replay(session()?, session()?, &opts).map_err(|e| Failure::Input(file.into(), e))?;
     let written = match args.format {

@@ -4,6 +4,7 @@ use clap::Args;
 use rocescope_sim::sim::{CongestionControl, Red, TopologyKind};
 use rocescope_sim::synth::{self, OpChoice, Pattern, SynthOptions};
 use rocescope_sim::{LossDir, LossMode, LossPlace, Routing, TapPoint};
+use rocescope_stacks::faults::{Fault, FaultSpec};
 use rocescope_stacks::StackKind;
 
 use crate::params_args::{DcpTagShift, ParamArgs};
@@ -198,6 +199,23 @@ pub struct SynthArgs {
     /// what it held or carried is lost.
     #[arg(long = "fail-link", value_name = "LINK@NS", value_parser = parse_failure)]
     pub fail_link: Vec<(String, u64)>,
+    /// A fault on purpose, to test `rocescope replay`: one end of one connection breaks a rule
+    /// once, at the Nth occasion (default 1): omit-nak, double-nak, early-msn (responder);
+    /// needless-retx, late-go-back (gbn), early-timeout (requester). The truth's
+    /// `summary.faults` says what it did (docs/replay.md "Faults").
+    #[arg(long, value_name = "FAULT[:N]", value_parser = parse_fault)]
+    pub fault: Option<FaultSpec>,
+    /// The connection (from 0) whose end --fault makes misbehave.
+    #[arg(long, default_value_t = 0, value_name = "C")]
+    pub fault_connection: u32,
+}
+
+fn parse_fault(s: &str) -> Result<FaultSpec, String> {
+    let (name, nth) = s.split_once(':').unwrap_or((s, "1"));
+    let names = || Fault::ALL.iter().map(|f| f.name()).collect::<Vec<_>>().join(", ");
+    let fault = Fault::from_name(name).ok_or_else(|| format!("'{name}' is not a fault (one of {})", names()))?;
+    let nth = nth.parse::<u32>().ok().filter(|&n| n > 0).ok_or_else(|| format!("'{nth}' is not a count from 1"))?;
+    Ok(FaultSpec { fault, nth })
 }
 
 /// A list of taps (a newtype so clap takes the whole comma-separated list as one value).
@@ -318,6 +336,8 @@ impl SynthArgs {
             pattern: self.pattern,
             pfc: self.pfc,
             link_failures: self.fail_link.clone(),
+            fault: self.fault,
+            fault_connection: self.fault_connection,
         }
     }
 
@@ -352,6 +372,12 @@ impl SynthArgs {
             o.frames,
             s.end_ns as f64 / 1e3,
         );
+        if let Some(spec) = self.fault {
+            match o.faults.first() {
+                Some(a) => eprintln!("rocescope synth: fault {} at {:.3} µs: {}", spec.fault.name(), a.time as f64 / 1e3, a.detail),
+                None => eprintln!("rocescope synth: fault {} never applied (no occasion {} in this run)", spec.fault.name(), spec.nth),
+            }
+        }
         if let Some(why) = o.cut_reason(&opts) {
             eprintln!("rocescope synth: {why}; {} messages unfinished:", o.unfinished.len());
         } else if !o.unfinished.is_empty() {

@@ -173,6 +173,12 @@ impl ResponderJudge {
     /// Answers the reference sent more than the answer window before `now` and the capture has
     /// not shown: missing.
     fn expire(&mut self, now: u64) {
+        // (Answers found missing first: one whose requester's deadline has passed too is a
+        // departure now.)
+        while self.pending.front().is_some_and(|p| p.time.saturating_add(self.window_ns) < now) {
+            let p = self.pending.pop_front().expect("a pending answer");
+            self.missing(p, format!("none within {} µs", self.window_ns / 1000));
+        }
         // Suspects whose requester never acted on the missing answer: departures.
         let mut i = 0;
         while i < self.suspects.len() {
@@ -183,10 +189,6 @@ impl ResponderJudge {
             } else {
                 i += 1;
             }
-        }
-        while self.pending.front().is_some_and(|p| p.time.saturating_add(self.window_ns) < now) {
-            let p = self.pending.pop_front().expect("a pending answer");
-            self.missing(p, format!("none within {} µs", self.window_ns / 1000));
         }
     }
 
@@ -210,10 +212,14 @@ impl ResponderJudge {
         }
     }
 
-    /// A request of PSN `psn` arrived: a suspect whose answer names it is a capture gap as
-    /// likely as a fault.
+    /// A request of PSN `psn` arrived within the requester's deadline: a suspect whose answer
+    /// names it is a capture gap as likely as a fault.
     fn resent(&mut self, number: u64, now: u64, psn: u32) {
-        while let Some(i) = self.suspects.iter().position(|x| x.p.answer.resend_psn() == psn && x.p.time < now) {
+        while let Some(i) = self
+            .suspects
+            .iter()
+            .position(|x| x.p.answer.resend_psn() == psn && x.p.time < now && now <= x.deadline)
+        {
             let x = self.suspects.remove(i);
             let (rule, _) = x.p.answer.rules();
             let after = (now - x.p.time) / 1000;
@@ -424,6 +430,12 @@ impl ResponderJudge {
             let counts_unknown = !psn_ahead && self.start_known == Some(false);
             if self.saw_all(from, to) && !counts_unknown {
                 self.finding(ahead, vec![number], now, expected, seen);
+                // Later ACKs are held to what the responder had, not to this one's claim (one
+                // fault, one departure: coming back to the truth is no regression).
+                let lp = if psn_ahead { rp } else { psn };
+                let lm = if msn_ahead { rm } else { msn };
+                self.last_ack = Some((lp, lm, number));
+                return;
             } else {
                 let seen = format!(
                     "{seen}; this tap never showed some of the packets it covers: either the capture missed them (a capture gap), \

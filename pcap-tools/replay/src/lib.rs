@@ -33,7 +33,7 @@ use rocescope_analysis::capture::CaptureError;
 use rocescope_analysis::session::Session;
 use rocescope_codec::ib::opcode::Position;
 use rocescope_codec::Params;
-use rocescope_stacks::{Host, StackKind};
+use rocescope_stacks::{Host, StackKind, Timeouts};
 
 use judge::{ResponderJudge, Shape};
 use requester::RequesterJudge;
@@ -79,11 +79,13 @@ pub struct Options {
     /// acknowledgement covers (already on its way to the wire).
     pub reaction_ns: u64,
     pub params: Params,
+    /// The requesters' timers the reference runs with (`--param`).
+    pub timeouts: Timeouts,
 }
 
 impl Default for Options {
     fn default() -> Self {
-        Options { stack: StackChoice::Auto, answer_window_ns: 100_000, reaction_ns: 5_000, params: Params::default() }
+        Options { stack: StackChoice::Auto, answer_window_ns: 100_000, reaction_ns: 5_000, params: Params::default(), timeouts: Timeouts::default() }
     }
 }
 
@@ -191,6 +193,9 @@ const DEFAULT_MTU: u32 = 4096;
 struct FlowShape {
     seen: u32,
     first_psn: Option<u32>,
+    /// Answers (ACKs, NAKs) seen of the first [`FIRST_PACKETS`], and the lowest PSN they name.
+    answers: u32,
+    first_answered: Option<u32>,
     mtu: u32,
 }
 
@@ -223,6 +228,15 @@ pub fn replay<R: Read>(mut first: Session<R>, mut second: Session<R>, opts: &Opt
                     }
                 }
                 Class::ReadResponse { pos } if full(pos) => s.mtu = s.mtu.max(k.payload),
+                // An ACK's PSN was received, a NAK's is the one expected: the connection's
+                // first PSN is at most either (its first packet may have been lost, and resent
+                // only after the first requests the tap saw).
+                Class::Ack | Class::Nak { code: 0 } | Class::Sack { .. } if k.profile != rocescope_codec::Profile::Dcp => {
+                    if s.answers < FIRST_PACKETS {
+                        s.answers += 1;
+                        s.first_answered = Some(s.first_answered.map_or(k.psn, |f| if answer::diff24(f, k.psn) < 0 { k.psn } else { f }));
+                    }
+                }
                 _ => {}
             }
         }
@@ -235,7 +249,11 @@ pub fn replay<R: Read>(mut first: Session<R>, mut second: Session<R>, opts: &Opt
         let req = shapes.get(&(c.iface, c.requester, c.responder, c.responder_qpn)).copied().unwrap_or_default();
         let resp = shapes.get(&(c.iface, c.responder, c.requester, c.requester_qpn)).copied().unwrap_or_default();
         let mtu = req.mtu.max(resp.mtu);
-        c.shape = Shape { first_psn: req.first_psn, mtu: if mtu == 0 { DEFAULT_MTU } else { mtu } };
+        let first_psn = match (req.first_psn, resp.first_answered) {
+            (Some(r), Some(a)) if answer::diff24(r, a) < 0 => Some(a),
+            (r, _) => r,
+        };
+        c.shape = Shape { first_psn, mtu: if mtu == 0 { DEFAULT_MTU } else { mtu } };
     }
     let mut by_key: HashMap<(u32, IpAddr, IpAddr, u32), Part> = HashMap::new();
     for (i, c) in conns.iter().enumerate() {
@@ -293,7 +311,21 @@ pub fn replay<R: Read>(mut first: Session<R>, mut second: Session<R>, opts: &Opt
                 }
                 (j.requests, j.responses, j.findings, inferred)
             }
-            Judge::Requester(j) => (j.requests, j.responses, j.findings, Vec::new()),
+            Judge::Requester(j) => {
+                let mut inferred = Vec::new();
+                if let Some(((lo, lo_frame), (hi, hi_frame), n)) = j.timeouts_seen {
+                    inferred.push(Inferred {
+                        name: "timeout_ns",
+                        value: lo as f64,
+                        evidence: format!(
+                            "{n} timeout(s) after progress, {:.1} µs (frame {lo_frame}) to {:.1} µs (frame {hi_frame}) after the timer started",
+                            lo as f64 / 1e3,
+                            hi as f64 / 1e3
+                        ),
+                    });
+                }
+                (j.requests, j.responses, j.findings, inferred)
+            }
         };
         connections.push(Connection {
             flow: table[c.row].head.id.clone(),
@@ -337,7 +369,7 @@ fn connections(table: &[FlowRow], opts: &Options) -> (Vec<Conn>, Vec<Unjudged>) 
         };
         let judge = match h.tap {
             Tap::Receiver => Judge::Responder(ResponderJudge::new(stack, h.id.clone(), opts.params, opts.answer_window_ns)),
-            Tap::Sender => Judge::Requester(RequesterJudge::new(stack, h.id.clone(), opts.params, opts.reaction_ns)),
+            Tap::Sender => Judge::Requester(RequesterJudge::new(stack, h.id.clone(), opts.params, opts.reaction_ns, opts.timeouts)),
             tap => {
                 let why = match tap {
                     Tap::Fabric => "the responder's rules are judged at the responder's tap, the requester's at the requester's; a fabric tap sees packets before the rest of the path",

@@ -31,6 +31,10 @@ rules! {
         "an ACK's PSN and MSN never go back below an earlier ACK's";
     GBN_RETX_NEEDLESS: "gbn.retx-needless", "IBTA Vol. 1 §9.7 (the requester resends from the NAK'd or the oldest unacknowledged PSN)",
         "the requester never sends again a packet an ACK (or a NAK, for the PSNs before the one it names) has acknowledged";
+    GBN_GO_BACK_SHORT: "gbn.go-back-short", "IBTA Vol. 1 §9.7.5 (a NAK'd requester resends from the PSN the NAK names)",
+        "after a NAK, the requester's next request packet is the PSN the NAK names";
+    GBN_TIMEOUT_EARLY: "gbn.timeout-early", "IBTA Vol. 1 §9.7.6.1.3 (local ACK timeout: 4.096 µs · 2^t)",
+        "the local ACK timer fires no earlier than its value (less the larger of 10% and 5 µs) after it started";
     IRN_SACK_MISSING: "irn.sack-missing", "IRN (Mittal et al., SIGCOMM 2018) §3; the SACK layout of docs/wire.md",
         "every out-of-order request packet is answered by a selective NAK naming the expected PSN and the packet's PSN";
     IRN_SACK_UNEXPECTED: "irn.sack-unexpected", "IRN §3",
@@ -40,6 +44,8 @@ rules! {
     IRN_ACK_REGRESSED: "irn.ack-regressed", "IRN §3", "an ACK's PSN and MSN never go back below an earlier ACK's";
     IRN_RETX_NEEDLESS: "irn.retx-needless", "IRN §3 (selective retransmission of what is not acknowledged)",
         "the requester never sends again a packet the cumulative ACK has covered";
+    IRN_TIMEOUT_EARLY: "irn.timeout-early", "IRN §3.1 (RTO_low, RTO_high)",
+        "the retransmission timer fires no earlier than RTO_low (less the larger of 10% and 5 µs) after it started";
     DCP_HO_UNANSWERED: "dcp.ho-unanswered", "DCP paper §4.1 (the receiver returns every header-only packet to the sender)",
         "every header-only (trimmed) packet that reaches the receiver is bounced back to the sender";
     DCP_HO_UNEXPECTED: "dcp.ho-unexpected", "DCP paper §4.1",
@@ -49,4 +55,6 @@ rules! {
     DCP_RETX_NEEDLESS: "dcp.retx-needless", "DCP paper §4.5 (the messages before the eMSN are complete)",
         "the requester never sends again a packet of a message an ACK's eMSN has passed";
     DCP_EMSN_REGRESSED: "dcp.emsn-regressed", "DCP paper §4.5", "an ACK's eMSN never goes back";
+    DCP_TIMEOUT_EARLY: "dcp.timeout-early", "DCP paper §4.5 (the coarse timeout)",
+        "the coarse timer fires no earlier than its first-round value (less the larger of 10% and 5 µs) after it started";
 }

@@ -910,6 +910,11 @@ pub struct Fabric<'w> {
     frames_written: u64,
     last_cnp: FxHashMap<(u16, u32), Nanos>,
     pub stats: RunStats,
+    /// What the run's fault (`--fault`) did, written by the faulty end
+    /// (`rocescope_stacks::faults`); empty without one.
+    pub faults: rocescope_stacks::faults::FaultLog,
+    /// The connection the fault's end belongs to.
+    pub fault_connection: u32,
     /// Keep [`Self::tap_frames`] (the truth needs them; a capture alone does not).
     pub keep_tap_frames: bool,
     /// Keep every transmission's record in [`Self::txs`] for the whole run (the truth needs
@@ -965,6 +970,8 @@ impl<'w> Fabric<'w> {
             frames_written: 0,
             last_cnp: FxHashMap::default(),
             stats: RunStats::default(),
+            faults: Default::default(),
+            fault_connection: 0,
             keep_tap_frames: true,
             keep_txs: true,
             free_txs: Vec::new(),

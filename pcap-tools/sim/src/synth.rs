@@ -14,6 +14,7 @@ use super::sim::{
 use super::topology::Topology;
 use super::truth;
 use rocescope_analysis::capture::CaptureWriter;
+use rocescope_stacks::faults::{self, FaultSpec};
 use rocescope_stacks::{new_pair, ConnConfig, Endpoint, Host, Message, Op, Requester, StackKind, Timeouts};
 
 impl LossMode {
@@ -148,6 +149,11 @@ pub struct SynthOptions {
     pub pfc: bool,
     /// Links that fail during the run: (link name, time ns).
     pub link_failures: Vec<(String, u64)>,
+    /// A fault on purpose (`--fault`, `rocescope_stacks::faults`): one end of connection
+    /// [`Self::fault_connection`] misbehaves once; the truth's `summary.faults` says where.
+    pub fault: Option<FaultSpec>,
+    /// The connection (from 0) whose end [`Self::fault`] makes misbehave.
+    pub fault_connection: u32,
 }
 
 impl Default for SynthOptions {
@@ -197,6 +203,8 @@ impl Default for SynthOptions {
             pattern: Pattern::Incast,
             pfc: false,
             link_failures: Vec::new(),
+            fault: None,
+            fault_connection: 0,
         }
     }
 }
@@ -367,6 +375,9 @@ impl SynthOptions {
         }
         if let Some(r) = self.fabric_rate_gbps {
             a.push(format!("--fabric-rate {r}"));
+        }
+        if let Some(f) = self.fault {
+            a.push(format!("--fault {}:{} --fault-connection {}", f.fault.name(), f.nth, self.fault_connection));
         }
         a.push(format!("--loss {}", self.loss));
         if let Some((g, b)) = self.burst_loss {
@@ -619,11 +630,24 @@ pub fn build<'w>(
     };
     opts.check_links().map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidInput, e))?;
     let mut fabric = Fabric::new(cfg, writer);
+    fabric.fault_connection = opts.fault_connection;
+    if let Some(spec) = opts.fault {
+        if !spec.fault.applies_to(opts.stack) {
+            let e = format!("--fault {} needs --stack gbn", spec.fault.name());
+            return Err(std::io::Error::new(std::io::ErrorKind::InvalidInput, e));
+        }
+    }
     let mut rng = Rng::new(opts.seed, 7);
     let ops = opts.ops();
     for (i, pair) in opts.pairs().into_iter().enumerate() {
         let cc = conn_config_between(opts, &fabric, i, pair, &mut rng);
-        let (req, resp) = factory(&cc);
+        let (req, resp) = match opts.fault {
+            Some(spec) if i as u32 == opts.fault_connection => {
+                let pair = factory(&faults::config_for(&cc, spec));
+                faults::inject(opts.stack, &cc, spec, fabric.faults.clone(), pair)
+            }
+            _ => factory(&cc),
+        };
         let c = fabric.add_connection_between(pair.0, pair.1, cc, req, resp);
         // Every message's record lives for the run: exactly as many as will be posted.
         fabric.conns[c as usize].messages.reserve_exact(opts.messages as usize);
@@ -702,6 +726,8 @@ pub struct Outcome {
     pub frames: usize,
     /// The messages left unfinished, by connection then id.
     pub unfinished: Vec<Unfinished>,
+    /// What the fault (`--fault`) did.
+    pub faults: Vec<faults::Applied>,
 }
 
 impl Outcome {
@@ -767,5 +793,6 @@ pub fn run(
         failed: fabric.conns.iter().filter(|c| c.failed.is_some()).count(),
         frames: fabric.stats.captured as usize,
         unfinished: fabric.unfinished(),
+        faults: fabric.faults.lock().map(|l| l.clone()).unwrap_or_default(),
     }))
 }

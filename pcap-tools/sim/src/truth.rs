@@ -407,6 +407,9 @@ pub struct Summary {
     pub failed_connections: u64,
     /// Links that failed during the run (`--fail-link`).
     pub failed_links: u64,
+    /// What the fault injected on purpose (`--fault`) did, in order (absent without one).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub faults: Vec<FaultRecord>,
     /// Header-only packets lost in a full control queue.
     pub ho_dropped: u64,
     /// Frames put on any link (a simulated packet per hop).
@@ -430,6 +433,24 @@ pub struct Summary {
     pub trimmed: u64,
     /// The no-progress watchdog (`--watchdog`) ended the run.
     pub watchdog: bool,
+}
+
+/// One thing a fault injected on purpose did (`summary.faults[]`, `--fault`).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FaultRecord {
+    /// The fault's name (`omit-nak`, `double-nak`, `early-msn`, `needless-retx`,
+    /// `late-go-back`, `early-timeout`).
+    pub fault: String,
+    /// The connection (from 0) whose end misbehaved.
+    pub connection: u32,
+    /// Which end: `requester` or `responder`.
+    pub end: String,
+    /// When (the faulty end's time: the frame it concerns left, or would have, then).
+    pub time_ns: TimeNs,
+    /// The PSN of the frame changed, sent, skipped or not sent.
+    pub psn: u32,
+    pub detail: String,
 }
 
 /// One connection (`connections[]`).
@@ -1769,6 +1790,22 @@ impl<'f, 'w> Gen<'f, 'w> {
             messages: msgs().count() as u64,
             pause_frames: s.pause_frames + s.resume_frames,
             failed_links: s.failed_links,
+            faults: f
+                .faults
+                .lock()
+                .map(|l| {
+                    l.iter()
+                        .map(|a| FaultRecord {
+                            fault: a.fault.name().to_string(),
+                            connection: f.fault_connection,
+                            end: if a.fault.at_responder() { "responder" } else { "requester" }.to_string(),
+                            time_ns: ts(a.time),
+                            psn: a.psn,
+                            detail: a.detail.clone(),
+                        })
+                        .collect()
+                })
+                .unwrap_or_default(),
             retransmissions: self.retransmissions,
             spurious_retransmissions: self.spurious,
             timed_out: s.timed_out,

@@ -151,7 +151,7 @@ impl DcpRequester {
             rounds: 0,
             retransq: VecDeque::new(),
             round: None,
-            rto: Rto::default(),
+            rto: Rto::new(cfg.timeouts.halve_until_expiry),
             failed: false,
         }
     }

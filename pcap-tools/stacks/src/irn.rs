@@ -95,7 +95,7 @@ impl IrnRequester {
             recovery: None,
             resent_to: p,
             rto_resend: None,
-            rto: Rto::default(),
+            rto: Rto::new(cfg.timeouts.halve_until_expiry),
             rto_low: false,
             failed: false,
             since_ackreq: 0,

@@ -59,6 +59,7 @@ mod common;
 pub mod dcp;
 pub mod dcqcn;
 pub mod events;
+pub mod faults;
 pub mod gbn;
 pub mod harness;
 pub mod irn;

@@ -55,6 +55,9 @@ pub struct Timeouts {
     pub dcp_timeout_ns: Nanos,
     /// One value for every stack instead of the above (no back-off, one IRN value).
     pub override_ns: Option<Nanos>,
+    /// A fault on purpose (`synth --fault early-timeout`, [`crate::faults`]): the timer runs at
+    /// half its value until it first expires. False for every real configuration.
+    pub halve_until_expiry: bool,
 }
 
 impl Default for Timeouts {
@@ -66,6 +69,7 @@ impl Default for Timeouts {
             irn_low_rto_packets: IRN_LOW_RTO_PACKETS,
             dcp_timeout_ns: DCP_TIMEOUT_NS,
             override_ns: None,
+            halve_until_expiry: false,
         }
     }
 }

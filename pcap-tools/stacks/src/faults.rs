@@ -1,0 +1,457 @@
+//! Faults injected on purpose (`rocescope synth --fault`, docs/replay.md "Faults"): one end of
+//! one connection misbehaves once, in a way the transport's rules forbid, so `rocescope replay`
+//! can be tested against a capture whose one departure is known.
+//!
+//! A fault wraps a reference end ([`inject`]): the wrapper passes everything through except,
+//! at the `nth` occasion the fault waits for, the one thing it changes. What it changed is
+//! appended to a [`FaultLog`] (the simulator writes it into the truth, `faults`).
+//!
+//! Responder faults (the answers of IBTA §9.7.5, IRN §3, DCP §4.1/§4.5):
+//! - `omit-nak`: the `nth` negative answer (GBN NAK, IRN selective NAK, DCP returned
+//!   header-only packet) is never sent.
+//! - `double-nak`: the `nth` negative answer is sent twice.
+//! - `early-msn`: the `nth` ACK carries an MSN (DCP: eMSN) one higher than the responder's.
+//!
+//! Requester faults:
+//! - `needless-retx`: once the `nth` message completes, its last packet is sent again (it was
+//!   acknowledged: never lost).
+//! - `late-go-back` (GBN): after the `nth` NAK, the requester resumes one packet past the PSN
+//!   the NAK names (that packet is skipped; the local ACK timeout recovers it later).
+//! - `early-timeout`: the retransmission timer runs at half its value until it first expires
+//!   ([`crate::Timeouts::halve_until_expiry`]), so the first timeout of the run fires early.
+
+use std::sync::{Arc, Mutex};
+
+use rocescope_codec::build::fix_icrc;
+use rocescope_codec::ext::dcp;
+use rocescope_codec::ib::aeth::Syndrome;
+use rocescope_codec::{DecodeOptions, Frame, LinkType, Params};
+
+use crate::{Action, ConnConfig, Endpoint, Message, Nanos, Requester, RetxReason, StackKind, TxInfo};
+
+/// What goes wrong.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Fault {
+    OmitNak,
+    DoubleNak,
+    EarlyMsn,
+    NeedlessRetx,
+    LateGoBack,
+    EarlyTimeout,
+}
+
+impl Fault {
+    pub const ALL: [Fault; 6] = [
+        Fault::OmitNak,
+        Fault::DoubleNak,
+        Fault::EarlyMsn,
+        Fault::NeedlessRetx,
+        Fault::LateGoBack,
+        Fault::EarlyTimeout,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Fault::OmitNak => "omit-nak",
+            Fault::DoubleNak => "double-nak",
+            Fault::EarlyMsn => "early-msn",
+            Fault::NeedlessRetx => "needless-retx",
+            Fault::LateGoBack => "late-go-back",
+            Fault::EarlyTimeout => "early-timeout",
+        }
+    }
+
+    pub fn from_name(s: &str) -> Option<Fault> {
+        Fault::ALL.into_iter().find(|f| f.name() == s)
+    }
+
+    /// Whether the responder misbehaves (else the requester).
+    pub fn at_responder(self) -> bool {
+        matches!(self, Fault::OmitNak | Fault::DoubleNak | Fault::EarlyMsn)
+    }
+
+    /// Whether `kind` has what the fault changes (Go-Back-N only goes back).
+    pub fn applies_to(self, kind: StackKind) -> bool {
+        self != Fault::LateGoBack || kind == StackKind::Gbn
+    }
+}
+
+/// A fault and the occasion it waits for (1: the first).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FaultSpec {
+    pub fault: Fault,
+    pub nth: u32,
+}
+
+/// What a fault did, when.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Applied {
+    pub fault: Fault,
+    pub time: Nanos,
+    /// The PSN of the frame changed, sent, skipped or not sent.
+    pub psn: u32,
+    pub detail: String,
+}
+
+/// Where the faults of a run are written down (shared by the wrappers and their driver).
+pub type FaultLog = Arc<Mutex<Vec<Applied>>>;
+
+/// Wraps the end of `pair` that `spec` makes misbehave. `cfg` is the connection's (for
+/// `early-timeout`, make the pair from [`ConnConfig`] with
+/// [`crate::Timeouts::halve_until_expiry`] set: [`config_for`] does).
+pub fn inject(
+    kind: StackKind,
+    cfg: &ConnConfig,
+    spec: FaultSpec,
+    log: FaultLog,
+    pair: (Box<dyn Requester>, Box<dyn Endpoint>),
+) -> (Box<dyn Requester>, Box<dyn Endpoint>) {
+    let (req, resp) = pair;
+    let state = State {
+        spec,
+        seen: 0,
+        done: false,
+        log,
+        kind,
+        params: cfg.params,
+    };
+    if spec.fault.at_responder() {
+        (
+            req,
+            Box::new(FaultyResponder {
+                inner: resp,
+                st: state,
+                buf: Vec::new(),
+            }),
+        )
+    } else {
+        let r = FaultyRequester {
+            inner: req,
+            st: state,
+            buf: Vec::new(),
+            sent: Vec::new(),
+            due: None,
+            resend: None,
+            skip: None,
+        };
+        (Box::new(r), resp)
+    }
+}
+
+/// The connection's configuration with what `spec` needs of the stack itself.
+pub fn config_for(cfg: &ConnConfig, spec: FaultSpec) -> ConnConfig {
+    let mut c = cfg.clone();
+    if spec.fault == Fault::EarlyTimeout {
+        c.timeouts.halve_until_expiry = true;
+    }
+    c
+}
+
+struct State {
+    spec: FaultSpec,
+    /// Occasions seen so far.
+    seen: u32,
+    done: bool,
+    log: FaultLog,
+    kind: StackKind,
+    params: Params,
+}
+
+impl State {
+    /// One more occasion: true when it is the one the fault waits for.
+    fn occasion(&mut self) -> bool {
+        if self.done {
+            return false;
+        }
+        self.seen += 1;
+        self.seen == self.spec.nth
+    }
+
+    fn applied(&mut self, time: Nanos, psn: u32, detail: String) {
+        self.done = true;
+        if let Ok(mut l) = self.log.lock() {
+            l.push(Applied {
+                fault: self.spec.fault,
+                time,
+                psn,
+                detail,
+            });
+        }
+    }
+
+    fn opts(&self) -> DecodeOptions {
+        DecodeOptions {
+            verify: false,
+            profile: self.kind.profile(),
+            params: self.params,
+        }
+    }
+}
+
+/// What a responder's frame is, to a fault.
+enum Sent {
+    /// An ACK: where its AETH's MSN is, and the MSN.
+    Ack {
+        msn_at: usize,
+        msn: u32,
+    },
+    /// A NAK, selective NAK or returned header-only packet.
+    Negative,
+    Other,
+}
+
+fn sent_kind(frame: &[u8], st: &State) -> (Sent, u32) {
+    let f = Frame::parse(LinkType::Ethernet, frame, frame.len(), &st.opts());
+    let Some(p) = f.roce() else { return (Sent::Other, 0) };
+    let psn = p.bth().psn();
+    let tag = f.tos().map(|t| dcp::tag(t, st.params.dcp_tag_shift));
+    if st.kind == StackKind::Dcp && tag == Some(dcp::TAG_HO) && p.opcode().0 != 0x11 {
+        return (Sent::Negative, psn);
+    }
+    if p.opcode().0 != 0x11 {
+        return (Sent::Other, psn);
+    }
+    let Some(a) = p.aeth() else { return (Sent::Other, psn) };
+    match a.syndrome() {
+        // The AETH follows the 12-byte BTH; its MSN is bytes 1-3.
+        Syndrome::Ack { .. } => (
+            Sent::Ack {
+                msn_at: f.roce_offset() + 12 + 1,
+                msn: a.msn(),
+            },
+            psn,
+        ),
+        Syndrome::Nak { code: 0 } => (Sent::Negative, psn),
+        _ => (Sent::Other, psn),
+    }
+}
+
+/// A responder with a fault.
+struct FaultyResponder {
+    inner: Box<dyn Endpoint>,
+    st: State,
+    buf: Vec<Action>,
+}
+
+impl FaultyResponder {
+    fn pass(&mut self, now: Nanos, out: &mut Vec<Action>) {
+        for a in self.buf.drain(..) {
+            let Action::Transmit { mut frame, info } = a else {
+                out.push(a);
+                continue;
+            };
+            if self.st.done {
+                out.push(Action::Transmit { frame, info });
+                continue;
+            }
+            let (kind, psn) = sent_kind(&frame, &self.st);
+            match (self.st.spec.fault, kind) {
+                (Fault::OmitNak, Sent::Negative) if self.st.occasion() => {
+                    self.st
+                        .applied(now, psn, format!("negative answer naming PSN {psn} not sent"));
+                }
+                (Fault::DoubleNak, Sent::Negative) if self.st.occasion() => {
+                    self.st
+                        .applied(now, psn, format!("negative answer naming PSN {psn} sent twice"));
+                    out.push(Action::Transmit {
+                        frame: frame.clone(),
+                        info,
+                    });
+                    out.push(Action::Transmit { frame, info });
+                }
+                (Fault::EarlyMsn, Sent::Ack { msn_at, msn }) if self.st.occasion() => {
+                    let bumped = (msn + 1) & 0xff_ffff;
+                    frame[msn_at..msn_at + 3].copy_from_slice(&bumped.to_be_bytes()[1..]);
+                    fix_icrc(LinkType::Ethernet, &mut frame);
+                    self.st.applied(
+                        now,
+                        psn,
+                        format!("ACK of PSN {psn} carries MSN {bumped} instead of {msn}"),
+                    );
+                    out.push(Action::Transmit { frame, info });
+                }
+                _ => out.push(Action::Transmit { frame, info }),
+            }
+        }
+    }
+}
+
+impl Endpoint for FaultyResponder {
+    fn on_frame(&mut self, now: Nanos, frame: &Frame<'_>, out: &mut Vec<Action>) {
+        self.inner.on_frame(now, frame, &mut self.buf);
+        self.pass(now, out);
+    }
+    fn on_timer(&mut self, now: Nanos, token: u64, out: &mut Vec<Action>) {
+        self.inner.on_timer(now, token, &mut self.buf);
+        self.pass(now, out);
+    }
+}
+
+/// `needless-retx` resends this long after the completion (well after the acknowledgement that
+/// covered the packet reached the requester, so a tap beside it proves the resend needless).
+const RESEND_AFTER_NS: Nanos = 20_000;
+
+/// The wrapper's own timer (the stacks number theirs from 0).
+const FAULT_TOKEN: u64 = u64::MAX;
+
+/// Request packets kept for `needless-retx` (the latest; a completed message's last packet is
+/// among them unless the window is wider).
+const KEPT: usize = 256;
+
+/// A requester with a fault.
+struct FaultyRequester {
+    inner: Box<dyn Requester>,
+    st: State,
+    buf: Vec<Action>,
+    /// `needless-retx`: the latest request packets sent, with their message.
+    sent: Vec<(u64, u32, Vec<u8>)>,
+    /// `needless-retx`: the packet to send again once its timer fires.
+    due: Option<(Vec<u8>, TxInfo)>,
+    /// `needless-retx`: the packet to send again at the next pull.
+    resend: Option<(Vec<u8>, TxInfo)>,
+    /// `late-go-back`: the PSN the NAK named, to be skipped when it is resent.
+    skip: Option<u32>,
+}
+
+impl FaultyRequester {
+    /// Passes the inner end's actions on, noting what the fault waits for.
+    fn pass(&mut self, now: Nanos, out: &mut Vec<Action>) {
+        for a in self.buf.drain(..) {
+            match &a {
+                Action::Completed { msg } if self.st.spec.fault == Fault::NeedlessRetx && self.st.occasion() => {
+                    let last = self
+                        .sent
+                        .iter()
+                        .filter(|(m, _, _)| m == msg)
+                        .max_by_key(|(_, psn, _)| *psn);
+                    match last {
+                        Some((m, psn, f)) => {
+                            let info = TxInfo {
+                                psn: *psn,
+                                msg: Some(*m),
+                                retx: Some(natural_reason(self.st.kind)),
+                            };
+                            self.due = Some((f.clone(), info));
+                            out.push(Action::Timer {
+                                at: now + RESEND_AFTER_NS,
+                                token: FAULT_TOKEN,
+                            });
+                        }
+                        // Not kept (a message wider than the kept packets): wait for the next.
+                        None => self.st.spec.nth += 1,
+                    }
+                }
+                Action::Transmit { frame, info } => {
+                    if self.st.spec.fault == Fault::NeedlessRetx && !self.st.done {
+                        if let Some(m) = info.msg {
+                            if self.sent.len() == KEPT {
+                                self.sent.remove(0);
+                            }
+                            self.sent.push((m, info.psn, frame.clone()));
+                        }
+                    }
+                    if self.st.spec.fault == Fault::EarlyTimeout
+                        && !self.st.done
+                        && info.retx == Some(RetxReason::Timeout)
+                    {
+                        self.st.applied(
+                            now,
+                            info.psn,
+                            format!("timeout retransmission of PSN {} (timer at half its value)", info.psn),
+                        );
+                    }
+                }
+                _ => {}
+            }
+            out.push(a);
+        }
+    }
+}
+
+/// The reason a stack gives its own retransmissions most often (a needless resend is recorded
+/// with it; the truth's `faults` names what it was).
+fn natural_reason(kind: StackKind) -> RetxReason {
+    match kind {
+        StackKind::Gbn => RetxReason::GoBack,
+        StackKind::Irn => RetxReason::Sack,
+        StackKind::Dcp => RetxReason::HeaderOnly,
+    }
+}
+
+impl Endpoint for FaultyRequester {
+    fn on_frame(&mut self, now: Nanos, frame: &Frame<'_>, out: &mut Vec<Action>) {
+        if self.st.spec.fault == Fault::LateGoBack && !self.st.done && self.skip.is_none() {
+            if let Some(p) = frame.roce() {
+                let nak = p.opcode().0 == 0x11
+                    && p.aeth()
+                        .is_some_and(|a| matches!(a.syndrome(), Syndrome::Nak { code: 0 }))
+                    && p.irn_sack().is_none();
+                if nak && self.st.occasion() {
+                    self.skip = Some(p.bth().psn());
+                }
+            }
+        }
+        self.inner.on_frame(now, frame, &mut self.buf);
+        self.pass(now, out);
+    }
+    fn on_timer(&mut self, now: Nanos, token: u64, out: &mut Vec<Action>) {
+        if token == FAULT_TOKEN {
+            self.resend = self.due.take();
+            return;
+        }
+        self.inner.on_timer(now, token, &mut self.buf);
+        self.pass(now, out);
+    }
+}
+
+impl Requester for FaultyRequester {
+    fn post(&mut self, now: Nanos, msg: Message, out: &mut Vec<Action>) {
+        self.inner.post(now, msg, &mut self.buf);
+        self.pass(now, out);
+    }
+    fn idle(&self) -> bool {
+        self.due.is_none() && self.resend.is_none() && self.inner.idle()
+    }
+    fn ready(&self) -> bool {
+        self.resend.is_some() || self.inner.ready()
+    }
+    fn pull(&mut self, now: Nanos, out: &mut Vec<Action>) -> bool {
+        if let Some((frame, info)) = self.resend.take() {
+            self.st.applied(
+                now,
+                info.psn,
+                format!("PSN {} sent again after its message completed", info.psn),
+            );
+            out.push(Action::Transmit { frame, info });
+            return true;
+        }
+        if !self.inner.pull(now, &mut self.buf) {
+            return false;
+        }
+        if let Some(e) = self.skip {
+            let skipped = self
+                .buf
+                .iter()
+                .any(|a| matches!(a, Action::Transmit { info, .. } if info.psn == e && info.retx.is_some()));
+            if skipped && self.inner.ready() {
+                // The resend of the NAK'd PSN never leaves; the next packet goes in its place.
+                self.buf.retain(|a| !matches!(a, Action::Transmit { .. }));
+                self.inner.pull(now, &mut self.buf);
+                self.skip = None;
+                self.st.applied(
+                    now,
+                    e,
+                    format!(
+                        "go-back after the NAK of PSN {e} resumed at PSN {}",
+                        (e + 1) & 0xff_ffff
+                    ),
+                );
+            } else if skipped {
+                self.skip = None; // nothing after it to resume at: wait for the next NAK
+                self.st.spec.nth += 1;
+            }
+        }
+        self.pass(now, out);
+        true
+    }
+}
