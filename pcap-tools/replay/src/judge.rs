@@ -101,6 +101,8 @@ pub(super) struct ResponderJudge {
     seen_order: VecDeque<u32>,
     /// Answers found missing, waiting to see whether the requester acted as if it had them.
     suspects: Vec<Suspect>,
+    /// The requester's rules this tap can only suspect.
+    pub far: crate::far::RequesterFromReceiver,
     actions: Vec<Action>,
     /// The reference's latest ACK: PSN acknowledged through, MSN (eMSN for DCP).
     ref_ack: Option<(u32, u32)>,
@@ -122,6 +124,7 @@ pub(super) struct ResponderJudge {
 
 impl ResponderJudge {
     pub fn new(kind: StackKind, flow: String, params: Params, window_ns: u64) -> ResponderJudge {
+        let far = crate::far::RequesterFromReceiver::new(kind, flow.clone(), params, window_ns);
         ResponderJudge {
             kind,
             flow,
@@ -138,6 +141,7 @@ impl ResponderJudge {
             history: VecDeque::new(),
             seen_order: VecDeque::new(),
             suspects: Vec::new(),
+            far,
             actions: Vec::new(),
             ref_ack: None,
             pending: VecDeque::new(),
@@ -303,6 +307,11 @@ impl ResponderJudge {
         self.requests += 1;
         if let Some(p) = frame.roce() {
             let psn = p.bth().psn();
+            let msg = match frame.ext() {
+                rocescope_codec::ext::Ext::Dcp(x) => x.msn(&p),
+                _ => None,
+            };
+            self.far.request(number, now, psn, msg, p.opcode().0 == 0x0C);
             self.resent(number, now, psn);
             let ho = frame.tos().is_some_and(|t| dcp::tag(t, self.params.dcp_tag_shift) == dcp::TAG_HO) && self.kind == StackKind::Dcp;
             self.saw(psn, now, number, !ho);
@@ -373,6 +382,7 @@ impl ResponderJudge {
     /// A frame the captured responder sent on the connection.
     pub fn response(&mut self, number: u64, now: u64, frame: &Frame<'_>) {
         self.expire(now);
+        self.far.response(number, now, frame);
         let Some(c) = control_of(frame, &self.params) else { return };
         self.responses += 1;
         match c {

@@ -15,6 +15,7 @@
 //! inferred timers come next (docs/replay.md "Not yet judged").
 
 mod answer;
+mod far;
 pub mod judge;
 mod requester;
 pub mod rules;
@@ -309,9 +310,11 @@ pub fn replay<R: Read>(mut first: Session<R>, mut second: Session<R>, opts: &Opt
                         ),
                     });
                 }
-                (j.requests, j.responses, j.findings, inferred)
+                let mut found = j.findings;
+                found.append(&mut j.far.findings);
+                (j.requests, j.responses, found, inferred)
             }
-            Judge::Requester(j) => {
+            Judge::Requester(mut j) => {
                 let mut inferred = Vec::new();
                 if let Some(((lo, lo_frame), (hi, hi_frame), n)) = j.timeouts_seen {
                     inferred.push(Inferred {
@@ -324,7 +327,9 @@ pub fn replay<R: Read>(mut first: Session<R>, mut second: Session<R>, opts: &Opt
                         ),
                     });
                 }
-                (j.requests, j.responses, j.findings, inferred)
+                let mut found = j.findings;
+                found.append(&mut j.far.findings);
+                (j.requests, j.responses, found, inferred)
             }
         };
         connections.push(Connection {
@@ -369,7 +374,13 @@ fn connections(table: &[FlowRow], opts: &Options) -> (Vec<Conn>, Vec<Unjudged>) 
         };
         let judge = match h.tap {
             Tap::Receiver => Judge::Responder(ResponderJudge::new(stack, h.id.clone(), opts.params, opts.answer_window_ns)),
-            Tap::Sender => Judge::Requester(RequesterJudge::new(stack, h.id.clone(), opts.params, opts.reaction_ns, opts.timeouts)),
+            Tap::Sender => {
+                let mut j = RequesterJudge::new(stack, h.id.clone(), opts.params, opts.reaction_ns, opts.timeouts);
+                // A plain RC flow `auto` reads as Go-Back-N may be IRN that lost nothing (no
+                // selective NAK to tell): its timer is inferred, not judged against GBN's.
+                j.judge_timers = !(opts.stack == StackChoice::Auto && h.transport == Transport::Rc);
+                Judge::Requester(j)
+            }
             tap => {
                 let why = match tap {
                     Tap::Fabric => "the responder's rules are judged at the responder's tap, the requester's at the requester's; a fabric tap sees packets before the rest of the path",

@@ -61,8 +61,6 @@ pub(super) struct RequesterJudge {
     first: Option<u32>,
     /// When each PSN of the last 2^16 was last sent.
     last_sent: std::collections::HashMap<u32, u64>,
-    /// When the latest answer that asks for a resend arrived (GBN: any ACK or NAK).
-    last_ask: u64,
     /// DCP: returned header-only packets not yet answered by a resend, per PSN (each one asks
     /// for one resend).
     bounced: std::collections::HashMap<u32, u32>,
@@ -84,6 +82,18 @@ pub(super) struct RequesterJudge {
     timeout_judged: bool,
     /// GBN: a NAK's PSN, when and in which frame it arrived, until the requester resends it.
     nak: Option<(u32, u64, u64)>,
+    /// The responder's rules this tap can still judge.
+    pub far: crate::far::ResponderFromSender,
+    /// GBN: when the latest NAK arrived.
+    last_nak: u64,
+    /// GBN: a NAK arrived that no go-back has answered yet.
+    nak_asks: bool,
+    /// The PSN of the latest request packet sent.
+    prev_psn: Option<u32>,
+    /// A READ Request was sent again: the requester's rules are no longer judged.
+    reads: bool,
+    /// Whether a timeout may depart (else the timer is only inferred).
+    pub judge_timers: bool,
     /// Timeouts seen: the shortest and longest (time from the timer's start, frame), and how many.
     pub timeouts_seen: Option<((u64, u64), (u64, u64), u64)>,
     pub requests: u64,
@@ -93,6 +103,7 @@ pub(super) struct RequesterJudge {
 
 impl RequesterJudge {
     pub fn new(kind: StackKind, flow: String, params: Params, reaction_ns: u64, timeouts: Timeouts) -> RequesterJudge {
+        let far = crate::far::ResponderFromSender::new(kind, flow.clone(), params);
         RequesterJudge {
             kind,
             flow,
@@ -104,7 +115,6 @@ impl RequesterJudge {
             highest_msg: None,
             first: None,
             last_sent: Default::default(),
-            last_ask: 0,
             bounced: Default::default(),
             timer: None,
             sacked: Default::default(),
@@ -113,6 +123,12 @@ impl RequesterJudge {
             resent_to: None,
             timeout_judged: false,
             nak: None,
+            far,
+            last_nak: 0,
+            nak_asks: false,
+            prev_psn: None,
+            reads: false,
+            judge_timers: true,
             timeouts_seen: None,
             requests: 0,
             responses: 0,
@@ -160,7 +176,19 @@ impl RequesterJudge {
                 |r: &Recovery| diff24(r.next, psn) >= 0 && self.highest_sacked.is_some_and(|h| diff24(psn, h) > 0);
             return !self.recovery.as_ref().is_some_and(due);
         }
-        self.last_sent.get(&psn).is_some_and(|&t| self.last_ask <= t)
+        // GBN: a NAK asks for one go-back (from its PSN, or what an ACK since has left); each
+        // packet of a go-back follows the one before it; a resend that starts a go-back no NAK
+        // asked for is the timer's. (Not judged once READs are seen: an ACK past a READ whose
+        // responses are missing asks for it again too.)
+        !self.nak_asks && !self.reads && !self.goes_on(psn)
+    }
+
+    /// GBN: `psn` continues the packets before it: the one after the previous packet, or
+    /// (ahead of it) the first an ACK since has left unacknowledged.
+    fn goes_on(&self, psn: u32) -> bool {
+        let una = self.rises.back().map(|&(a, _, _)| (a + 1) & 0xff_ffff);
+        self.prev_psn
+            .is_some_and(|p| psn == (p + 1) & 0xff_ffff || (una == Some(psn) && diff24(p, psn) > 0))
     }
 
     /// The cumulative ACK: one past the PSN acknowledged through.
@@ -210,16 +238,16 @@ impl RequesterJudge {
 
     /// An acknowledgement (ACK, NAK or selective NAK) arriving at the requester.
     pub fn response(&mut self, number: u64, now: u64, frame: &Frame<'_>) {
+        self.far.response(number, now, frame);
         let control = control_of(frame, &self.params);
+        if let Some(Control::Answer(Answer::Nak { .. }, _)) = control {
+            self.last_nak = now;
+            self.nak_asks = true;
+        }
         if let (StackKind::Dcp, Some(Control::Answer(Answer::Bounce { psn }, _))) = (self.kind, control) {
             if self.bounced.len() < 1 << 16 {
                 *self.bounced.entry(psn).or_default() += 1;
             }
-        }
-        match control {
-            Some(Control::Answer(..)) => self.last_ask = now,
-            Some(Control::Ack { .. }) if self.kind == StackKind::Gbn => self.last_ask = now,
-            _ => {}
         }
         if let (StackKind::Gbn, Some(Control::Answer(Answer::Nak { psn }, _))) = (self.kind, control) {
             // A NAK inside the window (above what is acknowledged, at most the highest PSN
@@ -238,6 +266,17 @@ impl RequesterJudge {
             Some(Control::Answer(Answer::Nak { psn } | Answer::Sack { epsn: psn, .. }, _)) => {
                 psn.wrapping_sub(1) & 0xff_ffff
             }
+            // A READ response acknowledges every request before it (IBTA §9.7.5.1.3: an implied
+            // acknowledgement).
+            // (In order, the response itself is taken: through its PSN.)
+            None => match frame.roce() {
+                Some(p) if (0x0D..=0x10).contains(&p.opcode().0) => {
+                    let q = p.bth().psn();
+                    let in_order = self.rises.back().is_some_and(|&(a, _, _)| (a + 1) & 0xff_ffff == q);
+                    if in_order { q } else { q.wrapping_sub(1) & 0xff_ffff }
+                }
+                _ => return,
+            },
             _ => return,
         };
         self.responses += 1;
@@ -259,6 +298,15 @@ impl RequesterJudge {
                     if diff24(r.next, una) > 0 {
                         r.next = una;
                     }
+                }
+            }
+            // A NAK'd PSN acknowledged since (the PSN arrived after all): the requester resumes
+            // after what is acknowledged.
+            if let Some((e, t, f)) = self.nak {
+                if diff24(e, through) >= 0 {
+                    let next = (through + 1) & 0xff_ffff;
+                    let outstanding = self.highest.is_some_and(|h| diff24(next, h) >= 0);
+                    self.nak = outstanding.then_some((next, t, f));
                 }
             }
             // Progress: the timer restarts while packets are outstanding, else stops.
@@ -290,6 +338,10 @@ impl RequesterJudge {
     /// A request packet leaving the requester.
     pub fn request(&mut self, number: u64, now: u64, frame: &Frame<'_>) {
         let Some(p) = frame.roce() else { return };
+        self.far.request(frame);
+        // A READ Request sent again (responses went missing): from here the reference resends
+        // from that READ on, past what the ACKs covered.
+        self.reads |= p.opcode().0 == 0x0C && self.highest.is_some_and(|h| diff24(p.bth().psn(), h) >= 0);
         self.requests += 1;
         let psn = p.bth().psn();
         // What the acknowledgements count: PSNs, or DCP's messages (a data packet's MSN).
@@ -310,6 +362,13 @@ impl RequesterJudge {
             _ => psn,
         };
         self.timing(number, now, psn, n);
+        // Go-Back-N resends from a READ whose responses went missing on, past what the ACKs
+        // covered (the reference does; IBTA §9.7.5: an ACK past a READ implies its responses
+        // were lost): once a READ is asked again, the requester's rules are not judged
+        // (docs/replay.md "Known limits").
+        if self.reads || p.opcode().0 == 0x0C {
+            return;
+        }
         let Some(&(a, ack_frame, ack_time)) = self.rises.iter().find(|&&(a, _, _)| diff24(n, a) >= 0) else {
             return;
         };
@@ -343,7 +402,7 @@ impl RequesterJudge {
     /// The timer and Go-Back-N rules for a request packet of PSN `psn` (DCP: of message `msg`).
     fn timing(&mut self, number: u64, now: u64, psn: u32, msg: u32) {
         let resend = self.highest.is_some_and(|h| diff24(psn, h) >= 0);
-        if let Some((e, at, nak_frame)) = self.nak {
+        if let (Some((e, at, nak_frame)), false) = (self.nak, self.reads) {
             if psn == e {
                 self.nak = None;
             } else if resend || now > at.saturating_add(self.reaction_ns) {
@@ -378,6 +437,34 @@ impl RequesterJudge {
             }
         } else if self.by_timer(psn, msg) {
             if !self.timeout_judged {
+                // GBN: packets past this one left, yet no NAK came for it (docs/replay.md "The
+                // other end").
+                let past = self.highest.is_some_and(|h| diff24(psn, h) > 0);
+                let sent_at = self.last_sent.get(&psn).copied();
+                // (A PSN NAK'd before gets no second NAK, IBTA §9.7.5: its resend lost again
+                // is the timer's to recover.)
+                let naked = self.far.answered(psn);
+                if self.kind == StackKind::Gbn && past && !naked && sent_at.is_some_and(|t| self.last_nak <= t) {
+                    let rule = rules::GBN_NAK_MISSING;
+                    self.findings.push(Finding {
+                        kind: FindingKind::Ambiguous,
+                        rule: rule.id,
+                        source: rule.source,
+                        flow: self.flow.clone(),
+                        frames: vec![number],
+                        time_ns: now,
+                        expected: format!(
+                            "a NAK naming PSN {psn} or one after it (the first the responder missed), once a later \
+                             packet reached it"
+                        ),
+                        seen: format!(
+                            "none: the requester resent PSN {psn} on its timer, after sending packets up to PSN {}: either \
+                             the responder omitted a NAK it owed, or the network lost the NAK, every packet past PSN {psn}, \
+                             or the ACKs that would have covered them (this tap is beside the requester)",
+                            self.highest.unwrap_or(psn)
+                        ),
+                    });
+                }
                 // Nothing asked for it since it was last sent: the timer's.
                 if let Some((start, start_frame, value)) = self.timer {
                     let took = now - start;
@@ -389,7 +476,7 @@ impl RequesterJudge {
                         seen.1 = (took, number);
                     }
                     seen.2 += 1;
-                    if let Some(t) = value {
+                    if let (Some(t), true) = (value, self.judge_timers) {
                         let slack = (t / 10).max(5_000);
                         if took.saturating_add(slack) < t {
                             let rule = match self.kind {
@@ -442,5 +529,15 @@ impl RequesterJudge {
             self.last_sent.retain(|&p, _| diff24(p, h) < 1 << 15);
         }
         self.last_sent.insert(psn, now);
+        // (A packet already acknowledged is no part of a go-back: the needless-retransmission
+        // rule judges it.)
+        let acked = self.rises.back().is_some_and(|&(a, _, _)| diff24(psn, a) >= 0);
+        if self.kind == StackKind::Gbn && !acked {
+            if resend && !self.goes_on(psn) {
+                // A go-back begins: it answers the NAK that asked for it, if any.
+                self.nak_asks = false;
+            }
+            self.prev_psn = Some(psn);
+        }
     }
 }

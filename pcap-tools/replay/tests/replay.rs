@@ -125,7 +125,10 @@ fn find(recs: &[Rec], is: impl Fn(&Rec) -> bool) -> usize {
 
 #[test]
 fn a_data_packet_sent_again_after_the_ack_that_covered_it_is_a_needless_retransmission_at_the_sender() {
-    for (name, rule) in [("gbn-loss", "gbn.retx-needless"), ("irn-loss", "irn.retx-needless")] {
+    // (GBN: fixtures/synth-gbn-loss.pcapng asks a READ again early, after which the requester's
+    // rules are not judged; pcap-tools/cli/tests/replay_faults.rs copies a frame in a
+    // write-only GBN capture.)
+    for (name, rule) in [("irn-loss", "irn.retx-needless")] {
         let recs = records(&fixture(name));
         // At the sender's tap: its first ACK, and the first data packet it covers.
         let ack = recs

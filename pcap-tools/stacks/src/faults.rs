@@ -13,8 +13,8 @@
 //! - `early-msn`: the `nth` ACK carries an MSN (DCP: eMSN) one higher than the responder's.
 //!
 //! Requester faults:
-//! - `needless-retx`: once the `nth` message completes, its last packet is sent again (it was
-//!   acknowledged: never lost).
+//! - `needless-retx`: 200 µs after the `nth` message completes, its last packet is sent again
+//!   (it was acknowledged: never lost).
 //! - `late-go-back` (GBN): after the `nth` NAK, the requester resumes one packet past the PSN
 //!   the NAK names (that packet is skipped; the local ACK timeout recovers it later).
 //! - `early-timeout`: the retransmission timer runs at half its value until it first expires
@@ -287,9 +287,11 @@ impl Endpoint for FaultyResponder {
     }
 }
 
-/// `needless-retx` resends this long after the completion (well after the acknowledgement that
-/// covered the packet reached the requester, so a tap beside it proves the resend needless).
-const RESEND_AFTER_NS: Nanos = 20_000;
+/// `needless-retx` resends this long after the completion: well after the acknowledgement that
+/// covered the packet reached the requester (a tap beside it proves the resend needless), and
+/// more than a round trip with its queues after it left the responder (`replay`'s answer
+/// window, 100 µs: a tap there finds it ambiguous, as it would a lost ACK).
+const RESEND_AFTER_NS: Nanos = 200_000;
 
 /// The wrapper's own timer (the stacks number theirs from 0).
 const FAULT_TOKEN: u64 = u64::MAX;

@@ -1,0 +1,365 @@
+//! What a tap can say about the end it is *not* beside (docs/replay.md "The other end"): at the
+//! requester's tap, what the responder sent arrives minus what the network lost; at the
+//! responder's tap, what the requester sent arrives minus the same. A loss can hide a fault but
+//! cannot make one, so some faults are still proved there; the rest are `ambiguous`, with both
+//! explanations.
+//!
+//! [`ResponderFromSender`] (at the requester's tap):
+//! - a Go-Back-N responder NAKs a PSN once (its expected PSN only grows: IBTA §9.7.5), so a
+//!   second NAK naming the same PSN is a departure wherever it is seen; an IRN selective NAK
+//!   reports one arrival of the PSN it names, and DCP returns one header-only packet per trimmed
+//!   copy, so more of them than the requester sent copies of that PSN is a departure;
+//! - an ACK's MSN counts the messages complete through its PSN (IBTA §9.7.5.1.x: the MSN),
+//!   which the requester knows from the message ends it sent: one higher is a departure (not
+//!   judged once READs are seen, whose responses complete them);
+//! - a Go-Back-N timeout after packets past the hole had been sent, with no NAK for the hole:
+//!   the responder omitted its NAK, or the network lost the NAK or every packet past the hole
+//!   (ambiguous; judged in `requester.rs`, which knows the timeouts).
+//!
+//! [`RequesterFromReceiver`] (at the responder's tap): a request packet arriving more than the
+//! answer window (`--answer-window-us`, a round trip with its queues) after the first ACK the
+//! tap showed leaving covered it is ambiguous: a needless resend, or that ACK (and every later
+//! one) was lost on its way. (What a Go-Back-N
+//! requester resent after a NAK, and when its timer fired, the responder's tap cannot judge:
+//! reordering and losses on the way make the first resends to arrive, and their times, say
+//! nothing certain. Tried and left out: they flagged a hundred findings in unmodified sprayed
+//! captures.)
+
+use std::collections::{HashMap, VecDeque};
+
+use rocescope_codec::ib::opcode::Position;
+use rocescope_codec::{Frame, Params};
+use rocescope_stacks::StackKind;
+
+use crate::answer::{control_of, diff24, Answer, Control};
+use crate::rules::{self, Rule};
+use crate::{Finding, FindingKind};
+
+/// PSNs remembered per connection (older ones are dropped).
+const KEPT: usize = 1 << 16;
+
+/// Rises of what is acknowledged remembered (a packet arriving from further back is not judged).
+const RISES_KEPT: usize = 1024;
+
+fn finding(
+    kind: FindingKind,
+    rule: Rule,
+    flow: &str,
+    frames: Vec<u64>,
+    now: u64,
+    expected: String,
+    seen: String,
+) -> Finding {
+    Finding {
+        kind,
+        rule: rule.id,
+        source: rule.source,
+        flow: flow.to_string(),
+        frames,
+        time_ns: now,
+        expected,
+        seen,
+    }
+}
+
+/// Drops what is more than 2^22 PSNs behind `highest` once `map` holds [`KEPT`] (a PSN comes
+/// round again after 2^24).
+fn prune<V>(map: &mut HashMap<u32, V>, highest: Option<u32>) {
+    if map.len() >= KEPT {
+        match highest {
+            Some(h) => map.retain(|&k, _| diff24(k, h) < 1 << 22),
+            None => map.clear(),
+        }
+        if map.len() >= KEPT {
+            map.clear();
+        }
+    }
+}
+
+/// Counts per PSN, bounded.
+#[derive(Default)]
+struct Counts(HashMap<u32, u32>);
+
+impl Counts {
+    fn add(&mut self, psn: u32, highest: Option<u32>) -> u32 {
+        prune(&mut self.0, highest);
+        let n = self.0.entry(psn).or_default();
+        *n += 1;
+        *n
+    }
+    fn get(&self, psn: u32) -> u32 {
+        self.0.get(&psn).copied().unwrap_or(0)
+    }
+}
+
+/// The responder's rules a requester's tap can still judge.
+pub(super) struct ResponderFromSender {
+    kind: StackKind,
+    flow: String,
+    params: Params,
+    /// Copies of each PSN sent.
+    sent: Counts,
+    /// GBN: the NAKs seen, per PSN (the first one's frame); IRN, DCP: the answers per PSN.
+    answered: HashMap<u32, (u32, u64)>,
+    /// Ends of messages sent (PSN of a Last or Only packet, first copies), not yet acknowledged.
+    ends: VecDeque<u32>,
+    /// Messages acknowledged complete (ends passed by an ACK), counted from the first request.
+    complete: u32,
+    /// The first request this tap showed began a message.
+    began_message: bool,
+    /// Every PSN from the first this tap showed up to this one was shown leaving (so every
+    /// message end up to it is known); those shown past it, waiting for the gap to fill.
+    contiguous: Option<u32>,
+    ahead: std::collections::HashSet<u32>,
+    /// Whether the capture shows the connection from its first message (decided at the first
+    /// ACK): MSNs are judged only then.
+    start: Option<bool>,
+    highest: Option<u32>,
+    reads: bool,
+    pub findings: Vec<Finding>,
+}
+
+impl ResponderFromSender {
+    pub fn new(kind: StackKind, flow: String, params: Params) -> Self {
+        ResponderFromSender {
+            kind,
+            flow,
+            params,
+            sent: Counts::default(),
+            answered: HashMap::new(),
+            ends: VecDeque::new(),
+            complete: 0,
+            began_message: false,
+            contiguous: None,
+            ahead: Default::default(),
+            start: None,
+            highest: None,
+            reads: false,
+            findings: Vec::new(),
+        }
+    }
+
+    /// A request packet the requester sent.
+    pub fn request(&mut self, frame: &Frame<'_>) {
+        let Some(p) = frame.roce() else { return };
+        let psn = p.bth().psn();
+        self.sent.add(psn, self.highest);
+        let new = self.highest.is_none_or(|h| diff24(h, psn) > 0);
+        if self.highest.is_none() {
+            self.began_message = matches!(p.opcode().position(), Some(Position::First | Position::Only));
+        }
+        match self.contiguous {
+            None => self.contiguous = Some(psn),
+            Some(c) if psn == (c + 1) & 0xff_ffff => {
+                let mut c = psn;
+                while self.ahead.remove(&((c + 1) & 0xff_ffff)) {
+                    c = (c + 1) & 0xff_ffff;
+                }
+                self.contiguous = Some(c);
+            }
+            Some(c) if diff24(c, psn) > 1 && self.ahead.len() < KEPT => {
+                self.ahead.insert(psn);
+            }
+            _ => {}
+        }
+        if new {
+            self.highest = Some(psn);
+            if matches!(p.opcode().position(), Some(Position::Last | Position::Only)) {
+                if self.ends.len() >= KEPT {
+                    self.ends.pop_front();
+                }
+                self.ends.push_back(psn);
+            }
+            // READ Request (0x0C): its responses, not the ACKs, complete it.
+            self.reads |= p.opcode().0 == 0x0C;
+        }
+    }
+
+    /// Whether an answer naming `psn` arrived (GBN: a NAK, which the responder sends once per
+    /// PSN).
+    pub fn answered(&self, psn: u32) -> bool {
+        self.answered.contains_key(&psn)
+    }
+
+    /// A frame the responder sent, arriving.
+    pub fn response(&mut self, number: u64, now: u64, frame: &Frame<'_>) {
+        match control_of(frame, &self.params) {
+            Some(Control::Answer(a, _)) => self.answer(number, now, a),
+            Some(Control::Ack { psn, msn }) if self.kind != StackKind::Dcp => self.ack(number, now, psn, msn),
+            _ => {}
+        }
+    }
+
+    fn answer(&mut self, number: u64, now: u64, a: Answer) {
+        let (key, rule) = match a {
+            Answer::Nak { psn } => (psn, rules::GBN_NAK_REPEATED),
+            Answer::Sack { sacked, .. } => (sacked, rules::IRN_SACK_UNEXPECTED),
+            Answer::Bounce { psn } => (psn, rules::DCP_HO_UNEXPECTED),
+        };
+        prune(&mut self.answered, self.highest);
+        let e = self.answered.entry(key).or_insert((0, number));
+        e.0 += 1;
+        let (n, first) = *e;
+        // GBN: once per PSN; the others: at most one per copy sent (not judged for a PSN this
+        // tap never showed leaving: sent before the capture began).
+        let allowed = if matches!(a, Answer::Nak { .. }) {
+            1
+        } else {
+            self.sent.get(key)
+        };
+        if n > allowed && allowed > 0 {
+            let what = match a {
+                Answer::Nak { psn } => {
+                    format!("one NAK naming PSN {psn}: the expected PSN only grows (frame {first} was it)")
+                }
+                Answer::Sack { sacked, .. } => {
+                    format!("at most {allowed} selective NAK(s) reporting PSN {sacked} received: the requester sent it {allowed} time(s)")
+                }
+                Answer::Bounce { psn } => {
+                    format!("at most {allowed} returned header-only packet(s) of PSN {psn}: the requester sent it {allowed} time(s)")
+                }
+            };
+            let f = finding(
+                FindingKind::Departure,
+                rule,
+                &self.flow,
+                vec![number],
+                now,
+                what,
+                format!("{} (copy {n})", a.describe()),
+            );
+            self.findings.push(f);
+        }
+    }
+
+    fn ack(&mut self, number: u64, now: u64, psn: u32, msn: u32) {
+        if self.reads || self.highest.is_none() {
+            return;
+        }
+        while self.ends.front().is_some_and(|&e| diff24(e, psn) >= 0) {
+            self.ends.pop_front();
+            self.complete += 1;
+        }
+        // Judged only for a capture that shows the connection from its first message: the first
+        // request began a message and the first ACK counts exactly the messages it saw end.
+        // (Else messages that ended before the capture would be counted by later ACKs.)
+        if self.start.is_none() {
+            self.start = Some(self.began_message && msn == self.complete);
+        }
+        // (And only up to where every PSN was shown leaving: a message that ended in a packet
+        // this tap never showed would be counted by the ACK but not here.)
+        if self.start != Some(true) || self.contiguous.is_none_or(|c| diff24(c, psn) > 0) {
+            return;
+        }
+        let expected = self.complete & 0xff_ffff;
+        if diff24(expected, msn) > 0 {
+            let rule = if self.kind == StackKind::Irn {
+                rules::IRN_ACK_AHEAD
+            } else {
+                rules::GBN_ACK_AHEAD
+            };
+            self.findings.push(finding(
+                FindingKind::Departure,
+                rule,
+                &self.flow,
+                vec![number],
+                now,
+                format!("MSN {expected}: the messages the requester sent that end at or before PSN {psn}"),
+                format!("ACK of PSN {psn}, MSN {msn}"),
+            ));
+        }
+    }
+}
+
+/// The requester's rules a responder's tap can only suspect.
+pub(super) struct RequesterFromReceiver {
+    kind: StackKind,
+    flow: String,
+    params: Params,
+    /// How long after an ACK left a packet it covers may still arrive (sent before the ACK
+    /// reached the requester; a round trip with its queues): the answer window.
+    window_ns: u64,
+    /// The rises of what the captured ACKs acknowledge (PSN; DCP: message), with time and frame
+    /// (the latest [`RISES_KEPT`]).
+    rises: VecDeque<(u32, u64, u64)>,
+    /// The rise a needless resend was last suspected against (one finding per rise).
+    flagged: Option<u64>,
+    highest: Option<u32>,
+    /// A READ request arrived: Go-Back-N resends past a READ whose responses went missing (not
+    /// judged).
+    reads: bool,
+    pub findings: Vec<Finding>,
+}
+
+impl RequesterFromReceiver {
+    pub fn new(kind: StackKind, flow: String, params: Params, window_ns: u64) -> Self {
+        RequesterFromReceiver {
+            kind,
+            flow,
+            params,
+            window_ns,
+            rises: VecDeque::new(),
+            flagged: None,
+            highest: None,
+            reads: false,
+            findings: Vec::new(),
+        }
+    }
+
+    /// A frame the responder sent, leaving.
+    pub fn response(&mut self, number: u64, now: u64, frame: &Frame<'_>) {
+        let through = match control_of(frame, &self.params) {
+            Some(Control::Answer(..)) => return,
+            Some(Control::Ack { msn, .. }) if self.kind == StackKind::Dcp => msn.wrapping_sub(1) & 0xff_ffff,
+            Some(Control::Ack { psn, .. }) => psn,
+            None => return,
+        };
+        if self.rises.back().is_none_or(|&(a, _, _)| diff24(a, through) > 0) {
+            if self.rises.len() == RISES_KEPT {
+                self.rises.pop_front();
+            }
+            self.rises.push_back((through, now, number));
+        }
+    }
+
+    /// A request packet of PSN `psn` (DCP: of message `msg`) arriving.
+    pub fn request(&mut self, number: u64, now: u64, psn: u32, msg: Option<u32>, read: bool) {
+        let resend = self.highest.is_some_and(|h| diff24(psn, h) >= 0);
+        if !resend {
+            self.highest = Some(psn);
+        }
+        let n = if self.kind == StackKind::Dcp { msg } else { Some(psn) };
+        // The first ACK that covered it.
+        let covered = n
+            .and_then(|n| self.rises.iter().find(|&&(a, _, _)| diff24(n, a) >= 0))
+            .map(|&(_, t, f)| (t, f));
+        self.reads |= read;
+        if let (Some((t, f)), Some(n), false) = (covered, n, self.reads) {
+            if now > t.saturating_add(self.window_ns) && self.flagged != Some(f) {
+                self.flagged = Some(f);
+                let rule = match self.kind {
+                    StackKind::Gbn => rules::GBN_RETX_NEEDLESS,
+                    StackKind::Irn => rules::IRN_RETX_NEEDLESS,
+                    StackKind::Dcp => rules::DCP_RETX_NEEDLESS,
+                };
+                let unit = if self.kind == StackKind::Dcp {
+                    format!("message {n}")
+                } else {
+                    format!("PSN {n}")
+                };
+                self.findings.push(finding(
+                    FindingKind::Ambiguous,
+                    rule,
+                    &self.flow,
+                    vec![f, number],
+                    now,
+                    format!("no resend of {unit}: the ACK of frame {f} left {:.1} µs before", (now - t) as f64 / 1e3),
+                    format!(
+                        "PSN {psn} arrived again: either the requester resent it needlessly, or that ACK and every later one \
+                         were lost on their way (this tap is beside the responder)"
+                    ),
+                ));
+            }
+        }
+    }
+}
