@@ -74,7 +74,7 @@ pub(crate) enum ReplayFormat {
     Json,
 }
 
-fn parse_stack(s: &str) -> Result<StackChoice, String> {
+pub(crate) fn parse_stack(s: &str) -> Result<StackChoice, String> {
     StackChoice::parse(s).ok_or_else(|| format!("unknown stack '{s}' (gbn irn dcp auto)"))
 }
 
