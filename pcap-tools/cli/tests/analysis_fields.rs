@@ -171,7 +171,7 @@ fn analysis_fields_are_listed_and_in_the_plugin_apart() {
         assert!(names.contains(c), "{c} not listed");
     }
     let lua = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../../dissector/rocescope.lua")).unwrap();
-    assert!(!lua.contains("field(\"rocescope.analysis."), "the plugin declares analysis fields as registry fields");
+    assert!(!lua.lines().any(|l| l.starts_with("field(\"rocescope.analysis.")), "the plugin declares analysis fields as registry fields");
     for c in COLUMNS.iter().skip(1) {
         assert_eq!(lua.matches(&format!("ANNOT.field(\"{c}\",")).count(), 1, "{c}: not declared once for the comments");
     }
