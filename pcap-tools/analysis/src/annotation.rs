@@ -80,16 +80,71 @@ macro_rules! rdef {
 
 /// Every replay field (docs/annotate.md), in the order a comment holds them.
 pub const REPLAY_FIELDS: &[ReplayFieldDef] = &[
-    rdef!(Departure, "rocescope.replay.departure", FieldType::Bool, false, "Replay: a departure from the reference stack names this frame (docs/replay.md)"),
-    rdef!(Ambiguous, "rocescope.replay.ambiguous", FieldType::Bool, false, "Replay: an ambiguous finding (a departure, or a capture gap or loss) names this frame"),
-    rdef!(Kind, "rocescope.replay.kind", FieldType::Enum, true, "Replay: each finding naming this frame: departure or ambiguous (repeated, one per finding)", KINDS),
+    rdef!(
+        Departure,
+        "rocescope.replay.departure",
+        FieldType::Bool,
+        false,
+        "Replay: a departure from the reference stack names this frame (docs/replay.md)"
+    ),
+    rdef!(
+        Ambiguous,
+        "rocescope.replay.ambiguous",
+        FieldType::Bool,
+        false,
+        "Replay: an ambiguous finding (a departure, or a capture gap or loss) names this frame"
+    ),
+    rdef!(
+        Kind,
+        "rocescope.replay.kind",
+        FieldType::Enum,
+        true,
+        "Replay: each finding naming this frame: departure or ambiguous (repeated, one per finding)",
+        KINDS
+    ),
     rdef!(Rule, "rocescope.replay.rule", FieldType::Text, true, "Replay: each finding's rule (repeated)"),
-    rdef!(Source, "rocescope.replay.source", FieldType::Text, true, "Replay: where each finding's rule is written (repeated)"),
-    rdef!(Stack, "rocescope.replay.stack", FieldType::Text, true, "Replay: the reference stack that judged each finding's connection (repeated)"),
-    rdef!(Flow, "rocescope.replay.flow", FieldType::Text, true, "Replay: each finding's flow, the connection's requests flow (repeated)"),
-    rdef!(Cause, "rocescope.replay.cause", FieldType::UInt(32), true, "Replay: each finding's first frame, its cause (repeated)"),
-    rdef!(Expected, "rocescope.replay.expected", FieldType::Text, true, "Replay: what the reference stack does, per finding (repeated)"),
-    rdef!(Seen, "rocescope.replay.seen", FieldType::Text, true, "Replay: what the capture shows, per finding (repeated)"),
+    rdef!(
+        Source,
+        "rocescope.replay.source",
+        FieldType::Text,
+        true,
+        "Replay: where each finding's rule is written (repeated)"
+    ),
+    rdef!(
+        Stack,
+        "rocescope.replay.stack",
+        FieldType::Text,
+        true,
+        "Replay: the reference stack that judged each finding's connection (repeated)"
+    ),
+    rdef!(
+        Flow,
+        "rocescope.replay.flow",
+        FieldType::Text,
+        true,
+        "Replay: each finding's flow, the connection's requests flow (repeated)"
+    ),
+    rdef!(
+        Cause,
+        "rocescope.replay.cause",
+        FieldType::UInt(32),
+        true,
+        "Replay: each finding's first frame, its cause (repeated)"
+    ),
+    rdef!(
+        Expected,
+        "rocescope.replay.expected",
+        FieldType::Text,
+        true,
+        "Replay: what the reference stack does, per finding (repeated)"
+    ),
+    rdef!(
+        Seen,
+        "rocescope.replay.seen",
+        FieldType::Text,
+        true,
+        "Replay: what the capture shows, per finding (repeated)"
+    ),
 ];
 
 impl RField {
@@ -127,7 +182,13 @@ pub fn comment_fields() -> impl Iterator<Item = CommentField> {
         values: d.values,
         repeated: analysis_repeated(d.field),
     });
-    let replay = REPLAY_FIELDS.iter().map(|d| CommentField { name: d.name, ty: d.ty, desc: d.desc, values: d.values, repeated: d.repeated });
+    let replay = REPLAY_FIELDS.iter().map(|d| CommentField {
+        name: d.name,
+        ty: d.ty,
+        desc: d.desc,
+        values: d.values,
+        repeated: d.repeated,
+    });
     analysis.chain(replay)
 }
 
@@ -212,7 +273,11 @@ fn line(out: &mut String, name: &str, value: &str) {
 /// `analysis` writes it (as `decode -T fields` prints it, a repeated field's values joined by
 /// commas; nothing when absent), then the findings naming the frame. `false` (and `out` empty)
 /// when the frame has nothing to say: it gets no comment.
-pub fn write_comment(out: &mut String, mut analysis: impl FnMut(AField, &mut String), findings: &[FindingNote<'_>]) -> bool {
+pub fn write_comment(
+    out: &mut String,
+    mut analysis: impl FnMut(AField, &mut String),
+    findings: &[FindingNote<'_>],
+) -> bool {
     out.clear();
     out.push_str(MARKER);
     let mut cell = String::new();

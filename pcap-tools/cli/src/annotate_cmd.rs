@@ -54,7 +54,8 @@ pub(crate) fn run(args: &AnnotateArgs) -> Result<u8, Failure> {
     let (notes, mut analyzer) = commands::analysis_pass(file, &args.profile)?;
     // Replay's findings.
     let open = || capture::open(file).map_err(|e| Failure::Input(file.into(), e));
-    let session = || -> Result<_, Failure> { Ok(Session::new(open()?, args.profile.decoder().checksums_for_detection_only())) };
+    let session =
+        || -> Result<_, Failure> { Ok(Session::new(open()?, args.profile.decoder().checksums_for_detection_only())) };
     let opts = replay::Options {
         stack: args.stack,
         answer_window_ns: args.answer_window_us.saturating_mul(1000),
@@ -66,7 +67,10 @@ pub(crate) fn run(args: &AnnotateArgs) -> Result<u8, Failure> {
     // The copy, in step with the decoding of `decode`'s second pass.
     let raw = std::fs::File::open(file).map_err(|e| Failure::Input(file.into(), CaptureError::cannot_open(e)))?;
     let raw = capture::compressed::sniffed(raw).map_err(|e| {
-        Failure::Input(file.into(), CaptureError { offset: CaptureError::NOT_LOCATED, message: format!("cannot read: {e}") })
+        Failure::Input(
+            file.into(),
+            CaptureError { offset: CaptureError::NOT_LOCATED, message: format!("cannot read: {e}") },
+        )
     })?;
     let out = std::fs::File::create(&args.output).map_err(|e| Failure::Usage(format!("-o {}: {e}", args.output)))?;
     let fail = |e: CopyError| -> Failure {
@@ -93,7 +97,8 @@ pub(crate) fn run(args: &AnnotateArgs) -> Result<u8, Failure> {
         let live = analyzer.add_noted(&Pkt::from_decoded(frame, rec.number, rec.ts_ns, rec.interface, rec.orig_len));
         let ev = notes.by_frame.get(&rec.number);
         let found = findings.get(&rec.number).map_or(&[][..], Vec::as_slice);
-        let has = annotation::write_comment(&mut comment, |f, cell| fields::write_value(f, ev, &live, &notes, cell), found);
+        let has =
+            annotation::write_comment(&mut comment, |f, cell| fields::write_value(f, ev, &live, &notes, cell), found);
         annotated += has as u64;
         match copy.frame(rec, has.then_some(comment.as_str())) {
             Ok(()) => ControlFlow::Continue(()),

@@ -67,7 +67,10 @@ fn tshark_lines(capture: &Path, fields: &[String]) -> Vec<String> {
     let out = cmd.output().expect("running tshark (install it: apt-get install tshark)");
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "tshark failed on {}:\n{stderr}", capture.display());
-    assert!(!stderr.contains("Lua") && !stderr.contains("rocescope"), "tshark reported a problem with the plugin:\n{stderr}");
+    assert!(
+        !stderr.contains("Lua") && !stderr.contains("rocescope"),
+        "tshark reported a problem with the plugin:\n{stderr}"
+    );
     String::from_utf8(out.stdout)
         .unwrap()
         .lines()
@@ -136,7 +139,13 @@ fn truth_retransmissions(pcapng: &Path) -> Vec<u64> {
     let truth = pcapng.with_extension("truth.json");
     let t: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&truth).unwrap()).unwrap();
     let sender = t["taps"].as_array().unwrap().iter().find(|tap| tap["interface"] == 0).unwrap();
-    sender["frames"].as_array().unwrap().iter().filter(|f| !f["retx"].is_null()).map(|f| f["frame"].as_u64().unwrap()).collect()
+    sender["frames"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| !f["retx"].is_null())
+        .map(|f| f["frame"].as_u64().unwrap())
+        .collect()
 }
 
 #[test]
@@ -255,8 +264,15 @@ fn write(recs: &[Rec], name: &str) -> PathBuf {
 
 /// Whether a frame is a NAK (PSN sequence error), read with the codec.
 fn is_nak(r: &Rec) -> bool {
-    let f = Frame::parse(LinkType::Ethernet, &r.data, r.data.len(), &DecodeOptions { verify: false, profile: Profile::Std, params: Params::default() });
-    f.roce().is_some_and(|p| p.opcode().0 == 0x11 && matches!(p.aeth().map(|a| a.syndrome()), Some(Syndrome::Nak { code: 0 })))
+    let f = Frame::parse(
+        LinkType::Ethernet,
+        &r.data,
+        r.data.len(),
+        &DecodeOptions { verify: false, profile: Profile::Std, params: Params::default() },
+    );
+    f.roce().is_some_and(|p| {
+        p.opcode().0 == 0x11 && matches!(p.aeth().map(|a| a.syndrome()), Some(Syndrome::Nak { code: 0 }))
+    })
 }
 
 #[test]
@@ -279,7 +295,8 @@ fn an_injected_departure_and_an_ambiguous_finding_show_at_their_frames() {
     assert_eq!(get(at, "rocescope.replay.stack"), "gbn");
     assert_eq!(get(at, "rocescope.replay.cause"), at.to_string());
     assert!(!get(at, "rocescope.replay.expected").is_empty() && !get(at, "rocescope.replay.seen").is_empty());
-    let departed: Vec<u64> = values.keys().filter(|(_, f)| f == "rocescope.replay.departure").map(|(fr, _)| *fr).collect();
+    let departed: Vec<u64> =
+        values.keys().filter(|(_, f)| f == "rocescope.replay.departure").map(|(fr, _)| *fr).collect();
     assert_eq!(departed, [at], "the departure shows on its frame only");
     same_frames_and_blocks(&input, &out);
     // Annotating the annotated copy gives the same copy (its rocescope comments replaced).

@@ -267,7 +267,8 @@ impl<R: Read, W: Write> Annotator<R, W> {
                     }
                     let value = &b[at + 4..at + 4 + len];
                     let ours = code == OPT_COMMENT
-                        && std::str::from_utf8(value.strip_suffix(&[0]).unwrap_or(value)).is_ok_and(annotation::is_rocescope);
+                        && std::str::from_utf8(value.strip_suffix(&[0]).unwrap_or(value))
+                            .is_ok_and(annotation::is_rocescope);
                     if ours {
                         dropped = true;
                     } else {
@@ -322,7 +323,16 @@ impl<R: Read, W: Write> Annotator<R, W> {
 
 /// An Enhanced Packet Block (pcapng 4.3).
 #[allow(clippy::too_many_arguments)]
-fn epb(v: &mut Vec<u8>, big: bool, interface: u32, ts: u64, data: &[u8], orig_len: u32, options: &[u8], comment: Option<&str>) {
+fn epb(
+    v: &mut Vec<u8>,
+    big: bool,
+    interface: u32,
+    ts: u64,
+    data: &[u8],
+    orig_len: u32,
+    options: &[u8],
+    comment: Option<&str>,
+) {
     let start = v.len();
     for w in [EPB, 0, interface, (ts >> 32) as u32, ts as u32, data.len() as u32, orig_len] {
         push_word(v, big, w);
