@@ -121,6 +121,7 @@ pub fn decode(out: &mut impl Write, args: crate::DecodeArgs) -> Result<u8, Failu
                 if notes.is_some() {
                     add_analysis_json(&mut j, value);
                 }
+                add_replay_json(&mut j, rec);
                 out.write_all(sep).and_then(|_| serde_json::to_writer(&mut *out, &j).map_err(io::Error::other))
             }
             Format::Text => output::write_summary(out, rec, frame, &times, time).and_then(|_| {
@@ -129,6 +130,7 @@ pub fn decode(out: &mut impl Write, args: crate::DecodeArgs) -> Result<u8, Failu
                     if notes.is_some() {
                         write_analysis_tree(out, value)?;
                     }
+                    write_replay_tree(out, rec)?;
                 }
                 if hex {
                     rocescope_analysis::tree::write_hex(out, rec.data)?;
@@ -413,6 +415,48 @@ fn add_analysis_json(j: &mut serde_json::Value, mut value: impl FnMut(rocescope_
         };
         m.insert(d.name.into(), v);
     }
+}
+
+/// The frame's rocescope packet comment (`annotate`), if any.
+fn rocescope_comment<'a>(rec: &capture::Record<'a>) -> Option<&'a str> {
+    rec.comments().map_while(Result::ok).find(|c| rocescope_analysis::annotation::is_rocescope(c))
+}
+
+/// The replay fields of an annotated frame (its rocescope comment) as JSON keys: booleans, and
+/// the per-finding fields as arrays (numbers for `cause`).
+fn add_replay_json(j: &mut serde_json::Value, rec: &capture::Record<'_>) {
+    use rocescope_analysis::annotation::{unescape, RField, REPLAY_FIELDS};
+    let Some(comment) = rocescope_comment(rec) else { return };
+    let Some(m) = j.as_object_mut() else { return };
+    for d in REPLAY_FIELDS {
+        let values: Vec<serde_json::Value> = rocescope_analysis::annotation::entries(comment)
+            .filter(|(n, _)| *n == d.name)
+            .map(|(_, v)| match d.field {
+                RField::Departure | RField::Ambiguous => serde_json::Value::Bool(v == "1"),
+                RField::Cause => v.parse::<u64>().map_or_else(|_| unescape(v).into_owned().into(), Into::into),
+                _ => unescape(v).into_owned().into(),
+            })
+            .collect();
+        if values.is_empty() {
+            continue;
+        }
+        let v = if d.repeated { serde_json::Value::Array(values) } else { values.into_iter().next().unwrap() };
+        m.insert(d.name.into(), v);
+    }
+}
+
+/// The replay fields of an annotated frame under its `-V` tree, one line per value.
+fn write_replay_tree(out: &mut impl Write, rec: &capture::Record<'_>) -> io::Result<()> {
+    use rocescope_analysis::annotation::{entries, unescape, RField};
+    let Some(comment) = rocescope_comment(rec) else { return Ok(()) };
+    let mut lines = String::new();
+    for (n, v) in entries(comment).filter(|(n, _)| RField::from_name(n).is_some()) {
+        lines.push_str(&format!("            {n}: {}\n", unescape(v)));
+    }
+    if lines.is_empty() {
+        return Ok(());
+    }
+    write!(out, "        [RoCE replay (packet comment)]\n{lines}")
 }
 
 /// The analysis fields under a frame's `-V` tree.

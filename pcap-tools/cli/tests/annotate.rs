@@ -298,6 +298,21 @@ fn an_injected_departure_and_an_ambiguous_finding_show_at_their_frames() {
     let departed: Vec<u64> =
         values.keys().filter(|(_, f)| f == "rocescope.replay.departure").map(|(fr, _)| *fr).collect();
     assert_eq!(departed, [at], "the departure shows on its frame only");
+    // decode's JSON and -V show them too.
+    let o = Command::new(BIN).args(["decode", "-T", "json"]).arg(&out).output().unwrap();
+    assert!(o.status.success());
+    let frames: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let f = frames.as_array().unwrap().iter().find(|f| f["frame.number"] == at).unwrap();
+    assert_eq!(f["rocescope.replay.departure"], true, "{f}");
+    assert_eq!(f["rocescope.replay.rule"], serde_json::json!(["gbn.nak-repeated"]), "{f}");
+    assert_eq!(f["rocescope.replay.cause"], serde_json::json!([at]), "{f}");
+    let o = Command::new(BIN).args(["decode", "-V", "-c", &at.to_string()]).arg(&out).output().unwrap();
+    let text = String::from_utf8(o.stdout).unwrap();
+    let last = text.rsplit_once("\n    Frame ").map_or(text.as_str(), |(_, l)| l);
+    assert!(
+        last.contains("[RoCE replay (packet comment)]") && last.contains("rocescope.replay.rule: gbn.nak-repeated"),
+        "{last}"
+    );
     same_frames_and_blocks(&input, &out);
     // Annotating the annotated copy gives the same copy (its rocescope comments replaced).
     let again = tmp("nak-twice-again.pcapng");
