@@ -41,6 +41,24 @@ const BYTE_ORDER_MAGIC: u32 = 0x1a2b3c4d;
 const OPT_ENDOFOPT: u16 = 0;
 const OPT_COMMENT: u16 = 1;
 const IF_TSRESOL: u16 = 9;
+/// The longest option value (its length is 16 bits).
+const MAX_OPTION: usize = u16::MAX as usize;
+
+/// A comment cut to what one option holds: whole lines (a comment of `rocescope annotate` is
+/// far shorter; a frame named by hundreds of findings would lose its last lines).
+pub fn fit_comment(c: &str) -> &str {
+    if c.len() <= MAX_OPTION {
+        return c;
+    }
+    let mut end = MAX_OPTION;
+    while !c.is_char_boundary(end) {
+        end -= 1;
+    }
+    match c[..end].rfind('\n') {
+        Some(i) => &c[..i],
+        None => &c[..end],
+    }
+}
 
 enum Kind {
     /// pcapng, copied: the current section's byte order.
@@ -97,6 +115,7 @@ fn pad4(n: usize) -> usize {
 
 /// Appends one option (code, value, padding to 32 bits).
 fn push_option(v: &mut Vec<u8>, big: bool, code: u16, value: &[u8]) {
+    debug_assert!(value.len() <= MAX_OPTION, "an option holds at most 65535 bytes");
     push_half(v, big, code);
     push_half(v, big, value.len() as u16);
     v.extend_from_slice(value);
@@ -287,7 +306,7 @@ impl<R: Read, W: Write> Annotator<R, W> {
                     n.extend_from_slice(&b[from..to]);
                 }
                 if let Some(c) = comment {
-                    push_option(n, big, OPT_COMMENT, c.as_bytes());
+                    push_option(n, big, OPT_COMMENT, fit_comment(c).as_bytes());
                 }
                 if n.len() > opts {
                     push_option(n, big, OPT_ENDOFOPT, &[]);
@@ -341,7 +360,7 @@ fn epb(
     v.resize(v.len() + pad4(data.len()) - data.len(), 0);
     v.extend_from_slice(options);
     if let Some(c) = comment {
-        push_option(v, big, OPT_COMMENT, c.as_bytes());
+        push_option(v, big, OPT_COMMENT, fit_comment(c).as_bytes());
         push_option(v, big, OPT_ENDOFOPT, &[]);
     }
     let len = (v.len() - start + 4) as u32;
@@ -412,6 +431,20 @@ mod tests {
         assert_eq!(input[..100], out[..100]);
         // Annotating again gives the same file.
         assert_eq!(annotate(&out, c), out);
+    }
+
+    #[test]
+    fn a_comment_longer_than_an_option_keeps_its_whole_lines() {
+        let line = "rocescope.replay.seen=".to_string() + &"x".repeat(100);
+        let long = std::iter::repeat_n(line.as_str(), 1000).collect::<Vec<_>>().join("\n");
+        let cut = fit_comment(&long);
+        assert!(cut.len() <= 65535 && cut.len() > 60000 && long.starts_with(cut) && cut.ends_with('x'));
+        assert_eq!(long[cut.len()..].chars().next(), Some('\n'));
+        let mut w = CaptureWriter::new(Vec::new(), &["a"]).unwrap();
+        w.write(0, 1, &[1; 60]).unwrap();
+        let input = w.into_inner();
+        let out = annotate(&input, |_| Some(long.clone()));
+        assert_eq!(frames(&out)[0].5, vec![cut.to_string()]);
     }
 
     #[test]
