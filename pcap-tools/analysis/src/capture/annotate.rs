@@ -448,6 +448,26 @@ mod tests {
     }
 
     #[test]
+    fn a_big_endian_section_is_annotated_in_its_byte_order() {
+        let mut v = Vec::new();
+        for w in [SHB, 28, BYTE_ORDER_MAGIC, 1 << 16, u32::MAX, u32::MAX, 28, IDB, 20, 1 << 16, 0, 20] {
+            push_word(&mut v, true, w);
+        }
+        for (i, data) in [&[1u8, 2, 3][..], &[4; 8]].iter().enumerate() {
+            epb(&mut v, true, 0, 1000 + i as u64, data, data.len() as u32, &[], (i == 1).then_some("theirs"));
+        }
+        let c = |n: u64| Some(format!("rocescope 1\nrocescope.analysis.message={n}"));
+        let out = annotate(&v, c);
+        let (a, b) = (frames(&v), frames(&out));
+        assert_eq!(a.len(), 2);
+        for (x, y) in a.iter().zip(&b) {
+            assert_eq!((x.0, x.1, x.2, &x.3, x.4), (y.0, y.1, y.2, &y.3, y.4), "frame {}", x.0);
+        }
+        assert_eq!(b[0].5, vec![c(1).unwrap()]);
+        assert_eq!(b[1].5, vec!["theirs".to_string(), c(2).unwrap()]);
+    }
+
+    #[test]
     fn pcap_becomes_pcapng_with_the_same_frames() {
         for nanos in [false, true] {
             let mut v = Vec::new();
