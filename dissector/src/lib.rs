@@ -14,7 +14,10 @@
 //!   each Rust predicate tried on all 256 opcodes), the extensions' constants (`K`: magic
 //!   numbers, versions, type codes, lengths, flag bits, CM and MAC control) and byte layouts
 //!   (`L`: each field's offset and length, from the `*_field` modules of `codec/src/ext/`,
-//!   `ib/cm.rs`), type names and memory limits (`field.rs`, `ext/`, `decoder/`);
+//!   `ib/cm.rs`), type names and memory limits (`field.rs`, `ext/`, `decoder/`); and the
+//!   fields of `rocescope annotate`'s packet comments (`ANNOT`: one `ProtoField` per analysis
+//!   and replay field of the analysis library's tables, `analyze/fields.rs` and
+//!   `annotation.rs`, the comment form's marker and escapes, their expert infos);
 //! - the **hand-written** dispatch, `dissector/template.lua` (included verbatim), which decodes
 //!   a frame the way `Frame::parse` does (with the five extensions of `codec/src/ext/`, and the
 //!   stateful decoder of `codec/src/decoder/`: `auto` detection, SDR tracker, ERD NACK
