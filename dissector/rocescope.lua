@@ -1115,7 +1115,7 @@ K.ib = {icrc_len = 4, cnp_reserved = 16, ho_msn_len = 3, atomic_write_len = 8, v
 -- ANNOT.values[name]   set of the names an enumerated field takes
 -- ANNOT.expert[name]   {group, severity, text}, raised when its value is not 0
 local ANNOT = {F = {}, kind = {}, group = {}, repeated = {}, values = {}, expert = {},
-    marker = "rocescope 1", comment_field = "frame.comment", unescape = {["\\"] = "\\", n = "\n", r = "\r"}}
+    marker = "rocescope 1", comment_fields = {"frame.comment", "pkt_comment"}, unescape = {["\\"] = "\\", n = "\n", r = "\r"}}
 function ANNOT.field(name, kind, group, repeated, pf)
     ANNOT.F[name] = pf
     ANNOT.kind[name] = kind
@@ -3653,9 +3653,14 @@ end
 -- `frame.comment` field and shown as the fields of the generated ANNOT.F (rocescope.analysis.*,
 -- rocescope.replay.*) with expert infos: the plugin parses, it does not analyse. A field extractor
 -- makes tshark build every frame's tree (dissector/README.md, "Benchmark"); a Wireshark without
--- `frame.comment` shows no verdicts (the comments themselves still show).
-ANNOT.ok, ANNOT.extractor = pcall(Field.new, ANNOT.comment_field)
-if not ANNOT.ok then ANNOT.extractor = nil end
+-- `frame.comment` (or a `pkt_comment` holding the text) shows no verdicts (the comments still show).
+for _, name in ipairs(ANNOT.comment_fields) do
+    local ok, f = pcall(Field.new, name)
+    if ok and f then
+        ANNOT.extractor = f
+        break
+    end
+end
 
 function ANNOT.unescape_value(v)
     return (string.gsub(v, "\\(.)", function(c) return ANNOT.unescape[c] or ("\\" .. c) end))
@@ -3729,6 +3734,7 @@ end
 function ANNOT.show(tree)
     for _, fi in ipairs({ANNOT.extractor()}) do
         local text = fi.value
+        if type(text) ~= "string" then return end
         if text == ANNOT.marker or string.sub(text, 1, #ANNOT.marker + 1) == ANNOT.marker .. "\n" then
             ANNOT.show_comment(text, tree)
             return

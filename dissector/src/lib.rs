@@ -154,9 +154,10 @@ fn annotations(s: &mut String) {
     writeln!(
         s,
         r#"local ANNOT = {{F = {{}}, kind = {{}}, group = {{}}, repeated = {{}}, values = {{}}, expert = {{}},
-    marker = {}, comment_field = {}, unescape = {{["\\"] = "\\", n = "\n", r = "\r"}}}}"#,
+    marker = {}, comment_fields = {{{}}}, unescape = {{["\\"] = "\\", n = "\n", r = "\r"}}}}"#,
         lua_str(annotation::MARKER),
-        lua_str("frame.comment")
+        // Wireshark's packet comment: `frame.comment` (1.8 to 4.x); `pkt_comment` tried next.
+        lua_list(&["frame.comment", "pkt_comment"])
     )
     .unwrap();
     s.push_str(
