@@ -4,7 +4,8 @@
 //! `rocescope.analysis.*` and `rocescope.replay.*` field, on every fixture and on captures with
 //! injected replay findings (a NAK sent twice: a departure; a NAK deleted: ambiguous). The
 //! comments are not empty: a retransmission the synth fixtures' truth names, and the injected
-//! departure at its frame, show. The copy keeps every block but the comments byte for byte.
+//! departure at its frame, show. The copy keeps every block but the comments byte for byte; a
+//! pcap input becomes a pcapng with the same frames.
 //!
 //! Without tshark the comparisons fail: they are never skipped.
 
@@ -167,6 +168,45 @@ fn tshark_prints_what_decode_prints_on_every_annotated_fixture() {
         }
         same_frames_and_blocks(&input, &out);
         let _ = std::fs::remove_file(out);
+    }
+}
+
+/// A pcap input (a fixture converted by editcap: microsecond timestamps, one link type) becomes a
+/// pcapng with one interface holding the file's link type and snapshot length, the same frames
+/// and times, and the verdicts.
+#[test]
+fn a_pcap_capture_is_annotated_as_pcapng() {
+    let pcap = tmp("gbn-loss.pcap");
+    let fixture = repo().join("fixtures/synth-gbn-loss.pcapng");
+    let o = Command::new("editcap")
+        .args(["-F", "pcap"])
+        .arg(&fixture)
+        .arg(&pcap)
+        .output()
+        .expect("editcap (wireshark-common)");
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let (out, values) = annotate_and_compare(&pcap, "from-pcap");
+    assert!(values.keys().any(|(_, f)| f == "rocescope.analysis.retransmission"), "no retransmission shown");
+    let read = |p: &Path| {
+        let mut r = capture::open(&p.display().to_string()).unwrap();
+        let mut v = Vec::new();
+        while let Some(rec) = r.next_record().unwrap() {
+            v.push((rec.number, rec.linktype, rec.ts_ns, rec.orig_len, rec.data.to_vec()));
+        }
+        v
+    };
+    let (a, b) = (read(&pcap), read(&out));
+    assert!(a.len() > 100 && a == b, "{} and {} frames, or their contents, differ", a.len(), b.len());
+    let head = std::fs::read(&pcap).unwrap();
+    let blocks = blocks(&std::fs::read(&out).unwrap());
+    let idb = &blocks[1];
+    assert_eq!(idb.0, 1, "the second block describes the interface");
+    // (The IDB whole: its link type at byte 8, its snapshot length at 12.)
+    assert_eq!(u16::from_le_bytes([idb.1[8], idb.1[9]]) as u32, u32::from_le_bytes(head[20..24].try_into().unwrap()));
+    assert_eq!(idb.1[12..16], head[16..20]);
+    assert!(blocks[2..].iter().all(|b| b.0 == 6), "one Enhanced Packet Block per record");
+    for p in [pcap, out] {
+        let _ = std::fs::remove_file(p);
     }
 }
 
