@@ -393,3 +393,29 @@ fn annotate_rejects_unusable_input_with_the_file_and_byte() {
     assert!(!out.exists(), "no copy of an unusable capture");
     let _ = std::fs::remove_file(input);
 }
+
+/// A malformed packet option (a comment whose length runs past its block) is a warning naming
+/// the file and byte; every frame is decoded and printed.
+#[test]
+fn a_malformed_comment_is_a_warning_and_decoding_continues() {
+    let mut w = CaptureWriter::new(Vec::new(), &["a"]).unwrap();
+    w.write_with_comment(0, 1, &[0u8; 60], "rocescope 1\nrocescope.replay.rule=ok").unwrap();
+    w.write_with_comment(0, 2, &[0u8; 60], "rocescope 1\nrocescope.replay.rule=bad").unwrap();
+    let mut bytes = w.into_inner();
+    let n = bytes.len();
+    let last = u32::from_le_bytes(bytes[n - 4..].try_into().unwrap()) as usize;
+    let opt = n - last + 28 + 60;
+    bytes[opt + 2..opt + 4].copy_from_slice(&0xfff0u16.to_le_bytes());
+    let input = tmp("bad-option.pcapng");
+    std::fs::write(&input, &bytes).unwrap();
+    let o = Command::new(BIN)
+        .args(["decode", "-T", "fields", "-e", "frame.number", "-e", "rocescope.replay.rule"])
+        .arg(&input)
+        .output()
+        .unwrap();
+    assert!(o.status.success());
+    assert_eq!(String::from_utf8_lossy(&o.stdout), "1\tok\n2\t\n");
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains(&format!("warning: {}: byte {opt}: packet option 1", input.display())), "{err}");
+    let _ = std::fs::remove_file(input);
+}
