@@ -33,6 +33,9 @@ pub(crate) struct AnnotateArgs {
     /// As `rocescope replay --reaction-us`.
     #[arg(long = "reaction-us", value_name = "US", default_value_t = 5)]
     pub reaction_us: u64,
+    /// As `rocescope replay --param K=V` (the reference's timers). Repeatable.
+    #[arg(long = "param", value_name = "K=V", value_parser = crate::replay_cmd::parse_param)]
+    pub param: Vec<(String, u64)>,
     #[command(flatten)]
     pub profile: crate::ProfileArgs,
 }
@@ -61,6 +64,7 @@ pub(crate) fn run(args: &AnnotateArgs) -> Result<u8, Failure> {
         answer_window_ns: args.answer_window_us.saturating_mul(1000),
         reaction_ns: args.reaction_us.saturating_mul(1000),
         params: args.profile.params.params,
+        timeouts: crate::replay_cmd::timeouts(&args.param),
     };
     let report = replay::replay(session()?, session()?, &opts).map_err(|e| Failure::Input(file.into(), e))?;
     let findings = replay::notes_by_frame(&report);
