@@ -1105,6 +1105,72 @@ local AETH_SYNDROME = {
 }
 K.ib = {icrc_len = 4, cnp_reserved = 16, ho_msn_len = 3, atomic_write_len = 8, vcrc_len = 2, lnh_local = 2, lnh_global = 3, pkt_len_unit = 4}
 
+-- ==== generated: the packet comments of `rocescope annotate` (pcap-tools/analysis/src/annotation.rs,
+-- the analysis fields' table pcap-tools/analysis/src/analyze/fields.rs; docs/annotate.md) ====
+-- (One table, ANNOT: Lua allows 200 locals in a chunk, and the plugin is near that.)
+-- ANNOT.F[name]        the field's ProtoField
+-- ANNOT.kind[name]     "uint" | "uint64" | "bool" | "enum" | "text"
+-- ANNOT.group[name]    "analysis" | "replay" (its subtree)
+-- ANNOT.repeated[name] true when it may occur several times in one comment
+-- ANNOT.values[name]   set of the names an enumerated field takes
+-- ANNOT.expert[name]   {group, severity, text}, raised when its value is not 0
+local ANNOT = {F = {}, kind = {}, group = {}, repeated = {}, values = {}, expert = {},
+    marker = "rocescope 1", comment_fields = {"frame.comment", "pkt_comment"}, unescape = {["\\"] = "\\", n = "\n", r = "\r"}}
+function ANNOT.field(name, kind, group, repeated, pf)
+    ANNOT.F[name] = pf
+    ANNOT.kind[name] = kind
+    ANNOT.group[name] = group
+    ANNOT.repeated[name] = repeated
+    FIELD_LIST[#FIELD_LIST + 1] = pf
+end
+ANNOT.tree = {
+    analysis = ProtoField.new("RoCE analysis (rocescope annotate)", "rocescope.analysis", ftypes.NONE, nil, base.NONE, nil, "RoCE analysis (rocescope annotate)"),
+    replay = ProtoField.new("RoCE replay verdicts (rocescope annotate)", "rocescope.replay", ftypes.NONE, nil, base.NONE, nil, "RoCE replay verdicts (rocescope annotate)"),
+}
+FIELD_LIST[#FIELD_LIST + 1] = ANNOT.tree.analysis
+FIELD_LIST[#FIELD_LIST + 1] = ANNOT.tree.replay
+ANNOT.field("rocescope.analysis.flow", "text", "analysis", false, ProtoField.new("Analysis: the frame's flow (SRC>DST/DESTQP[@IF][#N], as `flows` and `timeline` name it)", "rocescope.analysis.flow", ftypes.STRING, nil, base.NONE, nil, "Analysis: the frame's flow (SRC>DST/DESTQP[@IF][#N], as `flows` and `timeline` name it)"))
+ANNOT.field("rocescope.analysis.retransmission", "bool", "analysis", false, ProtoField.new("Analysis: a transmission of a PSN the tap saw before (set on retransmissions only)", "rocescope.analysis.retransmission", ftypes.UINT8, BOOL_STRINGS, base.DEC, nil, "Analysis: a transmission of a PSN the tap saw before (set on retransmissions only)"))
+ANNOT.field("rocescope.analysis.retransmission.cause", "enum", "analysis", false, ProtoField.new("Analysis: why it was sent again, as far as this tap can tell", "rocescope.analysis.retransmission.cause", ftypes.STRING, nil, base.NONE, nil, "Analysis: why it was sent again, as far as this tap can tell"))
+ANNOT.values["rocescope.analysis.retransmission.cause"] = {["loss"] = true, ["go_back"] = true, ["timeout"] = true, ["spurious"] = true, ["unknown"] = true}
+ANNOT.field("rocescope.analysis.retransmission.trigger", "enum", "analysis", false, ProtoField.new("Analysis: what made the sender resend it (known at the sender's tap)", "rocescope.analysis.retransmission.trigger", ftypes.STRING, nil, base.NONE, nil, "Analysis: what made the sender resend it (known at the sender's tap)"))
+ANNOT.values["rocescope.analysis.retransmission.trigger"] = {["gap"] = true, ["nak"] = true, ["sack"] = true, ["ho"] = true, ["timeout"] = true, ["sdr_bitmap"] = true, ["flor_ack"] = true, ["netrt_request"] = true, ["erd_nack"] = true, ["unknown"] = true}
+ANNOT.field("rocescope.analysis.spurious", "bool", "analysis", false, ProtoField.new("Analysis: the receiver already had this PSN (absent when the tap cannot tell)", "rocescope.analysis.spurious", ftypes.UINT8, BOOL_STRINGS, base.DEC, nil, "Analysis: the receiver already had this PSN (absent when the tap cannot tell)"))
+ANNOT.field("rocescope.analysis.loss", "bool", "analysis", false, ProtoField.new("Analysis: the timeline's loss entry names this frame (the lost transmission, or its repair when the tap never saw it)", "rocescope.analysis.loss", ftypes.UINT8, BOOL_STRINGS, base.DEC, nil, "Analysis: the timeline's loss entry names this frame (the lost transmission, or its repair when the tap never saw it)"))
+ANNOT.field("rocescope.analysis.loss.signal", "enum", "analysis", false, ProtoField.new("Analysis: how the loss was signalled to the sender", "rocescope.analysis.loss.signal", ftypes.STRING, nil, base.NONE, nil, "Analysis: how the loss was signalled to the sender"))
+ANNOT.values["rocescope.analysis.loss.signal"] = {["gap"] = true, ["nak"] = true, ["sack"] = true, ["ho"] = true, ["timeout"] = true, ["sdr_bitmap"] = true, ["flor_ack"] = true, ["netrt_request"] = true, ["erd_nack"] = true, ["unknown"] = true}
+ANNOT.field("rocescope.analysis.out_of_order", "bool", "analysis", false, ProtoField.new("Analysis: the first copy of a PSN below one the tap saw earlier", "rocescope.analysis.out_of_order", ftypes.UINT8, BOOL_STRINGS, base.DEC, nil, "Analysis: the first copy of a PSN below one the tap saw earlier"))
+ANNOT.field("rocescope.analysis.psn_gap", "bool", "analysis", false, ProtoField.new("Analysis: PSNs between the highest seen and this one were not seen (not captured, or lost)", "rocescope.analysis.psn_gap", ftypes.UINT8, BOOL_STRINGS, base.DEC, nil, "Analysis: PSNs between the highest seen and this one were not seen (not captured, or lost)"))
+ANNOT.field("rocescope.analysis.acked_unseen", "uint", "analysis", false, ProtoField.new("Analysis: how many PSNs this acknowledgement covers that the capture never saw (capture gaps)", "rocescope.analysis.acked_unseen", ftypes.UINT32, nil, base.DEC, nil, "Analysis: how many PSNs this acknowledgement covers that the capture never saw (capture gaps)"))
+ANNOT.field("rocescope.analysis.duplicate_nak", "bool", "analysis", false, ProtoField.new("Analysis: a NAK with the same PSN as the flow's previous NAK", "rocescope.analysis.duplicate_nak", ftypes.UINT8, BOOL_STRINGS, base.DEC, nil, "Analysis: a NAK with the same PSN as the flow's previous NAK"))
+ANNOT.field("rocescope.analysis.ack_rtt_ns", "uint64", "analysis", false, ProtoField.new("Analysis: time from the data packet this acknowledgement newly covers to it (not for a retransmitted PSN: Karn)", "rocescope.analysis.ack_rtt_ns", ftypes.UINT64, nil, base.DEC, nil, "Analysis: time from the data packet this acknowledgement newly covers to it (not for a retransmitted PSN: Karn)"))
+ANNOT.field("rocescope.analysis.message", "uint", "analysis", false, ProtoField.new("Analysis: index of the message this data packet belongs to, from 0 per flow", "rocescope.analysis.message", ftypes.UINT32, nil, base.DEC, nil, "Analysis: index of the message this data packet belongs to, from 0 per flow"))
+ANNOT.field("rocescope.analysis.message_complete", "uint", "analysis", true, ProtoField.new("Analysis: the messages this frame proves complete (repeated)", "rocescope.analysis.message_complete", ftypes.UINT32, nil, base.DEC, nil, "Analysis: the messages this frame proves complete (repeated)"))
+ANNOT.field("rocescope.analysis.ce_to_cnp_ns", "uint64", "analysis", false, ProtoField.new("Analysis: time from the last CE-marked data packet of the flow this CNP reports to the CNP", "rocescope.analysis.ce_to_cnp_ns", ftypes.UINT64, nil, base.DEC, nil, "Analysis: time from the last CE-marked data packet of the flow this CNP reports to the CNP"))
+ANNOT.field("rocescope.replay.departure", "bool", "replay", false, ProtoField.new("Replay: a departure from the reference stack names this frame (docs/replay.md)", "rocescope.replay.departure", ftypes.UINT8, BOOL_STRINGS, base.DEC, nil, "Replay: a departure from the reference stack names this frame (docs/replay.md)"))
+ANNOT.field("rocescope.replay.ambiguous", "bool", "replay", false, ProtoField.new("Replay: an ambiguous finding (a departure, or a capture gap or loss) names this frame", "rocescope.replay.ambiguous", ftypes.UINT8, BOOL_STRINGS, base.DEC, nil, "Replay: an ambiguous finding (a departure, or a capture gap or loss) names this frame"))
+ANNOT.field("rocescope.replay.kind", "enum", "replay", true, ProtoField.new("Replay: each finding naming this frame: departure or ambiguous (repeated, one per finding)", "rocescope.replay.kind", ftypes.STRING, nil, base.NONE, nil, "Replay: each finding naming this frame: departure or ambiguous (repeated, one per finding)"))
+ANNOT.values["rocescope.replay.kind"] = {["departure"] = true, ["ambiguous"] = true}
+ANNOT.field("rocescope.replay.rule", "text", "replay", true, ProtoField.new("Replay: each finding's rule (repeated)", "rocescope.replay.rule", ftypes.STRING, nil, base.NONE, nil, "Replay: each finding's rule (repeated)"))
+ANNOT.field("rocescope.replay.source", "text", "replay", true, ProtoField.new("Replay: where each finding's rule is written (repeated)", "rocescope.replay.source", ftypes.STRING, nil, base.NONE, nil, "Replay: where each finding's rule is written (repeated)"))
+ANNOT.field("rocescope.replay.stack", "text", "replay", true, ProtoField.new("Replay: the reference stack that judged each finding's connection (repeated)", "rocescope.replay.stack", ftypes.STRING, nil, base.NONE, nil, "Replay: the reference stack that judged each finding's connection (repeated)"))
+ANNOT.field("rocescope.replay.flow", "text", "replay", true, ProtoField.new("Replay: each finding's flow, the connection's requests flow (repeated)", "rocescope.replay.flow", ftypes.STRING, nil, base.NONE, nil, "Replay: each finding's flow, the connection's requests flow (repeated)"))
+ANNOT.field("rocescope.replay.cause", "uint", "replay", true, ProtoField.new("Replay: each finding's first frame, its cause (repeated)", "rocescope.replay.cause", ftypes.UINT32, nil, base.DEC, nil, "Replay: each finding's first frame, its cause (repeated)"))
+ANNOT.field("rocescope.replay.expected", "text", "replay", true, ProtoField.new("Replay: what the reference stack does, per finding (repeated)", "rocescope.replay.expected", ftypes.STRING, nil, base.NONE, nil, "Replay: what the reference stack does, per finding (repeated)"))
+ANNOT.field("rocescope.replay.seen", "text", "replay", true, ProtoField.new("Replay: what the capture shows, per finding (repeated)", "rocescope.replay.seen", ftypes.STRING, nil, base.NONE, nil, "Replay: what the capture shows, per finding (repeated)"))
+ANNOT.expert["rocescope.analysis.retransmission"] = {PI_SEQUENCE, PI_WARN, "Retransmission (rocescope analysis)"}
+ANNOT.expert["rocescope.analysis.spurious"] = {PI_SEQUENCE, PI_NOTE, "Spurious retransmission: the receiver already had this PSN (rocescope analysis)"}
+ANNOT.expert["rocescope.analysis.loss"] = {PI_SEQUENCE, PI_WARN, "Loss: this transmission, or the one it repairs, was lost (rocescope analysis)"}
+ANNOT.expert["rocescope.analysis.out_of_order"] = {PI_SEQUENCE, PI_WARN, "Out of order: below a PSN seen earlier (rocescope analysis)"}
+ANNOT.expert["rocescope.analysis.psn_gap"] = {PI_SEQUENCE, PI_WARN, "PSN gap: PSNs before this one were not seen (rocescope analysis)"}
+ANNOT.expert["rocescope.analysis.acked_unseen"] = {PI_SEQUENCE, PI_NOTE, "Acknowledges PSNs the capture never saw (rocescope analysis)"}
+ANNOT.expert["rocescope.analysis.duplicate_nak"] = {PI_SEQUENCE, PI_NOTE, "Duplicate NAK (rocescope analysis)"}
+ANNOT.finding = {kind = "rocescope.replay.kind", rule = "rocescope.replay.rule", expected = "rocescope.replay.expected", seen = "rocescope.replay.seen"}
+ANNOT.finding_expert = {
+    ["departure"] = {PI_PROTOCOL, PI_ERROR, "Departure from the reference stack (rocescope replay), rule %s: expected %s; seen %s"},
+    ["ambiguous"] = {PI_PROTOCOL, PI_NOTE, "Departure or capture gap (rocescope replay), rule %s: expected %s; seen %s"},
+}
+
 -- ==== end of the generated part; what follows is dissector/template.lua ====
 
 -- dissector/template.lua: the hand-written part of dissector/rocescope.lua.
@@ -3580,9 +3646,107 @@ local function wanted(tree, visited)
     return w
 end
 
+-- ---- verdicts from `rocescope annotate`'s packet comments (docs/annotate.md) ----
+-- `rocescope annotate` writes each frame's analysis fields and replay findings as a pcapng packet
+-- comment: a first line ANNOT.marker, then NAME=VALUE lines (a repeated field repeats its line;
+-- `\`, line feed and carriage return escaped). They are read here through Wireshark's
+-- `frame.comment` field and shown as the fields of the generated ANNOT.F (rocescope.analysis.*,
+-- rocescope.replay.*) with expert infos: the plugin parses, it does not analyse. A field extractor
+-- makes tshark build every frame's tree (dissector/README.md, "Benchmark"); a Wireshark without
+-- `frame.comment` (or a `pkt_comment` holding the text) shows no verdicts (the comments still show).
+for _, name in ipairs(ANNOT.comment_fields) do
+    local ok, f = pcall(Field.new, name)
+    if ok and f then
+        ANNOT.extractor = f
+        break
+    end
+end
+
+function ANNOT.unescape_value(v)
+    return (string.gsub(v, "\\(.)", function(c) return ANNOT.unescape[c] or ("\\" .. c) end))
+end
+
+-- A value as its ProtoField takes it.
+function ANNOT.value(kind, v)
+    if kind == "uint64" then
+        local a = big_parse(v)
+        if not a then return nil end
+        return UInt64.new(big_halves(a))
+    end
+    if kind == "uint" or kind == "bool" then return tonumber(v) end
+    return v
+end
+
+-- The expert info of a finding once its lines are read.
+function ANNOT.finding_done(f)
+    if not f then return end
+    local e = ANNOT.finding_expert[f.kind]
+    if e then f.item:add_expert_info(e[1], e[2], string.format(e[3], f.rule or "", f.expected or "", f.seen or "")) end
+end
+
+-- Adds one rocescope comment's fields under the rocescope.analysis / rocescope.replay subtrees.
+function ANNOT.show_comment(text, tree)
+    local subtrees, seen, finding = {}, {}, nil
+    for line in string.gmatch(text, "[^\n]+") do
+        local name, raw = string.match(line, "^([^=]+)=(.*)$")
+        local pf = name and ANNOT.F[name]
+        if pf then
+            local kind, v = ANNOT.kind[name], ANNOT.unescape_value(raw)
+            if CHECK then
+                if seen[name] and not ANNOT.repeated[name] then error("rocescope: " .. name .. " added twice") end
+                if kind == "enum" and not ANNOT.values[name][v] then error("rocescope: " .. v .. " is not a value of " .. name) end
+                seen[name] = true
+            end
+            local group = ANNOT.group[name]
+            local st = subtrees[group]
+            if not st then
+                st = tree:add(ANNOT.tree[group])
+                subtrees[group] = st
+            end
+            local value = ANNOT.value(kind, v)
+            local item
+            if value == nil then
+                item = st:add(pf)
+            else
+                item = st:add(pf, value)
+            end
+            item:set_generated()
+            local e = ANNOT.expert[name]
+            if e and v ~= "0" then item:add_expert_info(e[1], e[2], e[3]) end
+            if name == ANNOT.finding.kind then
+                ANNOT.finding_done(finding)
+                finding = {item = item, kind = v}
+            elseif finding and name == ANNOT.finding.rule then
+                finding.rule = v
+            elseif finding and name == ANNOT.finding.expected then
+                finding.expected = v
+            elseif finding and name == ANNOT.finding.seen then
+                finding.seen = v
+            end
+        elseif CHECK and name then
+            error("rocescope: " .. name .. " is not a field of the annotation comments")
+        end
+    end
+    ANNOT.finding_done(finding)
+end
+
+-- The frame's first rocescope comment (other comments are not rocescope's: left alone).
+function ANNOT.show(tree)
+    for _, fi in ipairs({ANNOT.extractor()}) do
+        local text = fi.value
+        if type(text) ~= "string" then return end
+        if text == ANNOT.marker or string.sub(text, 1, #ANNOT.marker + 1) == ANNOT.marker .. "\n" then
+            ANNOT.show_comment(text, tree)
+            return
+        end
+    end
+end
+
 -- rocescope: a post-dissector (see HOW IT HOOKS INTO WIRESHARK); `tvb` is the whole frame.
 function proto.dissector(tvb, pinfo, tree)
-    if not candidate(pinfo) or not wanted(tree, pinfo.visited) then return 0 end
+    local want = wanted(tree, pinfo.visited)
+    if want and ANNOT.extractor then ANNOT.show(tree) end
+    if not candidate(pinfo) or not want then return 0 end
     local caplen = tvb:len()
     local s = caplen > 0 and tvb:raw(0, caplen) or ""
     local link = link_of(s, pinfo, tvb:reported_len())

@@ -2471,9 +2471,107 @@ local function wanted(tree, visited)
     return w
 end
 
+-- ---- verdicts from `rocescope annotate`'s packet comments (docs/annotate.md) ----
+-- `rocescope annotate` writes each frame's analysis fields and replay findings as a pcapng packet
+-- comment: a first line ANNOT.marker, then NAME=VALUE lines (a repeated field repeats its line;
+-- `\`, line feed and carriage return escaped). They are read here through Wireshark's
+-- `frame.comment` field and shown as the fields of the generated ANNOT.F (rocescope.analysis.*,
+-- rocescope.replay.*) with expert infos: the plugin parses, it does not analyse. A field extractor
+-- makes tshark build every frame's tree (dissector/README.md, "Benchmark"); a Wireshark without
+-- `frame.comment` (or a `pkt_comment` holding the text) shows no verdicts (the comments still show).
+for _, name in ipairs(ANNOT.comment_fields) do
+    local ok, f = pcall(Field.new, name)
+    if ok and f then
+        ANNOT.extractor = f
+        break
+    end
+end
+
+function ANNOT.unescape_value(v)
+    return (string.gsub(v, "\\(.)", function(c) return ANNOT.unescape[c] or ("\\" .. c) end))
+end
+
+-- A value as its ProtoField takes it.
+function ANNOT.value(kind, v)
+    if kind == "uint64" then
+        local a = big_parse(v)
+        if not a then return nil end
+        return UInt64.new(big_halves(a))
+    end
+    if kind == "uint" or kind == "bool" then return tonumber(v) end
+    return v
+end
+
+-- The expert info of a finding once its lines are read.
+function ANNOT.finding_done(f)
+    if not f then return end
+    local e = ANNOT.finding_expert[f.kind]
+    if e then f.item:add_expert_info(e[1], e[2], string.format(e[3], f.rule or "", f.expected or "", f.seen or "")) end
+end
+
+-- Adds one rocescope comment's fields under the rocescope.analysis / rocescope.replay subtrees.
+function ANNOT.show_comment(text, tree)
+    local subtrees, seen, finding = {}, {}, nil
+    for line in string.gmatch(text, "[^\n]+") do
+        local name, raw = string.match(line, "^([^=]+)=(.*)$")
+        local pf = name and ANNOT.F[name]
+        if pf then
+            local kind, v = ANNOT.kind[name], ANNOT.unescape_value(raw)
+            if CHECK then
+                if seen[name] and not ANNOT.repeated[name] then error("rocescope: " .. name .. " added twice") end
+                if kind == "enum" and not ANNOT.values[name][v] then error("rocescope: " .. v .. " is not a value of " .. name) end
+                seen[name] = true
+            end
+            local group = ANNOT.group[name]
+            local st = subtrees[group]
+            if not st then
+                st = tree:add(ANNOT.tree[group])
+                subtrees[group] = st
+            end
+            local value = ANNOT.value(kind, v)
+            local item
+            if value == nil then
+                item = st:add(pf)
+            else
+                item = st:add(pf, value)
+            end
+            item:set_generated()
+            local e = ANNOT.expert[name]
+            if e and v ~= "0" then item:add_expert_info(e[1], e[2], e[3]) end
+            if name == ANNOT.finding.kind then
+                ANNOT.finding_done(finding)
+                finding = {item = item, kind = v}
+            elseif finding and name == ANNOT.finding.rule then
+                finding.rule = v
+            elseif finding and name == ANNOT.finding.expected then
+                finding.expected = v
+            elseif finding and name == ANNOT.finding.seen then
+                finding.seen = v
+            end
+        elseif CHECK and name then
+            error("rocescope: " .. name .. " is not a field of the annotation comments")
+        end
+    end
+    ANNOT.finding_done(finding)
+end
+
+-- The frame's first rocescope comment (other comments are not rocescope's: left alone).
+function ANNOT.show(tree)
+    for _, fi in ipairs({ANNOT.extractor()}) do
+        local text = fi.value
+        if type(text) ~= "string" then return end
+        if text == ANNOT.marker or string.sub(text, 1, #ANNOT.marker + 1) == ANNOT.marker .. "\n" then
+            ANNOT.show_comment(text, tree)
+            return
+        end
+    end
+end
+
 -- rocescope: a post-dissector (see HOW IT HOOKS INTO WIRESHARK); `tvb` is the whole frame.
 function proto.dissector(tvb, pinfo, tree)
-    if not candidate(pinfo) or not wanted(tree, pinfo.visited) then return 0 end
+    local want = wanted(tree, pinfo.visited)
+    if want and ANNOT.extractor then ANNOT.show(tree) end
+    if not candidate(pinfo) or not want then return 0 end
     local caplen = tvb:len()
     local s = caplen > 0 and tvb:raw(0, caplen) or ""
     local link = link_of(s, pinfo, tvb:reported_len())

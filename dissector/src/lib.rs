@@ -14,7 +14,10 @@
 //!   each Rust predicate tried on all 256 opcodes), the extensions' constants (`K`: magic
 //!   numbers, versions, type codes, lengths, flag bits, CM and MAC control) and byte layouts
 //!   (`L`: each field's offset and length, from the `*_field` modules of `codec/src/ext/`,
-//!   `ib/cm.rs`), type names and memory limits (`field.rs`, `ext/`, `decoder/`);
+//!   `ib/cm.rs`), type names and memory limits (`field.rs`, `ext/`, `decoder/`); and the
+//!   fields of `rocescope annotate`'s packet comments (`ANNOT`: one `ProtoField` per analysis
+//!   and replay field of the analysis library's tables, `analyze/fields.rs` and
+//!   `annotation.rs`, the comment form's marker and escapes, their expert infos);
 //! - the **hand-written** dispatch, `dissector/template.lua` (included verbatim), which decodes
 //!   a frame the way `Frame::parse` does (with the five extensions of `codec/src/ext/`, and the
 //!   stateful decoder of `codec/src/decoder/`: `auto` detection, SDR tracker, ERD NACK
@@ -46,6 +49,9 @@ use rocescope_codec::ib::{CmMsg, Hdr, OpInfo, Opcode};
 use rocescope_codec::params::{ParamKind, PARAMS};
 use rocescope_codec::warning::{templates, Layer, Narrow, Note, Piece, SlotKind, Template, Unsupported, Warning};
 use rocescope_codec::{FieldDef, FieldType, Profile, Warnings, FIELDS};
+
+use rocescope_analysis::analyze::fields::AField;
+use rocescope_analysis::annotation::{self, FindingKind, RField};
 
 /// Wireshark's personal Lua plugin folder (`tshark -G folders`: "Personal Lua Plugins"):
 /// `%APPDATA%\\Wireshark\\plugins` on Windows, `$HOME/.local/lib/wireshark/plugins` elsewhere
@@ -85,9 +91,130 @@ pub fn dissector() -> String {
     opcode_sets(&mut s);
     constants_and_layouts(&mut s);
     aeth_and_ib(&mut s);
+    annotations(&mut s);
     s.push_str("\n-- ==== end of the generated part; what follows is dissector/template.lua ====\n\n");
     s.push_str(TEMPLATE);
     s
+}
+
+/// The Lua `ProtoField` of a field type: (kind, ftype, value strings, base), the mapping of the
+/// module's documentation.
+fn lua_type(name: &str, ty: FieldType) -> (&'static str, &'static str, &'static str, &'static str) {
+    match ty {
+        FieldType::UInt(64) => ("uint64", "ftypes.UINT64", "nil", "base.DEC"),
+        FieldType::UInt(8) => ("uint", "ftypes.UINT8", "nil", "base.DEC"),
+        FieldType::UInt(16) => ("uint", "ftypes.UINT16", "nil", "base.DEC"),
+        FieldType::UInt(24) => ("uint", "ftypes.UINT24", "nil", "base.DEC"),
+        FieldType::UInt(32) => ("uint", "ftypes.UINT32", "nil", "base.DEC"),
+        FieldType::UInt(n) => panic!("{name}: no Wireshark type for a {n}-bit integer"),
+        FieldType::Bool => ("bool", "ftypes.UINT8", "BOOL_STRINGS", "base.DEC"),
+        FieldType::Bytes => ("bytes", "ftypes.BYTES", "nil", "base.NONE"),
+        FieldType::Enum => ("enum", "ftypes.STRING", "nil", "base.NONE"),
+        FieldType::Text => ("text", "ftypes.STRING", "nil", "base.NONE"),
+    }
+}
+
+/// The expert infos of the analysis fields: (field, Wireshark group, severity, text), raised
+/// on a frame whose comment gives the field a value other than 0.
+const ANALYSIS_EXPERTS: &[(AField, &str, &str, &str)] = &[
+    (AField::Retransmission, "PI_SEQUENCE", "PI_WARN", "Retransmission (rocescope analysis)"),
+    (AField::Spurious, "PI_SEQUENCE", "PI_NOTE", "Spurious retransmission: the receiver already had this PSN (rocescope analysis)"),
+    (AField::Loss, "PI_SEQUENCE", "PI_WARN", "Loss: this transmission, or the one it repairs, was lost (rocescope analysis)"),
+    (AField::OutOfOrder, "PI_SEQUENCE", "PI_WARN", "Out of order: below a PSN seen earlier (rocescope analysis)"),
+    (AField::PsnGap, "PI_SEQUENCE", "PI_WARN", "PSN gap: PSNs before this one were not seen (rocescope analysis)"),
+    (AField::AckedUnseen, "PI_SEQUENCE", "PI_NOTE", "Acknowledges PSNs the capture never saw (rocescope analysis)"),
+    (AField::DuplicateNak, "PI_SEQUENCE", "PI_NOTE", "Duplicate NAK (rocescope analysis)"),
+];
+
+/// The expert info of each replay finding a frame's comment names: (kind, group, severity,
+/// format of the text from the rule, the expected and the seen).
+const FINDING_EXPERTS: &[(FindingKind, &str, &str, &str)] = &[
+    (FindingKind::Departure, "PI_PROTOCOL", "PI_ERROR", "Departure from the reference stack (rocescope replay), rule %s: expected %s; seen %s"),
+    (FindingKind::Ambiguous, "PI_PROTOCOL", "PI_NOTE", "Departure or capture gap (rocescope replay), rule %s: expected %s; seen %s"),
+];
+
+/// The fields of `rocescope annotate`'s packet comments (pcap-tools/analysis/src/annotation.rs):
+/// one `ProtoField` per analysis and replay field (appended to `FIELD_LIST`), the comment
+/// form's marker and escapes, the expert infos. The template's `ANNOT.show` only parses
+/// the comment: no analysis in Lua.
+fn annotations(s: &mut String) {
+    s.push_str(
+        "
+-- ==== generated: the packet comments of `rocescope annotate` (pcap-tools/analysis/src/annotation.rs,
+-- the analysis fields' table pcap-tools/analysis/src/analyze/fields.rs; docs/annotate.md) ====
+-- (One table, ANNOT: Lua allows 200 locals in a chunk, and the plugin is near that.)
+-- ANNOT.F[name]        the field's ProtoField
+-- ANNOT.kind[name]     \"uint\" | \"uint64\" | \"bool\" | \"enum\" | \"text\"
+-- ANNOT.group[name]    \"analysis\" | \"replay\" (its subtree)
+-- ANNOT.repeated[name] true when it may occur several times in one comment
+-- ANNOT.values[name]   set of the names an enumerated field takes
+-- ANNOT.expert[name]   {group, severity, text}, raised when its value is not 0
+",
+    );
+    writeln!(
+        s,
+        r#"local ANNOT = {{F = {{}}, kind = {{}}, group = {{}}, repeated = {{}}, values = {{}}, expert = {{}},
+    marker = {}, comment_fields = {{{}}}, unescape = {{["\\"] = "\\", n = "\n", r = "\r"}}}}"#,
+        lua_str(annotation::MARKER),
+        // Wireshark's packet comment: `frame.comment` (1.8 to 4.x); `pkt_comment` tried next.
+        lua_list(&["frame.comment", "pkt_comment"])
+    )
+    .unwrap();
+    s.push_str(
+        "function ANNOT.field(name, kind, group, repeated, pf)
+    ANNOT.F[name] = pf
+    ANNOT.kind[name] = kind
+    ANNOT.group[name] = group
+    ANNOT.repeated[name] = repeated
+    FIELD_LIST[#FIELD_LIST + 1] = pf
+end
+",
+    );
+    s.push_str("ANNOT.tree = {\n");
+    for (group, label) in [("analysis", "RoCE analysis (rocescope annotate)"), ("replay", "RoCE replay verdicts (rocescope annotate)")] {
+        let abbr = format!("rocescope.{group}");
+        writeln!(s, "    {group} = ProtoField.new({}, {}, ftypes.NONE, nil, base.NONE, nil, {}),", lua_str(label), lua_str(&abbr), lua_str(label)).unwrap();
+    }
+    s.push_str("}\nFIELD_LIST[#FIELD_LIST + 1] = ANNOT.tree.analysis\nFIELD_LIST[#FIELD_LIST + 1] = ANNOT.tree.replay\n");
+    for f in annotation::comment_fields() {
+        let (kind, ftype, vs, base) = lua_type(f.name, f.ty);
+        let group = if f.name.starts_with("rocescope.replay.") { "replay" } else { "analysis" };
+        writeln!(
+            s,
+            "ANNOT.field({}, {}, {}, {}, ProtoField.new({}, {}, {ftype}, {vs}, {base}, nil, {}))",
+            lua_str(f.name),
+            lua_str(kind),
+            lua_str(group),
+            f.repeated,
+            lua_str(f.desc),
+            lua_str(f.name),
+            lua_str(f.desc),
+        )
+        .unwrap();
+        if !f.values.is_empty() {
+            let set: Vec<String> = f.values.iter().map(|v| format!("[{}] = true", lua_str(v))).collect();
+            writeln!(s, "ANNOT.values[{}] = {{{}}}", lua_str(f.name), set.join(", ")).unwrap();
+        }
+    }
+    for (f, group, severity, text) in ANALYSIS_EXPERTS {
+        writeln!(s, "ANNOT.expert[{}] = {{{group}, {severity}, {}}}", lua_str(f.def().name), lua_str(text)).unwrap();
+    }
+    // A finding's lines: its kind starts it; the expert info is made from its rule, expected
+    // and seen.
+    writeln!(
+        s,
+        "ANNOT.finding = {{kind = {}, rule = {}, expected = {}, seen = {}}}",
+        lua_str(RField::Kind.def().name),
+        lua_str(RField::Rule.def().name),
+        lua_str(RField::Expected.def().name),
+        lua_str(RField::Seen.def().name)
+    )
+    .unwrap();
+    s.push_str("ANNOT.finding_expert = {\n");
+    for (kind, group, severity, text) in FINDING_EXPERTS {
+        writeln!(s, "    [{}] = {{{group}, {severity}, {}}},", lua_str(kind.name()), lua_str(text)).unwrap();
+    }
+    s.push_str("}\n");
 }
 
 /// The tree's subtrees (codec/src/field_group.rs): `FIELD_GROUP[name]` is the group of a field
@@ -199,18 +326,7 @@ end
             writeln!(s, "-- {}", profile.name()).unwrap();
             last_profile = Some(profile);
         }
-        let (kind, ftype, vs, base) = match f.ty {
-            FieldType::UInt(64) => ("uint64", "ftypes.UINT64", "nil", "base.DEC"),
-            FieldType::UInt(8) => ("uint", "ftypes.UINT8", "nil", "base.DEC"),
-            FieldType::UInt(16) => ("uint", "ftypes.UINT16", "nil", "base.DEC"),
-            FieldType::UInt(24) => ("uint", "ftypes.UINT24", "nil", "base.DEC"),
-            FieldType::UInt(32) => ("uint", "ftypes.UINT32", "nil", "base.DEC"),
-            FieldType::UInt(n) => panic!("{}: no Wireshark type for a {n}-bit integer", f.name),
-            FieldType::Bool => ("bool", "ftypes.UINT8", "BOOL_STRINGS", "base.DEC"),
-            FieldType::Bytes => ("bytes", "ftypes.BYTES", "nil", "base.NONE"),
-            FieldType::Enum => ("enum", "ftypes.STRING", "nil", "base.NONE"),
-            FieldType::Text => ("text", "ftypes.STRING", "nil", "base.NONE"),
-        };
+        let (kind, ftype, vs, base) = lua_type(f.name, f.ty);
         writeln!(
             s,
             "field({}, {}, {}, {}, ProtoField.new({}, {}, {ftype}, {vs}, {base}, nil, {}))",
@@ -894,7 +1010,12 @@ mod tests {
             let needle = format!("ProtoField.new({}, {},", lua_str(f.desc), lua_str(f.name));
             assert_eq!(lua.matches(&needle).count(), 1, "{}", f.name);
         }
-        assert_eq!(lua.matches("ProtoField.new(").count(), FIELDS.len());
+        // And one per field of `annotate`'s comments, and their two subtrees.
+        for f in annotation::comment_fields() {
+            let needle = format!("ANNOT.field({}, ", lua_str(f.name));
+            assert_eq!(lua.matches(&needle).count(), 1, "{}", f.name);
+        }
+        assert_eq!(lua.matches("ProtoField.new(").count(), FIELDS.len() + annotation::comment_fields().count() + 2);
     }
 
     #[test]

@@ -97,6 +97,7 @@ const ALLOWED: &[(&str, &[&str], &str)] = &[
     // Wireshark-only texts (no Rust counterpart).
     ("proto", &[TEXT], "the protocol's name in Wireshark"),
     ("check_field", &[TEXT], "the tree's internal error messages"),
+    ("ANNOT.show_comment", &[TEXT], "the annotation comments' checks: internal error messages, as check_field's"),
     ("PROVISIONAL_NOTE", &[TEXT], "Wireshark's expert note of a provisional label (no registry field: the codec has none)"),
     // Other branches' regions.
 ];

@@ -7,12 +7,14 @@
 //!   [`Decoder`](rocescope_codec::decoder::Decoder).
 //! - [`analyze`]: the analysers (flow table, timeline: losses, retransmissions, messages).
 //! - [`flows`]: the flow table (one direction of one QP between two addresses).
+//! - [`annotation`]: the packet comments of `rocescope annotate` (analysis and replay verdicts).
 //! - [`check`]: the integrity verdict of `rocescope check`.
 //! - [`filter`]: display filters (`decode -Y`), a subset of Wireshark's language.
 //! - [`output`]: the output formats (summary line, JSON, `-e` fields); [`tree`]: `-V`'s tree of
 //!   layers and fields, and `-x`'s hex dump.
 
 pub mod analyze;
+pub mod annotation;
 pub mod capture;
 pub mod check;
 pub mod filter;

@@ -258,6 +258,9 @@ pub enum Column {
     Meta(Meta),
     /// A per-packet analysis field (`rocescope.analysis.*`, [`crate::analyze::fields`]).
     Analysis(crate::analyze::fields::AField),
+    /// A replay field (`rocescope.replay.*`), read from the frame's rocescope packet comment
+    /// (`rocescope annotate`, [`crate::annotation`]).
+    Replay(crate::annotation::RField),
 }
 
 impl Column {
@@ -267,6 +270,9 @@ impl Column {
         }
         if let Some(a) = crate::analyze::fields::AField::from_name(name) {
             return Some(Column::Analysis(a));
+        }
+        if let Some(r) = crate::annotation::RField::from_name(name) {
+            return Some(Column::Replay(r));
         }
         Meta::from_name(name).map(Column::Meta)
     }
@@ -470,6 +476,7 @@ impl FieldsWriter {
             match c {
                 Column::Analysis(a) => analysis(*a, &mut cells[i]),
                 Column::Meta(m) => m.write(rec, frame, times, style, &mut cells[i]),
+                Column::Replay(r) => write_replay(rec, *r, style, &mut cells[i]),
                 Column::Field(_) => {}
             }
         }
@@ -491,6 +498,14 @@ impl FieldsWriter {
             });
         }
         style.write_line(out, cells, true)
+    }
+}
+
+/// A replay field's values, from the frame's rocescope comment (the first one, should there be
+/// several); a malformed option ends the search quietly (`decode` warns about it).
+fn write_replay(rec: &Record<'_>, r: crate::annotation::RField, style: &FieldsStyle, cell: &mut String) {
+    if let Some(c) = rec.comments().map_while(Result::ok).find(|c| crate::annotation::is_rocescope(c)) {
+        crate::annotation::write_values(c, r.def().name, cell, |cell| style.open_occurrence(cell));
     }
 }
 
@@ -694,6 +709,13 @@ pub fn write_field_list(out: &mut impl Write) -> io::Result<()> {
         writeln!(out, "{name}\tmeta\t{desc}")?;
     }
     for f in crate::analyze::fields::ANALYSIS_FIELDS {
+        let ty = match f.ty {
+            FieldType::Enum => format!("enum({})", f.values.join("|")),
+            ty => type_name(ty),
+        };
+        writeln!(out, "{}\t{}\t{}", f.name, ty, f.desc)?;
+    }
+    for f in crate::annotation::REPLAY_FIELDS {
         let ty = match f.ty {
             FieldType::Enum => format!("enum({})", f.values.join("|")),
             ty => type_name(ty),

@@ -58,6 +58,8 @@ struct Held {
 struct HeldFrame {
     rec: Record<'static>,
     data: Range<usize>,
+    /// Its pcapng options (packet comments), after its data in `bytes`.
+    options: Range<usize>,
     /// The frame's flow when it was held for it: it waits while the flow is pending.
     waits_for: Option<FlowRef>,
 }
@@ -72,12 +74,16 @@ impl Held {
             self.bytes.drain(..self.spent);
             for h in &mut self.frames {
                 h.data = h.data.start - self.spent..h.data.end - self.spent;
+                h.options = h.options.start - self.spent..h.options.end - self.spent;
             }
             self.spent = 0;
         }
         let start = self.bytes.len();
         self.bytes.extend_from_slice(rec.data);
-        self.frames.push_back(HeldFrame { rec: Record { data: &[], ..*rec }, data: start..self.bytes.len(), waits_for });
+        let data = start..self.bytes.len();
+        self.bytes.extend_from_slice(rec.options);
+        let options = data.end..self.bytes.len();
+        self.frames.push_back(HeldFrame { rec: Record { data: &[], options: &[], ..*rec }, data, options, waits_for });
     }
 
     fn held_bytes(&self) -> usize {
@@ -196,8 +202,8 @@ fn release(
         }
         let h = held.frames.pop_front().expect("a front frame");
         let data = &held.bytes[h.data.clone()];
-        held.spent = h.data.end;
-        let rec = Record { data, ..h.rec };
+        held.spent = h.options.end;
+        let rec = Record { data, options: &held.bytes[h.options.clone()], ..h.rec };
         let r = match crate::link_type(rec.linktype) {
             Some(lt) => f(&rec, &decoder.emit(lt, data, rec.orig_len as usize)),
             None => f(&rec, &undecoded()),

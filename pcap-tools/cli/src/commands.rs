@@ -21,7 +21,7 @@ pub enum Failure {
 }
 
 pub fn decode(out: &mut impl Write, args: crate::DecodeArgs) -> Result<u8, Failure> {
-    use rocescope_analysis::analyze::{fields, pkt::Pkt, run, Analyzer, Options};
+    use rocescope_analysis::analyze::{fields, pkt::Pkt, Analyzer};
     let crate::DecodeArgs { file, read, format, fields: names, layout, filter, time, count, verbose, hex, analysis, profile } = args;
     let file = &crate::capture_file(file, read)?;
     // `-e` alone means the fields format (tshark needs `-T fields`; rocescope infers it).
@@ -64,17 +64,12 @@ pub fn decode(out: &mut impl Write, args: crate::DecodeArgs) -> Result<u8, Failu
         if file == "-" {
             return Err(Failure::Usage("the analysis fields need a file (the capture is read twice), not standard input".into()));
         }
-        let reader = capture::open(file).map_err(|e| Failure::Input(file.into(), e))?;
-        // (The analysers read no checksums: verify only what detection compares, as `analyze` does.)
-        let mut s = Session::new(reader, profile.decoder().checksums_for_detection_only());
-        let bar = progress::FileBar::for_file(file);
-        let mut a = run::analyze(&mut s, Options::default(), run::Window::default(), |rec| bar.tick(rec.number, rec.offset))
-            .map_err(|e| Failure::Input(file.into(), e))?;
-        drop(bar);
-        let (t, messages) = a.timeline_and_messages();
-        let n = fields::EventNotes::new(&t, messages);
-        notes = Some((n, Analyzer::new(Options { keep_events: false, ..Options::default() })));
+        notes = Some(analysis_pass(file, &profile)?);
     }
+    // Packet comments `rocescope annotate` could not have written (malformed options) are
+    // reported once, with their count.
+    let mut bad_comments: (u64, Option<CaptureError>) = (0, None);
+    let reads_comments = cols.iter().any(|c| matches!(c, Column::Replay(_)));
     let decoder = if shows_checksums { profile.decoder() } else { profile.decoder().checksums_for_detection_only() };
     let mut session = printing_session(file, decoder)?;
     let bar = progress::FileBar::for_file(file);
@@ -97,6 +92,12 @@ pub fn decode(out: &mut impl Write, args: crate::DecodeArgs) -> Result<u8, Failu
         }
         bar.tick(rec.number, rec.offset);
         let times = clock.read(rec.ts_ns);
+        if reads_comments {
+            for e in rec.comments().filter_map(Result::err) {
+                bad_comments.0 += 1;
+                bad_comments.1.get_or_insert(e);
+            }
+        }
         // The analyser replays every frame, the ones the filter drops too.
         let live = notes.as_mut().map(|(_, a)| {
             a.add_noted(&Pkt::from_decoded(frame, rec.number, rec.ts_ns, rec.interface, rec.orig_len))
@@ -120,6 +121,7 @@ pub fn decode(out: &mut impl Write, args: crate::DecodeArgs) -> Result<u8, Failu
                 if notes.is_some() {
                     add_analysis_json(&mut j, value);
                 }
+                add_replay_json(&mut j, rec);
                 out.write_all(sep).and_then(|_| serde_json::to_writer(&mut *out, &j).map_err(io::Error::other))
             }
             Format::Text => output::write_summary(out, rec, frame, &times, time).and_then(|_| {
@@ -128,6 +130,7 @@ pub fn decode(out: &mut impl Write, args: crate::DecodeArgs) -> Result<u8, Failu
                     if notes.is_some() {
                         write_analysis_tree(out, value)?;
                     }
+                    write_replay_tree(out, rec)?;
                 }
                 if hex {
                     rocescope_analysis::tree::write_hex(out, rec.data)?;
@@ -156,14 +159,43 @@ pub fn decode(out: &mut impl Write, args: crate::DecodeArgs) -> Result<u8, Failu
     if let Some(note) = output::detection_note(session.decoder()) {
         eprintln!("rocescope: {note}");
     }
+    warn_bad_comments(file, bad_comments);
     Ok(0)
+}
+
+/// The warning about malformed packet options (the frames themselves were read).
+pub(crate) fn warn_bad_comments(file: &str, (count, first): (u64, Option<CaptureError>)) {
+    if let Some(e) = first {
+        let more = if count > 1 { format!(" (and {} more)", count - 1) } else { String::new() };
+        eprintln!("rocescope: warning: {file}: {e}{more}; such packet options are skipped");
+    }
+}
+
+/// The first pass of the per-packet analysis fields (`decode -e rocescope.analysis.*`,
+/// `annotate`): the timeline's notes by frame, and the analyser the second pass replays in step
+/// with the decoding.
+pub(crate) fn analysis_pass(
+    file: &str,
+    profile: &crate::ProfileArgs,
+) -> Result<(rocescope_analysis::analyze::fields::EventNotes, rocescope_analysis::analyze::Analyzer), Failure> {
+    use rocescope_analysis::analyze::{fields, run, Analyzer, Options};
+    let reader = capture::open(file).map_err(|e| Failure::Input(file.into(), e))?;
+    // (The analysers read no checksums: verify only what detection compares, as `analyze` does.)
+    let mut s = Session::new(reader, profile.decoder().checksums_for_detection_only());
+    let bar = progress::FileBar::for_file(file);
+    let mut a = run::analyze(&mut s, Options::default(), run::Window::default(), |rec| bar.tick(rec.number, rec.offset))
+        .map_err(|e| Failure::Input(file.into(), e))?;
+    drop(bar);
+    let (t, messages) = a.timeline_and_messages();
+    let n = fields::EventNotes::new(&t, messages);
+    Ok((n, Analyzer::new(Options { keep_events: false, ..Options::default() })))
 }
 
 /// The session of a command that prints every packet (`decode`, `check`): over a file, `auto`
 /// detection first reads it whole, so every flow is decided before its first packet is printed;
 /// standard input can be read once only, so detection holds frames back there (a bounded
 /// look-ahead, `rocescope_analysis::session`).
-fn printing_session(file: &str, decoder: Decoder) -> Result<Session<Box<dyn io::Read + Send>>, Failure> {
+pub(crate) fn printing_session(file: &str, decoder: Decoder) -> Result<Session<Box<dyn io::Read + Send>>, Failure> {
     let open = || capture::open(file).map_err(|e| Failure::Input(file.into(), e));
     let session = Session::new(open()?, decoder);
     Ok(if file == "-" { session } else { session.with_detection_pass(open()?) })
@@ -383,6 +415,48 @@ fn add_analysis_json(j: &mut serde_json::Value, mut value: impl FnMut(rocescope_
         };
         m.insert(d.name.into(), v);
     }
+}
+
+/// The frame's rocescope packet comment (`annotate`), if any.
+fn rocescope_comment<'a>(rec: &capture::Record<'a>) -> Option<&'a str> {
+    rec.comments().map_while(Result::ok).find(|c| rocescope_analysis::annotation::is_rocescope(c))
+}
+
+/// The replay fields of an annotated frame (its rocescope comment) as JSON keys: booleans, and
+/// the per-finding fields as arrays (numbers for `cause`).
+fn add_replay_json(j: &mut serde_json::Value, rec: &capture::Record<'_>) {
+    use rocescope_analysis::annotation::{unescape, RField, REPLAY_FIELDS};
+    let Some(comment) = rocescope_comment(rec) else { return };
+    let Some(m) = j.as_object_mut() else { return };
+    for d in REPLAY_FIELDS {
+        let values: Vec<serde_json::Value> = rocescope_analysis::annotation::entries(comment)
+            .filter(|(n, _)| *n == d.name)
+            .map(|(_, v)| match d.field {
+                RField::Departure | RField::Ambiguous => serde_json::Value::Bool(v == "1"),
+                RField::Cause => v.parse::<u64>().map_or_else(|_| unescape(v).into_owned().into(), Into::into),
+                _ => unescape(v).into_owned().into(),
+            })
+            .collect();
+        if values.is_empty() {
+            continue;
+        }
+        let v = if d.repeated { serde_json::Value::Array(values) } else { values.into_iter().next().unwrap() };
+        m.insert(d.name.into(), v);
+    }
+}
+
+/// The replay fields of an annotated frame under its `-V` tree, one line per value.
+fn write_replay_tree(out: &mut impl Write, rec: &capture::Record<'_>) -> io::Result<()> {
+    use rocescope_analysis::annotation::{entries, unescape, RField};
+    let Some(comment) = rocescope_comment(rec) else { return Ok(()) };
+    let mut lines = String::new();
+    for (n, v) in entries(comment).filter(|(n, _)| RField::from_name(n).is_some()) {
+        lines.push_str(&format!("            {n}: {}\n", unescape(v)));
+    }
+    if lines.is_empty() {
+        return Ok(());
+    }
+    write!(out, "        [RoCE replay (packet comment)]\n{lines}")
 }
 
 /// The analysis fields under a frame's `-V` tree.

@@ -12,6 +12,7 @@ use rocescope_analysis::output;
 use rocescope_codec::decoder::{Decoder, DecoderOptions, ProfileChoice, Selector};
 use rocescope_codec::Profile;
 
+mod annotate_cmd;
 mod commands;
 mod params_args;
 mod progress;
@@ -220,6 +221,10 @@ enum Cmd {
     /// Judge the capture against the reference stacks (docs/replay.md): every departure with
     /// its frames, rule and source; exit 0 conformant, 1 departures, 2 unusable input.
     Replay(replay_cmd::ReplayArgs),
+    /// Copy the capture with each frame's analysis fields and replay findings as pcapng packet
+    /// comments (docs/annotate.md), which Wireshark shows, and the plugin as
+    /// rocescope.analysis.* / rocescope.replay.* fields.
+    Annotate(annotate_cmd::AnnotateArgs),
     /// Simulate a lossy fabric with a reference stack: write a pcapng (one interface per tap)
     /// and, with --truth, the ground truth (docs/truth.md).
     Synth(synth_args::SynthArgs),
@@ -255,6 +260,7 @@ fn main() -> ExitCode {
         Cmd::Flows(args) => commands::analyze(&mut out, &args, false),
         Cmd::Timeline(args) => commands::analyze(&mut out, &args, true),
         Cmd::Replay(args) => replay_cmd::run(&mut out, &args),
+        Cmd::Annotate(args) => annotate_cmd::run(&args),
         Cmd::Synth(args) => args.run().map_err(Failure::Usage),
     };
     let flushed = out.flush();

@@ -41,7 +41,7 @@ pub(crate) struct ReplayArgs {
 /// The keys `--param` takes.
 const PARAM_KEYS: &str = "local_ack_timeout, irn_rto_low_ns, irn_rto_high_ns, dcp_timeout_ns, rto_ns";
 
-fn parse_param(s: &str) -> Result<(String, u64), String> {
+pub(crate) fn parse_param(s: &str) -> Result<(String, u64), String> {
     let (k, v) = s.split_once('=').ok_or_else(|| format!("'{s}' is not K=V"))?;
     if !PARAM_KEYS.split(", ").any(|x| x == k) {
         return Err(format!("unknown parameter '{k}' (one of {PARAM_KEYS})"));
@@ -54,7 +54,7 @@ fn parse_param(s: &str) -> Result<(String, u64), String> {
 }
 
 /// The reference's timers with `--param`s applied.
-fn timeouts(params: &[(String, u64)]) -> rocescope_stacks::Timeouts {
+pub(crate) fn timeouts(params: &[(String, u64)]) -> rocescope_stacks::Timeouts {
     let mut t = rocescope_stacks::Timeouts::default();
     for (k, v) in params {
         match k.as_str() {
@@ -74,7 +74,7 @@ pub(crate) enum ReplayFormat {
     Json,
 }
 
-fn parse_stack(s: &str) -> Result<StackChoice, String> {
+pub(crate) fn parse_stack(s: &str) -> Result<StackChoice, String> {
     StackChoice::parse(s).ok_or_else(|| format!("unknown stack '{s}' (gbn irn dcp auto)"))
 }
 

@@ -160,15 +160,19 @@ fn fields_and_timeline_agree_on_synthesized_runs() {
 }
 
 /// The analysis fields are a table of their own: `rocescope fields` lists them after the codec's
-/// registry, and the Lua plugin does not declare them (it will show them from `annotate`'s
-/// packet comments, issue 12), so the registry-driven plugin parity tests leave them out.
+/// registry, and the Lua plugin declares them apart from the registry's fields (it shows them
+/// from `annotate`'s packet comments, issue 12: pcap-tools/cli/tests/annotate.rs), so the
+/// registry-driven plugin parity tests leave them out.
 #[test]
-fn analysis_fields_are_listed_and_not_in_the_plugin() {
+fn analysis_fields_are_listed_and_in_the_plugin_apart() {
     let list = run(&["fields"]);
     let names: BTreeSet<&str> = list.lines().filter_map(|l| l.split('\t').next()).collect();
     for c in COLUMNS.iter().skip(1) {
         assert!(names.contains(c), "{c} not listed");
     }
     let lua = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../../dissector/rocescope.lua")).unwrap();
-    assert!(!lua.contains("rocescope.analysis."), "the plugin declares analysis fields");
+    assert!(!lua.lines().any(|l| l.starts_with("field(\"rocescope.analysis.")), "the plugin declares analysis fields as registry fields");
+    for c in COLUMNS.iter().skip(1) {
+        assert_eq!(lua.matches(&format!("ANNOT.field(\"{c}\",")).count(), 1, "{c}: not declared once for the comments");
+    }
 }

@@ -161,6 +161,37 @@ impl Report {
     }
 }
 
+/// The findings naming each frame, as `rocescope annotate` writes them into the frames'
+/// packet comments (docs/annotate.md): a finding is attached to every frame it names, with its
+/// first frame as the cause; a frame's findings in the report's order.
+pub fn notes_by_frame(r: &Report) -> std::collections::BTreeMap<u64, Vec<rocescope_analysis::annotation::FindingNote<'_>>> {
+    use rocescope_analysis::annotation::{FindingKind as Kind, FindingNote};
+    let mut m: std::collections::BTreeMap<u64, Vec<FindingNote<'_>>> = std::collections::BTreeMap::new();
+    for f in &r.findings {
+        let stack = r.connections.iter().find(|c| c.flow == f.flow).map_or("", |c| c.stack);
+        let note = FindingNote {
+            kind: match f.kind {
+                FindingKind::Departure => Kind::Departure,
+                FindingKind::Ambiguous => Kind::Ambiguous,
+            },
+            rule: f.rule,
+            source: f.source,
+            stack,
+            flow: &f.flow,
+            cause: f.frames.first().copied().unwrap_or(0),
+            expected: &f.expected,
+            seen: &f.seen,
+        };
+        let mut frames = f.frames.clone();
+        frames.sort_unstable();
+        frames.dedup();
+        for fr in frames {
+            m.entry(fr).or_default().push(note.clone());
+        }
+    }
+    m
+}
+
 /// A connection replay judges: its two directions' keys and its judge.
 struct Conn {
     row: usize,

@@ -54,6 +54,12 @@ fn replay_has_no_cli_terminal_or_simulator() {
 }
 
 #[test]
+fn the_plugin_generator_needs_no_replay_cli_or_simulator() {
+    // (It reads the analysis and replay fields' tables from the analysis library.)
+    assert_none_of("rocescope-dissector", &[CLI_AND_TERMINAL, SIMULATION, &["rocescope-replay"]].concat());
+}
+
+#[test]
 fn the_codec_depends_on_no_other_rocescope_crate() {
     assert_none_of(
         "rocescope-codec",

@@ -1,12 +1,13 @@
 //! Reading and writing capture files.
 
+pub mod annotate;
 pub mod compressed;
 #[cfg(not(target_arch = "wasm32"))]
 mod mapped;
 pub mod reader;
 pub mod writer;
 
-pub use reader::{CaptureError, CaptureReader, Record};
+pub use reader::{CaptureError, CaptureReader, Comments, Record};
 pub use writer::CaptureWriter;
 
 /// Opens a capture file, or standard input for `-`. A regular file is memory-mapped

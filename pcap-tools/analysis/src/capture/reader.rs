@@ -3,13 +3,14 @@
 //! Memory is bounded by the largest record, not the file size.
 
 use std::io::Read;
+use std::ops::Range;
 
 use pcap_file::pcap::PcapParser;
 use pcap_file::pcapng::{Block, PcapNgParser};
 use pcap_file::PcapError;
 
 /// Largest record accepted (a corrupt length field must not make us allocate gigabytes).
-const MAX_RECORD: usize = 64 << 20;
+pub(crate) const MAX_RECORD: usize = 64 << 20;
 const READ_CHUNK: usize = 256 << 10;
 
 /// An unusable capture: what went wrong and at which byte of the file.
@@ -68,6 +69,67 @@ pub struct Record<'a> {
     pub data_offset: u64,
     /// pcapng interface id (0 for pcap).
     pub interface: u32,
+    /// The options of a pcapng Enhanced Packet Block, as in the file (empty for any other
+    /// record): read its packet comments with [`comments`](Self::comments).
+    pub options: &'a [u8],
+    /// Whether `options` are big-endian (their section's byte order).
+    pub big_endian: bool,
+}
+
+impl<'a> Record<'a> {
+    /// The packet comments (`opt_comment`, pcapng 4.3) of an Enhanced Packet Block, in file
+    /// order; nothing for a record without options. Read without allocating; a malformed option
+    /// (a length running past the block, a comment that is not UTF-8) is an `Err` naming its
+    /// byte in the file, and ends the reading of this record's options (the frame itself is
+    /// intact).
+    pub fn comments(&self) -> Comments<'a> {
+        let padded = self.data.len() + (4 - self.data.len() % 4) % 4;
+        Comments { rest: self.options, at: self.data_offset + padded as u64, big: self.big_endian }
+    }
+}
+
+/// The packet comments of a record ([`Record::comments`]).
+#[derive(Clone, Debug)]
+pub struct Comments<'a> {
+    rest: &'a [u8],
+    /// File offset of `rest`.
+    at: u64,
+    big: bool,
+}
+
+/// pcapng option codes.
+const OPT_ENDOFOPT: u16 = 0;
+const OPT_COMMENT: u16 = 1;
+
+impl<'a> Iterator for Comments<'a> {
+    type Item = Result<&'a str, CaptureError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        loop {
+            let (head, body) = self.rest.split_first_chunk::<4>()?;
+            let at = self.at;
+            let half = |b: [u8; 2]| if self.big { u16::from_be_bytes(b) } else { u16::from_le_bytes(b) };
+            let code = half([head[0], head[1]]);
+            let len = half([head[2], head[3]]) as usize;
+            if code == OPT_ENDOFOPT {
+                self.rest = &[];
+                return None;
+            }
+            let padded = len + (4 - len % 4) % 4;
+            if padded > body.len() {
+                self.rest = &[];
+                return Some(Err(err(at, format!("packet option {code} of {len} bytes runs past its block"))));
+            }
+            let value = &body[..len];
+            self.rest = &body[padded..];
+            self.at += 4 + padded as u64;
+            if code == OPT_COMMENT {
+                // (pcapng: UTF-8, not zero-terminated; some writers add a terminating zero.)
+                let value = value.strip_suffix(&[0]).unwrap_or(value);
+                return Some(std::str::from_utf8(value).map_err(|_| err(at + 4, "packet comment is not UTF-8")));
+            }
+        }
+    }
 }
 
 enum Format {
@@ -406,10 +468,20 @@ impl<R: Read> CaptureReader<R> {
                     };
                     let ts = pkt.ts_sec as u64 * 1_000_000_000 + frac_ns;
                     let d = &pkt.data;
-                    Some((*linktype, ts, pkt.orig_len, d.as_ptr() as usize - base_ptr, d.len(), 0))
+                    Some((*linktype, ts, pkt.orig_len, d.as_ptr() as usize - base_ptr, d.len(), 0, 0..0))
                 }
                 Format::PcapNg { parser, ifaces } => {
                     let big = parser.section().endianness == pcap_file::Endianness::Big;
+                    // An Enhanced Packet Block read here as on the fast path (its options kept as
+                    // they are: a malformed one does not make the frame unreadable).
+                    if let Some(epb) = plain_epb(slice, big) {
+                        let iface = described(ifaces, epb.interface_id, offset)?;
+                        let at = epb.data.as_ptr() as usize - base_ptr;
+                        let opts = epb.options.as_ptr() as usize - base_ptr;
+                        let parsed = (iface.linktype, iface.ts_ns(epb.timestamp), epb.original_len, at, epb.data.len(), epb.interface_id, opts..opts + epb.options.len());
+                        self.start += need;
+                        return Ok(Some(self.record(offset, parsed)));
+                    }
                     let (_, block) = parser.next_block(slice).map_err(|e| err(offset, describe(&e)))?;
                     match block {
                         Block::InterfaceDescription(idb) => {
@@ -441,7 +513,7 @@ impl<R: Read> CaptureReader<R> {
                             let iface = described(ifaces, epb.interface_id, offset)?;
                             let ts = iface.ts_ns(epb.timestamp.as_nanos() as u64);
                             let d = &epb.data;
-                            Some((iface.linktype, ts, epb.original_len, d.as_ptr() as usize - base_ptr, d.len(), epb.interface_id))
+                            Some((iface.linktype, ts, epb.original_len, d.as_ptr() as usize - base_ptr, d.len(), epb.interface_id, 0..0))
                         }
                         // The obsolete Packet Block (type 2), as old captures have it.
                         Block::Packet(pb) => {
@@ -451,7 +523,7 @@ impl<R: Read> CaptureReader<R> {
                             // the high 32 bits then the low 32 bits, each in the section's order.
                             let raw = if big { pb.timestamp } else { pb.timestamp.rotate_left(32) };
                             let d = &pb.data;
-                            Some((iface.linktype, iface.ts_ns(raw), pb.original_len, d.as_ptr() as usize - base_ptr, d.len(), id))
+                            Some((iface.linktype, iface.ts_ns(raw), pb.original_len, d.as_ptr() as usize - base_ptr, d.len(), id, 0..0))
                         }
                         Block::SimplePacket(spb) => {
                             let iface = ifaces.first().copied().ok_or_else(|| err(offset, "simple packet before any interface"))?;
@@ -462,7 +534,7 @@ impl<R: Read> CaptureReader<R> {
                                 len = len.min(iface.snaplen as usize);
                             }
                             let d = &spb.data[..len];
-                            Some((iface.linktype, 0, spb.original_len, d.as_ptr() as usize - base_ptr, d.len(), 0))
+                            Some((iface.linktype, 0, spb.original_len, d.as_ptr() as usize - base_ptr, d.len(), 0, 0..0))
                         }
                         _ => None,
                     }
@@ -476,7 +548,7 @@ impl<R: Read> CaptureReader<R> {
     }
 
     /// The common case of [`next_record`](Self::next_record) without its general path: a
-    /// pcapng Enhanced Packet Block without options, already whole in the buffer, is consumed
+    /// pcapng Enhanced Packet Block, already whole in the buffer, is consumed
     /// and returned as `(linktype, ts_ns, orig_len, data start, data length, interface)`.
     /// `None` (nothing consumed) for anything else, which the general path then reads, with
     /// the same result for such a block.
@@ -493,17 +565,23 @@ impl<R: Read> CaptureReader<R> {
         }
         let Some(epb) = avail.get(..len).and_then(|block| plain_epb(block, big)) else { return Ok(None) };
         let iface = described(ifaces, epb.interface_id, self.offset())?;
-        let at = epb.data.as_ptr() as usize - self.source.bytes().as_ptr() as usize;
-        let parsed = (iface.linktype, iface.ts_ns(epb.timestamp), epb.original_len, at, epb.data.len(), epb.interface_id);
+        let base = self.source.bytes().as_ptr() as usize;
+        let at = epb.data.as_ptr() as usize - base;
+        let opts = epb.options.as_ptr() as usize - base;
+        let parsed = (iface.linktype, iface.ts_ns(epb.timestamp), epb.original_len, at, epb.data.len(), epb.interface_id, opts..opts + epb.options.len());
         self.start += len;
         Ok(Some(parsed))
     }
 
     /// Numbers a parsed record (its block already consumed) and lends its bytes.
     #[inline]
-    fn record(&mut self, offset: u64, (linktype, ts_ns, orig_len, at, len, interface): Parsed) -> Record<'_> {
+    fn record(&mut self, offset: u64, (linktype, ts_ns, orig_len, at, len, interface, options): Parsed) -> Record<'_> {
         self.number += 1;
         self.data_offset = self.base + at as u64;
+        let big_endian = match &self.format {
+            Format::PcapNg { parser, .. } => parser.section().endianness == pcap_file::Endianness::Big,
+            Format::Pcap { .. } => false,
+        };
         Record {
             number: self.number,
             linktype,
@@ -513,13 +591,15 @@ impl<R: Read> CaptureReader<R> {
             offset,
             data_offset: self.data_offset,
             interface,
+            options: &self.source.bytes()[options],
+            big_endian,
         }
     }
 }
 
 /// A parsed record: linktype, timestamp (ns), original length, where its captured bytes start
-/// in the buffer and how many there are, interface.
-type Parsed = (u32, u64, u32, usize, usize, u32);
+/// in the buffer and how many there are, interface, where its options are in the buffer.
+type Parsed = (u32, u64, u32, usize, usize, u32, Range<usize>);
 
 /// An Enhanced Packet Block's fields (pcapng 4.3), `timestamp` as the raw 64-bit count.
 struct PlainEpb<'a> {
@@ -527,12 +607,15 @@ struct PlainEpb<'a> {
     timestamp: u64,
     original_len: u32,
     data: &'a [u8],
+    /// The options, up to the trailing length (not checked: [`Record::comments`] reads them).
+    options: &'a [u8],
 }
 
 /// `block` (one whole block, its length already checked by `block_len_at`) when it is an
-/// Enhanced Packet Block that pcap-file would accept as is: equal leading and trailing lengths,
-/// the captured bytes inside the block, and no options (or an `opt_endofopt` first). `None`
-/// for every other block, which then goes through pcap-file (and its error messages).
+/// Enhanced Packet Block whose fixed part pcap-file would accept: equal leading and trailing
+/// lengths, the captured bytes inside the block. Its options are not parsed here (a malformed
+/// one must not make the frame unreadable: [`Record::comments`] reports it). `None` for every
+/// other block, which then goes through pcap-file (and its error messages).
 #[inline]
 fn plain_epb(block: &[u8], big: bool) -> Option<PlainEpb<'_>> {
     // (One copy per byte order: the order is tested once, not at every field.)
@@ -562,15 +645,133 @@ fn plain_epb_in<const BIG: bool>(block: &[u8]) -> Option<PlainEpb<'_>> {
     if opts > n - 4 {
         return None;
     }
-    let no_options = opts == n - 4 || (n - 4 - opts >= 4 && block[opts..opts + 2] == [0, 0]);
-    if !no_options {
-        return None;
-    }
     let timestamp = (u64::from(u32_at(12)) << 32) + u64::from(u32_at(16));
-    Some(PlainEpb { interface_id: u32_at(8), timestamp, original_len: u32_at(24), data: &block[28..28 + captured] })
+    Some(PlainEpb {
+        interface_id: u32_at(8),
+        timestamp,
+        original_len: u32_at(24),
+        data: &block[28..28 + captured],
+        options: &block[opts..n - 4],
+    })
 }
 
 /// A minimal pcap header used only to initialise the reader before the real one is read.
 static PCAP_DUMMY: [u8; 24] = [
     0xd4, 0xc3, 0xb2, 0xa1, 2, 0, 4, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 0, 0, 1, 0, 0, 0,
 ];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A pcapng file (in `big`-endian order when asked): a section, one Ethernet interface,
+    /// then one Enhanced Packet Block per entry, with these raw option bytes.
+    fn pcapng(big: bool, packets: &[(&[u8], Vec<u8>)]) -> Vec<u8> {
+        let w = |v: &mut Vec<u8>, x: u32| v.extend_from_slice(&if big { x.to_be_bytes() } else { x.to_le_bytes() });
+        let mut v = Vec::new();
+        for x in [0x0a0d0d0a, 28, 0x1a2b3c4d, 1, u32::MAX, u32::MAX, 28] {
+            w(&mut v, x);
+        }
+        // (LinkType and a reserved zero: two 16-bit halves.)
+        for x in [1, 20, if big { 1 << 16 } else { 1 }, 0, 20] {
+            w(&mut v, x);
+        }
+        for (data, opts) in packets {
+            let padded = data.len().div_ceil(4) * 4;
+            let len = (32 + padded + opts.len()) as u32;
+            for x in [6, len, 0, 0, 7, data.len() as u32, data.len() as u32] {
+                w(&mut v, x);
+            }
+            v.extend_from_slice(data);
+            v.resize(v.len() + padded - data.len(), 0);
+            v.extend_from_slice(opts);
+            w(&mut v, len);
+        }
+        v
+    }
+
+    fn opt(big: bool, code: u16, len: u16, value: &[u8]) -> Vec<u8> {
+        let h = |x: u16| if big { x.to_be_bytes() } else { x.to_le_bytes() };
+        let mut v = [h(code), h(len)].concat();
+        v.extend_from_slice(value);
+        v.resize(v.len().div_ceil(4) * 4, 0);
+        v
+    }
+
+    /// Every record's data and comments (errors as their text).
+    fn read(bytes: &[u8]) -> Vec<(Vec<u8>, Vec<Result<String, String>>)> {
+        let mut r = CaptureReader::new(bytes).unwrap();
+        let mut out = Vec::new();
+        while let Some(rec) = r.next_record().unwrap() {
+            out.push((rec.data.to_vec(), rec.comments().map(|c| c.map(str::to_string).map_err(|e| e.to_string())).collect()));
+        }
+        out
+    }
+
+    #[test]
+    fn packet_comments_are_read_present_absent_and_malformed() {
+        for big in [false, true] {
+            let end = opt(big, 0, 0, &[]);
+            let packets: Vec<(&[u8], Vec<u8>)> = vec![
+                // No options at all; only opt_endofopt.
+                (&[1, 2, 3], vec![]),
+                (&[1, 2, 3, 4], end.clone()),
+                // Two comments around another option (a flags word), then the end.
+                (&[5; 5], [opt(big, 1, 5, b"first"), opt(big, 2, 4, &[0; 4]), opt(big, 1, 12, "second\nline".as_bytes()), end.clone()].concat()),
+                // Without opt_endofopt; a terminating zero some writers add.
+                (&[6], opt(big, 1, 4, b"abc\0")),
+                // A length running past the block: an error, then nothing; the frame is intact.
+                (&[7; 8], [opt(big, 1, 2, b"ok"), opt(big, 1, 200, &[])].concat()),
+                // A comment that is not UTF-8, then a good one.
+                (&[8], [opt(big, 1, 2, &[0xff, 0xfe]), opt(big, 1, 1, b"z")].concat()),
+                // An empty comment.
+                (&[9], opt(big, 1, 0, &[])),
+            ];
+            let file = pcapng(big, &packets);
+            let got = read(&file);
+            assert_eq!(got.len(), packets.len(), "big {big}");
+            for (g, p) in got.iter().zip(&packets) {
+                assert_eq!(g.0, p.0, "big {big}: the frame's bytes");
+            }
+            let ok = |s: &str| Ok(s.to_string());
+            assert_eq!(got[0].1, vec![]);
+            assert_eq!(got[1].1, vec![]);
+            assert_eq!(got[2].1, vec![ok("first"), ok("second\nline")]);
+            assert_eq!(got[3].1, vec![ok("abc")]);
+            assert_eq!(got[4].1.len(), 2);
+            assert_eq!(got[4].1[0], ok("ok"));
+            let e = got[4].1[1].as_ref().unwrap_err();
+            assert!(e.contains("runs past its block"), "{e}");
+            // The error names the option's byte: after the header blocks (48), the packets
+            // before (4 blocks) and this one's fixed part, data and first option.
+            let at: usize = packets[..4].iter().map(|(d, o)| 32 + d.len().div_ceil(4) * 4 + o.len()).sum::<usize>() + 48 + 28 + 8 + 8;
+            assert!(e.starts_with(&format!("byte {at}:")), "{e} (want {at})");
+            assert!(got[5].1[0].as_ref().unwrap_err().contains("not UTF-8"));
+            assert_eq!(got[5].1[1], ok("z"));
+            assert_eq!(got[6].1, vec![ok("")]);
+        }
+    }
+
+    /// A block cut in the read buffer (read with `read()` in small pieces) goes through the
+    /// general path, with the same comments.
+    #[test]
+    fn comments_of_blocks_read_in_pieces() {
+        struct Trickle<'a>(&'a [u8]);
+        impl Read for Trickle<'_> {
+            fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+                let n = buf.len().min(self.0.len()).min(7);
+                buf[..n].copy_from_slice(&self.0[..n]);
+                self.0 = &self.0[n..];
+                Ok(n)
+            }
+        }
+        let long = "c".repeat(301);
+        let file = pcapng(false, &[(&[1; 60], opt(false, 1, 301, long.as_bytes())), (&[2; 60], opt(false, 1, 3, b"xyz"))]);
+        let mut r = CaptureReader::new(Trickle(&file)).unwrap();
+        let mut got = Vec::new();
+        while let Some(rec) = r.next_record().unwrap() {
+            got.push(rec.comments().map(|c| c.unwrap().to_string()).collect::<Vec<_>>());
+        }
+        assert_eq!(got, vec![vec![long], vec!["xyz".to_string()]]);
+    }
+}
