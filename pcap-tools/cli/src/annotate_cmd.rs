@@ -65,6 +65,7 @@ pub(crate) fn run(args: &AnnotateArgs) -> Result<u8, Failure> {
         reaction_ns: args.reaction_us.saturating_mul(1000),
         params: args.profile.params.params,
         timeouts: crate::replay_cmd::timeouts(&args.param),
+        cnp_interval_ns: crate::replay_cmd::cnp_interval(&args.param),
     };
     let report = replay::replay(session()?, session()?, &opts).map_err(|e| Failure::Input(file.into(), e))?;
     let findings = replay::notes_by_frame(&report);

@@ -31,7 +31,8 @@ pub(crate) struct ReplayArgs {
     pub reaction_us: u64,
     /// The reference's timers, to match the NIC under test (the report infers `timeout_ns`):
     /// local_ack_timeout=T (GBN, IBTA exponent: 4.096 µs·2^T, 0: none), irn_rto_low_ns=NS,
-    /// irn_rto_high_ns=NS, dcp_timeout_ns=NS, rto_ns=NS (one value for every stack). Repeatable.
+    /// irn_rto_high_ns=NS, dcp_timeout_ns=NS, rto_ns=NS (one value for every stack); and the
+    /// responder NIC's cnp_interval_ns=NS (DCQCN's 50 µs). Repeatable.
     #[arg(long = "param", value_name = "K=V", value_parser = parse_param)]
     pub param: Vec<(String, u64)>,
     #[command(flatten)]
@@ -39,7 +40,7 @@ pub(crate) struct ReplayArgs {
 }
 
 /// The keys `--param` takes.
-const PARAM_KEYS: &str = "local_ack_timeout, irn_rto_low_ns, irn_rto_high_ns, dcp_timeout_ns, rto_ns";
+const PARAM_KEYS: &str = "local_ack_timeout, irn_rto_low_ns, irn_rto_high_ns, dcp_timeout_ns, rto_ns, cnp_interval_ns";
 
 pub(crate) fn parse_param(s: &str) -> Result<(String, u64), String> {
     let (k, v) = s.split_once('=').ok_or_else(|| format!("'{s}' is not K=V"))?;
@@ -53,6 +54,11 @@ pub(crate) fn parse_param(s: &str) -> Result<(String, u64), String> {
     Ok((k.to_string(), v))
 }
 
+/// The responder NIC's CNP interval with `--param cnp_interval_ns` applied (DCQCN's 50 µs).
+pub(crate) fn cnp_interval(params: &[(String, u64)]) -> u64 {
+    params.iter().rev().find(|(k, _)| k == "cnp_interval_ns").map_or(50_000, |p| p.1)
+}
+
 /// The reference's timers with `--param`s applied.
 pub(crate) fn timeouts(params: &[(String, u64)]) -> rocescope_stacks::Timeouts {
     let mut t = rocescope_stacks::Timeouts::default();
@@ -62,6 +68,7 @@ pub(crate) fn timeouts(params: &[(String, u64)]) -> rocescope_stacks::Timeouts {
             "irn_rto_low_ns" => t.irn_rto_low_ns = *v,
             "irn_rto_high_ns" => t.irn_rto_high_ns = *v,
             "dcp_timeout_ns" => t.dcp_timeout_ns = *v,
+            "cnp_interval_ns" => {}
             _ => t.override_ns = Some(*v),
         }
     }
@@ -91,6 +98,7 @@ pub(crate) fn run(out: &mut impl Write, args: &ReplayArgs) -> Result<u8, Failure
         reaction_ns: args.reaction_us.saturating_mul(1000),
         params: args.profile.params.params,
         timeouts: timeouts(&args.param),
+        cnp_interval_ns: cnp_interval(&args.param),
     };
     let report = replay::replay(session()?, session()?, &opts).map_err(|e| Failure::Input(file.into(), e))?;
     let written = match args.format {

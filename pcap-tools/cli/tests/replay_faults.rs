@@ -501,3 +501,87 @@ fn a_gbn_data_frame_copied_after_the_ack_that_covered_it_is_a_needless_retransmi
     assert_eq!(f[0]["frames"], serde_json::json!([ack.number, at]));
     assert_eq!(out.status.code(), Some(1));
 }
+
+#[test]
+fn cnps_closer_than_the_interval_are_a_departure_and_the_interval_is_inferred() {
+    // The simulator's NICs pace CNPs at --cnp-interval: the reference's 50 µs when it is 50 µs
+    // (no finding), a departure per CNP that came sooner when it is 20 µs, unless replay is
+    // told the NIC's interval (--param cnp_interval_ns).
+    let dir = std::env::temp_dir().join(format!("rocescope-faults-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    for (interval, params, departures) in [
+        (50_000u64, vec![], false),
+        (20_000, vec![], true),
+        (20_000, vec!["--param", "cnp_interval_ns=20000"], false),
+    ] {
+        let capture = dir.join(format!("cnp-{interval}.pcapng"));
+        let out = Command::new(BIN)
+            .args([
+                "synth",
+                "--stack",
+                "gbn",
+                "--messages",
+                "20",
+                "--message-size",
+                "8192",
+                "--incast",
+                "4",
+            ])
+            .args([
+                "--ecn-threshold",
+                "20000",
+                "--seed",
+                "1",
+                "--cnp-interval",
+                &interval.to_string(),
+                "-o",
+            ])
+            .arg(&capture)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        let out = Command::new(BIN)
+            .args(["replay", "-T", "json"])
+            .args(&params)
+            .arg(&capture)
+            .output()
+            .unwrap();
+        let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        let found = report["findings"].as_array().unwrap();
+        let receivers: Vec<_> = report["connections"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|c| c["tap"] == "receiver")
+            .collect();
+        assert_eq!(receivers.len(), 4);
+        for c in &receivers {
+            // Every connection got CNPs; the closest two are the NIC's interval apart (+10%).
+            let i = c["inferred"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|i| i["name"] == "cnp_interval_ns")
+                .expect("cnp_interval_ns");
+            let v = i["value"].as_f64().unwrap();
+            assert!(v >= interval as f64 && v < interval as f64 * 1.1, "{interval}: {i}");
+        }
+        if departures {
+            assert!(!found.is_empty());
+            assert!(
+                found
+                    .iter()
+                    .all(|f| f["rule"] == "dcqcn.cnp-fast" && f["kind"] == "departure"),
+                "{found:?}"
+            );
+            // One per connection at least, each naming two CNPs about 20 µs apart.
+            for c in &receivers {
+                assert!(found.iter().any(|f| f["flow"] == c["flow"]), "{}", c["flow"]);
+            }
+            assert_eq!(out.status.code(), Some(1));
+        } else {
+            assert!(found.is_empty(), "{interval} {params:?}: {found:?}");
+            assert_eq!(out.status.code(), Some(0));
+        }
+    }
+}

@@ -15,6 +15,7 @@
 //! inferred timers come next (docs/replay.md "Not yet judged").
 
 mod answer;
+mod cnp;
 mod far;
 pub mod judge;
 mod requester;
@@ -82,11 +83,13 @@ pub struct Options {
     pub params: Params,
     /// The requesters' timers the reference runs with (`--param`).
     pub timeouts: Timeouts,
+    /// The responder NIC's CNP interval (`--param cnp_interval_ns`; DCQCN's N, 50 µs).
+    pub cnp_interval_ns: u64,
 }
 
 impl Default for Options {
     fn default() -> Self {
-        Options { stack: StackChoice::Auto, answer_window_ns: 100_000, reaction_ns: 5_000, params: Params::default(), timeouts: Timeouts::default() }
+        Options { stack: StackChoice::Auto, answer_window_ns: 100_000, reaction_ns: 5_000, params: Params::default(), timeouts: Timeouts::default(), cnp_interval_ns: 50_000 }
     }
 }
 
@@ -205,6 +208,8 @@ struct Conn {
     tap: Tap,
     shape: Shape,
     judge: Judge,
+    /// At the responder's tap: the CNPs its NIC sent the connection.
+    cnp: Option<cnp::CnpPacing>,
 }
 
 /// What a tap lets replay judge of a connection.
@@ -314,6 +319,12 @@ pub fn replay<R: Read>(mut first: Session<R>, mut second: Session<R>, opts: &Opt
                     Judge::Requester(j) => j.request(rec.number, rec.ts_ns, f),
                 }
             }
+            // A CNP (opcode 0x81) is the NIC's, not the transport's.
+            Part::Response(i) if p.opcode().0 == 0x81 => {
+                if let Some(c) = conns[i].cnp.as_mut() {
+                    c.cnp(rec.number, rec.ts_ns);
+                }
+            }
             Part::Response(i) => match &mut conns[i].judge {
                 Judge::Responder(j) => j.response(rec.number, rec.ts_ns, f),
                 Judge::Requester(j) => j.response(rec.number, rec.ts_ns, f),
@@ -324,7 +335,8 @@ pub fn replay<R: Read>(mut first: Session<R>, mut second: Session<R>, opts: &Opt
     let mut findings = Vec::new();
     let mut connections = Vec::new();
     for c in conns {
-        let (requests, responses, mut found, inferred) = match c.judge {
+        let cnp = c.cnp;
+        let (requests, responses, mut found, mut inferred) = match c.judge {
             Judge::Responder(mut j) => {
                 j.finish(end);
                 let mut inferred = Vec::new();
@@ -363,6 +375,10 @@ pub fn replay<R: Read>(mut first: Session<R>, mut second: Session<R>, opts: &Opt
                 (j.requests, j.responses, found, inferred)
             }
         };
+        if let Some(mut p) = cnp {
+            inferred.extend(p.inferred());
+            found.append(&mut p.findings);
+        }
         connections.push(Connection {
             flow: table[c.row].head.id.clone(),
             peer: c.peer.clone(),
@@ -436,6 +452,7 @@ fn connections(table: &[FlowRow], opts: &Options) -> (Vec<Conn>, Vec<Unjudged>) 
             stack,
             tap: h.tap,
             shape: Shape { first_psn: None, mtu: DEFAULT_MTU },
+            cnp: (h.tap == Tap::Receiver).then(|| cnp::CnpPacing::new(h.id.clone(), opts.cnp_interval_ns)),
             judge,
         });
     }

@@ -55,6 +55,8 @@ rules! {
     DCP_RETX_NEEDLESS: "dcp.retx-needless", "DCP paper §4.5 (the messages before the eMSN are complete)",
         "the requester never sends again a packet of a message an ACK's eMSN has passed";
     DCP_EMSN_REGRESSED: "dcp.emsn-regressed", "DCP paper §4.5", "an ACK's eMSN never goes back";
+    DCQCN_CNP_FAST: "dcqcn.cnp-fast", "DCQCN (Zhu et al., SIGCOMM 2015) §3.1 (the notification point sends at most one CNP per flow every N µs)",
+        "the responder's NIC sends a connection no two CNPs closer than the CNP interval (less the larger of 10% and 5 µs)";
     DCP_TIMEOUT_EARLY: "dcp.timeout-early", "DCP paper §4.5 (the coarse timeout)",
         "the coarse timer fires no earlier than its first-round value (less the larger of 10% and 5 µs) after it started";
 }
