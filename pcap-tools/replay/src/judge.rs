@@ -103,6 +103,9 @@ pub(super) struct ResponderJudge {
     suspects: Vec<Suspect>,
     /// The requester's rules this tap can only suspect.
     pub far: crate::far::RequesterFromReceiver,
+    /// READ responses: the PSN the next Middle or Last one must carry (the one after the last
+    /// sent), and that one's frame.
+    read_next: Option<(u32, u64)>,
     actions: Vec<Action>,
     /// The reference's latest ACK: PSN acknowledged through, MSN (eMSN for DCP).
     ref_ack: Option<(u32, u32)>,
@@ -142,6 +145,7 @@ impl ResponderJudge {
             seen_order: VecDeque::new(),
             suspects: Vec::new(),
             far,
+            read_next: None,
             actions: Vec::new(),
             ref_ack: None,
             pending: VecDeque::new(),
@@ -172,6 +176,40 @@ impl ResponderJudge {
             expected,
             seen,
         });
+    }
+
+    /// A READ response leaving (IBTA §9.7.5: a READ's responses go out in PSN order, First (or
+    /// Only) at the READ's PSN, then each the next PSN): a Middle or Last one behind the PSN after
+    /// the response before it is a departure; ahead of it, ambiguous (the capture may have missed
+    /// the ones between). (A First or Only one starts a READ, or a READ asked again.)
+    fn read_response(&mut self, number: u64, now: u64, opcode: u8, psn: u32) {
+        let middle_or_last = matches!(opcode, 0x0E | 0x0F);
+        if let (true, Some((want, prev))) = (middle_or_last, self.read_next) {
+            if psn != want {
+                // Ahead: the responses between may be a capture gap. Behind: no capture makes that.
+                let ahead = diff24(want, psn) > 0;
+                let kind = if ahead { FindingKind::Ambiguous } else { FindingKind::Departure };
+                let what = if opcode == 0x0E { "Middle" } else { "Last" };
+                let seen = if ahead {
+                    format!(
+                        "READ response {what} of PSN {psn}: either the capture missed the responses between (a capture \
+                         gap), or the responder skipped or reordered them"
+                    )
+                } else {
+                    format!("READ response {what} of PSN {psn}, behind it")
+                };
+                let expected = format!("the READ response of PSN {want} next (frame {prev} sent the one before)");
+                self.found(kind, rules::GBN_READ_ORDER, vec![prev, number], now, expected, seen);
+            }
+        }
+        // The next one follows the highest sent (a response sent back out of place does not
+        // undo those already past it).
+        let next = (psn + 1) & 0xff_ffff;
+        let next = match self.read_next {
+            Some((want, _)) if middle_or_last && diff24(next, want) > 0 => want,
+            _ => next,
+        };
+        self.read_next = matches!(opcode, 0x0D | 0x0E).then_some((next, number));
     }
 
     /// Answers the reference sent more than the answer window before `now` and the capture has
@@ -383,6 +421,10 @@ impl ResponderJudge {
     pub fn response(&mut self, number: u64, now: u64, frame: &Frame<'_>) {
         self.expire(now);
         self.far.response(number, now, frame);
+        if let Some(p) = frame.roce().filter(|p| (0x0D..=0x10).contains(&p.opcode().0)) {
+            self.read_response(number, now, p.opcode().0, p.bth().psn());
+            return;
+        }
         let Some(c) = control_of(frame, &self.params) else { return };
         self.responses += 1;
         match c {

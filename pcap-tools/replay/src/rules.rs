@@ -29,6 +29,8 @@ rules! {
         "an ACK never acknowledges a PSN the responder has not received, in order";
     GBN_ACK_REGRESSED: "gbn.ack-regressed", "IBTA Vol. 1 §9.7.5, §9.7.6 (ACKs are cumulative)",
         "an ACK's PSN and MSN never go back below an earlier ACK's";
+    GBN_READ_ORDER: "gbn.read-out-of-order", "IBTA Vol. 1 §9.7.5 (the responder returns a READ's responses in PSN order)",
+        "a READ's responses leave the responder in PSN order: each Middle or Last the PSN after the response before it";
     GBN_RETX_NEEDLESS: "gbn.retx-needless", "IBTA Vol. 1 §9.7 (the requester resends from the NAK'd or the oldest unacknowledged PSN)",
         "the requester never sends again a packet an ACK (or a NAK, for the PSNs before the one it names) has acknowledged";
     GBN_GO_BACK_SHORT: "gbn.go-back-short", "IBTA Vol. 1 §9.7.5 (a NAK'd requester resends from the PSN the NAK names)",

@@ -338,3 +338,37 @@ fn a_capture_that_begins_mid_connection_is_no_departure() {
         }
     }
 }
+
+#[test]
+fn read_responses_leaving_out_of_order_are_a_departure_where_one_goes_back() {
+    // The receiver tap's first two READ responses in a row (First/Middle then Middle/Last)
+    // swapped: the second one leaves first, one PSN ahead.
+    let recs = records(&fixture("gbn-loss"));
+    let resp = |r: &Rec| control(r, Profile::Std).filter(|c| (0x0D..=0x10).contains(&c.0));
+    let idx: Vec<usize> = (0..recs.len()).filter(|&i| recs[i].interface == RECEIVER && resp(&recs[i]).is_some()).collect();
+    let k = idx
+        .windows(3)
+        .position(|w| {
+            let (a, b, c) = (resp(&recs[w[0]]).unwrap(), resp(&recs[w[1]]).unwrap(), resp(&recs[w[2]]).unwrap());
+            matches!(a.0, 0x0D | 0x0E) && b.0 == 0x0E && matches!(c.0, 0x0E | 0x0F) && b.1 == a.1 + 1 && c.1 == b.1 + 1
+        })
+        .expect("three READ responses in a row");
+    let (a, b, c) = (idx[k], idx[k + 1], idx[k + 2]);
+    let mut swapped = recs.clone();
+    let (db, dc) = (recs[b].data.clone(), recs[c].data.clone());
+    swapped[b].data = dc;
+    swapped[c].data = db;
+    let r = run(&write(&swapped, "read-swapped"));
+    // The first of them is one PSN ahead: ambiguous (a capture gap could drop the one between);
+    // the second one PSN behind: a departure (no capture gap puts a response back).
+    let found: Vec<_> = r.findings.iter().map(|f| (f.kind, f.rule, f.frames.clone())).collect();
+    assert_eq!(
+        found,
+        [
+            (FindingKind::Ambiguous, "gbn.read-out-of-order", vec![recs[a].number, recs[b].number]),
+            (FindingKind::Departure, "gbn.read-out-of-order", vec![recs[b].number, recs[c].number]),
+        ],
+        "{:#?}",
+        r.findings
+    );
+}
