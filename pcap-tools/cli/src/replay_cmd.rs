@@ -100,7 +100,9 @@ pub(crate) fn run(out: &mut impl Write, args: &ReplayArgs) -> Result<u8, Failure
         timeouts: timeouts(&args.param),
         cnp_interval_ns: cnp_interval(&args.param),
     };
-    let report = replay::replay(session()?, session()?, &opts).map_err(|e| Failure::Input(file.into(), e))?;
+    // (A capture unusable part-way: the report of the frames before the error, then the
+    // located error, exit 2.)
+    let (report, error) = replay::replay_partial(session()?, session()?, &opts);
     let written = match args.format {
         ReplayFormat::Json => serde_json::to_writer(&mut *out, &report).map_err(std::io::Error::other).and_then(|_| writeln!(out)),
         ReplayFormat::Text => replay::write_text(out, &report),
@@ -109,6 +111,10 @@ pub(crate) fn run(out: &mut impl Write, args: &ReplayArgs) -> Result<u8, Failure
         if e.kind() != std::io::ErrorKind::BrokenPipe {
             return Err(Failure::Usage(e.to_string()));
         }
+    }
+    if let Some(e) = error {
+        let _ = out.flush();
+        return Err(Failure::Input(file.into(), e));
     }
     Ok(if report.departures() > 0 { 1 } else { 0 })
 }

@@ -117,3 +117,15 @@ fn the_simulators_captures_on_a_grid_show_no_departure() {
     }
     let _ = std::fs::remove_dir_all(dir);
 }
+
+#[test]
+fn a_capture_cut_in_its_last_record_is_judged_up_to_the_cut_then_exits_2() {
+    // As `flows` does: the report of the frames before the damage, then the located error.
+    let bytes = std::fs::read(fixture("gbn-loss")).unwrap();
+    let path = std::env::temp_dir().join(format!("rocescope-replay-cut-{}.pcapng", std::process::id()));
+    std::fs::write(&path, &bytes[..bytes.len() - 30]).unwrap();
+    let (code, text, err) = replay(&[path.to_str().unwrap()]);
+    assert_eq!(code, 2, "{err}");
+    assert!(text.starts_with("replay --stack auto: 2 connection(s) judged, 0 departure(s)"), "{text}");
+    assert!(err.contains("byte") && err.contains("middle of a record"), "{err}");
+}

@@ -245,11 +245,21 @@ enum Part {
 
 /// Runs replay: `first` for the flow table, `second` (a second reader of the same capture)
 /// for the judging pass. A capture unusable part-way is an error (exit 2 on the command line).
-pub fn replay<R: Read>(mut first: Session<R>, mut second: Session<R>, opts: &Options) -> Result<Report, CaptureError> {
+pub fn replay<R: Read>(first: Session<R>, second: Session<R>, opts: &Options) -> Result<Report, CaptureError> {
+    match replay_partial(first, second, opts) {
+        (_, Some(e)) => Err(e),
+        (r, None) => Ok(r),
+    }
+}
+
+/// [`replay`], which on a capture unusable part-way still judges the frames before the error:
+/// the report of those, and the error (the command line prints the report, then the located
+/// error, and exits 2, as `flows` does).
+pub fn replay_partial<R: Read>(mut first: Session<R>, mut second: Session<R>, opts: &Options) -> (Report, Option<CaptureError>) {
     // The flow table, and each flow's first PSNs and full-packet size.
     let mut a = Analyzer::new(AnalyzeOptions { keep_events: false, ..AnalyzeOptions::default() });
     let mut shapes: HashMap<(u32, IpAddr, IpAddr, u32), FlowShape> = HashMap::new();
-    first.run(|rec, d| {
+    let first_error = first.run(|rec, d| {
         let seen = Pkt::from_decoded(d, rec.number, rec.ts_ns, rec.interface, rec.orig_len);
         if let Seen::Roce(k) = &seen {
             let s = shapes.entry((k.iface, k.src, k.dst, k.destqp)).or_default();
@@ -279,7 +289,7 @@ pub fn replay<R: Read>(mut first: Session<R>, mut second: Session<R>, opts: &Opt
         }
         a.add(&seen);
         ControlFlow::Continue(())
-    })?;
+    }).err();
     let table = a.flows().flows;
     let (mut conns, unjudged) = connections(&table, opts);
     for c in &mut conns {
@@ -303,7 +313,7 @@ pub fn replay<R: Read>(mut first: Session<R>, mut second: Session<R>, opts: &Opt
         }
     }
     let mut end = 0u64;
-    second.run(|rec, d| {
+    let second_error = second.run(|rec, d| {
         end = end.max(rec.ts_ns);
         let f = &d.frame;
         let (Some((src, dst)), Some(p)) = (f.ip_addrs(), f.roce()) else { return ControlFlow::Continue(()) };
@@ -331,7 +341,7 @@ pub fn replay<R: Read>(mut first: Session<R>, mut second: Session<R>, opts: &Opt
             },
         }
         ControlFlow::Continue(())
-    })?;
+    }).err();
     let mut findings = Vec::new();
     let mut connections = Vec::new();
     for c in conns {
@@ -397,7 +407,7 @@ pub fn replay<R: Read>(mut first: Session<R>, mut second: Session<R>, opts: &Opt
         StackChoice::Auto => "auto".to_string(),
         StackChoice::Fixed(k) => k.name().to_string(),
     };
-    Ok(Report { stack, connections, findings, unjudged })
+    (Report { stack, connections, findings, unjudged }, first_error.or(second_error))
 }
 
 /// The connections of the flow table replay judges, and the flows it does not, with why.
