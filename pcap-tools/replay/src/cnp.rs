@@ -39,22 +39,13 @@ impl CnpPacing {
             if self.shortest.is_none_or(|s| gap < s.0) {
                 self.shortest = Some((gap, f, number));
             }
-            let slack = (self.interval_ns / 10).max(5_000);
+            let slack = rules::tolerance(self.interval_ns);
             if gap.saturating_add(slack) < self.interval_ns {
                 let rule = rules::DCQCN_CNP_FAST;
-                self.findings.push(Finding {
-                    kind: FindingKind::Departure,
-                    rule: rule.id,
-                    source: rule.source,
-                    flow: self.flow.clone(),
-                    frames: vec![f, number],
-                    time_ns: now,
-                    expected: format!(
+                self.findings.push(Finding::of(FindingKind::Departure, rule, &self.flow, vec![f, number], now, format!(
                         "no CNP within {:.1} µs of the one of frame {f} (the interval, less the larger of 10% and 5 µs)",
                         (self.interval_ns - slack) as f64 / 1e3
-                    ),
-                    seen: format!("a CNP {:.1} µs after it", gap as f64 / 1e3),
-                });
+                    ), format!("a CNP {:.1} µs after it", gap as f64 / 1e3)));
             }
         }
         self.last = Some((now, number));

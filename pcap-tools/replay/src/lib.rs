@@ -158,6 +158,21 @@ pub struct Report {
     pub unjudged: Vec<Unjudged>,
 }
 
+impl Finding {
+    /// A finding of `rule` on `flow`.
+    pub(crate) fn of(
+        kind: FindingKind,
+        rule: rules::Rule,
+        flow: &str,
+        frames: Vec<u64>,
+        time_ns: u64,
+        expected: String,
+        seen: String,
+    ) -> Finding {
+        Finding { kind, rule: rule.id, source: rule.source, flow: flow.to_string(), frames, time_ns, expected, seen }
+    }
+}
+
 impl Report {
     pub fn departures(&self) -> usize {
         self.findings.iter().filter(|f| f.kind == FindingKind::Departure).count()

@@ -273,7 +273,11 @@ impl RequesterJudge {
                 Some(p) if (0x0D..=0x10).contains(&p.opcode().0) => {
                     let q = p.bth().psn();
                     let in_order = self.rises.back().is_some_and(|&(a, _, _)| (a + 1) & 0xff_ffff == q);
-                    if in_order { q } else { q.wrapping_sub(1) & 0xff_ffff }
+                    if in_order {
+                        q
+                    } else {
+                        q.wrapping_sub(1) & 0xff_ffff
+                    }
                 }
                 _ => return,
             },
@@ -374,14 +378,13 @@ impl RequesterJudge {
         };
         if now > ack_time.saturating_add(self.reaction_ns) {
             let rule = self.rule();
-            self.findings.push(Finding {
-                kind: FindingKind::Departure,
-                rule: rule.id,
-                source: rule.source,
-                flow: self.flow.clone(),
-                frames: vec![ack_frame, number],
-                time_ns: now,
-                expected: match self.kind {
+            self.findings.push(Finding::of(
+                FindingKind::Departure,
+                rule,
+                &self.flow,
+                vec![ack_frame, number],
+                now,
+                match self.kind {
                     StackKind::Dcp => format!(
                         "no packet of message {a} or before: frame {ack_frame} showed them complete {} µs earlier",
                         (now - ack_time) / 1000
@@ -391,11 +394,11 @@ impl RequesterJudge {
                         (now - ack_time) / 1000
                     ),
                 },
-                seen: match self.kind {
+                match self.kind {
                     StackKind::Dcp => format!("PSN {psn} of message {n} sent again"),
                     _ => format!("PSN {psn} sent again"),
                 },
-            });
+            ));
         }
     }
 
@@ -446,24 +449,15 @@ impl RequesterJudge {
                 let naked = self.far.answered(psn);
                 if self.kind == StackKind::Gbn && past && !naked && sent_at.is_some_and(|t| self.last_nak <= t) {
                     let rule = rules::GBN_NAK_MISSING;
-                    self.findings.push(Finding {
-                        kind: FindingKind::Ambiguous,
-                        rule: rule.id,
-                        source: rule.source,
-                        flow: self.flow.clone(),
-                        frames: vec![number],
-                        time_ns: now,
-                        expected: format!(
+                    self.findings.push(Finding::of(FindingKind::Ambiguous, rule, &self.flow, vec![number], now, format!(
                             "a NAK naming PSN {psn} or one after it (the first the responder missed), once a later \
                              packet reached it"
-                        ),
-                        seen: format!(
+                        ), format!(
                             "none: the requester resent PSN {psn} on its timer, after sending packets up to PSN {}: either \
                              the responder omitted a NAK it owed, or the network lost the NAK, every packet past PSN {psn}, \
                              or the ACKs that would have covered them (this tap is beside the requester)",
                             self.highest.unwrap_or(psn)
-                        ),
-                    });
+                        )));
                 }
                 // Nothing asked for it since it was last sent: the timer's.
                 if let Some((start, start_frame, value)) = self.timer {
@@ -477,7 +471,7 @@ impl RequesterJudge {
                     }
                     seen.2 += 1;
                     if let (Some(t), true) = (value, self.judge_timers) {
-                        let slack = (t / 10).max(5_000);
+                        let slack = rules::tolerance(t);
                         if took.saturating_add(slack) < t {
                             let rule = match self.kind {
                                 StackKind::Gbn => rules::GBN_TIMEOUT_EARLY,

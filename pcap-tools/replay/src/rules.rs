@@ -10,6 +10,13 @@ pub struct Rule {
     pub summary: &'static str,
 }
 
+/// How far below its value a timer or interval may fire before it departs: the larger of 10%
+/// and 5 µs (the "10% or 5 µs", taken as the more lenient, so a NIC's timer granularity
+/// is no departure).
+pub fn tolerance(value_ns: u64) -> u64 {
+    (value_ns / 10).max(5_000)
+}
+
 macro_rules! rules {
     ($($name:ident: $id:literal, $source:literal, $summary:literal;)*) => {
         $(pub const $name: Rule = Rule { id: $id, source: $source, summary: $summary };)*
