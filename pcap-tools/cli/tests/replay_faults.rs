@@ -17,6 +17,7 @@ const BIN: &str = env!("CARGO_BIN_EXE_rocescope");
 /// Interfaces `synth` writes by default: the sender's, the receiver's, the fabric's taps.
 const SENDER: u32 = 0;
 const RECEIVER: u32 = 1;
+const FABRIC: u32 = 2;
 
 struct Run {
     capture: PathBuf,
@@ -159,8 +160,9 @@ fn findings(r: &Run) -> Vec<(String, String, u32, Vec<u64>)> {
         .collect()
 }
 
-/// The findings are exactly `want` (kind, rule, tap), in any order; the exit status follows; the
-/// fabric tap is listed as not judged, with its reason.
+/// The findings are exactly `want` (kind, rule, tap), in any order; the exit status follows;
+/// every tap is judged (the fabric tap too: what any tap proves of the responder and suspects of
+/// the requester).
 fn only(r: &Run, want: &[(&str, &str, u32)]) {
     let mut got: Vec<_> = findings(r).into_iter().map(|(k, rule, i, _)| (k, rule, i)).collect();
     let mut want: Vec<_> = want
@@ -171,13 +173,20 @@ fn only(r: &Run, want: &[(&str, &str, u32)]) {
     want.sort();
     assert_eq!(got, want, "{:#}", r.report["findings"]);
     assert_eq!(r.code, if want.iter().any(|w| w.0 == "departure") { 1 } else { 0 });
-    let unjudged = r.report["unjudged"].as_array().unwrap();
-    assert!(
-        unjudged
-            .iter()
-            .any(|u| u["interface"] == 2 && u["reason"].as_str().unwrap().starts_with("fabric tap")),
-        "{unjudged:?}"
+    assert_eq!(
+        r.report["unjudged"].as_array().unwrap().len(),
+        0,
+        "{}",
+        r.report["unjudged"]
     );
+    let mut taps: Vec<_> = r.report["connections"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["tap"].as_str().unwrap())
+        .collect();
+    taps.sort();
+    assert_eq!(taps, ["fabric", "receiver", "sender"]);
 }
 
 /// The frames of the one finding of `rule` at tap `iface`.
@@ -273,8 +282,26 @@ fn double_nak_is_a_departure_at_the_second_copy() {
         assert!(second.ts_ns - first.ts_ns < 1_000, "{stack}: the copy follows at once");
         // The requester's tap proves it too: a Go-Back-N responder NAKs a PSN once; an IRN
         // selective NAK or a returned header-only packet answers one copy sent.
-        only(&r, &[("departure", rule, RECEIVER), ("departure", rule, SENDER)]);
+        // So does the fabric tap, which the answers cross on their way.
+        only(
+            &r,
+            &[
+                ("departure", rule, RECEIVER),
+                ("departure", rule, SENDER),
+                ("departure", rule, FABRIC),
+            ],
+        );
         assert_eq!(frames_of(&r, rule, RECEIVER), vec![second.number]);
+        let copies: Vec<_> = v
+            .iter()
+            .filter(|s| s.interface == FABRIC && answer(s))
+            .map(|s| s.number)
+            .collect();
+        assert_eq!(
+            frames_of(&r, rule, FABRIC),
+            vec![copies[1]],
+            "{stack}: the second copy crossing"
+        );
         let copies: Vec<_> = v
             .iter()
             .filter(|s| s.interface == SENDER && answer(s))
@@ -311,7 +338,14 @@ fn early_msn_is_a_departure_at_the_ack_that_claims_it() {
         if stack == "dcp" {
             only(&r, &[("departure", rule, RECEIVER)]);
         } else {
-            only(&r, &[("departure", rule, RECEIVER), ("departure", rule, SENDER)]);
+            only(
+                &r,
+                &[
+                    ("departure", rule, RECEIVER),
+                    ("departure", rule, SENDER),
+                    ("departure", rule, FABRIC),
+                ],
+            );
             let arrived = nearest(&v, SENDER, t, |s| {
                 s.src == "10.0.1.1" && s.psn == psn && s.msn == ack.msn
             });
@@ -336,7 +370,14 @@ fn needless_retx_is_a_departure_at_the_sender_naming_the_ack_that_covered_it() {
         });
         // The responder's tap sees the packet arrive again after its ACK left: ambiguous (that
         // ACK may have been lost on its way).
-        only(&r, &[("departure", rule, SENDER), ("ambiguous", rule, RECEIVER)]);
+        only(
+            &r,
+            &[
+                ("departure", rule, SENDER),
+                ("ambiguous", rule, RECEIVER),
+                ("ambiguous", rule, FABRIC),
+            ],
+        );
         let f = frames_of(&r, rule, SENDER);
         assert_eq!(f[1], resend.number, "{stack}");
         // The first frame is an acknowledgement that reached the sender before, covering it

@@ -207,7 +207,11 @@ impl ResponderFromSender {
         } else {
             self.sent.get(key)
         };
-        if n > allowed && allowed > 0 {
+        // (And only where this tap showed every PSN up to it leaving: a fabric tap on one of
+        // several paths sees some copies only.)
+        let all_seen = self.contiguous.is_some_and(|c| diff24(key, c) >= 0);
+        let counted = matches!(a, Answer::Nak { .. }) || all_seen;
+        if n > allowed && allowed > 0 && counted {
             let what = match a {
                 Answer::Nak { psn } => {
                     format!("one NAK naming PSN {psn}: the expected PSN only grows (frame {first} was it)")

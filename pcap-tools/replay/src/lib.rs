@@ -233,6 +233,17 @@ enum Judge {
     Responder(ResponderJudge),
     /// At the requester's tap: the requester.
     Requester(RequesterJudge),
+    /// At a fabric tap: what any tap can prove of the responder, and suspect of the requester
+    /// (docs/replay.md "The other end").
+    Fabric(Box<FabricJudge>),
+}
+
+/// A fabric tap's judge: the two far-end checks, each for the end it is not beside.
+struct FabricJudge {
+    responder: far::ResponderFromSender,
+    requester: far::RequesterFromReceiver,
+    requests: u64,
+    responses: u64,
 }
 
 /// Request packets of a flow whose lowest PSN is taken as the connection's first.
@@ -342,6 +353,15 @@ pub fn replay_partial<R: Read>(mut first: Session<R>, mut second: Session<R>, op
                 match &mut c.judge {
                     Judge::Responder(j) => j.request(rec.number, rec.ts_ns, f, requester, responder, c.shape),
                     Judge::Requester(j) => j.request(rec.number, rec.ts_ns, f),
+                    Judge::Fabric(j) => {
+                        j.requests += 1;
+                        j.responder.request(f);
+                        let msg = match f.ext() {
+                            rocescope_codec::ext::Ext::Dcp(x) => x.msn(&p),
+                            _ => None,
+                        };
+                        j.requester.request(rec.number, rec.ts_ns, p.bth().psn(), msg, p.opcode().0 == 0x0C);
+                    }
                 }
             }
             // A CNP (opcode 0x81) is the NIC's, not the transport's.
@@ -353,6 +373,11 @@ pub fn replay_partial<R: Read>(mut first: Session<R>, mut second: Session<R>, op
             Part::Response(i) => match &mut conns[i].judge {
                 Judge::Responder(j) => j.response(rec.number, rec.ts_ns, f),
                 Judge::Requester(j) => j.response(rec.number, rec.ts_ns, f),
+                Judge::Fabric(j) => {
+                    j.responses += 1;
+                    j.responder.response(rec.number, rec.ts_ns, f);
+                    j.requester.response(rec.number, rec.ts_ns, f);
+                }
             },
         }
         ControlFlow::Continue(())
@@ -398,6 +423,11 @@ pub fn replay_partial<R: Read>(mut first: Session<R>, mut second: Session<R>, op
                 let mut found = j.findings;
                 found.append(&mut j.far.findings);
                 (j.requests, j.responses, found, inferred)
+            }
+            Judge::Fabric(mut j) => {
+                let mut found = std::mem::take(&mut j.responder.findings);
+                found.append(&mut j.requester.findings);
+                (j.requests, j.responses, found, Vec::new())
             }
         };
         if let Some(mut p) = cnp {
@@ -453,12 +483,16 @@ fn connections(table: &[FlowRow], opts: &Options) -> (Vec<Conn>, Vec<Unjudged>) 
                 j.judge_timers = !(opts.stack == StackChoice::Auto && h.transport == Transport::Rc);
                 Judge::Requester(j)
             }
-            tap => {
-                let why = match tap {
-                    Tap::Fabric => "the responder's rules are judged at the responder's tap, the requester's at the requester's; a fabric tap sees packets before the rest of the path",
-                    _ => "the tap's place is not known: the responder's rules are judged at the responder's tap, the requester's at the requester's",
-                };
-                unjudged.push(skip(format!("{:?} tap: {why}", tap).to_lowercase()));
+            Tap::Fabric => Judge::Fabric(Box::new(FabricJudge {
+                responder: far::ResponderFromSender::new(stack, h.id.clone(), opts.params),
+                requester: far::RequesterFromReceiver::new(stack, h.id.clone(), opts.params, opts.answer_window_ns),
+                requests: 0,
+                responses: 0,
+            })),
+            Tap::Unknown => {
+                let why = "the tap's place is not known: the responder's rules are judged at the responder's tap, the \
+                           requester's at the requester's";
+                unjudged.push(skip(format!("unknown tap: {why}")));
                 continue;
             }
         };
