@@ -259,6 +259,39 @@ fn synthesized_counters_reconcile_with_their_captures() {
         &[("receiver", "out_of_sequence")],
     );
 
+    // A leaf-spine, all to all: the host at each tap is a requester and a responder.
+    let mesh = [
+        "--stack",
+        "gbn",
+        "--topology",
+        "leaf-spine",
+        "--leaves",
+        "2",
+        "--spines",
+        "2",
+        "--hosts-per-leaf",
+        "2",
+        "--pattern",
+        "all-to-all",
+        "--messages",
+        "4",
+        "--loss",
+        "0.05",
+        "--seed",
+        "3",
+    ];
+    all_agree(
+        &synth("mesh", &mesh),
+        "mesh",
+        &[],
+        &[
+            ("sender", "out_of_sequence"),
+            ("sender", "packet_seq_err"),
+            ("receiver", "out_of_sequence"),
+            ("receiver", "packet_seq_err"),
+        ],
+    );
+
     // A 4-to-1 incast marked at 20 KB of queue: CE marks and CNPs at the receiver, CNPs handled
     // at the sender.
     let ecn = [

@@ -99,7 +99,7 @@ pub const JUDGED: &[(&str, &str)] = &[
     ("duplicate_request", "request packets the host received whose PSN its responder QP had already received"),
     ("packet_seq_err", "PSN sequence error NAKs (IRN's selective NAKs included) the host received"),
     ("implied_nak_seq_err", "ACKs or READ responses the host received past the READ response it expected next (once per missing PSN)"),
-    ("local_ack_timeout_err", "Go-Back-N resends the host began with no NAK or implied NAK received since its previous request packet"),
+    ("local_ack_timeout_err", "Go-Back-N resends the host began with no NAK or implied NAK received since its previous request packet that sent it back"),
     ("np_cnp_sent", "CNPs the host sent"),
     ("np_ecn_marked_roce_packets", "RoCE packets the host received with the CE mark"),
     ("rp_cnp_handled", "CNPs the host received, less rp_cnp_ignored's change when the snapshots have it"),
@@ -262,6 +262,10 @@ struct Qp {
     reads: VecDeque<(u32, u32)>,
     front_done: u32,
     last_implied: Option<u32>,
+    /// Where the requester last went back to (a resend began there, or an implied NAK sent it
+    /// there), until a READ response arrives in order: it goes back for a missing READ response
+    /// only if not already there (once per gap).
+    retry_at: Option<u32>,
 }
 
 impl Qp {
@@ -337,6 +341,7 @@ impl Counter {
                 reads: VecDeque::new(),
                 front_done: 0,
                 last_implied: None,
+                retry_at: None,
             });
             if !responder && !matches!(h.transport, Transport::Gbn | Transport::Rc) {
                 k.non_gbn_requester = true;
@@ -412,9 +417,14 @@ impl Counter {
             let (p, span) = (k.psn, q.span(k));
             let next = psn::add(p, span);
             let new = q.snd_max.is_none_or(|m| !psn::lt(p, m));
-            let restart = q.prev_next.is_some_and(|pn| p != pn) && !new;
+            // Going back (an acknowledgement that passes the next PSN moves it forward: no
+            // resend begins there).
+            let restart = q.prev_next.is_some_and(|pn| psn::lt(p, pn)) && !new;
             if restart && !q.asked && q.in_order() {
                 found.push("local_ack_timeout_err");
+            }
+            if restart {
+                q.retry_at = Some(p);
             }
             if matches!(k.class, Class::Request { op: ReqOp::Read, .. }) && new {
                 q.reads.push_back((p, span));
@@ -439,6 +449,7 @@ impl Counter {
                 Class::ReadResponse { .. } => {
                     if let Some(e) = q.read_expected() {
                         if k.psn == e {
+                            q.retry_at = None;
                             q.front_done += 1;
                             if q.reads.front().is_some_and(|&(_, n)| q.front_done >= n) {
                                 q.reads.pop_front();
@@ -451,8 +462,13 @@ impl Counter {
                 }
                 _ => {}
             }
+            // Counted once per missing response; the requester re-issues the READ from there
+            // unless it already went back there.
             if let Some(e) = implied {
-                q.asked = true;
+                if q.retry_at != Some(e) {
+                    q.asked = true;
+                    q.retry_at = Some(e);
+                }
                 if q.last_implied != Some(e) {
                     q.last_implied = Some(e);
                     found.push("implied_nak_seq_err");
