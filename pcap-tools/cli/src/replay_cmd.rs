@@ -35,6 +35,16 @@ pub(crate) struct ReplayArgs {
     /// responder NIC's cnp_interval_ns=NS (DCQCN's 50 µs). Repeatable.
     #[arg(long = "param", value_name = "K=V", value_parser = parse_param)]
     pub param: Vec<(String, u64)>,
+    /// Two `ethtool -S` snapshots of the NIC at the capture's host-side tap, taken before and
+    /// after it: each counter's change is reconciled with what the capture shows.
+    #[arg(long = "counters", num_args = 2, value_names = ["BEFORE", "AFTER"])]
+    pub counters: Option<Vec<String>>,
+    /// The host the counters are of (default: the only host-side tap).
+    #[arg(long = "counters-host", value_name = "IP", requires = "counters")]
+    pub counters_host: Option<std::net::IpAddr>,
+    /// The capture interface at the counters' host (default: the only host-side tap).
+    #[arg(long = "counters-interface", value_name = "N", requires = "counters")]
+    pub counters_interface: Option<u32>,
     #[command(flatten)]
     pub profile: crate::ProfileArgs,
 }
@@ -100,9 +110,27 @@ pub(crate) fn run(out: &mut impl Write, args: &ReplayArgs) -> Result<u8, Failure
         timeouts: timeouts(&args.param),
         cnp_interval_ns: cnp_interval(&args.param),
     };
+    let counters = match &args.counters {
+        Some(files) => {
+            let snap = |path: &String| -> Result<replay::counters::Snapshot, Failure> {
+                let text = std::fs::read_to_string(path).map_err(|e| Failure::Usage(format!("{path}: {e}")))?;
+                replay::counters::parse_ethtool(&text).map_err(|(line, why)| Failure::Usage(format!("{path} line {line}: {why}")))
+            };
+            Some(replay::counters::CountersInput {
+                before: snap(&files[0])?,
+                after: snap(&files[1])?,
+                host: args.counters_host,
+                interface: args.counters_interface,
+            })
+        }
+        None => None,
+    };
     // (A capture unusable part-way: the report of the frames before the error, then the
     // located error, exit 2.)
-    let (report, error) = replay::replay_partial(session()?, session()?, &opts);
+    let (report, error) = replay::replay_partial(session()?, session()?, &opts, counters.as_ref()).map_err(|e| match e {
+        replay::ReplayError::Capture(e) => Failure::Input(file.into(), e),
+        replay::ReplayError::Counters(why) => Failure::Usage(format!("--counters: {why}")),
+    })?;
     let written = match args.format {
         ReplayFormat::Json => serde_json::to_writer(&mut *out, &report).map_err(std::io::Error::other).and_then(|_| writeln!(out)),
         ReplayFormat::Text => replay::write_text(out, &report),
@@ -116,5 +144,5 @@ pub(crate) fn run(out: &mut impl Write, args: &ReplayArgs) -> Result<u8, Failure
         let _ = out.flush();
         return Err(Failure::Input(file.into(), e));
     }
-    Ok(if report.departures() > 0 { 1 } else { 0 })
+    Ok(if report.departures() > 0 || report.counter_disagreements() > 0 { 1 } else { 0 })
 }

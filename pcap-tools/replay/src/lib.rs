@@ -9,14 +9,19 @@
 //! its source, what was expected and what was seen. What the tap cannot judge is listed with
 //! the reason, not guessed at.
 //!
-//! Judged so far: the responder's rules (NAKs, IRN's selective NAKs, DCP's returned
-//! header-only packets, ACK progress) at the responder's tap ([`judge`]), and the requester's
-//! needless retransmissions at the requester's tap (`requester.rs`). The requester's other rules and the
-//! inferred timers come next (docs/replay.md "Not yet judged").
+//! Judged: the responder's rules (NAKs, IRN's selective NAKs, DCP's returned header-only
+//! packets, ACK progress, READ response order) at the responder's tap ([`judge`]); the
+//! requester's (needless retransmissions, Go-Back-N's go-back, early timeouts, with the inferred
+//! timer) at the requester's tap (`requester.rs`); what a tap can still say of the end it is not
+//! beside, and a fabric tap of both (`far.rs`); CNP pacing (`cnp.rs`); with `--counters`, two
+//! `ethtool -S` snapshots of the NIC at a host-side tap reconciled with what the capture shows of
+//! that host ([`counters`], [`replay_counters`]). What comes next: docs/replay.md "Not yet
+//! judged".
 
 mod answer;
 mod cnp;
 mod far;
+pub mod counters;
 pub mod judge;
 mod requester;
 pub mod rules;
@@ -37,6 +42,7 @@ use rocescope_codec::ib::opcode::Position;
 use rocescope_codec::Params;
 use rocescope_stacks::{Host, StackKind, Timeouts};
 
+use counters::{CounterRow, CountersHost, CountersInput, Verdict};
 use judge::{ResponderJudge, Shape};
 use requester::RequesterJudge;
 
@@ -156,6 +162,12 @@ pub struct Report {
     pub connections: Vec<Connection>,
     pub findings: Vec<Finding>,
     pub unjudged: Vec<Unjudged>,
+    /// With `--counters`: the host and tap the snapshots are of.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub counters_host: Option<CountersHost>,
+    /// With `--counters`: every counter reconciled (`counters.rs`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub counters: Option<Vec<CounterRow>>,
 }
 
 impl Finding {
@@ -177,6 +189,19 @@ impl Report {
     pub fn departures(&self) -> usize {
         self.findings.iter().filter(|f| f.kind == FindingKind::Departure).count()
     }
+    /// Counters whose change disagrees with the capture.
+    pub fn counter_disagreements(&self) -> usize {
+        self.counters.iter().flatten().filter(|c| c.verdict == Verdict::Disagree).count()
+    }
+}
+
+/// Why replay with `--counters` could not run.
+#[derive(Debug)]
+pub enum ReplayError {
+    /// The capture is unusable.
+    Capture(CaptureError),
+    /// The counters' host cannot be settled (which tap is it?).
+    Counters(String),
 }
 
 /// The findings naming each frame, as `rocescope annotate` writes them into the frames'
@@ -272,16 +297,36 @@ enum Part {
 /// Runs replay: `first` for the flow table, `second` (a second reader of the same capture)
 /// for the judging pass. A capture unusable part-way is an error (exit 2 on the command line).
 pub fn replay<R: Read>(first: Session<R>, second: Session<R>, opts: &Options) -> Result<Report, CaptureError> {
-    match replay_partial(first, second, opts) {
-        (_, Some(e)) => Err(e),
+    match replay_partial(first, second, opts, None) {
+        Ok((_, Some(e))) | Err(ReplayError::Capture(e)) => Err(e),
+        Ok((r, None)) => Ok(r),
+        Err(ReplayError::Counters(why)) => unreachable!("no counters given: {why}"),
+    }
+}
+
+/// [`replay`], and with `counters` the two `ethtool -S` snapshots reconciled with what the
+/// capture shows of their host (docs/replay.md "Counter reconciliation").
+pub fn replay_counters<R: Read>(
+    first: Session<R>,
+    second: Session<R>,
+    opts: &Options,
+    counters: Option<&CountersInput>,
+) -> Result<Report, ReplayError> {
+    match replay_partial(first, second, opts, counters)? {
+        (_, Some(e)) => Err(ReplayError::Capture(e)),
         (r, None) => Ok(r),
     }
 }
 
-/// [`replay`], which on a capture unusable part-way still judges the frames before the error:
-/// the report of those, and the error (the command line prints the report, then the located
-/// error, and exits 2, as `flows` does).
-pub fn replay_partial<R: Read>(mut first: Session<R>, mut second: Session<R>, opts: &Options) -> (Report, Option<CaptureError>) {
+/// [`replay_counters`], which on a capture unusable part-way still judges the frames before
+/// the error: the report of those, and the error (the command line prints the report, then the
+/// located error, and exits 2, as `flows` does).
+pub fn replay_partial<R: Read>(
+    mut first: Session<R>,
+    mut second: Session<R>,
+    opts: &Options,
+    counters: Option<&CountersInput>,
+) -> Result<(Report, Option<CaptureError>), ReplayError> {
     // The flow table, and each flow's first PSNs and full-packet size.
     let mut a = Analyzer::new(AnalyzeOptions { keep_events: false, ..AnalyzeOptions::default() });
     let mut shapes: HashMap<(u32, IpAddr, IpAddr, u32), FlowShape> = HashMap::new();
@@ -317,6 +362,22 @@ pub fn replay_partial<R: Read>(mut first: Session<R>, mut second: Session<R>, op
         ControlFlow::Continue(())
     }).err();
     let table = a.flows().flows;
+    let mut counter = match counters {
+        Some(input) => {
+            let (host, iface) = counters::resolve(&table, input).map_err(ReplayError::Counters)?;
+            let shape = |r: &FlowRow| {
+                let h = &r.head;
+                let (Ok(src), Ok(dst)) = (h.src.parse::<IpAddr>(), h.dst.parse::<IpAddr>()) else { return (None, DEFAULT_MTU) };
+                let req = shapes.get(&(h.interface, src, dst, h.destqp)).copied().unwrap_or_default();
+                let peer_qpn = h.peer.as_deref().and_then(|p| table.iter().find(|x| x.head.id == p)).map(|x| x.head.destqp);
+                let resp = peer_qpn.and_then(|q| shapes.get(&(h.interface, dst, src, q)).copied()).unwrap_or_default();
+                let mtu = req.mtu.max(resp.mtu);
+                (req.first_psn, if mtu == 0 { DEFAULT_MTU } else { mtu })
+            };
+            Some((counters::Counter::new(host, iface, &table, shape), CountersHost { ip: host.to_string(), interface: iface }))
+        }
+        None => None,
+    };
     let (mut conns, unjudged) = connections(&table, opts);
     for c in &mut conns {
         let req = shapes.get(&(c.iface, c.requester, c.responder, c.responder_qpn)).copied().unwrap_or_default();
@@ -341,6 +402,13 @@ pub fn replay_partial<R: Read>(mut first: Session<R>, mut second: Session<R>, op
     let mut end = 0u64;
     let second_error = second.run(|rec, d| {
         end = end.max(rec.ts_ns);
+        if let Some((c, h)) = counter.as_mut() {
+            if rec.interface == h.interface {
+                if let Seen::Roce(k) = Pkt::from_decoded(d, rec.number, rec.ts_ns, rec.interface, rec.orig_len) {
+                    c.frame(&k);
+                }
+            }
+        }
         let f = &d.frame;
         let (Some((src, dst)), Some(p)) = (f.ip_addrs(), f.roce()) else { return ControlFlow::Continue(()) };
         let Some(&part) = by_key.get(&(rec.interface, src, dst, p.bth().dest_qp())) else { return ControlFlow::Continue(()) };
@@ -452,7 +520,11 @@ pub fn replay_partial<R: Read>(mut first: Session<R>, mut second: Session<R>, op
         StackChoice::Auto => "auto".to_string(),
         StackChoice::Fixed(k) => k.name().to_string(),
     };
-    (Report { stack, connections, findings, unjudged }, first_error.or(second_error))
+    let (counters_host, counters) = match (counter, counters) {
+        (Some((c, h)), Some(input)) => (Some(h), Some(c.reconcile(input))),
+        _ => (None, None),
+    };
+    Ok((Report { stack, connections, findings, unjudged, counters_host, counters }, first_error.or(second_error)))
 }
 
 /// The connections of the flow table replay judges, and the flows it does not, with why.
@@ -535,6 +607,37 @@ pub fn write_text(out: &mut impl std::io::Write, r: &Report) -> std::io::Result<
     }
     for u in &r.unjudged {
         writeln!(out, "not judged: {}: {}", u.flow, u.reason)?;
+    }
+    if let (Some(h), Some(rows)) = (&r.counters_host, &r.counters) {
+        let n = |v: Verdict| rows.iter().filter(|c| c.verdict == v).count();
+        writeln!(
+            out,
+            "counters of {} (interface {}): {} agree, {} disagree, {} cannot be judged",
+            h.ip,
+            h.interface,
+            n(Verdict::Agree),
+            n(Verdict::Disagree),
+            n(Verdict::CannotJudge)
+        )?;
+        let num = |v: Option<u64>| v.map_or("-".to_string(), |v| v.to_string());
+        for c in rows {
+            match c.verdict {
+                Verdict::CannotJudge => {
+                    writeln!(out, "  {}: delta {}: cannot be judged ({})", c.name, num(c.delta), c.why)?;
+                }
+                v => writeln!(
+                    out,
+                    "  {}: {} -> {}, delta {}; the capture shows {}: {} ({})",
+                    c.name,
+                    num(c.before),
+                    num(c.after),
+                    num(c.delta),
+                    num(c.capture),
+                    if v == Verdict::Agree { "agree" } else { "DISAGREE" },
+                    c.why
+                )?,
+            }
+        }
     }
     Ok(())
 }

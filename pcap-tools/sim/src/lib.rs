@@ -5,6 +5,7 @@
 
 pub use rocescope_stacks::rng;
 
+pub mod counters;
 mod nic;
 pub mod observe;
 pub mod pfc;

@@ -56,6 +56,7 @@ use rocescope_stacks::dcqcn::{Dcqcn, DcqcnConfig};
 use rocescope_stacks::{Action, ConnConfig, Endpoint, Message, Nanos, Op, Requester, RetxReason};
 
 use rocescope_codec::fxhash::{FxHashMap, FxHashSet};
+use super::counters::CounterState;
 use super::nic::{NicSched, Pick};
 use super::pfc::{self, EgressPause, IngressMeter, PfcConfig, PfcSignal};
 use super::topology::{LinkRole, NodeKind, Shape, Topology};
@@ -941,6 +942,8 @@ pub struct Fabric<'w> {
     topo: Topology,
     /// Per topology link, its two ports (a's egress, b's egress).
     link_ports: Vec<(u32, u32)>,
+    /// The NIC counters each host would show (`counters.rs`).
+    pub counters: CounterState,
 }
 
 impl<'w> Fabric<'w> {
@@ -987,6 +990,7 @@ impl<'w> Fabric<'w> {
             pulled: None,
             topo: Topology::new(cfg.shape()),
             link_ports: Vec::new(),
+            counters: CounterState::default(),
             cfg,
         };
         // Nodes, in the topology's order (hosts, then switches). The random streams of the
@@ -1212,6 +1216,20 @@ impl<'w> Fabric<'w> {
         (n.mac, n.ip.expect("hosts have addresses"))
     }
 
+    /// Host `i`'s name (`s0`, `r0`, `h1.2`, …).
+    pub fn host_name(&self, i: usize) -> &str {
+        &self.nodes[self.topo.hosts[i]].name
+    }
+
+    /// The host whose NIC `tap` watches (`None` for the fabric tap).
+    pub fn tap_host(&self, tap: TapPoint) -> Option<usize> {
+        match tap {
+            TapPoint::Sender => Some(self.focus().0),
+            TapPoint::Receiver => Some(self.focus().1),
+            TapPoint::Fabric => None,
+        }
+    }
+
     /// Hosts in the topology.
     pub fn hosts(&self) -> usize {
         self.topo.hosts.len()
@@ -1338,9 +1356,20 @@ impl<'w> Fabric<'w> {
                 Ev::Timer { ep, token } => {
                     if !finished {
                         let mut actions = std::mem::take(&mut self.actions);
-                        match &mut self.eps[ep as usize] {
-                            EpBox::Req(r) => r.on_timer(self.now, token, &mut actions),
-                            EpBox::Resp(r) => r.on_timer(self.now, token, &mut actions),
+                        let is_req = match &mut self.eps[ep as usize] {
+                            EpBox::Req(r) => {
+                                r.on_timer(self.now, token, &mut actions);
+                                true
+                            }
+                            EpBox::Resp(r) => {
+                                r.on_timer(self.now, token, &mut actions);
+                                false
+                            }
+                        };
+                        // An expiry (not a timer that only moves itself on): its first
+                        // timeout-tagged packet counts (`counters.rs`).
+                        if is_req && !actions.iter().any(|a| matches!(a, Action::Timer { .. })) {
+                            self.counters.timer_fired(ep as usize);
                         }
                         self.run_actions(ep, &mut actions, None);
                         self.actions = actions;
@@ -1391,6 +1420,12 @@ impl<'w> Fabric<'w> {
             match a {
                 Action::Transmit { frame, info } => {
                     let origin = if is_req { Origin::Requester } else { Origin::Responder };
+                    if is_req {
+                        let h = self.conns[conn as usize].sender;
+                        let timeout = info.retx == Some(RetxReason::Timeout);
+                        let other = matches!(info.retx, None | Some(RetxReason::GoBack));
+                        self.counters.requester_sent(ep as usize, h, timeout, other);
+                    }
                     self.transmit(conn, origin, frame, info.psn, info.msg, info.retx);
                 }
                 Action::Timer { at, token } => {
@@ -1806,12 +1841,20 @@ impl<'w> Fabric<'w> {
         let ser = ser_ns(wire_bytes(len), p.rate_bps);
         p.busy_until = now + ser;
         let (delay, peer, tap) = (p.delay_ns, p.peer, p.tap);
+        let (is_switch, node) = (p.is_switch, p.node);
         let wire_loss = self.cfg.loss_mode == LossMode::Drop;
         let lost = !mac && wire_loss && p.loss.as_mut().is_some_and(|l| l.applies(to_requester) && l.lose());
         self.stats.link_frames += 1;
         if ingress != NO_PORT {
             self.packets[pkt as usize].as_mut().expect("live packet").ingress = NO_PORT;
             self.ingress_left(ingress, len as u64);
+        }
+        if !is_switch && !mac && tx != NO_TX {
+            // A host NIC puts a RoCE frame on its wire.
+            let is_cnp = self.txs[tx as usize].kind == Kind::Cnp;
+            let h = self.counters.host(node as usize);
+            h.tx_vport_rdma_unicast_packets += 1;
+            h.np_cnp_sent += is_cnp as u64;
         }
         if let Some(t) = tap {
             if tx == NO_TX {
@@ -2089,14 +2132,28 @@ impl<'w> Fabric<'w> {
         };
         let (opcode, qpn) = (roce.opcode().0, roce.bth().dest_qp());
         self.txs[tx].fate = Fate::Delivered { at: self.now };
+        {
+            let ce = f.tos().is_some_and(|t| t & 3 == 3);
+            let h = self.counters.host(host as usize);
+            h.rx_vport_rdma_unicast_packets += 1;
+            h.np_ecn_marked_roce_packets += ce as u64;
+        }
         if opcode == CNP_OPCODE || opcode == 0x80 {
             // DCQCN's reaction point: a CNP for one of this host's requester QPs.
+            let mut handled = false;
             if let Some(&ep) = self.nodes[host as usize].qps.get(&qpn) {
                 let (conn, is_req) = self.ep_conn[ep as usize];
                 if let (true, Some(d)) = (is_req, self.dcqcn[conn as usize].as_mut()) {
                     d.on_cnp(self.now);
                     self.stats.cnps_reacted += 1;
+                    handled = true;
                 }
+            }
+            let h = self.counters.host(host as usize);
+            if handled {
+                h.rp_cnp_handled += 1;
+            } else {
+                h.rp_cnp_ignored += 1;
             }
             return;
         }
@@ -2106,6 +2163,9 @@ impl<'w> Fabric<'w> {
             self.txs[tx].fate = Fate::Dropped { at: self.now, cause: DropCause::NoEndpoint, place };
             return;
         };
+        if self.ep_conn[ep as usize].1 {
+            self.count_requester_rx(host, tx, p.trimmed);
+        }
         if !p.trimmed && self.txs[tx].kind.is_data() {
             self.judge(tx);
         }
@@ -2160,6 +2220,7 @@ impl<'w> Fabric<'w> {
             .and_then(|m| self.conns[conn].messages.get(m as usize))
             .map(|m| if m.msg.op == Op::Read { m.msg.len.div_ceil(mtu).max(1) } else { 1 })
             .unwrap_or(1);
+        let floor_before = self.accept[conn][dir].floor.unwrap_or(start);
         let verdict = match model {
             AcceptModel::AnyOrder => {
                 let st = &mut self.accept[conn][dir];
@@ -2190,6 +2251,16 @@ impl<'w> Fabric<'w> {
             AcceptModel::InOrder => self.judge_read_response(conn, msg, psn),
         };
         self.txs[tx].accept = Some(verdict);
+        if dir == 0 {
+            // At the responder's NIC: a duplicate, or a PSN beyond the one expected next.
+            let h = self.counters.host(self.conns[conn].receiver);
+            match verdict {
+                Accept::Duplicate => h.duplicate_request += 1,
+                Accept::Discarded => h.out_of_sequence += 1,
+                Accept::Accepted if model == AcceptModel::AnyOrder && psn != floor_before => h.out_of_sequence += 1,
+                Accept::Accepted => {}
+            }
+        }
         if verdict == Accept::Accepted {
             self.last_progress = self.now;
             if let Some(m) = msg.and_then(|m| self.conns[conn].messages.get_mut(m as usize)) {
@@ -2199,6 +2270,43 @@ impl<'w> Fabric<'w> {
                 }
             }
         }
+    }
+
+    /// A frame (transmission `tx`, `trimmed` or whole) reached a requester QP of `host`: the
+    /// requester's counters (`counters.rs`): NAKs, and ACKs or READ responses that pass the READ
+    /// response it expects next.
+    fn count_requester_rx(&mut self, host: u16, tx: usize, trimmed: bool) {
+        let t = &self.txs[tx];
+        let (conn, kind, psn) = (t.conn as usize, t.kind, t.psn);
+        if matches!(kind, Kind::Nak | Kind::Sack) {
+            self.counters.host(host as usize).packet_seq_err += 1;
+            return;
+        }
+        if trimmed || !matches!(kind, Kind::Ack | Kind::ReadResp) || self.cfg.accept != AcceptModel::InOrder {
+            return;
+        }
+        let Some(want) = self.read_response_expected(conn) else { return };
+        let passes = if kind == Kind::Ack { !psn_lt(psn, want) } else { psn_lt(want, psn) };
+        if passes {
+            self.counters.implied_nak(conn, host as usize, want);
+        }
+    }
+
+    /// The READ response PSN connection `conn`'s requester accepts next, once that READ's
+    /// request has been sent (the state `judge_read_response` keeps).
+    fn read_response_expected(&mut self, conn: usize) -> Option<u32> {
+        let messages = &self.conns[conn].messages;
+        let first_psn = &self.msg_first_psn[conn];
+        let st = &mut self.accept[conn][1];
+        let cur = match st.resp_next {
+            None => (0..messages.len())
+                .find(|&i| messages[i].msg.op == Op::Read)
+                .map(|i| (i as u64, first_psn.get(&(i as u64)).copied())),
+            Some((i, None)) => Some((i, first_psn.get(&i).copied())),
+            Some(c) => Some(c),
+        };
+        st.resp_next = cur;
+        cur.and_then(|c| c.1)
     }
 
     /// The messages not completed when the run ended, by connection then id.

@@ -158,6 +158,22 @@ pub struct Truth {
     pub taps: Vec<Tap>,
     /// The simulator's own view.
     pub sim: Sim,
+    /// Per host, in the topology's order: the NIC counters it would show (`counters.rs`).
+    pub counters: Vec<HostCounters>,
+}
+
+/// One host's NIC counters over the run (`counters[]`): what `ethtool -S` would show it gain.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HostCounters {
+    /// The host's name (`s0`, `r0`, `h1.2`).
+    pub host: String,
+    pub ip: String,
+    /// The tap at this host's NIC (`sender`, `receiver`) when the run has one, else `null`.
+    #[serde(deserialize_with = "nullable")]
+    pub tap: Option<TapName>,
+    /// Counter name (mlx5's) → its change over the run.
+    pub values: std::collections::BTreeMap<String, u64>,
 }
 
 /// The `format` tag of a truth document.
@@ -955,7 +971,8 @@ impl Truth {
             o.tap(i == 0, t.name, t.interface, &t.frames, &t.flows)?;
         }
         o.end_taps()?;
-        o.sim(&self.sim.messages, &self.sim.transmissions)
+        o.sim(&self.sim.messages, &self.sim.transmissions)?;
+        o.counters(&self.counters)
     }
 
     /// [`Truth::write`] into a string.
@@ -2204,7 +2221,20 @@ pub fn build(f: &Fabric<'_>, command: String, config: Config) -> Truth {
         connections: g.connections(stack).collect(),
         taps,
         sim: Sim { messages: g.sim_messages().collect(), transmissions: g.transmissions().collect() },
+        counters: host_counters(f),
     }
+}
+
+/// Every host's NIC counters (`counters[]`).
+pub fn host_counters(f: &Fabric<'_>) -> Vec<HostCounters> {
+    (0..f.hosts())
+        .map(|h| HostCounters {
+            host: f.host_name(h).to_string(),
+            ip: f.host(h).1.to_string(),
+            tap: f.cfg.taps.iter().copied().find(|&t| f.tap_host(t) == Some(h)).map(TapName::from),
+            values: f.counters.hosts.get(h).copied().unwrap_or_default().values(),
+        })
+        .collect()
 }
 
 /// Writes the truth document of a finished run to `w`, as [`build`]`(…).`[`write`](Truth::write)
@@ -2238,6 +2268,7 @@ pub fn write_truth_stats(f: &Fabric<'_>, command: &str, config: &Config, w: &mut
     }
     o.end_taps()?;
     o.sim(g.sim_messages(), g.transmissions())?;
+    o.counters(&host_counters(f))?;
     g.check()?;
     Ok(g.stats.get())
 }
@@ -2421,7 +2452,13 @@ impl<W: Write> Out<'_, W> {
         self.array(messages)?;
         self.key_line("transmissions")?;
         self.array(transmissions)?;
-        self.raw("}\n}\n")
+        self.raw("}")
+    }
+    /// `counters`, one host per line, and the document's end.
+    fn counters(&mut self, hosts: &[HostCounters]) -> io::Result<()> {
+        self.key_line("counters")?;
+        self.array(hosts)?;
+        self.raw("\n}\n")
     }
 }
 
