@@ -84,10 +84,13 @@ fn reconcile(r: &Run, name: &str, tap: &str, alter: Option<(&str, i64)>) -> (i32
     let after = tmp(&format!("{name}-{tap}.after"));
     std::fs::write(&after, ethtool(&values, true)).unwrap();
     let (b, a) = (before.display().to_string(), after.display().to_string());
+    // (The ECN run's NICs pace CNPs at 2 µs: replay is told, or its CNP pacing rule departs.)
     let (code, out, err) = rocescope(&[
         "replay",
         "-T",
         "json",
+        "--param",
+        "cnp_interval_ns=2000",
         "--counters",
         &b,
         &a,
