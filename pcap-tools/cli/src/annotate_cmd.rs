@@ -66,6 +66,7 @@ pub(crate) fn run(args: &AnnotateArgs) -> Result<u8, Failure> {
         params: args.profile.params.params,
         timeouts: crate::replay_cmd::timeouts(&args.param),
         cnp_interval_ns: crate::replay_cmd::cnp_interval(&args.param),
+        timers_given: args.param.iter().any(|(k, _)| k != "cnp_interval_ns"),
     };
     let report = replay::replay(session()?, session()?, &opts).map_err(|e| Failure::Input(file.into(), e))?;
     let findings = replay::notes_by_frame(&report);

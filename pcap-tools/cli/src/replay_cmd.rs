@@ -109,6 +109,7 @@ pub(crate) fn run(out: &mut impl Write, args: &ReplayArgs) -> Result<u8, Failure
         params: args.profile.params.params,
         timeouts: timeouts(&args.param),
         cnp_interval_ns: cnp_interval(&args.param),
+        timers_given: args.param.iter().any(|(k, _)| k != "cnp_interval_ns"),
     };
     let counters = match &args.counters {
         Some(files) => {

@@ -420,7 +420,9 @@ fn early_timeout_is_a_departure_at_the_resend_that_came_too_soon() {
         // (Forward losses only: a run whose timeout is not also a NAK the network lost, which
         // the sender's tap reports as ambiguous.)
         ("gbn", "--loss 0.05 --loss-dir forward --seed 5", "gbn.timeout-early"),
-        ("irn", "--loss 0.1 --seed 2", "irn.timeout-early"),
+        // (A run with more timeouts than the early one: each is judged against the longest of
+        // its kind on the connection, the inferred timer.)
+        ("irn", "--loss 0.15 --seed 2", "irn.timeout-early"),
         // With DCP's trimming, header-only packets recover every loss: drop them whole.
         ("dcp", "--loss 0.1 --loss-mode drop --seed 2", "dcp.timeout-early"),
     ] {
@@ -625,4 +627,26 @@ fn cnps_closer_than_the_interval_are_a_departure_and_the_interval_is_inferred() 
             assert_eq!(out.status.code(), Some(0));
         }
     }
+}
+
+#[test]
+fn timeouts_are_judged_against_the_inferred_timer_or_the_one_param_gives() {
+    // A GBN NIC whose timer is 200 µs (synth --rto): conformant against its own timeouts, the
+    // inferred timer at that value; told the reference's 67 ms (--param local_ack_timeout=14),
+    // every timeout is early.
+    let r = run("gbn", "omit-nak:100000", "--rto 200000 --loss 0.05 --seed 3");
+    assert!(findings(&r).is_empty(), "{:#}", r.report["findings"]);
+    let sender = r.report["connections"].as_array().unwrap().iter().find(|c| c["tap"] == "sender").unwrap();
+    let t = sender["inferred"].as_array().unwrap().iter().find(|i| i["name"] == "timeout_ns").expect("timeout_ns");
+    let v = t["value"].as_f64().unwrap();
+    assert!((v - 200_000.0).abs() < 20_000.0, "{t}");
+    let out = Command::new(BIN)
+        .args(["replay", "--stack", "gbn", "-T", "json", "--param", "local_ack_timeout=14"])
+        .arg(&r.capture)
+        .output()
+        .unwrap();
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let f = report["findings"].as_array().unwrap();
+    assert!(!f.is_empty() && f.iter().all(|f| f["rule"] == "gbn.timeout-early"), "{report:#}");
+    assert_eq!(out.status.code(), Some(1));
 }

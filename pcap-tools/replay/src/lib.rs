@@ -89,13 +89,16 @@ pub struct Options {
     pub params: Params,
     /// The requesters' timers the reference runs with (`--param`).
     pub timeouts: Timeouts,
+    /// Whether `--param` set a timer: timeouts are then judged against it, else against the
+    /// longest of their kind on their connection (the inferred timer).
+    pub timers_given: bool,
     /// The responder NIC's CNP interval (`--param cnp_interval_ns`; DCQCN's N, 50 µs).
     pub cnp_interval_ns: u64,
 }
 
 impl Default for Options {
     fn default() -> Self {
-        Options { stack: StackChoice::Auto, answer_window_ns: 100_000, reaction_ns: 5_000, params: Params::default(), timeouts: Timeouts::default(), cnp_interval_ns: 50_000 }
+        Options { stack: StackChoice::Auto, answer_window_ns: 100_000, reaction_ns: 5_000, params: Params::default(), timeouts: Timeouts::default(), timers_given: false, cnp_interval_ns: 50_000 }
     }
 }
 
@@ -476,18 +479,7 @@ pub fn replay_partial<R: Read>(
                 (j.requests, j.responses, found, inferred)
             }
             Judge::Requester(mut j) => {
-                let mut inferred = Vec::new();
-                if let Some(((lo, lo_frame), (hi, hi_frame), n)) = j.timeouts_seen {
-                    inferred.push(Inferred {
-                        name: "timeout_ns",
-                        value: lo as f64,
-                        evidence: format!(
-                            "{n} timeout(s) after progress, {:.1} µs (frame {lo_frame}) to {:.1} µs (frame {hi_frame}) after the timer started",
-                            lo as f64 / 1e3,
-                            hi as f64 / 1e3
-                        ),
-                    });
-                }
+                let inferred = j.finish(opts.timers_given);
                 let mut found = j.findings;
                 found.append(&mut j.far.findings);
                 (j.requests, j.responses, found, inferred)

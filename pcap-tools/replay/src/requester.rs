@@ -34,6 +34,21 @@ use crate::{Finding, FindingKind};
 /// Rises of the acknowledged PSN remembered (packets sent again from further back are not judged).
 const RISES_KEPT: usize = 1024;
 
+/// Timeouts remembered per connection (more are not judged).
+const SAMPLES_KEPT: usize = 1 << 16;
+
+/// One timeout: how long after its timer started it fired, the stack's value for that timer
+/// (its kind: IRN's RTO_low or RTO_high), the frames that started and ended it.
+#[derive(Clone, Copy, Debug)]
+struct TimerSample {
+    took: u64,
+    value: Option<u64>,
+    start_frame: u64,
+    frame: u64,
+    time: u64,
+    psn: u32,
+}
+
 /// IRN's loss recovery, as [`RequesterJudge`] follows it.
 #[derive(Clone, Copy, Debug)]
 struct Recovery {
@@ -94,8 +109,8 @@ pub(super) struct RequesterJudge {
     reads: bool,
     /// Whether a timeout may depart (else the timer is only inferred).
     pub judge_timers: bool,
-    /// Timeouts seen: the shortest and longest (time from the timer's start, frame), and how many.
-    pub timeouts_seen: Option<((u64, u64), (u64, u64), u64)>,
+    /// The timeouts seen (the first after each progress).
+    samples: Vec<TimerSample>,
     pub requests: u64,
     pub responses: u64,
     pub findings: Vec<Finding>,
@@ -129,7 +144,7 @@ impl RequesterJudge {
             prev_psn: None,
             reads: false,
             judge_timers: true,
-            timeouts_seen: None,
+            samples: Vec::new(),
             requests: 0,
             responses: 0,
             findings: Vec::new(),
@@ -402,6 +417,64 @@ impl RequesterJudge {
         }
     }
 
+    /// The timeouts judged, and what they infer: each against the longest of its kind on the
+    /// connection (the inferred timer: a NIC may be configured otherwise than the reference), or
+    /// against the stack's value when `--param` gave one. Returns the inferred timers.
+    pub fn finish(&mut self, timers_given: bool) -> Vec<crate::Inferred> {
+        let mut kinds: Vec<Option<u64>> = self.samples.iter().map(|s| s.value).collect();
+        kinds.sort();
+        kinds.dedup();
+        let mut inferred = Vec::new();
+        for kind in kinds {
+            let of_kind: Vec<TimerSample> = self.samples.iter().filter(|s| s.value == kind).copied().collect();
+            let longest = of_kind.iter().max_by_key(|s| s.took).expect("a sample");
+            let shortest = of_kind.iter().min_by_key(|s| s.took).expect("a sample");
+            inferred.push(crate::Inferred {
+                name: "timeout_ns",
+                value: longest.took as f64,
+                evidence: format!(
+                    "{} timeout(s) after progress, {:.1} µs (frame {}) to {:.1} µs (frame {}) after the timer started{}",
+                    of_kind.len(),
+                    shortest.took as f64 / 1e3,
+                    shortest.frame,
+                    longest.took as f64 / 1e3,
+                    longest.frame,
+                    kind.map_or(String::new(), |k| format!(" (the reference's: {:.1} µs)", k as f64 / 1e3))
+                ),
+            });
+            let reference = match (timers_given, kind) {
+                (true, Some(k)) => k,
+                (true, None) => continue,
+                (false, _) => longest.took,
+            };
+            if !self.judge_timers {
+                continue;
+            }
+            let slack = rules::tolerance(reference);
+            let whose = if timers_given { "the timer --param gives" } else { "the longest of this connection's" };
+            for s in of_kind.iter().filter(|s| s.took.saturating_add(slack) < reference) {
+                let rule = match self.kind {
+                    StackKind::Gbn => rules::GBN_TIMEOUT_EARLY,
+                    StackKind::Irn => rules::IRN_TIMEOUT_EARLY,
+                    StackKind::Dcp => rules::DCP_TIMEOUT_EARLY,
+                };
+                self.finding(
+                    rule,
+                    vec![s.start_frame, s.frame],
+                    s.time,
+                    format!(
+                        "no timeout before {:.1} µs after frame {} started the timer ({whose}, {:.1} µs, less the larger of 10% and 5 µs)",
+                        (reference - slack) as f64 / 1e3,
+                        s.start_frame,
+                        reference as f64 / 1e3
+                    ),
+                    format!("PSN {} resent by the timer {:.1} µs after it started", s.psn, s.took as f64 / 1e3),
+                );
+            }
+        }
+        inferred
+    }
+
     /// The timer and Go-Back-N rules for a request packet of PSN `psn` (DCP: of message `msg`).
     fn timing(&mut self, number: u64, now: u64, psn: u32, msg: u32) {
         let resend = self.highest.is_some_and(|h| diff24(psn, h) >= 0);
@@ -459,33 +532,12 @@ impl RequesterJudge {
                             self.highest.unwrap_or(psn)
                         )));
                 }
-                // Nothing asked for it since it was last sent: the timer's.
+                // Nothing asked for it since it was last sent: the timer's. Judged at the end,
+                // against the others of its kind (or the timer `--param` gives).
                 if let Some((start, start_frame, value)) = self.timer {
                     let took = now - start;
-                    let seen = self.timeouts_seen.get_or_insert(((took, number), (took, number), 0));
-                    if took < seen.0 .0 {
-                        seen.0 = (took, number);
-                    }
-                    if took > seen.1 .0 {
-                        seen.1 = (took, number);
-                    }
-                    seen.2 += 1;
-                    if let (Some(t), true) = (value, self.judge_timers) {
-                        let slack = rules::tolerance(t);
-                        if took.saturating_add(slack) < t {
-                            let rule = match self.kind {
-                                StackKind::Gbn => rules::GBN_TIMEOUT_EARLY,
-                                StackKind::Irn => rules::IRN_TIMEOUT_EARLY,
-                                StackKind::Dcp => rules::DCP_TIMEOUT_EARLY,
-                            };
-                            self.finding(
-                            rule,
-                            vec![start_frame, number],
-                            now,
-                            format!("no timeout before {} µs (the timer, less the larger of 10% and 5 µs) after frame {start_frame} started it", (t - slack) as f64 / 1e3),
-                            format!("PSN {psn} resent by the timer {:.1} µs after it started", took as f64 / 1e3),
-                        );
-                        }
+                    if self.samples.len() < SAMPLES_KEPT {
+                        self.samples.push(TimerSample { took, value, start_frame, frame: number, time: now, psn });
                     }
                 }
                 self.timeout_judged = true;
