@@ -129,3 +129,41 @@ fn a_capture_cut_in_its_last_record_is_judged_up_to_the_cut_then_exits_2() {
     assert!(text.starts_with("replay --stack auto: 3 connection(s) judged, 0 departure(s)"), "{text}");
     assert!(err.contains("byte") && err.contains("middle of a record"), "{err}");
 }
+
+/// Acceptance 1, beyond the grid: other shapes the simulator writes (a leaf-spine all-to-all,
+/// where every host is both requester and responder; READs; PFC; bursty loss; a NIC timer other
+/// than the reference's; adaptive routing) show no departure at any tap.
+#[test]
+fn other_simulated_shapes_show_no_departure() {
+    let dir = std::env::temp_dir().join(format!("rocescope-replay-shapes-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let shapes: [&[&str]; 6] = [
+        &["--topology", "leaf-spine", "--pattern", "all-to-all", "--loss", "0.02"],
+        &["--op", "mix", "--loss", "0.05"],
+        &["--pfc", "--incast", "4"],
+        &["--burst-loss", "0.01,0.3"],
+        &["--rto", "200000", "--loss", "0.05"],
+        &["--adaptive", "--paths", "4", "--loss", "0.05"],
+    ];
+    for stack in ["gbn", "irn", "dcp"] {
+        for (k, shape) in shapes.iter().enumerate() {
+            if stack != "gbn" && shape.contains(&"mix") {
+                continue; // READs: Go-Back-N only
+            }
+            let file = dir.join(format!("{stack}-{k}.pcapng")).display().to_string();
+            let out = Command::new(BIN)
+                .args(["synth", "--stack", stack, "--messages", "12", "--message-size", "8192", "--seed", "3", "-o", &file])
+                .args(*shape)
+                .output()
+                .expect("synth");
+            assert!(out.status.success(), "synth: {}", String::from_utf8_lossy(&out.stderr));
+            let (code, json, err) = replay(&["-T", "json", &file]);
+            let v: serde_json::Value = serde_json::from_str(&json).unwrap_or_else(|_| panic!("{json}{err}"));
+            let departures: Vec<_> = v["findings"].as_array().unwrap().iter().filter(|f| f["kind"] == "departure").collect();
+            assert!(departures.is_empty(), "{stack} {shape:?}: {departures:#?}");
+            assert_eq!(code, 0, "{stack} {shape:?}: {err}");
+            assert!(v["connections"].as_array().unwrap().len() >= 3, "{stack} {shape:?}: {json}");
+        }
+    }
+    let _ = std::fs::remove_dir_all(dir);
+}

@@ -29,7 +29,10 @@ struct Run {
 fn run(stack: &str, fault: &str, args: &str) -> Run {
     let dir = std::env::temp_dir().join(format!("rocescope-faults-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
-    let name = format!("{stack}-{}", fault.replace(':', "-"));
+    // (Unique per call: tests run in parallel threads.)
+    static RUNS: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+    let k = RUNS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let name = format!("{stack}-{}-{k}", fault.replace(':', "-"));
     let capture = dir.join(format!("{name}.pcapng"));
     let truth = dir.join(format!("{name}.json"));
     let out = Command::new(BIN)

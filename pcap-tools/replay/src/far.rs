@@ -101,8 +101,10 @@ pub(super) struct ResponderFromSender {
     sent: Counts,
     /// GBN: the NAKs seen, per PSN (the first one's frame); IRN, DCP: the answers per PSN.
     answered: HashMap<u32, (u32, u64)>,
-    /// Ends of messages sent (PSN of a Last or Only packet, first copies), not yet acknowledged.
+    /// Ends of messages sent (PSN of a Last or Only packet, as first shown), not yet counted.
     ends: VecDeque<u32>,
+    /// The highest PSN an ACK counted the message ends through.
+    counted_through: Option<u32>,
     /// Messages acknowledged complete (ends passed by an ACK), counted from the first request.
     complete: u32,
     /// The first request this tap showed began a message.
@@ -128,6 +130,7 @@ impl ResponderFromSender {
             sent: Counts::default(),
             answered: HashMap::new(),
             ends: VecDeque::new(),
+            counted_through: None,
             complete: 0,
             began_message: false,
             contiguous: None,
@@ -164,15 +167,16 @@ impl ResponderFromSender {
         }
         if new {
             self.highest = Some(psn);
-            if matches!(p.opcode().position(), Some(Position::Last | Position::Only)) {
-                if self.ends.len() >= KEPT {
-                    self.ends.pop_front();
-                }
-                self.ends.push_back(psn);
-            }
-            // READ Request (0x0C): its responses, not the ACKs, complete it.
-            self.reads |= p.opcode().0 == 0x0C;
         }
+        // A message's end, the first time this tap shows it (a fabric tap may see only a
+        // resend of it), unless an ACK already counted past it.
+        let end = matches!(p.opcode().position(), Some(Position::Last | Position::Only));
+        let counted = self.counted_through.is_some_and(|c| diff24(psn, c) >= 0);
+        if end && !counted && !self.ends.contains(&psn) && self.ends.len() < KEPT {
+            self.ends.push_back(psn);
+        }
+        // READ Request (0x0C): its responses, not the ACKs, complete it.
+        self.reads |= p.opcode().0 == 0x0C;
     }
 
     /// Whether an answer naming `psn` arrived (GBN: a NAK, which the responder sends once per
@@ -240,9 +244,11 @@ impl ResponderFromSender {
         if self.reads || self.highest.is_none() {
             return;
         }
-        while self.ends.front().is_some_and(|&e| diff24(e, psn) >= 0) {
-            self.ends.pop_front();
-            self.complete += 1;
+        let before = self.ends.len();
+        self.ends.retain(|&e| diff24(e, psn) < 0);
+        self.complete += (before - self.ends.len()) as u32;
+        if self.counted_through.is_none_or(|c| diff24(c, psn) > 0) {
+            self.counted_through = Some(psn);
         }
         // Judged only for a capture that shows the connection from its first message: the first
         // request began a message and the first ACK counts exactly the messages it saw end.

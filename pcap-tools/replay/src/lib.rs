@@ -416,6 +416,9 @@ pub fn replay_partial<R: Read>(
         let (Some((src, dst)), Some(p)) = (f.ip_addrs(), f.roce()) else { return ControlFlow::Continue(()) };
         let Some(&part) = by_key.get(&(rec.interface, src, dst, p.bth().dest_qp())) else { return ControlFlow::Continue(()) };
         match part {
+            // A CNP whose addresses and QP are a requests flow's (a host that is also a
+            // responder, notifying the peer QP of that number) is no request.
+            Part::Request(_) if p.opcode().0 == 0x81 => {}
             Part::Request(i) => {
                 let c = &mut conns[i];
                 let mac = |o: usize| f.data().get(o..o + 6).and_then(|m| m.try_into().ok()).unwrap_or([0; 6]);
