@@ -38,7 +38,6 @@ const NUMBER: &str = "number";
 const OFFSET: &str = "offset";
 const TEXT: &str = "text";
 const DEFAULT: &str = "default";
-const ALL: &[&str] = &[HEX, NUMBER, OFFSET, TEXT, DEFAULT];
 
 /// (top-level definition, rules it is exempt from, reason).
 const ALLOWED: &[(&str, &[&str], &str)] = &[
