@@ -639,17 +639,86 @@ fn timeouts_are_judged_against_the_inferred_timer_or_the_one_param_gives() {
     // every timeout is early.
     let r = run("gbn", "omit-nak:100000", "--rto 200000 --loss 0.05 --seed 3");
     assert!(findings(&r).is_empty(), "{:#}", r.report["findings"]);
-    let sender = r.report["connections"].as_array().unwrap().iter().find(|c| c["tap"] == "sender").unwrap();
-    let t = sender["inferred"].as_array().unwrap().iter().find(|i| i["name"] == "timeout_ns").expect("timeout_ns");
+    let sender = r.report["connections"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["tap"] == "sender")
+        .unwrap();
+    let t = sender["inferred"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|i| i["name"] == "timeout_ns")
+        .expect("timeout_ns");
     let v = t["value"].as_f64().unwrap();
     assert!((v - 200_000.0).abs() < 20_000.0, "{t}");
     let out = Command::new(BIN)
-        .args(["replay", "--stack", "gbn", "-T", "json", "--param", "local_ack_timeout=14"])
+        .args([
+            "replay",
+            "--stack",
+            "gbn",
+            "-T",
+            "json",
+            "--param",
+            "local_ack_timeout=14",
+        ])
         .arg(&r.capture)
         .output()
         .unwrap();
     let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let f = report["findings"].as_array().unwrap();
-    assert!(!f.is_empty() && f.iter().all(|f| f["rule"] == "gbn.timeout-early"), "{report:#}");
+    assert!(
+        !f.is_empty() && f.iter().all(|f| f["rule"] == "gbn.timeout-early"),
+        "{report:#}"
+    );
     assert_eq!(out.status.code(), Some(1));
+}
+
+#[test]
+fn the_rate_cut_on_a_cnp_is_inferred_at_the_sender() {
+    // An ECN incast: the sender's NIC runs DCQCN (synth --cc dcqcn, α = 1 at the first CNP: the
+    // rate halves, DCQCN §3.2) or nothing (--cc none: the rate stays).
+    let dir = std::env::temp_dir().join(format!("rocescope-faults-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    for (cc, want) in [("dcqcn", 0.5), ("none", 1.0)] {
+        let capture = dir.join(format!("rate-{cc}.pcapng"));
+        let out = Command::new(BIN)
+            .args([
+                "synth",
+                "--stack",
+                "gbn",
+                "--messages",
+                "8",
+                "--message-size",
+                "65536",
+                "--incast",
+                "4",
+            ])
+            .args(["--ecn-threshold", "20000", "--seed", "1", "--cc", cc, "-o"])
+            .arg(&capture)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        let out = Command::new(BIN)
+            .args(["replay", "-T", "json"])
+            .arg(&capture)
+            .output()
+            .unwrap();
+        let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        let sender = report["connections"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["tap"] == "sender")
+            .unwrap();
+        let cut = sender["inferred"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|i| i["name"] == "dcqcn_rate_cut")
+            .expect("dcqcn_rate_cut");
+        let v = cut["value"].as_f64().unwrap();
+        assert!((v - want).abs() < 0.05, "{cc}: {cut}");
+    }
 }

@@ -21,6 +21,7 @@
 mod answer;
 mod cnp;
 mod far;
+mod rate;
 pub mod counters;
 pub mod judge;
 mod requester;
@@ -253,6 +254,8 @@ struct Conn {
     judge: Judge,
     /// At the responder's tap: the CNPs its NIC sent the connection.
     cnp: Option<cnp::CnpPacing>,
+    /// At the requester's tap: its rate around the CNPs it got.
+    rate: Option<rate::RateCuts>,
 }
 
 /// What a tap lets replay judge of a connection.
@@ -421,6 +424,9 @@ pub fn replay_partial<R: Read>(
             Part::Request(_) if p.opcode().0 == 0x81 => {}
             Part::Request(i) => {
                 let c = &mut conns[i];
+                if let Some(r) = c.rate.as_mut() {
+                    r.request(rec.ts_ns, rec.orig_len as u64);
+                }
                 let mac = |o: usize| f.data().get(o..o + 6).and_then(|m| m.try_into().ok()).unwrap_or([0; 6]);
                 let requester = Host { mac: mac(6), ip: c.requester, qpn: c.requester_qpn };
                 let responder = Host { mac: mac(0), ip: c.responder, qpn: c.responder_qpn };
@@ -443,6 +449,9 @@ pub fn replay_partial<R: Read>(
                 if let Some(c) = conns[i].cnp.as_mut() {
                     c.cnp(rec.number, rec.ts_ns);
                 }
+                if let Some(r) = conns[i].rate.as_mut() {
+                    r.cnp(rec.number, rec.ts_ns);
+                }
             }
             Part::Response(i) => match &mut conns[i].judge {
                 Judge::Responder(j) => j.response(rec.number, rec.ts_ns, f),
@@ -460,6 +469,7 @@ pub fn replay_partial<R: Read>(
     let mut connections = Vec::new();
     for c in conns {
         let cnp = c.cnp;
+        let rate = c.rate;
         let (requests, responses, mut found, mut inferred) = match c.judge {
             Judge::Responder(mut j) => {
                 j.finish(end);
@@ -493,6 +503,7 @@ pub fn replay_partial<R: Read>(
                 (j.requests, j.responses, found, Vec::new())
             }
         };
+        inferred.extend(rate.and_then(|r| r.inferred()));
         if let Some(mut p) = cnp {
             inferred.extend(p.inferred());
             found.append(&mut p.findings);
@@ -579,6 +590,7 @@ fn connections(table: &[FlowRow], opts: &Options) -> (Vec<Conn>, Vec<Unjudged>) 
             tap: h.tap,
             shape: Shape { first_psn: None, mtu: DEFAULT_MTU },
             cnp: (h.tap == Tap::Receiver).then(|| cnp::CnpPacing::new(h.id.clone(), opts.cnp_interval_ns)),
+            rate: (h.tap == Tap::Sender).then(rate::RateCuts::default),
             judge,
         });
     }
