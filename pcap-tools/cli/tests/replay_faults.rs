@@ -722,3 +722,58 @@ fn the_rate_cut_on_a_cnp_is_inferred_at_the_sender() {
         assert!((v - want).abs() < 0.05, "{cc}: {cut}");
     }
 }
+
+#[test]
+fn the_retry_count_is_inferred_from_a_connection_that_gave_up() {
+    // The only fabric link fails after the first ACKs: the GBN requester times out with no
+    // progress until its retry count is spent (synth --retry-cnt), then the QP is in error.
+    let dir = std::env::temp_dir().join(format!("rocescope-faults-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    for retries in [3, 5] {
+        let capture = dir.join(format!("retry-{retries}.pcapng"));
+        let out = Command::new(BIN)
+            .args([
+                "synth",
+                "--stack",
+                "gbn",
+                "--messages",
+                "40",
+                "--message-size",
+                "8192",
+                "--local-ack-timeout",
+                "8",
+            ])
+            .args([
+                "--retry-cnt",
+                &retries.to_string(),
+                "--fail-link",
+                "sw0>sw1#0@8000",
+                "--seed",
+                "1",
+                "-o",
+            ])
+            .arg(&capture)
+            .output()
+            .unwrap();
+        assert!(String::from_utf8_lossy(&out.stderr).contains("retry count exceeded"));
+        let out = Command::new(BIN)
+            .args(["replay", "-T", "json"])
+            .arg(&capture)
+            .output()
+            .unwrap();
+        let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        let sender = report["connections"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["tap"] == "sender")
+            .unwrap();
+        let r = sender["inferred"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|i| i["name"] == "retry_cnt_at_least")
+            .expect("retry_cnt_at_least");
+        assert_eq!(r["value"].as_f64().unwrap(), retries as f64, "{r}");
+    }
+}

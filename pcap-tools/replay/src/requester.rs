@@ -111,6 +111,9 @@ pub(super) struct RequesterJudge {
     pub judge_timers: bool,
     /// The timeouts seen (the first after each progress).
     samples: Vec<TimerSample>,
+    /// Timeouts since the last progress; the most of them, and the frame of the last.
+    in_a_row: u32,
+    most_in_a_row: Option<(u32, u64)>,
     pub requests: u64,
     pub responses: u64,
     pub findings: Vec<Finding>,
@@ -145,6 +148,8 @@ impl RequesterJudge {
             reads: false,
             judge_timers: true,
             samples: Vec::new(),
+            in_a_row: 0,
+            most_in_a_row: None,
             requests: 0,
             responses: 0,
             findings: Vec::new(),
@@ -335,6 +340,7 @@ impl RequesterJudge {
                 self.timer = None;
             }
             self.timeout_judged = false;
+            self.in_a_row = 0;
         }
         // (After the cumulative part: a recovery it ends gives way to the one this starts.)
         if let (StackKind::Irn, Some(Control::Answer(Answer::Sack { sacked, .. }, _))) = (self.kind, control) {
@@ -425,6 +431,18 @@ impl RequesterJudge {
         kinds.sort();
         kinds.dedup();
         let mut inferred = Vec::new();
+        if let (StackKind::Gbn, Some((n, frame))) = (self.kind, self.most_in_a_row) {
+            if n > 1 {
+                inferred.push(crate::Inferred {
+                    name: "retry_cnt_at_least",
+                    value: n as f64,
+                    evidence: format!(
+                        "{n} timeouts in a row with no progress between (the last at frame {frame}): the QP resent that \
+                         often before giving up or recovering (IBTA's retry_cnt, 0-7)"
+                    ),
+                });
+            }
+        }
         for kind in kinds {
             let of_kind: Vec<TimerSample> = self.samples.iter().filter(|s| s.value == kind).copied().collect();
             let longest = of_kind.iter().max_by_key(|s| s.took).expect("a sample");
@@ -512,6 +530,12 @@ impl RequesterJudge {
                 }
             }
         } else if self.by_timer(psn, msg) {
+            // Timeouts in a row, no progress between (GBN's retry count: IBTA's retry_cnt
+            // resends before the QP gives up).
+            self.in_a_row += 1;
+            if self.most_in_a_row.is_none_or(|(n, _)| self.in_a_row > n) {
+                self.most_in_a_row = Some((self.in_a_row, number));
+            }
             if !self.timeout_judged {
                 // GBN: packets past this one left, yet no NAK came for it (docs/replay.md "The
                 // other end").
