@@ -176,11 +176,11 @@ fn only(r: &Run, want: &[(&str, &str, u32)]) {
     want.sort();
     assert_eq!(got, want, "{:#}", r.report["findings"]);
     assert_eq!(r.code, if want.iter().any(|w| w.0 == "departure") { 1 } else { 0 });
-    assert_eq!(
-        r.report["unjudged"].as_array().unwrap().len(),
-        0,
-        "{}",
-        r.report["unjudged"]
+    // (Not judged: only where the fabric tap missed a PSN, lost before it.)
+    let unjudged = r.report["unjudged"].as_array().unwrap();
+    assert!(
+        unjudged.iter().all(|u| u["interface"] == 2 && u["reason"].as_str().unwrap().contains("never crossed")),
+        "{unjudged:?}"
     );
     let mut taps: Vec<_> = r.report["connections"]
         .as_array()

@@ -179,6 +179,12 @@ impl ResponderFromSender {
         self.reads |= p.opcode().0 == 0x0C;
     }
 
+    /// Where this tap stopped showing every PSN (one never crossed it: another path, or lost
+    /// before it): the counts and MSNs are judged no further. `None` when it showed them all.
+    pub fn first_unseen(&self) -> Option<u32> {
+        (!self.ahead.is_empty()).then(|| self.contiguous.map_or(0, |c| (c + 1) & 0xff_ffff))
+    }
+
     /// Whether an answer naming `psn` arrived (GBN: a NAK, which the responder sends once per
     /// PSN).
     pub fn answered(&self, psn: u32) -> bool {

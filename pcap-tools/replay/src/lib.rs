@@ -384,7 +384,7 @@ pub fn replay_partial<R: Read>(
         }
         None => None,
     };
-    let (mut conns, unjudged) = connections(&table, opts);
+    let (mut conns, mut unjudged) = connections(&table, opts);
     for c in &mut conns {
         let req = shapes.get(&(c.iface, c.requester, c.responder, c.responder_qpn)).copied().unwrap_or_default();
         let resp = shapes.get(&(c.iface, c.responder, c.requester, c.requester_qpn)).copied().unwrap_or_default();
@@ -498,6 +498,16 @@ pub fn replay_partial<R: Read>(
                 (j.requests, j.responses, found, inferred)
             }
             Judge::Fabric(mut j) => {
+                if let Some(psn) = j.responder.first_unseen() {
+                    unjudged.push(Unjudged {
+                        flow: table[c.row].head.id.clone(),
+                        interface: c.iface,
+                        reason: format!(
+                            "fabric tap: PSN {psn} never crossed it (another path, or lost before it): the responder's \
+                             answers are counted and its MSNs judged only up to there"
+                        ),
+                    });
+                }
                 let mut found = std::mem::take(&mut j.responder.findings);
                 found.append(&mut j.requester.findings);
                 (j.requests, j.responses, found, Vec::new())

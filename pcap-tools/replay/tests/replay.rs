@@ -110,7 +110,9 @@ fn the_simulators_captures_are_conformant_at_every_tap() {
         for tap in [SENDER, RECEIVER, 2] {
             assert!(r.connections.iter().any(|c| c.interface == tap), "{name}: tap {tap}");
         }
-        assert!(r.unjudged.is_empty(), "{name}: {:?}", r.unjudged);
+        // Listed as not judged: only where the fabric tap stopped showing every PSN (lost before
+        // it, or on another path), from that PSN on.
+        assert!(r.unjudged.iter().all(|u| u.interface == 2 && u.reason.contains("never crossed it")), "{name}: {:?}", r.unjudged);
     }
     // The GBN responder's ACK coalescing (the simulator's ack_every is 4) is inferred.
     let r = run(&fixture("gbn-loss"));
