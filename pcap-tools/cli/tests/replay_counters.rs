@@ -45,18 +45,10 @@ fn synth(name: &str, args: &[&str]) -> Run {
 
 /// The truth's counters of the host at `tap`: (its IP, name → change over the run).
 fn host_counters(r: &Run, tap: &str) -> (String, Vec<(String, u64)>) {
-    let h = r.truth["counters"]
-        .as_array()
-        .expect("counters")
-        .iter()
-        .find(|h| h["tap"] == tap)
-        .expect("a host at the tap");
-    let values = h["values"]
-        .as_object()
-        .expect("values")
-        .iter()
-        .map(|(k, v)| (k.clone(), v.as_u64().expect("count")))
-        .collect();
+    let h =
+        r.truth["counters"].as_array().expect("counters").iter().find(|h| h["tap"] == tap).expect("a host at the tap");
+    let values =
+        h["values"].as_object().expect("values").iter().map(|(k, v)| (k.clone(), v.as_u64().expect("count"))).collect();
     (h["ip"].as_str().expect("ip").to_string(), values)
 }
 
@@ -117,17 +109,11 @@ fn all_agree(r: &Run, name: &str, cannot: &[(&str, &str)], nonzero: &[(&str, &st
     for tap in ["sender", "receiver"] {
         let (code, v, err) = reconcile(r, name, tap, None);
         assert_eq!(code, 0, "{name} {tap}: {v} {err}");
-        assert_eq!(
-            v["counters_host"]["interface"],
-            if tap == "sender" { 0 } else { 1 },
-            "{name} {tap}"
-        );
+        assert_eq!(v["counters_host"]["interface"], if tap == "sender" { 0 } else { 1 }, "{name} {tap}");
         let rows = v["counters"].as_array().expect("rows");
         // The judged ten, rp_cnp_ignored and rnr_nak_retry_err; rx_packets and tx_bytes ignored.
         assert_eq!(rows.len(), 12, "{name} {tap}: {v}");
-        assert!(rows
-            .iter()
-            .all(|c| c["name"] != "rx_packets" && c["name"] != "tx_bytes"));
+        assert!(rows.iter().all(|c| c["name"] != "rx_packets" && c["name"] != "tx_bytes"));
         for c in rows {
             let n = c["name"].as_str().unwrap();
             let expect = if n == "rp_cnp_ignored" || n == "rnr_nak_retry_err" || cannot.contains(&(tap, n)) {
@@ -146,25 +132,16 @@ fn all_agree(r: &Run, name: &str, cannot: &[(&str, &str)], nonzero: &[(&str, &st
     }
 }
 
+/// Go-Back-N, WRITE/SEND/READ under 10 % loss both ways and a 65 µs local ACK timeout.
+const GBN_MIX: [&str; 14] = [
+    "--stack", "gbn", "--op", "mix", "--messages", "20", "--message-size", "4096", "--loss", "0.1", "--loss-dir",
+    "both", "--local-ack-timeout", "4",
+];
+
 #[test]
 fn synthesized_counters_reconcile_with_their_captures() {
     // Go-Back-N, WRITE/SEND/READ under 10 % loss both ways and a 65 µs local ACK timeout.
-    let gbn = [
-        "--stack",
-        "gbn",
-        "--op",
-        "mix",
-        "--messages",
-        "20",
-        "--message-size",
-        "4096",
-        "--loss",
-        "0.1",
-        "--loss-dir",
-        "both",
-        "--local-ack-timeout",
-        "4",
-    ];
+    let gbn = GBN_MIX;
     let r = synth("gbn", &[&gbn[..], &["--seed", "2"]].concat());
     all_agree(
         &r,
@@ -180,44 +157,19 @@ fn synthesized_counters_reconcile_with_their_captures() {
         ],
     );
     let r = synth("gbn-read", &[&gbn[..], &["--seed", "4"]].concat());
-    all_agree(
-        &r,
-        "gbn-read",
-        &[],
-        &[("sender", "implied_nak_seq_err"), ("sender", "packet_seq_err")],
-    );
+    all_agree(&r, "gbn-read", &[], &[("sender", "implied_nak_seq_err"), ("sender", "packet_seq_err")]);
 
     // IRN and DCP: their timers' resends are not told from the others on the wire.
-    let irn = synth(
-        "irn",
-        &[
-            "--stack",
-            "irn",
-            "--messages",
-            "20",
-            "--loss",
-            "0.1",
-            "--loss-dir",
-            "both",
-            "--seed",
-            "3",
-        ],
-    );
+    let irn =
+        synth("irn", &["--stack", "irn", "--messages", "20", "--loss", "0.1", "--loss-dir", "both", "--seed", "3"]);
     all_agree(
         &irn,
         "irn",
         &[("sender", "local_ack_timeout_err")],
-        &[
-            ("receiver", "out_of_sequence"),
-            ("receiver", "duplicate_request"),
-            ("sender", "packet_seq_err"),
-        ],
+        &[("receiver", "out_of_sequence"), ("receiver", "duplicate_request"), ("sender", "packet_seq_err")],
     );
     let (_, values) = host_counters(&irn, "sender");
-    assert!(
-        values.iter().any(|(k, v)| k == "local_ack_timeout_err" && *v > 0),
-        "the IRN run has timeouts"
-    );
+    assert!(values.iter().any(|(k, v)| k == "local_ack_timeout_err" && *v > 0), "the IRN run has timeouts");
     let dcp = [
         "--stack",
         "dcp",
@@ -317,40 +269,17 @@ fn synthesized_counters_reconcile_with_their_captures() {
         &synth("ecn", &ecn),
         "ecn",
         &[],
-        &[
-            ("receiver", "np_ecn_marked_roce_packets"),
-            ("receiver", "np_cnp_sent"),
-            ("sender", "rp_cnp_handled"),
-        ],
+        &[("receiver", "np_ecn_marked_roce_packets"), ("receiver", "np_cnp_sent"), ("sender", "rp_cnp_handled")],
     );
 }
 
 #[test]
 fn one_counter_altered_is_reported_by_name_alone() {
-    let gbn = [
-        "--stack",
-        "gbn",
-        "--op",
-        "mix",
-        "--messages",
-        "20",
-        "--message-size",
-        "4096",
-        "--loss",
-        "0.1",
-        "--loss-dir",
-        "both",
-        "--local-ack-timeout",
-        "4",
-        "--seed",
-        "2",
-    ];
+    let gbn = [&GBN_MIX[..], &["--seed", "2"]].concat();
     let r = synth("alter", &gbn);
-    for (tap, name, by) in [
-        ("receiver", "out_of_sequence", 1),
-        ("sender", "local_ack_timeout_err", -1),
-        ("sender", "packet_seq_err", 3),
-    ] {
+    for (tap, name, by) in
+        [("receiver", "out_of_sequence", 1), ("sender", "local_ack_timeout_err", -1), ("sender", "packet_seq_err", 3)]
+    {
         let (code, v, err) = reconcile(&r, "alter", tap, Some((name, by)));
         assert_eq!(code, 1, "{tap} {name}: {v} {err}");
         let bad: Vec<&str> = v["counters"]
@@ -363,11 +292,7 @@ fn one_counter_altered_is_reported_by_name_alone() {
         assert_eq!(bad, [name], "{v}");
         let c = row(&v, name);
         assert_eq!(c["delta"].as_i64().unwrap(), c["capture"].as_i64().unwrap() + by, "{c}");
-        assert_eq!(
-            v["findings"].as_array().unwrap().len(),
-            0,
-            "no departure: only the counter"
-        );
+        assert_eq!(v["findings"].as_array().unwrap().len(), 0, "no departure: only the counter");
     }
     // In text, by name.
     let (ip, mut values) = host_counters(&r, "receiver");
@@ -386,9 +311,7 @@ fn one_counter_altered_is_reported_by_name_alone() {
     ]);
     assert_eq!(code, 1, "{text}");
     assert!(
-        text.contains(&format!(
-            "counters of {ip} (interface 1): 9 agree, 1 disagree, 2 cannot be judged"
-        )),
+        text.contains(&format!("counters of {ip} (interface 1): 9 agree, 1 disagree, 2 cannot be judged")),
         "{text}"
     );
     let bad: Vec<&str> = text.lines().filter(|l| l.contains("DISAGREE")).collect();
@@ -398,52 +321,27 @@ fn one_counter_altered_is_reported_by_name_alone() {
 
 #[test]
 fn an_unsettled_host_or_a_bad_snapshot_exits_2() {
-    let fixture = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../fixtures/synth-gbn-loss.pcapng")
-        .display()
-        .to_string();
+    let fixture =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/synth-gbn-loss.pcapng").display().to_string();
     let good = tmp("good.txt");
     std::fs::write(&good, "NIC statistics:\n     out_of_sequence: 0\n").unwrap();
     let g = good.display().to_string();
     // Sender, receiver and fabric taps: which host?
     let (code, _, err) = rocescope(&["replay", "--counters", &g, &g, &fixture]);
     assert_eq!(code, 2, "{err}");
-    assert!(
-        err.contains("interface 0 (10.0.0.1), interface 1 (10.0.1.1)") && err.contains("--counters-host"),
-        "{err}"
-    );
+    assert!(err.contains("interface 0 (10.0.0.1), interface 1 (10.0.1.1)") && err.contains("--counters-host"), "{err}");
     let (code, _, err) = rocescope(&["replay", "--counters", &g, &g, "--counters-interface", "2", &fixture]);
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("--counters-interface 2 is not a host-side tap"), "{err}");
     // The receiver saw out-of-sequence packets; these snapshots say none.
     let (code, out, err) = rocescope(&["replay", "--counters", &g, &g, "--counters-interface", "1", &fixture]);
     assert_eq!(code, 1, "{err}");
-    assert!(
-        out.contains("counters of 10.0.1.1 (interface 1): 0 agree, 1 disagree, 0 cannot be judged"),
-        "{out}"
-    );
-    assert!(
-        out.contains("  out_of_sequence: 0 -> 0, delta 0; the capture shows 49: DISAGREE"),
-        "{out}"
-    );
+    assert!(out.contains("counters of 10.0.1.1 (interface 1): 0 agree, 1 disagree, 0 cannot be judged"), "{out}");
+    assert!(out.contains("  out_of_sequence: 0 -> 0, delta 0; the capture shows 49: DISAGREE"), "{out}");
     let bad = tmp("bad.txt");
-    std::fs::write(
-        &bad,
-        "NIC statistics:\n     out_of_sequence: 0\n  this line is garbage\n",
-    )
-    .unwrap();
-    let (code, _, err) = rocescope(&[
-        "replay",
-        "--counters",
-        &g,
-        &bad.display().to_string(),
-        "--counters-interface",
-        "1",
-        &fixture,
-    ]);
+    std::fs::write(&bad, "NIC statistics:\n     out_of_sequence: 0\n  this line is garbage\n").unwrap();
+    let (code, _, err) =
+        rocescope(&["replay", "--counters", &g, &bad.display().to_string(), "--counters-interface", "1", &fixture]);
     assert_eq!(code, 2, "{err}");
-    assert!(
-        err.contains(&format!("{} line 3: not a `name: value` line", bad.display())),
-        "{err}"
-    );
+    assert!(err.contains(&format!("{} line 3: not a `name: value` line", bad.display())), "{err}");
 }

@@ -36,17 +36,7 @@ fn run(stack: &str, fault: &str, args: &str) -> Run {
     let capture = dir.join(format!("{name}.pcapng"));
     let truth = dir.join(format!("{name}.json"));
     let out = Command::new(BIN)
-        .args([
-            "synth",
-            "--stack",
-            stack,
-            "--fault",
-            fault,
-            "--messages",
-            "20",
-            "--message-size",
-            "8192",
-        ])
+        .args(["synth", "--stack", stack, "--fault", fault, "--messages", "20", "--message-size", "8192"])
         .args(args.split_whitespace())
         .arg("-o")
         .arg(&capture)
@@ -57,19 +47,10 @@ fn run(stack: &str, fault: &str, args: &str) -> Run {
     assert!(out.status.success(), "synth: {}", String::from_utf8_lossy(&out.stderr));
     let truth: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&truth).unwrap()).unwrap();
     // The stack named: a clean IRN run shows no selective NAK, which `--stack auto` reads as gbn.
-    let out = Command::new(BIN)
-        .args(["replay", "--stack", stack, "-T", "json"])
-        .arg(&capture)
-        .output()
-        .unwrap();
+    let out = Command::new(BIN).args(["replay", "--stack", stack, "-T", "json"]).arg(&capture).output().unwrap();
     let report =
         serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stderr)));
-    Run {
-        capture,
-        truth,
-        report,
-        code: out.status.code().unwrap_or(-1),
-    }
+    Run { capture, truth, report, code: out.status.code().unwrap_or(-1) }
 }
 
 /// What one captured frame is, read here: interface, time, PSN, opcode, AETH syndrome, MSN.
@@ -86,11 +67,7 @@ struct Seen {
 
 fn frames(path: &PathBuf, profile: Profile) -> Vec<Seen> {
     let mut r = capture::open(&path.display().to_string()).unwrap();
-    let opts = DecodeOptions {
-        verify: false,
-        profile,
-        params: Params::default(),
-    };
+    let opts = DecodeOptions { verify: false, profile, params: Params::default() };
     let mut v = Vec::new();
     while let Some(rec) = r.next_record().unwrap() {
         let f = Frame::parse(LinkType::Ethernet, rec.data, rec.data.len(), &opts);
@@ -116,25 +93,14 @@ fn applied(r: &Run, name: &str) -> (u64, u32) {
     let faults = r.truth["summary"]["faults"].as_array().expect("summary.faults");
     assert_eq!(faults.len(), 1, "{faults:?}");
     assert_eq!(faults[0]["fault"], name);
-    (
-        faults[0]["time_ns"].as_str().unwrap().parse().unwrap(),
-        faults[0]["psn"].as_u64().unwrap() as u32,
-    )
+    (faults[0]["time_ns"].as_str().unwrap().parse().unwrap(), faults[0]["psn"].as_u64().unwrap() as u32)
 }
 
 /// The frame on `iface` that `is` picks, nearest `t` (within 5 µs).
 fn nearest<'a>(v: &'a [Seen], iface: u32, t: u64, is: impl Fn(&Seen) -> bool) -> &'a Seen {
-    let f = v
-        .iter()
-        .filter(|s| s.interface == iface && is(s))
-        .min_by_key(|s| s.ts_ns.abs_diff(t))
-        .expect("such a frame");
-    assert!(
-        f.ts_ns.abs_diff(t) <= 5_000,
-        "frame {} is {} ns from the fault",
-        f.number,
-        f.ts_ns.abs_diff(t)
-    );
+    let f =
+        v.iter().filter(|s| s.interface == iface && is(s)).min_by_key(|s| s.ts_ns.abs_diff(t)).expect("such a frame");
+    assert!(f.ts_ns.abs_diff(t) <= 5_000, "frame {} is {} ns from the fault", f.number, f.ts_ns.abs_diff(t));
     f
 }
 
@@ -147,18 +113,8 @@ fn findings(r: &Run) -> Vec<(String, String, u32, Vec<u64>)> {
         .map(|f| {
             let flow = f["flow"].as_str().unwrap();
             let iface = flow.rsplit('@').next().unwrap().parse().unwrap();
-            let frames = f["frames"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .map(|n| n.as_u64().unwrap())
-                .collect();
-            (
-                f["kind"].as_str().unwrap().to_string(),
-                f["rule"].as_str().unwrap().to_string(),
-                iface,
-                frames,
-            )
+            let frames = f["frames"].as_array().unwrap().iter().map(|n| n.as_u64().unwrap()).collect();
+            (f["kind"].as_str().unwrap().to_string(), f["rule"].as_str().unwrap().to_string(), iface, frames)
         })
         .collect()
 }
@@ -168,10 +124,7 @@ fn findings(r: &Run) -> Vec<(String, String, u32, Vec<u64>)> {
 /// the requester).
 fn only(r: &Run, want: &[(&str, &str, u32)]) {
     let mut got: Vec<_> = findings(r).into_iter().map(|(k, rule, i, _)| (k, rule, i)).collect();
-    let mut want: Vec<_> = want
-        .iter()
-        .map(|&(k, rule, i)| (k.to_string(), rule.to_string(), i))
-        .collect();
+    let mut want: Vec<_> = want.iter().map(|&(k, rule, i)| (k.to_string(), rule.to_string(), i)).collect();
     got.sort();
     want.sort();
     assert_eq!(got, want, "{:#}", r.report["findings"]);
@@ -182,22 +135,15 @@ fn only(r: &Run, want: &[(&str, &str, u32)]) {
         unjudged.iter().all(|u| u["interface"] == 2 && u["reason"].as_str().unwrap().contains("never crossed")),
         "{unjudged:?}"
     );
-    let mut taps: Vec<_> = r.report["connections"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|c| c["tap"].as_str().unwrap())
-        .collect();
+    let mut taps: Vec<_> =
+        r.report["connections"].as_array().unwrap().iter().map(|c| c["tap"].as_str().unwrap()).collect();
     taps.sort();
     assert_eq!(taps, ["fabric", "receiver", "sender"]);
 }
 
 /// The frames of the one finding of `rule` at tap `iface`.
 fn frames_of(r: &Run, rule: &str, iface: u32) -> Vec<u64> {
-    let f: Vec<_> = findings(r)
-        .into_iter()
-        .filter(|f| f.1 == rule && f.2 == iface)
-        .collect();
+    let f: Vec<_> = findings(r).into_iter().filter(|f| f.1 == rule && f.2 == iface).collect();
     assert_eq!(f.len(), 1, "{f:?}");
     f[0].3.clone()
 }
@@ -265,11 +211,7 @@ fn omit_nak_is_a_departure_at_the_receiver_where_it_was_due_or_ambiguous_for_irn
 
 #[test]
 fn double_nak_is_a_departure_at_the_second_copy() {
-    for (stack, rule) in [
-        ("gbn", "gbn.nak-repeated"),
-        ("irn", "irn.sack-unexpected"),
-        ("dcp", "dcp.ho-unexpected"),
-    ] {
+    for (stack, rule) in [("gbn", "gbn.nak-repeated"), ("irn", "irn.sack-unexpected"), ("dcp", "dcp.ho-unexpected")] {
         let r = run(stack, "double-nak", LOSSY);
         let (t, psn) = applied(&r, "double-nak");
         let v = frames(&r.capture, if stack == "dcp" { Profile::Dcp } else { Profile::Std });
@@ -278,54 +220,24 @@ fn double_nak_is_a_departure_at_the_second_copy() {
         let answer =
             |s: &Seen| s.src == "10.0.1.1" && s.psn == psn && (is_nak(s) || (stack == "dcp" && s.opcode != 0x11));
         let first = nearest(&v, RECEIVER, t, answer);
-        let second = v
-            .iter()
-            .find(|s| s.interface == RECEIVER && s.number > first.number && answer(s))
-            .unwrap();
+        let second = v.iter().find(|s| s.interface == RECEIVER && s.number > first.number && answer(s)).unwrap();
         assert!(second.ts_ns - first.ts_ns < 1_000, "{stack}: the copy follows at once");
         // The requester's tap proves it too: a Go-Back-N responder NAKs a PSN once; an IRN
         // selective NAK or a returned header-only packet answers one copy sent.
         // So does the fabric tap, which the answers cross on their way.
-        only(
-            &r,
-            &[
-                ("departure", rule, RECEIVER),
-                ("departure", rule, SENDER),
-                ("departure", rule, FABRIC),
-            ],
-        );
+        only(&r, &[("departure", rule, RECEIVER), ("departure", rule, SENDER), ("departure", rule, FABRIC)]);
         assert_eq!(frames_of(&r, rule, RECEIVER), vec![second.number]);
-        let copies: Vec<_> = v
-            .iter()
-            .filter(|s| s.interface == FABRIC && answer(s))
-            .map(|s| s.number)
-            .collect();
-        assert_eq!(
-            frames_of(&r, rule, FABRIC),
-            vec![copies[1]],
-            "{stack}: the second copy crossing"
-        );
-        let copies: Vec<_> = v
-            .iter()
-            .filter(|s| s.interface == SENDER && answer(s))
-            .map(|s| s.number)
-            .collect();
-        assert_eq!(
-            frames_of(&r, rule, SENDER),
-            vec![copies[1]],
-            "{stack}: the second copy arriving"
-        );
+        let copies: Vec<_> = v.iter().filter(|s| s.interface == FABRIC && answer(s)).map(|s| s.number).collect();
+        assert_eq!(frames_of(&r, rule, FABRIC), vec![copies[1]], "{stack}: the second copy crossing");
+        let copies: Vec<_> = v.iter().filter(|s| s.interface == SENDER && answer(s)).map(|s| s.number).collect();
+        assert_eq!(frames_of(&r, rule, SENDER), vec![copies[1]], "{stack}: the second copy arriving");
     }
 }
 
 #[test]
 fn early_msn_is_a_departure_at_the_ack_that_claims_it() {
     // A clean run: every packet the ACK covers is in the capture, so the receiver's tap proves it.
-    for (stack, rule) in [
-        ("gbn", "gbn.ack-ahead"),
-        ("irn", "irn.ack-ahead"),
-        ("dcp", "dcp.emsn-ahead"),
-    ] {
+    for (stack, rule) in [("gbn", "gbn.ack-ahead"), ("irn", "irn.ack-ahead"), ("dcp", "dcp.emsn-ahead")] {
         let r = run(stack, "early-msn:5", "--seed 2");
         let (t, psn) = applied(&r, "early-msn");
         let v = frames(&r.capture, if stack == "dcp" { Profile::Dcp } else { Profile::Std });
@@ -341,17 +253,8 @@ fn early_msn_is_a_departure_at_the_ack_that_claims_it() {
         if stack == "dcp" {
             only(&r, &[("departure", rule, RECEIVER)]);
         } else {
-            only(
-                &r,
-                &[
-                    ("departure", rule, RECEIVER),
-                    ("departure", rule, SENDER),
-                    ("departure", rule, FABRIC),
-                ],
-            );
-            let arrived = nearest(&v, SENDER, t, |s| {
-                s.src == "10.0.1.1" && s.psn == psn && s.msn == ack.msn
-            });
+            only(&r, &[("departure", rule, RECEIVER), ("departure", rule, SENDER), ("departure", rule, FABRIC)]);
+            let arrived = nearest(&v, SENDER, t, |s| s.src == "10.0.1.1" && s.psn == psn && s.msn == ack.msn);
             assert_eq!(frames_of(&r, rule, SENDER), vec![arrived.number], "{stack}");
         }
         assert_eq!(frames_of(&r, rule, RECEIVER), vec![ack.number]);
@@ -360,36 +263,20 @@ fn early_msn_is_a_departure_at_the_ack_that_claims_it() {
 
 #[test]
 fn needless_retx_is_a_departure_at_the_sender_naming_the_ack_that_covered_it() {
-    for (stack, rule) in [
-        ("gbn", "gbn.retx-needless"),
-        ("irn", "irn.retx-needless"),
-        ("dcp", "dcp.retx-needless"),
-    ] {
+    for (stack, rule) in [("gbn", "gbn.retx-needless"), ("irn", "irn.retx-needless"), ("dcp", "dcp.retx-needless")] {
         let r = run(stack, "needless-retx", LOSSY);
         let (t, psn) = applied(&r, "needless-retx");
         let v = frames(&r.capture, if stack == "dcp" { Profile::Dcp } else { Profile::Std });
-        let resend = nearest(&v, SENDER, t, |s| {
-            s.src == "10.0.0.1" && s.psn == psn && s.opcode != 0x11
-        });
+        let resend = nearest(&v, SENDER, t, |s| s.src == "10.0.0.1" && s.psn == psn && s.opcode != 0x11);
         // The responder's tap sees the packet arrive again after its ACK left: ambiguous (that
         // ACK may have been lost on its way).
-        only(
-            &r,
-            &[
-                ("departure", rule, SENDER),
-                ("ambiguous", rule, RECEIVER),
-                ("ambiguous", rule, FABRIC),
-            ],
-        );
+        only(&r, &[("departure", rule, SENDER), ("ambiguous", rule, RECEIVER), ("ambiguous", rule, FABRIC)]);
         let f = frames_of(&r, rule, SENDER);
         assert_eq!(f[1], resend.number, "{stack}");
         // The first frame is an acknowledgement that reached the sender before, covering it
         // (200 µs before the resend, by the fault's design).
         let ack = v.iter().find(|s| s.number == f[0]).unwrap();
-        assert!(
-            ack.interface == SENDER && ack.src == "10.0.1.1" && ack.ts_ns + 15_000 <= resend.ts_ns,
-            "{stack}"
-        );
+        assert!(ack.interface == SENDER && ack.src == "10.0.1.1" && ack.ts_ns + 15_000 <= resend.ts_ns, "{stack}");
         let g = frames_of(&r, rule, RECEIVER);
         let arrived = v.iter().find(|s| s.number == g[1]).unwrap();
         assert_eq!((arrived.interface, arrived.psn), (RECEIVER, psn), "{stack}");
@@ -411,10 +298,7 @@ fn late_go_back_is_a_departure_at_the_first_packet_after_the_nak() {
     // The responder's tap cannot tell: reordering and losses on the way decide which resend
     // arrives first.
     only(&r, &[("departure", "gbn.go-back-short", SENDER)]);
-    assert_eq!(
-        frames_of(&r, "gbn.go-back-short", SENDER),
-        vec![nak.number, sent.number]
-    );
+    assert_eq!(frames_of(&r, "gbn.go-back-short", SENDER), vec![nak.number, sent.number]);
 }
 
 #[test]
@@ -432,9 +316,7 @@ fn early_timeout_is_a_departure_at_the_resend_that_came_too_soon() {
         let r = run(stack, "early-timeout", args);
         let (t, psn) = applied(&r, "early-timeout");
         let v = frames(&r.capture, if stack == "dcp" { Profile::Dcp } else { Profile::Std });
-        let resend = nearest(&v, SENDER, t, |s| {
-            s.src == "10.0.0.1" && s.psn == psn && s.opcode != 0x11
-        });
+        let resend = nearest(&v, SENDER, t, |s| s.src == "10.0.0.1" && s.psn == psn && s.opcode != 0x11);
         // The responder's tap cannot see when the requester's timer started.
         only(&r, &[("departure", rule, SENDER)]);
         let f = frames_of(&r, rule, SENDER);
@@ -451,10 +333,7 @@ fn early_timeout_is_a_departure_at_the_resend_that_came_too_soon() {
             assert!(took.abs_diff(half) < half / 10, "{stack}: {took} ns");
         } else {
             // IRN: half of RTO_low or of RTO_high, depending on the packets in flight.
-            assert!(
-                took.abs_diff(50_000) < 5_000 || took.abs_diff(160_000) < 16_000,
-                "{stack}: {took} ns"
-            );
+            assert!(took.abs_diff(50_000) < 5_000 || took.abs_diff(160_000) < 16_000, "{stack}: {took} ns");
         }
     }
 }
@@ -473,17 +352,9 @@ fn unmodified_runs_of_the_same_shapes_have_no_finding_but_inferred_timers() {
         assert_eq!(r.code, 0);
         // The sender's connection infers its timer from the timeouts it shows, at the stack's
         // value (GBN 4.096 µs · 2^14; IRN RTO_low or RTO_high; DCP 1 ms), within 10%.
-        let sender = r.report["connections"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|c| c["tap"] == "sender")
-            .unwrap();
+        let sender = r.report["connections"].as_array().unwrap().iter().find(|c| c["tap"] == "sender").unwrap();
         let inferred = sender["inferred"].as_array().unwrap();
-        let t = inferred
-            .iter()
-            .find(|i| i["name"] == "timeout_ns")
-            .unwrap_or_else(|| panic!("{stack}: {inferred:?}"));
+        let t = inferred.iter().find(|i| i["name"] == "timeout_ns").unwrap_or_else(|| panic!("{stack}: {inferred:?}"));
         let value = t["value"].as_f64().unwrap();
         let ok = match stack {
             "gbn" => (value - 67_108_864.0).abs() < 6_710_886.0,
@@ -502,14 +373,9 @@ fn a_gbn_data_frame_copied_after_the_ack_that_covered_it_is_a_needless_retransmi
     let r = run("gbn", "omit-nak:100000", LOSSY);
     assert!(findings(&r).is_empty(), "{:#}", r.report["findings"]);
     let v = frames(&r.capture, Profile::Std);
-    let ack = v
-        .iter()
-        .find(|s| s.interface == SENDER && matches!(s.syndrome, Some(Syndrome::Ack { .. })))
-        .unwrap();
-    let data = v
-        .iter()
-        .find(|s| s.interface == SENDER && s.src == "10.0.0.1" && answer_diff(s.psn, ack.psn) <= 0)
-        .unwrap();
+    let ack = v.iter().find(|s| s.interface == SENDER && matches!(s.syndrome, Some(Syndrome::Ack { .. }))).unwrap();
+    let data =
+        v.iter().find(|s| s.interface == SENDER && s.src == "10.0.0.1" && answer_diff(s.psn, ack.psn) <= 0).unwrap();
     let mut out =
         rocescope_analysis::capture::CaptureWriter::new(Vec::new(), &["sender", "receiver", "fabric"]).unwrap();
     let mut rd = capture::open(&r.capture.display().to_string()).unwrap();
@@ -530,18 +396,9 @@ fn a_gbn_data_frame_copied_after_the_ack_that_covered_it_is_a_needless_retransmi
     }
     let path = r.capture.with_extension("copied.pcapng");
     std::fs::write(&path, out.into_inner()).unwrap();
-    let out = Command::new(BIN)
-        .args(["replay", "--stack", "gbn", "-T", "json"])
-        .arg(&path)
-        .output()
-        .unwrap();
+    let out = Command::new(BIN).args(["replay", "--stack", "gbn", "-T", "json"]).arg(&path).output().unwrap();
     let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    let f: Vec<_> = report["findings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|f| f["kind"] == "departure")
-        .collect();
+    let f: Vec<_> = report["findings"].as_array().unwrap().iter().filter(|f| f["kind"] == "departure").collect();
     assert_eq!(f.len(), 1, "{report:#}");
     assert_eq!(f[0]["rule"], "gbn.retx-needless");
     assert_eq!(f[0]["frames"], serde_json::json!([ack.number, at]));
@@ -553,53 +410,20 @@ fn cnps_closer_than_the_interval_are_a_departure_and_the_interval_is_inferred() 
     // The simulator's NICs pace CNPs at --cnp-interval: the reference's 50 µs when it is 50 µs
     // (no finding), a departure per CNP that came sooner when it is 20 µs, unless replay is
     // told the NIC's interval (--param cnp_interval_ns).
-    let dir = std::env::temp_dir().join(format!("rocescope-faults-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    for (interval, params, departures) in [
-        (50_000u64, vec![], false),
-        (20_000, vec![], true),
-        (20_000, vec!["--param", "cnp_interval_ns=20000"], false),
-    ] {
-        let capture = dir.join(format!("cnp-{interval}.pcapng"));
-        let out = Command::new(BIN)
-            .args([
-                "synth",
-                "--stack",
-                "gbn",
-                "--messages",
-                "20",
-                "--message-size",
-                "8192",
-                "--incast",
-                "4",
-            ])
-            .args([
-                "--ecn-threshold",
-                "20000",
-                "--seed",
-                "1",
-                "--cnp-interval",
-                &interval.to_string(),
-                "-o",
-            ])
-            .arg(&capture)
-            .output()
-            .unwrap();
-        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-        let out = Command::new(BIN)
-            .args(["replay", "-T", "json"])
-            .args(&params)
-            .arg(&capture)
-            .output()
-            .unwrap();
-        let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    for (interval, params, departures) in
+        [(50_000u64, vec![], false), (20_000, vec!["--param", "cnp_interval_ns=20000"], false), (20_000, vec![], true)]
+    {
+        let n = interval.to_string();
+        let args = ["--stack", "gbn", "--messages", "20", "--message-size", "8192", "--incast", "4"];
+        let (capture, err) = synth_capture(
+            &format!("cnp-{interval}"),
+            &[&args[..], &["--ecn-threshold", "20000", "--seed", "1", "--cnp-interval", &n]].concat(),
+        );
+        assert!(capture.exists(), "{err}");
+        let (report, code) = replay_json(&capture, &params);
         let found = report["findings"].as_array().unwrap();
-        let receivers: Vec<_> = report["connections"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .filter(|c| c["tap"] == "receiver")
-            .collect();
+        let receivers: Vec<_> =
+            report["connections"].as_array().unwrap().iter().filter(|c| c["tap"] == "receiver").collect();
         assert_eq!(receivers.len(), 4);
         for c in &receivers {
             // Every connection got CNPs; the closest two are the NIC's interval apart (+10%).
@@ -614,22 +438,44 @@ fn cnps_closer_than_the_interval_are_a_departure_and_the_interval_is_inferred() 
         }
         if departures {
             assert!(!found.is_empty());
-            assert!(
-                found
-                    .iter()
-                    .all(|f| f["rule"] == "dcqcn.cnp-fast" && f["kind"] == "departure"),
-                "{found:?}"
-            );
+            assert!(found.iter().all(|f| f["rule"] == "dcqcn.cnp-fast" && f["kind"] == "departure"), "{found:?}");
             // One per connection at least, each naming two CNPs about 20 µs apart.
             for c in &receivers {
                 assert!(found.iter().any(|f| f["flow"] == c["flow"]), "{}", c["flow"]);
             }
-            assert_eq!(out.status.code(), Some(1));
+            assert_eq!(code, Some(1));
         } else {
             assert!(found.is_empty(), "{interval} {params:?}: {found:?}");
-            assert_eq!(out.status.code(), Some(0));
+            assert_eq!(code, Some(0));
         }
     }
+}
+
+/// `synth` with `args` into a capture of its own; its standard error.
+fn synth_capture(name: &str, args: &[&str]) -> (PathBuf, String) {
+    let dir = std::env::temp_dir().join(format!("rocescope-faults-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let capture = dir.join(format!("{name}.pcapng"));
+    let out = Command::new(BIN).arg("synth").args(args).arg("-o").arg(&capture).output().unwrap();
+    (capture, String::from_utf8_lossy(&out.stderr).into_owned())
+}
+
+/// `replay -T json` with `args` on `capture`: the report and the exit status.
+fn replay_json(capture: &PathBuf, args: &[&str]) -> (serde_json::Value, Option<i32>) {
+    let out = Command::new(BIN).args(["replay", "-T", "json"]).args(args).arg(capture).output().unwrap();
+    (serde_json::from_slice(&out.stdout).unwrap(), out.status.code())
+}
+
+/// The parameter `name` the report infers for the connection at the sender's tap.
+fn inferred_at_sender(report: &serde_json::Value, name: &str) -> serde_json::Value {
+    let sender = report["connections"].as_array().unwrap().iter().find(|c| c["tap"] == "sender").unwrap();
+    sender["inferred"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|i| i["name"] == name)
+        .unwrap_or_else(|| panic!("{name}"))
+        .clone()
 }
 
 #[test]
@@ -639,87 +485,27 @@ fn timeouts_are_judged_against_the_inferred_timer_or_the_one_param_gives() {
     // every timeout is early.
     let r = run("gbn", "omit-nak:100000", "--rto 200000 --loss 0.05 --seed 3");
     assert!(findings(&r).is_empty(), "{:#}", r.report["findings"]);
-    let sender = r.report["connections"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|c| c["tap"] == "sender")
-        .unwrap();
-    let t = sender["inferred"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|i| i["name"] == "timeout_ns")
-        .expect("timeout_ns");
-    let v = t["value"].as_f64().unwrap();
-    assert!((v - 200_000.0).abs() < 20_000.0, "{t}");
-    let out = Command::new(BIN)
-        .args([
-            "replay",
-            "--stack",
-            "gbn",
-            "-T",
-            "json",
-            "--param",
-            "local_ack_timeout=14",
-        ])
-        .arg(&r.capture)
-        .output()
-        .unwrap();
-    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let t = inferred_at_sender(&r.report, "timeout_ns");
+    assert!((t["value"].as_f64().unwrap() - 200_000.0).abs() < 20_000.0, "{t}");
+    let (report, code) = replay_json(&r.capture, &["--stack", "gbn", "--param", "local_ack_timeout=14"]);
     let f = report["findings"].as_array().unwrap();
-    assert!(
-        !f.is_empty() && f.iter().all(|f| f["rule"] == "gbn.timeout-early"),
-        "{report:#}"
-    );
-    assert_eq!(out.status.code(), Some(1));
+    assert!(!f.is_empty() && f.iter().all(|f| f["rule"] == "gbn.timeout-early"), "{report:#}");
+    assert_eq!(code, Some(1));
 }
 
 #[test]
 fn the_rate_cut_on_a_cnp_is_inferred_at_the_sender() {
     // An ECN incast: the sender's NIC runs DCQCN (synth --cc dcqcn, α = 1 at the first CNP: the
     // rate halves, DCQCN §3.2) or nothing (--cc none: the rate stays).
-    let dir = std::env::temp_dir().join(format!("rocescope-faults-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
     for (cc, want) in [("dcqcn", 0.5), ("none", 1.0)] {
-        let capture = dir.join(format!("rate-{cc}.pcapng"));
-        let out = Command::new(BIN)
-            .args([
-                "synth",
-                "--stack",
-                "gbn",
-                "--messages",
-                "8",
-                "--message-size",
-                "65536",
-                "--incast",
-                "4",
-            ])
-            .args(["--ecn-threshold", "20000", "--seed", "1", "--cc", cc, "-o"])
-            .arg(&capture)
-            .output()
-            .unwrap();
-        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-        let out = Command::new(BIN)
-            .args(["replay", "-T", "json"])
-            .arg(&capture)
-            .output()
-            .unwrap();
-        let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-        let sender = report["connections"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|c| c["tap"] == "sender")
-            .unwrap();
-        let cut = sender["inferred"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|i| i["name"] == "dcqcn_rate_cut")
-            .expect("dcqcn_rate_cut");
-        let v = cut["value"].as_f64().unwrap();
-        assert!((v - want).abs() < 0.05, "{cc}: {cut}");
+        let args = ["--stack", "gbn", "--messages", "8", "--message-size", "65536", "--incast", "4"];
+        let (capture, err) = synth_capture(
+            &format!("rate-{cc}"),
+            &[&args[..], &["--ecn-threshold", "20000", "--seed", "1", "--cc", cc]].concat(),
+        );
+        let (report, _) = replay_json(&capture, &[]);
+        let cut = inferred_at_sender(&report, "dcqcn_rate_cut");
+        assert!((cut["value"].as_f64().unwrap() - want).abs() < 0.05, "{cc}: {cut} {err}");
     }
 }
 
@@ -727,53 +513,14 @@ fn the_rate_cut_on_a_cnp_is_inferred_at_the_sender() {
 fn the_retry_count_is_inferred_from_a_connection_that_gave_up() {
     // The only fabric link fails after the first ACKs: the GBN requester times out with no
     // progress until its retry count is spent (synth --retry-cnt), then the QP is in error.
-    let dir = std::env::temp_dir().join(format!("rocescope-faults-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
     for retries in [3, 5] {
-        let capture = dir.join(format!("retry-{retries}.pcapng"));
-        let out = Command::new(BIN)
-            .args([
-                "synth",
-                "--stack",
-                "gbn",
-                "--messages",
-                "40",
-                "--message-size",
-                "8192",
-                "--local-ack-timeout",
-                "8",
-            ])
-            .args([
-                "--retry-cnt",
-                &retries.to_string(),
-                "--fail-link",
-                "sw0>sw1#0@8000",
-                "--seed",
-                "1",
-                "-o",
-            ])
-            .arg(&capture)
-            .output()
-            .unwrap();
-        assert!(String::from_utf8_lossy(&out.stderr).contains("retry count exceeded"));
-        let out = Command::new(BIN)
-            .args(["replay", "-T", "json"])
-            .arg(&capture)
-            .output()
-            .unwrap();
-        let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-        let sender = report["connections"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|c| c["tap"] == "sender")
-            .unwrap();
-        let r = sender["inferred"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|i| i["name"] == "retry_cnt_at_least")
-            .expect("retry_cnt_at_least");
+        let n = retries.to_string();
+        let args = ["--stack", "gbn", "--messages", "40", "--message-size", "8192", "--local-ack-timeout", "8"];
+        let failing = ["--retry-cnt", &n, "--fail-link", "sw0>sw1#0@8000", "--seed", "1"];
+        let (capture, err) = synth_capture(&format!("retry-{retries}"), &[&args[..], &failing[..]].concat());
+        assert!(err.contains("retry count exceeded"), "{err}");
+        let (report, _) = replay_json(&capture, &[]);
+        let r = inferred_at_sender(&report, "retry_cnt_at_least");
         assert_eq!(r["value"].as_f64().unwrap(), retries as f64, "{r}");
     }
 }

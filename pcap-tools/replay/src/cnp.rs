@@ -21,14 +21,7 @@ pub(super) struct CnpPacing {
 
 impl CnpPacing {
     pub fn new(flow: String, interval_ns: u64) -> CnpPacing {
-        CnpPacing {
-            flow,
-            interval_ns,
-            last: None,
-            shortest: None,
-            count: 0,
-            findings: Vec::new(),
-        }
+        CnpPacing { flow, interval_ns, last: None, shortest: None, count: 0, findings: Vec::new() }
     }
 
     /// A CNP leaving the responder's NIC for this connection.

@@ -50,16 +50,7 @@ fn finding(
     expected: String,
     seen: String,
 ) -> Finding {
-    Finding {
-        kind,
-        rule: rule.id,
-        source: rule.source,
-        flow: flow.to_string(),
-        frames,
-        time_ns: now,
-        expected,
-        seen,
-    }
+    Finding { kind, rule: rule.id, source: rule.source, flow: flow.to_string(), frames, time_ns: now, expected, seen }
 }
 
 /// Drops what is more than 2^22 PSNs behind `highest` once `map` holds [`KEPT`] (a PSN comes
@@ -212,11 +203,7 @@ impl ResponderFromSender {
         let (n, first) = *e;
         // GBN: once per PSN; the others: at most one per copy sent (not judged for a PSN this
         // tap never showed leaving: sent before the capture began).
-        let allowed = if matches!(a, Answer::Nak { .. }) {
-            1
-        } else {
-            self.sent.get(key)
-        };
+        let allowed = if matches!(a, Answer::Nak { .. }) { 1 } else { self.sent.get(key) };
         // (And only where this tap showed every PSN up to it leaving: a fabric tap on one of
         // several paths sees some copies only.)
         let all_seen = self.contiguous.is_some_and(|c| diff24(key, c) >= 0);
@@ -269,11 +256,7 @@ impl ResponderFromSender {
         }
         let expected = self.complete & 0xff_ffff;
         if diff24(expected, msn) > 0 {
-            let rule = if self.kind == StackKind::Irn {
-                rules::IRN_ACK_AHEAD
-            } else {
-                rules::GBN_ACK_AHEAD
-            };
+            let rule = if self.kind == StackKind::Irn { rules::IRN_ACK_AHEAD } else { rules::GBN_ACK_AHEAD };
             self.findings.push(finding(
                 FindingKind::Departure,
                 rule,
@@ -346,9 +329,7 @@ impl RequesterFromReceiver {
         }
         let n = if self.kind == StackKind::Dcp { msg } else { Some(psn) };
         // The first ACK that covered it.
-        let covered = n
-            .and_then(|n| self.rises.iter().find(|&&(a, _, _)| diff24(n, a) >= 0))
-            .map(|&(_, t, f)| (t, f));
+        let covered = n.and_then(|n| self.rises.iter().find(|&&(a, _, _)| diff24(n, a) >= 0)).map(|&(_, t, f)| (t, f));
         self.reads |= read;
         if let (Some((t, f)), Some(n), false) = (covered, n, self.reads) {
             if now > t.saturating_add(self.window_ns) && self.flagged != Some(f) {
@@ -358,11 +339,7 @@ impl RequesterFromReceiver {
                     StackKind::Irn => rules::IRN_RETX_NEEDLESS,
                     StackKind::Dcp => rules::DCP_RETX_NEEDLESS,
                 };
-                let unit = if self.kind == StackKind::Dcp {
-                    format!("message {n}")
-                } else {
-                    format!("PSN {n}")
-                };
+                let unit = if self.kind == StackKind::Dcp { format!("message {n}") } else { format!("PSN {n}") };
                 self.findings.push(finding(
                     FindingKind::Ambiguous,
                     rule,

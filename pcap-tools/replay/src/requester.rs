@@ -207,8 +207,7 @@ impl RequesterJudge {
     /// (ahead of it) the first an ACK since has left unacknowledged.
     fn goes_on(&self, psn: u32) -> bool {
         let una = self.rises.back().map(|&(a, _, _)| (a + 1) & 0xff_ffff);
-        self.prev_psn
-            .is_some_and(|p| psn == (p + 1) & 0xff_ffff || (una == Some(psn) && diff24(p, psn) > 0))
+        self.prev_psn.is_some_and(|p| psn == (p + 1) & 0xff_ffff || (una == Some(psn) && diff24(p, psn) > 0))
     }
 
     /// The cumulative ACK: one past the PSN acknowledged through.
@@ -372,11 +371,7 @@ impl RequesterJudge {
         // What the acknowledgements count: PSNs, or DCP's messages (a data packet's MSN).
         let n = match self.kind {
             StackKind::Dcp => match frame.ext() {
-                Ext::Dcp(x)
-                    if frame
-                        .tos()
-                        .is_some_and(|t| dcp::tag(t, self.params.dcp_tag_shift) == dcp::TAG_DATA) =>
-                {
+                Ext::Dcp(x) if frame.tos().is_some_and(|t| dcp::tag(t, self.params.dcp_tag_shift) == dcp::TAG_DATA) => {
                     match x.msn(&p) {
                         Some(m) => m,
                         None => return,
@@ -572,10 +567,7 @@ impl RequesterJudge {
                 // IRN's RTO: recovery from the cumulative ACK on (IRN §3.1).
                 self.resent_to = self.una();
                 if let (None, Some(point)) = (&self.recovery, self.highest) {
-                    self.recovery = Some(Recovery {
-                        point,
-                        next: (psn + 1) & 0xff_ffff,
-                    });
+                    self.recovery = Some(Recovery { point, next: (psn + 1) & 0xff_ffff });
                 }
             }
         } else if resend && self.kind == StackKind::Dcp {

@@ -107,23 +107,9 @@ pub fn inject(
     pair: (Box<dyn Requester>, Box<dyn Endpoint>),
 ) -> (Box<dyn Requester>, Box<dyn Endpoint>) {
     let (req, resp) = pair;
-    let state = State {
-        spec,
-        seen: 0,
-        done: false,
-        log,
-        kind,
-        params: cfg.params,
-    };
+    let state = State { spec, seen: 0, done: false, log, kind, params: cfg.params };
     if spec.fault.at_responder() {
-        (
-            req,
-            Box::new(FaultyResponder {
-                inner: resp,
-                st: state,
-                buf: Vec::new(),
-            }),
-        )
+        (req, Box::new(FaultyResponder { inner: resp, st: state, buf: Vec::new() }))
     } else {
         let r = FaultyRequester {
             inner: req,
@@ -170,21 +156,12 @@ impl State {
     fn applied(&mut self, time: Nanos, psn: u32, detail: String) {
         self.done = true;
         if let Ok(mut l) = self.log.lock() {
-            l.push(Applied {
-                fault: self.spec.fault,
-                time,
-                psn,
-                detail,
-            });
+            l.push(Applied { fault: self.spec.fault, time, psn, detail });
         }
     }
 
     fn opts(&self) -> DecodeOptions {
-        DecodeOptions {
-            verify: false,
-            profile: self.kind.profile(),
-            params: self.params,
-        }
+        DecodeOptions { verify: false, profile: self.kind.profile(), params: self.params }
     }
 }
 
@@ -214,13 +191,7 @@ fn sent_kind(frame: &[u8], st: &State) -> (Sent, u32) {
     let Some(a) = p.aeth() else { return (Sent::Other, psn) };
     match a.syndrome() {
         // The AETH follows the 12-byte BTH; its MSN is bytes 1-3.
-        Syndrome::Ack { .. } => (
-            Sent::Ack {
-                msn_at: f.roce_offset() + 12 + 1,
-                msn: a.msn(),
-            },
-            psn,
-        ),
+        Syndrome::Ack { .. } => (Sent::Ack { msn_at: f.roce_offset() + 12 + 1, msn: a.msn() }, psn),
         Syndrome::Nak { code: 0 } => (Sent::Negative, psn),
         _ => (Sent::Other, psn),
     }
@@ -247,27 +218,18 @@ impl FaultyResponder {
             let (kind, psn) = sent_kind(&frame, &self.st);
             match (self.st.spec.fault, kind) {
                 (Fault::OmitNak, Sent::Negative) if self.st.occasion() => {
-                    self.st
-                        .applied(now, psn, format!("negative answer naming PSN {psn} not sent"));
+                    self.st.applied(now, psn, format!("negative answer naming PSN {psn} not sent"));
                 }
                 (Fault::DoubleNak, Sent::Negative) if self.st.occasion() => {
-                    self.st
-                        .applied(now, psn, format!("negative answer naming PSN {psn} sent twice"));
-                    out.push(Action::Transmit {
-                        frame: frame.clone(),
-                        info,
-                    });
+                    self.st.applied(now, psn, format!("negative answer naming PSN {psn} sent twice"));
+                    out.push(Action::Transmit { frame: frame.clone(), info });
                     out.push(Action::Transmit { frame, info });
                 }
                 (Fault::EarlyMsn, Sent::Ack { msn_at, msn }) if self.st.occasion() => {
                     let bumped = (msn + 1) & 0xff_ffff;
                     frame[msn_at..msn_at + 3].copy_from_slice(&bumped.to_be_bytes()[1..]);
                     fix_icrc(LinkType::Ethernet, &mut frame);
-                    self.st.applied(
-                        now,
-                        psn,
-                        format!("ACK of PSN {psn} carries MSN {bumped} instead of {msn}"),
-                    );
+                    self.st.applied(now, psn, format!("ACK of PSN {psn} carries MSN {bumped} instead of {msn}"));
                     out.push(Action::Transmit { frame, info });
                 }
                 _ => out.push(Action::Transmit { frame, info }),
@@ -321,23 +283,12 @@ impl FaultyRequester {
         for a in self.buf.drain(..) {
             match &a {
                 Action::Completed { msg } if self.st.spec.fault == Fault::NeedlessRetx && self.st.occasion() => {
-                    let last = self
-                        .sent
-                        .iter()
-                        .filter(|(m, _, _)| m == msg)
-                        .max_by_key(|(_, psn, _)| *psn);
+                    let last = self.sent.iter().filter(|(m, _, _)| m == msg).max_by_key(|(_, psn, _)| *psn);
                     match last {
                         Some((m, psn, f)) => {
-                            let info = TxInfo {
-                                psn: *psn,
-                                msg: Some(*m),
-                                retx: Some(natural_reason(self.st.kind)),
-                            };
+                            let info = TxInfo { psn: *psn, msg: Some(*m), retx: Some(natural_reason(self.st.kind)) };
                             self.due = Some((f.clone(), info));
-                            out.push(Action::Timer {
-                                at: now + RESEND_AFTER_NS,
-                                token: FAULT_TOKEN,
-                            });
+                            out.push(Action::Timer { at: now + RESEND_AFTER_NS, token: FAULT_TOKEN });
                         }
                         // Not kept (a message wider than the kept packets): wait for the next.
                         None => self.st.spec.nth += 1,
@@ -385,8 +336,7 @@ impl Endpoint for FaultyRequester {
         if self.st.spec.fault == Fault::LateGoBack && !self.st.done && self.skip.is_none() {
             if let Some(p) = frame.roce() {
                 let nak = p.opcode().0 == 0x11
-                    && p.aeth()
-                        .is_some_and(|a| matches!(a.syndrome(), Syndrome::Nak { code: 0 }))
+                    && p.aeth().is_some_and(|a| matches!(a.syndrome(), Syndrome::Nak { code: 0 }))
                     && p.irn_sack().is_none();
                 if nak && self.st.occasion() {
                     self.skip = Some(p.bth().psn());
@@ -419,11 +369,7 @@ impl Requester for FaultyRequester {
     }
     fn pull(&mut self, now: Nanos, out: &mut Vec<Action>) -> bool {
         if let Some((frame, info)) = self.resend.take() {
-            self.st.applied(
-                now,
-                info.psn,
-                format!("PSN {} sent again after its message completed", info.psn),
-            );
+            self.st.applied(now, info.psn, format!("PSN {} sent again after its message completed", info.psn));
             out.push(Action::Transmit { frame, info });
             return true;
         }
@@ -443,10 +389,7 @@ impl Requester for FaultyRequester {
                 self.st.applied(
                     now,
                     e,
-                    format!(
-                        "go-back after the NAK of PSN {e} resumed at PSN {}",
-                        (e + 1) & 0xff_ffff
-                    ),
+                    format!("go-back after the NAK of PSN {e} resumed at PSN {}", (e + 1) & 0xff_ffff),
                 );
             } else if skipped {
                 self.skip = None; // nothing after it to resume at: wait for the next NAK
