@@ -101,6 +101,10 @@ pub(super) struct ResponderJudge {
     seen_order: VecDeque<u32>,
     /// Answers found missing, waiting to see whether the requester acted as if it had them.
     suspects: Vec<Suspect>,
+    /// The latest missing-answer departure (its place in `findings`, how many it counts) and the
+    /// PSN its answer names.
+    missing_run: Option<(usize, u32)>,
+    missing_psn: Option<u32>,
     /// The requester's rules this tap can only suspect.
     pub far: crate::far::RequesterFromReceiver,
     /// READ responses: the PSN the next Middle or Last one must carry (the one after the last
@@ -144,6 +148,8 @@ impl ResponderJudge {
             history: VecDeque::new(),
             seen_order: VecDeque::new(),
             suspects: Vec::new(),
+            missing_run: None,
+            missing_psn: None,
             far,
             read_next: None,
             actions: Vec::new(),
@@ -227,7 +233,27 @@ impl ResponderJudge {
             if self.suspects[i].deadline < now {
                 let x = self.suspects.remove(i);
                 let (rule, _) = x.p.answer.rules();
-                self.finding(rule, vec![x.p.frame], x.p.time, format!("{} after frame {}", x.p.answer.describe(), x.p.frame), x.seen);
+                let psn = x.p.answer.resend_psn();
+                // IRN's selective NAKs of one loss all name its PSN: the ones missing after the
+                // first are one departure with it (one loss never NAK'd), counted there.
+                if let Some((at, n)) = self.missing_run.filter(|&(at, _)| {
+                    let f = &self.findings[at];
+                    matches!(x.p.answer, Answer::Sack { .. }) && f.rule == rule.id && f.kind == FindingKind::Departure
+                        && self.missing_psn == Some(psn)
+                }) {
+                    self.missing_run = Some((at, n + 1));
+                    let f = &mut self.findings[at];
+                    let base = f.seen.split("; and ").next().unwrap_or_default().to_string();
+                    f.seen = format!(
+                        "{base}; and {n} more selective NAK(s) naming PSN {psn} missing, the last due after frame {}",
+                        x.p.frame
+                    );
+                } else {
+                    let expected = format!("{} after frame {}", x.p.answer.describe(), x.p.frame);
+                    self.finding(rule, vec![x.p.frame], x.p.time, expected, x.seen);
+                    self.missing_run = Some((self.findings.len() - 1, 1));
+                    self.missing_psn = Some(psn);
+                }
             } else {
                 i += 1;
             }

@@ -83,6 +83,10 @@ pub(super) struct RequesterJudge {
     timer: Option<(u64, u64, Option<u64>)>,
     /// IRN: the PSNs above the cumulative ACK that selective NAKs reported received.
     sacked: std::collections::HashSet<u32>,
+    /// IRN: the expected PSNs selective NAKs have named.
+    sack_named: std::collections::HashSet<u32>,
+    /// An owed answer was reported missing since the last answer arrived.
+    silence_reported: bool,
     /// IRN: loss recovery (IRN §3.1), as the reference keeps it: until the cumulative ACK
     /// passes `point` (the highest PSN sent when it began), selective NAKs make the requester
     /// resend, in order from `next`, each PSN below the highest reported received; a resend
@@ -136,6 +140,8 @@ impl RequesterJudge {
             bounced: Default::default(),
             timer: None,
             sacked: Default::default(),
+            sack_named: Default::default(),
+            silence_reported: false,
             recovery: None,
             highest_sacked: None,
             resent_to: None,
@@ -342,6 +348,14 @@ impl RequesterJudge {
             self.in_a_row = 0;
         }
         // (After the cumulative part: a recovery it ends gives way to the one this starts.)
+        if let Some(Control::Answer(..)) = control {
+            self.silence_reported = false;
+        }
+        if let (StackKind::Irn, Some(Control::Answer(Answer::Sack { epsn, .. }, _))) = (self.kind, control) {
+            if self.sack_named.len() < 1 << 16 {
+                self.sack_named.insert(epsn);
+            }
+        }
         if let (StackKind::Irn, Some(Control::Answer(Answer::Sack { sacked, .. }, _))) = (self.kind, control) {
             if self.highest.is_some_and(|h| diff24(sacked, h) >= 0) && self.sacked.len() < 1 << 16 {
                 self.sacked.insert(sacked);
@@ -539,17 +553,38 @@ impl RequesterJudge {
                 // (A PSN NAK'd before gets no second NAK, IBTA §9.7.5: its resend lost again
                 // is the timer's to recover.)
                 let naked = self.far.answered(psn);
-                if self.kind == StackKind::Gbn && past && !naked && sent_at.is_some_and(|t| self.last_nak <= t) {
-                    let rule = rules::GBN_NAK_MISSING;
-                    self.findings.push(Finding::of(FindingKind::Ambiguous, rule, &self.flow, vec![number], now, format!(
-                            "a NAK naming PSN {psn} or one after it (the first the responder missed), once a later \
-                             packet reached it"
-                        ), format!(
-                            "none: the requester resent PSN {psn} on its timer, after sending packets up to PSN {}: either \
-                             the responder omitted a NAK it owed, or the network lost the NAK, every packet past PSN {psn}, \
-                             or the ACKs that would have covered them (this tap is beside the requester)",
-                            self.highest.unwrap_or(psn)
-                        )));
+                // (IRN: any selective NAK naming it as the expected PSN.)
+                let owed = match self.kind {
+                    StackKind::Gbn => (!naked && sent_at.is_some_and(|t| self.last_nak <= t))
+                        .then_some((rules::GBN_NAK_MISSING, "NAK")),
+                    StackKind::Irn => {
+                        (!self.sack_named.contains(&psn)).then_some((rules::IRN_SACK_MISSING, "selective NAK"))
+                    }
+                    StackKind::Dcp => None,
+                };
+                // (One finding per silence: the timeouts that follow it, no answer between, are the
+                // same story.)
+                if let (true, Some((rule, what)), false) = (past, owed, self.silence_reported) {
+                    self.silence_reported = true;
+                    let expected = format!(
+                        "a {what} naming PSN {psn} or one after it (the first the responder missed), once a later packet \
+                         reached it"
+                    );
+                    let seen = format!(
+                        "none: the requester resent PSN {psn} on its timer, after sending packets up to PSN {}: either the \
+                         responder omitted a {what} it owed, or the network lost it, every packet past PSN {psn}, or the \
+                         ACKs that would have covered them (this tap is beside the requester)",
+                        self.highest.unwrap_or(psn)
+                    );
+                    self.findings.push(Finding::of(
+                        FindingKind::Ambiguous,
+                        rule,
+                        &self.flow,
+                        vec![number],
+                        now,
+                        expected,
+                        seen,
+                    ));
                 }
                 // Nothing asked for it since it was last sent: the timer's. Judged at the end,
                 // against the others of its kind (or the timer `--param` gives).

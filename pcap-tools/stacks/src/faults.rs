@@ -7,8 +7,10 @@
 //! appended to a [`FaultLog`] (the simulator writes it into the truth, `faults`).
 //!
 //! Responder faults (the answers of IBTA §9.7.5, IRN §3, DCP §4.1/§4.5):
-//! - `omit-nak`: the `nth` negative answer (GBN NAK, IRN selective NAK, DCP returned
-//!   header-only packet) is never sent.
+//! - `omit-nak`: the `nth` negative answer (GBN NAK, DCP returned header-only packet) is never
+//!   sent; IRN, which sends a selective NAK for every out-of-order packet, all naming the PSN
+//!   it expects, withholds every one naming the `nth`'s PSN (the loss is never NAK'd: one
+//!   withheld among others would look like a capture gap at any tap).
 //! - `double-nak`: the `nth` negative answer is sent twice.
 //! - `early-msn`: the `nth` ACK carries an MSN (DCP: eMSN) one higher than the responder's.
 //!
@@ -109,7 +111,7 @@ pub fn inject(
     let (req, resp) = pair;
     let state = State { spec, seen: 0, done: false, log, kind, params: cfg.params };
     if spec.fault.at_responder() {
-        (req, Box::new(FaultyResponder { inner: resp, st: state, buf: Vec::new() }))
+        (req, Box::new(FaultyResponder { inner: resp, st: state, buf: Vec::new(), silenced: None }))
     } else {
         let r = FaultyRequester {
             inner: req,
@@ -202,6 +204,8 @@ struct FaultyResponder {
     inner: Box<dyn Endpoint>,
     st: State,
     buf: Vec<Action>,
+    /// IRN `omit-nak`: the expected PSN whose selective NAKs are all withheld.
+    silenced: Option<u32>,
 }
 
 impl FaultyResponder {
@@ -211,14 +215,31 @@ impl FaultyResponder {
                 out.push(a);
                 continue;
             };
-            if self.st.done {
+            if self.st.done && self.silenced.is_none() {
                 out.push(Action::Transmit { frame, info });
                 continue;
             }
             let (kind, psn) = sent_kind(&frame, &self.st);
+            if let (Some(e), Sent::Negative) = (self.silenced, &kind) {
+                if psn == e {
+                    continue; // IRN: every selective NAK of the episode withheld
+                }
+            }
+            if self.st.done {
+                out.push(Action::Transmit { frame, info });
+                continue;
+            }
             match (self.st.spec.fault, kind) {
                 (Fault::OmitNak, Sent::Negative) if self.st.occasion() => {
-                    self.st.applied(now, psn, format!("negative answer naming PSN {psn} not sent"));
+                    if self.st.kind == StackKind::Irn {
+                        // IRN sends one per out-of-order packet, all naming the expected PSN: a
+                        // responder that omits the NAK of a loss omits them all.
+                        self.silenced = Some(psn);
+                        let what = format!("selective NAKs naming PSN {psn} not sent (every one while it was expected)");
+                        self.st.applied(now, psn, what);
+                    } else {
+                        self.st.applied(now, psn, format!("negative answer naming PSN {psn} not sent"));
+                    }
                 }
                 (Fault::DoubleNak, Sent::Negative) if self.st.occasion() => {
                     self.st.applied(now, psn, format!("negative answer naming PSN {psn} sent twice"));
