@@ -11,6 +11,7 @@ use std::process::Command;
 
 use rocescope_analysis::capture;
 use rocescope_codec::ib::aeth::Syndrome;
+use rocescope_codec::ib::psn;
 use rocescope_codec::{DecodeOptions, Frame, LinkType, Params, Profile};
 
 const BIN: &str = env!("CARGO_BIN_EXE_rocescope");
@@ -148,11 +149,6 @@ fn frames_of(r: &Run, rule: &str, iface: u32) -> Vec<u64> {
     f[0].3.clone()
 }
 
-/// `a - b` in 24-bit serial arithmetic.
-fn answer_diff(a: u32, b: u32) -> i32 {
-    ((a.wrapping_sub(b) << 8) as i32) >> 8
-}
-
 const LOSSY: &str = "--loss 0.05 --seed 2";
 
 fn is_nak(s: &Seen) -> bool {
@@ -187,7 +183,7 @@ fn omit_nak_is_a_departure_at_the_receiver_where_it_was_due() {
             // the omitted NAK's or one before, after the timer (GBN's 67 ms, IRN's RTO).
             let at = frames_of(&r, rule, SENDER);
             let resend = v.iter().find(|s| s.number == at[0]).unwrap();
-            assert!(resend.interface == SENDER && resend.src == "10.0.0.1" && answer_diff(resend.psn, psn) <= 0);
+            assert!(resend.interface == SENDER && resend.src == "10.0.0.1" && psn::diff(psn, resend.psn) <= 0);
             let timer = if stack == "gbn" { 60_000_000 } else { 90_000 };
             assert!(resend.ts_ns > t + timer, "{stack}: after the timer");
         }
@@ -374,7 +370,7 @@ fn a_gbn_data_frame_copied_after_the_ack_that_covered_it_is_a_needless_retransmi
     let v = frames(&r.capture, Profile::Std);
     let ack = v.iter().find(|s| s.interface == SENDER && matches!(s.syndrome, Some(Syndrome::Ack { .. }))).unwrap();
     let data =
-        v.iter().find(|s| s.interface == SENDER && s.src == "10.0.0.1" && answer_diff(s.psn, ack.psn) <= 0).unwrap();
+        v.iter().find(|s| s.interface == SENDER && s.src == "10.0.0.1" && psn::diff(ack.psn, s.psn) <= 0).unwrap();
     let mut out =
         rocescope_analysis::capture::CaptureWriter::new(Vec::new(), &["sender", "receiver", "fabric"]).unwrap();
     let mut rd = capture::open(&r.capture.display().to_string()).unwrap();

@@ -79,9 +79,3 @@ pub(super) fn control_of(f: &Frame<'_>, params: &Params) -> Option<Control> {
         _ => None,
     }
 }
-
-/// 24-bit serial difference `b - a` (PSNs and MSNs wrap).
-pub(super) fn diff24(a: u32, b: u32) -> i32 {
-    ((b.wrapping_sub(a) << 8) as i32) >> 8
-}
-

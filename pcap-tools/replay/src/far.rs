@@ -28,10 +28,11 @@
 use std::collections::{HashMap, VecDeque};
 
 use rocescope_codec::ib::opcode::Position;
+use rocescope_codec::ib::psn;
 use rocescope_codec::{Frame, Params};
 use rocescope_stacks::StackKind;
 
-use crate::answer::{control_of, diff24, Answer, Control};
+use crate::answer::{control_of, Answer, Control};
 use crate::rules::{self, Rule};
 use crate::{Finding, FindingKind};
 
@@ -58,7 +59,7 @@ fn finding(
 fn prune<V>(map: &mut HashMap<u32, V>, highest: Option<u32>) {
     if map.len() >= KEPT {
         match highest {
-            Some(h) => map.retain(|&k, _| diff24(k, h) < 1 << 22),
+            Some(h) => map.retain(|&k, _| psn::diff(k, h) < 1 << 22),
             None => map.clear(),
         }
         if map.len() >= KEPT {
@@ -138,20 +139,20 @@ impl ResponderFromSender {
         let Some(p) = frame.roce() else { return };
         let psn = p.bth().psn();
         self.sent.add(psn, self.highest);
-        let new = self.highest.is_none_or(|h| diff24(h, psn) > 0);
+        let new = self.highest.is_none_or(|h| psn::diff(h, psn) > 0);
         if self.highest.is_none() {
             self.began_message = matches!(p.opcode().position(), Some(Position::First | Position::Only));
         }
         match self.contiguous {
             None => self.contiguous = Some(psn),
-            Some(c) if psn == (c + 1) & 0xff_ffff => {
+            Some(c) if psn == psn::add(c, 1) => {
                 let mut c = psn;
-                while self.ahead.remove(&((c + 1) & 0xff_ffff)) {
-                    c = (c + 1) & 0xff_ffff;
+                while self.ahead.remove(&(psn::add(c, 1))) {
+                    c = psn::add(c, 1);
                 }
                 self.contiguous = Some(c);
             }
-            Some(c) if diff24(c, psn) > 1 && self.ahead.len() < KEPT => {
+            Some(c) if psn::diff(c, psn) > 1 && self.ahead.len() < KEPT => {
                 self.ahead.insert(psn);
             }
             _ => {}
@@ -162,7 +163,7 @@ impl ResponderFromSender {
         // A message's end, the first time this tap shows it (a fabric tap may see only a
         // resend of it), unless an ACK already counted past it.
         let end = matches!(p.opcode().position(), Some(Position::Last | Position::Only));
-        let counted = self.counted_through.is_some_and(|c| diff24(psn, c) >= 0);
+        let counted = self.counted_through.is_some_and(|c| psn::diff(psn, c) >= 0);
         if end && !counted && !self.ends.contains(&psn) && self.ends.len() < KEPT {
             self.ends.push_back(psn);
         }
@@ -173,7 +174,7 @@ impl ResponderFromSender {
     /// Where this tap stopped showing every PSN (one never crossed it: another path, or lost
     /// before it): the counts and MSNs are judged no further. `None` when it showed them all.
     pub fn first_unseen(&self) -> Option<u32> {
-        (!self.ahead.is_empty()).then(|| self.contiguous.map_or(0, |c| (c + 1) & 0xff_ffff))
+        (!self.ahead.is_empty()).then(|| self.contiguous.map_or(0, |c| psn::add(c, 1)))
     }
 
     /// Whether an answer naming `psn` arrived (GBN: a NAK, which the responder sends once per
@@ -206,7 +207,7 @@ impl ResponderFromSender {
         let allowed = if matches!(a, Answer::Nak { .. }) { 1 } else { self.sent.get(key) };
         // (And only where this tap showed every PSN up to it leaving: a fabric tap on one of
         // several paths sees some copies only.)
-        let all_seen = self.contiguous.is_some_and(|c| diff24(key, c) >= 0);
+        let all_seen = self.contiguous.is_some_and(|c| psn::diff(key, c) >= 0);
         let counted = matches!(a, Answer::Nak { .. }) || all_seen;
         if n > allowed && allowed > 0 && counted {
             let what = match a {
@@ -238,9 +239,9 @@ impl ResponderFromSender {
             return;
         }
         let before = self.ends.len();
-        self.ends.retain(|&e| diff24(e, psn) < 0);
+        self.ends.retain(|&e| psn::diff(e, psn) < 0);
         self.complete += (before - self.ends.len()) as u32;
-        if self.counted_through.is_none_or(|c| diff24(c, psn) > 0) {
+        if self.counted_through.is_none_or(|c| psn::diff(c, psn) > 0) {
             self.counted_through = Some(psn);
         }
         // Judged only for a capture that shows the connection from its first message: the first
@@ -251,11 +252,11 @@ impl ResponderFromSender {
         }
         // (And only up to where every PSN was shown leaving: a message that ended in a packet
         // this tap never showed would be counted by the ACK but not here.)
-        if self.start != Some(true) || self.contiguous.is_none_or(|c| diff24(c, psn) > 0) {
+        if self.start != Some(true) || self.contiguous.is_none_or(|c| psn::diff(c, psn) > 0) {
             return;
         }
         let expected = self.complete & 0xff_ffff;
-        if diff24(expected, msn) > 0 {
+        if psn::diff(expected, msn) > 0 {
             let rule = if self.kind == StackKind::Irn { rules::IRN_ACK_AHEAD } else { rules::GBN_ACK_AHEAD };
             self.findings.push(finding(
                 FindingKind::Departure,
@@ -309,11 +310,11 @@ impl RequesterFromReceiver {
     pub fn response(&mut self, number: u64, now: u64, frame: &Frame<'_>) {
         let through = match control_of(frame, &self.params) {
             Some(Control::Answer(..)) => return,
-            Some(Control::Ack { msn, .. }) if self.kind == StackKind::Dcp => msn.wrapping_sub(1) & 0xff_ffff,
+            Some(Control::Ack { msn, .. }) if self.kind == StackKind::Dcp => psn::add(msn, psn::MASK),
             Some(Control::Ack { psn, .. }) => psn,
             None => return,
         };
-        if self.rises.back().is_none_or(|&(a, _, _)| diff24(a, through) > 0) {
+        if self.rises.back().is_none_or(|&(a, _, _)| psn::diff(a, through) > 0) {
             if self.rises.len() == RISES_KEPT {
                 self.rises.pop_front();
             }
@@ -323,13 +324,14 @@ impl RequesterFromReceiver {
 
     /// A request packet of PSN `psn` (DCP: of message `msg`) arriving.
     pub fn request(&mut self, number: u64, now: u64, psn: u32, msg: Option<u32>, read: bool) {
-        let resend = self.highest.is_some_and(|h| diff24(psn, h) >= 0);
+        let resend = self.highest.is_some_and(|h| psn::diff(psn, h) >= 0);
         if !resend {
             self.highest = Some(psn);
         }
         let n = if self.kind == StackKind::Dcp { msg } else { Some(psn) };
         // The first ACK that covered it.
-        let covered = n.and_then(|n| self.rises.iter().find(|&&(a, _, _)| diff24(n, a) >= 0)).map(|&(_, t, f)| (t, f));
+        let covered =
+            n.and_then(|n| self.rises.iter().find(|&&(a, _, _)| psn::diff(n, a) >= 0)).map(|&(_, t, f)| (t, f));
         self.reads |= read;
         if let (Some((t, f)), Some(n), false) = (covered, n, self.reads) {
             if now > t.saturating_add(self.window_ns) && self.flagged != Some(f) {

@@ -13,11 +13,12 @@
 
 use std::collections::VecDeque;
 
+use rocescope_codec::ib::psn;
 use rocescope_codec::ext::dcp;
 use rocescope_codec::{DecodeOptions, Frame, LinkType, Params};
 use rocescope_stacks::{Action, ConnConfig, Endpoint, Host, StackKind, Timeouts};
 
-use crate::answer::{control_of, diff24, Answer, Control};
+use crate::answer::{control_of, Answer, Control};
 use crate::rules::{self, Rule};
 use crate::{Finding, FindingKind};
 
@@ -193,7 +194,7 @@ impl ResponderJudge {
         if let (true, Some((want, prev))) = (middle_or_last, self.read_next) {
             if psn != want {
                 // Ahead: the responses between may be a capture gap. Behind: no capture makes that.
-                let ahead = diff24(want, psn) > 0;
+                let ahead = psn::diff(want, psn) > 0;
                 let kind = if ahead { FindingKind::Ambiguous } else { FindingKind::Departure };
                 let what = if opcode == 0x0E { "Middle" } else { "Last" };
                 let seen = if ahead {
@@ -210,9 +211,9 @@ impl ResponderJudge {
         }
         // The next one follows the highest sent (a response sent back out of place does not
         // undo those already past it).
-        let next = (psn + 1) & 0xff_ffff;
+        let next = psn::add(psn, 1);
         let next = match self.read_next {
-            Some((want, _)) if middle_or_last && diff24(next, want) > 0 => want,
+            Some((want, _)) if middle_or_last && psn::diff(next, want) > 0 => want,
             _ => next,
         };
         self.read_next = matches!(opcode, 0x0D | 0x0E).then_some((next, number));
@@ -311,7 +312,7 @@ impl ResponderJudge {
     /// "through" the PSN before the first.
     fn in_order(&self) -> (u32, u32) {
         let start = self.cfg.as_ref().map_or(0, |c| c.start_psn);
-        self.ref_ack.unwrap_or((start.wrapping_sub(1) & 0xff_ffff, self.msn_offset))
+        self.ref_ack.unwrap_or((psn::add(start, psn::MASK), self.msn_offset))
     }
 
     /// Records that the tap showed a request of PSN `psn`.
@@ -328,14 +329,14 @@ impl ResponderJudge {
 
     /// Whether the tap showed every PSN after `from` up to `to`, whole.
     fn saw_all(&self, from: u32, to: u32) -> bool {
-        let n = diff24(from, to);
-        (1..=n.min(SEEN_KEPT as i32)).all(|k| self.seen.get(&(from.wrapping_add(k as u32) & 0xff_ffff)).is_some_and(|s| s.2))
+        let n = psn::diff(from, to);
+        (1..=n.min(SEEN_KEPT as i32)).all(|k| self.seen.get(&(psn::add(from, k as u32))).is_some_and(|s| s.2))
     }
 
     /// The captured responder acknowledged through `psn` (MSN `msn`) PSNs this tap never
     /// showed: the reference starts again after them, and what it still expected is dropped.
     fn resync(&mut self, psn: u32, msn: u32) {
-        let start = psn.wrapping_add(1) & 0xff_ffff;
+        let start = psn::add(psn, 1);
         self.msn_offset = msn;
         self.msn_matched = true;
         self.ref_ack = Some((psn, msn));
@@ -347,7 +348,7 @@ impl ResponderJudge {
             let mut out = Vec::new();
             for (link, t, len, bytes) in &self.history {
                 let f = Frame::parse(*link, bytes, *len, &opts);
-                if f.roce().is_some_and(|p| diff24(start, p.bth().psn()) >= 0) {
+                if f.roce().is_some_and(|p| psn::diff(start, p.bth().psn()) >= 0) {
                     r.on_frame(*t, &f, &mut out);
                 }
             }
@@ -355,7 +356,7 @@ impl ResponderJudge {
                 let Action::Transmit { frame: bytes, .. } = a else { continue };
                 let sent = Frame::parse(LinkType::Ethernet, &bytes, bytes.len(), &opts);
                 if let Some(Control::Ack { psn, msn }) = control_of(&sent, &self.params) {
-                    self.ref_ack = Some((psn, msn.wrapping_add(self.msn_offset) & 0xff_ffff));
+                    self.ref_ack = Some((psn, psn::add(msn, self.msn_offset)));
                 }
             }
             self.reference = Some(r);
@@ -379,7 +380,7 @@ impl ResponderJudge {
             self.resent(number, now, psn);
             let ho = frame.tos().is_some_and(|t| dcp::tag(t, self.params.dcp_tag_shift) == dcp::TAG_HO) && self.kind == StackKind::Dcp;
             self.saw(psn, now, number, !ho);
-            if self.max_psn.is_none_or(|m| diff24(m, psn) > 0) {
+            if self.max_psn.is_none_or(|m| psn::diff(m, psn) > 0) {
                 self.max_psn = Some(psn);
             }
         }
@@ -425,7 +426,7 @@ impl ResponderJudge {
             let sent = Frame::parse(LinkType::Ethernet, &bytes, bytes.len(), &opts);
             match control_of(&sent, &params) {
                 Some(Control::Ack { psn, msn }) => {
-                    let msn = msn.wrapping_add(self.msn_offset) & 0xff_ffff;
+                    let msn = psn::add(msn, self.msn_offset);
                     self.ref_ack = Some((psn, msn));
                     self.ref_acks += 1;
                     self.seq += 1;
@@ -485,21 +486,21 @@ impl ResponderJudge {
         if !self.msn_matched {
             if let Some((rp, rm)) = self.ref_ack.filter(|&(rp, _)| rp == psn) {
                 let shift = msn.wrapping_sub(rm) & 0xff_ffff;
-                self.msn_offset = self.msn_offset.wrapping_add(shift) & 0xff_ffff;
+                self.msn_offset = psn::add(self.msn_offset, shift);
                 self.ref_ack = Some((rp, msn));
                 self.msn_matched = true;
             }
         }
-        let (rp, rm) = self.ref_ack.unwrap_or((start.wrapping_sub(1) & 0xff_ffff, self.msn_offset));
+        let (rp, rm) = self.ref_ack.unwrap_or((psn::add(start, psn::MASK), self.msn_offset));
         // DCP acknowledges per packet; its eMSN is what it promises. RC: PSN and MSN.
-        let psn_ahead = !is_dcp && diff24(rp, psn) > 0;
-        let msn_ahead = self.msn_matched && !(is_dcp && self.emsn_unjudged) && diff24(rm, msn) > 0;
+        let psn_ahead = !is_dcp && psn::diff(rp, psn) > 0;
+        let msn_ahead = self.msn_matched && !(is_dcp && self.emsn_unjudged) && psn::diff(rm, msn) > 0;
         if psn_ahead || msn_ahead {
             // Were the PSNs it covers all shown by this tap? (DCP: the packets of the messages
             // its eMSN passes, which arrive in any order: every PSN up to the highest seen, the
             // last 1024 at most.)
             let to = if is_dcp { self.max_psn.unwrap_or(psn) } else { psn };
-            let from = if is_dcp { to.wrapping_sub(1024.min(diff24(start, to).max(0) as u32 + 1)) & 0xff_ffff } else { rp };
+            let from = if is_dcp { to.wrapping_sub(1024.min(psn::diff(start, to).max(0) as u32 + 1)) & 0xff_ffff } else { rp };
             let what = if is_dcp { "eMSN" } else { "PSN/MSN" };
             let expected = format!("{what} at most {} (received in order: PSN {rp}, MSN {rm})", if is_dcp { rm } else { rp });
             let seen = format!("ACK of PSN {psn}, {} {msn}", if is_dcp { "eMSN" } else { "MSN" });
@@ -528,7 +529,7 @@ impl ResponderJudge {
             }
         }
         if let Some((lp, lm, lf)) = self.last_ack {
-            if (!is_dcp && diff24(lp, psn) < 0) || diff24(lm, msn) < 0 {
+            if (!is_dcp && psn::diff(lp, psn) < 0) || psn::diff(lm, msn) < 0 {
                 self.finding(
                     regressed,
                     vec![lf, number],
@@ -559,14 +560,14 @@ impl ResponderJudge {
         // responder got them (a capture gap), or it is wrong; judging goes on from there.
         if let Answer::Nak { psn: e } | Answer::Sack { epsn: e, .. } = answer {
             let (rp, _) = self.in_order();
-            let through = e.wrapping_sub(1) & 0xff_ffff;
-            if diff24(rp, through) > 0 && !self.saw_all(rp, through) && !repeated {
+            let through = psn::add(e, psn::MASK);
+            if psn::diff(rp, through) > 0 && !self.saw_all(rp, through) && !repeated {
                 self.found(
                     FindingKind::Ambiguous,
                     unexpected,
                     vec![number],
                     now,
-                    format!("an answer naming PSN {} at most (received in order: PSN {rp})", rp.wrapping_add(1) & 0xff_ffff),
+                    format!("an answer naming PSN {} at most (received in order: PSN {rp})", psn::add(rp, 1)),
                     format!(
                         "{}; this tap never showed some of the PSNs before it: either the capture missed them (a capture gap), or \
                          the responder is wrong (judging goes on from this answer)",
@@ -580,7 +581,7 @@ impl ResponderJudge {
         // The packet that calls for it never shown by this tap: the capture may have missed it.
         let cause_unseen = match answer {
             Answer::Sack { sacked: psn, .. } | Answer::Bounce { psn } => !self.seen.contains_key(&psn),
-            Answer::Nak { psn } => !(1..=64u32).any(|k| self.seen.contains_key(&(psn.wrapping_add(k) & 0xff_ffff))),
+            Answer::Nak { psn } => !(1..=64u32).any(|k| self.seen.contains_key(&(psn::add(psn, k)))),
         };
         if cause_unseen && !repeated {
             self.found(

@@ -39,6 +39,7 @@ use rocescope_analysis::analyze::report::{FlowRow, Role, Tap, Transport};
 use rocescope_analysis::analyze::{Analyzer, Options as AnalyzeOptions};
 use rocescope_analysis::capture::CaptureError;
 use rocescope_analysis::session::Session;
+use rocescope_codec::ib::psn;
 use rocescope_codec::ib::opcode::Position;
 use rocescope_codec::Params;
 use rocescope_stacks::{Host, StackKind, Timeouts};
@@ -345,7 +346,7 @@ pub fn replay_partial<R: Read>(
                 Class::Request { pos, .. } => {
                     if s.seen < FIRST_PACKETS {
                         s.seen += 1;
-                        s.first_psn = Some(s.first_psn.map_or(k.psn, |f| if answer::diff24(f, k.psn) < 0 { k.psn } else { f }));
+                        s.first_psn = Some(s.first_psn.map_or(k.psn, |f| if psn::diff(f, k.psn) < 0 { k.psn } else { f }));
                     }
                     if full(pos) {
                         s.mtu = s.mtu.max(k.payload);
@@ -358,7 +359,7 @@ pub fn replay_partial<R: Read>(
                 Class::Ack | Class::Nak { code: 0 } | Class::Sack { .. } if k.profile != rocescope_codec::Profile::Dcp => {
                     if s.answers < FIRST_PACKETS {
                         s.answers += 1;
-                        s.first_answered = Some(s.first_answered.map_or(k.psn, |f| if answer::diff24(f, k.psn) < 0 { k.psn } else { f }));
+                        s.first_answered = Some(s.first_answered.map_or(k.psn, |f| if psn::diff(f, k.psn) < 0 { k.psn } else { f }));
                     }
                 }
                 _ => {}
@@ -390,7 +391,7 @@ pub fn replay_partial<R: Read>(
         let resp = shapes.get(&(c.iface, c.responder, c.requester, c.requester_qpn)).copied().unwrap_or_default();
         let mtu = req.mtu.max(resp.mtu);
         let first_psn = match (req.first_psn, resp.first_answered) {
-            (Some(r), Some(a)) if answer::diff24(r, a) < 0 => Some(a),
+            (Some(r), Some(a)) if psn::diff(r, a) < 0 => Some(a),
             (r, _) => r,
         };
         c.shape = Shape { first_psn, mtu: if mtu == 0 { DEFAULT_MTU } else { mtu } };

@@ -24,10 +24,11 @@
 //!   the timer fired). Every timeout judged is also evidence for the inferred `timeout_ns`.
 
 use rocescope_codec::ext::{dcp, Ext};
+use rocescope_codec::ib::psn;
 use rocescope_codec::{Frame, Params};
 use rocescope_stacks::{StackKind, Timeouts};
 
-use crate::answer::{control_of, diff24, Answer, Control};
+use crate::answer::{control_of, Answer, Control};
 use crate::rules::{self, Rule};
 use crate::{Finding, FindingKind};
 
@@ -178,7 +179,7 @@ impl RequesterJudge {
     /// IRN's packets in flight.
     fn in_flight(&self) -> u32 {
         match (self.highest, self.una()) {
-            (Some(h), Some(u)) => ((diff24(u, h) + 1).max(0) as usize).saturating_sub(self.sacked.len()) as u32,
+            (Some(h), Some(u)) => ((psn::diff(u, h) + 1).max(0) as usize).saturating_sub(self.sacked.len()) as u32,
             _ => 0,
         }
     }
@@ -188,8 +189,8 @@ impl RequesterJudge {
     fn by_timer(&self, psn: u32, msg: u32) -> bool {
         // A packet acknowledged is no timer's (the needless-retransmission rule judges it).
         let acked = self.rises.back().is_some_and(|&(a, _, _)| match self.kind {
-            StackKind::Dcp => diff24(msg, a) >= 0,
-            _ => diff24(psn, a) >= 0,
+            StackKind::Dcp => psn::diff(msg, a) >= 0,
+            _ => psn::diff(psn, a) >= 0,
         });
         if acked {
             return false;
@@ -198,8 +199,9 @@ impl RequesterJudge {
             return self.bounced.get(&psn).is_none_or(|&n| n == 0);
         }
         if self.kind == StackKind::Irn {
-            let due =
-                |r: &Recovery| diff24(r.next, psn) >= 0 && self.highest_sacked.is_some_and(|h| diff24(psn, h) > 0);
+            let due = |r: &Recovery| {
+                psn::diff(r.next, psn) >= 0 && self.highest_sacked.is_some_and(|h| psn::diff(psn, h) > 0)
+            };
             return !self.recovery.as_ref().is_some_and(due);
         }
         // GBN: a NAK asks for one go-back (from its PSN, or what an ACK since has left); each
@@ -212,13 +214,13 @@ impl RequesterJudge {
     /// GBN: `psn` continues the packets before it: the one after the previous packet, or
     /// (ahead of it) the first an ACK since has left unacknowledged.
     fn goes_on(&self, psn: u32) -> bool {
-        let una = self.rises.back().map(|&(a, _, _)| (a + 1) & 0xff_ffff);
-        self.prev_psn.is_some_and(|p| psn == (p + 1) & 0xff_ffff || (una == Some(psn) && diff24(p, psn) > 0))
+        let una = self.rises.back().map(|&(a, _, _)| psn::add(a, 1));
+        self.prev_psn.is_some_and(|p| psn == psn::add(p, 1) || (una == Some(psn) && psn::diff(p, psn) > 0))
     }
 
     /// The cumulative ACK: one past the PSN acknowledged through.
     fn una(&self) -> Option<u32> {
-        self.rises.back().map(|r| (r.0 + 1) & 0xff_ffff).or(self.first)
+        self.rises.back().map(|r| psn::add(r.0, 1)).or(self.first)
     }
 
     fn start_timer(&mut self, now: u64, number: u64) {
@@ -230,11 +232,11 @@ impl RequesterJudge {
         let acked = self.rises.back().map(|r| r.0);
         match self.kind {
             StackKind::Dcp => match (self.highest_msg, acked) {
-                (Some(h), Some(a)) => diff24(a, h) > 0,
+                (Some(h), Some(a)) => psn::diff(a, h) > 0,
                 (h, _) => h.is_some(),
             },
             _ => match (self.highest, acked) {
-                (Some(h), Some(a)) => diff24(a, h) > 0,
+                (Some(h), Some(a)) => psn::diff(a, h) > 0,
                 (h, _) => h.is_some(),
             },
         }
@@ -278,30 +280,28 @@ impl RequesterJudge {
             // A NAK inside the window (above what is acknowledged, at most the highest PSN
             // sent): the requester resends from its PSN.
             let acked = self.rises.back().map(|r| r.0);
-            let above = acked.is_none_or(|a| diff24(a, psn) > 0);
-            if above && self.highest.is_some_and(|h| diff24(psn, h) >= 0) {
+            let above = acked.is_none_or(|a| psn::diff(a, psn) > 0);
+            if above && self.highest.is_some_and(|h| psn::diff(psn, h) >= 0) {
                 self.nak = Some((psn, now, number));
             }
         }
         let through = match control {
             // DCP: the eMSN (every message before it is complete); the last one complete.
-            Some(Control::Ack { msn, .. }) if self.kind == StackKind::Dcp => msn.wrapping_sub(1) & 0xff_ffff,
+            Some(Control::Ack { msn, .. }) if self.kind == StackKind::Dcp => psn::add(msn, psn::MASK),
             Some(Control::Ack { psn, .. }) => psn,
             _ if self.kind == StackKind::Dcp => return,
-            Some(Control::Answer(Answer::Nak { psn } | Answer::Sack { epsn: psn, .. }, _)) => {
-                psn.wrapping_sub(1) & 0xff_ffff
-            }
+            Some(Control::Answer(Answer::Nak { psn } | Answer::Sack { epsn: psn, .. }, _)) => psn::add(psn, psn::MASK),
             // A READ response acknowledges every request before it (IBTA §9.7.5.1.3: an implied
             // acknowledgement).
             // (In order, the response itself is taken: through its PSN.)
             None => match frame.roce() {
                 Some(p) if (0x0D..=0x10).contains(&p.opcode().0) => {
                     let q = p.bth().psn();
-                    let in_order = self.rises.back().is_some_and(|&(a, _, _)| (a + 1) & 0xff_ffff == q);
+                    let in_order = self.rises.back().is_some_and(|&(a, _, _)| psn::add(a, 1) == q);
                     if in_order {
                         q
                     } else {
-                        q.wrapping_sub(1) & 0xff_ffff
+                        psn::add(q, psn::MASK)
                     }
                 }
                 _ => return,
@@ -309,22 +309,22 @@ impl RequesterJudge {
             _ => return,
         };
         self.responses += 1;
-        if self.rises.back().is_none_or(|&(a, _, _)| diff24(a, through) > 0) {
+        if self.rises.back().is_none_or(|&(a, _, _)| psn::diff(a, through) > 0) {
             if self.rises.len() == RISES_KEPT {
                 self.rises.pop_front();
             }
             self.rises.push_back((through, number, now));
             if self.kind == StackKind::Irn {
-                self.sacked.retain(|&p| diff24(through, p) > 0);
-                if self.highest_sacked.is_some_and(|h| diff24(through, h) <= 0) {
+                self.sacked.retain(|&p| psn::diff(through, p) > 0);
+                if self.highest_sacked.is_some_and(|h| psn::diff(through, h) <= 0) {
                     self.highest_sacked = None;
                 }
-                if self.recovery.as_ref().is_some_and(|r| diff24(r.point, through) >= 0) {
+                if self.recovery.as_ref().is_some_and(|r| psn::diff(r.point, through) >= 0) {
                     self.recovery = None;
                 }
-                let una = (through + 1) & 0xff_ffff;
+                let una = psn::add(through, 1);
                 if let Some(r) = self.recovery.as_mut() {
-                    if diff24(r.next, una) > 0 {
+                    if psn::diff(r.next, una) > 0 {
                         r.next = una;
                     }
                 }
@@ -332,9 +332,9 @@ impl RequesterJudge {
             // A NAK'd PSN acknowledged since (the PSN arrived after all): the requester resumes
             // after what is acknowledged.
             if let Some((e, t, f)) = self.nak {
-                if diff24(e, through) >= 0 {
-                    let next = (through + 1) & 0xff_ffff;
-                    let outstanding = self.highest.is_some_and(|h| diff24(next, h) >= 0);
+                if psn::diff(e, through) >= 0 {
+                    let next = psn::add(through, 1);
+                    let outstanding = self.highest.is_some_and(|h| psn::diff(next, h) >= 0);
                     self.nak = outstanding.then_some((next, t, f));
                 }
             }
@@ -357,15 +357,15 @@ impl RequesterJudge {
             }
         }
         if let (StackKind::Irn, Some(Control::Answer(Answer::Sack { sacked, .. }, _))) = (self.kind, control) {
-            if self.highest.is_some_and(|h| diff24(sacked, h) >= 0) && self.sacked.len() < 1 << 16 {
+            if self.highest.is_some_and(|h| psn::diff(sacked, h) >= 0) && self.sacked.len() < 1 << 16 {
                 self.sacked.insert(sacked);
             }
-            if self.highest_sacked.is_none_or(|h| diff24(h, sacked) > 0) {
+            if self.highest_sacked.is_none_or(|h| psn::diff(h, sacked) > 0) {
                 self.highest_sacked = Some(sacked);
             }
             if let (None, Some(point), Some(una)) = (&self.recovery, self.highest, self.una()) {
                 let next = match self.resent_to {
-                    Some(r) if diff24(una, r) > 0 => r,
+                    Some(r) if psn::diff(una, r) > 0 => r,
                     _ => una,
                 };
                 self.recovery = Some(Recovery { point, next });
@@ -379,7 +379,7 @@ impl RequesterJudge {
         self.far.request(frame);
         // A READ Request sent again (responses went missing): from here the reference resends
         // from that READ on, past what the ACKs covered.
-        self.reads |= p.opcode().0 == 0x0C && self.highest.is_some_and(|h| diff24(p.bth().psn(), h) >= 0);
+        self.reads |= p.opcode().0 == 0x0C && self.highest.is_some_and(|h| psn::diff(p.bth().psn(), h) >= 0);
         self.requests += 1;
         let psn = p.bth().psn();
         // What the acknowledgements count: PSNs, or DCP's messages (a data packet's MSN).
@@ -403,7 +403,7 @@ impl RequesterJudge {
         if self.reads || p.opcode().0 == 0x0C {
             return;
         }
-        let Some(&(a, ack_frame, ack_time)) = self.rises.iter().find(|&&(a, _, _)| diff24(n, a) >= 0) else {
+        let Some(&(a, ack_frame, ack_time)) = self.rises.iter().find(|&&(a, _, _)| psn::diff(n, a) >= 0) else {
             return;
         };
         if now > ack_time.saturating_add(self.reaction_ns) {
@@ -504,7 +504,7 @@ impl RequesterJudge {
 
     /// The timer and Go-Back-N rules for a request packet of PSN `psn` (DCP: of message `msg`).
     fn timing(&mut self, number: u64, now: u64, psn: u32, msg: u32) {
-        let resend = self.highest.is_some_and(|h| diff24(psn, h) >= 0);
+        let resend = self.highest.is_some_and(|h| psn::diff(psn, h) >= 0);
         if let (Some((e, at, nak_frame)), false) = (self.nak, self.reads) {
             if psn == e {
                 self.nak = None;
@@ -512,7 +512,7 @@ impl RequesterJudge {
                 // (Within the reaction time only new packets may still be on their way: a
                 // resend there is the go-back itself.)
                 self.nak = None;
-                if diff24(e, psn) > 0 {
+                if psn::diff(e, psn) > 0 {
                     self.finding(
                         rules::GBN_GO_BACK_SHORT,
                         vec![nak_frame, number],
@@ -527,7 +527,7 @@ impl RequesterJudge {
             let idle = !self.outstanding();
             self.highest = Some(psn);
             self.first.get_or_insert(psn);
-            if self.kind == StackKind::Dcp && self.highest_msg.is_none_or(|h| diff24(h, msg) > 0) {
+            if self.kind == StackKind::Dcp && self.highest_msg.is_none_or(|h| psn::diff(h, msg) > 0) {
                 self.highest_msg = Some(msg);
             }
             if idle || self.timer.is_none() {
@@ -548,7 +548,7 @@ impl RequesterJudge {
             if !self.timeout_judged {
                 // GBN: packets past this one left, yet no NAK came for it (docs/replay.md "The
                 // other end").
-                let past = self.highest.is_some_and(|h| diff24(psn, h) > 0);
+                let past = self.highest.is_some_and(|h| psn::diff(psn, h) > 0);
                 let sent_at = self.last_sent.get(&psn).copied();
                 // (A PSN NAK'd before gets no second NAK, IBTA §9.7.5: its resend lost again
                 // is the timer's to recover.)
@@ -602,7 +602,7 @@ impl RequesterJudge {
                 // IRN's RTO: recovery from the cumulative ACK on (IRN §3.1).
                 self.resent_to = self.una();
                 if let (None, Some(point)) = (&self.recovery, self.highest) {
-                    self.recovery = Some(Recovery { point, next: (psn + 1) & 0xff_ffff });
+                    self.recovery = Some(Recovery { point, next: psn::add(psn, 1) });
                 }
             }
         } else if resend && self.kind == StackKind::Dcp {
@@ -613,22 +613,22 @@ impl RequesterJudge {
                 }
             }
         } else if resend && self.kind == StackKind::Irn && !self.by_timer(psn, msg) {
-            let after = (psn + 1) & 0xff_ffff;
+            let after = psn::add(psn, 1);
             if let Some(r) = self.recovery.as_mut() {
                 r.next = after;
             }
-            if self.resent_to.is_none_or(|r| diff24(r, after) > 0) {
+            if self.resent_to.is_none_or(|r| psn::diff(r, after) > 0) {
                 self.resent_to = Some(after);
             }
         }
         if self.last_sent.len() >= 1 << 16 {
             let h = self.highest.unwrap_or(psn);
-            self.last_sent.retain(|&p, _| diff24(p, h) < 1 << 15);
+            self.last_sent.retain(|&p, _| psn::diff(p, h) < 1 << 15);
         }
         self.last_sent.insert(psn, now);
         // (A packet already acknowledged is no part of a go-back: the needless-retransmission
         // rule judges it.)
-        let acked = self.rises.back().is_some_and(|&(a, _, _)| diff24(psn, a) >= 0);
+        let acked = self.rises.back().is_some_and(|&(a, _, _)| psn::diff(psn, a) >= 0);
         if self.kind == StackKind::Gbn && !acked {
             if resend && !self.goes_on(psn) {
                 // A go-back begins: it answers the NAK that asked for it, if any.
