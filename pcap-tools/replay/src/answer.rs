@@ -2,9 +2,13 @@
 //! are compared one for one (NAKs, IRN's selective NAKs, DCP's returned header-only packets),
 //! read from a frame the same way for the reference's output and the capture's.
 
+use std::collections::VecDeque;
+
 use rocescope_codec::ext::dcp;
 use rocescope_codec::ib::aeth::Syndrome;
+use rocescope_codec::ib::psn;
 use rocescope_codec::{Frame, Params};
+use rocescope_stacks::StackKind;
 
 use crate::rules::{self, Rule};
 
@@ -77,5 +81,56 @@ pub(super) fn control_of(f: &Frame<'_>, params: &Params) -> Option<Control> {
             a.msn(),
         )),
         _ => None,
+    }
+}
+
+/// Rises of what is acknowledged remembered (a packet sent or arriving again from further back
+/// is not judged).
+const RISES_KEPT: usize = 1024;
+
+/// One rise of what is acknowledged: through this PSN (DCP: this message), by the frame at
+/// this time.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Rise {
+    pub through: u32,
+    pub frame: u64,
+    pub time: u64,
+}
+
+/// The rises of what a connection's acknowledgements acknowledge, the latest [`RISES_KEPT`]: a
+/// packet seen again is judged against the first one that covered it.
+#[derive(Debug, Default)]
+pub(super) struct Rises(VecDeque<Rise>);
+
+impl Rises {
+    /// An acknowledgement through `through`: true when it acknowledges more than any before.
+    pub(super) fn rise(&mut self, through: u32, frame: u64, time: u64) -> bool {
+        if self.through().is_some_and(|a| psn::diff(a, through) <= 0) {
+            return false;
+        }
+        if self.0.len() == RISES_KEPT {
+            self.0.pop_front();
+        }
+        self.0.push_back(Rise { through, frame, time });
+        true
+    }
+
+    /// What is acknowledged so far.
+    pub(super) fn through(&self) -> Option<u32> {
+        self.0.back().map(|r| r.through)
+    }
+
+    /// The first rise that covered `n`.
+    pub(super) fn first_covering(&self, n: u32) -> Option<Rise> {
+        self.0.iter().find(|r| psn::diff(n, r.through) >= 0).copied()
+    }
+}
+
+/// What an ACK acknowledges through: its PSN, or for DCP the message before its eMSN (every
+/// message before the eMSN is complete).
+pub(super) fn ack_through(kind: StackKind, psn: u32, msn: u32) -> u32 {
+    match kind {
+        StackKind::Dcp => psn::add(msn, psn::MASK),
+        _ => psn,
     }
 }

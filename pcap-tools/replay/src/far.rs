@@ -32,27 +32,12 @@ use rocescope_codec::ib::psn;
 use rocescope_codec::{Frame, Params};
 use rocescope_stacks::StackKind;
 
-use crate::answer::{control_of, Answer, Control};
-use crate::rules::{self, Rule};
+use crate::answer::{ack_through, control_of, Answer, Control, Rises};
+use crate::rules;
 use crate::{Finding, FindingKind};
 
 /// PSNs remembered per connection (older ones are dropped).
 const KEPT: usize = 1 << 16;
-
-/// Rises of what is acknowledged remembered (a packet arriving from further back is not judged).
-const RISES_KEPT: usize = 1024;
-
-fn finding(
-    kind: FindingKind,
-    rule: Rule,
-    flow: &str,
-    frames: Vec<u64>,
-    now: u64,
-    expected: String,
-    seen: String,
-) -> Finding {
-    Finding { kind, rule: rule.id, source: rule.source, flow: flow.to_string(), frames, time_ns: now, expected, seen }
-}
 
 /// Drops what is more than 2^22 PSNs behind `highest` once `map` holds [`KEPT`] (a PSN comes
 /// round again after 2^24).
@@ -221,7 +206,7 @@ impl ResponderFromSender {
                     format!("at most {allowed} returned header-only packet(s) of PSN {psn}: the requester sent it {allowed} time(s)")
                 }
             };
-            let f = finding(
+            let f = Finding::of(
                 FindingKind::Departure,
                 rule,
                 &self.flow,
@@ -258,7 +243,7 @@ impl ResponderFromSender {
         let expected = self.complete & 0xff_ffff;
         if psn::diff(expected, msn) > 0 {
             let rule = if self.kind == StackKind::Irn { rules::IRN_ACK_AHEAD } else { rules::GBN_ACK_AHEAD };
-            self.findings.push(finding(
+            self.findings.push(Finding::of(
                 FindingKind::Departure,
                 rule,
                 &self.flow,
@@ -279,9 +264,8 @@ pub(super) struct RequesterFromReceiver {
     /// How long after an ACK left a packet it covers may still arrive (sent before the ACK
     /// reached the requester; a round trip with its queues): the answer window.
     window_ns: u64,
-    /// The rises of what the captured ACKs acknowledge (PSN; DCP: message), with time and frame
-    /// (the latest [`RISES_KEPT`]).
-    rises: VecDeque<(u32, u64, u64)>,
+    /// The rises of what the captured ACKs acknowledge (PSN; DCP: message).
+    rises: Rises,
     /// The rise a needless resend was last suspected against (one finding per rise).
     flagged: Option<u64>,
     highest: Option<u32>,
@@ -298,7 +282,7 @@ impl RequesterFromReceiver {
             flow,
             params,
             window_ns,
-            rises: VecDeque::new(),
+            rises: Rises::default(),
             flagged: None,
             highest: None,
             reads: false,
@@ -308,17 +292,8 @@ impl RequesterFromReceiver {
 
     /// A frame the responder sent, leaving.
     pub fn response(&mut self, number: u64, now: u64, frame: &Frame<'_>) {
-        let through = match control_of(frame, &self.params) {
-            Some(Control::Answer(..)) => return,
-            Some(Control::Ack { msn, .. }) if self.kind == StackKind::Dcp => psn::add(msn, psn::MASK),
-            Some(Control::Ack { psn, .. }) => psn,
-            None => return,
-        };
-        if self.rises.back().is_none_or(|&(a, _, _)| psn::diff(a, through) > 0) {
-            if self.rises.len() == RISES_KEPT {
-                self.rises.pop_front();
-            }
-            self.rises.push_back((through, now, number));
+        if let Some(Control::Ack { psn, msn }) = control_of(frame, &self.params) {
+            self.rises.rise(ack_through(self.kind, psn, msn), number, now);
         }
     }
 
@@ -330,8 +305,7 @@ impl RequesterFromReceiver {
         }
         let n = if self.kind == StackKind::Dcp { msg } else { Some(psn) };
         // The first ACK that covered it.
-        let covered =
-            n.and_then(|n| self.rises.iter().find(|&&(a, _, _)| psn::diff(n, a) >= 0)).map(|&(_, t, f)| (t, f));
+        let covered = n.and_then(|n| self.rises.first_covering(n)).map(|r| (r.time, r.frame));
         self.reads |= read;
         if let (Some((t, f)), Some(n), false) = (covered, n, self.reads) {
             if now > t.saturating_add(self.window_ns) && self.flagged != Some(f) {
@@ -342,7 +316,7 @@ impl RequesterFromReceiver {
                     StackKind::Dcp => rules::DCP_RETX_NEEDLESS,
                 };
                 let unit = if self.kind == StackKind::Dcp { format!("message {n}") } else { format!("PSN {n}") };
-                self.findings.push(finding(
+                self.findings.push(Finding::of(
                     FindingKind::Ambiguous,
                     rule,
                     &self.flow,

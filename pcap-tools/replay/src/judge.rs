@@ -173,16 +173,7 @@ impl ResponderJudge {
     }
 
     fn found(&mut self, kind: FindingKind, rule: Rule, frames: Vec<u64>, time_ns: u64, expected: String, seen: String) {
-        self.findings.push(Finding {
-            kind,
-            rule: rule.id,
-            source: rule.source,
-            flow: self.flow.clone(),
-            frames,
-            time_ns,
-            expected,
-            seen,
-        });
+        self.findings.push(Finding::of(kind, rule, &self.flow, frames, time_ns, expected, seen));
     }
 
     /// A READ response leaving (IBTA §9.7.5: a READ's responses go out in PSN order, First (or

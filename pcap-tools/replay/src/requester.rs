@@ -28,12 +28,9 @@ use rocescope_codec::ib::psn;
 use rocescope_codec::{Frame, Params};
 use rocescope_stacks::{StackKind, Timeouts};
 
-use crate::answer::{control_of, Answer, Control};
+use crate::answer::{ack_through, control_of, Answer, Control, Rise, Rises};
 use crate::rules::{self, Rule};
 use crate::{Finding, FindingKind};
-
-/// Rises of the acknowledged PSN remembered (packets sent again from further back are not judged).
-const RISES_KEPT: usize = 1024;
 
 /// Timeouts remembered per connection (more are not judged).
 const SAMPLES_KEPT: usize = 1 << 16;
@@ -68,7 +65,7 @@ pub(super) struct RequesterJudge {
     /// Each rise of what is acknowledged: through this PSN (DCP: this message), by the ACK or NAK of this frame at
     /// this time (the latest [`RISES_KEPT`]), so a packet sent again is judged against the first
     /// acknowledgement that covered it.
-    rises: std::collections::VecDeque<(u32, u64, u64)>,
+    rises: Rises,
     timeouts: Timeouts,
     /// The highest PSN sent (and, DCP, the highest message).
     highest: Option<u32>,
@@ -188,7 +185,7 @@ impl RequesterJudge {
     /// was last sent. IRN: it is not the next PSN loss recovery resends.
     fn by_timer(&self, psn: u32, msg: u32) -> bool {
         // A packet acknowledged is no timer's (the needless-retransmission rule judges it).
-        let acked = self.rises.back().is_some_and(|&(a, _, _)| match self.kind {
+        let acked = self.rises.through().is_some_and(|a| match self.kind {
             StackKind::Dcp => psn::diff(msg, a) >= 0,
             _ => psn::diff(psn, a) >= 0,
         });
@@ -214,13 +211,13 @@ impl RequesterJudge {
     /// GBN: `psn` continues the packets before it: the one after the previous packet, or
     /// (ahead of it) the first an ACK since has left unacknowledged.
     fn goes_on(&self, psn: u32) -> bool {
-        let una = self.rises.back().map(|&(a, _, _)| psn::add(a, 1));
+        let una = self.rises.through().map(|a| psn::add(a, 1));
         self.prev_psn.is_some_and(|p| psn == psn::add(p, 1) || (una == Some(psn) && psn::diff(p, psn) > 0))
     }
 
     /// The cumulative ACK: one past the PSN acknowledged through.
     fn una(&self) -> Option<u32> {
-        self.rises.back().map(|r| psn::add(r.0, 1)).or(self.first)
+        self.rises.through().map(|a| psn::add(a, 1)).or(self.first)
     }
 
     fn start_timer(&mut self, now: u64, number: u64) {
@@ -229,7 +226,7 @@ impl RequesterJudge {
 
     /// Whether anything sent is not yet acknowledged (DCP: a message sent is not complete).
     fn outstanding(&self) -> bool {
-        let acked = self.rises.back().map(|r| r.0);
+        let acked = self.rises.through();
         match self.kind {
             StackKind::Dcp => match (self.highest_msg, acked) {
                 (Some(h), Some(a)) => psn::diff(a, h) > 0,
@@ -243,16 +240,7 @@ impl RequesterJudge {
     }
 
     fn finding(&mut self, rule: Rule, frames: Vec<u64>, now: u64, expected: String, seen: String) {
-        self.findings.push(Finding {
-            kind: FindingKind::Departure,
-            rule: rule.id,
-            source: rule.source,
-            flow: self.flow.clone(),
-            frames,
-            time_ns: now,
-            expected,
-            seen,
-        });
+        self.findings.push(Finding::of(FindingKind::Departure, rule, &self.flow, frames, now, expected, seen));
     }
 
     fn rule(&self) -> Rule {
@@ -279,7 +267,7 @@ impl RequesterJudge {
         if let (StackKind::Gbn, Some(Control::Answer(Answer::Nak { psn }, _))) = (self.kind, control) {
             // A NAK inside the window (above what is acknowledged, at most the highest PSN
             // sent): the requester resends from its PSN.
-            let acked = self.rises.back().map(|r| r.0);
+            let acked = self.rises.through();
             let above = acked.is_none_or(|a| psn::diff(a, psn) > 0);
             if above && self.highest.is_some_and(|h| psn::diff(psn, h) >= 0) {
                 self.nak = Some((psn, now, number));
@@ -287,8 +275,7 @@ impl RequesterJudge {
         }
         let through = match control {
             // DCP: the eMSN (every message before it is complete); the last one complete.
-            Some(Control::Ack { msn, .. }) if self.kind == StackKind::Dcp => psn::add(msn, psn::MASK),
-            Some(Control::Ack { psn, .. }) => psn,
+            Some(Control::Ack { psn, msn }) => ack_through(self.kind, psn, msn),
             _ if self.kind == StackKind::Dcp => return,
             Some(Control::Answer(Answer::Nak { psn } | Answer::Sack { epsn: psn, .. }, _)) => psn::add(psn, psn::MASK),
             // A READ response acknowledges every request before it (IBTA §9.7.5.1.3: an implied
@@ -297,7 +284,7 @@ impl RequesterJudge {
             None => match frame.roce() {
                 Some(p) if (0x0D..=0x10).contains(&p.opcode().0) => {
                     let q = p.bth().psn();
-                    let in_order = self.rises.back().is_some_and(|&(a, _, _)| psn::add(a, 1) == q);
+                    let in_order = self.rises.through().is_some_and(|a| psn::add(a, 1) == q);
                     if in_order {
                         q
                     } else {
@@ -309,11 +296,7 @@ impl RequesterJudge {
             _ => return,
         };
         self.responses += 1;
-        if self.rises.back().is_none_or(|&(a, _, _)| psn::diff(a, through) > 0) {
-            if self.rises.len() == RISES_KEPT {
-                self.rises.pop_front();
-            }
-            self.rises.push_back((through, number, now));
+        if self.rises.rise(through, number, now) {
             if self.kind == StackKind::Irn {
                 self.sacked.retain(|&p| psn::diff(through, p) > 0);
                 if self.highest_sacked.is_some_and(|h| psn::diff(through, h) <= 0) {
@@ -403,7 +386,7 @@ impl RequesterJudge {
         if self.reads || p.opcode().0 == 0x0C {
             return;
         }
-        let Some(&(a, ack_frame, ack_time)) = self.rises.iter().find(|&&(a, _, _)| psn::diff(n, a) >= 0) else {
+        let Some(Rise { through: a, frame: ack_frame, time: ack_time }) = self.rises.first_covering(n) else {
             return;
         };
         if now > ack_time.saturating_add(self.reaction_ns) {
@@ -628,7 +611,7 @@ impl RequesterJudge {
         self.last_sent.insert(psn, now);
         // (A packet already acknowledged is no part of a go-back: the needless-retransmission
         // rule judges it.)
-        let acked = self.rises.back().is_some_and(|&(a, _, _)| psn::diff(psn, a) >= 0);
+        let acked = self.rises.through().is_some_and(|a| psn::diff(psn, a) >= 0);
         if self.kind == StackKind::Gbn && !acked {
             if resend && !self.goes_on(psn) {
                 // A go-back begins: it answers the NAK that asked for it, if any.
