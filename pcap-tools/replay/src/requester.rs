@@ -10,18 +10,18 @@
 //! - Go-Back-N goes back far enough: after a NAK naming PSN e arrives, the first request packet
 //!   the requester sends (once [`RequesterJudge`]'s reaction time has passed) is e (IBTA
 //!   §9.7.5.2.x: the requester resends from the PSN the NAK names).
-//! - A retransmission timer never fires early. A retransmission no answer asked for (GBN: no
-//!   ACK or NAK arrived since the packet was last sent; IRN: no NAK or selective NAK; DCP: no
-//!   returned header-only packet) is the timer's. The timer started at the latest of: the
-//!   acknowledgement that last made progress with packets still outstanding, the first packet
-//!   sent with nothing outstanding, and the previous timeout's first resend (every stack here
-//!   restarts it so; IRN's switch from RTO_low to RTO_high and DCP's back-off only move the
-//!   deadline later). It departs when it fired earlier than the stack's shortest timer (GBN's
-//!   local ACK timeout, IRN's RTO_low, DCP's first-round coarse timeout) by more than the
-//!   larger of 10% and 5 µs. Only the first timeout after progress is judged (a second one
-//!   without progress would need the back-off of the stack's own state); a late timeout is not
-//!   judged (a NIC's rate limiter may hold a due resend: the tap sees when it left, not when
-//!   the timer fired). Every timeout judged is also evidence for the inferred `timeout_ns`.
+//! - A retransmission timer never fires early. A resend no answer asked for is the timer's
+//!   (GBN: one that starts a go-back no NAK asked for; IRN: one that is not the next PSN loss
+//!   recovery resends; DCP: one no returned header-only packet asked for). The timer started at
+//!   the latest of: the acknowledgement that last made progress with packets still outstanding,
+//!   the first packet sent with nothing outstanding, the previous timeout's first resend, and
+//!   (IRN) the packet that took it from RTO_low to RTO_high. Only the first timeout after
+//!   progress is recorded (a second one without progress would need the back-off of the
+//!   stack's own state); at the end each is judged against the longest of its kind on the
+//!   connection, or the stack's value when `--param` sets one ([`RequesterJudge::finish`]): it
+//!   departs when it fired earlier by more than the larger of 10% and 5 µs. A late timeout is
+//!   not judged (a NIC's rate limiter may hold a due resend: the tap sees when it left, not
+//!   when the timer fired).
 
 use rocescope_codec::ext::{dcp, Ext};
 use rocescope_codec::ib::psn;
