@@ -310,11 +310,7 @@ impl RequesterFromReceiver {
         if let (Some((t, f)), Some(n), false) = (covered, n, self.reads) {
             if now > t.saturating_add(self.window_ns) && self.flagged != Some(f) {
                 self.flagged = Some(f);
-                let rule = match self.kind {
-                    StackKind::Gbn => rules::GBN_RETX_NEEDLESS,
-                    StackKind::Irn => rules::IRN_RETX_NEEDLESS,
-                    StackKind::Dcp => rules::DCP_RETX_NEEDLESS,
-                };
+                let rule = rules::retx_needless(self.kind);
                 let unit = if self.kind == StackKind::Dcp { format!("message {n}") } else { format!("PSN {n}") };
                 self.findings.push(Finding::of(
                     FindingKind::Ambiguous,

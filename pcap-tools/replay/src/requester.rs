@@ -243,14 +243,6 @@ impl RequesterJudge {
         self.findings.push(Finding::of(FindingKind::Departure, rule, &self.flow, frames, now, expected, seen));
     }
 
-    fn rule(&self) -> Rule {
-        match self.kind {
-            StackKind::Irn => rules::IRN_RETX_NEEDLESS,
-            StackKind::Dcp => rules::DCP_RETX_NEEDLESS,
-            StackKind::Gbn => rules::GBN_RETX_NEEDLESS,
-        }
-    }
-
     /// An acknowledgement (ACK, NAK or selective NAK) arriving at the requester.
     pub fn response(&mut self, number: u64, now: u64, frame: &Frame<'_>) {
         self.far.response(number, now, frame);
@@ -390,7 +382,7 @@ impl RequesterJudge {
             return;
         };
         if now > ack_time.saturating_add(self.reaction_ns) {
-            let rule = self.rule();
+            let rule = rules::retx_needless(self.kind);
             self.findings.push(Finding::of(
                 FindingKind::Departure,
                 rule,

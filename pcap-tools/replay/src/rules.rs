@@ -17,6 +17,16 @@ pub fn tolerance(value_ns: u64) -> u64 {
     (value_ns / 10).max(5_000)
 }
 
+/// The needless-retransmission rule of `kind`'s stack (judged at the requester's tap, suspected
+/// at the others).
+pub fn retx_needless(kind: rocescope_stacks::StackKind) -> Rule {
+    match kind {
+        rocescope_stacks::StackKind::Gbn => GBN_RETX_NEEDLESS,
+        rocescope_stacks::StackKind::Irn => IRN_RETX_NEEDLESS,
+        rocescope_stacks::StackKind::Dcp => DCP_RETX_NEEDLESS,
+    }
+}
+
 macro_rules! rules {
     ($($name:ident: $id:literal, $source:literal, $summary:literal;)*) => {
         $(pub const $name: Rule = Rule { id: $id, source: $source, summary: $summary };)*
