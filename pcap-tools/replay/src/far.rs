@@ -297,8 +297,16 @@ impl RequesterFromReceiver {
         }
     }
 
-    /// A request packet of PSN `psn` (DCP: of message `msg`) arriving.
-    pub fn request(&mut self, number: u64, now: u64, psn: u32, msg: Option<u32>, read: bool) {
+    /// A request packet arriving.
+    pub fn request(&mut self, number: u64, now: u64, frame: &Frame<'_>) {
+        let Some(p) = frame.roce() else { return };
+        let psn = p.bth().psn();
+        // (DCP counts messages: a data or header-only packet's MSN.)
+        let msg = match frame.ext() {
+            rocescope_codec::ext::Ext::Dcp(x) => x.msn(&p),
+            _ => None,
+        };
+        let read = p.opcode().0 == 0x0C;
         let resend = self.highest.is_some_and(|h| psn::diff(psn, h) >= 0);
         if !resend {
             self.highest = Some(psn);

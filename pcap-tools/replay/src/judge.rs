@@ -363,11 +363,7 @@ impl ResponderJudge {
         self.requests += 1;
         if let Some(p) = frame.roce() {
             let psn = p.bth().psn();
-            let msg = match frame.ext() {
-                rocescope_codec::ext::Ext::Dcp(x) => x.msn(&p),
-                _ => None,
-            };
-            self.far.request(number, now, psn, msg, p.opcode().0 == 0x0C);
+            self.far.request(number, now, frame);
             self.resent(number, now, psn);
             let ho = frame.tos().is_some_and(|t| dcp::tag(t, self.params.dcp_tag_shift) == dcp::TAG_HO) && self.kind == StackKind::Dcp;
             self.saw(psn, now, number, !ho);

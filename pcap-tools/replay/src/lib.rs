@@ -437,11 +437,7 @@ pub fn replay_partial<R: Read>(
                     Judge::Fabric(j) => {
                         j.requests += 1;
                         j.responder.request(f);
-                        let msg = match f.ext() {
-                            rocescope_codec::ext::Ext::Dcp(x) => x.msn(&p),
-                            _ => None,
-                        };
-                        j.requester.request(rec.number, rec.ts_ns, p.bth().psn(), msg, p.opcode().0 == 0x0C);
+                        j.requester.request(rec.number, rec.ts_ns, f);
                     }
                 }
             }
