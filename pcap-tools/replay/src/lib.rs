@@ -575,9 +575,9 @@ fn connections(table: &[FlowRow], opts: &Options) -> (Vec<Conn>, Vec<Unjudged>) 
                 responses: 0,
             })),
             Tap::Unknown => {
-                let why = "the tap's place is not known: the responder's rules are judged at the responder's tap, the \
-                           requester's at the requester's";
-                unjudged.push(skip(format!("unknown tap: {why}")));
+                let why = "unknown tap: the responder's rules are judged at the responder's tap, the requester's at the \
+                           requester's, and the analysers cannot tell which this is";
+                unjudged.push(skip(why.to_string()));
                 continue;
             }
         };
