@@ -2285,28 +2285,29 @@ impl<'w> Fabric<'w> {
         if trimmed || !matches!(kind, Kind::Ack | Kind::ReadResp) || self.cfg.accept != AcceptModel::InOrder {
             return;
         }
-        let Some(want) = self.read_response_expected(conn) else { return };
+        let Some(want) = self.read_cursor(conn).1 else { return };
         let passes = if kind == Kind::Ack { !psn_lt(psn, want) } else { psn_lt(want, psn) };
         if passes {
             self.counters.implied_nak(conn, host as usize, want);
         }
     }
 
-    /// The READ response PSN connection `conn`'s requester accepts next, once that READ's
-    /// request has been sent (the state `judge_read_response` keeps).
-    fn read_response_expected(&mut self, conn: usize) -> Option<u32> {
+    /// The READ whose response connection `conn`'s requester takes next: its message, and the
+    /// PSN it takes next once that READ's request has been sent (the state `resp_next` keeps;
+    /// `(u64::MAX, None)` once no READ follows, so the messages are looked through once).
+    fn read_cursor(&mut self, conn: usize) -> (u64, Option<u32>) {
         let messages = &self.conns[conn].messages;
         let first_psn = &self.msg_first_psn[conn];
         let st = &mut self.accept[conn][1];
         let cur = match st.resp_next {
             None => (0..messages.len())
                 .find(|&i| messages[i].msg.op == Op::Read)
-                .map(|i| (i as u64, first_psn.get(&(i as u64)).copied())),
-            Some((i, None)) => Some((i, first_psn.get(&i).copied())),
-            Some(c) => Some(c),
+                .map_or((u64::MAX, None), |i| (i as u64, first_psn.get(&(i as u64)).copied())),
+            Some((i, None)) => (i, first_psn.get(&i).copied()),
+            Some(c) => c,
         };
-        st.resp_next = cur;
-        cur.and_then(|c| c.1)
+        st.resp_next = Some(cur);
+        cur
     }
 
     /// The messages not completed when the run ended, by connection then id.
@@ -2337,6 +2338,7 @@ impl<'w> Fabric<'w> {
     /// every request before it). A response past it is discarded, one before it a duplicate.
     fn judge_read_response(&mut self, conn: usize, msg: Option<u64>, psn: u32) -> Accept {
         let Some(m) = msg else { return Accept::Discarded };
+        let cur = self.read_cursor(conn);
         let mtu = self.conns[conn].cfg.mtu.max(1);
         let messages = &self.conns[conn].messages;
         let first_psn = &self.msg_first_psn[conn];
@@ -2346,13 +2348,7 @@ impl<'w> Fabric<'w> {
             Some((i, first_psn.get(&i).copied()))
         };
         let st = &mut self.accept[conn][1];
-        let cur = match st.resp_next {
-            None => next_read(0),
-            Some((i, None)) => Some((i, first_psn.get(&i).copied())),
-            Some(c) => Some(c),
-        };
-        st.resp_next = cur;
-        let Some((want_msg, Some(want_psn))) = cur else {
+        let (want_msg, Some(want_psn)) = cur else {
             // No READ is waiting for a response (every one is complete): a late copy.
             return Accept::Duplicate;
         };
