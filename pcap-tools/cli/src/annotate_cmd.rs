@@ -86,6 +86,8 @@ pub(crate) fn run(args: &AnnotateArgs) -> Result<u8, Failure> {
             CopyError::Output(e) => Failure::Usage(format!("-o {}: {e}", args.output)),
         }
     };
+    // (Buffered: the copy reads each block's header and body apart.)
+    let raw = std::io::BufReader::with_capacity(1 << 20, raw);
     let mut copy = Annotator::new(raw, BufWriter::with_capacity(1 << 20, out)).map_err(fail)?;
     let mut s = commands::printing_session(file, args.profile.decoder().checksums_for_detection_only())?;
     let bar = progress::FileBar::for_file(file);
