@@ -322,6 +322,12 @@ pub fn write_comment(
     any
 }
 
+/// A frame's rocescope packet comment (`annotate`), the first should there be several; a
+/// malformed option ends the search quietly (`decode` warns about it).
+pub fn rocescope_comment<'a>(rec: &crate::capture::Record<'a>) -> Option<&'a str> {
+    rec.comments().map_while(Result::ok).find(|c| is_rocescope(c))
+}
+
 /// Whether a comment is in rocescope's form (its first line is [`MARKER`]).
 pub fn is_rocescope(comment: &str) -> bool {
     comment.strip_prefix(MARKER).is_some_and(|rest| rest.is_empty() || rest.starts_with('\n'))

@@ -501,10 +501,9 @@ impl FieldsWriter {
     }
 }
 
-/// A replay field's values, from the frame's rocescope comment (the first one, should there be
-/// several); a malformed option ends the search quietly (`decode` warns about it).
+/// A replay field's values, from the frame's rocescope comment.
 fn write_replay(rec: &Record<'_>, r: crate::annotation::RField, style: &FieldsStyle, cell: &mut String) {
-    if let Some(c) = rec.comments().map_while(Result::ok).find(|c| crate::annotation::is_rocescope(c)) {
+    if let Some(c) = crate::annotation::rocescope_comment(rec) {
         crate::annotation::write_values(c, r.def().name, cell, |cell| style.open_occurrence(cell));
     }
 }

@@ -417,26 +417,23 @@ fn add_analysis_json(j: &mut serde_json::Value, mut value: impl FnMut(rocescope_
     }
 }
 
-/// The frame's rocescope packet comment (`annotate`), if any.
-fn rocescope_comment<'a>(rec: &capture::Record<'a>) -> Option<&'a str> {
-    rec.comments().map_while(Result::ok).find(|c| rocescope_analysis::annotation::is_rocescope(c))
-}
-
 /// The replay fields of an annotated frame (its rocescope comment) as JSON keys: booleans, and
 /// the per-finding fields as arrays (numbers for `cause`).
 fn add_replay_json(j: &mut serde_json::Value, rec: &capture::Record<'_>) {
     use rocescope_analysis::annotation::{unescape, RField, REPLAY_FIELDS};
-    let Some(comment) = rocescope_comment(rec) else { return };
+    let Some(comment) = rocescope_analysis::annotation::rocescope_comment(rec) else { return };
     let Some(m) = j.as_object_mut() else { return };
-    for d in REPLAY_FIELDS {
-        let values: Vec<serde_json::Value> = rocescope_analysis::annotation::entries(comment)
-            .filter(|(n, _)| *n == d.name)
-            .map(|(_, v)| match d.field {
-                RField::Departure | RField::Ambiguous => serde_json::Value::Bool(v == "1"),
-                RField::Cause => v.parse::<u64>().map_or_else(|_| unescape(v).into_owned().into(), Into::into),
-                _ => unescape(v).into_owned().into(),
-            })
-            .collect();
+    // (One pass over the comment, the values kept per field in the table's order.)
+    let mut values: Vec<Vec<serde_json::Value>> = vec![Vec::new(); REPLAY_FIELDS.len()];
+    for (n, v) in rocescope_analysis::annotation::entries(comment) {
+        let Some(i) = REPLAY_FIELDS.iter().position(|d| d.name == n) else { continue };
+        values[i].push(match REPLAY_FIELDS[i].field {
+            RField::Departure | RField::Ambiguous => serde_json::Value::Bool(v == "1"),
+            RField::Cause => v.parse::<u64>().map_or_else(|_| unescape(v).into_owned().into(), Into::into),
+            _ => unescape(v).into_owned().into(),
+        });
+    }
+    for (d, values) in REPLAY_FIELDS.iter().zip(values) {
         if values.is_empty() {
             continue;
         }
@@ -448,7 +445,7 @@ fn add_replay_json(j: &mut serde_json::Value, rec: &capture::Record<'_>) {
 /// The replay fields of an annotated frame under its `-V` tree, one line per value.
 fn write_replay_tree(out: &mut impl Write, rec: &capture::Record<'_>) -> io::Result<()> {
     use rocescope_analysis::annotation::{entries, unescape, RField};
-    let Some(comment) = rocescope_comment(rec) else { return Ok(()) };
+    let Some(comment) = rocescope_analysis::annotation::rocescope_comment(rec) else { return Ok(()) };
     let mut lines = String::new();
     for (n, v) in entries(comment).filter(|(n, _)| RField::from_name(n).is_some()) {
         lines.push_str(&format!("            {n}: {}\n", unescape(v)));
