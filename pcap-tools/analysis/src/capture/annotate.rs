@@ -16,7 +16,9 @@
 
 use std::io::{self, Read, Write};
 
+use super::compressed::read_head;
 use super::reader::{CaptureError, Record};
+use super::reader::{OPT_COMMENT, OPT_ENDOFOPT};
 use crate::annotation;
 
 /// What can go wrong while copying: the input (located) or the output.
@@ -38,8 +40,6 @@ const PB: u32 = 2;
 const SPB: u32 = 3;
 const EPB: u32 = 6;
 const BYTE_ORDER_MAGIC: u32 = 0x1a2b3c4d;
-const OPT_ENDOFOPT: u16 = 0;
-const OPT_COMMENT: u16 = 1;
 const IF_TSRESOL: u16 = 9;
 /// The longest option value (its length is 16 bits).
 const MAX_OPTION: usize = u16::MAX as usize;
@@ -126,7 +126,7 @@ impl<R: Read, W: Write> Annotator<R, W> {
     /// Starts the copy of the capture `src` (decompressed) into `out`.
     pub fn new(mut src: R, mut out: W) -> Result<Self, CopyError> {
         let mut head = [0u8; 24];
-        let n = read_full(&mut src, &mut head).map_err(|e| input(0, format!("read error: {e}")))?;
+        let n = read_head(&mut src, &mut head).map_err(|e| input(0, format!("read error: {e}")))?;
         let magic = u32::from_be_bytes([head[0], head[1], head[2], head[3]]);
         let (kind, pos) = match magic {
             0xa1b2c3d4 | 0xd4c3b2a1 | 0xa1b23c4d | 0x4d3cb2a1 if n == 24 => {
@@ -191,7 +191,7 @@ impl<R: Read, W: Write> Annotator<R, W> {
 
     /// Fills `self.block[from..]` from the source (the block starting at `at`).
     fn read_into(&mut self, from: usize, at: u64) -> Result<(), CopyError> {
-        let n = read_full(&mut self.src, &mut self.block[from..]).map_err(|e| input(at, format!("read error: {e}")))?;
+        let n = read_head(&mut self.src, &mut self.block[from..]).map_err(|e| input(at, format!("read error: {e}")))?;
         if from + n < self.block.len() {
             return Err(input(at, "file ends in the middle of a block"));
         }
@@ -203,7 +203,7 @@ impl<R: Read, W: Write> Annotator<R, W> {
     fn next_block(&mut self) -> Result<bool, CopyError> {
         let at = self.pos;
         self.block.resize(12, 0);
-        let n = read_full(&mut self.src, &mut self.block[..12]).map_err(|e| input(at, format!("read error: {e}")))?;
+        let n = read_head(&mut self.src, &mut self.block[..12]).map_err(|e| input(at, format!("read error: {e}")))?;
         if n == 0 {
             return Ok(false);
         }
@@ -366,20 +366,6 @@ fn epb(
     let len = (v.len() - start + 4) as u32;
     push_word(v, big, len);
     v[start + 4..start + 8].copy_from_slice(&if big { len.to_be_bytes() } else { len.to_le_bytes() });
-}
-
-/// Reads until `buf` is full or the source ends; how many bytes were read.
-fn read_full(src: &mut impl Read, buf: &mut [u8]) -> io::Result<usize> {
-    let mut n = 0;
-    while n < buf.len() {
-        match src.read(&mut buf[n..]) {
-            Ok(0) => break,
-            Ok(k) => n += k,
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(e),
-        }
-    }
-    Ok(n)
 }
 
 #[cfg(test)]

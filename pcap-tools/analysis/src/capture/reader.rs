@@ -98,8 +98,8 @@ pub struct Comments<'a> {
 }
 
 /// pcapng option codes.
-const OPT_ENDOFOPT: u16 = 0;
-const OPT_COMMENT: u16 = 1;
+pub(super) const OPT_ENDOFOPT: u16 = 0;
+pub(super) const OPT_COMMENT: u16 = 1;
 
 impl<'a> Iterator for Comments<'a> {
     type Item = Result<&'a str, CaptureError>;
