@@ -12,6 +12,12 @@
 //! - an ACK's MSN counts the messages complete through its PSN (IBTA §9.7.5.1.x: the MSN),
 //!   which the requester knows from the message ends it sent: one higher is a departure (not
 //!   judged once READs are seen, whose responses complete them);
+//! - DCP's eMSN counts the messages received whole, which only the responder knows, but an ACK
+//!   names the packet that completed its message (its BTH PSN): an eMSN past that message's
+//!   next claims the messages between were complete before that packet arrived. Where one of
+//!   them was sent whole only after that packet left, the claim needs the network to have
+//!   reordered a whole message ahead of one packet: `ambiguous` (an eMSN advanced early, or
+//!   such reordering);
 //! - a Go-Back-N timeout after packets past the hole had been sent, with no NAK for the hole:
 //!   the responder omitted its NAK, or the network lost the NAK or every packet past the hole
 //!   (ambiguous; judged in `requester.rs`, which knows the timeouts).
@@ -19,14 +25,13 @@
 //! [`RequesterFromReceiver`] (at the responder's tap): a request packet arriving more than the
 //! answer window (`--answer-window-us`, a round trip with its queues) after the first ACK the
 //! tap showed leaving covered it is ambiguous: a needless resend, or that ACK (and every later
-//! one) was lost on its way. (What a Go-Back-N
-//! requester resent after a NAK, and when its timer fired, the responder's tap cannot judge:
-//! reordering and losses on the way make the first resends to arrive, and their times, say
-//! nothing certain. Tried and left out: they flagged a hundred findings in unmodified sprayed
-//! captures.)
+//! one) was lost on its way. The requester's go-back and timer rules are judged there (and at
+//! a fabric tap) by a `RequesterJudge` at a distance (`requester::Vantage`), whose findings are
+//! all `ambiguous`.
 
 use std::collections::{HashMap, VecDeque};
 
+use rocescope_codec::ext::{dcp, Ext};
 use rocescope_codec::ib::opcode::Position;
 use rocescope_codec::ib::psn;
 use rocescope_codec::{Frame, Params};
@@ -95,8 +100,19 @@ pub(super) struct ResponderFromSender {
     start: Option<bool>,
     highest: Option<u32>,
     reads: bool,
+    /// DCP: each PSN's message and when it last left; when each message's last packet first
+    /// left (all of it sent once: packets leave in PSN order).
+    dcp_msg: HashMap<u32, (u32, u64)>,
+    dcp_sent_whole: HashMap<u32, u64>,
+    /// PSNs skipped by a new highest one (never shown before it), and new highest PSNs shown:
+    /// a tap on one path of several skips most.
+    skipped: u64,
+    advanced: u64,
     pub findings: Vec<Finding>,
 }
+
+/// Messages between an ACK's own and its eMSN examined (a longer claim is judged on these).
+const CLAIM_SPAN: u32 = 64;
 
 impl ResponderFromSender {
     pub fn new(kind: StackKind, flow: String, params: Params) -> Self {
@@ -115,14 +131,33 @@ impl ResponderFromSender {
             start: None,
             highest: None,
             reads: false,
+            dcp_msg: HashMap::new(),
+            dcp_sent_whole: HashMap::new(),
+            skipped: 0,
+            advanced: 0,
             findings: Vec::new(),
         }
     }
 
-    /// A request packet the requester sent.
-    pub fn request(&mut self, frame: &Frame<'_>) {
+    /// A request packet the requester sent, leaving (or crossing the tap) at `now`.
+    pub fn request(&mut self, now: u64, frame: &Frame<'_>) {
         let Some(p) = frame.roce() else { return };
         let psn = p.bth().psn();
+        if self.kind == StackKind::Dcp {
+            let data = frame.tos().is_some_and(|t| dcp::tag(t, self.params.dcp_tag_shift) == dcp::TAG_DATA);
+            if let (Ext::Dcp(x), true) = (frame.ext(), data) {
+                if let Some(m) = x.msn(&p) {
+                    prune(&mut self.dcp_msg, self.highest);
+                    self.dcp_msg.insert(psn, (m, now));
+                    if matches!(p.opcode().position(), Some(Position::Last | Position::Only)) {
+                        if self.dcp_sent_whole.len() >= KEPT {
+                            self.dcp_sent_whole.clear();
+                        }
+                        self.dcp_sent_whole.entry(m).or_insert(now);
+                    }
+                }
+            }
+        }
         self.sent.add(psn, self.highest);
         let new = self.highest.is_none_or(|h| psn::diff(h, psn) > 0);
         if self.highest.is_none() {
@@ -143,6 +178,10 @@ impl ResponderFromSender {
             _ => {}
         }
         if new {
+            if let Some(h) = self.highest {
+                self.skipped += (psn::diff(h, psn) - 1).max(0) as u64;
+            }
+            self.advanced += 1;
             self.highest = Some(psn);
         }
         // A message's end, the first time this tap shows it (a fabric tap may see only a
@@ -162,6 +201,12 @@ impl ResponderFromSender {
         (!self.ahead.is_empty()).then(|| self.contiguous.map_or(0, |c| psn::add(c, 1)))
     }
 
+    /// Whether the tap showed fewer than half the PSNs as they were first sent (each new highest
+    /// one skipping those before it): it is on one path of several, and `(shown, skipped)`.
+    pub fn one_path_of_several(&self) -> Option<(u64, u64)> {
+        (self.skipped > self.advanced).then_some((self.advanced, self.skipped))
+    }
+
     /// Whether an answer naming `psn` arrived (GBN: a NAK, which the responder sends once per
     /// PSN).
     pub fn answered(&self, psn: u32) -> bool {
@@ -173,6 +218,7 @@ impl ResponderFromSender {
         match control_of(frame, &self.params) {
             Some(Control::Answer(a, _)) => self.answer(number, now, a),
             Some(Control::Ack { psn, msn }) if self.kind != StackKind::Dcp => self.ack(number, now, psn, msn),
+            Some(Control::Ack { psn, msn }) => self.dcp_ack(number, now, psn, msn),
             _ => {}
         }
     }
@@ -217,6 +263,37 @@ impl ResponderFromSender {
             );
             self.findings.push(f);
         }
+    }
+
+    /// DCP: an ACK naming PSN `psn` with eMSN `emsn`: the messages between the PSN's and the
+    /// eMSN were complete before that packet arrived.
+    fn dcp_ack(&mut self, number: u64, now: u64, psn: u32, emsn: u32) {
+        let Some(&(m, left)) = self.dcp_msg.get(&psn) else { return };
+        let span = psn::diff(psn::add(m, 1), emsn);
+        if span <= 0 {
+            return;
+        }
+        let overtaking = (1..=span.min(CLAIM_SPAN as i32) as u32)
+            .map(|i| psn::add(m, i))
+            .find_map(|k| self.dcp_sent_whole.get(&k).filter(|&&t| t > left).map(|&t| (k, t)));
+        let Some((k, whole)) = overtaking else { return };
+        self.findings.push(Finding::of(
+            FindingKind::Ambiguous,
+            rules::DCP_EMSN_AHEAD,
+            &self.flow,
+            vec![number],
+            now,
+            format!(
+                "eMSN at most {}: the ACK names PSN {psn} of message {m}, and message {k} was sent whole only {:.1} µs \
+                 after that packet left",
+                psn::add(m, 1),
+                (whole - left) as f64 / 1e3
+            ),
+            format!(
+                "eMSN {emsn}: either the responder advanced its eMSN early, or the network reordered every packet of \
+                 message {k} ahead of PSN {psn}"
+            ),
+        ));
     }
 
     fn ack(&mut self, number: u64, now: u64, psn: u32, msn: u32) {

@@ -20,10 +20,10 @@
 
 mod answer;
 mod cnp;
-mod far;
-mod rate;
 pub mod counters;
+mod far;
 pub mod judge;
+mod rate;
 mod requester;
 pub mod rules;
 
@@ -39,14 +39,14 @@ use rocescope_analysis::analyze::report::{FlowRow, Role, Tap, Transport};
 use rocescope_analysis::analyze::{Analyzer, Options as AnalyzeOptions};
 use rocescope_analysis::capture::CaptureError;
 use rocescope_analysis::session::Session;
-use rocescope_codec::ib::psn;
 use rocescope_codec::ib::opcode::Position;
+use rocescope_codec::ib::psn;
 use rocescope_codec::Params;
 use rocescope_stacks::{Host, StackKind, Timeouts};
 
 use counters::{CounterRow, CountersHost, CountersInput, Verdict};
 use judge::{ResponderJudge, Shape};
-use requester::RequesterJudge;
+use requester::{RequesterJudge, Vantage};
 
 /// Which reference stack judges a connection.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -100,7 +100,15 @@ pub struct Options {
 
 impl Default for Options {
     fn default() -> Self {
-        Options { stack: StackChoice::Auto, answer_window_ns: 100_000, reaction_ns: 5_000, params: Params::default(), timeouts: Timeouts::default(), timers_given: false, cnp_interval_ns: 50_000 }
+        Options {
+            stack: StackChoice::Auto,
+            answer_window_ns: 100_000,
+            reaction_ns: 5_000,
+            params: Params::default(),
+            timeouts: Timeouts::default(),
+            timers_given: false,
+            cnp_interval_ns: 50_000,
+        }
     }
 }
 
@@ -212,7 +220,9 @@ pub enum ReplayError {
 /// The findings naming each frame, as `rocescope annotate` writes them into the frames'
 /// packet comments (docs/annotate.md): a finding is attached to every frame it names, with its
 /// first frame as the cause; a frame's findings in the report's order.
-pub fn notes_by_frame(r: &Report) -> std::collections::BTreeMap<u64, Vec<rocescope_analysis::annotation::FindingNote<'_>>> {
+pub fn notes_by_frame(
+    r: &Report,
+) -> std::collections::BTreeMap<u64, Vec<rocescope_analysis::annotation::FindingNote<'_>>> {
     use rocescope_analysis::annotation::{FindingKind as Kind, FindingNote};
     let mut m: std::collections::BTreeMap<u64, Vec<FindingNote<'_>>> = std::collections::BTreeMap::new();
     for f in &r.findings {
@@ -261,8 +271,8 @@ struct Conn {
 
 /// What a tap lets replay judge of a connection.
 enum Judge {
-    /// At the responder's tap: the responder.
-    Responder(ResponderJudge),
+    /// At the responder's tap: the responder, and what the requester's rules suspect there.
+    Responder(ResponderJudge, Box<RequesterJudge>),
     /// At the requester's tap: the requester.
     Requester(RequesterJudge),
     /// At a fabric tap: what any tap can prove of the responder, and suspect of the requester
@@ -270,9 +280,10 @@ enum Judge {
     Fabric(Box<FabricJudge>),
 }
 
-/// A fabric tap's judge: the two far-end checks, each for the end it is not beside.
+/// A fabric tap's judge: the two far-end checks, each for the end it is not beside, and the
+/// requester's rules at a distance (whose `far` is the responder's check).
 struct FabricJudge {
-    responder: far::ResponderFromSender,
+    side: RequesterJudge,
     requester: far::RequesterFromReceiver,
     requests: u64,
     responses: u64,
@@ -337,51 +348,65 @@ pub fn replay_partial<R: Read>(
     // The flow table, and each flow's first PSNs and full-packet size.
     let mut a = Analyzer::new(AnalyzeOptions { keep_events: false, ..AnalyzeOptions::default() });
     let mut shapes: HashMap<(u32, IpAddr, IpAddr, u32), FlowShape> = HashMap::new();
-    let first_error = first.run(|rec, d| {
-        let seen = Pkt::from_decoded(d, rec.number, rec.ts_ns, rec.interface, rec.orig_len);
-        if let Seen::Roce(k) = &seen {
-            let s = shapes.entry((k.iface, k.src, k.dst, k.destqp)).or_default();
-            let full = |pos| matches!(pos, Position::First | Position::Middle);
-            match k.class {
-                Class::Request { pos, .. } => {
-                    if s.seen < FIRST_PACKETS {
-                        s.seen += 1;
-                        s.first_psn = Some(s.first_psn.map_or(k.psn, |f| if psn::diff(f, k.psn) < 0 { k.psn } else { f }));
+    let first_error = first
+        .run(|rec, d| {
+            let seen = Pkt::from_decoded(d, rec.number, rec.ts_ns, rec.interface, rec.orig_len);
+            if let Seen::Roce(k) = &seen {
+                let s = shapes.entry((k.iface, k.src, k.dst, k.destqp)).or_default();
+                let full = |pos| matches!(pos, Position::First | Position::Middle);
+                match k.class {
+                    Class::Request { pos, .. } => {
+                        if s.seen < FIRST_PACKETS {
+                            s.seen += 1;
+                            s.first_psn =
+                                Some(s.first_psn.map_or(k.psn, |f| if psn::diff(f, k.psn) < 0 { k.psn } else { f }));
+                        }
+                        if full(pos) {
+                            s.mtu = s.mtu.max(k.payload);
+                        }
                     }
-                    if full(pos) {
-                        s.mtu = s.mtu.max(k.payload);
+                    Class::ReadResponse { pos } if full(pos) => s.mtu = s.mtu.max(k.payload),
+                    // An ACK's PSN was received, a NAK's is the one expected: the connection's
+                    // first PSN is at most either (its first packet may have been lost, and resent
+                    // only after the first requests the tap saw).
+                    Class::Ack | Class::Nak { code: 0 } | Class::Sack { .. }
+                        if k.profile != rocescope_codec::Profile::Dcp =>
+                    {
+                        if s.answers < FIRST_PACKETS {
+                            s.answers += 1;
+                            s.first_answered =
+                                Some(
+                                    s.first_answered.map_or(k.psn, |f| if psn::diff(f, k.psn) < 0 { k.psn } else { f }),
+                                );
+                        }
                     }
+                    _ => {}
                 }
-                Class::ReadResponse { pos } if full(pos) => s.mtu = s.mtu.max(k.payload),
-                // An ACK's PSN was received, a NAK's is the one expected: the connection's
-                // first PSN is at most either (its first packet may have been lost, and resent
-                // only after the first requests the tap saw).
-                Class::Ack | Class::Nak { code: 0 } | Class::Sack { .. } if k.profile != rocescope_codec::Profile::Dcp => {
-                    if s.answers < FIRST_PACKETS {
-                        s.answers += 1;
-                        s.first_answered = Some(s.first_answered.map_or(k.psn, |f| if psn::diff(f, k.psn) < 0 { k.psn } else { f }));
-                    }
-                }
-                _ => {}
             }
-        }
-        a.add(&seen);
-        ControlFlow::Continue(())
-    }).err();
+            a.add(&seen);
+            ControlFlow::Continue(())
+        })
+        .err();
     let table = a.flows().flows;
     let mut counter = match counters {
         Some(input) => {
             let (host, iface) = counters::resolve(&table, input).map_err(ReplayError::Counters)?;
             let shape = |r: &FlowRow| {
                 let h = &r.head;
-                let (Ok(src), Ok(dst)) = (h.src.parse::<IpAddr>(), h.dst.parse::<IpAddr>()) else { return (None, DEFAULT_MTU) };
+                let (Ok(src), Ok(dst)) = (h.src.parse::<IpAddr>(), h.dst.parse::<IpAddr>()) else {
+                    return (None, DEFAULT_MTU);
+                };
                 let req = shapes.get(&(h.interface, src, dst, h.destqp)).copied().unwrap_or_default();
-                let peer_qpn = h.peer.as_deref().and_then(|p| table.iter().find(|x| x.head.id == p)).map(|x| x.head.destqp);
+                let peer_qpn =
+                    h.peer.as_deref().and_then(|p| table.iter().find(|x| x.head.id == p)).map(|x| x.head.destqp);
                 let resp = peer_qpn.and_then(|q| shapes.get(&(h.interface, dst, src, q)).copied()).unwrap_or_default();
                 let mtu = req.mtu.max(resp.mtu);
                 (req.first_psn, if mtu == 0 { DEFAULT_MTU } else { mtu })
             };
-            Some((counters::Counter::new(host, iface, &table, shape), CountersHost { ip: host.to_string(), interface: iface }))
+            Some((
+                counters::Counter::new(host, iface, &table, shape),
+                CountersHost { ip: host.to_string(), interface: iface },
+            ))
         }
         None => None,
     };
@@ -407,69 +432,82 @@ pub fn replay_partial<R: Read>(
         }
     }
     let mut end = 0u64;
-    let second_error = second.run(|rec, d| {
-        end = end.max(rec.ts_ns);
-        if let Some((c, h)) = counter.as_mut() {
-            if rec.interface == h.interface {
-                if let Seen::Roce(k) = Pkt::from_decoded(d, rec.number, rec.ts_ns, rec.interface, rec.orig_len) {
-                    c.frame(&k);
-                }
-            }
-        }
-        let f = &d.frame;
-        let (Some((src, dst)), Some(p)) = (f.ip_addrs(), f.roce()) else { return ControlFlow::Continue(()) };
-        let Some(&part) = by_key.get(&(rec.interface, src, dst, p.bth().dest_qp())) else { return ControlFlow::Continue(()) };
-        match part {
-            // A CNP whose addresses and QP are a requests flow's (a host that is also a
-            // responder, notifying the peer QP of that number) is no request.
-            Part::Request(_) if p.opcode().0 == 0x81 => {}
-            Part::Request(i) => {
-                let c = &mut conns[i];
-                if let Some(r) = c.rate.as_mut() {
-                    r.request(rec.ts_ns, rec.orig_len as u64);
-                }
-                let mac = |o: usize| f.data().get(o..o + 6).and_then(|m| m.try_into().ok()).unwrap_or([0; 6]);
-                let requester = Host { mac: mac(6), ip: c.requester, qpn: c.requester_qpn };
-                let responder = Host { mac: mac(0), ip: c.responder, qpn: c.responder_qpn };
-                match &mut c.judge {
-                    Judge::Responder(j) => j.request(rec.number, rec.ts_ns, f, requester, responder, c.shape),
-                    Judge::Requester(j) => j.request(rec.number, rec.ts_ns, f),
-                    Judge::Fabric(j) => {
-                        j.requests += 1;
-                        j.responder.request(f);
-                        j.requester.request(rec.number, rec.ts_ns, f);
+    let second_error = second
+        .run(|rec, d| {
+            end = end.max(rec.ts_ns);
+            if let Some((c, h)) = counter.as_mut() {
+                if rec.interface == h.interface {
+                    if let Seen::Roce(k) = Pkt::from_decoded(d, rec.number, rec.ts_ns, rec.interface, rec.orig_len) {
+                        c.frame(&k);
                     }
                 }
             }
-            // A CNP (opcode 0x81) is the NIC's, not the transport's.
-            Part::Response(i) if p.opcode().0 == 0x81 => {
-                if let Some(c) = conns[i].cnp.as_mut() {
-                    c.cnp(rec.number, rec.ts_ns);
+            let f = &d.frame;
+            let (Some((src, dst)), Some(p)) = (f.ip_addrs(), f.roce()) else { return ControlFlow::Continue(()) };
+            let Some(&part) = by_key.get(&(rec.interface, src, dst, p.bth().dest_qp())) else {
+                return ControlFlow::Continue(());
+            };
+            match part {
+                // A CNP whose addresses and QP are a requests flow's (a host that is also a
+                // responder, notifying the peer QP of that number) is no request.
+                Part::Request(_) if p.opcode().0 == 0x81 => {}
+                Part::Request(i) => {
+                    let c = &mut conns[i];
+                    if let Some(r) = c.rate.as_mut() {
+                        r.request(rec.ts_ns, rec.orig_len as u64);
+                    }
+                    let mac = |o: usize| f.data().get(o..o + 6).and_then(|m| m.try_into().ok()).unwrap_or([0; 6]);
+                    let requester = Host { mac: mac(6), ip: c.requester, qpn: c.requester_qpn };
+                    let responder = Host { mac: mac(0), ip: c.responder, qpn: c.responder_qpn };
+                    match &mut c.judge {
+                        Judge::Responder(j, d) => {
+                            j.request(rec.number, rec.ts_ns, f, requester, responder, c.shape);
+                            d.request(rec.number, rec.ts_ns, f);
+                        }
+                        Judge::Requester(j) => j.request(rec.number, rec.ts_ns, f),
+                        Judge::Fabric(j) => {
+                            j.requests += 1;
+                            j.side.request(rec.number, rec.ts_ns, f);
+                            j.requester.request(rec.number, rec.ts_ns, f);
+                        }
+                    }
                 }
-                if let Some(r) = conns[i].rate.as_mut() {
-                    r.cnp(rec.number, rec.ts_ns);
+                // A CNP (opcode 0x81) is the NIC's, not the transport's.
+                Part::Response(i) if p.opcode().0 == 0x81 => {
+                    if let Some(c) = conns[i].cnp.as_mut() {
+                        c.cnp(rec.number, rec.ts_ns);
+                    }
+                    if let Some(r) = conns[i].rate.as_mut() {
+                        r.cnp(rec.number, rec.ts_ns);
+                    }
                 }
+                Part::Response(i) => match &mut conns[i].judge {
+                    Judge::Responder(j, d) => {
+                        j.response(rec.number, rec.ts_ns, f);
+                        d.response(rec.number, rec.ts_ns, f);
+                    }
+                    Judge::Requester(j) => j.response(rec.number, rec.ts_ns, f),
+                    Judge::Fabric(j) => {
+                        j.responses += 1;
+                        j.side.response(rec.number, rec.ts_ns, f);
+                        j.requester.response(rec.number, rec.ts_ns, f);
+                    }
+                },
             }
-            Part::Response(i) => match &mut conns[i].judge {
-                Judge::Responder(j) => j.response(rec.number, rec.ts_ns, f),
-                Judge::Requester(j) => j.response(rec.number, rec.ts_ns, f),
-                Judge::Fabric(j) => {
-                    j.responses += 1;
-                    j.responder.response(rec.number, rec.ts_ns, f);
-                    j.requester.response(rec.number, rec.ts_ns, f);
-                }
-            },
-        }
-        ControlFlow::Continue(())
-    }).err();
+            ControlFlow::Continue(())
+        })
+        .err();
     let mut findings = Vec::new();
     let mut connections = Vec::new();
     for c in conns {
         let cnp = c.cnp;
         let rate = c.rate;
         let (requests, responses, mut found, mut inferred) = match c.judge {
-            Judge::Responder(mut j) => {
+            Judge::Responder(mut j, mut d) => {
                 j.finish(end);
+                // (Its timers inferred here would be seen from a distance: the requester's tap
+                // infers them.)
+                let _ = d.finish(opts.timers_given);
                 let mut inferred = Vec::new();
                 if j.acks > 0 && c.stack != StackKind::Dcp {
                     // The reference acknowledges every packet it takes in order (or as a
@@ -486,6 +524,10 @@ pub fn replay_partial<R: Read>(
                 }
                 let mut found = j.findings;
                 found.append(&mut j.far.findings);
+                match d.reordered {
+                    Some(r) => unjudged.push(reordered(&table[c.row].head.id, c.iface, r)),
+                    None => found.append(&mut d.findings),
+                }
                 (j.requests, j.responses, found, inferred)
             }
             Judge::Requester(mut j) => {
@@ -495,17 +537,32 @@ pub fn replay_partial<R: Read>(
                 (j.requests, j.responses, found, inferred)
             }
             Judge::Fabric(mut j) => {
-                if let Some(psn) = j.responder.first_unseen() {
+                let _ = j.side.finish(opts.timers_given);
+                let mut found = std::mem::take(&mut j.side.far.findings);
+                if let Some(psn) = j.side.far.first_unseen() {
                     unjudged.push(Unjudged {
                         flow: table[c.row].head.id.clone(),
                         interface: c.iface,
                         reason: format!(
                             "fabric tap: PSN {psn} never crossed it (another path, or lost before it): the responder's \
-                             answers are counted and its MSNs judged only up to there"
+                             answers are counted and its MSNs judged only up to there, the requester's go-backs and \
+                             timers not at all"
                         ),
                     });
+                } else if let Some((shown, skipped)) = j.side.far.one_path_of_several() {
+                    unjudged.push(Unjudged {
+                        flow: table[c.row].head.id.clone(),
+                        interface: c.iface,
+                        reason: format!(
+                            "fabric tap: {shown} PSNs crossed it as they were first sent and {skipped} did not (one \
+                             path of several): the requester's go-backs and timers are not judged here"
+                        ),
+                    });
+                } else if let Some(r) = j.side.reordered {
+                    unjudged.push(reordered(&table[c.row].head.id, c.iface, r));
+                } else {
+                    found.append(&mut j.side.findings);
                 }
-                let mut found = std::mem::take(&mut j.responder.findings);
                 found.append(&mut j.requester.findings);
                 (j.requests, j.responses, found, Vec::new())
             }
@@ -540,6 +597,21 @@ pub fn replay_partial<R: Read>(
     Ok((Report { stack, connections, findings, unjudged, counters_host, counters }, first_error.or(second_error)))
 }
 
+/// Away from the requester, a connection whose arrivals were reordered (PSN `psn` arrived first
+/// after the answer naming it, then again at frame `frame`): the requester's go-backs and timers
+/// are not judged there.
+fn reordered(flow: &str, interface: u32, (psn, frame): (u32, u64)) -> Unjudged {
+    Unjudged {
+        flow: flow.to_string(),
+        interface,
+        reason: format!(
+            "arrivals reordered (several paths): PSN {psn} arrived after the answer naming it and again at frame \
+             {frame}, so the order and times of the requester's resends here say nothing of its go-backs and timers \
+             (judged at the requester's tap)"
+        ),
+    }
+}
+
 /// The connections of the flow table replay judges, and the flows it does not, with why.
 fn connections(table: &[FlowRow], opts: &Options) -> (Vec<Conn>, Vec<Unjudged>) {
     let mut conns = Vec::new();
@@ -559,8 +631,13 @@ fn connections(table: &[FlowRow], opts: &Options) -> (Vec<Conn>, Vec<Unjudged>) 
             unjudged.push(skip(format!("no reference stack for {:?} yet", h.transport).to_lowercase()));
             continue;
         };
+        let distant =
+            |v| RequesterJudge::distant(stack, h.id.clone(), opts.params, opts.answer_window_ns, opts.timeouts, v);
         let judge = match h.tap {
-            Tap::Receiver => Judge::Responder(ResponderJudge::new(stack, h.id.clone(), opts.params, opts.answer_window_ns)),
+            Tap::Receiver => Judge::Responder(
+                ResponderJudge::new(stack, h.id.clone(), opts.params, opts.answer_window_ns),
+                Box::new(distant(Vantage::Responder)),
+            ),
             Tap::Sender => {
                 let mut j = RequesterJudge::new(stack, h.id.clone(), opts.params, opts.reaction_ns, opts.timeouts);
                 // A plain RC flow `auto` reads as Go-Back-N may be IRN that lost nothing (no
@@ -569,13 +646,14 @@ fn connections(table: &[FlowRow], opts: &Options) -> (Vec<Conn>, Vec<Unjudged>) 
                 Judge::Requester(j)
             }
             Tap::Fabric => Judge::Fabric(Box::new(FabricJudge {
-                responder: far::ResponderFromSender::new(stack, h.id.clone(), opts.params),
+                side: distant(Vantage::Fabric),
                 requester: far::RequesterFromReceiver::new(stack, h.id.clone(), opts.params, opts.answer_window_ns),
                 requests: 0,
                 responses: 0,
             })),
             Tap::Unknown => {
-                let why = "unknown tap: the responder's rules are judged at the responder's tap, the requester's at the \
+                let why =
+                    "unknown tap: the responder's rules are judged at the responder's tap, the requester's at the \
                            requester's, and the analysers cannot tell which this is";
                 unjudged.push(skip(why.to_string()));
                 continue;
@@ -607,17 +685,33 @@ fn connections(table: &[FlowRow], opts: &Options) -> (Vec<Conn>, Vec<Unjudged>) 
 /// The report as text: one line per connection (with what it infers), one per finding, one per
 /// flow not judged.
 pub fn write_text(out: &mut impl std::io::Write, r: &Report) -> std::io::Result<()> {
-    writeln!(out, "replay --stack {}: {} connection(s) judged, {} departure(s), {} flow(s) not judged", r.stack, r.connections.len(), r.departures(), r.unjudged.len())?;
+    writeln!(
+        out,
+        "replay --stack {}: {} connection(s) judged, {} departure(s), {} flow(s) not judged",
+        r.stack,
+        r.connections.len(),
+        r.departures(),
+        r.unjudged.len()
+    )?;
     for c in &r.connections {
-        let verdict = if c.departures == 0 { "conformant".to_string() } else { format!("{} departure(s)", c.departures) };
-        writeln!(out, "{} ({}, {:?} tap; responses {}): {} requests, {} responses: {verdict}", c.flow, c.stack, c.tap, c.peer, c.requests, c.responses)?;
+        let verdict =
+            if c.departures == 0 { "conformant".to_string() } else { format!("{} departure(s)", c.departures) };
+        writeln!(
+            out,
+            "{} ({}, {:?} tap; responses {}): {} requests, {} responses: {verdict}",
+            c.flow, c.stack, c.tap, c.peer, c.requests, c.responses
+        )?;
         for i in &c.inferred {
             writeln!(out, "  inferred {} = {} ({})", i.name, i.value, i.evidence)?;
         }
     }
     for f in &r.findings {
         let frames = f.frames.iter().map(|n| n.to_string()).collect::<Vec<_>>().join(",");
-        writeln!(out, "frame {frames}: {:?} {} on {}: expected {}; seen {} [{}]", f.kind, f.rule, f.flow, f.expected, f.seen, f.source)?;
+        writeln!(
+            out,
+            "frame {frames}: {:?} {} on {}: expected {}; seen {} [{}]",
+            f.kind, f.rule, f.flow, f.expected, f.seen, f.source
+        )?;
     }
     for u in &r.unjudged {
         writeln!(out, "not judged: {}: {}", u.flow, u.reason)?;

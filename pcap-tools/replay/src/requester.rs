@@ -22,6 +22,12 @@
 //!   departs when it fired earlier by more than the larger of 10% and 5 µs. A late timeout is
 //!   not judged (a NIC's rate limiter may hold a due resend: the tap sees when it left, not
 //!   when the timer fired).
+//!
+//! The same judge runs at the responder's tap and at a fabric tap ([`Vantage`]), on the
+//! requests arriving and the answers leaving (docs/replay.md "The other end"): there every
+//! departure is `ambiguous` (the network may have lost, delayed or reordered what the
+//! requester sent), a go-back is found at the first step back after the NAK, a timeout only
+//! after a silence, and a connection whose arrivals show reordering is not judged.
 
 use rocescope_codec::ext::{dcp, Ext};
 use rocescope_codec::ib::psn;
@@ -52,6 +58,44 @@ struct TimerSample {
 struct Recovery {
     point: u32,
     next: u32,
+}
+
+/// Where the tap is, seen from the requester: beside it, or away from it (docs/replay.md "The
+/// other end"). Away from it, what the requester did arrives minus what the network lost (and,
+/// on several paths, reordered), and its timers are seen from a distance: every departure the
+/// requester's rules find there is reported `ambiguous`, with both explanations, and the rules
+/// the responder's own judge proves at its tap are left to it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Vantage {
+    /// The requester's own tap.
+    Own,
+    /// The responder's tap: requests arriving, answers leaving.
+    Responder,
+    /// A tap in the fabric: both crossing it.
+    Fabric,
+}
+
+impl Vantage {
+    /// Why the tap cannot prove what the requester did.
+    fn caveat(self) -> &'static str {
+        match self {
+            Vantage::Own => "",
+            Vantage::Responder => "this tap is beside the responder",
+            Vantage::Fabric => "this tap is in the fabric",
+        }
+    }
+}
+
+/// A go-back that began above the NAK'd PSN, seen away from the requester: reported once the
+/// answer window has passed without the NAK'd PSN arriving (else the resends were reordered).
+#[derive(Clone, Copy, Debug)]
+struct PendingShort {
+    nak_psn: u32,
+    nak_frame: u64,
+    nak_time: u64,
+    psn: u32,
+    frame: u64,
+    time: u64,
 }
 
 /// One connection's requester judge.
@@ -111,6 +155,20 @@ pub(super) struct RequesterJudge {
     reads: bool,
     /// Whether a timeout may depart (else the timer is only inferred).
     pub judge_timers: bool,
+    /// Where the tap is.
+    vantage: Vantage,
+    /// Away from the requester: a short go-back waiting for the answer window.
+    pending_short: Option<PendingShort>,
+    /// DCP: a header-only packet came back on this connection (the fabric trims).
+    trims: bool,
+    /// Away from the requester: the PSNs an answer named (a NAK's, a selective NAK's expected
+    /// PSN), when, and when a first copy of it arrived since.
+    named: std::collections::HashMap<u32, (u64, Option<u64>)>,
+    /// When the latest request packet left (or arrived, away from the requester).
+    last_arrival: u64,
+    /// Away from the requester: a PSN arrived first after the answer naming it and then again
+    /// (the first copy was reordered, not lost: several paths), and the frame that showed it.
+    pub reordered: Option<(u32, u64)>,
     /// The timeouts seen (the first after each progress).
     samples: Vec<TimerSample>,
     /// Timeouts since the last progress; the most of them, and the frame of the last.
@@ -151,6 +209,12 @@ impl RequesterJudge {
             prev_psn: None,
             reads: false,
             judge_timers: true,
+            vantage: Vantage::Own,
+            pending_short: None,
+            trims: false,
+            named: Default::default(),
+            reordered: None,
+            last_arrival: 0,
             samples: Vec::new(),
             in_a_row: 0,
             most_in_a_row: None,
@@ -158,6 +222,21 @@ impl RequesterJudge {
             responses: 0,
             findings: Vec::new(),
         }
+    }
+
+    /// A judge of the requester's rules at a tap away from it: `window_ns` (the answer window:
+    /// a round trip with its queues) stands for the reaction time.
+    pub fn distant(
+        kind: StackKind,
+        flow: String,
+        params: Params,
+        window_ns: u64,
+        timeouts: Timeouts,
+        vantage: Vantage,
+    ) -> RequesterJudge {
+        let mut j = RequesterJudge::new(kind, flow, params, window_ns, timeouts);
+        j.vantage = vantage;
+        j
     }
 
     /// The value a timer started now runs with; `None` when the stack has none. GBN: the local
@@ -210,9 +289,14 @@ impl RequesterJudge {
 
     /// GBN: `psn` continues the packets before it: the one after the previous packet, or
     /// (ahead of it) the first an ACK since has left unacknowledged.
+    /// (Away from the requester, a resend may be lost on its way: any PSN past the previous
+    /// one goes on; only a step back begins a go-back.)
     fn goes_on(&self, psn: u32) -> bool {
         let una = self.rises.through().map(|a| psn::add(a, 1));
-        self.prev_psn.is_some_and(|p| psn == psn::add(p, 1) || (una == Some(psn) && psn::diff(p, psn) > 0))
+        let ahead = |p: u32| psn::diff(p, psn) > 0;
+        self.prev_psn.is_some_and(|p| {
+            psn == psn::add(p, 1) || (una == Some(psn) && ahead(p)) || (self.vantage != Vantage::Own && ahead(p))
+        })
     }
 
     /// The cumulative ACK: one past the PSN acknowledged through.
@@ -239,8 +323,17 @@ impl RequesterJudge {
         }
     }
 
-    fn finding(&mut self, rule: Rule, frames: Vec<u64>, now: u64, expected: String, seen: String) {
-        self.findings.push(Finding::of(FindingKind::Departure, rule, &self.flow, frames, now, expected, seen));
+    /// A departure at the requester's own tap; away from it, `ambiguous`, with `otherwise` (what
+    /// else the tap's view allows).
+    fn finding(&mut self, rule: Rule, frames: Vec<u64>, now: u64, expected: String, seen: String, otherwise: &str) {
+        let (kind, seen) = match self.vantage {
+            Vantage::Own => (FindingKind::Departure, seen),
+            v => (
+                FindingKind::Ambiguous,
+                format!("{seen}: either the requester departed, or {otherwise} ({})", v.caveat()),
+            ),
+        };
+        self.findings.push(Finding::of(kind, rule, &self.flow, frames, now, expected, seen));
     }
 
     /// An acknowledgement (ACK, NAK or selective NAK) arriving at the requester.
@@ -251,7 +344,16 @@ impl RequesterJudge {
             self.last_nak = now;
             self.nak_asks = true;
         }
+        if let (Some(Control::Answer(Answer::Nak { psn: e } | Answer::Sack { epsn: e, .. }, _)), false) =
+            (control, self.vantage == Vantage::Own)
+        {
+            if self.named.len() >= 1 << 16 {
+                self.named.clear();
+            }
+            self.named.entry(e).or_insert((now, None));
+        }
         if let (StackKind::Dcp, Some(Control::Answer(Answer::Bounce { psn }, _))) = (self.kind, control) {
+            self.trims = true;
             if self.bounced.len() < 1 << 16 {
                 *self.bounced.entry(psn).or_default() += 1;
             }
@@ -351,7 +453,7 @@ impl RequesterJudge {
     /// A request packet leaving the requester.
     pub fn request(&mut self, number: u64, now: u64, frame: &Frame<'_>) {
         let Some(p) = frame.roce() else { return };
-        self.far.request(frame);
+        self.far.request(now, frame);
         // A READ Request sent again (responses went missing): from here the reference resends
         // from that READ on, past what the ACKs covered.
         self.reads |= p.opcode().0 == 0x0C && self.highest.is_some_and(|h| psn::diff(p.bth().psn(), h) >= 0);
@@ -375,7 +477,9 @@ impl RequesterJudge {
         // covered (the reference does; IBTA §9.7.5: an ACK past a READ implies its responses
         // were lost): once a READ is asked again, the requester's rules are not judged
         // (docs/replay.md "Known limits").
-        if self.reads || p.opcode().0 == 0x0C {
+        // (Away from the requester, `far::RequesterFromReceiver` suspects needless resends: one
+        // arriving late may have been sent before the ACK reached the requester.)
+        if self.reads || p.opcode().0 == 0x0C || self.vantage != Vantage::Own {
             return;
         }
         let Some(Rise { through: a, frame: ack_frame, time: ack_time }) = self.rises.first_covering(n) else {
@@ -411,6 +515,7 @@ impl RequesterJudge {
     /// connection (the inferred timer: a NIC may be configured otherwise than the reference), or
     /// against the stack's value when `--param` gave one. Returns the inferred timers.
     pub fn finish(&mut self, timers_given: bool) -> Vec<crate::Inferred> {
+        self.settle_short(None);
         let mut kinds: Vec<Option<u64>> = self.samples.iter().map(|s| s.value).collect();
         kinds.sort();
         kinds.dedup();
@@ -471,16 +576,74 @@ impl RequesterJudge {
                         reference as f64 / 1e3
                     ),
                     format!("PSN {} resent by the timer {:.1} µs after it started", s.psn, s.took as f64 / 1e3),
+                    "the network delayed the frame that started the timer more than the resend, by that much",
                 );
             }
         }
         inferred
     }
 
+    /// Whether a resend no answer asked for can be the timer's as this tap sees it: at the
+    /// requester's own tap, always; away from it, only after a silence (nothing from the
+    /// requester arrived for at least half the time since the timer started). A resend in the
+    /// midst of arrivals there is as likely a packet that took a slower path, after the others.
+    fn silent_before(&self, now: u64) -> bool {
+        match (self.vantage, self.timer) {
+            (Vantage::Own, _) => true,
+            (_, Some((start, _, _))) => {
+                let silence = now.saturating_sub(self.last_arrival);
+                silence.saturating_mul(2) >= now.saturating_sub(start)
+            }
+            (_, None) => false,
+        }
+    }
+
+    /// Away from the requester: the short go-back waiting, reported (or, its NAK'd PSN arriving
+    /// within the answer window, dropped: the resends were reordered on their way).
+    fn settle_short(&mut self, arriving: Option<(u32, u64)>) {
+        let Some(p) = self.pending_short else { return };
+        let within = |now: u64| now <= p.time.saturating_add(self.reaction_ns);
+        match arriving {
+            Some((psn, now)) if psn == p.nak_psn && within(now) => self.pending_short = None,
+            Some((_, now)) if within(now) => {}
+            _ => {
+                self.pending_short = None;
+                self.finding(
+                    rules::GBN_GO_BACK_SHORT,
+                    vec![p.nak_frame, p.frame],
+                    p.time,
+                    format!("PSN {} first: the NAK of frame {} names it", p.nak_psn, p.nak_frame),
+                    format!(
+                        "PSN {} was the first resend, {:.1} µs after the NAK, and PSN {} did not follow within the \
+                         answer window",
+                        p.psn,
+                        (p.time - p.nak_time) as f64 / 1e3,
+                        p.nak_psn
+                    ),
+                    &format!("the network lost the resend of PSN {}", p.nak_psn),
+                );
+            }
+        }
+    }
+
     /// The timer and Go-Back-N rules for a request packet of PSN `psn` (DCP: of message `msg`).
     fn timing(&mut self, number: u64, now: u64, psn: u32, msg: u32) {
         let resend = self.highest.is_some_and(|h| psn::diff(psn, h) >= 0);
-        if let (Some((e, at, nak_frame)), false) = (self.nak, self.reads) {
+        self.settle_short(Some((psn, now)));
+        if let (Some((e, at, nak_frame)), false, false) = (self.nak, self.reads, self.vantage == Vantage::Own) {
+            // Away from the requester, only a step back shows where the go-back began (what was
+            // on its way when the NAK left keeps arriving for a round trip, new packets or an
+            // earlier go-back's resends; and if the NAK was lost, after).
+            if psn == e {
+                self.nak = None;
+            } else if resend && self.prev_psn.is_some_and(|p| psn::diff(p, psn) <= 0) {
+                self.nak = None;
+                if psn::diff(e, psn) > 0 {
+                    let p = PendingShort { nak_psn: e, nak_frame, nak_time: at, psn, frame: number, time: now };
+                    self.pending_short = Some(p);
+                }
+            }
+        } else if let (Some((e, at, nak_frame)), false) = (self.nak, self.reads) {
             if psn == e {
                 self.nak = None;
             } else if resend || now > at.saturating_add(self.reaction_ns) {
@@ -494,6 +657,7 @@ impl RequesterJudge {
                         now,
                         format!("PSN {e} sent first: the NAK of frame {nak_frame} names it"),
                         format!("PSN {psn} sent first, {:.1} µs after the NAK", (now - at) as f64 / 1e3),
+                        "",
                     );
                 }
             }
@@ -513,7 +677,7 @@ impl RequesterJudge {
                     self.start_timer(now, number);
                 }
             }
-        } else if self.by_timer(psn, msg) {
+        } else if self.by_timer(psn, msg) && self.silent_before(now) {
             // Timeouts in a row, no progress between (GBN's retry count: IBTA's retry_cnt
             // resends before the QP gives up).
             self.in_a_row += 1;
@@ -529,28 +693,53 @@ impl RequesterJudge {
                 // is the timer's to recover.)
                 let naked = self.far.answered(psn);
                 // (IRN: any selective NAK naming it as the expected PSN.)
+                // (DCP: once the connection showed the fabric trimming, a coarse timeout with
+                // packets past the message sent says a header-only packet of it did not come
+                // back; `by_timer` saw none owed a resend.)
                 let owed = match self.kind {
+                    // (At the responder's tap its own judge proves what it owed.)
+                    _ if self.vantage == Vantage::Responder => None,
                     StackKind::Gbn => (!naked && sent_at.is_some_and(|t| self.last_nak <= t))
                         .then_some((rules::GBN_NAK_MISSING, "NAK")),
                     StackKind::Irn => {
                         (!self.sack_named.contains(&psn)).then_some((rules::IRN_SACK_MISSING, "selective NAK"))
                     }
-                    StackKind::Dcp => None,
+                    StackKind::Dcp => self.trims.then_some((rules::DCP_HO_UNANSWERED, "returned header-only packet")),
                 };
                 // (One finding per silence: the timeouts that follow it, no answer between, are the
                 // same story.)
                 if let (true, Some((rule, what)), false) = (past, owed, self.silence_reported) {
                     self.silence_reported = true;
-                    let expected = format!(
-                        "a {what} naming PSN {psn} or one after it (the first the responder missed), once a later packet \
-                         reached it"
-                    );
-                    let seen = format!(
-                        "none: the requester resent PSN {psn} on its timer, after sending packets up to PSN {}: either the \
-                         responder omitted a {what} it owed, or the network lost it, every packet past PSN {psn}, or the \
-                         ACKs that would have covered them (this tap is beside the requester)",
-                        self.highest.unwrap_or(psn)
-                    );
+                    let here = match self.vantage {
+                        Vantage::Own => "this tap is beside the requester",
+                        v => v.caveat(),
+                    };
+                    let (expected, seen) = if self.kind == StackKind::Dcp {
+                        (
+                            format!(
+                                "a {what} of message {msg} (PSN {psn} on), whose packets the fabric trimmed rather than dropped"
+                            ),
+                            format!(
+                                "none: the requester resent message {msg} on its coarse timer, after sending packets up to PSN \
+                                 {}: either the responder left a header-only packet unanswered, or the network dropped a \
+                                 packet of it whole (a full queue), or the header-only packet on its way back ({here})",
+                                self.highest.unwrap_or(psn)
+                            ),
+                        )
+                    } else {
+                        (
+                            format!(
+                                "a {what} naming PSN {psn} or one after it (the first the responder missed), once a later \
+                                 packet reached it"
+                            ),
+                            format!(
+                                "none: the requester resent PSN {psn} on its timer, after sending packets up to PSN {}: either \
+                                 the responder omitted a {what} it owed, or the network lost it, every packet past PSN {psn}, \
+                                 or the ACKs that would have covered them ({here})",
+                                self.highest.unwrap_or(psn)
+                            ),
+                        )
+                    };
                     self.findings.push(Finding::of(
                         FindingKind::Ambiguous,
                         rule,
@@ -600,7 +789,28 @@ impl RequesterJudge {
             let h = self.highest.unwrap_or(psn);
             self.last_sent.retain(|&p, _| psn::diff(p, h) < 1 << 15);
         }
-        self.last_sent.insert(psn, now);
+        let first_copy = self.last_sent.insert(psn, now).is_none();
+        self.last_arrival = now;
+        // Reordering: the PSN an answer named arrives first as a copy this tap never saw, then
+        // again as the resend the answer asked for, within a round trip (the answer window); the
+        // first copy came less than half as long after the answer as that resend, too soon to be
+        // a resend itself.
+        if let Some((asked, first)) = self.named.get_mut(&psn) {
+            match (*first, first_copy) {
+                (None, true) => *first = Some(now),
+                (Some(f), false) => {
+                    let (asked, f) = (*asked, f);
+                    self.named.remove(&psn);
+                    let resend_after = now.saturating_sub(asked);
+                    if resend_after <= self.reaction_ns && f.saturating_sub(asked) * 2 < resend_after {
+                        self.reordered.get_or_insert((psn, number));
+                    }
+                }
+                _ => {
+                    self.named.remove(&psn);
+                }
+            }
+        }
         // (A packet already acknowledged is no part of a go-back: the needless-retransmission
         // rule judges it.)
         let acked = self.rises.through().is_some_and(|a| psn::diff(psn, a) >= 0);
