@@ -331,23 +331,38 @@ fn late_go_back_is_a_departure_at_the_first_packet_after_the_nak() {
 
 #[test]
 fn early_timeout_is_a_departure_at_the_resend_that_came_too_soon() {
-    for (stack, args, rule) in [
-        // (Forward losses only: a run whose timeout is not also a NAK the network lost, which
-        // the sender's tap reports as ambiguous.)
-        ("gbn", "--loss 0.05 --loss-dir forward --seed 5", "gbn.timeout-early"),
-        // (A run with more timeouts than the early one: each is judged against the longest of
-        // its kind on the connection, the inferred timer.)
-        ("irn", "--loss 0.15 --seed 1", "irn.timeout-early"),
-        // With DCP's trimming, header-only packets recover every loss: drop them whole.
-        ("dcp", "--loss 0.1 --loss-mode drop --seed 2", "dcp.timeout-early"),
-    ] {
-        let r = run(stack, "early-timeout", args);
-        let (t, psn) = applied(&r, "early-timeout");
+    timer_fault("early-timeout", "early", 1, 2);
+}
+
+#[test]
+fn late_timeout_is_a_departure_at_the_resend_that_came_too_late() {
+    timer_fault("late-timeout", "late", 3, 2);
+}
+
+/// A timer fault (the timer at `num/den` of its value until it first expires), with each
+/// stack: a departure `*.timeout-{word}` at the sender's tap, at the resend and the frame that
+/// started the timer; ambiguous at the other taps, at the same resend there.
+fn timer_fault(fault: &str, word: &str, num: u64, den: u64) {
+    for stack in ["gbn", "irn", "dcp"] {
+        let args = match stack {
+            // (Forward losses only: a run whose timeout is not also a NAK the network lost, which
+            // the sender's tap reports as ambiguous.)
+            "gbn" => "--loss 0.05 --loss-dir forward --seed 5",
+            // (A run with more timeouts than the faulty one: each is judged against the timer the
+            // connection's timeouts of its kind agree on, the inferred timer.)
+            "irn" => "--loss 0.15 --seed 1",
+            // With DCP's trimming, header-only packets recover every loss: drop them whole.
+            _ => "--loss 0.1 --loss-mode drop --seed 2",
+        };
+        let rule = format!("{stack}.timeout-{word}");
+        let rule = rule.as_str();
+        let r = run(stack, fault, args);
+        let (t, psn) = applied(&r, fault);
         let v = frames(&r.capture, if stack == "dcp" { Profile::Dcp } else { Profile::Std });
         let resend = nearest(&v, SENDER, t, |s| s.src == "10.0.0.1" && s.psn == psn && s.opcode != 0x11);
-        // The other taps see the resend come after a silence shorter than the longest they
-        // show: ambiguous (the frame that started the timer may have been delayed on its way
-        // more than the resend).
+        // The other taps see the resend come after a silence the timer they infer does not
+        // allow: ambiguous (the frame that started the timer, or the resend, may have been
+        // delayed on its way more than the other).
         only(&r, &[("departure", rule, SENDER), ("ambiguous", rule, RECEIVER), ("ambiguous", rule, FABRIC)]);
         for tap in [RECEIVER, FABRIC] {
             let f = frames_of(&r, rule, tap);
@@ -357,20 +372,17 @@ fn early_timeout_is_a_departure_at_the_resend_that_came_too_soon() {
         }
         let f = frames_of(&r, rule, SENDER);
         assert_eq!(f[1], resend.number, "{stack}");
-        // The timer's start frame: about half the stack's timer before the resend.
+        // The timer's start frame: `num/den` of the stack's timer before the resend.
         let start = v.iter().find(|s| s.number == f[0]).unwrap();
         let took = resend.ts_ns - start.ts_ns;
-        let half = match stack {
-            "gbn" => 4_096u64 << 14 >> 1,
-            "dcp" => 500_000,
-            _ => 0,
+        let values: &[u64] = match stack {
+            "gbn" => &[4_096 << 14],
+            "dcp" => &[1_000_000],
+            // IRN: RTO_low or RTO_high, depending on the packets in flight.
+            _ => &[100_000, 320_000],
         };
-        if half > 0 {
-            assert!(took.abs_diff(half) < half / 10, "{stack}: {took} ns");
-        } else {
-            // IRN: half of RTO_low or of RTO_high, depending on the packets in flight.
-            assert!(took.abs_diff(50_000) < 5_000 || took.abs_diff(160_000) < 16_000, "{stack}: {took} ns");
-        }
+        let want: Vec<u64> = values.iter().map(|v| v * num / den).collect();
+        assert!(want.iter().any(|w| took.abs_diff(*w) < w / 10), "{stack}: {took} ns, want one of {want:?}");
     }
 }
 
@@ -518,7 +530,7 @@ fn inferred_at_sender(report: &serde_json::Value, name: &str) -> serde_json::Val
 fn timeouts_are_judged_against_the_inferred_timer_or_the_one_param_gives() {
     // A GBN NIC whose timer is 200 µs (synth --rto): conformant against its own timeouts, the
     // inferred timer at that value; told the reference's 67 ms (--param local_ack_timeout=14),
-    // every timeout is early.
+    // every timeout is early; told 131 µs, late.
     let r = run("gbn", "omit-nak:100000", "--rto 200000 --loss 0.05 --seed 3");
     assert!(findings(&r).is_empty(), "{:#}", r.report["findings"]);
     let t = inferred_at_sender(&r.report, "timeout_ns");
@@ -526,6 +538,11 @@ fn timeouts_are_judged_against_the_inferred_timer_or_the_one_param_gives() {
     let (report, code) = replay_json(&r.capture, &["--stack", "gbn", "--param", "local_ack_timeout=14"]);
     let f = report["findings"].as_array().unwrap();
     assert!(!f.is_empty() && f.iter().all(|f| f["rule"] == "gbn.timeout-early"), "{report:#}");
+    assert_eq!(code, Some(1));
+    // Told 4.096 µs · 2^5 = 131 µs, every timeout is late.
+    let (report, code) = replay_json(&r.capture, &["--stack", "gbn", "--param", "local_ack_timeout=5"]);
+    let f = report["findings"].as_array().unwrap();
+    assert!(!f.is_empty() && f.iter().all(|f| f["rule"] == "gbn.timeout-late"), "{report:#}");
     assert_eq!(code, Some(1));
 }
 

@@ -92,7 +92,7 @@ pub struct Options {
     /// The requesters' timers the reference runs with (`--param`).
     pub timeouts: Timeouts,
     /// Whether `--param` set a timer: timeouts are then judged against it, else against the
-    /// longest of their kind on their connection (the inferred timer).
+    /// one their kind on their connection agrees on (the inferred timer).
     pub timers_given: bool,
     /// The responder NIC's CNP interval (`--param cnp_interval_ns`; DCQCN's N, 50 µs).
     pub cnp_interval_ns: u64,

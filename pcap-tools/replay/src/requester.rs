@@ -10,18 +10,17 @@
 //! - Go-Back-N goes back far enough: after a NAK naming PSN e arrives, the first request packet
 //!   the requester sends (once [`RequesterJudge`]'s reaction time has passed) is e (IBTA
 //!   §9.7.5.2.x: the requester resends from the PSN the NAK names).
-//! - A retransmission timer never fires early. A resend no answer asked for is the timer's
+//! - A retransmission timer fires neither early nor late. A resend no answer asked for is the timer's
 //!   (GBN: one that starts a go-back no NAK asked for; IRN: one that is not the next PSN loss
 //!   recovery resends; DCP: one no returned header-only packet asked for). The timer started at
 //!   the latest of: the acknowledgement that last made progress with packets still outstanding,
 //!   the first packet sent with nothing outstanding, the previous timeout's first resend, and
 //!   (IRN) the packet that took it from RTO_low to RTO_high. Only the first timeout after
 //!   progress is recorded (a second one without progress would need the back-off of the
-//!   stack's own state); at the end each is judged against the longest of its kind on the
-//!   connection, or the stack's value when `--param` sets one ([`RequesterJudge::finish`]): it
-//!   departs when it fired earlier by more than the larger of 10% and 5 µs. A late timeout is
-//!   not judged (a NIC's rate limiter may hold a due resend: the tap sees when it left, not
-//!   when the timer fired).
+//!   stack's own state); at the end each is judged against the timer the connection's
+//!   timeouts of its kind agree on, or the stack's value when `--param` sets one
+//!   ([`RequesterJudge::finish`]): it
+//!   departs when it fired earlier, or later, by more than the larger of 10% and 5 µs.
 //!
 //! The same judge runs at the responder's tap and at a fabric tap ([`Vantage`]), on the
 //! requests arriving and the answers leaving (docs/replay.md "The other end"): there every
@@ -51,6 +50,17 @@ struct TimerSample {
     frame: u64,
     time: u64,
     psn: u32,
+}
+
+/// The timer a connection's timeouts of one kind agree on: the one with the most others within
+/// the tolerance of it; ties go to the one nearest the reference stack's value for that kind,
+/// then to the longest (so that of one early timeout and one on time, or one late and one on
+/// time, the one on time is the timer). A timeout on its own is the timer.
+fn inferred_timer(of_kind: &[TimerSample]) -> TimerSample {
+    let agreeing =
+        |s: &TimerSample| of_kind.iter().filter(|o| o.took.abs_diff(s.took) <= rules::tolerance(s.took)).count();
+    let off = |s: &TimerSample| s.value.map_or(0, |v| v.abs_diff(s.took));
+    *of_kind.iter().max_by_key(|s| (agreeing(s), std::cmp::Reverse(off(s)), s.took)).expect("a sample")
 }
 
 /// IRN's loss recovery, as [`RequesterJudge`] follows it.
@@ -511,8 +521,8 @@ impl RequesterJudge {
         }
     }
 
-    /// The timeouts judged, and what they infer: each against the longest of its kind on the
-    /// connection (the inferred timer: a NIC may be configured otherwise than the reference), or
+    /// The timeouts judged, and what they infer: each against the one its kind on the connection
+    /// agrees on ([`inferred_timer`]: a NIC may be configured otherwise than the reference), or
     /// against the stack's value when `--param` gave one. Returns the inferred timers.
     pub fn finish(&mut self, timers_given: bool) -> Vec<crate::Inferred> {
         self.settle_short(None);
@@ -534,49 +544,68 @@ impl RequesterJudge {
         }
         for kind in kinds {
             let of_kind: Vec<TimerSample> = self.samples.iter().filter(|s| s.value == kind).copied().collect();
-            let longest = of_kind.iter().max_by_key(|s| s.took).expect("a sample");
+            let nominal = inferred_timer(&of_kind);
             let shortest = of_kind.iter().min_by_key(|s| s.took).expect("a sample");
+            let longest = of_kind.iter().max_by_key(|s| s.took).expect("a sample");
+            let agreeing =
+                of_kind.iter().filter(|s| s.took.abs_diff(nominal.took) <= rules::tolerance(nominal.took)).count();
             inferred.push(crate::Inferred {
                 name: "timeout_ns",
-                value: longest.took as f64,
+                value: nominal.took as f64,
                 evidence: format!(
-                    "{} timeout(s) after progress, {:.1} µs (frame {}) to {:.1} µs (frame {}) after the timer started{}",
+                    "{} timeout(s) after progress, {:.1} µs (frame {}) to {:.1} µs (frame {}) after the timer started, \
+                     {agreeing} within 10% of {:.1} µs (frame {}){}",
                     of_kind.len(),
                     shortest.took as f64 / 1e3,
                     shortest.frame,
                     longest.took as f64 / 1e3,
                     longest.frame,
+                    nominal.took as f64 / 1e3,
+                    nominal.frame,
                     kind.map_or(String::new(), |k| format!(" (the reference's: {:.1} µs)", k as f64 / 1e3))
                 ),
             });
             let reference = match (timers_given, kind) {
                 (true, Some(k)) => k,
                 (true, None) => continue,
-                (false, _) => longest.took,
+                (false, _) => nominal.took,
             };
             if !self.judge_timers {
                 continue;
             }
             let slack = rules::tolerance(reference);
-            let whose = if timers_given { "the timer --param gives" } else { "the longest of this connection's" };
-            for s in of_kind.iter().filter(|s| s.took.saturating_add(slack) < reference) {
-                let rule = match self.kind {
-                    StackKind::Gbn => rules::GBN_TIMEOUT_EARLY,
-                    StackKind::Irn => rules::IRN_TIMEOUT_EARLY,
-                    StackKind::Dcp => rules::DCP_TIMEOUT_EARLY,
+            let whose =
+                if timers_given { "the timer --param gives" } else { "the timer this connection's timeouts agree on" };
+            let (early, late) = match self.kind {
+                StackKind::Gbn => (rules::GBN_TIMEOUT_EARLY, rules::GBN_TIMEOUT_LATE),
+                StackKind::Irn => (rules::IRN_TIMEOUT_EARLY, rules::IRN_TIMEOUT_LATE),
+                StackKind::Dcp => (rules::DCP_TIMEOUT_EARLY, rules::DCP_TIMEOUT_LATE),
+            };
+            for s in &of_kind {
+                let (rule, bound, word) = if s.took.saturating_add(slack) < reference {
+                    (early, reference - slack, "before")
+                } else if s.took > reference + slack {
+                    (late, reference + slack, "after")
+                } else {
+                    continue;
                 };
                 self.finding(
                     rule,
                     vec![s.start_frame, s.frame],
                     s.time,
                     format!(
-                        "no timeout before {:.1} µs after frame {} started the timer ({whose}, {:.1} µs, less the larger of 10% and 5 µs)",
-                        (reference - slack) as f64 / 1e3,
+                        "no timeout {word} {:.1} µs after frame {} started the timer ({whose}, {:.1} µs, {} the larger of 10% and 5 µs)",
+                        bound as f64 / 1e3,
                         s.start_frame,
-                        reference as f64 / 1e3
+                        reference as f64 / 1e3,
+                        if word == "before" { "less" } else { "plus" }
                     ),
                     format!("PSN {} resent by the timer {:.1} µs after it started", s.psn, s.took as f64 / 1e3),
-                    "the network delayed the frame that started the timer more than the resend, by that much",
+                    if word == "before" {
+                        "the network delayed the frame that started the timer more than the resend, by that much"
+                    } else {
+                        "the network delayed the resend more than the frame that started the timer, by that much"
+                    },
                 );
             }
         }

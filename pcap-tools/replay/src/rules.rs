@@ -54,6 +54,8 @@ rules! {
         "after a NAK, the requester's next request packet is the PSN the NAK names";
     GBN_TIMEOUT_EARLY: "gbn.timeout-early", "IBTA Vol. 1 §9.7.6.1.3 (local ACK timeout: 4.096 µs · 2^t)",
         "the local ACK timer fires no earlier than its value (less the larger of 10% and 5 µs) after it started";
+    GBN_TIMEOUT_LATE: "gbn.timeout-late", "IBTA Vol. 1 §9.7.6.1.3 (local ACK timeout: 4.096 µs · 2^t)",
+        "the local ACK timer fires no later than its value (plus the larger of 10% and 5 µs) after it started";
     IRN_SACK_MISSING: "irn.sack-missing", "IRN (Mittal et al., SIGCOMM 2018) §3; the SACK layout of docs/wire.md",
         "every out-of-order request packet is answered by a selective NAK naming the expected PSN and the packet's PSN";
     IRN_SACK_UNEXPECTED: "irn.sack-unexpected", "IRN §3",
@@ -65,6 +67,8 @@ rules! {
         "the requester never sends again a packet the cumulative ACK has covered";
     IRN_TIMEOUT_EARLY: "irn.timeout-early", "IRN §3.1 (RTO_low, RTO_high)",
         "the retransmission timer fires no earlier than RTO_low (less the larger of 10% and 5 µs) after it started";
+    IRN_TIMEOUT_LATE: "irn.timeout-late", "IRN §3.1 (RTO_low, RTO_high)",
+        "the retransmission timer fires no later than its value, RTO_low or RTO_high (plus the larger of 10% and 5 µs), after it started";
     DCP_HO_UNANSWERED: "dcp.ho-unanswered", "DCP paper §4.1 (the receiver returns every header-only packet to the sender)",
         "every header-only (trimmed) packet that reaches the receiver is bounced back to the sender";
     DCP_HO_UNEXPECTED: "dcp.ho-unexpected", "DCP paper §4.1",
@@ -78,4 +82,6 @@ rules! {
         "the responder's NIC sends a connection no two CNPs closer than the CNP interval (less the larger of 10% and 5 µs)";
     DCP_TIMEOUT_EARLY: "dcp.timeout-early", "DCP paper §4.5 (the coarse timeout)",
         "the coarse timer fires no earlier than its first-round value (less the larger of 10% and 5 µs) after it started";
+    DCP_TIMEOUT_LATE: "dcp.timeout-late", "DCP paper §4.5 (the coarse timeout)",
+        "the coarse timer fires no later than its first-round value (plus the larger of 10% and 5 µs) after it started";
 }

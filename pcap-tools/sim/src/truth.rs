@@ -456,7 +456,7 @@ pub struct Summary {
 #[serde(deny_unknown_fields)]
 pub struct FaultRecord {
     /// The fault's name (`omit-nak`, `double-nak`, `early-msn`, `needless-retx`,
-    /// `late-go-back`, `early-timeout`).
+    /// `late-go-back`, `early-timeout`, `late-timeout`).
     pub fault: String,
     /// The connection (from 0) whose end misbehaved.
     pub connection: u32,

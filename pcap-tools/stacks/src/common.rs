@@ -409,20 +409,20 @@ pub(crate) struct Rto {
     /// The outstanding timer: when it fires and its token.
     pending: Option<(Nanos, u64)>,
     next_token: u64,
-    /// A fault on purpose ([`crate::Timeouts::halve_until_expiry`]): every value is halved
-    /// until the timer first expires.
-    halve: bool,
+    /// A fault on purpose ([`crate::Timeouts::until_expiry`]): every value is changed until the
+    /// timer first expires.
+    fault: crate::timeouts::TimerFault,
 }
 
 impl Rto {
-    /// A stopped timer; `halve`: [`crate::Timeouts::halve_until_expiry`].
-    pub(crate) fn new(halve: bool) -> Rto {
-        Rto { halve, ..Rto::default() }
+    /// A stopped timer; `fault`: [`crate::Timeouts::until_expiry`].
+    pub(crate) fn new(fault: crate::timeouts::TimerFault) -> Rto {
+        Rto { fault, ..Rto::default() }
     }
 
     /// (Re)starts the timer: it expires `rto` after `now`.
     pub(crate) fn arm(&mut self, now: Nanos, rto: Nanos, out: &mut Vec<Action>) {
-        let rto = if self.halve { rto / 2 } else { rto };
+        let rto = self.fault.apply(rto);
         let at = now.saturating_add(rto.max(1));
         self.deadline = Some(at);
         // A deadline earlier than the outstanding timer needs its own (the old one fires idly).
@@ -478,7 +478,7 @@ impl Rto {
             }
             Some(_) => {
                 self.deadline = None;
-                self.halve = false;
+                self.fault = crate::timeouts::TimerFault::None;
                 true
             }
         }

@@ -151,7 +151,7 @@ impl DcpRequester {
             rounds: 0,
             retransq: VecDeque::new(),
             round: None,
-            rto: Rto::new(cfg.timeouts.halve_until_expiry),
+            rto: Rto::new(cfg.timeouts.until_expiry),
             failed: false,
         }
     }

@@ -20,7 +20,8 @@
 //! - `late-go-back` (GBN): after the `nth` NAK, the requester resumes one packet past the PSN
 //!   the NAK names (that packet is skipped; the local ACK timeout recovers it later).
 //! - `early-timeout`: the retransmission timer runs at half its value until it first expires
-//!   ([`crate::Timeouts::halve_until_expiry`]), so the first timeout of the run fires early.
+//!   ([`crate::Timeouts::until_expiry`]), so the first timeout of the run fires early.
+//! - `late-timeout`: the same at one and a half times its value: the first timeout fires late.
 
 use std::sync::{Arc, Mutex};
 
@@ -40,16 +41,18 @@ pub enum Fault {
     NeedlessRetx,
     LateGoBack,
     EarlyTimeout,
+    LateTimeout,
 }
 
 impl Fault {
-    pub const ALL: [Fault; 6] = [
+    pub const ALL: [Fault; 7] = [
         Fault::OmitNak,
         Fault::DoubleNak,
         Fault::EarlyMsn,
         Fault::NeedlessRetx,
         Fault::LateGoBack,
         Fault::EarlyTimeout,
+        Fault::LateTimeout,
     ];
 
     pub fn name(self) -> &'static str {
@@ -60,6 +63,7 @@ impl Fault {
             Fault::NeedlessRetx => "needless-retx",
             Fault::LateGoBack => "late-go-back",
             Fault::EarlyTimeout => "early-timeout",
+            Fault::LateTimeout => "late-timeout",
         }
     }
 
@@ -99,8 +103,8 @@ pub struct Applied {
 pub type FaultLog = Arc<Mutex<Vec<Applied>>>;
 
 /// Wraps the end of `pair` that `spec` makes misbehave. `cfg` is the connection's (for
-/// `early-timeout`, make the pair from [`ConnConfig`] with
-/// [`crate::Timeouts::halve_until_expiry`] set: [`config_for`] does).
+/// `early-timeout` and `late-timeout`, make the pair from [`ConnConfig`] with
+/// [`crate::Timeouts::until_expiry`] set: [`config_for`] does).
 pub fn inject(
     kind: StackKind,
     cfg: &ConnConfig,
@@ -129,8 +133,10 @@ pub fn inject(
 /// The connection's configuration with what `spec` needs of the stack itself.
 pub fn config_for(cfg: &ConnConfig, spec: FaultSpec) -> ConnConfig {
     let mut c = cfg.clone();
-    if spec.fault == Fault::EarlyTimeout {
-        c.timeouts.halve_until_expiry = true;
+    match spec.fault {
+        Fault::EarlyTimeout => c.timeouts.until_expiry = crate::TimerFault::Half,
+        Fault::LateTimeout => c.timeouts.until_expiry = crate::TimerFault::OneAndHalf,
+        _ => {}
     }
     c
 }
@@ -235,7 +241,8 @@ impl FaultyResponder {
                         // IRN sends one per out-of-order packet, all naming the expected PSN: a
                         // responder that omits the NAK of a loss omits them all.
                         self.silenced = Some(psn);
-                        let what = format!("selective NAKs naming PSN {psn} not sent (every one while it was expected)");
+                        let what =
+                            format!("selective NAKs naming PSN {psn} not sent (every one while it was expected)");
                         self.st.applied(now, psn, what);
                     } else {
                         self.st.applied(now, psn, format!("negative answer naming PSN {psn} not sent"));
@@ -324,14 +331,16 @@ impl FaultyRequester {
                             self.sent.push((m, info.psn, frame.clone()));
                         }
                     }
-                    if self.st.spec.fault == Fault::EarlyTimeout
-                        && !self.st.done
-                        && info.retx == Some(RetxReason::Timeout)
-                    {
+                    let timer = match self.st.spec.fault {
+                        Fault::EarlyTimeout => Some("half"),
+                        Fault::LateTimeout => Some("one and a half times"),
+                        _ => None,
+                    };
+                    if let (Some(how), false, Some(RetxReason::Timeout)) = (timer, self.st.done, info.retx) {
                         self.st.applied(
                             now,
                             info.psn,
-                            format!("timeout retransmission of PSN {} (timer at half its value)", info.psn),
+                            format!("timeout retransmission of PSN {} (timer at {how} its value)", info.psn),
                         );
                     }
                 }

@@ -79,7 +79,7 @@ impl GbnRequester {
             snd_max: p,
             reason: RetxReason::GoBack,
             retries: 0,
-            rto: Rto::new(cfg.timeouts.halve_until_expiry),
+            rto: Rto::new(cfg.timeouts.until_expiry),
             failed: false,
             read_retry_at: None,
             since_ackreq: 0,

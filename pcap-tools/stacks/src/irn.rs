@@ -95,7 +95,7 @@ impl IrnRequester {
             recovery: None,
             resent_to: p,
             rto_resend: None,
-            rto: Rto::new(cfg.timeouts.halve_until_expiry),
+            rto: Rto::new(cfg.timeouts.until_expiry),
             rto_low: false,
             failed: false,
             since_ackreq: 0,

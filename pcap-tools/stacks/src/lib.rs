@@ -66,7 +66,7 @@ pub mod irn;
 pub mod rng;
 pub mod timeouts;
 
-pub use timeouts::Timeouts;
+pub use timeouts::{TimerFault, Timeouts};
 
 /// Simulated time in nanoseconds.
 pub type Nanos = u64;

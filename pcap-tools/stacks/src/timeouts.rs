@@ -55,9 +55,33 @@ pub struct Timeouts {
     pub dcp_timeout_ns: Nanos,
     /// One value for every stack instead of the above (no back-off, one IRN value).
     pub override_ns: Option<Nanos>,
-    /// A fault on purpose (`synth --fault early-timeout`, [`crate::faults`]): the timer runs at
-    /// half its value until it first expires. False for every real configuration.
-    pub halve_until_expiry: bool,
+    /// A fault on purpose (`synth --fault early-timeout` or `late-timeout`, [`crate::faults`]):
+    /// the timer runs at another value until it first expires. [`TimerFault::None`] for every
+    /// real configuration.
+    pub until_expiry: TimerFault,
+}
+
+/// How a faulty retransmission timer runs until it first expires.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum TimerFault {
+    /// At its value.
+    #[default]
+    None,
+    /// At half its value (`early-timeout`).
+    Half,
+    /// At one and a half times its value (`late-timeout`).
+    OneAndHalf,
+}
+
+impl TimerFault {
+    /// `rto` as the faulty timer runs it.
+    pub fn apply(self, rto: Nanos) -> Nanos {
+        match self {
+            TimerFault::None => rto,
+            TimerFault::Half => rto / 2,
+            TimerFault::OneAndHalf => rto.saturating_add(rto / 2),
+        }
+    }
 }
 
 impl Default for Timeouts {
@@ -69,7 +93,7 @@ impl Default for Timeouts {
             irn_low_rto_packets: IRN_LOW_RTO_PACKETS,
             dcp_timeout_ns: DCP_TIMEOUT_NS,
             override_ns: None,
-            halve_until_expiry: false,
+            until_expiry: TimerFault::None,
         }
     }
 }
