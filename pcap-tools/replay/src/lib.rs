@@ -263,8 +263,8 @@ struct Conn {
     tap: Tap,
     shape: Shape,
     judge: Judge,
-    /// At the responder's tap: the CNPs its NIC sent the connection.
-    cnp: Option<cnp::CnpPacing>,
+    /// The CNPs the responder's NIC sent the connection (at the other taps: as they arrived).
+    cnp: cnp::CnpPacing,
     /// At the requester's tap: its rate around the CNPs it got.
     rate: Option<rate::RateCuts>,
 }
@@ -474,9 +474,7 @@ pub fn replay_partial<R: Read>(
                 }
                 // A CNP (opcode 0x81) is the NIC's, not the transport's.
                 Part::Response(i) if p.opcode().0 == 0x81 => {
-                    if let Some(c) = conns[i].cnp.as_mut() {
-                        c.cnp(rec.number, rec.ts_ns);
-                    }
+                    conns[i].cnp.cnp(rec.number, rec.ts_ns);
                     if let Some(r) = conns[i].rate.as_mut() {
                         r.cnp(rec.number, rec.ts_ns);
                     }
@@ -568,10 +566,9 @@ pub fn replay_partial<R: Read>(
             }
         };
         inferred.extend(rate.and_then(|r| r.inferred()));
-        if let Some(mut p) = cnp {
-            inferred.extend(p.inferred());
-            found.append(&mut p.findings);
-        }
+        let mut cnp = cnp;
+        inferred.extend(cnp.inferred());
+        found.append(&mut cnp.findings);
         connections.push(Connection {
             flow: table[c.row].head.id.clone(),
             peer: c.peer.clone(),
@@ -674,7 +671,11 @@ fn connections(table: &[FlowRow], opts: &Options) -> (Vec<Conn>, Vec<Unjudged>) 
             stack,
             tap: h.tap,
             shape: Shape { first_psn: None, mtu: DEFAULT_MTU },
-            cnp: (h.tap == Tap::Receiver).then(|| cnp::CnpPacing::new(h.id.clone(), opts.cnp_interval_ns)),
+            cnp: cnp::CnpPacing::new(h.id.clone(), opts.cnp_interval_ns, match h.tap {
+                Tap::Receiver => None,
+                Tap::Sender => Some("this tap is beside the requester"),
+                _ => Some("this tap is in the fabric"),
+            }),
             rate: (h.tap == Tap::Sender).then(rate::RateCuts::default),
             judge,
         });
