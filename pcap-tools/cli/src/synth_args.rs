@@ -118,6 +118,9 @@ pub struct SynthArgs {
     /// At most one CNP per QP per this many ns.
     #[arg(long, default_value_t = 50000, value_name = "NS")]
     pub cnp_interval: u64,
+    /// DCQCN's rate-increase timer T at the requesters' NICs, ns (the paper's 55 µs).
+    #[arg(long, default_value_t = 55000, value_name = "NS")]
+    pub dcqcn_timer: u64,
     /// Senders: N connections into one receiver.
     #[arg(long, default_value_t = 1, value_name = "N")]
     pub incast: u32,
@@ -227,7 +230,8 @@ fn parse_red(s: &str) -> Result<Red, String> {
     let [kmin, kmax, pmax] = v[..] else { return Err(format!("'{s}' is not KMIN,KMAX,PMAX")) };
     let num = |x: &str| x.parse::<u64>().map_err(|_| format!("'{x}' is not a byte count"));
     let (kmin, kmax) = (num(kmin)?, num(kmax)?);
-    let pmax = pmax.parse::<f64>().ok().filter(|p| (0.0..=1.0).contains(p)).ok_or(format!("'{pmax}' is not a probability"))?;
+    let pmax =
+        pmax.parse::<f64>().ok().filter(|p| (0.0..=1.0).contains(p)).ok_or(format!("'{pmax}' is not a probability"))?;
     if kmin >= kmax {
         return Err(format!("--ecn-red: KMIN {kmin} must be below KMAX {kmax}"));
     }
@@ -312,6 +316,7 @@ impl SynthArgs {
             ecn_threshold: self.ecn_threshold,
             ecn_red: if self.no_ecn { None } else { self.ecn_red.or(defaults.ecn_red) },
             cnp_interval_ns: self.cnp_interval,
+            dcqcn_timer_ns: self.dcqcn_timer,
             incast: self.incast,
             seed: self.seed,
             taps: self.taps.0.clone(),
@@ -329,7 +334,11 @@ impl SynthArgs {
             dcp_tag_shift: self.params.params.dcp_tag_shift,
             cc: self.cc,
             topology: if self.topology == "leaf-spine" {
-                TopologyKind::LeafSpine { leaves: self.leaves, spines: self.spines, hosts_per_leaf: self.hosts_per_leaf }
+                TopologyKind::LeafSpine {
+                    leaves: self.leaves,
+                    spines: self.spines,
+                    hosts_per_leaf: self.hosts_per_leaf,
+                }
             } else {
                 TopologyKind::Dumbbell
             },
@@ -374,8 +383,17 @@ impl SynthArgs {
         );
         if let Some(spec) = self.fault {
             match o.faults.first() {
-                Some(a) => eprintln!("rocescope synth: fault {} at {:.3} µs: {}", spec.fault.name(), a.time as f64 / 1e3, a.detail),
-                None => eprintln!("rocescope synth: fault {} never applied (no occasion {} in this run)", spec.fault.name(), spec.nth),
+                Some(a) => eprintln!(
+                    "rocescope synth: fault {} at {:.3} µs: {}",
+                    spec.fault.name(),
+                    a.time as f64 / 1e3,
+                    a.detail
+                ),
+                None => eprintln!(
+                    "rocescope synth: fault {} never applied (no occasion {} in this run)",
+                    spec.fault.name(),
+                    spec.nth
+                ),
             }
         }
         if let Some(why) = o.cut_reason(&opts) {

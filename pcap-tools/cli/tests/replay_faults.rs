@@ -573,6 +573,37 @@ fn the_rate_cut_on_a_cnp_is_inferred_at_the_sender() {
 }
 
 #[test]
+fn the_rate_increase_after_a_cut_is_inferred_at_the_sender() {
+    // A longer ECN incast, so that the congestion ends while the senders still send: after the
+    // last CNP the QP's rate climbs back when DCQCN's timer T fires (synth --dcqcn-timer; the
+    // paper's 55 µs), by half the cut (fast recovery, DCQCN §3.2). The first rise shows in the
+    // packet gaps at the sender's tap at most one gap after T.
+    for t in [55_000u64, 100_000] {
+        let n = t.to_string();
+        let args = ["--stack", "gbn", "--messages", "64", "--message-size", "65536", "--incast", "4"];
+        let (capture, err) = synth_capture(
+            &format!("increase-{t}"),
+            &[&args[..], &["--ecn-threshold", "20000", "--seed", "1", "--dcqcn-timer", &n]].concat(),
+        );
+        let (report, _) = replay_json(&capture, &[]);
+        let period = inferred_at_sender(&report, "dcqcn_increase_period_ns");
+        let v = period["value"].as_f64().unwrap();
+        assert!(v >= t as f64 && v < t as f64 + 2_000.0, "{t}: {period} {err}");
+        let step = inferred_at_sender(&report, "dcqcn_recovery_step");
+        assert!((step["value"].as_f64().unwrap() - 0.5).abs() < 0.05, "{t}: {step}");
+    }
+    // With no congestion control the rate never moves: nothing to infer.
+    let args = ["--stack", "gbn", "--messages", "64", "--message-size", "65536", "--incast", "4"];
+    let (capture, _) = synth_capture(
+        "increase-none",
+        &[&args[..], &["--ecn-threshold", "20000", "--seed", "1", "--cc", "none"]].concat(),
+    );
+    let (report, _) = replay_json(&capture, &[]);
+    let sender = report["connections"].as_array().unwrap().iter().find(|c| c["tap"] == "sender").unwrap().clone();
+    assert!(sender["inferred"].as_array().unwrap().iter().all(|i| i["name"] != "dcqcn_increase_period_ns"), "{sender}");
+}
+
+#[test]
 fn the_retry_count_is_inferred_from_a_connection_that_gave_up() {
     // The only fabric link fails after the first ACKs: the GBN requester times out with no
     // progress until its retry count is spent (synth --retry-cnt), then the QP is in error.

@@ -565,7 +565,10 @@ pub fn replay_partial<R: Read>(
                 (j.requests, j.responses, found, Vec::new())
             }
         };
-        inferred.extend(rate.and_then(|r| r.inferred()));
+        if let Some(r) = rate {
+            inferred.extend(r.inferred());
+            inferred.extend(r.increases());
+        }
         let mut cnp = cnp;
         inferred.extend(cnp.inferred());
         found.append(&mut cnp.findings);

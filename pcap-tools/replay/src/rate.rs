@@ -4,6 +4,14 @@
 //! packets at that rate. The tap shows the pacing: the rate of the packets the QP sent just
 //! before a CNP arrived against the rate of those it sent just after is the cut, reported with
 //! its evidence (a NIC with other parameters shows other cuts).
+//!
+//! The rate then climbs back in steps (§3.2): every `T` (55 µs) after the CNP with no CNP
+//! since, the rate increase timer fires and, in fast recovery, `R_C ← (R_T + R_C)/2`, `R_T`
+//! being the rate before the cut. The first step after a CNP shows as the first packet gaps,
+//! three in a row, shorter than the cut rate's by more than 5%: when it came after the CNP is
+//! the inferred `dcqcn_increase_period_ns`, and how far it took the rate back towards the rate
+//! before the cut is `dcqcn_recovery_step` (fast recovery: 0.5). A CNP before the step leaves
+//! that one unmeasured, as does a QP with nothing to send then (its gaps are not its pacing).
 
 use std::collections::VecDeque;
 
@@ -26,7 +34,32 @@ pub(super) struct RateCuts {
     after: Vec<(u64, u64)>,
     /// Each cut measured: the rate after over the rate before, the rates, the CNP's frame.
     cuts: Vec<(f64, f64, f64, u64)>,
+    /// A cut measured, waiting for the first increase: the CNP's frame and time, the rates
+    /// before and after the cut, the packets since whose gaps were shorter than the cut's rate
+    /// allows (frame time, wire bytes) and the packet before them.
+    recovering: Option<Recovering>,
+    /// Each first increase measured: how long after its CNP, the share of the cut it took back,
+    /// the CNP's frame and the increase's first packet time.
+    steps: Vec<(u64, f64, u64)>,
+    /// The latest request packet (time, wire bytes).
+    last: Option<(u64, u64)>,
+    /// The pacing rate before the CNP being measured ([`pace`]).
+    paced_before: Option<f64>,
 }
+
+/// A QP between a cut and the first increase after it.
+#[derive(Clone, Debug)]
+struct Recovering {
+    cnp_frame: u64,
+    cnp_time: u64,
+    before: f64,
+    cut: f64,
+    /// Packets since the first of a run of faster gaps (the packet that began it first).
+    faster: Vec<(u64, u64)>,
+}
+
+/// Gaps in a row, faster than the cut rate by more than 5%, that make an increase.
+const STEP_GAPS: usize = 3;
 
 /// The rate of `packets` (time, wire bytes): the bytes after the first over the time they took.
 fn rate(packets: &[(u64, u64)]) -> Option<f64> {
@@ -36,10 +69,27 @@ fn rate(packets: &[(u64, u64)]) -> Option<f64> {
     Some(bytes as f64 * 8.0 * 1e9 / ns as f64)
 }
 
+/// The pacing rate of `packets`: the median of the rates their gaps show (a packet's wire bytes
+/// over the gap after it), so that a QP that waits between bursts (a full window) still shows
+/// the rate it is paced at.
+fn pace(packets: &[(u64, u64)]) -> Option<f64> {
+    let mut r: Vec<f64> = packets
+        .windows(2)
+        .filter_map(|w| w[1].0.checked_sub(w[0].0).filter(|&g| g > 0).map(|g| w[0].1 as f64 * 8.0 * 1e9 / g as f64))
+        .collect();
+    if r.is_empty() {
+        return None;
+    }
+    r.sort_by(f64::total_cmp);
+    Some(r[r.len() / 2])
+}
+
 impl RateCuts {
     /// A request packet of `len` captured bytes leaving at `now`.
     pub fn request(&mut self, now: u64, len: u64) {
         let p = (now, len + WIRE_EXTRA);
+        let prev = self.last.replace(p);
+        self.recover(prev, p);
         if self.recent.len() == SPAN {
             self.recent.pop_front();
         }
@@ -50,6 +100,12 @@ impl RateCuts {
                 if let Some(after) = rate(&self.after) {
                     self.cuts.push((after / before, before, after, frame));
                 }
+                let (cnp_frame, cnp_time, _) = self.pending.expect("a CNP measured");
+                if let (Some(before), Some(cut)) = (self.paced_before, pace(&self.after)) {
+                    if cut < before * 0.95 {
+                        self.recovering = Some(Recovering { cnp_frame, cnp_time, before, cut, faster: Vec::new() });
+                    }
+                }
                 self.pending = None;
                 self.after.clear();
             }
@@ -59,13 +115,75 @@ impl RateCuts {
     /// A CNP arriving at `now` in frame `number` (one at a time: a CNP while one is measured is
     /// not).
     pub fn cnp(&mut self, number: u64, now: u64) {
+        // (A CNP before the first increase restarts DCQCN's timer: that one is not measured.)
+        self.recovering = None;
         if self.pending.is_some() || self.recent.len() < SPAN {
             return;
         }
         let recent: Vec<_> = self.recent.iter().copied().collect();
         if let Some(before) = rate(&recent) {
             self.pending = Some((number, now, before));
+            self.paced_before = pace(&recent);
         }
+    }
+
+    /// After a cut, the packet `p` following `prev`: looks for the first increase.
+    fn recover(&mut self, prev: Option<(u64, u64)>, p: (u64, u64)) {
+        let (Some(r), Some(prev)) = (self.recovering.as_mut(), prev) else { return };
+        let gap = p.0.saturating_sub(prev.0).max(1);
+        let inst = prev.1 as f64 * 8.0 * 1e9 / gap as f64;
+        if inst <= r.cut * 1.05 {
+            r.faster.clear();
+            return;
+        }
+        if r.faster.is_empty() {
+            r.faster.push(prev);
+        }
+        r.faster.push(p);
+        if r.faster.len() > STEP_GAPS {
+            if let Some(now_rate) = rate(&r.faster) {
+                let back = (now_rate - r.cut) / (r.before - r.cut);
+                let after = r.faster[0].0.saturating_sub(r.cnp_time);
+                self.steps.push((after, back, r.cnp_frame));
+            }
+            self.recovering = None;
+        }
+    }
+
+    /// The first increase after a cut, in the median over the cuts measured.
+    pub fn increases(&self) -> Vec<Inferred> {
+        if self.steps.is_empty() {
+            return Vec::new();
+        }
+        let median = |mut v: Vec<f64>| {
+            v.sort_by(f64::total_cmp);
+            v[(v.len() - 1) / 2]
+        };
+        let period = median(self.steps.iter().map(|s| s.0 as f64).collect());
+        let back = median(self.steps.iter().map(|s| s.1).collect());
+        let (first_after, first_back, frame) = self.steps[0];
+        vec![
+            Inferred {
+                name: "dcqcn_increase_period_ns",
+                value: period.round(),
+                evidence: format!(
+                    "the rate first rose {:.1} µs after the CNP of frame {frame} (the median of {} cut(s) followed by an \
+                     increase before the next CNP; DCQCN's T: 55 µs)",
+                    first_after as f64 / 1e3,
+                    self.steps.len()
+                ),
+            },
+            Inferred {
+                name: "dcqcn_recovery_step",
+                value: (back * 100.0).round() / 100.0,
+                evidence: format!(
+                    "that first increase took back {:.2} of the cut after the CNP of frame {frame} (the median of {}; \
+                     DCQCN's fast recovery, R_C <- (R_T + R_C)/2: 0.5)",
+                    first_back,
+                    self.steps.len()
+                ),
+            },
+        ]
     }
 
     /// The first cut, with the others as evidence.

@@ -258,6 +258,8 @@ pub struct FabricConfig {
     pub ecn_red: Option<Red>,
     /// The receiver NIC sends at most one CNP per QP per this interval.
     pub cnp_interval_ns: u64,
+    /// DCQCN's rate-increase timer `T` at the requesters' NICs (the paper's 55 µs).
+    pub dcqcn_timer_ns: u64,
     pub loss: LossModel,
     pub loss_place: LossPlace,
     pub loss_dir: LossDir,
@@ -371,6 +373,7 @@ impl Default for FabricConfig {
             ecn_threshold: None,
             ecn_red: Some(Red::DCQCN),
             cnp_interval_ns: 50_000,
+            dcqcn_timer_ns: 55_000,
             loss: LossModel::default(),
             loss_place: LossPlace::Fabric,
             loss_dir: LossDir::Both,
@@ -1270,7 +1273,8 @@ impl<'w> Fabric<'w> {
         self.conns.push(ConnRec { cfg, sender: src, receiver: dst, messages: Vec::new(), failed: None });
         self.accept.push([AcceptState::default(), AcceptState::default()]);
         let line = self.cfg.rate_bps as f64;
-        self.dcqcn.push((self.cfg.cc == CongestionControl::Dcqcn).then(|| Dcqcn::new(DcqcnConfig::paper(line))));
+        let dcqcn = DcqcnConfig { increase_period_ns: self.cfg.dcqcn_timer_ns, ..DcqcnConfig::paper(line) };
+        self.dcqcn.push((self.cfg.cc == CongestionControl::Dcqcn).then(|| Dcqcn::new(dcqcn)));
         self.msg_first_psn.push(FxHashMap::default());
         c
     }

@@ -116,6 +116,8 @@ pub struct SynthOptions {
     /// RED ECN marking (default: the DCQCN paper's); `None` with no threshold: no marking.
     pub ecn_red: Option<Red>,
     pub cnp_interval_ns: u64,
+    /// DCQCN's rate-increase timer `T` (the paper's 55 µs).
+    pub dcqcn_timer_ns: u64,
     /// Senders (an N-to-1 incast when above 1).
     pub incast: u32,
     pub seed: u64,
@@ -183,6 +185,7 @@ impl Default for SynthOptions {
             ecn_threshold: None,
             ecn_red: Some(Red::DCQCN),
             cnp_interval_ns: 50_000,
+            dcqcn_timer_ns: 55_000,
             incast: 1,
             seed: 1,
             taps: vec![TapPoint::Sender, TapPoint::Receiver, TapPoint::Fabric],
@@ -410,6 +413,10 @@ impl SynthOptions {
             (None, None) => a.push("--no-ecn".into()),
         }
         a.push(format!("--cc {}", self.cc.name()));
+        // (Only when not the paper's: the commands of earlier truths stay as they were.)
+        if self.dcqcn_timer_ns != 55_000 {
+            a.push(format!("--dcqcn-timer {}", self.dcqcn_timer_ns));
+        }
         a.push(format!("--incast {} --seed {}", self.incast, self.seed));
         let taps: Vec<&str> = self.taps.iter().map(|t| t.name()).collect();
         a.push(format!("--taps {} --fabric-tap-path {}", taps.join(","), self.fabric_tap_path));
@@ -464,6 +471,7 @@ impl SynthOptions {
             ecn_threshold: self.ecn_threshold,
             ecn_red: self.ecn_red_in_force(),
             cnp_interval_ns: self.cnp_interval_ns,
+            dcqcn_timer_ns: self.dcqcn_timer_ns,
             loss: LossModel { p: self.loss, burst: self.burst_loss },
             loss_place: self.loss_on,
             loss_dir: self.loss_dir,
