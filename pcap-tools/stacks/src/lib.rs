@@ -64,6 +64,7 @@ pub mod gbn;
 pub mod harness;
 pub mod irn;
 pub mod rng;
+pub mod sdr_model;
 pub mod timeouts;
 
 pub use timeouts::{TimerFault, Timeouts};
