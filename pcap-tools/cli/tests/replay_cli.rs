@@ -134,6 +134,52 @@ fn the_simulators_captures_on_a_grid_show_no_departure() {
     let _ = std::fs::remove_dir_all(dir);
 }
 
+/// Acceptance 3 for READs: a READ response the requester's tap missed (deleted from a
+/// simulated capture with READs and losses, one at a time) is a capture gap, never a departure:
+/// the requester went on as one that got it.
+#[test]
+fn read_responses_missing_from_the_requesters_tap_are_no_departure() {
+    let dir = std::env::temp_dir().join(format!("rocescope-replay-reads-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut tried = 0;
+    for seed in ["2", "4"] {
+        let src = dir.join(format!("mix-{seed}.pcapng"));
+        let out = Command::new(BIN)
+            .args(["synth", "--stack", "gbn", "--op", "mix", "--loss", "0.05", "--messages", "30", "--message-size", "8192", "--seed", seed, "-o"])
+            .arg(&src)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        let mut records = Vec::new();
+        let mut r = capture::open(&src.display().to_string()).unwrap();
+        while let Some(rec) = r.next_record().unwrap() {
+            records.push((rec.interface, rec.ts_ns, rec.data.to_vec()));
+        }
+        // Every READ response (opcodes 0x0D-0x10, BTH at byte 42) at the sender's tap.
+        let responses: Vec<usize> = (0..records.len())
+            .filter(|&i| records[i].0 == 0 && records[i].2.get(42).is_some_and(|op| (0x0D..=0x10).contains(op)))
+            .collect();
+        for &gone in &responses {
+            let path = dir.join("gap.pcapng");
+            let mut w = CaptureWriter::new(std::io::BufWriter::new(std::fs::File::create(&path).unwrap()), &["sender", "receiver", "fabric"]).unwrap();
+            for (i, (iface, ts, data)) in records.iter().enumerate() {
+                if i != gone {
+                    w.write(*iface, *ts, data).unwrap();
+                }
+            }
+            drop(w);
+            let (code, json, err) = replay(&["--stack", "gbn", "-T", "json", &path.display().to_string()]);
+            let v: serde_json::Value = serde_json::from_str(&json).unwrap_or_else(|_| panic!("{err}"));
+            let departures: Vec<_> = v["findings"].as_array().unwrap().iter().filter(|f| f["kind"] == "departure").collect();
+            assert!(departures.is_empty(), "seed {seed}, record {gone} deleted: {departures:#?}");
+            assert_eq!(code, 0);
+            tried += 1;
+        }
+    }
+    assert!(tried >= 20, "{tried}");
+    let _ = std::fs::remove_dir_all(dir);
+}
+
 #[test]
 fn a_capture_cut_in_its_last_record_is_judged_up_to_the_cut_then_exits_2() {
     // As `flows` does: the report of the frames before the damage, then the located error.
