@@ -268,6 +268,11 @@ impl ResponderFromSender {
     /// DCP: an ACK naming PSN `psn` with eMSN `emsn`: the messages between the PSN's and the
     /// eMSN were complete before that packet arrived.
     fn dcp_ack(&mut self, number: u64, now: u64, psn: u32, emsn: u32) {
+        // (Only while the tap has shown every PSN: on one of several paths, the copy of a packet
+        // it saw need not be the one that arrived.)
+        if !self.ahead.is_empty() {
+            return;
+        }
         let Some(&(m, left)) = self.dcp_msg.get(&psn) else { return };
         let span = psn::diff(psn::add(m, 1), emsn);
         if span <= 0 {

@@ -505,7 +505,7 @@ pub fn replay_partial<R: Read>(
                 j.finish(end);
                 // (Its timers inferred here would be seen from a distance: the requester's tap
                 // infers them.)
-                let _ = d.finish(opts.timers_given);
+                let _ = d.finish(opts.timers_given, end);
                 let mut inferred = Vec::new();
                 if j.acks > 0 && c.stack != StackKind::Dcp {
                     // The reference acknowledges every packet it takes in order (or as a
@@ -529,13 +529,13 @@ pub fn replay_partial<R: Read>(
                 (j.requests, j.responses, found, inferred)
             }
             Judge::Requester(mut j) => {
-                let inferred = j.finish(opts.timers_given);
+                let inferred = j.finish(opts.timers_given, end);
                 let mut found = j.findings;
                 found.append(&mut j.far.findings);
                 (j.requests, j.responses, found, inferred)
             }
             Judge::Fabric(mut j) => {
-                let _ = j.side.finish(opts.timers_given);
+                let _ = j.side.finish(opts.timers_given, end);
                 let mut found = std::mem::take(&mut j.side.far.findings);
                 if let Some(psn) = j.side.far.first_unseen() {
                     unjudged.push(Unjudged {
@@ -597,17 +597,15 @@ pub fn replay_partial<R: Read>(
     Ok((Report { stack, connections, findings, unjudged, counters_host, counters }, first_error.or(second_error)))
 }
 
-/// Away from the requester, a connection whose arrivals were reordered (PSN `psn` arrived first
-/// after the answer naming it, then again at frame `frame`): the requester's go-backs and timers
-/// are not judged there.
-fn reordered(flow: &str, interface: u32, (psn, frame): (u32, u64)) -> Unjudged {
+/// Away from the requester, a connection whose arrivals were reordered (PSN `psn`, at frame
+/// `frame`, `how`): the requester's go-backs and timers are not judged there.
+fn reordered(flow: &str, interface: u32, (psn, frame, how): (u32, u64, &str)) -> Unjudged {
     Unjudged {
         flow: flow.to_string(),
         interface,
         reason: format!(
-            "arrivals reordered (several paths): PSN {psn} arrived after the answer naming it and again at frame \
-             {frame}, so the order and times of the requester's resends here say nothing of its go-backs and timers \
-             (judged at the requester's tap)"
+            "arrivals reordered (several paths): PSN {psn} {how} (frame {frame}), so the order and times of the \
+             requester's resends here say nothing of its go-backs and timers (judged at the requester's tap)"
         ),
     }
 }
@@ -631,8 +629,14 @@ fn connections(table: &[FlowRow], opts: &Options) -> (Vec<Conn>, Vec<Unjudged>) 
             unjudged.push(skip(format!("no reference stack for {:?} yet", h.transport).to_lowercase()));
             continue;
         };
-        let distant =
-            |v| RequesterJudge::distant(stack, h.id.clone(), opts.params, opts.answer_window_ns, opts.timeouts, v);
+        // A plain RC flow `auto` reads as Go-Back-N may be IRN that lost nothing (no selective
+        // NAK to tell): its timers are inferred, not judged against GBN's, at every tap.
+        let timers = !(opts.stack == StackChoice::Auto && h.transport == Transport::Rc);
+        let distant = |v| {
+            let mut j = RequesterJudge::distant(stack, h.id.clone(), opts.params, opts.answer_window_ns, opts.timeouts, v);
+            j.judge_timers = timers;
+            j
+        };
         let judge = match h.tap {
             Tap::Receiver => Judge::Responder(
                 ResponderJudge::new(stack, h.id.clone(), opts.params, opts.answer_window_ns),
@@ -640,9 +644,7 @@ fn connections(table: &[FlowRow], opts: &Options) -> (Vec<Conn>, Vec<Unjudged>) 
             ),
             Tap::Sender => {
                 let mut j = RequesterJudge::new(stack, h.id.clone(), opts.params, opts.reaction_ns, opts.timeouts);
-                // A plain RC flow `auto` reads as Go-Back-N may be IRN that lost nothing (no
-                // selective NAK to tell): its timer is inferred, not judged against GBN's.
-                j.judge_timers = !(opts.stack == StackChoice::Auto && h.transport == Transport::Rc);
+                j.judge_timers = timers;
                 Judge::Requester(j)
             }
             Tap::Fabric => Judge::Fabric(Box::new(FabricJudge {

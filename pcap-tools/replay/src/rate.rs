@@ -45,7 +45,12 @@ pub(super) struct RateCuts {
     last: Option<(u64, u64)>,
     /// The pacing rate before the CNP being measured ([`pace`]).
     paced_before: Option<f64>,
+    /// A CNP came while a cut was being measured.
+    cnp_while_measuring: bool,
 }
+
+/// Cuts and increases kept per connection (the inferred values are of these).
+const KEPT: usize = 1024;
 
 /// A QP between a cut and the first increase after it.
 #[derive(Clone, Debug)]
@@ -98,10 +103,13 @@ impl RateCuts {
             self.after.push(p);
             if self.after.len() == SPAN {
                 if let Some(after) = rate(&self.after) {
-                    self.cuts.push((after / before, before, after, frame));
+                    if self.cuts.len() < KEPT {
+                        self.cuts.push((after / before, before, after, frame));
+                    }
                 }
                 let (cnp_frame, cnp_time, _) = self.pending.expect("a CNP measured");
-                if let (Some(before), Some(cut)) = (self.paced_before, pace(&self.after)) {
+                let clean = !std::mem::take(&mut self.cnp_while_measuring);
+                if let (Some(before), Some(cut), true) = (self.paced_before, pace(&self.after), clean) {
                     if cut < before * 0.95 {
                         self.recovering = Some(Recovering { cnp_frame, cnp_time, before, cut, faster: Vec::new() });
                     }
@@ -115,8 +123,12 @@ impl RateCuts {
     /// A CNP arriving at `now` in frame `number` (one at a time: a CNP while one is measured is
     /// not).
     pub fn cnp(&mut self, number: u64, now: u64) {
-        // (A CNP before the first increase restarts DCQCN's timer: that one is not measured.)
+        // (A CNP before the first increase restarts DCQCN's timer: that one is not measured;
+        // nor, from a CNP that came while a cut was being measured, the recovery after it.)
         self.recovering = None;
+        if self.pending.is_some() {
+            self.cnp_while_measuring = true;
+        }
         if self.pending.is_some() || self.recent.len() < SPAN {
             return;
         }
@@ -144,7 +156,9 @@ impl RateCuts {
             if let Some(now_rate) = rate(&r.faster) {
                 let back = (now_rate - r.cut) / (r.before - r.cut);
                 let after = r.faster[0].0.saturating_sub(r.cnp_time);
-                self.steps.push((after, back, r.cnp_frame));
+                if self.steps.len() < KEPT {
+                    self.steps.push((after, back, r.cnp_frame));
+                }
             }
             self.recovering = None;
         }
@@ -167,20 +181,20 @@ impl RateCuts {
                 name: "dcqcn_increase_period_ns",
                 value: period.round(),
                 evidence: format!(
-                    "the rate first rose {:.1} µs after the CNP of frame {frame} (the median of {} cut(s) followed by an \
-                     increase before the next CNP; DCQCN's T: 55 µs)",
-                    first_after as f64 / 1e3,
-                    self.steps.len()
+                    "the median of {} cut(s) followed by an increase before the next CNP (the first: the rate rose {:.1} \
+                     µs after the CNP of frame {frame}); DCQCN's T: 55 µs",
+                    self.steps.len(),
+                    first_after as f64 / 1e3
                 ),
             },
             Inferred {
                 name: "dcqcn_recovery_step",
                 value: (back * 100.0).round() / 100.0,
                 evidence: format!(
-                    "that first increase took back {:.2} of the cut after the CNP of frame {frame} (the median of {}; \
-                     DCQCN's fast recovery, R_C <- (R_T + R_C)/2: 0.5)",
-                    first_back,
-                    self.steps.len()
+                    "the median of {} first increases (the first took back {:.2} of the cut after the CNP of frame \
+                     {frame}); DCQCN's fast recovery, R_C <- (R_T + R_C)/2: 0.5",
+                    self.steps.len(),
+                    first_back
                 ),
             },
         ]

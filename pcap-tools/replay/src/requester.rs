@@ -53,14 +53,20 @@ struct TimerSample {
 }
 
 /// The timer a connection's timeouts of one kind agree on: the one with the most others within
-/// the tolerance of it; ties go to the one nearest the reference stack's value for that kind,
-/// then to the longest (so that of one early timeout and one on time, or one late and one on
-/// time, the one on time is the timer). A timeout on its own is the timer.
+/// the tolerance of it; in a tie, one within the tolerance of the reference stack's value for
+/// the kind (when the NIC runs the reference's timer, the faulty timeout is the odd one), then
+/// the longest (a NIC configured otherwise: a timer cannot fire late by itself, only be held).
+/// A timeout on its own is the timer. Sorted once, each timeout's agreeing ones counted by
+/// binary search: O(n log n).
 fn inferred_timer(of_kind: &[TimerSample]) -> TimerSample {
-    let agreeing =
-        |s: &TimerSample| of_kind.iter().filter(|o| o.took.abs_diff(s.took) <= rules::tolerance(s.took)).count();
-    let off = |s: &TimerSample| s.value.map_or(0, |v| v.abs_diff(s.took));
-    *of_kind.iter().max_by_key(|s| (agreeing(s), std::cmp::Reverse(off(s)), s.took)).expect("a sample")
+    let mut took: Vec<u64> = of_kind.iter().map(|s| s.took).collect();
+    took.sort_unstable();
+    let agreeing = |t: u64| {
+        let tol = rules::tolerance(t);
+        took.partition_point(|&x| x <= t.saturating_add(tol)) - took.partition_point(|&x| x < t.saturating_sub(tol))
+    };
+    let reference = |s: &TimerSample| s.value.is_some_and(|v| s.took.abs_diff(v) <= rules::tolerance(v));
+    *of_kind.iter().max_by_key(|s| (agreeing(s.took), reference(s), s.took)).expect("a sample")
 }
 
 /// IRN's loss recovery, as [`RequesterJudge`] follows it.
@@ -176,9 +182,11 @@ pub(super) struct RequesterJudge {
     named: std::collections::HashMap<u32, (u64, Option<u64>)>,
     /// When the latest request packet left (or arrived, away from the requester).
     last_arrival: u64,
+    /// That packet carried a PSN higher than any before it.
+    prev_new: bool,
     /// Away from the requester: a PSN arrived first after the answer naming it and then again
     /// (the first copy was reordered, not lost: several paths), and the frame that showed it.
-    pub reordered: Option<(u32, u64)>,
+    pub reordered: Option<(u32, u64, &'static str)>,
     /// The timeouts seen (the first after each progress).
     samples: Vec<TimerSample>,
     /// Timeouts since the last progress; the most of them, and the frame of the last.
@@ -225,6 +233,7 @@ impl RequesterJudge {
             named: Default::default(),
             reordered: None,
             last_arrival: 0,
+            prev_new: false,
             samples: Vec::new(),
             in_a_row: 0,
             most_in_a_row: None,
@@ -524,8 +533,10 @@ impl RequesterJudge {
     /// The timeouts judged, and what they infer: each against the one its kind on the connection
     /// agrees on ([`inferred_timer`]: a NIC may be configured otherwise than the reference), or
     /// against the stack's value when `--param` gave one. Returns the inferred timers.
-    pub fn finish(&mut self, timers_given: bool) -> Vec<crate::Inferred> {
-        self.settle_short(None);
+    /// `end`: the capture's last frame time (a short go-back still inside its answer window
+    /// then is not reported).
+    pub fn finish(&mut self, timers_given: bool, end: u64) -> Vec<crate::Inferred> {
+        self.settle_short(None, end);
         let mut kinds: Vec<Option<u64>> = self.samples.iter().map(|s| s.value).collect();
         kinds.sort();
         kinds.dedup();
@@ -581,31 +592,59 @@ impl RequesterJudge {
                 StackKind::Irn => (rules::IRN_TIMEOUT_EARLY, rules::IRN_TIMEOUT_LATE),
                 StackKind::Dcp => (rules::DCP_TIMEOUT_EARLY, rules::DCP_TIMEOUT_LATE),
             };
+            // (Away from the requester, a timer its ACK started measures a round trip long: with
+            // the stack's value given, only early ones are judged there.)
+            let judge_late = !(timers_given && self.vantage != Vantage::Own);
             for s in &of_kind {
                 let (rule, bound, word) = if s.took.saturating_add(slack) < reference {
                     (early, reference - slack, "before")
-                } else if s.took > reference + slack {
+                } else if s.took > reference + slack && judge_late {
                     (late, reference + slack, "after")
                 } else {
                     continue;
                 };
+                if word == "after" {
+                    // A due resend can be held (a rate limiter, a PFC pause): the tap shows when
+                    // it left, not when the timer fired. Never proven, at any tap.
+                    let caveat = match self.vantage {
+                        Vantage::Own => "this tap is beside the requester",
+                        v => v.caveat(),
+                    };
+                    self.findings.push(Finding::of(
+                        FindingKind::Ambiguous,
+                        rule,
+                        &self.flow,
+                        vec![s.start_frame, s.frame],
+                        s.time,
+                        format!(
+                            "no timeout after {:.1} µs after frame {} started the timer ({whose}, {:.1} µs, plus the \
+                             larger of 10% and 5 µs)",
+                            bound as f64 / 1e3,
+                            s.start_frame,
+                            reference as f64 / 1e3
+                        ),
+                        format!(
+                            "PSN {} resent by the timer {:.1} µs after it started: either the timer fired late, or the NIC \
+                             held a due resend (its rate limiter, a PFC pause), or the resend was delayed on its way more \
+                             than the frame that started the timer ({caveat})",
+                            s.psn,
+                            s.took as f64 / 1e3
+                        ),
+                    ));
+                    continue;
+                }
                 self.finding(
                     rule,
                     vec![s.start_frame, s.frame],
                     s.time,
                     format!(
-                        "no timeout {word} {:.1} µs after frame {} started the timer ({whose}, {:.1} µs, {} the larger of 10% and 5 µs)",
+                        "no timeout before {:.1} µs after frame {} started the timer ({whose}, {:.1} µs, less the larger of 10% and 5 µs)",
                         bound as f64 / 1e3,
                         s.start_frame,
-                        reference as f64 / 1e3,
-                        if word == "before" { "less" } else { "plus" }
+                        reference as f64 / 1e3
                     ),
                     format!("PSN {} resent by the timer {:.1} µs after it started", s.psn, s.took as f64 / 1e3),
-                    if word == "before" {
-                        "the network delayed the frame that started the timer more than the resend, by that much"
-                    } else {
-                        "the network delayed the resend more than the frame that started the timer, by that much"
-                    },
+                    "the network delayed the frame that started the timer more than the resend, by that much",
                 );
             }
         }
@@ -629,12 +668,14 @@ impl RequesterJudge {
 
     /// Away from the requester: the short go-back waiting, reported (or, its NAK'd PSN arriving
     /// within the answer window, dropped: the resends were reordered on their way).
-    fn settle_short(&mut self, arriving: Option<(u32, u64)>) {
+    fn settle_short(&mut self, arriving: Option<(u32, u64)>, end: u64) {
         let Some(p) = self.pending_short else { return };
         let within = |now: u64| now <= p.time.saturating_add(self.reaction_ns);
         match arriving {
             Some((psn, now)) if psn == p.nak_psn && within(now) => self.pending_short = None,
             Some((_, now)) if within(now) => {}
+            // (The capture ended inside the window: nothing to say.)
+            None if within(end) => self.pending_short = None,
             _ => {
                 self.pending_short = None;
                 self.finding(
@@ -646,7 +687,7 @@ impl RequesterJudge {
                         "PSN {} was the first resend, {:.1} µs after the NAK, and PSN {} did not follow within the \
                          answer window",
                         p.psn,
-                        (p.time - p.nak_time) as f64 / 1e3,
+                        p.time.saturating_sub(p.nak_time) as f64 / 1e3,
                         p.nak_psn
                     ),
                     &format!("the network lost the resend of PSN {}", p.nak_psn),
@@ -658,7 +699,7 @@ impl RequesterJudge {
     /// The timer and Go-Back-N rules for a request packet of PSN `psn` (DCP: of message `msg`).
     fn timing(&mut self, number: u64, now: u64, psn: u32, msg: u32) {
         let resend = self.highest.is_some_and(|h| psn::diff(psn, h) >= 0);
-        self.settle_short(Some((psn, now)));
+        self.settle_short(Some((psn, now)), now);
         if let (Some((e, at, nak_frame)), false, false) = (self.nak, self.reads, self.vantage == Vantage::Own) {
             // Away from the requester, only a step back shows where the go-back began (what was
             // on its way when the NAK left keeps arriving for a round trip, new packets or an
@@ -690,6 +731,26 @@ impl RequesterJudge {
                     );
                 }
             }
+        }
+        // DCP away from the requester: a first copy below the highest PSN that no returned
+        // header-only packet asked for, right after new data and with no silence before it,
+        // took a slower path (DCP resends only on those, or in a coarse timeout's round, which
+        // begins after a silence and goes on with resends): arrivals are reordered.
+        let dcp_straggler = self.kind == StackKind::Dcp
+            && self.vantage != Vantage::Own
+            && resend
+            && self.prev_new
+            && !self.last_sent.contains_key(&psn)
+            && self.bounced.get(&psn).is_none_or(|&n| n == 0)
+            && !self.silent_before(now);
+        self.prev_new = !resend;
+        if dcp_straggler {
+            self.reordered.get_or_insert((
+                psn,
+                number,
+                "arrived below the highest PSN with no returned header-only packet asking for it and no silence \
+                 before it",
+            ));
         }
         if !resend {
             let idle = !self.outstanding();
@@ -832,7 +893,7 @@ impl RequesterJudge {
                     self.named.remove(&psn);
                     let resend_after = now.saturating_sub(asked);
                     if resend_after <= self.reaction_ns && f.saturating_sub(asked) * 2 < resend_after {
-                        self.reordered.get_or_insert((psn, number));
+                        self.reordered.get_or_insert((psn, number, "arrived after the answer naming it and again"));
                     }
                 }
                 _ => {

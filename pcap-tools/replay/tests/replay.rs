@@ -228,12 +228,9 @@ fn a_nak_sent_twice_or_naming_the_wrong_psn_or_an_ack_ahead_is_a_departure_at_it
     assert!(d.seen.contains(&format!("naming PSN {bumped}")), "{d:?}");
     let trigger = recs[..nak].iter().rev().find(|r| r.interface == RECEIVER && control(r, Profile::Std).is_some_and(|c| c.0 != 0x11)).unwrap();
     let a: Vec<_> = r.findings.iter().filter(|f| f.kind == FindingKind::Ambiguous).collect();
-    assert_eq!(a.len(), 2, "{:#?}", r.findings);
-    // (And, at the responder's tap, what the requester did after that NAK: it resent from the
-    // PSN after the one the NAK names, which this tap cannot tell from that PSN's resend lost.)
-    let short = a.iter().find(|f| f.rule == "gbn.go-back-short").expect("the go-back suspected");
-    assert_eq!(short.frames[0], recs[nak].number, "{short:?}");
-    let a: Vec<_> = a.into_iter().filter(|f| f.rule != "gbn.go-back-short").collect();
+    // (At the responder's tap the requester's go-back after that NAK starts past the PSN it
+    // names, but the capture ends inside the answer window: nothing is said of it.)
+    assert_eq!(a.len(), 1, "{:#?}", r.findings);
     assert_eq!((a[0].rule, a[0].frames[0]), ("gbn.nak-missing", trigger.number));
     assert!(a[0].expected.contains(&format!("naming PSN {nak_psn}")), "{:?}", a[0]);
     assert!(a[0].seen.contains(&format!("the requester sent PSN {nak_psn} again")), "{:?}", a[0]);

@@ -55,8 +55,32 @@ fn rounds(p: f64) -> u32 {
     ((1e-18f64).ln() / p.ln()).ceil().clamp(1.0, 10_000.0) as u32
 }
 
+/// One chunk's next change: from `at` on, chunk `i` has had `j + 1` transmissions.
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct Step {
+    at: f64,
+    j: u32,
+    i: u64,
+}
+
+impl Eq for Step {}
+
+impl Ord for Step {
+    /// The earliest first (a min-heap through [`std::collections::BinaryHeap`]'s max).
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        other.at.total_cmp(&self.at).then(other.i.cmp(&self.i))
+    }
+}
+
+impl PartialOrd for Step {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
 /// `E[T_SR(M)]`, ns (Appendix A): exact for the model's assumptions; a lower bound when the
-/// first pass outlasts the RTO.
+/// first pass outlasts the RTO. Infinite when a chunk is always dropped (`p ≥ 1`). Memory: one
+/// pending step per chunk (a heap), whatever the drop rate.
 pub fn sr_mean_ns(m: &SrModel) -> f64 {
     let chunks = m.chunks;
     if chunks == 0 {
@@ -67,33 +91,38 @@ pub fn sr_mean_ns(m: &SrModel) -> f64 {
     if p <= 0.0 {
         return first_pass + m.rtt_ns;
     }
+    if p >= 1.0 || o <= 0.0 {
+        // (Never delivered; or resent with no time between, which the model does not cover.)
+        return f64::INFINITY;
+    }
     let jmax = rounds(p);
     // ln(1 − p^j) for j = 0..=jmax (j = 0: the chunk not yet sent, never reached here).
     let ln1m: Vec<f64> = (0..=jmax).map(|j| (-(p.powi(j as i32))).ln_1p()).collect();
     // Just past the first pass, chunk i has had j_i = ⌈(q − i·T)/O⌉ rounds (at least 1).
     let mut log_all = 0.0f64;
-    let mut events: Vec<(f64, u32)> = Vec::new();
+    let mut steps = std::collections::BinaryHeap::with_capacity(chunks.min(1 << 24) as usize);
     for i in 1..=chunks {
         let start = i as f64 * t;
         let j0 = (((first_pass - start) / o).floor() as u32 + 1).min(jmax);
         log_all += ln1m[j0 as usize];
-        for j in j0..jmax {
-            // From q = start + j·O on, chunk i has had j + 1 rounds.
-            events.push((start + j as f64 * o, j));
+        if j0 < jmax {
+            steps.push(Step { at: start + j0 as f64 * o, j: j0, i });
         }
     }
-    events.sort_by(|a, b| a.0.total_cmp(&b.0));
-    // ∫ P(max X ≥ q) dq: 1 over the first pass, then 1 − ∏(1 − p^{j_i}) between events.
+    // ∫ P(max X ≥ q) dq: 1 over the first pass, then 1 − ∏(1 − p^{j_i}) between steps, in order.
     let mut sum = first_pass;
     let mut at = first_pass;
-    for (q, j) in events {
+    while let Some(Step { at: q, j, i }) = steps.pop() {
         if q > at {
             sum += (q - at) * -log_all.exp_m1();
             at = q;
         }
         log_all += ln1m[j as usize + 1] - ln1m[j as usize];
+        if j + 1 < jmax {
+            steps.push(Step { at: i as f64 * t + (j + 1) as f64 * o, j: j + 1, i });
+        }
     }
-    // (Past the last event every chunk's p^j is below the cut: nothing left to add.)
+    // (Past the last step every chunk's p^j is below the cut: nothing left to add.)
     sum + m.rtt_ns
 }
 
@@ -103,7 +132,7 @@ pub enum Code {
     /// Any `m` of the `k + m` chunks may be lost (Reed-Solomon).
     Mds { k: u32, m: u32 },
     /// Parity `r` is the XOR of the data chunks `j ≡ r (mod m)`: one loss per group of
-    /// `k/m + 1` (k a multiple of m).
+    /// `k/m + 1` (k a multiple of m, m > 0; otherwise its probabilities are NaN).
     Xor { k: u32, m: u32 },
 }
 
@@ -129,6 +158,10 @@ impl Code {
                 (m + 1..=n).map(|i| binomial(n, i) * p.powi(i as i32) * (1.0 - p).powi((n - i) as i32)).sum()
             }
             Code::Xor { k, m } => {
+                // (Groups of k/m + 1 need k to be a multiple of m.)
+                if m == 0 || k % m != 0 {
+                    return f64::NAN;
+                }
                 let n = (k / m + 1) as i32;
                 let group_ok = (1.0 - p).powi(n) + n as f64 * p * (1.0 - p).powi(n - 1);
                 1.0 - group_ok.powi(m as i32)
@@ -177,7 +210,9 @@ impl EcModel {
         self.submessages() as f64 * self.code.p_fail(self.sr.p_drop)
     }
 
-    /// The lower bound on `E[T_EC(M)]`, ns (§4.2.3).
+    /// The lower bound on `E[T_EC(M)]`, ns (§4.2.3). Parity counted as the paper does,
+    /// `⌈M/R⌉ = ⌈M·m/k⌉` chunks (a short last submessage, padded for encoding, sends its m parity
+    /// chunks all the same: the bound stays a bound), each failed submessage resent as k chunks.
     pub fn mean_lower_bound_ns(&self) -> f64 {
         let (k, m) = (self.code.k() as u64, self.code.m() as u64);
         let parity = (self.sr.chunks * m).div_ceil(k);
@@ -259,6 +294,18 @@ mod tests {
         let mc = sum / n as f64;
         let exact = sr_mean_ns(&m);
         assert!(close(mc, exact, 0.01), "Monte Carlo {mc} ns, Appendix A {exact} ns");
+    }
+
+    #[test]
+    fn odd_inputs_give_no_number_rather_than_a_wrong_one() {
+        assert_eq!(sr_mean_ns(&long_haul(1.0, 2.0)), f64::INFINITY);
+        let none = SrModel { chunks: 4, t_inj_ns: 0.0, rtt_ns: 0.0, alpha: 2.0, p_drop: 0.5 };
+        assert_eq!(sr_mean_ns(&none), f64::INFINITY);
+        assert!(Code::Xor { k: 32, m: 0 }.p_fail(0.01).is_nan());
+        assert!(Code::Xor { k: 30, m: 8 }.p_fail(0.01).is_nan());
+        // A high drop rate over many chunks: one pending step per chunk, not one per round.
+        let many = SrModel { chunks: 100_000, t_inj_ns: 10.0, rtt_ns: 1e6, alpha: 0.0, p_drop: 0.5 };
+        assert!(sr_mean_ns(&many).is_finite());
     }
 
     #[test]
