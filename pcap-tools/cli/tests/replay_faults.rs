@@ -335,7 +335,7 @@ fn early_timeout_is_a_departure_at_the_resend_that_came_too_soon() {
 }
 
 #[test]
-fn late_timeout_is_a_departure_at_the_resend_that_came_too_late() {
+fn late_timeout_is_ambiguous_at_the_resend_that_came_too_late() {
     timer_fault("late-timeout", "late", 3, 2);
 }
 

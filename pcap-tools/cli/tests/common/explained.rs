@@ -6,8 +6,8 @@
 //! An ambiguous finding offers two explanations, a departure of one end or something the
 //! network did; on an unmodified capture only the second may be true, and this checks it:
 //! - `gbn.go-back-short` away from the requester (the first resend after a NAK was not the
-//!   NAK'd PSN): the requester did send the NAK'd PSN after the NAK left, before that resend
-//!   reached the tap, and the network did not deliver that copy;
+//!   NAK'd PSN): the first copy of the NAK'd PSN the requester sent after the NAK left, before
+//!   that resend reached the tap, is one the network did not deliver;
 //! - `dcp.emsn-ahead` away from the responder (an ACK's eMSN passes messages sent after the
 //!   packet it names): every packet of those messages had arrived at the responder before the
 //!   ACK left (the network reordered them ahead of that packet).
@@ -58,14 +58,20 @@ impl<'a> Truth<'a> {
                 let nak = tx(frames[0])?;
                 let (conn, e, nak_left) = (nak["conn"].as_u64(), nak["psn"].as_u64(), ns(&nak["time_ns"]));
                 let by = at(frames[1]);
-                let lost = self.tx.iter().find(|t| {
-                    t["conn"].as_u64() == conn
-                        && t["origin"] == "requester"
-                        && t["kind"] == "data"
-                        && t["psn"].as_u64() == e
-                        && (nak_left..by).contains(&ns(&t["time_ns"]))
-                        && t["fate"] != "delivered"
-                });
+                // The go-back's first resend of the NAK'd PSN (the first copy sent after the NAK
+                // left), and the network did not deliver it.
+                let first = self
+                    .tx
+                    .iter()
+                    .filter(|t| {
+                        t["conn"].as_u64() == conn
+                            && t["origin"] == "requester"
+                            && t["kind"] == "data"
+                            && t["psn"].as_u64() == e
+                            && (nak_left..by).contains(&ns(&t["time_ns"]))
+                    })
+                    .min_by_key(|t| ns(&t["time_ns"]));
+                let lost = first.filter(|t| t["fate"] != "delivered");
                 lost.map(|t| format!("the resend of PSN {} (transmission {}) was {}", e.unwrap(), t["id"], t["fate"]))
                     .ok_or(format!("no resend of PSN {e:?} after the NAK was lost: {finding}"))
             }
