@@ -56,9 +56,11 @@ pub fn analyze<R: Read>(
     Ok(a)
 }
 
-/// Frames summarised per batch handed from the reading thread to the analysing one.
+/// Frames summarised per batch handed from the reading thread to the analysing one. (A batch
+/// is about 150 KB: the few in flight and the ones handed back stay in the caches, where 4,096
+/// frames a batch churned through 2.5 MB; fewer frames a batch and the hand-overs cost more.)
 #[cfg(not(target_arch = "wasm32"))]
-const BATCH: usize = 4096;
+const BATCH: usize = 1024;
 
 /// [`analyze`] on two threads (the command line; the browser has one): one reads and decodes
 /// the capture and summarises each frame, the other analyses the summaries in file order, so
@@ -109,7 +111,13 @@ pub fn analyze_threaded<R: Read + Send + 'static>(
     });
     let mut a = Analyzer::new(opts);
     for (mut batch, number, offset) in full_rx {
-        for seen in &batch {
+        for (i, seen) in batch.iter().enumerate() {
+            // The summaries were written by the other core: ask for a few ahead.
+            if let Some(next) = batch.get(i + 4) {
+                let p: *const Seen = next;
+                crate::prefetch::prefetch(p);
+                crate::prefetch::prefetch(p.cast::<u8>().wrapping_add(std::mem::size_of::<Seen>() - 1));
+            }
             a.add(seen);
         }
         tick(number, offset);
