@@ -20,6 +20,7 @@ pub mod check;
 pub mod filter;
 pub mod flows;
 pub mod output;
+mod prefetch;
 pub mod session;
 pub mod tree;
 

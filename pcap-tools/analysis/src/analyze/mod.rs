@@ -74,7 +74,22 @@ impl Default for Options {
 const MAX_PENDING_HO: usize = 1024;
 
 /// Flow key: interface, source, destination, DestQP.
-type Key = (u32, IpAddr, IpAddr, u32);
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Key(u32, IpAddr, IpAddr, u32);
+
+/// Looked up once per frame: an IPv4 flow hashes as two words (the interface and DestQP, the
+/// two addresses), not as the tuple's eight (each address hashed with its variant and length).
+/// Equal keys still hash equal, as `Eq` needs; nothing iterates the map.
+impl std::hash::Hash for Key {
+    #[inline]
+    fn hash<H: std::hash::Hasher>(&self, h: &mut H) {
+        h.write_u64(u64::from(self.0) << 32 | u64::from(self.3));
+        match (&self.1, &self.2) {
+            (IpAddr::V4(s), IpAddr::V4(d)) => h.write_u64(u64::from(s.to_bits()) << 32 | u64::from(d.to_bits())),
+            (s, d) => (s, d).hash(h),
+        }
+    }
+}
 
 /// One flow's state.
 #[derive(Debug)]
@@ -236,7 +251,7 @@ impl Analyzer {
     }
 
     fn flow(&mut self, k: &Pkt) -> usize {
-        let key = (k.iface, k.src, k.dst, k.destqp);
+        let key = Key(k.iface, k.src, k.dst, k.destqp);
         if let Some(&i) = self.index.get(&key) {
             // A QPN reused with a new PSN range.
             let reuse = matches!(k.class, Class::Request { pos: rocescope_codec::ib::opcode::Position::First | rocescope_codec::ib::opcode::Position::Only, .. })
@@ -330,7 +345,7 @@ impl Analyzer {
         let f = &self.flows[i];
         if let Some(&(other, qpn)) = self.cm_pairs.get(&(f.iface, f.dst, f.destqp)) {
             if other == f.src {
-                if let Some(&j) = self.index.get(&(f.iface, f.dst, f.src, qpn)) {
+                if let Some(&j) = self.index.get(&Key(f.iface, f.dst, f.src, qpn)) {
                     if self.flows[j].peer.is_none() {
                         return Some(self.pair(i, j));
                     }

@@ -22,7 +22,12 @@ pub struct Window {
 impl Window {
     /// A frame `t` ns into the capture (the first frame's time is `start`): `Continue(true)` to
     /// analyse it, `Continue(false)` to skip it, `Break` when the window is over.
+    #[inline]
     fn admits(&self, start: u64, t: u64) -> ControlFlow<(), bool> {
+        // (No window, the common case: no division per frame.)
+        if self.from_s.is_none() && self.to_s.is_none() {
+            return ControlFlow::Continue(true);
+        }
         let rel = t.saturating_sub(start) as f64 / 1e9;
         if self.to_s.is_some_and(|e| rel > e) {
             return ControlFlow::Break(());
@@ -56,9 +61,11 @@ pub fn analyze<R: Read>(
     Ok(a)
 }
 
-/// Frames summarised per batch handed from the reading thread to the analysing one.
+/// Frames summarised per batch handed from the reading thread to the analysing one. (A batch
+/// is about 150 KB: the few in flight and the ones handed back stay in the caches, where 4,096
+/// frames a batch churned through 2.5 MB; fewer frames a batch and the hand-overs cost more.)
 #[cfg(not(target_arch = "wasm32"))]
-const BATCH: usize = 4096;
+const BATCH: usize = 1024;
 
 /// [`analyze`] on two threads (the command line; the browser has one): one reads and decodes
 /// the capture and summarises each frame, the other analyses the summaries in file order, so
@@ -109,7 +116,13 @@ pub fn analyze_threaded<R: Read + Send + 'static>(
     });
     let mut a = Analyzer::new(opts);
     for (mut batch, number, offset) in full_rx {
-        for seen in &batch {
+        for (i, seen) in batch.iter().enumerate() {
+            // The summaries were written by the other core: ask for a few ahead.
+            if let Some(next) = batch.get(i + 4) {
+                let p: *const Seen = next;
+                crate::prefetch::prefetch(p);
+                crate::prefetch::prefetch(p.cast::<u8>().wrapping_add(std::mem::size_of::<Seen>() - 1));
+            }
             a.add(seen);
         }
         tick(number, offset);

@@ -285,6 +285,27 @@ impl Tracker {
         self.slots.get_mut(i)
     }
 
+    /// Asks for the two slots this flow touches first when its next packets come, which are
+    /// the ones least likely to be in the cache (a window's ends, last written a lap of the
+    /// ring ago): the one the next PSN is pushed into, and the oldest, which the next
+    /// acknowledgement drops. The flow's next frame is usually a hundred or more frames away
+    /// (many flows interleave), ample time for them to arrive.
+    #[inline]
+    fn prefetch_ends(&self) {
+        use crate::prefetch::prefetch;
+        let (a, b) = self.slots.as_slices();
+        // The next push goes after the back's last slot (or wraps to the buffer's start: the
+        // hint is then for a slot nearby, harmless).
+        let tail = if b.is_empty() { a.as_ptr_range().end } else { b.as_ptr_range().end };
+        let last_byte = |p: *const Slot| p.cast::<u8>().wrapping_add(std::mem::size_of::<Slot>() - 1);
+        prefetch(tail);
+        prefetch(last_byte(tail));
+        if let Some(front) = a.first() {
+            prefetch(front);
+            prefetch(last_byte(front));
+        }
+    }
+
     fn get(&self, v: u64) -> Option<&Slot> {
         v.checked_sub(self.base).and_then(|i| self.slots.get(i as usize))
     }
@@ -658,6 +679,7 @@ impl Tracker {
                 self.find_last(m, v);
             }
         }
+        self.prefetch_ends();
     }
 
     /// Looks forward from a message's first PSN for a recorded Last packet (reordering).
@@ -892,6 +914,7 @@ impl Tracker {
         }
         self.complete_psn();
         self.prune();
+        self.prefetch_ends();
     }
 
     fn gap(&mut self, v: u64, frame: u64) {
