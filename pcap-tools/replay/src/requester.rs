@@ -825,7 +825,8 @@ impl RequesterJudge {
                             format!(
                                 "none: the requester resent PSN {psn} on its timer, after sending packets up to PSN {}: either \
                                  the responder omitted a {what} it owed, or the network lost it, every packet past PSN {psn}, \
-                                 or the ACKs that would have covered them ({here})",
+                                 or the ACKs that would have covered them, or only the last packet was lost and the \
+                                 responder, coalescing its ACKs, owed nothing for the ones before it ({here})",
                                 self.highest.unwrap_or(psn)
                             ),
                         )
