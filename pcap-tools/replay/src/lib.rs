@@ -432,6 +432,9 @@ pub fn replay_partial<R: Read>(
         }
     }
     let mut end = 0u64;
+    // Per interface: a PAUSE/PFC frame crossed it; per interface and host: when it last sent.
+    let mut paused: std::collections::HashSet<u32> = Default::default();
+    let mut host_last: HashMap<(u32, IpAddr), u64> = HashMap::new();
     let second_error = second
         .run(|rec, d| {
             end = end.max(rec.ts_ns);
@@ -443,7 +446,12 @@ pub fn replay_partial<R: Read>(
                 }
             }
             let f = &d.frame;
+            if f.mac_control().is_some() {
+                paused.insert(rec.interface);
+            }
             let (Some((src, dst)), Some(p)) = (f.ip_addrs(), f.roce()) else { return ControlFlow::Continue(()) };
+            // (Bounded by the hosts seen: one entry each per interface.)
+            let host_prev = host_last.insert((rec.interface, src), rec.ts_ns);
             let Some(&part) = by_key.get(&(rec.interface, src, dst, p.bth().dest_qp())) else {
                 return ControlFlow::Continue(());
             };
@@ -464,7 +472,10 @@ pub fn replay_partial<R: Read>(
                             j.request(rec.number, rec.ts_ns, f, requester, responder, c.shape);
                             d.request(rec.number, rec.ts_ns, f);
                         }
-                        Judge::Requester(j) => j.request(rec.number, rec.ts_ns, f),
+                        Judge::Requester(j) => {
+                            j.host_sent_before(host_prev);
+                            j.request(rec.number, rec.ts_ns, f)
+                        }
                         Judge::Fabric(j) => {
                             j.requests += 1;
                             j.side.request(rec.number, rec.ts_ns, f);
@@ -475,6 +486,9 @@ pub fn replay_partial<R: Read>(
                 // A CNP (opcode 0x81) is the NIC's, not the transport's.
                 Part::Response(i) if p.opcode().0 == 0x81 => {
                     conns[i].cnp.cnp(rec.number, rec.ts_ns);
+                    if let Judge::Requester(j) = &mut conns[i].judge {
+                        j.may_hold = true;
+                    }
                     if let Some(r) = conns[i].rate.as_mut() {
                         r.cnp(rec.number, rec.ts_ns);
                     }
@@ -529,6 +543,7 @@ pub fn replay_partial<R: Read>(
                 (j.requests, j.responses, found, inferred)
             }
             Judge::Requester(mut j) => {
+                j.may_hold |= paused.contains(&c.iface);
                 let inferred = j.finish(opts.timers_given, end);
                 let mut found = j.findings;
                 found.append(&mut j.far.findings);

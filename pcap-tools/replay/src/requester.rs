@@ -50,6 +50,8 @@ struct TimerSample {
     frame: u64,
     time: u64,
     psn: u32,
+    /// When the requester's host last sent any frame before this resend (its NIC idle since).
+    host_idle_since: Option<u64>,
 }
 
 /// The timer a connection's timeouts of one kind agree on: the one with the most others within
@@ -184,6 +186,12 @@ pub(super) struct RequesterJudge {
     last_arrival: u64,
     /// That packet carried a PSN higher than any before it.
     prev_new: bool,
+    /// At the requester's tap: when its host sent any frame before the one being judged (set
+    /// by the driver before each request, [`RequesterJudge::host_sent_before`]).
+    host_prev_tx: Option<u64>,
+    /// A CNP reached the connection, or a PAUSE/PFC frame the tap's link: the NIC may have
+    /// held a resend (set by the driver before [`RequesterJudge::finish`]).
+    pub may_hold: bool,
     /// Away from the requester: a PSN arrived first after the answer naming it and then again
     /// (the first copy was reordered, not lost: several paths), and the frame that showed it.
     pub reordered: Option<(u32, u64, &'static str)>,
@@ -234,6 +242,8 @@ impl RequesterJudge {
             reordered: None,
             last_arrival: 0,
             prev_new: false,
+            host_prev_tx: None,
+            may_hold: false,
             samples: Vec::new(),
             in_a_row: 0,
             most_in_a_row: None,
@@ -256,6 +266,12 @@ impl RequesterJudge {
         let mut j = RequesterJudge::new(kind, flow, params, window_ns, timeouts);
         j.vantage = vantage;
         j
+    }
+
+    /// The time the requester's host last sent a frame (any connection) before the request
+    /// packet the next [`request`](Self::request) judges.
+    pub fn host_sent_before(&mut self, t: Option<u64>) {
+        self.host_prev_tx = t;
     }
 
     /// The value a timer started now runs with; `None` when the stack has none. GBN: the local
@@ -603,9 +619,36 @@ impl RequesterJudge {
                 } else {
                     continue;
                 };
+                // At the requester's tap, with no CNP for the connection (its rate at the line's)
+                // and no PAUSE/PFC on the link, a NIC that sent nothing between the timer's due
+                // time and the resend held nothing: a late timeout is proven there.
+                let due = s.time - s.took + reference;
+                let idle = s.host_idle_since.is_none_or(|t| t <= due.saturating_add(slack));
+                if word == "after" && self.vantage == Vantage::Own && !self.may_hold && idle {
+                    self.finding(
+                        rule,
+                        vec![s.start_frame, s.frame],
+                        s.time,
+                        format!(
+                            "no timeout after {:.1} µs after frame {} started the timer ({whose}, {:.1} µs, plus the \
+                             larger of 10% and 5 µs)",
+                            bound as f64 / 1e3,
+                            s.start_frame,
+                            reference as f64 / 1e3
+                        ),
+                        format!(
+                            "PSN {} resent by the timer {:.1} µs after it started, its NIC idle since before the timer \
+                             was due, with no CNP or PAUSE to hold it",
+                            s.psn,
+                            s.took as f64 / 1e3
+                        ),
+                        "",
+                    );
+                    continue;
+                }
                 if word == "after" {
-                    // A due resend can be held (a rate limiter, a PFC pause): the tap shows when
-                    // it left, not when the timer fired. Never proven, at any tap.
+                    // A due resend can be held (a rate limiter, a PFC pause, other frames on the
+                    // NIC): the tap shows when it left, not when the timer fired.
                     let caveat = match self.vantage {
                         Vantage::Own => "this tap is beside the requester",
                         v => v.caveat(),
@@ -846,7 +889,16 @@ impl RequesterJudge {
                 if let Some((start, start_frame, value)) = self.timer {
                     let took = now - start;
                     if self.samples.len() < SAMPLES_KEPT {
-                        self.samples.push(TimerSample { took, value, start_frame, frame: number, time: now, psn });
+                        let host_idle_since = self.host_prev_tx;
+                        self.samples.push(TimerSample {
+                            took,
+                            value,
+                            start_frame,
+                            frame: number,
+                            time: now,
+                            psn,
+                            host_idle_since,
+                        });
                     }
                 }
                 self.timeout_judged = true;
