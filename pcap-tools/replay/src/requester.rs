@@ -612,83 +612,68 @@ impl RequesterJudge {
             // the stack's value given, only early ones are judged there.)
             let judge_late = !(timers_given && self.vantage != Vantage::Own);
             for s in &of_kind {
-                let (rule, bound, word) = if s.took.saturating_add(slack) < reference {
-                    (early, reference - slack, "before")
-                } else if s.took > reference + slack && judge_late {
-                    (late, reference + slack, "after")
-                } else {
+                let early_by = s.took.saturating_add(slack) < reference;
+                let late_by = s.took > reference + slack && judge_late;
+                if !early_by && !late_by {
                     continue;
-                };
+                }
+                let frames = vec![s.start_frame, s.frame];
+                let resent =
+                    format!("PSN {} resent by the timer {:.1} µs after it started", s.psn, s.took as f64 / 1e3);
+                if early_by {
+                    self.finding(
+                        early,
+                        frames,
+                        s.time,
+                        format!(
+                            "no timeout before {:.1} µs after frame {} started the timer ({whose}, {:.1} µs, less the larger of 10% and 5 µs)",
+                            (reference - slack) as f64 / 1e3,
+                            s.start_frame,
+                            reference as f64 / 1e3
+                        ),
+                        resent,
+                        "the network delayed the frame that started the timer more than the resend, by that much",
+                    );
+                    continue;
+                }
+                let expected = format!(
+                    "no timeout after {:.1} µs after frame {} started the timer ({whose}, {:.1} µs, plus the larger of \
+                     10% and 5 µs)",
+                    (reference + slack) as f64 / 1e3,
+                    s.start_frame,
+                    reference as f64 / 1e3
+                );
                 // At the requester's tap, with no CNP for the connection (its rate at the line's)
                 // and no PAUSE/PFC on the link, a NIC that sent nothing between the timer's due
                 // time and the resend held nothing: a late timeout is proven there.
                 let due = s.time - s.took + reference;
                 let idle = s.host_idle_since.is_none_or(|t| t <= due.saturating_add(slack));
-                if word == "after" && self.vantage == Vantage::Own && !self.may_hold && idle {
-                    self.finding(
-                        rule,
-                        vec![s.start_frame, s.frame],
-                        s.time,
-                        format!(
-                            "no timeout after {:.1} µs after frame {} started the timer ({whose}, {:.1} µs, plus the \
-                             larger of 10% and 5 µs)",
-                            bound as f64 / 1e3,
-                            s.start_frame,
-                            reference as f64 / 1e3
-                        ),
-                        format!(
-                            "PSN {} resent by the timer {:.1} µs after it started, its NIC idle since before the timer \
-                             was due, with no CNP or PAUSE to hold it",
-                            s.psn,
-                            s.took as f64 / 1e3
-                        ),
-                        "",
+                if self.vantage == Vantage::Own && !self.may_hold && idle {
+                    let seen = format!(
+                        "{resent}, its NIC idle since before the timer was due, with no CNP or PAUSE to hold it"
                     );
+                    self.finding(late, frames, s.time, expected, seen, "");
                     continue;
                 }
-                if word == "after" {
-                    // A due resend can be held (a rate limiter, a PFC pause, other frames on the
-                    // NIC): the tap shows when it left, not when the timer fired.
-                    let caveat = match self.vantage {
-                        Vantage::Own => "this tap is beside the requester",
-                        v => v.caveat(),
-                    };
-                    self.findings.push(Finding::of(
-                        FindingKind::Ambiguous,
-                        rule,
-                        &self.flow,
-                        vec![s.start_frame, s.frame],
-                        s.time,
-                        format!(
-                            "no timeout after {:.1} µs after frame {} started the timer ({whose}, {:.1} µs, plus the \
-                             larger of 10% and 5 µs)",
-                            bound as f64 / 1e3,
-                            s.start_frame,
-                            reference as f64 / 1e3
-                        ),
-                        format!(
-                            "PSN {} resent by the timer {:.1} µs after it started: either the timer fired late, or the NIC \
-                             held a due resend (its rate limiter, a PFC pause), or the resend was delayed on its way more \
-                             than the frame that started the timer ({caveat})",
-                            s.psn,
-                            s.took as f64 / 1e3
-                        ),
-                    ));
-                    continue;
-                }
-                self.finding(
-                    rule,
-                    vec![s.start_frame, s.frame],
-                    s.time,
-                    format!(
-                        "no timeout before {:.1} µs after frame {} started the timer ({whose}, {:.1} µs, less the larger of 10% and 5 µs)",
-                        bound as f64 / 1e3,
-                        s.start_frame,
-                        reference as f64 / 1e3
-                    ),
-                    format!("PSN {} resent by the timer {:.1} µs after it started", s.psn, s.took as f64 / 1e3),
-                    "the network delayed the frame that started the timer more than the resend, by that much",
+                // Else a due resend can have been held (a rate limiter, a PFC pause, other frames
+                // on the NIC): the tap shows when it left, not when the timer fired.
+                let caveat = match self.vantage {
+                    Vantage::Own => "this tap is beside the requester",
+                    v => v.caveat(),
+                };
+                let seen = format!(
+                    "{resent}: either the timer fired late, or the NIC held a due resend (its rate limiter, a PFC pause), \
+                     or the resend was delayed on its way more than the frame that started the timer ({caveat})"
                 );
+                self.findings.push(Finding::of(
+                    FindingKind::Ambiguous,
+                    late,
+                    &self.flow,
+                    frames,
+                    s.time,
+                    expected,
+                    seen,
+                ));
             }
         }
         inferred
