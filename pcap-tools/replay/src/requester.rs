@@ -161,7 +161,8 @@ pub(super) struct RequesterJudge {
     timeout_judged: bool,
     /// GBN: a NAK's PSN, when and in which frame it arrived, until the requester resends it.
     nak: Option<(u32, u64, u64)>,
-    /// The responder's rules this tap can still judge.
+    /// The responder's rules this tap can still judge (not fed at the responder's own tap,
+    /// where its own judge proves them).
     pub far: crate::far::ResponderFromSender,
     /// GBN: when the latest NAK arrived.
     last_nak: u64,
@@ -373,7 +374,10 @@ impl RequesterJudge {
 
     /// An acknowledgement (ACK, NAK or selective NAK) arriving at the requester.
     pub fn response(&mut self, number: u64, now: u64, frame: &Frame<'_>) {
-        self.far.response(number, now, frame);
+        // (At the responder's tap its own judge judges it: the far checks would be dropped.)
+        if self.vantage != Vantage::Responder {
+            self.far.response(number, now, frame);
+        }
         let control = control_of(frame, &self.params);
         if let Some(Control::Answer(Answer::Nak { .. }, _)) = control {
             self.last_nak = now;
@@ -488,7 +492,9 @@ impl RequesterJudge {
     /// A request packet leaving the requester.
     pub fn request(&mut self, number: u64, now: u64, frame: &Frame<'_>) {
         let Some(p) = frame.roce() else { return };
-        self.far.request(now, frame);
+        if self.vantage != Vantage::Responder {
+            self.far.request(now, frame);
+        }
         // A READ Request sent again (responses went missing): from here the reference resends
         // from that READ on, past what the ACKs covered.
         self.reads |= p.opcode().0 == 0x0C && self.highest.is_some_and(|h| psn::diff(p.bth().psn(), h) >= 0);
