@@ -128,6 +128,15 @@ impl Rises {
 
 /// What an ACK acknowledges through: its PSN, or for DCP the message before its eMSN (every
 /// message before the eMSN is complete).
+/// The MSN a DCP data packet (ToS tag 10) carries in its DCPETH; `None` for any other packet.
+pub(super) fn dcp_data_msn(f: &Frame<'_>, params: &Params) -> Option<u32> {
+    let data = f.tos().is_some_and(|t| dcp::tag(t, params.dcp_tag_shift) == dcp::TAG_DATA);
+    match (f.ext(), f.roce()) {
+        (rocescope_codec::ext::Ext::Dcp(x), Some(p)) if data => x.msn(&p),
+        _ => None,
+    }
+}
+
 pub(super) fn ack_through(kind: StackKind, psn: u32, msn: u32) -> u32 {
     match kind {
         StackKind::Dcp => psn::add(msn, psn::MASK),

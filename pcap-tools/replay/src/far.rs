@@ -31,13 +31,12 @@
 
 use std::collections::{HashMap, VecDeque};
 
-use rocescope_codec::ext::{dcp, Ext};
 use rocescope_codec::ib::opcode::Position;
 use rocescope_codec::ib::psn;
 use rocescope_codec::{Frame, Params};
 use rocescope_stacks::StackKind;
 
-use crate::answer::{ack_through, control_of, Answer, Control, Rises};
+use crate::answer::{ack_through, control_of, dcp_data_msn, Answer, Control, Rises};
 use crate::rules;
 use crate::{Finding, FindingKind};
 
@@ -143,19 +142,14 @@ impl ResponderFromSender {
     pub fn request(&mut self, now: u64, frame: &Frame<'_>) {
         let Some(p) = frame.roce() else { return };
         let psn = p.bth().psn();
-        if self.kind == StackKind::Dcp {
-            let data = frame.tos().is_some_and(|t| dcp::tag(t, self.params.dcp_tag_shift) == dcp::TAG_DATA);
-            if let (Ext::Dcp(x), true) = (frame.ext(), data) {
-                if let Some(m) = x.msn(&p) {
-                    prune(&mut self.dcp_msg, self.highest);
-                    self.dcp_msg.insert(psn, (m, now));
-                    if matches!(p.opcode().position(), Some(Position::Last | Position::Only)) {
-                        if self.dcp_sent_whole.len() >= KEPT {
-                            self.dcp_sent_whole.clear();
-                        }
-                        self.dcp_sent_whole.entry(m).or_insert(now);
-                    }
+        if let (StackKind::Dcp, Some(m)) = (self.kind, dcp_data_msn(frame, &self.params)) {
+            prune(&mut self.dcp_msg, self.highest);
+            self.dcp_msg.insert(psn, (m, now));
+            if matches!(p.opcode().position(), Some(Position::Last | Position::Only)) {
+                if self.dcp_sent_whole.len() >= KEPT {
+                    self.dcp_sent_whole.clear();
                 }
+                self.dcp_sent_whole.entry(m).or_insert(now);
             }
         }
         self.sent.add(psn, self.highest);

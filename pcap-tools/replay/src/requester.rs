@@ -28,12 +28,11 @@
 //! requester sent), a go-back is found at the first step back after the NAK, a timeout only
 //! after a silence, and a connection whose arrivals show reordering is not judged.
 
-use rocescope_codec::ext::{dcp, Ext};
 use rocescope_codec::ib::psn;
 use rocescope_codec::{Frame, Params};
 use rocescope_stacks::{StackKind, Timeouts};
 
-use crate::answer::{ack_through, control_of, Answer, Control, Rise, Rises};
+use crate::answer::{ack_through, control_of, dcp_data_msn, Answer, Control, Rise, Rises};
 use crate::rules::{self, Rule};
 use crate::{Finding, FindingKind};
 
@@ -502,14 +501,9 @@ impl RequesterJudge {
         let psn = p.bth().psn();
         // What the acknowledgements count: PSNs, or DCP's messages (a data packet's MSN).
         let n = match self.kind {
-            StackKind::Dcp => match frame.ext() {
-                Ext::Dcp(x) if frame.tos().is_some_and(|t| dcp::tag(t, self.params.dcp_tag_shift) == dcp::TAG_DATA) => {
-                    match x.msn(&p) {
-                        Some(m) => m,
-                        None => return,
-                    }
-                }
-                _ => return,
+            StackKind::Dcp => match dcp_data_msn(frame, &self.params) {
+                Some(m) => m,
+                None => return,
             },
             _ => psn,
         };
