@@ -16,7 +16,7 @@ use std::collections::BTreeMap;
 
 use rocescope_codec::build::header_only;
 use rocescope_codec::ext::dcp::{tag, TAG_DATA, TAG_HO};
-use rocescope_codec::{DecodeOptions, Frame, IcrcStatus, LinkType};
+use rocescope_codec::{DecodeOptions, Frame, IcrcStatus, LinkType, Profile};
 
 use super::events::EventQueue;
 use super::{new_pair, Action, ConnConfig, Endpoint, Message, Nanos, Requester, RetxReason, StackKind, TxInfo};
@@ -97,9 +97,17 @@ pub enum RunEnd {
 
 #[derive(Clone, Debug)]
 enum Ev {
+    /// Time 0: both ends' [`Endpoint::start`].
+    Start,
     Post(Message),
-    Arrive { to: Side, tx: usize },
-    Timer { side: Side, token: u64 },
+    Arrive {
+        to: Side,
+        tx: usize,
+    },
+    Timer {
+        side: Side,
+        token: u64,
+    },
     /// A side's wire finished sending a frame.
     WireFree(Side),
 }
@@ -125,7 +133,13 @@ pub type FateFn = Box<dyn FnMut(&FateCtx<'_>) -> Fate>;
 
 /// Two endpoints, a link and an event queue.
 pub struct Harness {
-    pub kind: StackKind,
+    /// The stack, for the three of [`StackKind`]; `None` for a pair built elsewhere
+    /// ([`Harness::custom`]: the SDR stacks).
+    pub kind: Option<StackKind>,
+    /// The stack's name (`gbn`, `sdr-sr`, …).
+    pub name: &'static str,
+    /// The decode profile of the pair's frames.
+    pub profile: Profile,
     pub cfg: ConnConfig,
     pub delay_ns: Nanos,
     /// Link rate, bits per second (both directions).
@@ -147,16 +161,36 @@ impl Harness {
     /// A connection of `kind` over a link of one-way delay `delay_ns` that delivers everything.
     pub fn new(kind: StackKind, cfg: &ConnConfig, delay_ns: Nanos) -> Harness {
         let (req, resp) = new_pair(kind, cfg);
+        let mut h = Harness::custom(kind.name(), kind.profile(), cfg, req, resp, delay_ns);
+        h.kind = Some(kind);
+        h
+    }
+
+    /// A pair of ends built elsewhere (the SDR stacks, `crate::sdr::new_pair`), named `name`,
+    /// whose frames decode under `profile`.
+    pub fn custom(
+        name: &'static str,
+        profile: Profile,
+        cfg: &ConnConfig,
+        req: Box<dyn Requester>,
+        resp: Box<dyn Endpoint>,
+        delay_ns: Nanos,
+    ) -> Harness {
+        let mut queue = EventQueue::default();
+        // Both ends' `start` at time 0 (an SDR receiver posts its first receives then).
+        queue.push(0, Ev::Start);
         Harness {
-            kind,
+            kind: None,
+            name,
+            profile,
             cfg: cfg.clone(),
             delay_ns,
             rate_bps: DEFAULT_RATE_BPS,
             req,
             resp,
             fate: Box::new(|_| Fate::Deliver),
-            queue: EventQueue::default(),
-            busy: 0,
+            queue,
+            busy: 1,
             now: 0,
             txs: Vec::new(),
             events: Vec::new(),
@@ -213,7 +247,7 @@ impl Harness {
 
     /// Runs until nothing is left to do or the clock passes `until`.
     pub fn run(&mut self, until: Nanos) -> RunEnd {
-        let opts = DecodeOptions { verify: false, profile: self.kind.profile(), params: self.cfg.params };
+        let opts = DecodeOptions { verify: false, profile: self.profile, params: self.cfg.params };
         let mut out = Vec::new();
         loop {
             // Only timers left and the requester idle: done (stacks ignore idle timers).
@@ -230,6 +264,14 @@ impl Harness {
             }
             self.now = at;
             let side = match ev {
+                Ev::Start => {
+                    self.resp.start(at, &mut out);
+                    for a in out.drain(..) {
+                        self.act(Side::Responder, a);
+                    }
+                    self.req.start(at, &mut out);
+                    Side::Requester
+                }
                 Ev::Post(m) => {
                     self.req.post(at, m, &mut out);
                     Side::Requester
@@ -296,7 +338,7 @@ impl Harness {
     /// Puts a frame on `side`'s wire now.
     fn wire(&mut self, side: Side, frame: Vec<u8>, info: TxInfo) {
         let index = self.txs.len();
-        let dcp_data = self.kind == StackKind::Dcp && self.dcp_tag(&frame) == Some(TAG_DATA);
+        let dcp_data = self.kind == Some(StackKind::Dcp) && self.dcp_tag(&frame) == Some(TAG_DATA);
         let ctx = FateCtx { now: self.now, from: side, index, frame: &frame, info: &info, dcp_data };
         let fate = (self.fate)(&ctx);
         let ser = self.ser_ns(frame.len());
@@ -306,7 +348,7 @@ impl Harness {
             Fate::Deliver => Some(sent + self.delay_ns),
             Fate::Drop => None,
             Fate::Delay(d) => Some(sent + self.delay_ns + d),
-            Fate::Trim => match self.dcp_tag(&rec.frame).filter(|_| self.kind == StackKind::Dcp) {
+            Fate::Trim => match self.dcp_tag(&rec.frame).filter(|_| self.kind == Some(StackKind::Dcp)) {
                 Some(TAG_DATA) => {
                     rec.trimmed = header_only(LinkType::Ethernet, &rec.frame, self.cfg.params.dcp_tag_shift);
                     rec.trimmed.as_ref().map(|_| sent + self.delay_ns)
@@ -403,7 +445,7 @@ impl Harness {
     /// Every transmitted frame (and every header-only frame made by trimming) decodes under the
     /// stack's profile with no warning, and its ICRC verifies (header-only frames have none).
     pub fn check_frames(&self) -> Result<(), String> {
-        let opts = DecodeOptions { verify: true, profile: self.kind.profile(), params: self.cfg.params };
+        let opts = DecodeOptions { verify: true, profile: self.profile, params: self.cfg.params };
         for (i, t) in self.txs.iter().enumerate() {
             for bytes in std::iter::once(&t.frame).chain(t.trimmed.as_ref()) {
                 let f = Frame::parse(LinkType::Ethernet, bytes, bytes.len(), &opts);
@@ -413,7 +455,7 @@ impl Harness {
                 if !f.warnings.is_empty() {
                     return Err(format!("tx {i} ({:?}): warnings {:?}", t.info, f.warnings.iter().collect::<Vec<_>>()));
                 }
-                let ho = self.dcp_tag(bytes) == Some(TAG_HO) && self.kind == StackKind::Dcp;
+                let ho = self.dcp_tag(bytes) == Some(TAG_HO) && self.kind == Some(StackKind::Dcp);
                 let want = if ho { IcrcStatus::Absent } else { IcrcStatus::Good };
                 if f.icrc_status() != want {
                     return Err(format!("tx {i} ({:?}): ICRC {:?}, want {:?}", t.info, f.icrc_status(), want));

@@ -64,6 +64,7 @@ pub mod gbn;
 pub mod harness;
 pub mod irn;
 pub mod rng;
+pub mod sdr;
 pub mod sdr_model;
 pub mod timeouts;
 
@@ -291,6 +292,9 @@ pub trait Endpoint {
     fn on_frame(&mut self, now: Nanos, frame: &Frame<'_>, out: &mut Vec<Action>);
     /// A timer this endpoint asked for fired.
     fn on_timer(&mut self, now: Nanos, token: u64, out: &mut Vec<Action>);
+    /// The run begins (time 0, before any post or frame): what an end does unprompted (an SDR
+    /// receiver posts its first receives and sends their clear-to-send). Nothing by default.
+    fn start(&mut self, _now: Nanos, _out: &mut Vec<Action>) {}
 }
 
 /// The sending side of a connection.

@@ -40,7 +40,7 @@ pub fn wire(h: &Harness) -> Wire {
         }
     }
     ev.sort_by_key(|e| (e.0, e.1, e.2));
-    let (profile, params) = (h.kind.profile(), h.cfg.params);
+    let (profile, params) = (h.profile, h.cfg.params);
     let pkts = ev
         .iter()
         .enumerate()
@@ -95,7 +95,7 @@ pub fn check(h: &Harness) -> Result<(), String> {
             &s.resent_after_ack[..s.resent_after_ack.len().min(5)]
         ));
     }
-    if h.kind == rocescope_stacks::StackKind::Gbn && !s.bad_go_backs.is_empty() {
+    if h.kind == Some(rocescope_stacks::StackKind::Gbn) && !s.bad_go_backs.is_empty() {
         errs.push(format!("misplaced go-back bursts: {:?}", &s.bad_go_backs[..s.bad_go_backs.len().min(5)]));
     }
     if errs.is_empty() {

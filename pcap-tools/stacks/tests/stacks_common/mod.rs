@@ -55,7 +55,7 @@ pub fn run(mut h: Harness, msgs: &[Message], spread: Nanos, rng: &mut TestRng) -
 /// points), not from the stacks' labels.
 pub fn wire_check(h: &Harness) {
     if let Err(e) = rocescope_wirecheck::harness_wire::check(h) {
-        panic!("{}: wire: {e}", h.kind.name());
+        panic!("{}: wire: {e}", h.name);
     }
 }
 
