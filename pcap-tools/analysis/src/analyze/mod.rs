@@ -580,9 +580,12 @@ impl Analyzer {
         if self.opts.plot {
             self.point(i, k);
         }
-        self.drain(i);
-        if let Some(p) = self.flows[i].peer {
-            self.drain(p);
+        // (Without `keep_events` (the flow table) nothing is ever drained: not even the call.)
+        if self.opts.keep_events {
+            self.drain(i);
+            if let Some(p) = self.flows[i].peer {
+                self.drain(p);
+            }
         }
     }
 
