@@ -660,12 +660,11 @@ impl Decoder {
                 let stats = &mut self.stats;
                 let state = &mut self.flow_states[slot as usize];
                 match state.profile {
-                    Some(_) => {
-                        if !state.counted {
-                            state.counted = true;
-                            stats.flows_detected += 1;
-                        }
+                    Some(_) if !state.counted => {
+                        state.counted = true;
+                        stats.flows_detected += 1;
                     }
+                    Some(_) => {}
                     None if state.unsure => {
                         if !state.warned {
                             state.warned = true;
