@@ -30,6 +30,7 @@ pub mod layout;
 pub mod mac_control;
 pub mod params;
 pub mod profile;
+pub mod recent_map;
 pub mod value;
 pub mod warning;
 

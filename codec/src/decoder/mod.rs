@@ -42,7 +42,6 @@
 //! with fewer tagged packets and nothing else is plain `std`, silently, like a flow no rule
 //! touches: a few DSCP-26 packets are no evidence worth a warning.
 
-use std::collections::HashMap;
 use std::net::IpAddr;
 
 use crate::ext::{erd, flor, sdr, Ext};
@@ -58,6 +57,7 @@ mod rules;
 mod sdr_tracker;
 
 use crate::fxhash::FxBuild;
+use crate::recent_map::RecentMap;
 
 pub use erd_nacks::{is_nack_segment, NackBatch, NackMessage, NackReassembler, Segment, StreamKey};
 pub use sdr_tracker::{SdrAnnotation, SdrTracker};
@@ -317,9 +317,10 @@ enum Arrival {
     Chosen(Profile),
     /// TCP: ERD's NACK stream, perhaps.
     Tcp { erd: bool },
-    /// A RoCE packet of a flow detection keeps: the flow's slot ([`Decoder::slot`]) and its
-    /// state as it is now (written back to the slot by [`Decoder::store`]).
-    Flow { slot: u32, state: FlowState },
+    /// A RoCE packet of a flow detection keeps: the flow's slot ([`Decoder::slot`]), its state
+    /// already updated by the rules. (The slot alone, not a copy of the state: read and written
+    /// in place, the per-frame path copies no state.)
+    Flow { slot: u32 },
     /// Not something detection keeps (not RoCE, no addresses).
     Other,
 }
@@ -329,8 +330,9 @@ enum Arrival {
 pub struct Decoder {
     opts: DecoderOptions,
     /// Detection's memory of each flow: its slot in `flow_states` (a frame's flow is looked up
-    /// once; its state is read and written back by slot).
-    flows: HashMap<FlowKey, u32, FxBuild>,
+    /// once, recent flows in a direct-mapped table first; its state is read and written back
+    /// by slot).
+    flows: RecentMap<FlowKey, u32>,
     flow_states: Vec<FlowState>,
     stats: DetectionStats,
     nacks: NackReassembler,
@@ -373,7 +375,7 @@ impl Decoder {
         Decoder {
             opcode_rules: opcode_rules(&opts.params),
             opts,
-            flows: HashMap::default(),
+            flows: RecentMap::default(),
             flow_states: Vec::new(),
             stats: DetectionStats::default(),
             nacks: NackReassembler::new(),
@@ -454,9 +456,8 @@ impl Decoder {
         let mut out = Decoded { frame: Frame::new(link, data), extra: Extra::default(), nacks: None };
         out.frame.decode(orig_len, &self.frame_opts(Profile::Std));
         let arrival = self.arrive(&out.frame, link, orig_len);
-        if let Arrival::Flow { slot, state } = arrival {
-            if state.pending() {
-                self.store(slot, state);
+        if let Arrival::Flow { slot } = arrival {
+            if self.is_pending(FlowRef(slot)) {
                 return Err(FlowRef(slot));
             }
         }
@@ -475,10 +476,7 @@ impl Decoder {
         let arrival = self.arrive(&frame, link, orig_len);
         self.lazy_verify = lazy;
         match arrival {
-            Arrival::Flow { slot, state } => {
-                self.store(slot, state);
-                state.pending().then_some(FlowRef(slot))
-            }
+            Arrival::Flow { slot } => self.is_pending(FlowRef(slot)).then_some(FlowRef(slot)),
             _ => None,
         }
     }
@@ -529,7 +527,7 @@ impl Decoder {
     fn slot(&mut self, key: FlowKey) -> u32 {
         let next = self.flow_states.len() as u32;
         let states = &mut self.flow_states;
-        *self.flows.entry(key).or_insert_with(|| {
+        self.flows.get_or_insert_with(key, || {
             states.push(FlowState::default());
             next
         })
@@ -542,7 +540,13 @@ impl Decoder {
 
     /// A frame detection has nothing to do with: TCP (ERD's NACK stream under `erd` or
     /// `auto`), or one a `--map` entry or the fixed profile decides.
+    #[inline]
     fn without_detection(&self, frame: &Frame<'_>) -> Option<Arrival> {
+        if self.opts.maps.is_empty() && self.opts.profile == ProfileChoice::Auto {
+            // `auto` without `--map`, the usual case (every frame comes here): what the general
+            // path below gives then, without walking it.
+            return frame.tcp().is_some().then_some(Arrival::Tcp { erd: true });
+        }
         let mapped = self.opts.maps.iter().find(|(s, _)| s.matches(frame)).map(|(_, p)| *p);
         let chosen = mapped.or(match self.opts.profile {
             ProfileChoice::Fixed(p) => Some(p),
@@ -562,11 +566,41 @@ impl Decoder {
         }
         let Some(key) = Self::flow_key(frame) else { return Arrival::Other };
         let slot = self.slot(key);
-        let mut state = self.flow_states[slot as usize];
-        if state.profile.is_none() && !self.settled {
-            self.detect(frame, link, orig_len, key, &mut state);
+        if !self.settled {
+            let state = &self.flow_states[slot as usize];
+            if state.profile.is_none() && self.rules_may_look(frame, state) {
+                let mut state = *state;
+                self.detect(frame, link, orig_len, key, &mut state);
+                self.store(slot, state);
+            }
         }
-        Arrival::Flow { slot, state }
+        Arrival::Flow { slot }
+    }
+
+    /// Whether [`detect`](Self::detect) could learn anything from a frame of an undecided flow
+    /// in `state`: false only when every rule would return at its first tests, changing
+    /// nothing — an opcode none of the opcode-bound rules looks at ([`opcode_rules`]), and no
+    /// DCP tag the dcp rule (`rules.rs`) goes on with (none; a refuted flow; RoCEv1; the data
+    /// tag on a packet that would carry no DCP header, such as every ACK of a DSCP-26 flow).
+    /// `detect`'s own ending changes nothing then either: its one-pass bound is checked after
+    /// every frame that could move it. Skipping these frames (nearly all of an ordinary
+    /// capture's, whose flows stay undecided to the end) spares a copy of the flow's state
+    /// each way and the rules' tests: the same state, the same output.
+    #[inline]
+    fn rules_may_look(&self, frame: &Frame<'_>, state: &FlowState) -> bool {
+        let Some(roce) = frame.roce() else { return false };
+        let opcode = roce.opcode();
+        if self.opcode_rules[opcode.0 as usize] {
+            return true;
+        }
+        if frame.is_rocev1() || state.dcp_refuted {
+            return false;
+        }
+        match frame.tos().map(|t| crate::ext::dcp::tag(t, self.opts.params.dcp_tag_shift)) {
+            None | Some(crate::ext::dcp::TAG_NONE) => false,
+            Some(crate::ext::dcp::TAG_DATA) => opcode.is_dcp_request(),
+            Some(_) => true,
+        }
     }
 
     /// The arrival of a frame already observed: its flow as known now, no rule tried.
@@ -575,17 +609,37 @@ impl Decoder {
             return a;
         }
         match Self::flow_key(frame) {
-            Some(key) => {
-                let slot = self.slot(key);
-                Arrival::Flow { slot, state: self.flow_states[slot as usize] }
-            }
+            Some(key) => Arrival::Flow { slot: self.slot(key) },
             None => Arrival::Other,
         }
     }
 
     /// The output half: the frame decoded with its profile, the flow's flags and the counts,
     /// the SDR tracker and the ERD NACK stream (in the order frames are given out).
+    #[inline(always)]
     fn give_out<'a, 's>(&'s mut self, out: &mut Decoded<'a, 's>, orig_len: usize, arrival: Arrival) {
+        // The common case in line: a frame of an undecided flow without evidence (nearly every
+        // frame of an ordinary capture) is given out `std` as decoded, only counted — what
+        // `give_out_any` does for it, with no call.
+        if let Arrival::Flow { slot } = arrival {
+            if let Some(state) = self.flow_states.get(slot as usize) {
+                if state.profile.is_none()
+                    && !state.unsure
+                    && !state.evidence()
+                    && !matches!(out.frame.ext(), Ext::Sdr(_))
+                {
+                    if out.frame.roce().is_some() {
+                        self.stats.packets[out.frame.profile() as usize] += 1;
+                    }
+                    return;
+                }
+            }
+        }
+        self.give_out_any(out, orig_len, arrival);
+    }
+
+    /// [`give_out`](Self::give_out) for any frame.
+    fn give_out_any<'a, 's>(&'s mut self, out: &mut Decoded<'a, 's>, orig_len: usize, arrival: Arrival) {
         let (frame, extra) = (&mut out.frame, &mut out.extra);
         match arrival {
             Arrival::Tcp { erd } => {
@@ -599,29 +653,33 @@ impl Decoder {
                 return;
             }
             Arrival::Chosen(p) => self.redecode_in_place(frame, orig_len, p),
-            Arrival::Flow { slot, mut state } => {
+            Arrival::Flow { slot } => {
+                if let Some(p) = self.flow_states[slot as usize].profile {
+                    self.redecode_in_place(frame, orig_len, p);
+                }
+                let stats = &mut self.stats;
+                let state = &mut self.flow_states[slot as usize];
                 match state.profile {
-                    Some(p) => {
-                        self.redecode_in_place(frame, orig_len, p);
-                        if !state.counted {
-                            state.counted = true;
-                            self.stats.flows_detected += 1;
-                        }
+                    Some(_) if !state.counted => {
+                        state.counted = true;
+                        stats.flows_detected += 1;
                     }
+                    Some(_) => {}
                     None if state.unsure => {
                         if !state.warned {
                             state.warned = true;
-                            self.stats.flows_unsure += 1;
-                            let note = if state.ambiguous > 0 { Note::DetectionAmbiguous } else { Note::DcpUnconfirmed };
-                            extra.detection = Some(Warning::Ext { layer: Layer::Detection, what: ExtProblem::Other(note) });
+                            stats.flows_unsure += 1;
+                            let note =
+                                if state.ambiguous > 0 { Note::DetectionAmbiguous } else { Note::DcpUnconfirmed };
+                            extra.detection =
+                                Some(Warning::Ext { layer: Layer::Detection, what: ExtProblem::Other(note) });
                         }
-                        self.stats.packets_unsure += 1;
+                        stats.packets_unsure += 1;
                     }
                     // Undecided with evidence: counted, in case a later packet decides it.
                     None if state.evidence() => state.early = state.early.saturating_add(1),
                     None => {}
                 }
-                self.store(slot, state);
             }
             Arrival::Other => {}
         }

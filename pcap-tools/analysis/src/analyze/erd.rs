@@ -26,7 +26,7 @@ impl Analyzer {
         }
         for e in &n.entries {
             // The NACK goes from the data receiver to the data sender.
-            let Some(&j) = self.index.get(&super::Key(n.iface, n.dst, n.src, e.dst_qpn)) else { continue };
+            let Some(j) = self.index.get(&super::Key(n.iface, n.dst, n.src, e.dst_qpn)) else { continue };
             let Some(v) = self.flows[j].data.peek(e.psn) else { continue };
             let ask = Ask { signal: Signal::ErdNack, frame: n.frame, unfulfilled: false, naks_then: 0 };
             self.flows[j].asks.get_or_insert_with(Default::default).ask(v, ask);

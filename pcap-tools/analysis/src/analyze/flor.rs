@@ -213,8 +213,8 @@ impl Analyzer {
     /// A Flor software ACK (on its own UD QP, receiver → sender).
     pub(super) fn flor_ack(&mut self, a: &FlorAckPkt) {
         let k = &a.pkt;
-        let Some(&c) = self.index.get(&super::Key(k.iface, k.src, k.dst, k.destqp)) else { return };
-        let Some(&j) = self.index.get(&super::Key(k.iface, k.dst, k.src, a.qpn)) else { return };
+        let Some(c) = self.index.get(&super::Key(k.iface, k.src, k.dst, k.destqp)) else { return };
+        let Some(j) = self.index.get(&super::Key(k.iface, k.dst, k.src, a.qpn)) else { return };
         if c != j {
             self.flows[c].serves = Some(j);
         }

@@ -41,6 +41,7 @@ pub mod track;
 use std::collections::{HashMap, HashSet};
 
 use rocescope_codec::fxhash::{FxHashMap, FxHashSet};
+use rocescope_codec::recent_map::RecentMap;
 use std::net::IpAddr;
 
 use rocescope_codec::Profile;
@@ -145,7 +146,9 @@ struct FlowState {
 pub struct Analyzer {
     opts: Options,
     flows: Vec<FlowState>,
-    index: FxHashMap<Key, usize>,
+    /// Each key's current flow (its latest generation); looked up once per frame, recent keys
+    /// in a direct-mapped table first.
+    index: RecentMap<Key, usize>,
     /// Per interface: addresses seen sending with an initial TTL (the tapped hosts).
     local: FxHashMap<u32, FxHashSet<IpAddr>>,
     /// Bumped whenever a tapped host is added (the flows' cached places are then stale).
@@ -172,11 +175,15 @@ impl Analyzer {
     pub fn new(opts: Options) -> Analyzer {
         let pauses = pfc::Pauses::new(opts.link_gbps, opts.storm_ns);
         // Without a writable temporary directory the records stay in memory.
-        let spill = if opts.spill_to_file { spill::Spill::temp_file().unwrap_or_else(|_| spill::Spill::memory()) } else { spill::Spill::memory() };
+        let spill = if opts.spill_to_file {
+            spill::Spill::temp_file().unwrap_or_else(|_| spill::Spill::memory())
+        } else {
+            spill::Spill::memory()
+        };
         Analyzer {
             opts,
             flows: Vec::new(),
-            index: FxHashMap::default(),
+            index: RecentMap::default(),
             local: FxHashMap::default(),
             local_version: 0,
             pauses,
@@ -252,10 +259,15 @@ impl Analyzer {
 
     fn flow(&mut self, k: &Pkt) -> usize {
         let key = Key(k.iface, k.src, k.dst, k.destqp);
-        if let Some(&i) = self.index.get(&key) {
+        if let Some(i) = self.index.lookup(&key) {
             // A QPN reused with a new PSN range.
-            let reuse = matches!(k.class, Class::Request { pos: rocescope_codec::ib::opcode::Position::First | rocescope_codec::ib::opcode::Position::Only, .. })
-                && self.flows[i].data.distance(k.psn).is_some_and(|d| d.abs() > 1 << 22);
+            let reuse = matches!(
+                k.class,
+                Class::Request {
+                    pos: rocescope_codec::ib::opcode::Position::First | rocescope_codec::ib::opcode::Position::Only,
+                    ..
+                }
+            ) && self.flows[i].data.distance(k.psn).is_some_and(|d| d.abs() > 1 << 22);
             if !reuse {
                 return i;
             }
@@ -345,7 +357,7 @@ impl Analyzer {
         let f = &self.flows[i];
         if let Some(&(other, qpn)) = self.cm_pairs.get(&(f.iface, f.dst, f.destqp)) {
             if other == f.src {
-                if let Some(&j) = self.index.get(&Key(f.iface, f.dst, f.src, qpn)) {
+                if let Some(j) = self.index.get(&Key(f.iface, f.dst, f.src, qpn)) {
                     if self.flows[j].peer.is_none() {
                         return Some(self.pair(i, j));
                     }
@@ -358,7 +370,12 @@ impl Analyzer {
             .iter()
             .enumerate()
             .filter(|(j, g)| {
-                *j != i && g.iface == f.iface && g.src == f.dst && g.dst == f.src && g.role == Role::Requests && g.peer.is_none()
+                *j != i
+                    && g.iface == f.iface
+                    && g.src == f.dst
+                    && g.dst == f.src
+                    && g.role == Role::Requests
+                    && g.peer.is_none()
             })
             .min_by_key(|(_, g)| g.data.distance(psn).map_or(i64::MAX, |d| d.abs()))
             .map(|(j, _)| j)?;
@@ -426,7 +443,9 @@ impl Analyzer {
                 f.transport = Transport::Dcp;
             }
         }
-        if !self.flows[i].pending_ho.is_empty() && !matches!(k.class, Class::HeaderOnly { .. } | Class::Cnp | Class::Other) {
+        if !self.flows[i].pending_ho.is_empty()
+            && !matches!(k.class, Class::HeaderOnly { .. } | Class::Cnp | Class::Other)
+        {
             self.settle_pending_ho(i, matches!(k.class, Class::Request { .. }));
         }
         match k.class {
@@ -561,9 +580,12 @@ impl Analyzer {
         if self.opts.plot {
             self.point(i, k);
         }
-        self.drain(i);
-        if let Some(p) = self.flows[i].peer {
-            self.drain(p);
+        // (Without `keep_events` (the flow table) nothing is ever drained: not even the call.)
+        if self.opts.keep_events {
+            self.drain(i);
+            if let Some(p) = self.flows[i].peer {
+                self.drain(p);
+            }
         }
     }
 
@@ -672,7 +694,10 @@ impl Analyzer {
 
     /// The timeline one flow at a time (the command line writes each as it comes: memory holds
     /// one flow's report, not the capture's), with the flow's plot points.
-    pub fn each_flow_timeline<E>(&mut self, mut f: impl FnMut(FlowTimeline, Option<&series::Series>) -> Result<(), E>) -> Result<(), E> {
+    pub fn each_flow_timeline<E>(
+        &mut self,
+        mut f: impl FnMut(FlowTimeline, Option<&series::Series>) -> Result<(), E>,
+    ) -> Result<(), E> {
         let ids = self.ids();
         for i in 0..self.flows.len() {
             let (t, _) = self.flow_timeline(i, &ids);
@@ -750,8 +775,9 @@ impl Analyzer {
             };
             losses.extend(out.losses.iter().map(|l| report::Loss { message: own(l.message, l.psn), ..l.clone() }));
             losses.sort_by_key(|l| (l.frame, l.psn));
-            retransmissions
-                .extend(out.retx.iter().map(|r| report::Retransmission { message: own(r.message, r.psn), ..r.clone() }));
+            retransmissions.extend(
+                out.retx.iter().map(|r| report::Retransmission { message: own(r.message, r.psn), ..r.clone() }),
+            );
             retransmissions.sort_by_key(|r| r.frame);
         }
         let mut capture_gaps: Vec<report::CaptureGap> =
@@ -781,13 +807,7 @@ impl Analyzer {
         if let Some(out) = self.flows[i].sdr_out.as_ref() {
             messages.extend(out.msgs.iter().map(|m| report::Message { index: sdr_base + m.index, ..m.clone() }));
         }
-        let t = FlowTimeline {
-            head: self.head(i, ids),
-            losses,
-            capture_gaps,
-            retransmissions,
-            messages,
-        };
+        let t = FlowTimeline { head: self.head(i, ids), losses, capture_gaps, retransmissions, messages };
         (t, table)
     }
 
@@ -862,4 +882,3 @@ impl Analyzer {
         FlowsReport { flows, pauses }
     }
 }
-

@@ -28,7 +28,7 @@ impl Analyzer {
         match k.ext {
             PktExt::NetrtRequest { epsn, bitmap } => {
                 // From the data receiver's address to the data sender's, at the data's DestQP.
-                let Some(&j) = self.index.get(&super::Key(k.iface, k.dst, k.src, k.destqp)) else { return };
+                let Some(j) = self.index.get(&super::Key(k.iface, k.dst, k.src, k.destqp)) else { return };
                 if j == i {
                     return;
                 }

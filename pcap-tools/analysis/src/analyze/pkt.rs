@@ -10,29 +10,40 @@ use rocescope_codec::decoder::Decoded;
 use rocescope_codec::ext::flor::{Flor, SendType};
 use rocescope_codec::ext::sdr::Sdr;
 use rocescope_codec::ext::Ext;
+use rocescope_codec::frame::Net;
 use rocescope_codec::ib::aeth::Syndrome;
 use rocescope_codec::ib::opcode::Position;
-use rocescope_codec::frame::Net;
 use rocescope_codec::Profile;
 
 /// What a RoCE packet is, for the analysers.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Class {
     /// A request packet carrying (part of) a message: SEND, WRITE, READ Request.
-    Request { pos: Position, op: ReqOp },
+    Request {
+        pos: Position,
+        op: ReqOp,
+    },
     /// An RDMA READ response packet (data flowing back to the requester).
-    ReadResponse { pos: Position },
+    ReadResponse {
+        pos: Position,
+    },
     /// An Acknowledge (AETH ACK syndrome).
     Ack,
     /// A NAK (AETH NAK syndrome) with its code (0: PSN sequence error).
-    Nak { code: u8 },
+    Nak {
+        code: u8,
+    },
     /// IRN's selective NAK: a PSN sequence error NAK carrying the SACKed PSN.
-    Sack { sacked: u32 },
+    Sack {
+        sacked: u32,
+    },
     RnrNak,
     /// A congestion notification packet (0x81, or 0x80).
     Cnp,
     /// A DCP header-only packet (a trimmed data packet, or its bounce).
-    HeaderOnly { msn: Option<u32> },
+    HeaderOnly {
+        msn: Option<u32>,
+    },
     /// A research transport's control message (NetRT request or unfulfilled request): what it
     /// says is in [`Pkt::ext`], read by the transport's analyser (`analyze/netrt.rs`, …).
     Control,
@@ -208,7 +219,15 @@ impl Pkt {
                 Some(Net::Ipv6 { off }) => f.data().get(off as usize + 7).copied(),
                 _ => None,
             };
-            return Seen::ErdNack(Box::new(ErdNackPkt { frame, time_ns, iface, src, dst, ttl, entries: n.entries().to_vec() }));
+            return Seen::ErdNack(Box::new(ErdNackPkt {
+                frame,
+                time_ns,
+                iface,
+                src,
+                dst,
+                ttl,
+                entries: n.entries().to_vec(),
+            }));
         }
         let Some(p) = f.roce() else {
             if let Some(mc) = f.mac_control() {
@@ -230,27 +249,37 @@ impl Pkt {
         let bth = p.bth();
         let opcode = p.opcode();
         let (ttl, ecn) = match f.net() {
-            Some(Net::Ipv4 { off, .. }) => (f.data().get(off as usize + 8).copied(), f.data().get(off as usize + 1).map(|b| b & 3)),
+            Some(Net::Ipv4 { off, .. }) => {
+                (f.data().get(off as usize + 8).copied(), f.data().get(off as usize + 1).map(|b| b & 3))
+            }
             Some(Net::Ipv6 { off }) => (
                 f.data().get(off as usize + 7).copied(),
-                f.data().get(off as usize..off as usize + 2).map(|b| ((u16::from(b[0]) << 8 | u16::from(b[1])) >> 4) as u8 & 3),
+                f.data()
+                    .get(off as usize..off as usize + 2)
+                    .map(|b| ((u16::from(b[0]) << 8 | u16::from(b[1])) >> 4) as u8 & 3),
             ),
             _ => (None, None),
         };
+        // A packet without an extension (every packet of a `std` flow, nearly all of most
+        // captures) skips the extension's readings: what they give for `Ext::None`.
+        let plain = matches!(f.ext(), Ext::None);
         let dcp = match f.ext() {
             Ext::Dcp(x) => Some(*x),
             _ => None,
         };
-        let ext = ext_of(f.ext(), p);
+        let ext = if plain { PktExt::None } else { ext_of(f.ext(), p) };
         let class = if opcode.0 == 0x80 || opcode.0 == 0x81 {
             Class::Cnp
-        } else if matches!(ext, PktExt::NetrtRequest { .. } | PktExt::NetrtUnfulfilled { .. })
-            || matches!(f.ext(), Ext::Sdr(Sdr::Ctrl(_)) | Ext::Flor(Flor::Ack(_)))
+        } else if !plain
+            && (matches!(ext, PktExt::NetrtRequest { .. } | PktExt::NetrtUnfulfilled { .. })
+                || matches!(f.ext(), Ext::Sdr(Sdr::Ctrl(_)) | Ext::Flor(Flor::Ack(_))))
         {
             Class::Control
         } else if let Some(x) = dcp.filter(|x| x.ho) {
             Class::HeaderOnly { msn: x.msn(p) }
-        } else if let Some(a) = p.aeth().filter(|_| opcode.0 == 0x11 || (0x0D..=0x10).contains(&opcode.0) || opcode.0 == 0x12) {
+        } else if let Some(a) =
+            p.aeth().filter(|_| opcode.0 == 0x11 || (0x0D..=0x10).contains(&opcode.0) || opcode.0 == 0x12)
+        {
             if (0x0D..=0x10).contains(&opcode.0) {
                 Class::ReadResponse { pos: opcode.position().unwrap_or(Position::Only) }
             } else {
@@ -321,11 +350,13 @@ impl Pkt {
             dma_len,
             ext,
         };
-        if let Ext::Sdr(Sdr::Ctrl(c)) = f.ext() {
-            return Seen::SdrCtrl(Box::new(sdr_ctrl(pkt, c, p.payload())));
-        }
-        if let Ext::Flor(Flor::Ack(a)) = f.ext() {
-            return Seen::FlorAck(Box::new(FlorAckPkt { pkt, qpn: a.qpn, acked: a.acked(p.payload()).collect() }));
+        if !plain {
+            if let Ext::Sdr(Sdr::Ctrl(c)) = f.ext() {
+                return Seen::SdrCtrl(Box::new(sdr_ctrl(pkt, c, p.payload())));
+            }
+            if let Ext::Flor(Flor::Ack(a)) = f.ext() {
+                return Seen::FlorAck(Box::new(FlorAckPkt { pkt, qpn: a.qpn, acked: a.acked(p.payload()).collect() }));
+            }
         }
         if let Some(cm) = f.cm() {
             let msg = cm.msg();
@@ -365,9 +396,7 @@ fn ext_of(e: &Ext, p: &rocescope_codec::ib::RocePacket<'_>) -> PktExt {
             None => PktExt::None,
         },
         Ext::Netrt(Netrt::Unfulfilled { psn }) => PktExt::NetrtUnfulfilled { psn: *psn },
-        Ext::Sdr(Sdr::Data(d)) => {
-            PktExt::SdrData { msg_id: d.msg_id, pkt_off: d.pkt_off, id_bits: d.split.0 }
-        }
+        Ext::Sdr(Sdr::Data(d)) => PktExt::SdrData { msg_id: d.msg_id, pkt_off: d.pkt_off, id_bits: d.split.0 },
         Ext::Flor(Flor::Write(w)) => PktExt::FlorWrite { mid: w.mid, off: w.chunk_off, split: w.split },
         Ext::Flor(Flor::Send(h)) => {
             let write = (h.kind == SendType::WriteRetx).then(|| (h.write().mid, h.write().chunk_off));
@@ -380,7 +409,6 @@ fn ext_of(e: &Ext, p: &rocescope_codec::ib::RocePacket<'_>) -> PktExt {
         _ => PktExt::None,
     }
 }
-
 
 /// What the analysers read of an SDR control message.
 fn sdr_ctrl(pkt: Pkt, c: &rocescope_codec::ext::sdr::Ctrl, payload: &[u8]) -> SdrCtrlPkt {

@@ -196,7 +196,7 @@ impl Analyzer {
     /// An SDR control message (receiver → sender, on its own QP).
     pub(super) fn sdr_ctrl(&mut self, c: &SdrCtrlPkt) {
         let k = &c.pkt;
-        let Some(&ci) = self.index.get(&super::Key(k.iface, k.src, k.dst, k.destqp)) else { return };
+        let Some(ci) = self.index.get(&super::Key(k.iface, k.src, k.dst, k.destqp)) else { return };
         let Some(conn) = self.sdr.get_mut(&(k.iface, k.dst, k.src)) else { return };
         if self.flows[ci].serves.is_none() && conn.first_flow != Some(ci) {
             self.flows[ci].serves = conn.first_flow;
