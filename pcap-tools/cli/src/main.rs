@@ -17,6 +17,7 @@ mod commands;
 mod params_args;
 mod progress;
 mod replay_cmd;
+mod sdr_args;
 mod synth_args;
 
 use commands::Failure;

@@ -8,12 +8,13 @@ use rocescope_stacks::faults::{Fault, FaultSpec};
 use rocescope_stacks::StackKind;
 
 use crate::params_args::{DcpTagShift, ParamArgs};
+use crate::sdr_args::SdrArgs;
 use crate::progress;
 
 /// The command line of `rocescope synth`.
 #[derive(Args, Clone, Debug)]
 pub struct SynthArgs {
-    /// Reference stack: gbn, irn, dcp.
+    /// Reference stack: gbn, irn, dcp, sdr-sr, sdr-ec (the SDR stacks: --sdr-*, --ec-*).
     #[arg(long, value_parser = parse_stack)]
     pub stack: StackKind,
     /// The pcapng to write (`-`: standard output).
@@ -211,6 +212,8 @@ pub struct SynthArgs {
     /// The connection (from 0) whose end --fault makes misbehave.
     #[arg(long, default_value_t = 0, value_name = "C")]
     pub fault_connection: u32,
+    #[command(flatten)]
+    pub sdr: SdrArgs,
 }
 
 fn parse_fault(s: &str) -> Result<FaultSpec, String> {
@@ -249,7 +252,7 @@ fn parse_failure(s: &str) -> Result<(String, u64), String> {
     Ok((link.to_string(), at))
 }
 fn parse_stack(s: &str) -> Result<StackKind, String> {
-    StackKind::from_name(s).ok_or_else(|| format!("unknown stack '{s}' (gbn irn dcp)"))
+    StackKind::from_name(s).ok_or_else(|| format!("unknown stack '{s}' (gbn irn dcp sdr-sr sdr-ec)"))
 }
 fn parse_op(s: &str) -> Result<OpChoice, String> {
     OpChoice::parse(s).ok_or_else(|| format!("unknown op '{s}' (write send read write_imm mix)"))
@@ -347,6 +350,7 @@ impl SynthArgs {
             link_failures: self.fail_link.clone(),
             fault: self.fault,
             fault_connection: self.fault_connection,
+            sdr: self.sdr.options(),
         }
     }
 

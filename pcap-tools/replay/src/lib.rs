@@ -644,6 +644,10 @@ fn connections(table: &[FlowRow], opts: &Options) -> (Vec<Conn>, Vec<Unjudged>) 
             unjudged.push(skip(format!("no reference stack for {:?} yet", h.transport).to_lowercase()));
             continue;
         };
+        if stack.is_sdr() {
+            unjudged.push(skip(format!("no replay rules for {} yet: its stacks run in synth only", stack.name())));
+            continue;
+        }
         // A plain RC flow `auto` reads as Go-Back-N may be IRN that lost nothing (no selective
         // NAK to tell): its timers are inferred, not judged against GBN's, at every tap.
         let timers = !(opts.stack == StackChoice::Auto && h.transport == Transport::Rc);

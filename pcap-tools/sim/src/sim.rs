@@ -758,6 +758,9 @@ enum Ev {
     Arrive { port: u32, pkt: u32 },
     Timer { ep: u32, token: u64 },
     Post { conn: u32, idx: u32 },
+    /// Time 0: an endpoint that acts unprompted starts ([`Endpoint::start`]: SDR's receiver
+    /// posts its receives and sends their CTS).
+    Start { ep: u32 },
     /// A host NIC's rate-limited QP may send again (`nic.rs`).
     NicWake(u32),
 }
@@ -883,6 +886,9 @@ struct AcceptState {
     /// Go-Back-N READ responses: the (message, PSN) the requester accepts next; the PSN is
     /// `None` until that message's READ Request has been sent.
     resp_next: Option<(u64, Option<u32>)>,
+    /// SDR: the packets (immediates) accepted of each message not yet delivered (a packet is
+    /// known by its message and immediate, not by its UC PSN).
+    units: FxHashMap<u64, FxHashSet<u32>>,
 }
 
 /// The simulator.
@@ -1270,6 +1276,16 @@ impl<'w> Fabric<'w> {
         self.nodes[src_node].qps.insert(cfg.requester.qpn, e);
         self.nodes[src_node].nic.add(e);
         self.nodes[dst_node].qps.insert(cfg.responder.qpn, e + 1);
+        if let Some(sdr) = &cfg.sdr {
+            // SDR: every generation's and channel's data QP; both ends start at time 0 (the
+            // receiver's first CTSes). Only SDR connections queue these: the other stacks' runs
+            // keep their events, and outputs, as they were.
+            for q in sdr.data_qpns(&cfg) {
+                self.nodes[dst_node].qps.insert(q, e + 1);
+            }
+            self.queue.push(0, Ev::Start { ep: e + 1 });
+            self.queue.push(0, Ev::Start { ep: e });
+        }
         self.conns.push(ConnRec { cfg, sender: src, receiver: dst, messages: Vec::new(), failed: None });
         self.accept.push([AcceptState::default(), AcceptState::default()]);
         let line = self.cfg.rate_bps as f64;
@@ -1379,6 +1395,17 @@ impl<'w> Fabric<'w> {
                         self.actions = actions;
                     }
                 }
+                Ev::Start { ep } => {
+                    if !finished {
+                        let mut actions = std::mem::take(&mut self.actions);
+                        match &mut self.eps[ep as usize] {
+                            EpBox::Req(r) => r.start(self.now, &mut actions),
+                            EpBox::Resp(r) => r.start(self.now, &mut actions),
+                        }
+                        self.run_actions(ep, &mut actions, None);
+                        self.actions = actions;
+                    }
+                }
                 Ev::Post { conn, idx } => {
                     let ep = conn * 2;
                     let m = &mut self.conns[conn as usize].messages[idx as usize];
@@ -1438,6 +1465,7 @@ impl<'w> Fabric<'w> {
                 }
                 Action::Delivered { msg, len, intact } => {
                     let now = self.now;
+                    self.accept[conn as usize][0].units.remove(&msg);
                     if let Some(m) = self.conns[conn as usize].messages.get_mut(msg as usize) {
                         // One delivery is the rule: room for one, not Vec's default four.
                         m.delivered.reserve_exact(1);
@@ -2171,7 +2199,10 @@ impl<'w> Fabric<'w> {
             self.count_requester_rx(host, tx, p.trimmed);
         }
         if !p.trimmed && self.txs[tx].kind.is_data() {
-            self.judge(tx);
+            match (&self.conns[self.txs[tx].conn as usize].cfg.sdr, roce.immdt()) {
+                (Some(_), Some(imm)) => self.judge_sdr(tx, imm.imm()),
+                _ => self.judge(tx),
+            }
         }
         let ce = f.tos().is_some_and(|t| t & 3 == 3);
         let mut actions = std::mem::take(&mut self.actions);
@@ -2210,6 +2241,27 @@ impl<'w> Fabric<'w> {
         let bytes = fr.to_vec();
         self.stats.cnps += 1;
         self.transmit(conn, Origin::Nic, bytes, 0, None, None);
+    }
+
+    /// The SDR receiver's verdict on an intact data packet whose immediate is `imm` (ground
+    /// truth only): its first copy is accepted, a later one, or one of a message already
+    /// delivered, is a duplicate (the receiver writes every copy in place; the NULL key takes
+    /// those of completed messages).
+    fn judge_sdr(&mut self, tx: usize, imm: u32) {
+        let t = &self.txs[tx];
+        let (conn, msg) = (t.conn as usize, t.msg.unwrap_or(u64::MAX));
+        let delivered = self.conns[conn].messages.get(msg as usize).is_some_and(|m| !m.delivered.is_empty());
+        let fresh = !delivered && self.accept[conn][0].units.entry(msg).or_default().insert(imm);
+        let verdict = if fresh { Accept::Accepted } else { Accept::Duplicate };
+        self.txs[tx].accept = Some(verdict);
+        if fresh {
+            self.last_progress = self.now;
+            if let Some(m) = self.conns[conn].messages.get_mut(msg as usize) {
+                m.accepted_packets += 1;
+            }
+        } else {
+            self.counters.host(self.conns[conn].receiver).duplicate_request += 1;
+        }
     }
 
     /// The receiver's verdict on an intact data packet (ground truth only).

@@ -15,7 +15,7 @@ use super::topology::Topology;
 use super::truth;
 use rocescope_analysis::capture::CaptureWriter;
 use rocescope_stacks::faults::{self, FaultSpec};
-use rocescope_stacks::{new_pair, ConnConfig, Endpoint, Host, Message, Op, Requester, StackKind, Timeouts};
+use rocescope_stacks::{new_pair, sdr, ConnConfig, Endpoint, Host, Message, Op, Requester, StackKind, Timeouts};
 
 impl LossMode {
     /// The command line's default for `stack`: `trim` for DCP, as its paper measures loss
@@ -156,6 +156,49 @@ pub struct SynthOptions {
     pub fault: Option<FaultSpec>,
     /// The connection (from 0) whose end [`Self::fault`] makes misbehave.
     pub fault_connection: u32,
+    /// SDR's parameters (`--stack sdr-sr`/`sdr-ec` only).
+    pub sdr: SdrOptions,
+}
+
+/// What `synth` sets of an SDR connection (docs/stacks.md "SDR-RDMA"; `--sdr-*`, `--ec-*`).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct SdrOptions {
+    /// `sdr-sr`: the receiver also NACKs missing chunks (SR_NACK).
+    pub nack: bool,
+    /// `sdr-ec`: k data and m parity chunks a submessage, and the code.
+    pub k: u32,
+    pub m: u32,
+    pub code: sdr::Code,
+    /// Packets a chunk, channels (UC QPs a generation), generations.
+    pub chunk_packets: u32,
+    pub channels: u32,
+    pub generations: u32,
+    /// RTO = RTT·(1 + α).
+    pub alpha: f64,
+    /// The round trip the timers are set from (`None`: [`SynthOptions::base_rtt_ns`]).
+    pub rtt_ns: Option<u64>,
+    /// Messages the receiver keeps receives posted for.
+    pub recv_window: u32,
+    /// SR_ACK coalescing (0: one per completed chunk).
+    pub ack_period_ns: u64,
+}
+
+impl Default for SdrOptions {
+    fn default() -> Self {
+        SdrOptions {
+            nack: false,
+            k: 32,
+            m: 8,
+            code: sdr::Code::Mds,
+            chunk_packets: 1,
+            channels: 1,
+            generations: 4,
+            alpha: 2.0,
+            rtt_ns: None,
+            recv_window: 16,
+            ack_period_ns: 0,
+        }
+    }
 }
 
 impl Default for SynthOptions {
@@ -208,6 +251,7 @@ impl Default for SynthOptions {
             link_failures: Vec::new(),
             fault: None,
             fault_connection: 0,
+            sdr: SdrOptions::default(),
         }
     }
 }
@@ -263,6 +307,73 @@ impl SynthOptions {
         }
     }
 
+    /// The round trip of an idle path, ns, SDR's timers are set from unless `--sdr-rtt` says:
+    /// the propagation delay of every link both ways, a full data frame's and an 80-byte
+    /// control frame's time on each (3 links on the dumbbell, 4 on a leaf-spine), at the slower
+    /// of the host and fabric rates.
+    pub fn base_rtt_ns(&self) -> u64 {
+        let hops = match self.topology {
+            TopologyKind::Dumbbell => 3,
+            TopologyKind::LeafSpine { .. } => 4,
+        };
+        let rate = self.fabric_rate_gbps.map_or(self.rate_gbps, |f| f.min(self.rate_gbps)).max(1e-9);
+        let ser = |bytes: u64| ((bytes + 24) as f64 * 8.0 / rate).ceil() as u64;
+        2 * hops * self.delay_ns + hops * (ser(78 + self.mtu as u64) + ser(80))
+    }
+
+    /// The SDR parameters of a connection whose receiver takes `self.messages` messages of
+    /// `self.message_size` bytes.
+    pub fn sdr_config(&self) -> sdr::SdrConfig {
+        let o = &self.sdr;
+        let n = self.messages as u64;
+        let len = self.message_size;
+        sdr::SdrConfig {
+            mode: if self.stack == StackKind::SdrEc {
+                sdr::SdrMode::Ec { k: o.k, m: o.m, code: o.code }
+            } else {
+                sdr::SdrMode::Sr { nack: o.nack }
+            },
+            chunk_packets: o.chunk_packets,
+            channels: o.channels,
+            generations: o.generations,
+            rtt_ns: o.rtt_ns.unwrap_or_else(|| self.base_rtt_ns()),
+            alpha: o.alpha,
+            rate_bps: (self.rate_gbps * 1e9).round() as u64,
+            recv_window: o.recv_window,
+            ack_period_ns: o.ack_period_ns,
+            lengths: sdr::MsgLengths(std::sync::Arc::new(move |i| (i < n).then_some(len))),
+        }
+    }
+
+    /// SDR's options make a connection an SDR QP can run.
+    fn validate_sdr(&self) -> Result<(), String> {
+        let o = &self.sdr;
+        if o.chunk_packets == 0 || o.channels == 0 || o.generations == 0 || o.recv_window == 0 {
+            return Err("--sdr-chunk, --sdr-channels, --sdr-generations and --sdr-recv-window must be at least 1".into());
+        }
+        if o.alpha.is_nan() || o.alpha < 0.0 {
+            return Err("--sdr-alpha must be 0 or more".into());
+        }
+        let ids = 1u64 << rocescope_codec::Params::default().sdr_split.0;
+        let ec = (self.stack == StackKind::SdrEc).then_some(sdr::EcShape { k: o.k, m: o.m });
+        if let Some(e) = ec {
+            if e.k == 0 || e.m == 0 {
+                return Err("--ec-k and --ec-m must be at least 1".into());
+            }
+            if o.code == sdr::Code::Mds && !(o.chunk_packets * self.mtu).is_multiple_of(2) {
+                return Err("--ec-code mds needs chunks of an even number of bytes (--mtu · --sdr-chunk)".into());
+            }
+        }
+        let sends = sdr::layout::send_count(self.message_size, self.mtu, o.chunk_packets, ec) as u64;
+        if o.recv_window as u64 > ids || sends > ids {
+            return Err(format!(
+                "SDR's {ids} message ids cannot hold --sdr-recv-window {} messages or one message's {sends} sends",
+                o.recv_window
+            ));
+        }
+        Ok(())
+    }
+
     /// The watchdog in force, ns (0: off).
     pub fn watchdog(&self) -> u64 {
         self.watchdog_ns.unwrap_or_else(|| {
@@ -271,6 +382,12 @@ impl SynthOptions {
                 StackKind::Gbn => t.gbn_ns().unwrap_or(0),
                 StackKind::Irn => t.irn_ns(u32::MAX),
                 StackKind::Dcp => t.dcp_ns(u8::MAX),
+                // The per-chunk RTO; EC's guard waits an FTO (the message's injection) more.
+                StackKind::SdrSr | StackKind::SdrEc => {
+                    let sdr = self.sdr_config();
+                    let bytes = self.message_size as u64 * (1 + (sdr.ec().map_or(0, |e| e.m as u64)));
+                    sdr.rto_ns() + sdr.rtt_ns + (bytes * 8 * 1_000_000_000).div_ceil(sdr.rate_bps.max(1))
+                }
             };
             DEFAULT_WATCHDOG_TIMERS.saturating_mul(longest).max(MIN_WATCHDOG_NS)
         })
@@ -280,6 +397,9 @@ impl SynthOptions {
     pub fn validate(&self) -> Result<(), String> {
         if self.mtu == 0 || self.mtu > 9000 {
             return Err(format!("--mtu {} out of range (1-9000)", self.mtu));
+        }
+        if self.stack.is_sdr() {
+            self.validate_sdr()?;
         }
         if !(0.0..=1.0).contains(&self.loss) {
             return Err("--loss must be a probability (0-1)".into());
@@ -382,6 +502,22 @@ impl SynthOptions {
         if let Some(f) = self.fault {
             a.push(format!("--fault {}:{} --fault-connection {}", f.fault.name(), f.nth, self.fault_connection));
         }
+        if self.stack.is_sdr() {
+            let o = &self.sdr;
+            let mut s = format!(
+                "--sdr-chunk {} --sdr-channels {} --sdr-generations {} --sdr-alpha {} --sdr-recv-window {} --sdr-ack-period {}",
+                o.chunk_packets, o.channels, o.generations, o.alpha, o.recv_window, o.ack_period_ns
+            );
+            if let Some(r) = o.rtt_ns {
+                s += &format!(" --sdr-rtt {r}");
+            }
+            if self.stack == StackKind::SdrEc {
+                s += &format!(" --ec-k {} --ec-m {} --ec-code {}", o.k, o.m, o.code.name());
+            } else if o.nack {
+                s += " --sdr-nack";
+            }
+            a.push(s);
+        }
         a.push(format!("--loss {}", self.loss));
         if let Some((g, b)) = self.burst_loss {
             a.push(format!("--burst-loss {g},{b}"));
@@ -454,7 +590,11 @@ impl SynthOptions {
 
     /// The fabric's configuration.
     pub fn fabric_config(&self) -> FabricConfig {
-        let params = rocescope_codec::Params { dcp_tag_shift: self.dcp_tag_shift, ..Default::default() };
+        let params = rocescope_codec::Params {
+            dcp_tag_shift: self.dcp_tag_shift,
+            sdr_chunk_packets: self.sdr.chunk_packets,
+            ..Default::default()
+        };
         FabricConfig {
             senders: self.incast as usize,
             rate_bps: (self.rate_gbps * 1e9).round() as u64,
@@ -595,9 +735,12 @@ pub fn conn_config_between(
 ) -> ConnConfig {
     let (smac, sip) = fabric.host(src);
     let (rmac, rip) = fabric.host(dst);
+    // SDR's receiver has G × C data QPs from its responder QPN on: a stride that keeps the
+    // connections' QPNs apart.
+    let stride = if opts.stack.is_sdr() { opts.sdr.generations * opts.sdr.channels } else { 1 };
     let (req_qpn, resp_qpn) = match opts.topology {
-        TopologyKind::Dumbbell => (0x100 + c as u32, 0x200 + c as u32),
-        TopologyKind::LeafSpine { .. } => (0x10000 + c as u32, 0x800000 + c as u32),
+        TopologyKind::Dumbbell => (0x100 + c as u32, 0x200 + stride * c as u32),
+        TopologyKind::LeafSpine { .. } => (0x10000 + c as u32, 0x800000 + stride * c as u32),
     };
     ConnConfig {
         requester: Host { mac: smac, ip: sip, qpn: req_qpn },
@@ -613,6 +756,7 @@ pub fn conn_config_between(
         ack_every: opts.ack_every,
         bdp_packets: opts.bdp_packets,
         msg_window: opts.msg_window,
+        sdr: opts.stack.is_sdr().then(|| opts.sdr_config()),
     }
 }
 
@@ -776,6 +920,10 @@ pub fn run(
     progress: Option<&mut dyn FnMut(&Progress)>,
 ) -> Result<Option<Outcome>, String> {
     opts.validate()?;
+    if truth_path.is_some() && opts.stack.is_sdr() {
+        // Its per-tap view needs packets known by (message, offset) across QPs: not built yet.
+        return Err(format!("--truth: the ground truth of {} runs is not built yet (docs/truth.md)", opts.stack.name()));
+    }
     let writer: Box<dyn Write> = if out == "-" {
         Box::new(BufWriter::new(std::io::stdout().lock()))
     } else {

@@ -284,6 +284,10 @@ pub enum Stack {
     Gbn,
     Irn,
     Dcp,
+    #[serde(rename = "sdr-sr")]
+    SdrSr,
+    #[serde(rename = "sdr-ec")]
+    SdrEc,
 }
 
 /// A codec profile, by its name (`rocescope_codec::Profile::name`).
@@ -993,6 +997,8 @@ impl From<stacks::StackKind> for Stack {
             stacks::StackKind::Gbn => Stack::Gbn,
             stacks::StackKind::Irn => Stack::Irn,
             stacks::StackKind::Dcp => Stack::Dcp,
+            stacks::StackKind::SdrSr => Stack::SdrSr,
+            stacks::StackKind::SdrEc => Stack::SdrEc,
         }
     }
 }
@@ -1003,6 +1009,8 @@ impl From<Stack> for stacks::StackKind {
             Stack::Gbn => stacks::StackKind::Gbn,
             Stack::Irn => stacks::StackKind::Irn,
             Stack::Dcp => stacks::StackKind::Dcp,
+            Stack::SdrSr => stacks::StackKind::SdrSr,
+            Stack::SdrEc => stacks::StackKind::SdrEc,
         }
     }
 }

@@ -76,9 +76,10 @@ impl Fault {
         matches!(self, Fault::OmitNak | Fault::DoubleNak | Fault::EarlyMsn)
     }
 
-    /// Whether `kind` has what the fault changes (Go-Back-N only goes back).
+    /// Whether `kind` has what the fault changes (Go-Back-N only goes back; the faults are
+    /// RC's, none applies to SDR's stacks).
     pub fn applies_to(self, kind: StackKind) -> bool {
-        self != Fault::LateGoBack || kind == StackKind::Gbn
+        !kind.is_sdr() && (self != Fault::LateGoBack || kind == StackKind::Gbn)
     }
 }
 
@@ -358,6 +359,7 @@ fn natural_reason(kind: StackKind) -> RetxReason {
         StackKind::Gbn => RetxReason::GoBack,
         StackKind::Irn => RetxReason::Sack,
         StackKind::Dcp => RetxReason::HeaderOnly,
+        StackKind::SdrSr | StackKind::SdrEc => RetxReason::Timeout,
     }
 }
 

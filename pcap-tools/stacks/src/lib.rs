@@ -112,6 +112,8 @@ pub struct ConnConfig {
     /// DCP: how many messages past unaMSN may be in flight, i.e. how many message counters the
     /// receiver keeps per QP (8 in the paper, §4.5: NCCL's outstanding messages per QP).
     pub msg_window: u32,
+    /// SDR: the connection's SDR parameters (`None`: [`sdr::SdrConfig::for_kind`]'s defaults).
+    pub sdr: Option<sdr::SdrConfig>,
 }
 
 impl ConnConfig {
@@ -132,6 +134,7 @@ impl ConnConfig {
             ack_every: 4,
             bdp_packets: 128,
             msg_window: 8,
+            sdr: None,
         }
     }
 }
@@ -323,22 +326,35 @@ pub enum StackKind {
     Irn,
     /// DCP: header-only-based retransmission.
     Dcp,
+    /// SDR-RDMA, selective repeat (per-chunk RTO; the NACK variant with [`sdr::SdrMode::Sr`]).
+    SdrSr,
+    /// SDR-RDMA, erasure coding with the selective-repeat fallback.
+    SdrEc,
 }
 
 impl StackKind {
-    pub const ALL: [StackKind; 3] = [StackKind::Gbn, StackKind::Irn, StackKind::Dcp];
+    pub const ALL: [StackKind; 5] = [StackKind::Gbn, StackKind::Irn, StackKind::Dcp, StackKind::SdrSr, StackKind::SdrEc];
+    /// The RC-style stacks: one data QP each way, a packet known by its PSN (what the fabric's
+    /// truth, the wire checks and `replay` judge so far).
+    pub const RC: [StackKind; 3] = [StackKind::Gbn, StackKind::Irn, StackKind::Dcp];
 
     /// The decode profile of the stack's frames (IRN's SACK NAK decodes under `std`).
     pub fn profile(self) -> Profile {
         match self {
             StackKind::Dcp => Profile::Dcp,
             StackKind::Gbn | StackKind::Irn => Profile::Std,
+            StackKind::SdrSr | StackKind::SdrEc => Profile::Sdr,
         }
     }
 
+    /// Whether the stack is SDR's (packets known by (message, offset), several data QPs).
+    pub fn is_sdr(self) -> bool {
+        matches!(self, StackKind::SdrSr | StackKind::SdrEc)
+    }
+
     /// Whether the stack models `op`. RDMA READ is modelled by GBN only (the DCP paper's
-    /// order-tolerant reception covers Send, Write and Write with Immediate, §4.4); posting an
-    /// unsupported op puts the connection in error ([`Action::Failed`]).
+    /// order-tolerant reception covers Send, Write and Write with Immediate, §4.4; SDR sends are
+    /// UC writes); posting an unsupported op puts the connection in error ([`Action::Failed`]).
     pub fn supports(self, op: Op) -> bool {
         op != Op::Read || self == StackKind::Gbn
     }
@@ -348,6 +364,8 @@ impl StackKind {
             StackKind::Gbn => "gbn",
             StackKind::Irn => "irn",
             StackKind::Dcp => "dcp",
+            StackKind::SdrSr => "sdr-sr",
+            StackKind::SdrEc => "sdr-ec",
         }
     }
     pub fn from_name(s: &str) -> Option<StackKind> {
@@ -356,7 +374,9 @@ impl StackKind {
 }
 
 /// One connection's requester and responder for `kind`. Frames given to either end should be
-/// decoded with `kind.profile()` and `cfg.params` (the DCP stack re-decodes anything else).
+/// decoded with `kind.profile()` and `cfg.params` (the DCP stack re-decodes anything else). The
+/// SDR stacks take their parameters from `cfg.sdr` ([`sdr::SdrConfig::for_kind`] when `None`),
+/// with `kind` choosing selective repeat or erasure coding.
 ///
 /// Panics when the two hosts are not of the same IP family, or `cfg.mtu` is 0.
 pub fn new_pair(kind: StackKind, cfg: &ConnConfig) -> (Box<dyn Requester>, Box<dyn Endpoint>) {
@@ -366,5 +386,6 @@ pub fn new_pair(kind: StackKind, cfg: &ConnConfig) -> (Box<dyn Requester>, Box<d
         StackKind::Gbn => (Box::new(gbn::GbnRequester::new(cfg)), Box::new(gbn::GbnResponder::new(cfg))),
         StackKind::Irn => (Box::new(irn::IrnRequester::new(cfg)), Box::new(irn::IrnResponder::new(cfg))),
         StackKind::Dcp => (Box::new(dcp::DcpRequester::new(cfg)), Box::new(dcp::DcpResponder::new(cfg))),
+        StackKind::SdrSr | StackKind::SdrEc => sdr::new_pair(cfg, &sdr::SdrConfig::for_kind(kind, cfg)),
     }
 }

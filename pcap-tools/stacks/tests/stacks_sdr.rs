@@ -95,14 +95,9 @@ fn every_mode_delivers_every_message_under_loss() {
             cfg.params.sdr_split = rocescope_codec::ImmSplit(4, 24, 4);
             let loss = [0.0, 0.02, 0.1][seed as usize % 3];
             let mut frng = TestRng(seed ^ 0xabc);
-            // Data frames only: the control path is not retransmitted (a lost CTS stalls).
-            let mut h = harness(&cfg, &s, &lens).with_fate(move |c| {
-                if c.from == Side::Requester && frng.chance(loss) {
-                    Fate::Drop
-                } else {
-                    Fate::Deliver
-                }
-            });
+            // Any frame, data or control (CTS, ACKs, NACKs) may be lost.
+            let mut h =
+                harness(&cfg, &s, &lens).with_fate(move |_| if frng.chance(loss) { Fate::Drop } else { Fate::Deliver });
             let end = h.run(10_000_000_000);
             assert_eq!(end, RunEnd::Idle, "{mode:?} seed {seed}: the run did not finish");
             finish(&mut h);
@@ -156,7 +151,7 @@ fn the_wire_layout_follows_wire_md_b2() {
     let cts: Vec<u32> = c.iter().filter(|x| x.1.kind() == CtrlType::Cts).map(|x| x.1.msg_seq()).collect();
     assert_eq!(cts, vec![0, 1, 2]);
     for (seq, chunks) in [(0u32, 10u32), (1, 10), (2, 1)] {
-        let last = c.iter().filter(|x| x.1.kind() == CtrlType::SrAck && x.1.msg_seq() == seq).last().unwrap();
+        let last = c.iter().rev().find(|x| x.1.kind() == CtrlType::SrAck && x.1.msg_seq() == seq).unwrap();
         assert!(matches!(last.1, Ctrl::SrAck { cum_ack, sack_bits: 0, .. } if cum_ack == chunks), "{:?}", last.1);
     }
 }

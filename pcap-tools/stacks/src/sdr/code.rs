@@ -88,9 +88,9 @@ pub fn decode(
     }
     match code {
         Code::Xor => {
-            for r in 0..m as usize {
+            for (r, p) in parity.iter().enumerate().take(m as usize) {
                 let Some(lost) = (r..data.len()).step_by(m as usize).find(|&i| data[i].is_none()) else { continue };
-                let mut rebuilt = parity[r].clone().expect("recoverable: the group's parity is present");
+                let mut rebuilt = p.clone().expect("recoverable: the group's parity is present");
                 rebuilt.resize(shard, 0);
                 for i in (r..data.len()).step_by(m as usize).filter(|&i| i != lost) {
                     xor_into(&mut rebuilt, data[i].as_deref().expect("one lost a group"));

@@ -33,8 +33,10 @@
 //! - The EC sender's guard: with neither EC_ACK nor EC_NACK by `FTO + RTT + RTO` after its first
 //!   packet, it falls back to selective repeat for every data chunk (the paper's "global
 //!   timeout … to prevent deadlock", value unstated, §4.1.2).
-//! - Control messages are not retransmitted; a lost CTS stalls its message (the paper leaves
-//!   the control path to the application).
+//! - The control path is unreliable (the paper leaves it to the application): the receiver
+//!   sends the CTS of the first receive whose send has not begun again, one RTO after its
+//!   message was posted, then 2, 4, … up to 64 RTOs apart; lost ACKs and NACKs are covered by
+//!   the RTOs, the answers to duplicates and late packets, and the EC guard.
 
 pub mod code;
 pub mod layout;
@@ -130,6 +132,22 @@ impl SdrConfig {
         }
     }
 
+    /// The parameters `new_pair(kind, cfg)` runs with: `cfg.sdr` (or, without it, selective
+    /// repeat with a 10 µs RTT at 100 Gbit/s and messages of any length — set `lengths` for a
+    /// receiver that must know them), its mode set by `kind`: `SdrSr` keeps an SR mode (else
+    /// no NACKs), `SdrEc` keeps an EC mode (else MDS EC(32, 8)).
+    pub fn for_kind(kind: super::StackKind, cfg: &ConnConfig) -> SdrConfig {
+        let mut s =
+            cfg.sdr.clone().unwrap_or_else(|| SdrConfig::sr(10_000, 100_000_000_000, MsgLengths::fixed(cfg.mtu)));
+        s.mode = match (kind, s.mode) {
+            (super::StackKind::SdrEc, m @ SdrMode::Ec { .. }) => m,
+            (super::StackKind::SdrEc, _) => SdrMode::Ec { k: 32, m: 8, code: Code::Mds },
+            (_, m @ SdrMode::Sr { .. }) => m,
+            (_, _) => SdrMode::Sr { nack: false },
+        };
+        s
+    }
+
     /// The per-chunk retransmission timeout, `RTT·(1 + α)`.
     pub fn rto_ns(&self) -> Nanos {
         (self.rtt_ns as f64 * (1.0 + self.alpha)).round() as Nanos
@@ -189,7 +207,7 @@ pub fn new_pair(cfg: &ConnConfig, sdr: &SdrConfig) -> (Box<dyn Requester>, Box<d
     assert!(sdr.recv_window > 0 && sdr.recv_window as u64 <= ids, "recv_window beyond the message ids");
     if let SdrMode::Ec { k, m, code } = sdr.mode {
         assert!(k > 0 && m > 0, "an EC shape needs k and m");
-        assert!(code != Code::Mds || (sdr.chunk_packets * cfg.mtu) % 2 == 0, "MDS chunks of an odd byte count");
+        assert!(code != Code::Mds || (sdr.chunk_packets * cfg.mtu).is_multiple_of(2), "MDS chunks of an odd byte count");
     }
     (Box::new(SdrSender::new(cfg, sdr)), Box::new(SdrReceiver::new(cfg, sdr)))
 }

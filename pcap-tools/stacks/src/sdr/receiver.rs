@@ -74,15 +74,30 @@ pub struct SdrReceiver {
     next_msg: u64,
     next_seq: u64,
     slots: HashMap<u32, Slot>,
+    /// The final ACK of the last message completed under each (message id, generation): what a
+    /// late packet of it is answered with, after its slot moved on. At most 2^ID · G entries.
+    finals: HashMap<(u32, u32), FinalAck>,
     msgs: BTreeMap<u64, InMsg>,
-    /// FTO timers: token → message.
-    timers: HashMap<u64, u64>,
+    /// Timers: token → what it is for.
+    timers: HashMap<u64, RxJob>,
     next_token: u64,
     /// Coalesced SR_ACKs due: (message, send); the timer is armed while non-empty.
     acks_due: Vec<(u64, u32)>,
     /// Packets discarded as late (completed message or stale generation).
     pub late: u64,
 }
+
+/// What a receiver's timer is for.
+#[derive(Clone, Copy, Debug)]
+enum RxJob {
+    /// The message's FTO (erasure coding).
+    Fto(u64),
+    /// The CTS refresh of the message's receives, next after `wait`.
+    Cts { msg: u64, wait: Nanos },
+}
+
+/// CTS refreshes back off by doubling up to this many RTOs.
+const CTS_MAX_BACKOFF: u64 = 64;
 
 /// The token of the SR_ACK coalescing timer.
 const ACK_TOKEN: u64 = u64::MAX;
@@ -97,12 +112,35 @@ impl SdrReceiver {
             next_msg: 0,
             next_seq: 0,
             slots: HashMap::new(),
+            finals: HashMap::new(),
             msgs: BTreeMap::new(),
             timers: HashMap::new(),
             next_token: 0,
             acks_due: Vec::new(),
             late: 0,
         }
+    }
+
+    fn timer(&mut self, at: Nanos, job: RxJob, out: &mut Vec<Action>) {
+        let token = self.next_token;
+        self.next_token += 1;
+        self.timers.insert(token, job);
+        out.push(Action::Timer { at, token });
+    }
+
+    /// A CTS refresh of `msg`: the CTS of its first receive whose send has not begun (no packet
+    /// of it arrived), if it is the connection's first such (the sender sends in order, so
+    /// that is the one it may be waiting for). False when every send of `msg` has begun.
+    fn refresh_cts(&mut self, msg: u64, out: &mut Vec<Action>) -> bool {
+        let unstarted = |m: &InMsg| m.sends.iter().position(|s| !s.got.iter().any(|&g| g));
+        let Some(i) = self.msgs.get(&msg).and_then(unstarted) else { return false };
+        if self.msgs.range(..msg).any(|(_, m)| unstarted(m).is_some()) {
+            return true;
+        }
+        let m = &self.msgs[&msg];
+        let (seq, buf_len) = (m.base + i as u64, m.sends[i].s.bytes);
+        self.ctrl(CtrlRepr::Cts { msg_seq: seq as u32, buf_len }, out);
+        true
     }
 
     fn ctrl(&mut self, c: CtrlRepr<'_>, out: &mut Vec<Action>) {
@@ -115,8 +153,11 @@ impl SdrReceiver {
     }
 
     /// Posts receives (and sends their CTS) for up to `recv_window` messages ahead, while the
-    /// message ids allow.
-    fn post_receives(&mut self, out: &mut Vec<Action>) {
+    /// message ids allow. The control path is unreliable: the first receive whose send has not
+    /// begun has its CTS sent again one RTO after its message was posted, then 2, 4, … up to
+    /// 64 RTOs apart (a lost CTS costs about an RTO; a sender with nothing to send yet, a few
+    /// CTSes).
+    fn post_receives(&mut self, now: Nanos, out: &mut Vec<Action>) {
         let ids = 1u64 << (self.cfg.params.sdr_split.0 as u32).min(32);
         let ec = self.sdr.ec();
         while self.msgs.len() < self.sdr.recv_window as usize {
@@ -129,6 +170,8 @@ impl SdrReceiver {
                 return;
             }
             let (msg, base) = (self.next_msg, self.next_seq);
+            let rto = self.sdr.rto_ns().max(1);
+            self.timer(now + rto, RxJob::Cts { msg, wait: rto }, out);
             self.next_msg += 1;
             self.next_seq += sends.len() as u64;
             let subs = sends.len() / 2;
@@ -240,7 +283,7 @@ impl SdrReceiver {
     }
 
     /// The message is whole: deliver it, say so, free its slots and post more receives.
-    fn complete(&mut self, msg: u64, out: &mut Vec<Action>) {
+    fn complete(&mut self, now: Nanos, msg: u64, out: &mut Vec<Action>) {
         let Some(m) = self.msgs.remove(&msg) else { return };
         out.push(Action::Delivered { msg, len: m.len, intact: m.intact });
         let last = match self.sdr.mode {
@@ -249,13 +292,14 @@ impl SdrReceiver {
         };
         self.say(last, out);
         for i in 0..m.sends.len() as u64 {
-            let (id, _) = slot_of(&self.cfg, &self.sdr, m.base + i);
+            let (id, gen) = slot_of(&self.cfg, &self.sdr, m.base + i);
             if let Some(s) = self.slots.get_mut(&id).filter(|s| s.seq == m.base + i) {
                 s.done = Some(last);
             }
+            self.finals.insert((id, gen), last);
         }
         self.acks_due.retain(|a| a.0 != msg);
-        self.post_receives(out);
+        self.post_receives(now, out);
     }
 
     fn say(&mut self, last: FinalAck, out: &mut Vec<Action>) {
@@ -273,20 +317,17 @@ impl SdrReceiver {
             return;
         }
         let gen = index / self.sdr.channels;
-        let Some(slot) = self.slots.get(&d.msg_id).copied() else {
+        let slot = self.slots.get(&d.msg_id).copied().filter(|s| s.gen == gen && s.done.is_none());
+        let Some(slot) = slot else {
+            // Late: of a completed message (the NULL key takes the bytes), or of an older
+            // generation than the slot's (its completion is dropped, §3.1). The sender may
+            // have missed the message's final ACK: say it again.
             self.late += 1;
+            if let Some(&last) = self.finals.get(&(d.msg_id, gen)) {
+                self.say(last, out);
+            }
             return;
         };
-        if slot.gen != gen {
-            // Another generation's packet: a stale completion, dropped (§3.1).
-            self.late += 1;
-            return;
-        }
-        if let Some(last) = slot.done {
-            // The NULL key takes the bytes; the sender may have missed the final ACK.
-            self.late += 1;
-            return self.say(last, out);
-        }
         let (n, mtu) = (self.sdr.chunk_packets, self.cfg.mtu);
         let nack_variant = matches!(self.sdr.mode, SdrMode::Sr { nack: true });
         let ec = matches!(self.sdr.mode, SdrMode::Ec { .. });
@@ -347,10 +388,7 @@ impl SdrReceiver {
         let msg = slot.msg;
         if first && ec {
             let at = now + self.fto_ns(self.msgs.get(&msg).expect("just seen"));
-            let token = self.next_token;
-            self.next_token += 1;
-            self.timers.insert(token, msg);
-            out.push(Action::Timer { at, token });
+            self.timer(at, RxJob::Fto(msg), out);
         }
         if !chunk_done {
             return;
@@ -360,7 +398,7 @@ impl SdrReceiver {
                 let m = self.msgs.get_mut(&msg).expect("just seen");
                 let is = &mut m.sends[0];
                 if is.cum == is.s.chunks {
-                    return self.complete(msg, out);
+                    return self.complete(now, msg, out);
                 }
                 if nack_variant {
                     let holes: Vec<u32> =
@@ -382,7 +420,7 @@ impl SdrReceiver {
                 }
                 self.try_recover(msg, j as usize);
                 if self.msgs.get(&msg).is_some_and(|m| m.recovered.iter().all(|&r| r)) {
-                    self.complete(msg, out);
+                    self.complete(now, msg, out);
                 }
             }
         }
@@ -409,7 +447,17 @@ impl Endpoint for SdrReceiver {
             }
             return;
         }
-        let Some(msg) = self.timers.remove(&token) else { return };
+        let msg = match self.timers.remove(&token) {
+            Some(RxJob::Fto(msg)) => msg,
+            Some(RxJob::Cts { msg, wait }) => {
+                if self.refresh_cts(msg, out) {
+                    let wait = (2 * wait).min(CTS_MAX_BACKOFF * self.sdr.rto_ns().max(1));
+                    self.timer(now + wait, RxJob::Cts { msg, wait }, out);
+                }
+                return;
+            }
+            None => return,
+        };
         let Some(m) = self.msgs.get_mut(&msg) else { return };
         if m.fto_fired {
             return;
@@ -423,7 +471,7 @@ impl Endpoint for SdrReceiver {
         let _ = now;
     }
 
-    fn start(&mut self, _now: Nanos, out: &mut Vec<Action>) {
-        self.post_receives(out);
+    fn start(&mut self, now: Nanos, out: &mut Vec<Action>) {
+        self.post_receives(now, out);
     }
 }

@@ -212,6 +212,19 @@ impl SdrSender {
         self.timer(at, job, out);
     }
 
+    /// Data submessage `j` of message index `i` falls back to selective repeat: its chunks are
+    /// resent (`reason`) under RTOs; what was left of its and its parity's first pass is not sent
+    /// (a first pass held up by a lost CTS must not hold the message up: the resends need none).
+    fn fall_back(&mut self, i: usize, j: usize, reason: RetxReason) {
+        for s in [2 * j, 2 * j + 1] {
+            let os = &mut self.msgs[i].sends[s];
+            os.next = os.s.packets;
+        }
+        for c in 0..self.msgs[i].sends[2 * j].s.chunks {
+            self.queue_chunk(i, 2 * j, c, reason);
+        }
+    }
+
     fn complete(&mut self, i: usize, out: &mut Vec<Action>) {
         let m = &mut self.msgs[i];
         if m.done {
@@ -281,10 +294,7 @@ impl SdrSender {
                 self.msgs[i].fallback = true;
                 let subs = self.msgs[i].sends.len() as u32 / 2;
                 for j in ctrl.indices(body).filter(|&j| j < subs).collect::<Vec<_>>() {
-                    let s = 2 * j as usize;
-                    for c in 0..self.msgs[i].sends[s].s.chunks {
-                        self.queue_chunk(i, s, c, RetxReason::Sack);
-                    }
+                    self.fall_back(i, j as usize, RetxReason::Sack);
                 }
             }
         }
@@ -322,16 +332,13 @@ impl Endpoint for SdrSender {
                 }
                 let first = !self.msgs[i].fallback;
                 self.msgs[i].fallback = true;
-                let data: Vec<usize> = (0..self.msgs[i].sends.len()).step_by(2).collect();
                 if first {
-                    for &s in &data {
-                        for c in 0..self.msgs[i].sends[s].s.chunks {
-                            self.queue_chunk(i, s, c, RetxReason::Timeout);
-                        }
+                    for j in 0..self.msgs[i].sends.len() / 2 {
+                        self.fall_back(i, j, RetxReason::Timeout);
                     }
-                } else if data.iter().all(|&s| self.msgs[i].sends[s].acked.iter().all(|&a| a)) {
-                    // Everything acknowledged but no EC_ACK: a probe (packet 0 of D0) makes
-                    // the receiver say it again.
+                } else {
+                    // Still no EC_ACK: a probe (packet 0 of D0) makes a receiver that completed
+                    // the message say it again (a late packet is answered with its final ACK).
                     self.retx.push_back(Resend { msg, send: 0, pkt: 0, reason: RetxReason::Timeout, probe: true });
                 }
                 let at = now + self.sdr.rto_ns();
