@@ -636,6 +636,11 @@ fn connections(table: &[FlowRow], opts: &Options) -> (Vec<Conn>, Vec<Unjudged>) 
             continue;
         }
         let skip = |reason: String| Unjudged { flow: h.id.clone(), interface: h.interface, reason };
+        if h.profile == rocescope_codec::Profile::Sdr.name() {
+            // (Before the peer: SDR's control messages flow on their own QP, not as responses.)
+            unjudged.push(skip("no replay rules for SDR-RDMA yet (sdr-sr, sdr-ec run in synth only)".into()));
+            continue;
+        }
         let Some(peer) = h.peer.as_deref().and_then(|p| by_id.get(p)) else {
             unjudged.push(skip("no responses captured for these requests: nothing to compare".into()));
             continue;
@@ -645,7 +650,7 @@ fn connections(table: &[FlowRow], opts: &Options) -> (Vec<Conn>, Vec<Unjudged>) 
             continue;
         };
         if stack.is_sdr() {
-            unjudged.push(skip(format!("no replay rules for {} yet: its stacks run in synth only", stack.name())));
+            unjudged.push(skip(format!("no replay rules for {} yet (it runs in synth only)", stack.name())));
             continue;
         }
         // A plain RC flow `auto` reads as Go-Back-N may be IRN that lost nothing (no selective
