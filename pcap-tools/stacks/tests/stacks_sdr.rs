@@ -84,7 +84,10 @@ fn every_mode_delivers_every_message_under_loss() {
     for mode in modes() {
         for seed in 0..12u64 {
             let mut rng = TestRng(seed);
-            let lens: Vec<u32> = (0..30).map(|_| rng.below(12_000) as u32).collect();
+            let mut lens: Vec<u32> = (0..30).map(|_| rng.below(12_000) as u32).collect();
+            // An empty message (one packet of no bytes) and a one-byte one.
+            lens[3] = 0;
+            lens[7] = 1;
             let mut s = config(mode, &lens);
             s.chunk_packets = 1 + (seed % 3) as u32;
             s.channels = 1 + (seed % 4) as u32;
