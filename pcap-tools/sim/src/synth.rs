@@ -354,7 +354,21 @@ impl SynthOptions {
         if o.alpha.is_nan() || o.alpha < 0.0 {
             return Err("--sdr-alpha must be 0 or more".into());
         }
-        let ids = 1u64 << rocescope_codec::Params::default().sdr_split.0;
+        let split = rocescope_codec::Params::default().sdr_split;
+        let ids = 1u64 << split.0;
+        if o.chunk_packets as u64 * self.mtu as u64 > 1 << 30 {
+            return Err("--sdr-chunk · --mtu must be at most 1 GiB".into());
+        }
+        if o.generations as u64 * o.channels as u64 > 4096 {
+            return Err("--sdr-generations · --sdr-channels must be at most 4096 data QPs".into());
+        }
+        let qpns = o.generations as u64 * o.channels as u64 * self.pairs().len() as u64;
+        if 0x80_0000 + qpns > 0xff_ffff {
+            return Err("too many SDR data QPs for 24-bit QPNs (connections · generations · channels)".into());
+        }
+        if self.stack == StackKind::SdrEc && (o.k > 32_768 || o.m > 32_768) {
+            return Err("--ec-k and --ec-m must be at most 32768 (the Reed-Solomon code's limit)".into());
+        }
         let ec = (self.stack == StackKind::SdrEc).then_some(sdr::EcShape { k: o.k, m: o.m });
         if let Some(e) = ec {
             if e.k == 0 || e.m == 0 {
@@ -365,6 +379,17 @@ impl SynthOptions {
             }
         }
         let sends = sdr::layout::send_count(self.message_size, self.mtu, o.chunk_packets, ec) as u64;
+        let most_packets = sdr::layout::sends(self.message_size, self.mtu, o.chunk_packets, ec)
+            .iter()
+            .map(|s| s.packets as u64)
+            .max()
+            .unwrap_or(1);
+        if most_packets > 1u64 << split.1 {
+            return Err(format!(
+                "an SDR send of {most_packets} packets: the immediate's packet offset has {} bits (a larger --mtu, or --ec-k)",
+                split.1
+            ));
+        }
         if o.recv_window as u64 > ids || sends > ids {
             return Err(format!(
                 "SDR's {ids} message ids cannot hold --sdr-recv-window {} messages or one message's {sends} sends",

@@ -223,7 +223,7 @@ fn erasure_coding_on_the_fabric_falls_back_as_often_as_appendix_b_says() {
     };
     let mut pcap = Vec::new();
     let f = simulate(&opts, Some(Box::new(&mut pcap)), false, None).unwrap();
-    assert!(f.conns[0].messages.iter().all(|m| m.completed.len() == 1 && m.delivered.len() == 1));
+    assert!(f.conns[0].messages.iter().all(|m| m.completed.len() == 1 && m.delivered.len() == 1 && m.delivered[0].2));
     drop(f);
     let mut dec = Decoder::new(DecoderOptions { profile: ProfileChoice::Fixed(Profile::Sdr), ..Default::default() });
     let mut rd = CaptureReader::new(&pcap[..]).unwrap();

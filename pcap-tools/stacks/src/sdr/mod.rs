@@ -207,7 +207,10 @@ pub fn new_pair(cfg: &ConnConfig, sdr: &SdrConfig) -> (Box<dyn Requester>, Box<d
     assert!(sdr.recv_window > 0 && sdr.recv_window as u64 <= ids, "recv_window beyond the message ids");
     if let SdrMode::Ec { k, m, code } = sdr.mode {
         assert!(k > 0 && m > 0, "an EC shape needs k and m");
-        assert!(code != Code::Mds || (sdr.chunk_packets * cfg.mtu).is_multiple_of(2), "MDS chunks of an odd byte count");
+        assert!(
+            code != Code::Mds || (sdr.chunk_packets * cfg.mtu).is_multiple_of(2),
+            "MDS chunks of an odd byte count"
+        );
     }
     (Box::new(SdrSender::new(cfg, sdr)), Box::new(SdrReceiver::new(cfg, sdr)))
 }

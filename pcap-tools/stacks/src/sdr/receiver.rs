@@ -75,8 +75,10 @@ pub struct SdrReceiver {
     next_seq: u64,
     slots: HashMap<u32, Slot>,
     /// The final ACK of the last message completed under each (message id, generation): what a
-    /// late packet of it is answered with, after its slot moved on. At most 2^ID · G entries.
-    finals: HashMap<(u32, u32), FinalAck>,
+    /// late packet of it is answered with, after its slot moved on, and when it was last said
+    /// (at most once a round trip: the parity of a message recovered before it arrived is late
+    /// too). At most 2^ID · G entries.
+    finals: HashMap<(u32, u32), (FinalAck, Nanos)>,
     msgs: BTreeMap<u64, InMsg>,
     /// Timers: token → what it is for.
     timers: HashMap<u64, RxJob>,
@@ -130,17 +132,18 @@ impl SdrReceiver {
 
     /// A CTS refresh of `msg`: the CTS of its first receive whose send has not begun (no packet
     /// of it arrived), if it is the connection's first such (the sender sends in order, so
-    /// that is the one it may be waiting for). False when every send of `msg` has begun.
-    fn refresh_cts(&mut self, msg: u64, out: &mut Vec<Action>) -> bool {
+    /// that is the one it may be waiting for): `Some(true)` sent, `Some(false)` an earlier
+    /// message's turn, `None` when every send of `msg` has begun.
+    fn refresh_cts(&mut self, msg: u64, out: &mut Vec<Action>) -> Option<bool> {
         let unstarted = |m: &InMsg| m.sends.iter().position(|s| !s.got.iter().any(|&g| g));
-        let Some(i) = self.msgs.get(&msg).and_then(unstarted) else { return false };
+        let i = self.msgs.get(&msg).and_then(unstarted)?;
         if self.msgs.range(..msg).any(|(_, m)| unstarted(m).is_some()) {
-            return true;
+            return Some(false);
         }
         let m = &self.msgs[&msg];
         let (seq, buf_len) = (m.base + i as u64, m.sends[i].s.bytes);
         self.ctrl(CtrlRepr::Cts { msg_seq: seq as u32, buf_len }, out);
-        true
+        Some(true)
     }
 
     fn ctrl(&mut self, c: CtrlRepr<'_>, out: &mut Vec<Action>) {
@@ -296,7 +299,7 @@ impl SdrReceiver {
             if let Some(s) = self.slots.get_mut(&id).filter(|s| s.seq == m.base + i) {
                 s.done = Some(last);
             }
-            self.finals.insert((id, gen), last);
+            self.finals.insert((id, gen), (last, now));
         }
         self.acks_due.retain(|a| a.0 != msg);
         self.post_receives(now, out);
@@ -323,8 +326,13 @@ impl SdrReceiver {
             // generation than the slot's (its completion is dropped, §3.1). The sender may
             // have missed the message's final ACK: say it again.
             self.late += 1;
-            if let Some(&last) = self.finals.get(&(d.msg_id, gen)) {
-                self.say(last, out);
+            let rtt = self.sdr.rtt_ns;
+            if let Some((last, said)) = self.finals.get_mut(&(d.msg_id, gen)) {
+                if now >= *said + rtt {
+                    *said = now;
+                    let last = *last;
+                    self.say(last, out);
+                }
             }
             return;
         };
@@ -450,8 +458,10 @@ impl Endpoint for SdrReceiver {
         let msg = match self.timers.remove(&token) {
             Some(RxJob::Fto(msg)) => msg,
             Some(RxJob::Cts { msg, wait }) => {
-                if self.refresh_cts(msg, out) {
-                    let wait = (2 * wait).min(CTS_MAX_BACKOFF * self.sdr.rto_ns().max(1));
+                if let Some(sent) = self.refresh_cts(msg, out) {
+                    // (Backing off only from what was sent: a refresh that waited for an earlier
+                    // message's turn comes again as soon.)
+                    let wait = if sent { (2 * wait).min(CTS_MAX_BACKOFF * self.sdr.rto_ns().max(1)) } else { wait };
                     self.timer(now + wait, RxJob::Cts { msg, wait }, out);
                 }
                 return;

@@ -111,6 +111,11 @@ impl SdrSender {
         })
     }
 
+    /// Message ids: 2^ID.
+    fn ids(&self) -> u64 {
+        1u64 << (self.cfg.params.sdr_split.0 as u32).min(32)
+    }
+
     fn cts_ok(&self, seq: u64) -> bool {
         seq < self.cts_upto || self.cts_extra.contains(&seq)
     }
@@ -258,9 +263,19 @@ impl SdrSender {
         };
         match ctrl {
             Ctrl::Cts { .. } => {
-                self.cts_extra.insert(seq);
+                if seq >= self.cts_upto && seq < self.next_seq + self.ids() {
+                    self.cts_extra.insert(seq);
+                }
                 while self.cts_extra.remove(&self.cts_upto) {
                     self.cts_upto += 1;
+                }
+                // The receiver posts `seq` only once every receive before `seq + 1 − 2^ID` has
+                // completed: messages wholly below that are complete, whatever final ACK was lost.
+                let done_below = (seq + 1).saturating_sub(self.ids());
+                while let Some(i) =
+                    self.msgs.iter().position(|m| !m.done && m.base + (m.sends.len() as u64) <= done_below)
+                {
+                    self.complete(i, out);
                 }
             }
             Ctrl::SrAck { cum_ack, .. } => {
@@ -330,6 +345,15 @@ impl Endpoint for SdrSender {
                 if self.msgs[i].done {
                     return;
                 }
+                let m = &self.msgs[i];
+                let injecting =
+                    m.sends.iter().position(|s| s.next < s.s.packets).is_some_and(|s| self.cts_ok(m.base + s as u64));
+                if !m.fallback && injecting {
+                    // The first pass is still going (a paced NIC), not held up by a lost CTS:
+                    // wait for it, then the FTO.
+                    let at = now + self.guard_ns(m);
+                    return self.timer(at, Job::Guard { msg }, out);
+                }
                 let first = !self.msgs[i].fallback;
                 self.msgs[i].fallback = true;
                 if first {
@@ -355,6 +379,10 @@ impl Requester for SdrSender {
         }
         if msg.op == Op::Read {
             return crate::common::fail(&mut self.failed, "SDR models no RDMA READ", out);
+        }
+        if self.sdr.lengths.of(msg.id) != Some(msg.len) {
+            // The receiver would post a receive of another length: it could never complete.
+            return crate::common::fail(&mut self.failed, "SDR message longer or shorter than its posted receive", out);
         }
         let ec = self.sdr.ec();
         let sends = layout::sends(msg.len, self.cfg.mtu, self.sdr.chunk_packets, ec);
