@@ -15,11 +15,11 @@ use rocescope_codec::ib::opcode::Position;
 
 use super::pkt::{Class, Pkt, ReqOp};
 use super::psn::{self, Unwrap};
-use super::report::{Cause, Evidence, Loss, Ns, Repair, Signal, Transport};
+pub use super::records::Drained;
 use super::records::{
     decode_all, decode_gap, decode_loss, decode_msg, decode_retx, encode_gap, encode_loss, encode_msg, encode_retx,
 };
-pub use super::records::Drained;
+use super::report::{Cause, Evidence, Loss, Ns, Repair, Signal, Transport};
 
 /// Where the tap is, relative to the flow being tracked.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -427,6 +427,8 @@ impl Tracker {
         let Some(slot) = self.slot(v).copied() else {
             return;
         };
+        // Where the slot is: nothing below moves the window until the copy is written back.
+        let at = (v - self.base) as usize;
         let prior = slot.copies;
         let mut s = slot;
         // A DCP packet names its message; a Go-Back-N or IRN packet's message is settled when
@@ -650,7 +652,7 @@ impl Tracker {
         if !whole {
             s.loss_of_last = last_loss.or(Some(u32::MAX));
         }
-        if let Some(slot) = self.slot(v) {
+        if let Some(slot) = self.slots.get_mut(at) {
             *slot = s;
         }
         // Capture gaps between the old high and this PSN that acknowledgements already covered.
@@ -719,18 +721,22 @@ impl Tracker {
         };
         let dcp = m.dcp_msn.is_some();
         let (mut first, mut last, mut retx, mut bytes) = (u64::MAX, 0u64, 0u64, 0u64);
-        for v in lo.max(self.base)..hi {
-            let Some(s) = self.get(v).copied() else { break };
-            if s.copies == 0 || (dcp && s.msg != id + 1) {
-                continue;
-            }
-            first = first.min(s.first_frame);
-            last = last.max(s.last_frame);
-            retx += s.copies as u64 - 1;
-            bytes += s.payload as u64;
-            if !dcp {
-                if let Some(sl) = self.slot(v) {
-                    sl.msg = id + 1;
+        // The range's slots still in the window, walked in place (one pass over the ring
+        // rather than two indexed look-ups per PSN: this runs once per message, over all its
+        // PSNs).
+        let from = lo.max(self.base) - self.base;
+        let to = hi.saturating_sub(self.base).min(self.slots.len() as u64);
+        if from < to {
+            for s in self.slots.range_mut(from as usize..to as usize) {
+                if s.copies == 0 || (dcp && s.msg != id + 1) {
+                    continue;
+                }
+                first = first.min(s.first_frame);
+                last = last.max(s.last_frame);
+                retx += s.copies as u64 - 1;
+                bytes += s.payload as u64;
+                if !dcp {
+                    s.msg = id + 1;
                 }
             }
         }
@@ -750,7 +756,6 @@ impl Tracker {
             self.finalize(id);
         }
     }
-
 
     /// Go-Back-N's acceptance at the destination: in sequence only.
     fn accept_in_order(&mut self, k: &Pkt, v: u64, s: &mut Slot) {
@@ -956,11 +961,8 @@ impl Tracker {
             }
             match m.last_psn {
                 Some(l) if l < c => {
-                    let (frame, time) = self
-                        .cover_log
-                        .iter()
-                        .find(|(u, _, _)| *u > l)
-                        .map_or((0, 0), |&(_, f, t)| (f, t));
+                    let (frame, time) =
+                        self.cover_log.iter().find(|(u, _, _)| *u > l).map_or((0, 0), |&(_, f, t)| (f, t));
                     done.push((first, id, frame, time));
                 }
                 None if first + KEEP_BEHIND < c => give_up.push(first),
@@ -1162,7 +1164,6 @@ impl Tracker {
     pub fn copies_of(&self, p: u32) -> u16 {
         self.unwrap.peek(p).and_then(|v| self.get(v)).map_or(0, |s| s.copies)
     }
-
 }
 
 /// Where a data packet stands in its message (a header-only packet keeps its opcode).
