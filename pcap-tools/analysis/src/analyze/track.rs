@@ -142,6 +142,9 @@ pub struct Tracker {
     msg_base: u32,
     /// Message ids by first PSN (Go-Back-N, IRN) and by MSN (DCP).
     by_psn: BTreeMap<u64, u32>,
+    /// `by_psn`'s last entry (first PSN, message id), kept beside it: most data packets
+    /// belong to the newest message, found here without a descent of the tree.
+    newest: Option<(u64, u32)>,
     by_msn: HashMap<u64, u32>,
     /// Messages not complete yet, oldest first.
     open: BTreeMap<u64, u32>,
@@ -368,6 +371,9 @@ impl Tracker {
             let id = self.msg_base;
             self.msg_base += 1;
             self.by_psn.remove(&m.first_psn);
+            if self.newest.is_some_and(|(f, _)| f == m.first_psn) {
+                self.newest = self.by_psn.last_key_value().map(|(&f, &id)| (f, id));
+            }
             if let Some(n) = m.dcp_msn {
                 self.by_msn.remove(&n);
             }
@@ -399,8 +405,8 @@ impl Tracker {
             return self.by_msn.get(&m).copied();
         }
         // Most packets belong to the newest message: look there before the map.
-        let (first, id) = match self.by_psn.last_key_value() {
-            Some((&f, &id)) if f <= v => (f, id),
+        let (first, id) = match self.newest {
+            Some((f, id)) if f <= v => (f, id),
             _ => self.by_psn.range(..=v).next_back().map(|(&f, &id)| (f, id))?,
         };
         holds(first, self.msg(id)?.last_psn, v).then_some(id)
@@ -803,6 +809,9 @@ impl Tracker {
                     }
                     let id = self.new_msg(op, v, k, None);
                     self.by_psn.insert(v, id);
+                    if self.newest.is_none_or(|(f, _)| v > f) {
+                        self.newest = Some((v, id));
+                    }
                     self.open.insert(v, id);
                     id
                 }
