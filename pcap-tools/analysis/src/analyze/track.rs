@@ -430,10 +430,21 @@ impl Tracker {
         let covered_before = self.covered(v, msn);
         let high_whole = self.high_whole;
         let keep = self.keep_events;
-        let Some(slot) = self.slot(v).copied() else {
-            return;
+        // The next PSN after the window (most data packets): its slot is a new one, appended
+        // when written below rather than appended blank here and copied out (`slot`'s bound
+        // on the window's growth still applies).
+        let fresh =
+            !self.slots.is_empty() && self.slots.len() < MAX_SLOTS * 4 && v == self.base + self.slots.len() as u64;
+        let slot = if fresh {
+            Slot::default()
+        } else {
+            let Some(slot) = self.slot(v).copied() else {
+                return;
+            };
+            slot
         };
-        // Where the slot is: nothing below moves the window until the copy is written back.
+        // Where the slot is: nothing below moves the window or reads the slots until the copy
+        // is written back.
         let at = (v - self.base) as usize;
         let prior = slot.copies;
         let mut s = slot;
@@ -658,7 +669,9 @@ impl Tracker {
         if !whole {
             s.loss_of_last = last_loss.or(Some(u32::MAX));
         }
-        if let Some(slot) = self.slots.get_mut(at) {
+        if fresh {
+            self.slots.push_back(s);
+        } else if let Some(slot) = self.slots.get_mut(at) {
             *slot = s;
         }
         // Capture gaps between the old high and this PSN that acknowledgements already covered.
