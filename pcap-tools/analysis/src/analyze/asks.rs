@@ -61,6 +61,11 @@ impl Analyzer {
         if k.profile == Profile::Erd {
             self.flows[i].transport = super::report::Transport::Erd;
         }
+        // Nothing asked for on this flow and no mark: nothing to tell (the tracker's `asked` is
+        // already clear: it is taken by every data packet, and cleared after it).
+        if self.flows[i].asks.is_none() && k.ext != PktExt::NetrtMarked {
+            return;
+        }
         let Some(v) = self.flows[i].data.peek(k.psn) else { return };
         let ask = self.flows[i].asks.as_mut().and_then(|a| a.take(v));
         let asked = match ask {

@@ -326,7 +326,9 @@ impl Pkt {
             Class::Request { op: ReqOp::Read, .. } => p.reth().map(|r| r.dma_len()),
             _ => None,
         };
-        let pkt = Pkt {
+        // Built as the result: the common summary (a packet without an extension, not a CM
+        // MAD) is returned as it stands, written once; the rare kinds below take it out again.
+        let seen = Seen::Roce(Pkt {
             frame,
             time_ns,
             iface,
@@ -349,7 +351,11 @@ impl Pkt {
             dcp_emsn: dcp.and_then(|x| x.emsn),
             dma_len,
             ext,
-        };
+        });
+        if plain && f.cm().is_none() {
+            return seen;
+        }
+        let Seen::Roce(pkt) = seen else { return seen };
         if !plain {
             if let Ext::Sdr(Sdr::Ctrl(c)) = f.ext() {
                 return Seen::SdrCtrl(Box::new(sdr_ctrl(pkt, c, p.payload())));

@@ -15,11 +15,11 @@ use rocescope_codec::ib::opcode::Position;
 
 use super::pkt::{Class, Pkt, ReqOp};
 use super::psn::{self, Unwrap};
-use super::report::{Cause, Evidence, Loss, Ns, Repair, Signal, Transport};
+pub use super::records::Drained;
 use super::records::{
     decode_all, decode_gap, decode_loss, decode_msg, decode_retx, encode_gap, encode_loss, encode_msg, encode_retx,
 };
-pub use super::records::Drained;
+use super::report::{Cause, Evidence, Loss, Ns, Repair, Signal, Transport};
 
 /// Where the tap is, relative to the flow being tracked.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -142,6 +142,9 @@ pub struct Tracker {
     msg_base: u32,
     /// Message ids by first PSN (Go-Back-N, IRN) and by MSN (DCP).
     by_psn: BTreeMap<u64, u32>,
+    /// `by_psn`'s last entry (first PSN, message id), kept beside it: most data packets
+    /// belong to the newest message, found here without a descent of the tree.
+    newest: Option<(u64, u32)>,
     by_msn: HashMap<u64, u32>,
     /// Messages not complete yet, oldest first.
     open: BTreeMap<u64, u32>,
@@ -368,6 +371,9 @@ impl Tracker {
             let id = self.msg_base;
             self.msg_base += 1;
             self.by_psn.remove(&m.first_psn);
+            if self.newest.is_some_and(|(f, _)| f == m.first_psn) {
+                self.newest = self.by_psn.last_key_value().map(|(&f, &id)| (f, id));
+            }
             if let Some(n) = m.dcp_msn {
                 self.by_msn.remove(&n);
             }
@@ -399,8 +405,8 @@ impl Tracker {
             return self.by_msn.get(&m).copied();
         }
         // Most packets belong to the newest message: look there before the map.
-        let (first, id) = match self.by_psn.last_key_value() {
-            Some((&f, &id)) if f <= v => (f, id),
+        let (first, id) = match self.newest {
+            Some((f, id)) if f <= v => (f, id),
             _ => self.by_psn.range(..=v).next_back().map(|(&f, &id)| (f, id))?,
         };
         holds(first, self.msg(id)?.last_psn, v).then_some(id)
@@ -424,9 +430,22 @@ impl Tracker {
         let covered_before = self.covered(v, msn);
         let high_whole = self.high_whole;
         let keep = self.keep_events;
-        let Some(slot) = self.slot(v).copied() else {
-            return;
+        // The next PSN after the window (most data packets): its slot is a new one, appended
+        // when written below rather than appended blank here and copied out (`slot`'s bound
+        // on the window's growth still applies).
+        let fresh =
+            !self.slots.is_empty() && self.slots.len() < MAX_SLOTS * 4 && v == self.base + self.slots.len() as u64;
+        let slot = if fresh {
+            Slot::default()
+        } else {
+            let Some(slot) = self.slot(v).copied() else {
+                return;
+            };
+            slot
         };
+        // Where the slot is: nothing below moves the window or reads the slots until the copy
+        // is written back.
+        let at = (v - self.base) as usize;
         let prior = slot.copies;
         let mut s = slot;
         // A DCP packet names its message; a Go-Back-N or IRN packet's message is settled when
@@ -650,7 +669,9 @@ impl Tracker {
         if !whole {
             s.loss_of_last = last_loss.or(Some(u32::MAX));
         }
-        if let Some(slot) = self.slot(v) {
+        if fresh {
+            self.slots.push_back(s);
+        } else if let Some(slot) = self.slots.get_mut(at) {
             *slot = s;
         }
         // Capture gaps between the old high and this PSN that acknowledgements already covered.
@@ -719,18 +740,22 @@ impl Tracker {
         };
         let dcp = m.dcp_msn.is_some();
         let (mut first, mut last, mut retx, mut bytes) = (u64::MAX, 0u64, 0u64, 0u64);
-        for v in lo.max(self.base)..hi {
-            let Some(s) = self.get(v).copied() else { break };
-            if s.copies == 0 || (dcp && s.msg != id + 1) {
-                continue;
-            }
-            first = first.min(s.first_frame);
-            last = last.max(s.last_frame);
-            retx += s.copies as u64 - 1;
-            bytes += s.payload as u64;
-            if !dcp {
-                if let Some(sl) = self.slot(v) {
-                    sl.msg = id + 1;
+        // The range's slots still in the window, walked in place (one pass over the ring
+        // rather than two indexed look-ups per PSN: this runs once per message, over all its
+        // PSNs).
+        let from = lo.max(self.base) - self.base;
+        let to = hi.saturating_sub(self.base).min(self.slots.len() as u64);
+        if from < to {
+            for s in self.slots.range_mut(from as usize..to as usize) {
+                if s.copies == 0 || (dcp && s.msg != id + 1) {
+                    continue;
+                }
+                first = first.min(s.first_frame);
+                last = last.max(s.last_frame);
+                retx += s.copies as u64 - 1;
+                bytes += s.payload as u64;
+                if !dcp {
+                    s.msg = id + 1;
                 }
             }
         }
@@ -750,7 +775,6 @@ impl Tracker {
             self.finalize(id);
         }
     }
-
 
     /// Go-Back-N's acceptance at the destination: in sequence only.
     fn accept_in_order(&mut self, k: &Pkt, v: u64, s: &mut Slot) {
@@ -798,6 +822,9 @@ impl Tracker {
                     }
                     let id = self.new_msg(op, v, k, None);
                     self.by_psn.insert(v, id);
+                    if self.newest.is_none_or(|(f, _)| v > f) {
+                        self.newest = Some((v, id));
+                    }
                     self.open.insert(v, id);
                     id
                 }
@@ -956,11 +983,8 @@ impl Tracker {
             }
             match m.last_psn {
                 Some(l) if l < c => {
-                    let (frame, time) = self
-                        .cover_log
-                        .iter()
-                        .find(|(u, _, _)| *u > l)
-                        .map_or((0, 0), |&(_, f, t)| (f, t));
+                    let (frame, time) =
+                        self.cover_log.iter().find(|(u, _, _)| *u > l).map_or((0, 0), |&(_, f, t)| (f, t));
                     done.push((first, id, frame, time));
                 }
                 None if first + KEEP_BEHIND < c => give_up.push(first),
@@ -1162,7 +1186,6 @@ impl Tracker {
     pub fn copies_of(&self, p: u32) -> u16 {
         self.unwrap.peek(p).and_then(|v| self.get(v)).map_or(0, |s| s.copies)
     }
-
 }
 
 /// Where a data packet stands in its message (a header-only packet keeps its opcode).
