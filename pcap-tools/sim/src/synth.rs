@@ -407,11 +407,16 @@ impl SynthOptions {
                 StackKind::Gbn => t.gbn_ns().unwrap_or(0),
                 StackKind::Irn => t.irn_ns(u32::MAX),
                 StackKind::Dcp => t.dcp_ns(u8::MAX),
-                // The per-chunk RTO; EC's guard waits an FTO (the message's injection) more.
-                StackKind::SdrSr | StackKind::SdrEc => {
+                // A message's injection, a round trip and the per-chunk RTO; EC's guard (the FTO
+                // with its parity, a round trip and an RTO).
+                StackKind::SdrSr => {
                     let sdr = self.sdr_config();
-                    let bytes = self.message_size as u64 * (1 + (sdr.ec().map_or(0, |e| e.m as u64)));
-                    sdr.rto_ns() + sdr.rtt_ns + (bytes * 8 * 1_000_000_000).div_ceil(sdr.rate_bps.max(1))
+                    let inject = (self.message_size as u64 * 8 * 1_000_000_000).div_ceil(sdr.rate_bps.max(1));
+                    sdr.rto_ns() + sdr.rtt_ns + inject
+                }
+                StackKind::SdrEc => {
+                    let chunks = sdr::layout::chunks(self.message_size, self.mtu, self.sdr.chunk_packets);
+                    self.sdr_config().guard_ns(self.mtu, chunks)
                 }
             };
             DEFAULT_WATCHDOG_TIMERS.saturating_mul(longest).max(MIN_WATCHDOG_NS)

@@ -80,6 +80,11 @@ pub fn sends(len: u32, mtu: u32, n: u32, ec: Option<EcShape>) -> Vec<Send> {
     out
 }
 
+/// The chunks of a message of `len` bytes (`M`; `n` packets a chunk, the last may be short).
+pub fn chunks(len: u32, mtu: u32, n: u32) -> u64 {
+    npkts(len, mtu).div_ceil(n) as u64
+}
+
 /// The sends of a message: how many (the receives it takes).
 pub fn send_count(len: u32, mtu: u32, n: u32, ec: Option<EcShape>) -> u32 {
     match ec {

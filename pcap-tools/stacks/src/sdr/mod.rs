@@ -182,10 +182,31 @@ impl SdrConfig {
             .collect()
     }
 
+    /// EC's fallback timeout for a message of `chunks` data chunks (§4.2.3, our β = α/2):
+    /// `(M + ⌈M·m/k⌉)·T_INJ + β·RTT`, the receiver's from the message's first packet; 0 for
+    /// selective repeat.
+    pub fn fto_ns(&self, mtu: u32, chunks: u64) -> Nanos {
+        let SdrMode::Ec { k, m, .. } = self.mode else { return 0 };
+        let chunk_bytes = self.chunk_packets as u64 * mtu as u64;
+        self.inject_ns((chunks + (chunks * m as u64).div_ceil(k as u64)) * chunk_bytes)
+            + (self.rtt_ns as f64 * self.alpha / 2.0).round() as Nanos
+    }
+
+    /// The EC sender's guard, from the message's first packet: the FTO, then the EC_NACK's way
+    /// back and an RTO.
+    pub fn guard_ns(&self, mtu: u32, chunks: u64) -> Nanos {
+        self.fto_ns(mtu, chunks) + self.rtt_ns + self.rto_ns()
+    }
+
     /// `T_INJ`-style time of `bytes` on the sender's wire (frame overheads not included).
     pub(crate) fn inject_ns(&self, bytes: u64) -> Nanos {
         (bytes as u128 * 8 * 1_000_000_000).div_ceil(self.rate_bps.max(1) as u128) as Nanos
     }
+}
+
+/// Message ids, 2^ID (the immediate split's first field).
+pub(crate) fn message_ids(cfg: &ConnConfig) -> u64 {
+    1u64 << (cfg.params.sdr_split.0 as u32).min(32)
 }
 
 /// The message-id and generation of message sequence number `seq` (ID bits of the split).
@@ -203,8 +224,7 @@ pub(crate) fn slot_of(cfg: &ConnConfig, sdr: &SdrConfig, seq: u64) -> (u32, u32)
 /// chunks of an odd number of bytes.
 pub fn new_pair(cfg: &ConnConfig, sdr: &SdrConfig) -> (Box<dyn Requester>, Box<dyn Endpoint>) {
     assert!(cfg.mtu > 0 && sdr.channels > 0 && sdr.generations > 0 && sdr.chunk_packets > 0);
-    let ids = 1u64 << (cfg.params.sdr_split.0 as u32).min(32);
-    assert!(sdr.recv_window > 0 && sdr.recv_window as u64 <= ids, "recv_window beyond the message ids");
+    assert!(sdr.recv_window > 0 && sdr.recv_window as u64 <= message_ids(cfg), "recv_window beyond the message ids");
     if let SdrMode::Ec { k, m, code } = sdr.mode {
         assert!(k > 0 && m > 0, "an EC shape needs k and m");
         assert!(

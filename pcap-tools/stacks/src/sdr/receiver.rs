@@ -10,7 +10,7 @@ use rocescope_codec::Frame;
 
 use super::code;
 use super::layout::{self, Role, Send};
-use super::{slot_of, SdrConfig, SdrMode};
+use super::{message_ids, slot_of, SdrConfig, SdrMode};
 use crate::common::{is_content, Wire};
 use crate::{Action, ConnConfig, Endpoint, Nanos, TxInfo};
 
@@ -21,8 +21,8 @@ struct Slot {
     gen: u32,
     msg: u64,
     send: u32,
-    /// Its message completed: what to say again to a late packet.
-    done: Option<FinalAck>,
+    /// Its message completed (what a late packet of it is told: `finals`).
+    done: bool,
 }
 
 /// A completed message's last word.
@@ -161,7 +161,7 @@ impl SdrReceiver {
     /// 64 RTOs apart (a lost CTS costs about an RTO; a sender with nothing to send yet, a few
     /// CTSes).
     fn post_receives(&mut self, now: Nanos, out: &mut Vec<Action>) {
-        let ids = 1u64 << (self.cfg.params.sdr_split.0 as u32).min(32);
+        let ids = message_ids(&self.cfg);
         let ec = self.sdr.ec();
         while self.msgs.len() < self.sdr.recv_window as usize {
             let Some(len) = self.sdr.lengths.of(self.next_msg) else { return };
@@ -181,7 +181,7 @@ impl SdrReceiver {
             for (i, s) in sends.iter().enumerate() {
                 let seq = base + i as u64;
                 let (id, gen) = slot_of(&self.cfg, &self.sdr, seq);
-                self.slots.insert(id, Slot { seq, gen, msg, send: i as u32, done: None });
+                self.slots.insert(id, Slot { seq, gen, msg, send: i as u32, done: false });
                 self.ctrl(CtrlRepr::Cts { msg_seq: seq as u32, buf_len: s.bytes }, out);
             }
             let sends = sends
@@ -233,15 +233,6 @@ impl SdrReceiver {
         if !self.acks_due.contains(&(msg, s)) {
             self.acks_due.push((msg, s));
         }
-    }
-
-    /// The FTO (§4.2.3): `(M + ⌈M·m/k⌉)·T_INJ + β·RTT`, β = α/2.
-    fn fto_ns(&self, m: &InMsg) -> Nanos {
-        let SdrMode::Ec { k, m: mm, .. } = self.sdr.mode else { return 0 };
-        let chunks: u64 = m.sends.iter().filter(|s| matches!(s.s.role, Role::Data(_))).map(|s| s.s.chunks as u64).sum();
-        let chunk_bytes = (self.sdr.chunk_packets * self.cfg.mtu) as u64;
-        self.sdr.inject_ns((chunks + (chunks * mm as u64).div_ceil(k as u64)) * chunk_bytes)
-            + (self.sdr.rtt_ns as f64 * self.sdr.alpha / 2.0).round() as Nanos
     }
 
     /// EC: tries to recover data submessage `j` of `msg` from what arrived.
@@ -297,7 +288,7 @@ impl SdrReceiver {
         for i in 0..m.sends.len() as u64 {
             let (id, gen) = slot_of(&self.cfg, &self.sdr, m.base + i);
             if let Some(s) = self.slots.get_mut(&id).filter(|s| s.seq == m.base + i) {
-                s.done = Some(last);
+                s.done = true;
             }
             self.finals.insert((id, gen), (last, now));
         }
@@ -320,7 +311,7 @@ impl SdrReceiver {
             return;
         }
         let gen = index / self.sdr.channels;
-        let slot = self.slots.get(&d.msg_id).copied().filter(|s| s.gen == gen && s.done.is_none());
+        let slot = self.slots.get(&d.msg_id).copied().filter(|s| s.gen == gen && !s.done);
         let Some(slot) = slot else {
             // Late: of a completed message (the NULL key takes the bytes), or of an older
             // generation than the slot's (its completion is dropped, §3.1). The sender may
@@ -395,7 +386,8 @@ impl SdrReceiver {
         let role = is.s.role;
         let msg = slot.msg;
         if first && ec {
-            let at = now + self.fto_ns(self.msgs.get(&msg).expect("just seen"));
+            let len = self.msgs.get(&msg).expect("just seen").len;
+            let at = now + self.sdr.fto_ns(mtu, layout::chunks(len, mtu, n));
             self.timer(at, RxJob::Fto(msg), out);
         }
         if !chunk_done {

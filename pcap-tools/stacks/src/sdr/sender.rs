@@ -9,7 +9,7 @@ use rocescope_codec::{Frame, Warnings};
 
 use super::code;
 use super::layout::{self, Role, Send};
-use super::{slot_of, SdrConfig, SdrMode};
+use super::{message_ids, slot_of, SdrConfig, SdrMode};
 use crate::common::{payload, Wire};
 use crate::{imm_data, Action, ConnConfig, Endpoint, Message, Nanos, Op, Requester, RetxReason, TxInfo, R_KEY};
 
@@ -109,11 +109,6 @@ impl SdrSender {
             let s = seq.checked_sub(m.base)? as usize;
             (s < m.sends.len()).then_some((i, s))
         })
-    }
-
-    /// Message ids: 2^ID.
-    fn ids(&self) -> u64 {
-        1u64 << (self.cfg.params.sdr_split.0 as u32).min(32)
     }
 
     fn cts_ok(&self, seq: u64) -> bool {
@@ -245,16 +240,12 @@ impl SdrSender {
         self.retx.retain(|r| front.is_some_and(|f| r.msg >= f));
     }
 
-    /// The EC guard: `FTO + RTT + RTO` after the first packet.
+    /// The EC guard of message `m`, from its first packet ([`SdrConfig::guard_ns`]).
     fn guard_ns(&self, m: &OutMsg) -> Nanos {
-        let SdrMode::Ec { k, m: mm, .. } = self.sdr.mode else { return 0 };
-        let chunk_bytes = (self.sdr.chunk_packets * self.cfg.mtu) as u64;
-        let chunks: u64 = m.sends.iter().filter(|s| matches!(s.s.role, Role::Data(_))).map(|s| s.s.chunks as u64).sum();
-        let inject = self.sdr.inject_ns((chunks + (chunks * mm as u64).div_ceil(k as u64)) * chunk_bytes);
-        inject + self.sdr.rtt_ns + self.sdr.rto_ns() + (self.sdr.rtt_ns as f64 * self.sdr.alpha / 2.0) as Nanos
+        self.sdr.guard_ns(self.cfg.mtu, layout::chunks(m.msg.len, self.cfg.mtu, self.sdr.chunk_packets))
     }
 
-    fn on_ctrl(&mut self, now: Nanos, ctrl: Ctrl, body: &[u8], out: &mut Vec<Action>) {
+    fn on_ctrl(&mut self, ctrl: Ctrl, body: &[u8], out: &mut Vec<Action>) {
         // 32-bit msg_seq back to the run's 64-bit count, near what the sender has assigned.
         let seq = {
             let near = self.cts_upto;
@@ -263,7 +254,7 @@ impl SdrSender {
         };
         match ctrl {
             Ctrl::Cts { .. } => {
-                if seq >= self.cts_upto && seq < self.next_seq + self.ids() {
+                if seq >= self.cts_upto && seq < self.next_seq + message_ids(&self.cfg) {
                     self.cts_extra.insert(seq);
                 }
                 while self.cts_extra.remove(&self.cts_upto) {
@@ -271,7 +262,7 @@ impl SdrSender {
                 }
                 // The receiver posts `seq` only once every receive before `seq + 1 − 2^ID` has
                 // completed: messages wholly below that are complete, whatever final ACK was lost.
-                let done_below = (seq + 1).saturating_sub(self.ids());
+                let done_below = (seq + 1).saturating_sub(message_ids(&self.cfg));
                 while let Some(i) =
                     self.msgs.iter().position(|m| !m.done && m.base + (m.sends.len() as u64) <= done_below)
                 {
@@ -313,12 +304,11 @@ impl SdrSender {
                 }
             }
         }
-        let _ = now;
     }
 }
 
 impl Endpoint for SdrSender {
-    fn on_frame(&mut self, now: Nanos, frame: &Frame<'_>, out: &mut Vec<Action>) {
+    fn on_frame(&mut self, _now: Nanos, frame: &Frame<'_>, out: &mut Vec<Action>) {
         let Some(p) = frame.roce() else { return };
         if !matches!(p.opcode().0, OPCODE_CTRL_UC | OPCODE_CTRL_UD) || p.bth().dest_qp() != self.cfg.requester.qpn {
             return;
@@ -326,7 +316,7 @@ impl Endpoint for SdrSender {
         let body = p.payload();
         let mut warnings = Warnings::default();
         if let Some(ctrl) = Ctrl::parse(body, p.payload_len(), &mut warnings) {
-            self.on_ctrl(now, ctrl, body, out);
+            self.on_ctrl(ctrl, body, out);
         }
     }
 
