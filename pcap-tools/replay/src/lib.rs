@@ -641,6 +641,10 @@ fn connections(table: &[FlowRow], opts: &Options) -> (Vec<Conn>, Vec<Unjudged>) 
             unjudged.push(skip("no replay rules for SDR-RDMA yet (sdr-sr, sdr-ec run in synth only)".into()));
             continue;
         }
+        if h.profile == rocescope_codec::Profile::Flor.name() {
+            unjudged.push(skip("no replay rules for Flor yet (flor runs in synth only)".into()));
+            continue;
+        }
         let Some(peer) = h.peer.as_deref().and_then(|p| by_id.get(p)) else {
             unjudged.push(skip("no responses captured for these requests: nothing to compare".into()));
             continue;
@@ -649,7 +653,7 @@ fn connections(table: &[FlowRow], opts: &Options) -> (Vec<Conn>, Vec<Unjudged>) 
             unjudged.push(skip(format!("no reference stack for {:?} yet", h.transport).to_lowercase()));
             continue;
         };
-        if stack.is_sdr() {
+        if stack.is_sdr() || stack == rocescope_stacks::StackKind::Flor {
             unjudged.push(skip(format!("no replay rules for {} yet (it runs in synth only)", stack.name())));
             continue;
         }

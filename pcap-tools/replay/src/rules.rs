@@ -22,10 +22,11 @@ pub fn tolerance(value_ns: u64) -> u64 {
 pub fn retx_needless(kind: rocescope_stacks::StackKind) -> Rule {
     match kind {
         rocescope_stacks::StackKind::Gbn => GBN_RETX_NEEDLESS,
-        // (SDR connections are listed as not judged: `connections` in lib.rs.)
-        rocescope_stacks::StackKind::Irn | rocescope_stacks::StackKind::SdrSr | rocescope_stacks::StackKind::SdrEc => {
-            IRN_RETX_NEEDLESS
-        }
+        // (SDR and Flor connections are listed as not judged: `connections` in lib.rs.)
+        rocescope_stacks::StackKind::Irn
+        | rocescope_stacks::StackKind::SdrSr
+        | rocescope_stacks::StackKind::SdrEc
+        | rocescope_stacks::StackKind::Flor => IRN_RETX_NEEDLESS,
         rocescope_stacks::StackKind::Dcp => DCP_RETX_NEEDLESS,
     }
 }

@@ -1286,6 +1286,10 @@ impl<'w> Fabric<'w> {
             self.queue.push(0, Ev::Start { ep: e + 1 });
             self.queue.push(0, Ev::Start { ep: e });
         }
+        if let Some(flor) = &cfg.flor {
+            // Flor: the sender's UD ACK QP.
+            self.nodes[src_node].qps.insert(flor.sender_ack_qpn, e);
+        }
         self.conns.push(ConnRec { cfg, sender: src, receiver: dst, messages: Vec::new(), failed: None });
         self.accept.push([AcceptState::default(), AcceptState::default()]);
         let line = self.cfg.rate_bps as f64;
@@ -2198,7 +2202,9 @@ impl<'w> Fabric<'w> {
         if self.ep_conn[ep as usize].1 {
             self.count_requester_rx(host, tx, p.trimmed);
         }
-        if !p.trimmed && self.txs[tx].kind.is_data() {
+        // (Flor's data is judged by its receiver only so far: its units are not PSNs.)
+        let flor = self.conns[self.txs[tx].conn as usize].cfg.flor.is_some();
+        if !p.trimmed && self.txs[tx].kind.is_data() && !flor {
             match (&self.conns[self.txs[tx].conn as usize].cfg.sdr, roce.immdt()) {
                 (Some(_), Some(imm)) => self.judge_sdr(tx, imm.imm()),
                 _ => self.judge(tx),

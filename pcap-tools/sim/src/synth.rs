@@ -15,7 +15,7 @@ use super::topology::Topology;
 use super::truth;
 use rocescope_analysis::capture::CaptureWriter;
 use rocescope_stacks::faults::{self, FaultSpec};
-use rocescope_stacks::{new_pair, sdr, ConnConfig, Endpoint, Host, Message, Op, Requester, StackKind, Timeouts};
+use rocescope_stacks::{flor, new_pair, sdr, ConnConfig, Endpoint, Host, Message, Op, Requester, StackKind, Timeouts};
 
 impl LossMode {
     /// The command line's default for `stack`: `trim` for DCP, as its paper measures loss
@@ -345,6 +345,29 @@ impl SynthOptions {
         }
     }
 
+    /// The Flor parameters of a connection (`cfg`'s ACK QPNs; `None`: the connection's QPNs
+    /// are not known yet): the paper's settings, the idle round trip, the host rate, the posted
+    /// messages' lengths; `--rto` overrides the RTO's floor.
+    pub fn flor_config_for(&self, cfg: Option<&ConnConfig>) -> flor::FlorConfig {
+        let n = self.messages as u64;
+        let len = self.message_size;
+        let lengths = sdr::MsgLengths(std::sync::Arc::new(move |i| (i < n).then_some(len)));
+        let placeholder;
+        let cfg = match cfg {
+            Some(c) => c,
+            None => {
+                placeholder = ConnConfig::ipv4(([0; 4], 0), ([0; 4], 0));
+                &placeholder
+            }
+        };
+        let mut f =
+            flor::FlorConfig::new(cfg, self.base_rtt_ns(), (self.rate_gbps * 1e9).round() as u64, Some(lengths));
+        if let Some(rto) = self.rto_ns {
+            f.rto_min_ns = rto;
+        }
+        f
+    }
+
     /// SDR's options make a connection an SDR QP can run.
     fn validate_sdr(&self) -> Result<(), String> {
         let o = &self.sdr;
@@ -418,6 +441,8 @@ impl SynthOptions {
                     let chunks = sdr::layout::chunks(self.message_size, self.mtu, self.sdr.chunk_packets);
                     self.sdr_config().guard_ns(self.mtu, chunks)
                 }
+                // The RTO's floor (500 µs), or the override.
+                StackKind::Flor => self.rto_ns.unwrap_or(0).max(self.flor_config_for(None).rto_min_ns),
             };
             DEFAULT_WATCHDOG_TIMERS.saturating_mul(longest).max(MIN_WATCHDOG_NS)
         })
@@ -430,6 +455,10 @@ impl SynthOptions {
         }
         if self.stack.is_sdr() {
             self.validate_sdr()?;
+        }
+        if self.stack == StackKind::Flor && self.routing == Routing::Spray {
+            // A WQE of several packets is one UC verb: reordered, it is dropped whole, every time.
+            return Err("--stack flor runs over UC, which needs a QP's packets in order: not with --spray".into());
         }
         if !(0.0..=1.0).contains(&self.loss) {
             return Err("--loss must be a probability (0-1)".into());
@@ -772,7 +801,7 @@ pub fn conn_config_between(
         TopologyKind::Dumbbell => (0x100 + c as u32, 0x200 + stride * c as u32),
         TopologyKind::LeafSpine { .. } => (0x10000 + c as u32, 0x800000 + stride * c as u32),
     };
-    ConnConfig {
+    let mut cfg = ConnConfig {
         requester: Host { mac: smac, ip: sip, qpn: req_qpn },
         responder: Host { mac: rmac, ip: rip, qpn: resp_qpn },
         start_psn: (rng.next_u64() & 0xff_ffff) as u32,
@@ -787,7 +816,12 @@ pub fn conn_config_between(
         bdp_packets: opts.bdp_packets,
         msg_window: opts.msg_window,
         sdr: opts.stack.is_sdr().then(|| opts.sdr_config()),
+        flor: None,
+    };
+    if opts.stack == StackKind::Flor {
+        cfg.flor = Some(opts.flor_config_for(Some(&cfg)));
     }
+    cfg
 }
 
 /// The connection parameters of sender `i` on the dumbbell `fabric`.
@@ -950,8 +984,9 @@ pub fn run(
     progress: Option<&mut dyn FnMut(&Progress)>,
 ) -> Result<Option<Outcome>, String> {
     opts.validate()?;
-    if truth_path.is_some() && opts.stack.is_sdr() {
-        // Its per-tap view needs packets known by (message, offset) across QPs: not built yet.
+    if truth_path.is_some() && (opts.stack.is_sdr() || opts.stack == StackKind::Flor) {
+        // Their per-tap views need packets known by (message, offset), not by PSN: not built
+        // yet.
         return Err(format!("--truth: the ground truth of {} runs is not built yet (docs/truth.md)", opts.stack.name()));
     }
     let writer: Box<dyn Write> = if out == "-" {

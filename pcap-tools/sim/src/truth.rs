@@ -288,6 +288,7 @@ pub enum Stack {
     SdrSr,
     #[serde(rename = "sdr-ec")]
     SdrEc,
+    Flor,
 }
 
 /// A codec profile, by its name (`rocescope_codec::Profile::name`).
@@ -999,6 +1000,7 @@ impl From<stacks::StackKind> for Stack {
             stacks::StackKind::Dcp => Stack::Dcp,
             stacks::StackKind::SdrSr => Stack::SdrSr,
             stacks::StackKind::SdrEc => Stack::SdrEc,
+            stacks::StackKind::Flor => Stack::Flor,
         }
     }
 }
@@ -1011,6 +1013,7 @@ impl From<Stack> for stacks::StackKind {
             Stack::Dcp => stacks::StackKind::Dcp,
             Stack::SdrSr => stacks::StackKind::SdrSr,
             Stack::SdrEc => stacks::StackKind::SdrEc,
+            Stack::Flor => stacks::StackKind::Flor,
         }
     }
 }

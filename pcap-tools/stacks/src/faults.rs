@@ -360,6 +360,7 @@ fn natural_reason(kind: StackKind) -> RetxReason {
         StackKind::Irn => RetxReason::Sack,
         StackKind::Dcp => RetxReason::HeaderOnly,
         StackKind::SdrSr | StackKind::SdrEc => RetxReason::Timeout,
+        StackKind::Flor => RetxReason::Sack,
     }
 }
 

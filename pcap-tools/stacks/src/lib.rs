@@ -60,6 +60,7 @@ pub mod dcp;
 pub mod dcqcn;
 pub mod events;
 pub mod faults;
+pub mod flor;
 pub mod gbn;
 pub mod harness;
 pub mod irn;
@@ -114,6 +115,8 @@ pub struct ConnConfig {
     pub msg_window: u32,
     /// SDR: the connection's SDR parameters (`None`: [`sdr::SdrConfig::for_kind`]'s defaults).
     pub sdr: Option<sdr::SdrConfig>,
+    /// Flor: the connection's Flor parameters (`None`: [`flor::FlorConfig::for_conn`]'s defaults).
+    pub flor: Option<flor::FlorConfig>,
 }
 
 impl ConnConfig {
@@ -135,6 +138,7 @@ impl ConnConfig {
             bdp_packets: 128,
             msg_window: 8,
             sdr: None,
+            flor: None,
         }
     }
 }
@@ -207,6 +211,22 @@ impl Words {
         self.w_mix = self.w_mix.wrapping_add(WORD_MUL);
         x ^ (x >> 29)
     }
+}
+
+/// The message whose first eight bytes are `word` (little-endian): [`message_word`]`(msg, 0)`
+/// is a bijection of `msg`, so a receiver can tell which message a buffer holds from its start
+/// (the way an application names its messages in their bytes; Flor's receiver uses it to match
+/// small SENDs to its posted receives).
+pub fn message_of_first_word(word: u64) -> u64 {
+    // Undo x ^ (x >> 29), then the multiplication by an odd constant (its inverse mod 2^64 by
+    // Newton's iteration).
+    let x = word ^ (word >> 29) ^ (word >> 58);
+    const M: u64 = 0x9E37_79B9_7F4A_7C15;
+    let mut inv: u64 = M;
+    for _ in 0..5 {
+        inv = inv.wrapping_mul(2u64.wrapping_sub(M.wrapping_mul(inv)));
+    }
+    x.wrapping_mul(inv)
 }
 
 /// Byte `i` of message `msg`: deterministic contents that either end can check (byte `i % 8`
@@ -330,10 +350,13 @@ pub enum StackKind {
     SdrSr,
     /// SDR-RDMA, erasure coding with the selective-repeat fallback.
     SdrEc,
+    /// Flor: software reliability per WQE over UC, resends by SEND, coalesced software ACKs.
+    Flor,
 }
 
 impl StackKind {
-    pub const ALL: [StackKind; 5] = [StackKind::Gbn, StackKind::Irn, StackKind::Dcp, StackKind::SdrSr, StackKind::SdrEc];
+    pub const ALL: [StackKind; 6] =
+        [StackKind::Gbn, StackKind::Irn, StackKind::Dcp, StackKind::SdrSr, StackKind::SdrEc, StackKind::Flor];
     /// The RC-style stacks: one data QP each way, a packet known by its PSN (what the fabric's
     /// truth, the wire checks and `replay` judge so far).
     pub const RC: [StackKind; 3] = [StackKind::Gbn, StackKind::Irn, StackKind::Dcp];
@@ -344,6 +367,7 @@ impl StackKind {
             StackKind::Dcp => Profile::Dcp,
             StackKind::Gbn | StackKind::Irn => Profile::Std,
             StackKind::SdrSr | StackKind::SdrEc => Profile::Sdr,
+            StackKind::Flor => Profile::Flor,
         }
     }
 
@@ -366,6 +390,7 @@ impl StackKind {
             StackKind::Dcp => "dcp",
             StackKind::SdrSr => "sdr-sr",
             StackKind::SdrEc => "sdr-ec",
+            StackKind::Flor => "flor",
         }
     }
     pub fn from_name(s: &str) -> Option<StackKind> {
@@ -387,5 +412,6 @@ pub fn new_pair(kind: StackKind, cfg: &ConnConfig) -> (Box<dyn Requester>, Box<d
         StackKind::Irn => (Box::new(irn::IrnRequester::new(cfg)), Box::new(irn::IrnResponder::new(cfg))),
         StackKind::Dcp => (Box::new(dcp::DcpRequester::new(cfg)), Box::new(dcp::DcpResponder::new(cfg))),
         StackKind::SdrSr | StackKind::SdrEc => sdr::new_pair(cfg, &sdr::SdrConfig::for_kind(kind, cfg)),
+        StackKind::Flor => flor::new_pair(cfg, &flor::FlorConfig::for_conn(cfg)),
     }
 }

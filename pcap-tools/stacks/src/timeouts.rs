@@ -141,14 +141,14 @@ impl Timeouts {
     }
 
     /// The base timeout of `kind` (the truth records it): GBN's local ACK timeout (0 when
-    /// disabled), IRN's RTO_high, DCP's first-round timeout; for SDR the override or 0 (its
-    /// per-chunk RTO is `SdrConfig::rto_ns`, set from the round trip).
+    /// disabled), IRN's RTO_high, DCP's first-round timeout; for SDR and Flor the override or 0
+    /// (their RTOs are set from the round trip: `SdrConfig::rto_ns`, `FlorSender::rto_ns`).
     pub fn base_ns(&self, kind: super::StackKind) -> Nanos {
         match kind {
             super::StackKind::Gbn => self.gbn_ns().unwrap_or(0),
             super::StackKind::Irn => self.irn_ns(u32::MAX),
             super::StackKind::Dcp => self.dcp_ns(0),
-            super::StackKind::SdrSr | super::StackKind::SdrEc => self.override_ns.unwrap_or(0),
+            super::StackKind::SdrSr | super::StackKind::SdrEc | super::StackKind::Flor => self.override_ns.unwrap_or(0),
         }
     }
 }

@@ -90,7 +90,9 @@ impl Analyzer {
         if matches!(k.ext, PktExt::SdrData { .. }) {
             self.sdr_data(i, k, place);
         }
-        if k.profile == Profile::Flor {
+        // (By the flow's profile: a WRITE Middle, or a chunk's first packet, carries nothing of
+        // Flor's and decodes as `std`, but its bytes count in its chunk's units.)
+        if k.profile == Profile::Flor || self.flows[i].profile == Profile::Flor {
             self.flor_data(i, k, place);
         }
         if self.flows[i].transport == super::report::Transport::Erd && place == Place::Destination {
