@@ -441,8 +441,9 @@ impl SynthOptions {
                     let chunks = sdr::layout::chunks(self.message_size, self.mtu, self.sdr.chunk_packets);
                     self.sdr_config().guard_ns(self.mtu, chunks)
                 }
-                // The RTO's floor (500 µs), or the override.
-                StackKind::Flor => self.rto_ns.unwrap_or(0).max(self.flor_config_for(None).rto_min_ns),
+                // 32 RTO floors (500 µs, or the override): UC loses a whole WQE for one packet,
+                // so at high loss a WQE may take many RTOs (seed 002 studies 1/256 and below).
+                StackKind::Flor => 32 * self.flor_config_for(None).rto_min_ns,
             };
             DEFAULT_WATCHDOG_TIMERS.saturating_mul(longest).max(MIN_WATCHDOG_NS)
         })
