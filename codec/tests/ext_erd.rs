@@ -498,6 +498,7 @@ fn key(n: u8) -> StreamKey {
         dst: IpAddr::V4(Ipv4Addr::new(10, 0, 0, 1)),
         src_port: 40000,
         dst_port: 4792,
+        interface: 0,
     }
 }
 

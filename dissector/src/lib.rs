@@ -1066,7 +1066,7 @@ mod tests {
         let mut r = NackReassembler::new();
         for port in 0..=erd::NACK_MAX_STREAMS as u16 {
             let a = IpAddr::V4(Ipv4Addr::new(10, 0, 0, 1));
-            let key = StreamKey { src: a, dst: a, src_port: port, dst_port: 4792 };
+            let key = StreamKey { src: a, dst: a, src_port: port, dst_port: 4792, interface: 0 };
             r.push(key, 0, b"N");
         }
         assert_eq!(r.stream_count(), erd::NACK_MAX_STREAMS);

@@ -22,13 +22,16 @@ pub fn is_nack_segment(frame: &Frame<'_>, nack_port: u16) -> bool {
     frame.tcp().is_some_and(|t| t.src_port == nack_port || t.dst_port == nack_port)
 }
 
-/// Identifies one direction of a TCP connection.
+/// Identifies one direction of a TCP connection, as one capture interface saw it (each tap of
+/// a multi-tap capture sees the stream whole: its copies are reassembled apart).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct StreamKey {
     pub src: IpAddr,
     pub dst: IpAddr,
     pub src_port: u16,
     pub dst_port: u16,
+    /// The capture interface (pcapng interface id; 0 for a single-interface capture).
+    pub interface: u32,
 }
 
 /// One TCP segment as the reassembler needs it.
@@ -230,12 +233,17 @@ impl NackReassembler {
     /// (`Params::erd_nack_port`); `None` for any other frame. The batch's byte ranges are the
     /// frame's.
     pub fn push_frame(&mut self, frame: &Frame<'_>, nack_port: u16) -> Option<NackBatch<'_>> {
+        self.push_frame_on(frame, nack_port, 0)
+    }
+
+    /// [`Self::push_frame`] for a frame captured on interface `interface`.
+    pub fn push_frame_on(&mut self, frame: &Frame<'_>, nack_port: u16, interface: u32) -> Option<NackBatch<'_>> {
         let t = frame.tcp()?;
         if t.src_port != nack_port && t.dst_port != nack_port {
             return None;
         }
         let (src, dst) = frame.ip_addrs()?;
-        let key = StreamKey { src, dst, src_port: t.src_port, dst_port: t.dst_port };
+        let key = StreamKey { src, dst, src_port: t.src_port, dst_port: t.dst_port, interface };
         let seg = Segment {
             seq: t.seq,
             syn: t.flags.syn(),

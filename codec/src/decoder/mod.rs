@@ -336,6 +336,8 @@ pub struct Decoder {
     flow_states: Vec<FlowState>,
     stats: DetectionStats,
     nacks: NackReassembler,
+    /// The capture interface of the frames being decoded ([`Decoder::set_interface`]).
+    interface: u32,
     sdr: SdrTracker,
     /// Address pairs (lower address first) known to carry Flor.
     flor_pairs: std::collections::HashSet<(IpAddr, IpAddr), FxBuild>,
@@ -379,6 +381,7 @@ impl Decoder {
             flow_states: Vec::new(),
             stats: DetectionStats::default(),
             nacks: NackReassembler::new(),
+            interface: 0,
             sdr: SdrTracker::new(),
             flor_pairs: Default::default(),
             dcp_senders: Default::default(),
@@ -421,6 +424,13 @@ impl Decoder {
 
     fn frame_opts(&self, profile: Profile) -> DecodeOptions {
         DecodeOptions { verify: !self.opts.no_verify && !self.lazy_verify, profile, params: self.opts.params }
+    }
+
+    /// The capture interface the next frames come from (pcapng interface id): ERD's NACK
+    /// streams are reassembled per interface, since each tap of a multi-tap capture sees its own
+    /// copy of the stream. 0 until set.
+    pub fn set_interface(&mut self, interface: u32) {
+        self.interface = interface;
     }
 
     /// Decodes one frame in a single pass: the packet is labelled with what its flow is known
@@ -643,7 +653,11 @@ impl Decoder {
         let (frame, extra) = (&mut out.frame, &mut out.extra);
         match arrival {
             Arrival::Tcp { erd } => {
-                let nacks = if erd { self.nacks.push_frame(frame, self.opts.params.erd_nack_port) } else { None };
+                let nacks = if erd {
+                    self.nacks.push_frame_on(frame, self.opts.params.erd_nack_port, self.interface)
+                } else {
+                    None
+                };
                 if let Some(n) = &nacks {
                     for w in n.warnings.iter() {
                         frame.warnings.push(*w);

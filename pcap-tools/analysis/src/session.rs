@@ -155,7 +155,10 @@ impl<R: Read> Session<R> {
             let link = crate::link_type(rec.linktype);
             if held.frames.is_empty() {
                 let step = match link {
-                    Some(lt) => decoder.decode_step(lt, rec.data, rec.orig_len as usize, |d| f(rec, d)),
+                    Some(lt) => {
+                        decoder.set_interface(rec.interface);
+                        decoder.decode_step(lt, rec.data, rec.orig_len as usize, |d| f(rec, d))
+                    }
                     None => Ok(f(rec, &undecoded())),
                 };
                 match step {
@@ -205,7 +208,10 @@ fn release(
         held.spent = h.options.end;
         let rec = Record { data, options: &held.bytes[h.options.clone()], ..h.rec };
         let r = match crate::link_type(rec.linktype) {
-            Some(lt) => f(&rec, &decoder.emit(lt, data, rec.orig_len as usize)),
+            Some(lt) => {
+                decoder.set_interface(rec.interface);
+                f(&rec, &decoder.emit(lt, data, rec.orig_len as usize))
+            }
             None => f(&rec, &undecoded()),
         };
         r?;

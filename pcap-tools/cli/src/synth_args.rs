@@ -14,7 +14,7 @@ use crate::progress;
 /// The command line of `rocescope synth`.
 #[derive(Args, Clone, Debug)]
 pub struct SynthArgs {
-    /// Reference stack: gbn, irn, dcp, sdr-sr, sdr-ec (the SDR stacks: --sdr-*, --ec-*), flor.
+    /// Reference stack: gbn, irn, dcp, sdr-sr, sdr-ec (the SDR stacks: --sdr-*, --ec-*), flor, erd.
     #[arg(long, value_parser = parse_stack)]
     pub stack: StackKind,
     /// The pcapng to write (`-`: standard output).
@@ -252,7 +252,7 @@ fn parse_failure(s: &str) -> Result<(String, u64), String> {
     Ok((link.to_string(), at))
 }
 fn parse_stack(s: &str) -> Result<StackKind, String> {
-    StackKind::from_name(s).ok_or_else(|| format!("unknown stack '{s}' (gbn irn dcp sdr-sr sdr-ec flor)"))
+    StackKind::from_name(s).ok_or_else(|| format!("unknown stack '{s}' (gbn irn dcp sdr-sr sdr-ec flor erd)"))
 }
 fn parse_op(s: &str) -> Result<OpChoice, String> {
     OpChoice::parse(s).ok_or_else(|| format!("unknown op '{s}' (write send read write_imm mix)"))

@@ -402,6 +402,7 @@ impl ResponderJudge {
                 msg_window: 8,
                 sdr: None,
                 flor: None,
+                erd: None,
             };
             let r = rocescope_stacks::new_pair(kind, &cfg).1;
             *cfg_slot = Some(cfg);
@@ -462,7 +463,9 @@ impl ResponderJudge {
         let (ahead, regressed) = match self.kind {
             StackKind::Dcp => (rules::DCP_EMSN_AHEAD, rules::DCP_EMSN_REGRESSED),
             // (SDR connections are listed as not judged: `connections` in lib.rs.)
-            StackKind::Irn | StackKind::SdrSr | StackKind::SdrEc | StackKind::Flor => (rules::IRN_ACK_AHEAD, rules::IRN_ACK_REGRESSED),
+            StackKind::Irn | StackKind::SdrSr | StackKind::SdrEc | StackKind::Flor | StackKind::Erd => {
+                (rules::IRN_ACK_AHEAD, rules::IRN_ACK_REGRESSED)
+            }
             StackKind::Gbn => (rules::GBN_ACK_AHEAD, rules::GBN_ACK_REGRESSED),
         };
         let is_dcp = self.kind == StackKind::Dcp;

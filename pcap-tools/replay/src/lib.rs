@@ -645,6 +645,10 @@ fn connections(table: &[FlowRow], opts: &Options) -> (Vec<Conn>, Vec<Unjudged>) 
             unjudged.push(skip("no replay rules for Flor yet (flor runs in synth only)".into()));
             continue;
         }
+        if h.transport == Transport::Erd {
+            unjudged.push(skip("no replay rules for ERD yet (erd runs in synth only)".into()));
+            continue;
+        }
         let Some(peer) = h.peer.as_deref().and_then(|p| by_id.get(p)) else {
             unjudged.push(skip("no responses captured for these requests: nothing to compare".into()));
             continue;
@@ -653,7 +657,8 @@ fn connections(table: &[FlowRow], opts: &Options) -> (Vec<Conn>, Vec<Unjudged>) 
             unjudged.push(skip(format!("no reference stack for {:?} yet", h.transport).to_lowercase()));
             continue;
         };
-        if stack.is_sdr() || stack == rocescope_stacks::StackKind::Flor {
+        if stack.is_sdr() || matches!(stack, rocescope_stacks::StackKind::Flor | rocescope_stacks::StackKind::Erd)
+        {
             unjudged.push(skip(format!("no replay rules for {} yet (it runs in synth only)", stack.name())));
             continue;
         }

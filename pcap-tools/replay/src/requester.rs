@@ -285,7 +285,7 @@ impl RequesterJudge {
             StackKind::Irn => Some(self.timeouts.irn_ns(self.in_flight())),
             StackKind::Dcp => Some(self.timeouts.dcp_ns(0)),
             // (SDR connections are listed as not judged: `connections` in lib.rs.)
-            StackKind::SdrSr | StackKind::SdrEc | StackKind::Flor => None,
+            StackKind::SdrSr | StackKind::SdrEc | StackKind::Flor | StackKind::Erd => None,
         }
     }
 
@@ -607,7 +607,7 @@ impl RequesterJudge {
                 if timers_given { "the timer --param gives" } else { "the timer this connection's timeouts agree on" };
             let (early, late) = match self.kind {
                 StackKind::Gbn => (rules::GBN_TIMEOUT_EARLY, rules::GBN_TIMEOUT_LATE),
-                StackKind::Irn | StackKind::SdrSr | StackKind::SdrEc | StackKind::Flor => {
+                StackKind::Irn | StackKind::SdrSr | StackKind::SdrEc | StackKind::Flor | StackKind::Erd => {
                     (rules::IRN_TIMEOUT_EARLY, rules::IRN_TIMEOUT_LATE)
                 }
                 StackKind::Dcp => (rules::DCP_TIMEOUT_EARLY, rules::DCP_TIMEOUT_LATE),
@@ -827,7 +827,7 @@ impl RequesterJudge {
                         (!self.sack_named.contains(&psn)).then_some((rules::IRN_SACK_MISSING, "selective NAK"))
                     }
                     StackKind::Dcp => self.trims.then_some((rules::DCP_HO_UNANSWERED, "returned header-only packet")),
-                    StackKind::SdrSr | StackKind::SdrEc | StackKind::Flor => None,
+                    StackKind::SdrSr | StackKind::SdrEc | StackKind::Flor | StackKind::Erd => None,
                 };
                 // (One finding per silence: the timeouts that follow it, no answer between, are the
                 // same story.)

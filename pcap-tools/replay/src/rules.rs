@@ -26,7 +26,8 @@ pub fn retx_needless(kind: rocescope_stacks::StackKind) -> Rule {
         rocescope_stacks::StackKind::Irn
         | rocescope_stacks::StackKind::SdrSr
         | rocescope_stacks::StackKind::SdrEc
-        | rocescope_stacks::StackKind::Flor => IRN_RETX_NEEDLESS,
+        | rocescope_stacks::StackKind::Flor
+        | rocescope_stacks::StackKind::Erd => IRN_RETX_NEEDLESS,
         rocescope_stacks::StackKind::Dcp => DCP_RETX_NEEDLESS,
     }
 }

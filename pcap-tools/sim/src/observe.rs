@@ -636,9 +636,9 @@ fn spurious(cx: &Cx<'_, '_>, p: u32, msg: Option<u64>, id: u32, at: u64, trigger
             match cx.run.stack() {
                 Stack::Gbn => acc == Some(Accept::Accepted),
                 Stack::Irn | Stack::Dcp => !f.ho && acc.is_some(),
-                // (SDR's and Flor's per-tap views are not built yet: `synth --truth` refuses
-                // their runs.)
-                Stack::SdrSr | Stack::SdrEc | Stack::Flor => acc == Some(Accept::Accepted),
+                // (SDR's, Flor's and ERD's per-tap views are not built yet: `synth --truth`
+                // refuses their runs.)
+                Stack::SdrSr | Stack::SdrEc | Stack::Flor | Stack::Erd => acc == Some(Accept::Accepted),
             }
         };
         return Some(cx.recorded_copies(p).any(|f| f.frame < at && accepted(f)));
@@ -664,7 +664,7 @@ fn spurious(cx: &Cx<'_, '_>, p: u32, msg: Option<u64>, id: u32, at: u64, trigger
                     Stack::Gbn => f.kind == Kind::Nak && psn_le(f.psn, p),
                     Stack::Irn => matches!(f.kind, Kind::Nak | Kind::Sack) && f.psn == p,
                     Stack::Dcp => f.kind == Kind::HoBounce && f.psn == p,
-                    Stack::SdrSr | Stack::SdrEc | Stack::Flor => false,
+                    Stack::SdrSr | Stack::SdrEc | Stack::Flor | Stack::Erd => false,
                 }
         })
     });

@@ -861,6 +861,9 @@ struct Node {
     ports: Vec<u32>,
     /// Hosts: QPN → endpoint.
     qps: FxHashMap<u32, u32>,
+    /// Hosts: TCP (source port, destination port) → endpoint (ERD's NACK path: each
+    /// connection's receiver has a port of its own, the senders share the NACK port).
+    tcp: FxHashMap<(u16, u16), u32>,
     ip: Option<IpAddr>,
     mac: [u8; 6],
     /// Switches: per destination host, the candidate egress ports.
@@ -1161,6 +1164,7 @@ impl<'w> Fabric<'w> {
             name,
             ports: Vec::new(),
             qps: FxHashMap::default(),
+            tcp: FxHashMap::default(),
             ip,
             mac,
             routes: Vec::new(),
@@ -1289,6 +1293,13 @@ impl<'w> Fabric<'w> {
         if let Some(flor) = &cfg.flor {
             // Flor: the sender's UD ACK QP.
             self.nodes[src_node].qps.insert(flor.sender_ack_qpn, e);
+        }
+        if let Some(erd) = &cfg.erd {
+            // ERD: the NACK path's segments (from the receiver's port) reach the sender, its
+            // ACKs (from the NACK port) the receiver.
+            let nack = cfg.params.erd_nack_port;
+            self.nodes[src_node].tcp.insert((erd.info_port, nack), e);
+            self.nodes[dst_node].tcp.insert((nack, erd.info_port), e + 1);
         }
         self.conns.push(ConnRec { cfg, sender: src, receiver: dst, messages: Vec::new(), failed: None });
         self.accept.push([AcceptState::default(), AcceptState::default()]);
@@ -2163,6 +2174,19 @@ impl<'w> Fabric<'w> {
         let tx = p.tx as usize;
         let f = Frame::parse(LinkType::Ethernet, &p.bytes, p.bytes.len(), &self.decode);
         let Some(roce) = f.roce() else {
+            // ERD's NACK path (TCP), to the endpoint its ports name.
+            if let Some(&ep) = f.tcp().and_then(|t| self.nodes[host as usize].tcp.get(&(t.src_port, t.dst_port))) {
+                self.txs[tx].fate = Fate::Delivered { at: self.now };
+                let mut actions = std::mem::take(&mut self.actions);
+                match &mut self.eps[ep as usize] {
+                    EpBox::Req(r) => r.on_frame(self.now, &f, &mut actions),
+                    EpBox::Resp(r) => r.on_frame(self.now, &f, &mut actions),
+                }
+                let trigger = self.txs[tx].id;
+                self.run_actions(ep, &mut actions, Some(trigger));
+                self.actions = actions;
+                return;
+            }
             self.txs[tx].fate = Fate::Dropped { at: self.now, cause: DropCause::NoEndpoint, place: 0 };
             return;
         };

@@ -15,7 +15,9 @@ use super::topology::Topology;
 use super::truth;
 use rocescope_analysis::capture::CaptureWriter;
 use rocescope_stacks::faults::{self, FaultSpec};
-use rocescope_stacks::{flor, new_pair, sdr, ConnConfig, Endpoint, Host, Message, Op, Requester, StackKind, Timeouts};
+use rocescope_stacks::{
+    erd, flor, new_pair, sdr, ConnConfig, Endpoint, Host, Message, Op, Requester, StackKind, Timeouts,
+};
 
 impl LossMode {
     /// The command line's default for `stack`: `trim` for DCP, as its paper measures loss
@@ -368,6 +370,28 @@ impl SynthOptions {
         f
     }
 
+    /// The ERD parameters of a connection (`None`: its ports are not known yet): timers from the
+    /// largest round trip ([`Self::max_rtt_ns`]), the posted messages' lengths.
+    pub fn erd_config_for(&self, cfg: Option<&ConnConfig>) -> erd::ErdConfig {
+        let n = self.messages as u64;
+        let len = self.message_size;
+        let lengths = sdr::MsgLengths(std::sync::Arc::new(move |i| (i < n).then_some(len)));
+        let placeholder = ConnConfig::ipv4(([0; 4], 0), ([0; 4], 0));
+        erd::ErdConfig::new(cfg.unwrap_or(&placeholder), self.max_rtt_ns(), Some(lengths))
+    }
+
+    /// The largest round trip: the idle one ([`Self::base_rtt_ns`]) with every queue on the
+    /// path full both ways (`--queue-bytes` drained at the slower rate, per hop).
+    pub fn max_rtt_ns(&self) -> u64 {
+        let hops = match self.topology {
+            TopologyKind::Dumbbell => 3,
+            TopologyKind::LeafSpine { .. } => 4,
+        };
+        let rate = self.fabric_rate_gbps.map_or(self.rate_gbps, |f| f.min(self.rate_gbps)).max(1e-9);
+        let drain = (self.queue_bytes as f64 * 8.0 / rate).ceil() as u64;
+        self.base_rtt_ns() + 2 * hops * drain
+    }
+
     /// SDR's options make a connection an SDR QP can run.
     fn validate_sdr(&self) -> Result<(), String> {
         let o = &self.sdr;
@@ -444,6 +468,8 @@ impl SynthOptions {
                 // 32 RTO floors (500 µs, or the override): UC loses a whole WQE for one packet,
                 // so at high loss a WQE may take many RTOs (seed 002 studies 1/256 and below).
                 StackKind::Flor => 32 * self.flor_config_for(None).rto_min_ns,
+                // The sender's quiet time before it completes a message, and as long again.
+                StackKind::Erd => 2 * self.erd_config_for(None).quiet_ns,
             };
             DEFAULT_WATCHDOG_TIMERS.saturating_mul(longest).max(MIN_WATCHDOG_NS)
         })
@@ -818,9 +844,13 @@ pub fn conn_config_between(
         msg_window: opts.msg_window,
         sdr: opts.stack.is_sdr().then(|| opts.sdr_config()),
         flor: None,
+        erd: None,
     };
     if opts.stack == StackKind::Flor {
         cfg.flor = Some(opts.flor_config_for(Some(&cfg)));
+    }
+    if opts.stack == StackKind::Erd {
+        cfg.erd = Some(opts.erd_config_for(Some(&cfg)));
     }
     cfg
 }
@@ -985,7 +1015,7 @@ pub fn run(
     progress: Option<&mut dyn FnMut(&Progress)>,
 ) -> Result<Option<Outcome>, String> {
     opts.validate()?;
-    if truth_path.is_some() && (opts.stack.is_sdr() || opts.stack == StackKind::Flor) {
+    if truth_path.is_some() && (opts.stack.is_sdr() || matches!(opts.stack, StackKind::Flor | StackKind::Erd)) {
         // Their per-tap views need packets known by (message, offset), not by PSN: not built
         // yet.
         return Err(format!("--truth: the ground truth of {} runs is not built yet (docs/truth.md)", opts.stack.name()));

@@ -289,6 +289,7 @@ pub enum Stack {
     #[serde(rename = "sdr-ec")]
     SdrEc,
     Flor,
+    Erd,
 }
 
 /// A codec profile, by its name (`rocescope_codec::Profile::name`).
@@ -1001,6 +1002,7 @@ impl From<stacks::StackKind> for Stack {
             stacks::StackKind::SdrSr => Stack::SdrSr,
             stacks::StackKind::SdrEc => Stack::SdrEc,
             stacks::StackKind::Flor => Stack::Flor,
+            stacks::StackKind::Erd => Stack::Erd,
         }
     }
 }
@@ -1014,6 +1016,7 @@ impl From<Stack> for stacks::StackKind {
             Stack::SdrSr => stacks::StackKind::SdrSr,
             Stack::SdrEc => stacks::StackKind::SdrEc,
             Stack::Flor => stacks::StackKind::Flor,
+            Stack::Erd => stacks::StackKind::Erd,
         }
     }
 }

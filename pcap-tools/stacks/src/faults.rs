@@ -360,7 +360,7 @@ fn natural_reason(kind: StackKind) -> RetxReason {
         StackKind::Irn => RetxReason::Sack,
         StackKind::Dcp => RetxReason::HeaderOnly,
         StackKind::SdrSr | StackKind::SdrEc => RetxReason::Timeout,
-        StackKind::Flor => RetxReason::Sack,
+        StackKind::Flor | StackKind::Erd => RetxReason::Sack,
     }
 }
 

@@ -58,6 +58,7 @@ use rocescope_codec::{Frame, Params, Profile};
 mod common;
 pub mod dcp;
 pub mod dcqcn;
+pub mod erd;
 pub mod events;
 pub mod faults;
 pub mod flor;
@@ -117,6 +118,8 @@ pub struct ConnConfig {
     pub sdr: Option<sdr::SdrConfig>,
     /// Flor: the connection's Flor parameters (`None`: [`flor::FlorConfig::for_conn`]'s defaults).
     pub flor: Option<flor::FlorConfig>,
+    /// ERD: the connection's ERD parameters (`None`: [`erd::ErdConfig::for_conn`]'s defaults).
+    pub erd: Option<erd::ErdConfig>,
 }
 
 impl ConnConfig {
@@ -139,6 +142,7 @@ impl ConnConfig {
             msg_window: 8,
             sdr: None,
             flor: None,
+            erd: None,
         }
     }
 }
@@ -352,11 +356,20 @@ pub enum StackKind {
     SdrEc,
     /// Flor: software reliability per WQE over UC, resends by SEND, coalesced software ACKs.
     Flor,
+    /// ERD: datagrams with the EETH, NACKs over TCP from a scanned bitmap, reordering by offset.
+    Erd,
 }
 
 impl StackKind {
-    pub const ALL: [StackKind; 6] =
-        [StackKind::Gbn, StackKind::Irn, StackKind::Dcp, StackKind::SdrSr, StackKind::SdrEc, StackKind::Flor];
+    pub const ALL: [StackKind; 7] = [
+        StackKind::Gbn,
+        StackKind::Irn,
+        StackKind::Dcp,
+        StackKind::SdrSr,
+        StackKind::SdrEc,
+        StackKind::Flor,
+        StackKind::Erd,
+    ];
     /// The RC-style stacks: one data QP each way, a packet known by its PSN (what the fabric's
     /// truth, the wire checks and `replay` judge so far).
     pub const RC: [StackKind; 3] = [StackKind::Gbn, StackKind::Irn, StackKind::Dcp];
@@ -368,6 +381,7 @@ impl StackKind {
             StackKind::Gbn | StackKind::Irn => Profile::Std,
             StackKind::SdrSr | StackKind::SdrEc => Profile::Sdr,
             StackKind::Flor => Profile::Flor,
+            StackKind::Erd => Profile::Erd,
         }
     }
 
@@ -391,6 +405,7 @@ impl StackKind {
             StackKind::SdrSr => "sdr-sr",
             StackKind::SdrEc => "sdr-ec",
             StackKind::Flor => "flor",
+            StackKind::Erd => "erd",
         }
     }
     pub fn from_name(s: &str) -> Option<StackKind> {
@@ -413,5 +428,6 @@ pub fn new_pair(kind: StackKind, cfg: &ConnConfig) -> (Box<dyn Requester>, Box<d
         StackKind::Dcp => (Box::new(dcp::DcpRequester::new(cfg)), Box::new(dcp::DcpResponder::new(cfg))),
         StackKind::SdrSr | StackKind::SdrEc => sdr::new_pair(cfg, &sdr::SdrConfig::for_kind(kind, cfg)),
         StackKind::Flor => flor::new_pair(cfg, &flor::FlorConfig::for_conn(cfg)),
+        StackKind::Erd => erd::new_pair(cfg, &erd::ErdConfig::for_conn(cfg)),
     }
 }

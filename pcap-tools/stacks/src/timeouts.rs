@@ -148,7 +148,9 @@ impl Timeouts {
             super::StackKind::Gbn => self.gbn_ns().unwrap_or(0),
             super::StackKind::Irn => self.irn_ns(u32::MAX),
             super::StackKind::Dcp => self.dcp_ns(0),
-            super::StackKind::SdrSr | super::StackKind::SdrEc | super::StackKind::Flor => self.override_ns.unwrap_or(0),
+            super::StackKind::SdrSr | super::StackKind::SdrEc | super::StackKind::Flor | super::StackKind::Erd => {
+                self.override_ns.unwrap_or(0)
+            }
         }
     }
 }

@@ -18,6 +18,18 @@ use super::report::Signal;
 use super::{initial_ttl, Analyzer};
 
 impl Analyzer {
+    /// Before a report: an ERD flow whose tap turned out to be the receiver's only after some of
+    /// its messages went by (its first NACK) completes those that arrived whole.
+    pub(super) fn erd_settle(&mut self) {
+        for i in 0..self.flows.len() {
+            if self.flows[i].transport == super::report::Transport::Erd
+                && self.place(i) == super::track::Place::Destination
+            {
+                self.flows[i].data.complete_whole_open();
+            }
+        }
+    }
+
     /// A segment completing ERD NACK messages.
     pub(super) fn erd_nack(&mut self, n: &ErdNackPkt) {
         self.last_time = self.last_time.max(n.time_ns);

@@ -713,6 +713,7 @@ impl Analyzer {
 
     /// The timeline, and per flow its messages' indices (the per-packet `message` field).
     pub fn timeline_and_messages(&mut self) -> (TimelineReport, Vec<MessageTable>) {
+        self.erd_settle();
         let ids = self.ids();
         let (flows, tables) = (0..self.flows.len()).map(|i| self.flow_timeline(i, &ids)).unzip();
         (TimelineReport { flows }, tables)
@@ -831,6 +832,7 @@ impl Analyzer {
 
     /// The flow table (and PFC pauses), in order of first appearance.
     pub fn flows(&mut self) -> FlowsReport {
+        self.erd_settle();
         self.sdr_settle();
         for f in &mut self.flows {
             f.data.finalize_all();

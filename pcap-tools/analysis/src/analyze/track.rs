@@ -599,7 +599,10 @@ impl Tracker {
                 None => 0,
             };
             // First seen at the destination after higher PSNs arrived: its earlier copy was lost.
-            if place == Place::Destination && whole && high_whole > v {
+            // (ERD sprays every packet over any path and resends under the same PSN: a late
+            // first copy is a loss only when a NACK asked for it.)
+            let late_is_loss = transport != Transport::Erd || asked_by.is_some();
+            if place == Place::Destination && whole && high_whole > v && late_is_loss {
                 new_losses.push(Loss {
                     psn: k.psn,
                     frame: k.frame,
@@ -1160,6 +1163,28 @@ impl Tracker {
         }
         self.open.remove(&first);
         self.complete(id, frame, time_ns);
+    }
+
+    /// A transport nothing acknowledges (ERD), at a tap found to be the receiver's only after
+    /// some of its messages went by (a NACK shows it): completes every open message whose
+    /// packets all arrived whole, at the frame that brought its last missing piece.
+    pub fn complete_whole_open(&mut self) {
+        let open: Vec<(u64, u32)> = self.open.iter().map(|(&f, &id)| (f, id)).collect();
+        for (first, id) in open {
+            let Some(m) = self.msg(id) else { continue };
+            let (Some(last), None) = (m.last_psn, m.complete_frame) else { continue };
+            let mut at: Option<(u64, u64)> = Some((0, 0));
+            for u in first..=last {
+                match (self.get(u), at) {
+                    (Some(s), Some(a)) if s.whole > 0 => at = Some(a.max((s.first_frame, s.first_time))),
+                    _ => at = None,
+                }
+            }
+            if let Some((frame, time)) = at.filter(|a| a.0 > 0) {
+                self.open.remove(&first);
+                self.complete(id, frame, time);
+            }
+        }
     }
 
     /// A transport whose own acknowledgement names a message (Flor's ACK): the message whose
