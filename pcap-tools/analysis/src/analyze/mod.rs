@@ -240,19 +240,21 @@ impl Analyzer {
                 self.last_time = self.last_time.max(p.time_ns);
                 self.pauses.add(p)
             }
-            Seen::ErdNack(n) => self.erd_nack(n),
-            Seen::Cm(c) => {
-                self.roce(&c.pkt);
-                self.cm(c);
-            }
-            Seen::SdrCtrl(c) => {
-                self.roce(&c.pkt);
-                self.sdr_ctrl(c);
-            }
-            Seen::FlorAck(a) => {
-                self.roce(&a.pkt);
-                self.flor_ack(a);
-            }
+            Seen::Rare(r) => match &**r {
+                pkt::Rare::ErdNack(n) => self.erd_nack(n),
+                pkt::Rare::Cm(c) => {
+                    self.roce(&c.pkt);
+                    self.cm(c);
+                }
+                pkt::Rare::SdrCtrl(c) => {
+                    self.roce(&c.pkt);
+                    self.sdr_ctrl(c);
+                }
+                pkt::Rare::FlorAck(a) => {
+                    self.roce(&a.pkt);
+                    self.flor_ack(a);
+                }
+            },
             Seen::None => {}
         }
     }
