@@ -93,46 +93,52 @@ impl std::hash::Hash for Key {
 }
 
 /// One flow's state.
+///
+/// Laid out in declaration order (`repr(C)`): what every frame of the flow reads and counts
+/// first, then its tracker (whose own hot fields lead), then what is read rarely. A flow is
+/// visited every hundred or so frames, its state usually out of the cache: the default layout
+/// (by alignment) spread the per-frame fields over twice the cache lines.
 #[derive(Debug)]
+#[repr(C)]
 struct FlowState {
+    frames: u64,
+    bytes: u64,
+    last_time: u64,
+    idle_max: u64,
+    /// Where the tap is for it, as of a version of the tapped-host sets.
+    place: Option<(u64, Place)>,
+    peer: Option<usize>,
+    /// Header-only packets seen before the flow showed whether it carries requests or answers.
+    pending_ho: Vec<Pkt>,
+    /// PSNs a research transport's receiver side asked for ([`asks`]).
+    asks: Option<Box<asks::Asks>>,
+    acks: u64,
+    sacks: u64,
+    seq_errors: u64,
+    /// The PSN of the flow's last NAK (duplicate NAKs).
+    last_nak: Option<u32>,
+    /// Its source is known to be a tapped host (sent with an initial TTL).
+    src_local: bool,
+    profile: Profile,
+    transport: Transport,
+    role: Role,
+    data: Tracker,
+    naks: u64,
+    rnr_naks: u64,
+    cnps: u64,
+    ecn_ce: u64,
+    /// When the flow's last CE-marked data packet was seen (CE to CNP).
+    last_ce: Option<u64>,
     iface: u32,
     src: IpAddr,
     dst: IpAddr,
     destqp: u32,
     /// 0 for the first use of the key, N for the Nth reuse.
     generation: u32,
-    profile: Profile,
-    transport: Transport,
-    role: Role,
-    frames: u64,
-    bytes: u64,
     first_time: u64,
-    last_time: u64,
-    idle_max: u64,
-    acks: u64,
-    naks: u64,
-    sacks: u64,
-    seq_errors: u64,
-    rnr_naks: u64,
-    cnps: u64,
-    ecn_ce: u64,
-    data: Tracker,
-    peer: Option<usize>,
     series: Option<Box<series::Series>>,
     /// Its spill streams (retransmissions, capture gaps, losses, messages) once it spills.
     streams: [Option<usize>; 4],
-    /// The PSN of the flow's last NAK (duplicate NAKs).
-    last_nak: Option<u32>,
-    /// When the flow's last CE-marked data packet was seen (CE to CNP).
-    last_ce: Option<u64>,
-    /// Its source is known to be a tapped host (sent with an initial TTL).
-    src_local: bool,
-    /// Header-only packets seen before the flow showed whether it carries requests or answers.
-    pending_ho: Vec<Pkt>,
-    /// Where the tap is for it, as of a version of the tapped-host sets.
-    place: Option<(u64, Place)>,
-    /// PSNs a research transport's receiver side asked for ([`asks`]).
-    asks: Option<Box<asks::Asks>>,
     /// A control flow: the data flow it serves (NetRT requests, SDR control).
     serves: Option<usize>,
     /// SDR's events on this flow ([`sdr`]); Flor's too ([`flor`]).
