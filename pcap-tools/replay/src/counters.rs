@@ -268,12 +268,23 @@ struct Qp {
     retry_at: Option<u32>,
 }
 
+/// A READ request's DMA length (its RETH), for the frame `k` summarises (read here rather than
+/// carried in every frame's summary, which crosses between the analyser's threads).
+pub(crate) fn dma_len(k: &Pkt, d: &rocescope_codec::decoder::Decoded<'_, '_>) -> Option<u32> {
+    match k.class {
+        Class::Request { op: ReqOp::Read, .. } => d.frame.roce().and_then(|p| p.reth()).map(|r| r.dma_len()),
+        _ => None,
+    }
+}
+
 impl Qp {
     fn in_order(&self) -> bool {
         matches!(self.transport, Transport::Gbn | Transport::Rc)
     }
-    fn span(&self, k: &Pkt) -> u32 {
-        match (k.class, k.dma_len) {
+    /// The PSNs a request packet spans: a READ request's DMA length (`dma_len`, its RETH's) in
+    /// responses, else one.
+    fn span(&self, k: &Pkt, dma_len: Option<u32>) -> u32 {
+        match (k.class, dma_len) {
             (Class::Request { op: ReqOp::Read, .. }, Some(len)) => len.div_ceil(self.mtu.max(1)).max(1),
             _ => 1,
         }
@@ -358,8 +369,8 @@ impl Counter {
         *self.c.get_mut(name).expect("a judged counter") += 1;
     }
 
-    /// One frame of the capture.
-    pub(crate) fn frame(&mut self, k: &Pkt) {
+    /// One frame of the capture; `dma_len`: a READ request's DMA length ([`dma_len`]).
+    pub(crate) fn frame(&mut self, k: &Pkt, dma_len: Option<u32>) {
         if k.iface != self.iface {
             return;
         }
@@ -390,7 +401,7 @@ impl Counter {
         let request = matches!(k.class, Class::Request { .. });
         let mut found: Vec<&'static str> = Vec::new();
         if q.responder && inn && request {
-            let span = q.span(k);
+            let span = q.span(k, dma_len);
             let p = k.psn;
             let e = *q.expected.get_or_insert(p);
             if q.in_order() {
@@ -414,7 +425,7 @@ impl Counter {
                 q.expected = Some(f);
             }
         } else if !q.responder && out && request {
-            let (p, span) = (k.psn, q.span(k));
+            let (p, span) = (k.psn, q.span(k, dma_len));
             let next = psn::add(p, span);
             let new = q.snd_max.is_none_or(|m| !psn::lt(p, m));
             // Going back (an acknowledgement that passes the next PSN moves it forward: no

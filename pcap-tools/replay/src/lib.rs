@@ -441,7 +441,7 @@ pub fn replay_partial<R: Read>(
             if let Some((c, h)) = counter.as_mut() {
                 if rec.interface == h.interface {
                     if let Seen::Roce(k) = Pkt::from_decoded(d, rec.number, rec.ts_ns, rec.interface, rec.orig_len) {
-                        c.frame(&k);
+                        c.frame(&k, counters::dma_len(&k, d));
                     }
                 }
             }

@@ -58,12 +58,13 @@ impl Analyzer {
     /// Before a data packet of flow `i` is fed to its tracker: tells the tracker whether the
     /// receiver side asked for this copy, and who resent it.
     pub(super) fn research_before_data(&mut self, i: usize, k: &Pkt) {
+        let f = &mut self.flows[i];
         if k.profile == Profile::Erd {
-            self.flows[i].transport = super::report::Transport::Erd;
+            f.transport = super::report::Transport::Erd;
         }
         // Nothing asked for on this flow and no mark: nothing to tell (the tracker's `asked` is
         // already clear: it is taken by every data packet, and cleared after it).
-        if self.flows[i].asks.is_none() && k.ext != PktExt::NetrtMarked {
+        if f.asks.is_none() && k.ext != PktExt::NetrtMarked {
             return;
         }
         let Some(v) = self.flows[i].data.peek(k.psn) else { return };
@@ -86,7 +87,17 @@ impl Analyzer {
     /// sends no acknowledgement, completes a message at its receiver's tap once every piece of
     /// it arrived.
     pub(super) fn research_after_data(&mut self, i: usize, k: &Pkt, place: Place) {
-        self.flows[i].data.asked = None;
+        let f = &mut self.flows[i];
+        f.data.asked = None;
+        // Neither SDR's nor Flor's (most packets): only ERD's rule can apply, on this flow. (A
+        // Flor flow's WRITE First/Middle decodes as `std`: the flow's profile says it is Flor's.)
+        if !matches!(k.ext, PktExt::SdrData { .. }) && k.profile != Profile::Flor && f.profile != Profile::Flor {
+            if f.transport == super::report::Transport::Erd && place == Place::Destination {
+                let Some(v) = f.data.peek(k.psn) else { return };
+                f.data.complete_if_whole(v, k.frame, k.time_ns);
+            }
+            return;
+        }
         if matches!(k.ext, PktExt::SdrData { .. }) {
             self.sdr_data(i, k, place);
         }

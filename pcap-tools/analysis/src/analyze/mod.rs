@@ -93,46 +93,52 @@ impl std::hash::Hash for Key {
 }
 
 /// One flow's state.
+///
+/// Laid out in declaration order (`repr(C)`): what every frame of the flow reads and counts
+/// first, then its tracker (whose own hot fields lead), then what is read rarely. A flow is
+/// visited every hundred or so frames, its state usually out of the cache: the default layout
+/// (by alignment) spread the per-frame fields over twice the cache lines.
 #[derive(Debug)]
+#[repr(C)]
 struct FlowState {
+    frames: u64,
+    bytes: u64,
+    last_time: u64,
+    idle_max: u64,
+    /// Where the tap is for it, as of a version of the tapped-host sets.
+    place: Option<(u64, Place)>,
+    peer: Option<usize>,
+    /// Header-only packets seen before the flow showed whether it carries requests or answers.
+    pending_ho: Vec<Pkt>,
+    /// PSNs a research transport's receiver side asked for ([`asks`]).
+    asks: Option<Box<asks::Asks>>,
+    acks: u64,
+    sacks: u64,
+    seq_errors: u64,
+    /// The PSN of the flow's last NAK (duplicate NAKs).
+    last_nak: Option<u32>,
+    /// Its source is known to be a tapped host (sent with an initial TTL).
+    src_local: bool,
+    profile: Profile,
+    transport: Transport,
+    role: Role,
+    data: Tracker,
+    naks: u64,
+    rnr_naks: u64,
+    cnps: u64,
+    ecn_ce: u64,
+    /// When the flow's last CE-marked data packet was seen (CE to CNP).
+    last_ce: Option<u64>,
     iface: u32,
     src: IpAddr,
     dst: IpAddr,
     destqp: u32,
     /// 0 for the first use of the key, N for the Nth reuse.
     generation: u32,
-    profile: Profile,
-    transport: Transport,
-    role: Role,
-    frames: u64,
-    bytes: u64,
     first_time: u64,
-    last_time: u64,
-    idle_max: u64,
-    acks: u64,
-    naks: u64,
-    sacks: u64,
-    seq_errors: u64,
-    rnr_naks: u64,
-    cnps: u64,
-    ecn_ce: u64,
-    data: Tracker,
-    peer: Option<usize>,
     series: Option<Box<series::Series>>,
     /// Its spill streams (retransmissions, capture gaps, losses, messages) once it spills.
     streams: [Option<usize>; 4],
-    /// The PSN of the flow's last NAK (duplicate NAKs).
-    last_nak: Option<u32>,
-    /// When the flow's last CE-marked data packet was seen (CE to CNP).
-    last_ce: Option<u64>,
-    /// Its source is known to be a tapped host (sent with an initial TTL).
-    src_local: bool,
-    /// Header-only packets seen before the flow showed whether it carries requests or answers.
-    pending_ho: Vec<Pkt>,
-    /// Where the tap is for it, as of a version of the tapped-host sets.
-    place: Option<(u64, Place)>,
-    /// PSNs a research transport's receiver side asked for ([`asks`]).
-    asks: Option<Box<asks::Asks>>,
     /// A control flow: the data flow it serves (NetRT requests, SDR control).
     serves: Option<usize>,
     /// SDR's events on this flow ([`sdr`]); Flor's too ([`flor`]).
@@ -169,6 +175,37 @@ pub struct Analyzer {
 
 fn initial_ttl(t: u8) -> bool {
     matches!(t, 64 | 128 | 255)
+}
+
+/// Where the tap is for flow `f`, given the tapped hosts (`local`) per interface.
+fn place_of(f: &FlowState, local: &FxHashMap<u32, FxHashSet<IpAddr>>) -> Place {
+    let Some(local) = local.get(&f.iface) else { return Place::Middle };
+    match (local.contains(&f.src), local.contains(&f.dst)) {
+        (true, false) => Place::Source,
+        (false, true) => Place::Destination,
+        _ => Place::Middle,
+    }
+}
+
+/// [`place_of`], cached in the flow until the tapped-host sets change (`version`).
+#[inline]
+fn place_cached(f: &mut FlowState, local: &FxHashMap<u32, FxHashSet<IpAddr>>, version: u64) -> Place {
+    if let Some((v, p)) = f.place {
+        if v == version {
+            return p;
+        }
+    }
+    let p = place_of(f, local);
+    f.place = Some((version, p));
+    p
+}
+
+/// What a data packet showed at once (`last`, its tracker's note), into the frame's note.
+#[inline]
+fn note_data(note: &mut fields::LiveNote, last: &track::TrackNote) {
+    note.data = Some((last.v, last.msn));
+    note.out_of_order = last.out_of_order;
+    note.psn_gap = last.psn_gap;
 }
 
 impl Analyzer {
@@ -233,6 +270,10 @@ impl Analyzer {
     }
 
     /// Feeds one frame (from [`Pkt::from_decoded`]).
+    ///
+    /// Inlined: called once per frame by the reading loops, which then call the analyser of the
+    /// frame's kind directly.
+    #[inline]
     pub fn add(&mut self, seen: &Seen) {
         match seen {
             Seen::Roce(k) => self.roce(k),
@@ -240,19 +281,21 @@ impl Analyzer {
                 self.last_time = self.last_time.max(p.time_ns);
                 self.pauses.add(p)
             }
-            Seen::ErdNack(n) => self.erd_nack(n),
-            Seen::Cm(c) => {
-                self.roce(&c.pkt);
-                self.cm(c);
-            }
-            Seen::SdrCtrl(c) => {
-                self.roce(&c.pkt);
-                self.sdr_ctrl(c);
-            }
-            Seen::FlorAck(a) => {
-                self.roce(&a.pkt);
-                self.flor_ack(a);
-            }
+            Seen::Rare(r) => match &**r {
+                pkt::Rare::ErdNack(n) => self.erd_nack(n),
+                pkt::Rare::Cm(c) => {
+                    self.roce(&c.pkt);
+                    self.cm(c);
+                }
+                pkt::Rare::SdrCtrl(c) => {
+                    self.roce(&c.pkt);
+                    self.sdr_ctrl(c);
+                }
+                pkt::Rare::FlorAck(a) => {
+                    self.roce(&a.pkt);
+                    self.flor_ack(a);
+                }
+            },
             Seen::None => {}
         }
     }
@@ -326,24 +369,11 @@ impl Analyzer {
 
     /// Where the tap is for flow `i`.
     fn place(&mut self, i: usize) -> Place {
-        if let Some((v, p)) = self.flows[i].place {
-            if v == self.local_version {
-                return p;
-            }
-        }
-        let p = self.place_now(i);
-        self.flows[i].place = Some((self.local_version, p));
-        p
+        place_cached(&mut self.flows[i], &self.local, self.local_version)
     }
 
     fn place_now(&self, i: usize) -> Place {
-        let f = &self.flows[i];
-        let Some(local) = self.local.get(&f.iface) else { return Place::Middle };
-        match (local.contains(&f.src), local.contains(&f.dst)) {
-            (true, false) => Place::Source,
-            (false, true) => Place::Destination,
-            _ => Place::Middle,
-        }
+        place_of(&self.flows[i], &self.local)
     }
 
     /// The flow whose data a frame of flow `i` acknowledges (the reverse direction), paired on
@@ -393,10 +423,22 @@ impl Analyzer {
     }
 
     /// A data packet of flow `i` (its role set): to its tracker, where the tap stands for it.
+    /// (One look-up of the flow: this runs for most frames.)
     fn data(&mut self, i: usize, k: &Pkt) -> Place {
-        let place = self.place(i);
-        let t = self.flows[i].transport;
-        self.flows[i].data.on_data(k, place, t);
+        let f = &mut self.flows[i];
+        let place = place_cached(f, &self.local, self.local_version);
+        let t = f.transport;
+        f.data.on_data(k, place, t);
+        place
+    }
+
+    /// [`Self::data`], then what the packet showed at once ([`Self::data_note`]).
+    fn data_noted(&mut self, i: usize, k: &Pkt) -> Place {
+        let f = &mut self.flows[i];
+        let place = place_cached(f, &self.local, self.local_version);
+        let t = f.transport;
+        f.data.on_data(k, place, t);
+        note_data(&mut self.note, &f.data.last);
         place
     }
 
@@ -412,49 +454,47 @@ impl Analyzer {
         self.last_time = self.last_time.max(k.time_ns);
         let i = self.flow(k);
         self.note.flow = Some(i);
+        // (The flow's own counts first, with one look-up of it.)
+        let f = &mut self.flows[i];
         // (A NetRT message is a switch's, at the served flow's addresses: its TTL tells nothing.)
-        if !self.flows[i].src_local && k.ttl.is_some_and(initial_ttl) && !k.is_netrt_message() {
-            self.flows[i].src_local = true;
-            if self.local.entry(k.iface).or_default().insert(k.src) {
-                self.local_version += 1;
+        let tapped = !f.src_local && k.ttl.is_some_and(initial_ttl) && !k.is_netrt_message();
+        if tapped {
+            f.src_local = true;
+        }
+        if f.frames > 0 {
+            f.idle_max = f.idle_max.max(k.time_ns.saturating_sub(f.last_time));
+        }
+        f.frames += 1;
+        f.bytes += k.len as u64;
+        f.last_time = f.last_time.max(k.time_ns);
+        if k.ce {
+            f.ecn_ce += 1;
+            if k.is_data() {
+                f.last_ce = Some(k.time_ns);
             }
+        }
+        if k.profile != Profile::Std || f.profile == Profile::Std {
+            f.profile = k.profile;
+        }
+        if k.profile == Profile::Dcp {
+            f.transport = Transport::Dcp;
+        }
+        let pending = !f.pending_ho.is_empty();
+        if tapped && self.local.entry(k.iface).or_default().insert(k.src) {
+            self.local_version += 1;
         }
         if self.pauses.any() {
             self.pauses.frame(k.iface, k.time_ns, i);
         }
-        {
-            let f = &mut self.flows[i];
-            if f.frames > 0 {
-                f.idle_max = f.idle_max.max(k.time_ns.saturating_sub(f.last_time));
-            }
-            f.frames += 1;
-            f.bytes += k.len as u64;
-            f.last_time = f.last_time.max(k.time_ns);
-            if k.ce {
-                f.ecn_ce += 1;
-                if k.is_data() {
-                    f.last_ce = Some(k.time_ns);
-                }
-            }
-            if k.profile != Profile::Std || f.profile == Profile::Std {
-                f.profile = k.profile;
-            }
-            if k.profile == Profile::Dcp {
-                f.transport = Transport::Dcp;
-            }
-        }
-        if !self.flows[i].pending_ho.is_empty()
-            && !matches!(k.class, Class::HeaderOnly { .. } | Class::Cnp | Class::Other)
-        {
+        if pending && !matches!(k.class, Class::HeaderOnly { .. } | Class::Cnp | Class::Other) {
             self.settle_pending_ho(i, matches!(k.class, Class::Request { .. }));
         }
         match k.class {
             Class::Request { .. } => {
                 self.flows[i].role = Role::Requests;
                 self.research_before_data(i, k);
-                let place = self.data(i, k);
+                let place = self.data_noted(i, k);
                 self.research_after_data(i, k, place);
-                self.data_note(i);
             }
             Class::Control => self.netrt_control(i, k),
             Class::HeaderOnly { .. } => {
@@ -488,14 +528,12 @@ impl Analyzer {
                     self.bounce(i, k);
                 } else {
                     self.flows[i].role = Role::Requests;
-                    self.data(i, k);
-                    self.data_note(i);
+                    self.data_noted(i, k);
                 }
             }
             Class::ReadResponse { pos } => {
                 self.flows[i].role = Role::Responses;
-                self.data(i, k);
-                self.data_note(i);
+                self.data_noted(i, k);
                 if let Some(p) = self.peer(i, k.psn) {
                     self.flows[p].data.on_read_response(k, pos);
                     if self.flows[p].transport != Transport::Dcp {
@@ -506,12 +544,13 @@ impl Analyzer {
             Class::Ack => {
                 self.flows[i].acks += 1;
                 if let Some(p) = self.peer(i, k.psn) {
+                    let g = &mut self.flows[p];
                     if let Some(e) = k.dcp_emsn {
-                        self.flows[p].data.on_emsn(e, k.frame, k.time_ns);
-                    } else if self.flows[p].transport != Transport::Dcp {
+                        g.data.on_emsn(e, k.frame, k.time_ns);
+                    } else if g.transport != Transport::Dcp {
                         let next = k.psn.wrapping_add(1) & psn::MASK;
-                        self.flows[p].data.on_cover(next, k.frame, k.time_ns);
-                        self.note.ack_rtt_ns = self.flows[p].data.last.rtt;
+                        g.data.on_cover(next, k.frame, k.time_ns);
+                        self.note.ack_rtt_ns = g.data.last.rtt;
                         self.resync(p, next);
                     }
                 }
@@ -534,14 +573,16 @@ impl Analyzer {
                 }
             }
             Class::Sack { .. } => {
-                self.flows[i].sacks += 1;
-                self.flows[i].last_nak = Some(k.psn);
-                self.flows[i].seq_errors += 1;
+                let f = &mut self.flows[i];
+                f.sacks += 1;
+                f.last_nak = Some(k.psn);
+                f.seq_errors += 1;
                 if let Some(p) = self.peer(i, k.psn) {
-                    self.flows[p].transport = Transport::Irn;
                     self.flows[i].transport = Transport::Irn;
-                    self.flows[p].data.on_cover(k.psn, k.frame, k.time_ns);
-                    self.flows[p].data.on_sack(k.psn);
+                    let g = &mut self.flows[p];
+                    g.transport = Transport::Irn;
+                    g.data.on_cover(k.psn, k.frame, k.time_ns);
+                    g.data.on_sack(k.psn);
                     self.resync(p, k.psn);
                 }
             }
@@ -624,13 +665,6 @@ impl Analyzer {
         self.flows.iter().map(|f| f.series.as_deref()).collect()
     }
 
-    fn data_note(&mut self, i: usize) {
-        let t = &self.flows[i].data.last;
-        self.note.data = Some((t.v, t.msn));
-        self.note.out_of_order = t.out_of_order;
-        self.note.psn_gap = t.psn_gap;
-    }
-
     /// A CM REQ opens a connection from its sender's QP; the REP that answers it (its remote
     /// communication id is the REQ's local one) names the other end's QP.
     fn cm(&mut self, c: &pkt::CmPkt) {
@@ -646,9 +680,10 @@ impl Analyzer {
 
     /// At the destination of flow `p`, its receiver's acknowledgement says what it expects next.
     fn resync(&mut self, p: usize, next: u32) {
-        if self.place(p) == Place::Destination {
-            let Some(v) = self.flows[p].data.peek(next) else { return };
-            self.flows[p].data.resync_expected(v);
+        let g = &mut self.flows[p];
+        if place_cached(g, &self.local, self.local_version) == Place::Destination {
+            let Some(v) = g.data.peek(next) else { return };
+            g.data.resync_expected(v);
         }
     }
 

@@ -90,8 +90,6 @@ pub struct Pkt {
     pub dcp_msn: Option<u32>,
     /// DCP: the receiver's eMSN carried by an ACK (tag 01).
     pub dcp_emsn: Option<u32>,
-    /// READ Request: the DMA length of its RETH.
-    pub dma_len: Option<u32>,
     /// What a research transport's extension adds (NetRT, ERD).
     pub ext: PktExt,
 }
@@ -178,16 +176,24 @@ pub struct PfcPkt {
 pub enum Seen {
     Roce(Pkt),
     Pfc(PfcPkt),
-    /// ERD NACK messages (TCP): allocated for, and rare. (The three allocated summaries are
-    /// boxed: a `Seen` is as small as the common [`Pkt`].)
-    ErdNack(Box<ErdNackPkt>),
-    /// An SDR control message (allocated for: one per ACK period).
-    SdrCtrl(Box<SdrCtrlPkt>),
-    /// A Flor software ACK (allocated for: one per ACK).
-    FlorAck(Box<FlorAckPkt>),
-    /// A CM REQ or REP: which QPs a connection joins (one per connection: boxed too).
-    Cm(Box<CmPkt>),
+    /// The rare kinds, allocated for, behind one box: a `Seen` is as small as the common
+    /// [`Pkt`], and dropping a batch of summaries (`analyze::run`, once per frame) tests one
+    /// variant, inlined, where four boxed variants made it a call per summary.
+    Rare(Box<Rare>),
     None,
+}
+
+/// The summaries allocated for, each rare in a capture.
+#[derive(Clone, Debug)]
+pub enum Rare {
+    /// ERD NACK messages (TCP).
+    ErdNack(ErdNackPkt),
+    /// An SDR control message (one per ACK period).
+    SdrCtrl(SdrCtrlPkt),
+    /// A Flor software ACK (one per ACK).
+    FlorAck(FlorAckPkt),
+    /// A CM REQ or REP: which QPs a connection joins (one per connection).
+    Cm(CmPkt),
 }
 
 /// A CM REQ or REP (IBTA 12.6): the sender's QPN, and the communication ids that match a REP to
@@ -219,7 +225,7 @@ impl Pkt {
                 Some(Net::Ipv6 { off }) => f.data().get(off as usize + 7).copied(),
                 _ => None,
             };
-            return Seen::ErdNack(Box::new(ErdNackPkt {
+            return Seen::Rare(Box::new(Rare::ErdNack(ErdNackPkt {
                 frame,
                 time_ns,
                 iface,
@@ -227,7 +233,7 @@ impl Pkt {
                 dst,
                 ttl,
                 entries: n.entries().to_vec(),
-            }));
+            })));
         }
         let Some(p) = f.roce() else {
             if let Some(mc) = f.mac_control() {
@@ -322,10 +328,6 @@ impl Pkt {
         } else {
             Class::Other
         };
-        let dma_len = match class {
-            Class::Request { op: ReqOp::Read, .. } => p.reth().map(|r| r.dma_len()),
-            _ => None,
-        };
         // Built as the result: the common summary (a packet without an extension, not a CM
         // MAD) is returned as it stands, written once; the rare kinds below take it out again.
         let seen = Seen::Roce(Pkt {
@@ -349,7 +351,6 @@ impl Pkt {
                 _ => None,
             }),
             dcp_emsn: dcp.and_then(|x| x.emsn),
-            dma_len,
             ext,
         });
         if plain && f.cm().is_none() {
@@ -358,23 +359,27 @@ impl Pkt {
         let Seen::Roce(pkt) = seen else { return seen };
         if !plain {
             if let Ext::Sdr(Sdr::Ctrl(c)) = f.ext() {
-                return Seen::SdrCtrl(Box::new(sdr_ctrl(pkt, c, p.payload())));
+                return Seen::Rare(Box::new(Rare::SdrCtrl(sdr_ctrl(pkt, c, p.payload()))));
             }
             if let Ext::Flor(Flor::Ack(a)) = f.ext() {
-                return Seen::FlorAck(Box::new(FlorAckPkt { pkt, qpn: a.qpn, acked: a.acked(p.payload()).collect() }));
+                return Seen::Rare(Box::new(Rare::FlorAck(FlorAckPkt {
+                    pkt,
+                    qpn: a.qpn,
+                    acked: a.acked(p.payload()).collect(),
+                })));
             }
         }
         if let Some(cm) = f.cm() {
             let msg = cm.msg();
             if matches!(msg, rocescope_codec::ib::cm::CmMsg::Req | rocescope_codec::ib::cm::CmMsg::Rep) {
                 if let Some(qpn) = cm.local_qpn() {
-                    return Seen::Cm(Box::new(CmPkt {
+                    return Seen::Rare(Box::new(Rare::Cm(CmPkt {
                         pkt,
                         rep: msg == rocescope_codec::ib::cm::CmMsg::Rep,
                         local_comm_id: cm.local_comm_id(),
                         remote_comm_id: cm.remote_comm_id().unwrap_or(0),
                         qpn,
-                    }));
+                    })));
                 }
             }
         }

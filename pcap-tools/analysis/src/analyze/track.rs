@@ -112,59 +112,65 @@ pub struct RetxEvent {
 }
 
 /// The tracker of one flow's data.
+///
+/// Laid out in declaration order (`repr(C)`), the fields a data packet or an acknowledgement
+/// reads first, together: the analyser visits a flow every hundred or so frames (many flows
+/// interleave), so its state is usually out of the cache, and the default layout (by alignment)
+/// spread those fields over more cache lines than they fill.
 #[derive(Debug, Default)]
+#[repr(C)]
 pub struct Tracker {
     unwrap: Unwrap,
     base: u64,
-    slots: VecDeque<Slot>,
     /// Highest PSN recorded (any form) and recorded whole, + 1.
     high: u64,
     high_whole: u64,
     /// Everything below is acknowledged (exclusive bound), as the tap saw.
     cover: u64,
-    /// Acknowledgement history above `high` (exclusive bound, frame), for capture gaps found
-    /// once higher PSNs show up.
-    covers: VecDeque<(u64, u64)>,
     /// Capture gaps are reported below this.
     gaps_done: u64,
-    /// Each step of `cover` (new bound, frame, time), recent ones: a message whose last PSN
-    /// becomes known late completes at the first that passed it.
-    cover_log: VecDeque<(u64, u64, u64)>,
-    /// DCP: messages below this MSN are acknowledged (eMSN), and the frame that said so first.
-    emsn: Option<u64>,
-    msn_unwrap: Unwrap,
-    /// Go-Back-N's expected PSN at the destination.
-    epsn: Option<u64>,
-    /// SACKs recorded so far.
-    sacks: u32,
-    /// Live messages, ids from `msg_base` on (older ones are retired: in `out`).
-    msgs: VecDeque<MsgState>,
-    msg_base: u32,
-    /// Message ids by first PSN (Go-Back-N, IRN) and by MSN (DCP).
-    by_psn: BTreeMap<u64, u32>,
+    slots: VecDeque<Slot>,
     /// `by_psn`'s last entry (first PSN, message id), kept beside it: most data packets
     /// belong to the newest message, found here without a descent of the tree.
     newest: Option<(u64, u32)>,
-    by_msn: HashMap<u64, u32>,
+    /// Live messages, ids from `msg_base` on (older ones are retired: in `out`).
+    msgs: VecDeque<MsgState>,
+    msg_base: u32,
+    /// SACKs recorded so far.
+    sacks: u32,
+    /// What the last frame fed showed at once (the per-packet analysis fields).
+    pub last: TrackNote,
+    /// Go-Back-N's expected PSN at the destination.
+    epsn: Option<u64>,
+    /// DCP: messages below this MSN are acknowledged (eMSN), and the frame that said so first.
+    emsn: Option<u64>,
+    /// Set by a research transport's analyser just before it feeds a copy the receiver side
+    /// asked for (`analyze/netrt.rs`, `erd.rs`); taken by [`Self::on_data`].
+    pub asked: Option<Asked>,
+    /// Keep events (the timeline); `false` keeps only counts (the flow table).
+    pub keep_events: bool,
+    pub stats: TrackStats,
+    /// Capture gaps still open to retraction: (PSN, proof frame, unwrapped PSN).
+    gaps: VecDeque<(u32, u64, u64)>,
     /// Messages not complete yet, oldest first.
     open: BTreeMap<u64, u32>,
+    /// Each step of `cover` (new bound, frame, time), recent ones: a message whose last PSN
+    /// becomes known late completes at the first that passed it.
+    cover_log: VecDeque<(u64, u64, u64)>,
     /// Losses still open to change (their PSN's slot is live), with their unwrapped PSN and
     /// the message id + 1 known when found; index `loss_base` + position.
     losses: VecDeque<(Loss, u64, u32)>,
     loss_base: u32,
-    /// Capture gaps still open to retraction: (PSN, proof frame, unwrapped PSN).
-    gaps: VecDeque<(u32, u64, u64)>,
+    /// Message ids by first PSN (Go-Back-N, IRN) and by MSN (DCP).
+    by_psn: BTreeMap<u64, u32>,
+    msn_unwrap: Unwrap,
+    by_msn: HashMap<u64, u32>,
+    /// Acknowledgement history above `high` (exclusive bound, frame), for capture gaps found
+    /// once higher PSNs show up.
+    covers: VecDeque<(u64, u64)>,
     /// Records done with (retransmissions, capture gaps, losses, messages), encoded
     /// ([`super::spill`]), for the analyser to move to its spill.
     pub out: [Vec<u8>; 4],
-    pub stats: TrackStats,
-    /// Keep events (the timeline); `false` keeps only counts (the flow table).
-    pub keep_events: bool,
-    /// What the last frame fed showed at once (the per-packet analysis fields).
-    pub last: TrackNote,
-    /// Set by a research transport's analyser just before it feeds a copy the receiver side
-    /// asked for (`analyze/netrt.rs`, `erd.rs`); taken by [`Self::on_data`].
-    pub asked: Option<Asked>,
 }
 
 /// A copy asked for by a research transport's signal, and who resent it.
@@ -186,23 +192,25 @@ pub struct TrackNote {
     pub rtt: Option<u64>,
 }
 
-/// Counts for the flow table.
+/// Counts for the flow table (those every data packet or acknowledgement adds to first: see
+/// [`Tracker`]'s layout).
 #[derive(Clone, Debug, Default)]
+#[repr(C)]
 pub struct TrackStats {
     pub data_frames: u64,
     pub data_bytes: u64,
     pub unique_bytes: u64,
+    pub rtt: Welford,
+    pub header_only: u64,
+    pub out_of_order: u64,
     pub retransmitted: u64,
     pub spurious: u64,
     pub timeouts: u64,
     pub max_retries: u32,
     pub losses: u64,
     pub capture_gaps: u64,
-    pub out_of_order: u64,
-    pub header_only: u64,
     pub messages: u64,
     pub completed: u64,
-    pub rtt: Welford,
     pub latency: Welford,
     pub last_complete: Option<u64>,
 }
