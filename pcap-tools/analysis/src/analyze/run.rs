@@ -20,12 +20,17 @@ pub struct Window {
 }
 
 impl Window {
+    /// Whether any frame can be left out (the reading loops skip [`Self::admits`] otherwise).
+    fn limits(&self) -> bool {
+        self.from_s.is_some() || self.to_s.is_some()
+    }
+
     /// A frame `t` ns into the capture (the first frame's time is `start`): `Continue(true)` to
     /// analyse it, `Continue(false)` to skip it, `Break` when the window is over.
     #[inline]
     fn admits(&self, start: u64, t: u64) -> ControlFlow<(), bool> {
         // (No window, the common case: no division per frame.)
-        if self.from_s.is_none() && self.to_s.is_none() {
+        if !self.limits() {
             return ControlFlow::Continue(true);
         }
         let rel = t.saturating_sub(start) as f64 / 1e9;
@@ -45,11 +50,11 @@ pub fn analyze<R: Read>(
 ) -> Result<Analyzer, CaptureError> {
     let mut a = Analyzer::new(opts);
     let mut t0: Option<u64> = None;
+    let limits = window.limits();
     session.run(|rec, d| {
         tick(rec);
         let t = rec.ts_ns;
-        let start = *t0.get_or_insert(t);
-        if !window.admits(start, t)? {
+        if limits && !window.admits(*t0.get_or_insert(t), t)? {
             return ControlFlow::Continue(());
         }
         let seen = Pkt::from_decoded(d, rec.number, t, rec.interface, rec.orig_len);
@@ -89,16 +94,22 @@ pub fn analyze_threaded<R: Read + Send + 'static>(
         let mut batch: Vec<Seen> = Vec::with_capacity(BATCH);
         let mut at = (0u64, 0u64);
         let mut closed = false;
+        // (Without a window, as `flows` mostly runs, the loop does not look at times at all.)
+        let limits = window.limits();
         let r = session.run(|rec, d| {
             let t = rec.ts_ns;
-            let start = *t0.get_or_insert(t);
             at = (rec.number, rec.offset);
-            if !window.admits(start, t)? {
+            if limits && !window.admits(*t0.get_or_insert(t), t)? {
                 return ControlFlow::Continue(());
             }
-            let seen = Pkt::from_decoded(d, rec.number, t, rec.interface, rec.orig_len);
-            if !matches!(seen, Seen::None) {
-                batch.push(seen);
+            // Assigned to the batch's next element rather than built aside and pushed (five
+            // instructions a frame fewer; its fields are still stored one by one).
+            batch.push(Seen::None);
+            if let Some(slot) = batch.last_mut() {
+                *slot = Pkt::from_decoded(d, rec.number, t, rec.interface, rec.orig_len);
+                if matches!(slot, Seen::None) {
+                    batch.pop();
+                }
             }
             if batch.len() >= BATCH {
                 let next = empty_rx.try_recv().unwrap_or_else(|_| Vec::with_capacity(BATCH));
