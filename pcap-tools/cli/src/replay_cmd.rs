@@ -92,7 +92,7 @@ pub(crate) enum ReplayFormat {
 }
 
 pub(crate) fn parse_stack(s: &str) -> Result<StackChoice, String> {
-    StackChoice::parse(s).ok_or_else(|| format!("unknown stack '{s}' (gbn irn dcp auto)"))
+    StackChoice::parse(s).ok_or_else(|| format!("unknown stack '{s}' (gbn irn dcp sdr-sr sdr-ec flor erd auto)"))
 }
 
 pub(crate) fn run(out: &mut impl Write, args: &ReplayArgs) -> Result<u8, Failure> {

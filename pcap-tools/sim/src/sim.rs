@@ -2177,15 +2177,7 @@ impl<'w> Fabric<'w> {
             // ERD's NACK path (TCP), to the endpoint its ports name.
             if let Some(&ep) = f.tcp().and_then(|t| self.nodes[host as usize].tcp.get(&(t.src_port, t.dst_port))) {
                 self.txs[tx].fate = Fate::Delivered { at: self.now };
-                let mut actions = std::mem::take(&mut self.actions);
-                match &mut self.eps[ep as usize] {
-                    EpBox::Req(r) => r.on_frame(self.now, &f, &mut actions),
-                    EpBox::Resp(r) => r.on_frame(self.now, &f, &mut actions),
-                }
-                let trigger = self.txs[tx].id;
-                self.run_actions(ep, &mut actions, Some(trigger));
-                self.actions = actions;
-                return;
+                return self.hand_to(ep, &f, tx);
             }
             self.txs[tx].fate = Fate::Dropped { at: self.now, cause: DropCause::NoEndpoint, place: 0 };
             return;
@@ -2235,17 +2227,22 @@ impl<'w> Fabric<'w> {
             }
         }
         let ce = f.tos().is_some_and(|t| t & 3 == 3);
+        self.hand_to(ep, &f, tx);
+        if ce {
+            self.send_cnp(host, ep, qpn);
+        }
+    }
+
+    /// Gives endpoint `ep` the frame of transmission `tx` and carries out what it asks.
+    fn hand_to(&mut self, ep: u32, f: &Frame<'_>, tx: usize) {
         let mut actions = std::mem::take(&mut self.actions);
         match &mut self.eps[ep as usize] {
-            EpBox::Req(r) => r.on_frame(self.now, &f, &mut actions),
-            EpBox::Resp(r) => r.on_frame(self.now, &f, &mut actions),
+            EpBox::Req(r) => r.on_frame(self.now, f, &mut actions),
+            EpBox::Resp(r) => r.on_frame(self.now, f, &mut actions),
         }
         let trigger = self.txs[tx].id;
         self.run_actions(ep, &mut actions, Some(trigger));
         self.actions = actions;
-        if ce {
-            self.send_cnp(host, ep, qpn);
-        }
     }
 
     /// The receiving NIC answers a CE-marked packet with a CNP, at most one per QP per interval.

@@ -5,6 +5,8 @@
 //! taps, finding exactly the losses the stack repaired and every message complete at the
 //! receiver.
 
+mod common;
+
 use std::collections::BTreeSet;
 
 use rocescope_analysis::analyze::{run, Options};
@@ -23,16 +25,7 @@ fn run_checked(label: &str, opts: &SynthOptions) -> (Vec<TxRec>, Vec<TapFrame>, 
     let mut pcap = Vec::new();
     let f: Fabric<'_> = simulate(opts, Some(Box::new(&mut pcap)), true, None).unwrap();
     let ctx = || format!("{label}: {}", opts.command_line());
-    assert!(!f.stats.timed_out && !f.stats.watchdog, "{}: the run was cut", ctx());
-    for (ci, c) in f.conns.iter().enumerate() {
-        assert!(c.failed.is_none(), "{}: connection {ci} failed", ctx());
-        for (mi, m) in c.messages.iter().enumerate() {
-            assert_eq!(m.delivered.len(), 1, "{}: conn {ci} message {mi} delivered {} times", ctx(), m.delivered.len());
-            assert!(m.delivered[0].2 && m.delivered[0].1 == m.msg.len, "{}: conn {ci} message {mi} bytes", ctx());
-            assert_eq!(m.completed.len(), 1, "{}: conn {ci} message {mi} completed {} times", ctx(), m.completed.len());
-            assert!(m.delivered[0].0 <= m.completed[0], "{}: conn {ci} message {mi} completed first", ctx());
-        }
-    }
+    common::assert_conserved(&f, &ctx);
     let (txs, taps, params) = (f.txs.clone(), f.tap_frames.clone(), f.cfg.params);
     drop(f);
     let mut dec =

@@ -4,6 +4,8 @@
 //! selective-repeat model (Appendix A) where it is exact, over 1,000 messages of 64 chunks at
 //! three drop rates; and §5's long-haul comparison, where erasure coding beats selective repeat.
 
+mod common;
+
 use rocescope_analysis::capture::CaptureReader;
 use rocescope_codec::decoder::{Decoder, DecoderOptions, ProfileChoice};
 use rocescope_codec::ext::sdr::Ctrl;
@@ -21,16 +23,7 @@ fn run_checked(label: &str, opts: &SynthOptions) -> Fabric<'static> {
     let mut pcap = Vec::new();
     let f = simulate(opts, Some(Box::new(&mut pcap)), false, None).unwrap();
     let ctx = || format!("{label}: {}", opts.command_line());
-    assert!(!f.stats.timed_out && !f.stats.watchdog, "{}: the run was cut", ctx());
-    for (ci, c) in f.conns.iter().enumerate() {
-        assert!(c.failed.is_none(), "{}: connection {ci} failed", ctx());
-        for (mi, m) in c.messages.iter().enumerate() {
-            assert_eq!(m.delivered.len(), 1, "{}: conn {ci} message {mi} delivered {} times", ctx(), m.delivered.len());
-            assert!(m.delivered[0].2 && m.delivered[0].1 == m.msg.len, "{}: conn {ci} message {mi} bytes", ctx());
-            assert_eq!(m.completed.len(), 1, "{}: conn {ci} message {mi} completed {} times", ctx(), m.completed.len());
-            assert!(m.delivered[0].0 <= m.completed[0], "{}: conn {ci} message {mi} completed first", ctx());
-        }
-    }
+    common::assert_conserved(&f, &ctx);
     let f = f;
     let params = f.cfg.params;
     drop(f);

@@ -38,3 +38,19 @@ pub fn run_captured(o: &SynthOptions, keep_truth: bool) -> (Fabric<'static>, Vec
     }
     (f, frames)
 }
+
+/// Every message of the run was delivered intact once and completed once, after its delivery;
+/// no connection failed and the run was not cut (the research stacks' conservation; `ctx` names
+/// the run in a failure).
+pub fn assert_conserved(f: &Fabric<'_>, ctx: &dyn Fn() -> String) {
+    assert!(!f.stats.timed_out && !f.stats.watchdog, "{}: the run was cut", ctx());
+    for (ci, c) in f.conns.iter().enumerate() {
+        assert!(c.failed.is_none(), "{}: connection {ci} failed", ctx());
+        for (mi, m) in c.messages.iter().enumerate() {
+            assert_eq!(m.delivered.len(), 1, "{}: conn {ci} message {mi} delivered {} times", ctx(), m.delivered.len());
+            assert!(m.delivered[0].2 && m.delivered[0].1 == m.msg.len, "{}: conn {ci} message {mi} bytes", ctx());
+            assert_eq!(m.completed.len(), 1, "{}: conn {ci} message {mi} completed {} times", ctx(), m.completed.len());
+            assert!(m.delivered[0].0 <= m.completed[0], "{}: conn {ci} message {mi} completed first", ctx());
+        }
+    }
+}

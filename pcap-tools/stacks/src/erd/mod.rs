@@ -20,8 +20,9 @@
 //!   higher PSN. The receiver knows the messages its application posted
 //!   ([`ErdConfig::lengths`]), so it knows the PSNs they take. When a whole scan period passes
 //!   with nothing arriving, it names the expected PSNs after the highest received, at most
-//!   [`TAIL_NACK`] of them. A missing PSN is named again at every scan until it arrives, so a
-//!   lost resend costs one scan.
+//!   [`TAIL_NACK`] of them. A missing PSN is named again every other scan until it arrives
+//!   (the resend a NACK asked for takes up to a round trip, which is T), so a lost resend costs
+//!   two scans.
 //! - **Completion at the sender.** With no acknowledgement, the sender completes a message once
 //!   all its packets have left and [`ErdConfig::quiet_ns`] has passed since its last packet
 //!   (first copy or resend) with no NACK naming it. Until then it keeps the packets for

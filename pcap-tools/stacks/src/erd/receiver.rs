@@ -51,6 +51,10 @@ pub struct ErdReceiver {
     high: Option<u64>,
     /// The highest PSN received as of the previous scan.
     high_prev: Option<u64>,
+    /// Scans so far, and the scan that last named each PSN still missing (a PSN is named
+    /// again only two scans later: its resend may be on its way, one round trip ≤ T).
+    scans: u64,
+    named: std::collections::BTreeMap<u64, u64>,
     arrived: bool,
     /// Posted messages not yet delivered, in order, and where the walk of the lengths stands.
     expected: VecDeque<Expected>,
@@ -77,6 +81,8 @@ impl ErdReceiver {
             got: BTreeSet::new(),
             high: None,
             high_prev: None,
+            scans: 0,
+            named: std::collections::BTreeMap::new(),
             arrived: false,
             expected: VecDeque::new(),
             next_id: 0,
@@ -220,7 +226,14 @@ impl ErdReceiver {
     }
 
     fn scan(&mut self, now: Nanos, out: &mut Vec<Action>) {
-        let lost = self.missing();
+        self.scans += 1;
+        let scan = self.scans;
+        self.named = self.named.split_off(&self.floor);
+        let mut lost = self.missing();
+        lost.retain(|p| self.named.get(p).is_none_or(|&at| at + 2 <= scan));
+        for &p in &lost {
+            self.named.insert(p, scan);
+        }
         self.high_prev = self.high;
         self.arrived = false;
         if !lost.is_empty() {

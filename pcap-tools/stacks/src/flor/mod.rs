@@ -127,6 +127,16 @@ impl FlorConfig {
     }
 }
 
+/// The message-id field's mask (the immediate split's second width).
+pub(crate) fn mid_mask(cfg: &ConnConfig) -> u32 {
+    let b = cfg.params.flor_split.1 as u32;
+    if b >= 32 {
+        u32::MAX
+    } else {
+        (1u32 << b) - 1
+    }
+}
+
 /// One Flor connection's sender and receiver.
 ///
 /// Panics on a configuration no Flor QP could run: MTU 0, a unit size of 0, `ack_wqes` outside

@@ -131,12 +131,7 @@ impl FlorReceiver {
     }
 
     fn mid_mask(&self) -> u32 {
-        let b = self.cfg.params.flor_split.1 as u32;
-        if b >= 32 {
-            u32::MAX
-        } else {
-            (1u32 << b) - 1
-        }
+        super::mid_mask(&self.cfg)
     }
 
     /// The message MID `mid` names (MID = message id + 1, masked), unwrapped near the highest

@@ -186,12 +186,7 @@ impl FlorSender {
     }
 
     fn mid_mask(&self) -> u32 {
-        let b = self.cfg.params.flor_split.1 as u32;
-        if b >= 32 {
-            u32::MAX
-        } else {
-            (1u32 << b) - 1
-        }
+        super::mid_mask(&self.cfg)
     }
 
     fn units_of(&self, len: u32) -> u32 {
