@@ -1,7 +1,7 @@
 //! `rocescope replay` on the command line (issue 12): exit 0 on a conformant capture with the
 //! report in text and JSON (and on one with a NAK deleted: a capture gap is ambiguous, not a
 //! departure), 1 when a departure is found (a NAK sent twice), 2 on unusable input (garbage,
-//! standard input, an unknown stack); SDR captures listed as not judged.
+//! standard input, an unknown stack); SDR, Flor and ERD captures listed as not judged.
 
 use std::path::Path;
 use std::process::Command;
@@ -255,6 +255,41 @@ fn sdr_captures_are_listed_as_not_judged() {
                 "{text}"
             );
             assert!(text.contains("/512: no replay rules for SDR-RDMA yet"), "{text}");
+        }
+    }
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn flor_and_erd_captures_are_listed_as_not_judged_and_synth_refuses_their_truth() {
+    // `synth --stack flor` / `erd` captures: no replay rules for either yet, so each requests
+    // flow is listed with the reason, under `auto` and under its own stack; their ground truth is
+    // not built yet, so `synth --truth` refuses them (a usage error, exit 2).
+    let dir = std::env::temp_dir().join(format!("rocescope-replay-flor-erd-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    for (stack, reason) in [("flor", "no replay rules for Flor yet"), ("erd", "no replay rules for ERD yet")] {
+        let pcap = dir.join(format!("{stack}.pcapng"));
+        let synth = |truth: bool| {
+            let mut c = Command::new(BIN);
+            c.args(["synth", "--stack", stack, "--messages", "4", "--message-size", "50000", "--loss", "0.02"]);
+            c.args(["--taps", "sender", "-o"]).arg(&pcap);
+            if truth {
+                c.arg("--truth").arg(dir.join("truth.json"));
+            }
+            c.output().unwrap()
+        };
+        let refused = synth(true);
+        let err = String::from_utf8_lossy(&refused.stderr);
+        assert_eq!(refused.status.code(), Some(2), "{stack}: {err}");
+        assert!(err.contains(&format!("the ground truth of {stack} runs is not built yet")), "{err}");
+        let out = synth(false);
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        for choice in ["auto", stack] {
+            let (code, text, err) = replay(&["--stack", choice, pcap.to_str().unwrap()]);
+            assert_eq!(code, 0, "{err}");
+            let head = format!("replay --stack {choice}: 0 connection(s) judged, 0 departure(s)");
+            assert!(text.starts_with(&head), "{text}");
+            assert!(text.contains(&format!("/512: {reason}")), "{stack}: {text}");
         }
     }
     std::fs::remove_dir_all(&dir).ok();
