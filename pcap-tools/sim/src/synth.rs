@@ -314,21 +314,32 @@ impl SynthOptions {
     /// control frame's time on each (3 links on the dumbbell, 4 on a leaf-spine), at the slower
     /// of the host and fabric rates.
     pub fn base_rtt_ns(&self) -> u64 {
+        let (hops, rate) = self.path();
+        let ser = |bytes: u64| ((bytes + 24) as f64 * 8.0 / rate).ceil() as u64;
+        2 * hops * self.delay_ns + hops * (ser(78 + self.mtu as u64) + ser(80))
+    }
+
+    /// A path's links (3 on the dumbbell, 4 on a leaf-spine) and the slower of the host and
+    /// fabric rates, Gbit/s.
+    fn path(&self) -> (u64, f64) {
         let hops = match self.topology {
             TopologyKind::Dumbbell => 3,
             TopologyKind::LeafSpine { .. } => 4,
         };
-        let rate = self.fabric_rate_gbps.map_or(self.rate_gbps, |f| f.min(self.rate_gbps)).max(1e-9);
-        let ser = |bytes: u64| ((bytes + 24) as f64 * 8.0 / rate).ceil() as u64;
-        2 * hops * self.delay_ns + hops * (ser(78 + self.mtu as u64) + ser(80))
+        (hops, self.fabric_rate_gbps.map_or(self.rate_gbps, |f| f.min(self.rate_gbps)).max(1e-9))
+    }
+
+    /// The receivers' posted messages: `self.messages` of `self.message_size` bytes (what the
+    /// SDR, Flor and ERD receivers are told).
+    fn posted_lengths(&self) -> sdr::MsgLengths {
+        let (n, len) = (self.messages as u64, self.message_size);
+        sdr::MsgLengths(std::sync::Arc::new(move |i| (i < n).then_some(len)))
     }
 
     /// The SDR parameters of a connection whose receiver takes `self.messages` messages of
     /// `self.message_size` bytes.
     pub fn sdr_config(&self) -> sdr::SdrConfig {
         let o = &self.sdr;
-        let n = self.messages as u64;
-        let len = self.message_size;
         sdr::SdrConfig {
             mode: if self.stack == StackKind::SdrEc {
                 sdr::SdrMode::Ec { k: o.k, m: o.m, code: o.code }
@@ -343,7 +354,7 @@ impl SynthOptions {
             rate_bps: (self.rate_gbps * 1e9).round() as u64,
             recv_window: o.recv_window,
             ack_period_ns: o.ack_period_ns,
-            lengths: sdr::MsgLengths(std::sync::Arc::new(move |i| (i < n).then_some(len))),
+            lengths: self.posted_lengths(),
         }
     }
 
@@ -351,19 +362,14 @@ impl SynthOptions {
     /// are not known yet): the paper's settings, the idle round trip, the host rate, the posted
     /// messages' lengths; `--rto` overrides the RTO's floor.
     pub fn flor_config_for(&self, cfg: Option<&ConnConfig>) -> flor::FlorConfig {
-        let n = self.messages as u64;
-        let len = self.message_size;
-        let lengths = sdr::MsgLengths(std::sync::Arc::new(move |i| (i < n).then_some(len)));
-        let placeholder;
-        let cfg = match cfg {
-            Some(c) => c,
-            None => {
-                placeholder = ConnConfig::ipv4(([0; 4], 0), ([0; 4], 0));
-                &placeholder
-            }
-        };
-        let mut f =
-            flor::FlorConfig::new(cfg, self.base_rtt_ns(), (self.rate_gbps * 1e9).round() as u64, Some(lengths));
+        let placeholder = ConnConfig::ipv4(([0; 4], 0), ([0; 4], 0));
+        let rate = (self.rate_gbps * 1e9).round() as u64;
+        let mut f = flor::FlorConfig::new(
+            cfg.unwrap_or(&placeholder),
+            self.base_rtt_ns(),
+            rate,
+            Some(self.posted_lengths()),
+        );
         if let Some(rto) = self.rto_ns {
             f.rto_min_ns = rto;
         }
@@ -373,21 +379,14 @@ impl SynthOptions {
     /// The ERD parameters of a connection (`None`: its ports are not known yet): timers from the
     /// largest round trip ([`Self::max_rtt_ns`]), the posted messages' lengths.
     pub fn erd_config_for(&self, cfg: Option<&ConnConfig>) -> erd::ErdConfig {
-        let n = self.messages as u64;
-        let len = self.message_size;
-        let lengths = sdr::MsgLengths(std::sync::Arc::new(move |i| (i < n).then_some(len)));
         let placeholder = ConnConfig::ipv4(([0; 4], 0), ([0; 4], 0));
-        erd::ErdConfig::new(cfg.unwrap_or(&placeholder), self.max_rtt_ns(), Some(lengths))
+        erd::ErdConfig::new(cfg.unwrap_or(&placeholder), self.max_rtt_ns(), Some(self.posted_lengths()))
     }
 
     /// The largest round trip: the idle one ([`Self::base_rtt_ns`]) with every queue on the
     /// path full both ways (`--queue-bytes` drained at the slower rate, per hop).
     pub fn max_rtt_ns(&self) -> u64 {
-        let hops = match self.topology {
-            TopologyKind::Dumbbell => 3,
-            TopologyKind::LeafSpine { .. } => 4,
-        };
-        let rate = self.fabric_rate_gbps.map_or(self.rate_gbps, |f| f.min(self.rate_gbps)).max(1e-9);
+        let (hops, rate) = self.path();
         let drain = (self.queue_bytes as f64 * 8.0 / rate).ceil() as u64;
         self.base_rtt_ns() + 2 * hops * drain
     }
