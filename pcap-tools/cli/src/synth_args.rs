@@ -14,7 +14,8 @@ use crate::progress;
 /// The command line of `rocescope synth`.
 #[derive(Args, Clone, Debug)]
 pub struct SynthArgs {
-    /// Reference stack: gbn, irn, dcp, sdr-sr, sdr-ec (the SDR stacks: --sdr-*, --ec-*), flor, erd.
+    /// Reference stack: gbn, irn, dcp, sdr-sr, sdr-ec (the SDR stacks: --sdr-*, --ec-*), flor, erd,
+    /// netrt (Go-Back-N hosts; NetRT in the ToR switches: --netrt-*).
     #[arg(long, value_parser = parse_stack)]
     pub stack: StackKind,
     /// The pcapng to write (`-`: standard output).
@@ -203,6 +204,11 @@ pub struct SynthArgs {
     /// what it held or carried is lost.
     #[arg(long = "fail-link", value_name = "LINK@NS", value_parser = parse_failure)]
     pub fail_link: Vec<(String, u64)>,
+    /// A frame lost on purpose: LINK:N, the Nth frame (from 1, PFC frames not counted) that
+    /// one-way link LINK (named as in the truth's places: s0>sw0, sw0>sw1#1, leaf1>spine0)
+    /// carries is lost on it, whatever --loss says. Repeatable.
+    #[arg(long = "drop-frame", value_name = "LINK:N", value_parser = parse_drop)]
+    pub drop_frame: Vec<(String, u64)>,
     /// A fault on purpose, to test `rocescope replay`: one end of one connection breaks a rule
     /// once, at the Nth occasion (default 1): omit-nak, double-nak, early-msn (responder);
     /// needless-retx, late-go-back (gbn), early-timeout, late-timeout (requester). The truth's
@@ -212,6 +218,14 @@ pub struct SynthArgs {
     /// The connection (from 0) whose end --fault makes misbehave.
     #[arg(long, default_value_t = 0, value_name = "C")]
     pub fault_connection: u32,
+    /// --stack netrt: the source ToR's duplicate pool per host port, bytes (default: one BDP
+    /// of the fabric rate and the idle round trip, at least 64 KiB).
+    #[arg(long, value_name = "BYTES")]
+    pub netrt_pool_bytes: Option<u64>,
+    /// --stack netrt: the destination ToR re-sends its request this often, ns (default: the
+    /// idle round trip).
+    #[arg(long, value_name = "NS")]
+    pub netrt_request_interval: Option<u64>,
     #[command(flatten)]
     pub sdr: SdrArgs,
 }
@@ -251,8 +265,13 @@ fn parse_failure(s: &str) -> Result<(String, u64), String> {
     let at = at.parse::<u64>().map_err(|_| format!("'{at}' is not a time in ns"))?;
     Ok((link.to_string(), at))
 }
+fn parse_drop(s: &str) -> Result<(String, u64), String> {
+    let (link, n) = s.rsplit_once(':').ok_or_else(|| format!("'{s}' is not LINK:N"))?;
+    let n = n.parse::<u64>().map_err(|_| format!("'{n}' is not a frame count"))?;
+    Ok((link.to_string(), n))
+}
 fn parse_stack(s: &str) -> Result<StackKind, String> {
-    StackKind::from_name(s).ok_or_else(|| format!("unknown stack '{s}' (gbn irn dcp sdr-sr sdr-ec flor erd)"))
+    StackKind::from_name(s).ok_or_else(|| format!("unknown stack '{s}' (gbn irn dcp sdr-sr sdr-ec flor erd netrt)"))
 }
 fn parse_op(s: &str) -> Result<OpChoice, String> {
     OpChoice::parse(s).ok_or_else(|| format!("unknown op '{s}' (write send read write_imm mix)"))
@@ -348,9 +367,12 @@ impl SynthArgs {
             pattern: self.pattern,
             pfc: self.pfc,
             link_failures: self.fail_link.clone(),
+            frame_drops: self.drop_frame.clone(),
             fault: self.fault,
             fault_connection: self.fault_connection,
             sdr: self.sdr.options(),
+            netrt_pool_bytes: self.netrt_pool_bytes,
+            netrt_request_interval_ns: self.netrt_request_interval,
         }
     }
 
@@ -364,7 +386,7 @@ impl SynthArgs {
         drop(bar);
         let s = o.stats;
         eprintln!(
-            "rocescope synth: {}: {}/{} messages completed{}{}; {} transmissions, {} dropped, {} trimmed, {} CE-marked, {} CNPs{}; {} frames captured; {:.1} µs simulated",
+            "rocescope synth: {}: {}/{} messages completed{}{}; {} transmissions, {} dropped, {} trimmed, {} CE-marked, {} CNPs{}{}; {} frames captured; {:.1} µs simulated",
             opts.stack.name(),
             o.completed,
             o.messages,
@@ -382,6 +404,15 @@ impl SynthArgs {
             s.ce_marked,
             s.cnps,
             if s.pause_frames > 0 { format!(", {} PFC pauses", s.pause_frames) } else { String::new() },
+            if opts.stack == rocescope_stacks::StackKind::Netrt {
+                let n = s.netrt;
+                format!(
+                    "; NetRT: {} requests, {} resends, {} unfulfilled, {} to Waiting, {} held, {} dropped by the ToRs, {} evicted, {} pauses",
+                    n.requests, n.resends, n.unfulfilled, n.waiting, n.held, n.dropped, n.evicted, n.pauses
+                )
+            } else {
+                String::new()
+            },
             o.frames,
             s.end_ns as f64 / 1e3,
         );

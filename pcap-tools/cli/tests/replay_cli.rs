@@ -1,7 +1,9 @@
 //! `rocescope replay` on the command line (issue 12): exit 0 on a conformant capture with the
 //! report in text and JSON (and on one with a NAK deleted: a capture gap is ambiguous, not a
 //! departure), 1 when a departure is found (a NAK sent twice), 2 on unusable input (garbage,
-//! standard input, an unknown stack); SDR, Flor and ERD captures listed as not judged.
+//! standard input, an unknown stack); SDR, Flor and ERD captures listed as not judged; NetRT
+//! captures judged as Go-Back-N at the hosts with the switches' resends and unfulfilled
+//! requests checked against the requests seen.
 
 use std::path::Path;
 use std::process::Command;
@@ -292,5 +294,104 @@ fn flor_and_erd_captures_are_listed_as_not_judged_and_synth_refuses_their_truth(
             assert!(text.contains(&format!("/512: {reason}")), "{stack}: {text}");
         }
     }
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+/// `synth --stack netrt` on a leaf-spine with frames lost on purpose on the sender's leaf's
+/// uplink (where the fabric tap is), then the capture as written, and with a switch fault
+/// injected into the fabric tap's frames.
+fn netrt_capture(dir: &Path, name: &str, extra: &[&str]) -> std::path::PathBuf {
+    let pcap = dir.join(format!("{name}.pcapng"));
+    let mut c = Command::new(BIN);
+    c.args(["synth", "--stack", "netrt", "--topology", "leaf-spine", "--leaves", "2", "--spines", "1"]);
+    c.args(["--hosts-per-leaf", "1", "--messages", "4", "--message-size", "65536"]);
+    c.args(extra).arg("-o").arg(&pcap);
+    let out = c.output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    pcap
+}
+
+/// (interface, time, bytes) of every record.
+fn netrt_records(path: &Path) -> Vec<(u32, u64, Vec<u8>)> {
+    let mut r = capture::open(&path.display().to_string()).unwrap();
+    let mut v = Vec::new();
+    while let Some(rec) = r.next_record().unwrap() {
+        v.push((rec.interface, rec.ts_ns, rec.data.to_vec()));
+    }
+    v
+}
+
+fn netrt_write(recs: &[(u32, u64, Vec<u8>)], path: &Path) {
+    let out = std::io::BufWriter::new(std::fs::File::create(path).unwrap());
+    let mut w = CaptureWriter::new(out, &["sender", "receiver", "fabric"]).unwrap();
+    for (i, t, d) in recs {
+        w.write(*i, *t, d).unwrap();
+    }
+}
+
+#[test]
+fn netrt_captures_are_conformant_and_a_switch_resending_what_no_request_asked_is_a_departure() {
+    use rocescope_codec::ext::netrt::Netrt;
+    use rocescope_codec::ext::Ext;
+    use rocescope_codec::{DecodeOptions, Frame, LinkType, Profile};
+    let dir = std::env::temp_dir().join(format!("rocescope-replay-netrt-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    // Two frames lost on leaf1's uplink: two requests (the second for the new gap), two marked
+    // resends; and with an empty pool, the unfulfilled request and the hosts' Go-Back-N.
+    let repaired =
+        netrt_capture(&dir, "repaired", &["--drop-frame", "leaf1>spine0:50", "--drop-frame", "leaf1>spine0:60"]);
+    let unfulfilled =
+        netrt_capture(&dir, "unfulfilled", &["--drop-frame", "leaf1>spine0:50", "--netrt-pool-bytes", "1"]);
+    for pcap in [&repaired, &unfulfilled] {
+        for choice in ["auto", "netrt"] {
+            let (code, text, err) = replay(&["--stack", choice, pcap.to_str().unwrap()]);
+            assert_eq!(code, 0, "{err}");
+            assert!(text.starts_with(&format!("replay --stack {choice}: 3 connection(s) judged, 0 departure(s)")), "{text}");
+            // The switch's resends are kept from the hosts' judges: nothing ambiguous either.
+            assert!(!text.contains("Ambiguous"), "{text}");
+        }
+    }
+    let opts = DecodeOptions { profile: Profile::Netrt, ..Default::default() };
+    let kind = |d: &[u8]| match Frame::parse(LinkType::Ethernet, d, d.len(), &opts).ext() {
+        Ext::Netrt(n) => Some(*n),
+        _ => None,
+    };
+    let psn_at = |d: &[u8]| 14 + usize::from(d[14] & 0x0f) * 4 + 8 + 9;
+    // The fault: the source ToR resends a PSN no request named (the second resend's PSN moved
+    // past every hole asked for).
+    let mut recs = netrt_records(&repaired);
+    let resends: Vec<usize> = (0..recs.len())
+        .filter(|&i| recs[i].0 == 2 && kind(&recs[i].2) == Some(Netrt::Data { rtx_mark: true }))
+        .collect();
+    assert_eq!(resends.len(), 2, "two marked resends at the fabric tap");
+    let at = psn_at(&recs[resends[1]].2);
+    let p = u32::from_be_bytes([0, recs[resends[1]].2[at], recs[resends[1]].2[at + 1], recs[resends[1]].2[at + 2]]);
+    recs[resends[1]].2[at..at + 3].copy_from_slice(&(p + 40).to_be_bytes()[1..]);
+    let faulty = dir.join("faulty.pcapng");
+    netrt_write(&recs, &faulty);
+    let (code, json, err) = replay(&["--stack", "netrt", "-T", "json", faulty.to_str().unwrap()]);
+    assert_eq!(code, 1, "{err}{json}");
+    let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    let f = v["findings"].as_array().unwrap();
+    assert_eq!(f.len(), 1, "{json}");
+    assert_eq!(f[0]["rule"], "netrt.resend-unasked");
+    assert_eq!(f[0]["frames"][0].as_u64(), Some(resends[1] as u64 + 1));
+    // The fault: an unfulfilled request for a PSN no request asked for.
+    let mut recs = netrt_records(&unfulfilled);
+    let u = (0..recs.len())
+        .find(|&i| matches!(kind(&recs[i].2), Some(Netrt::Unfulfilled { .. })))
+        .expect("an unfulfilled request");
+    let d = &mut recs[u].2;
+    let at = psn_at(d);
+    let p = u32::from_be_bytes([0, d[at], d[at + 1], d[at + 2]]) + 3;
+    d[at..at + 3].copy_from_slice(&p.to_be_bytes()[1..]);
+    d[at + 4..at + 7].copy_from_slice(&p.to_be_bytes()[1..]); // the body's PSN (after BTH)
+    let faulty = dir.join("faulty2.pcapng");
+    netrt_write(&recs, &faulty);
+    let (code, json, err) = replay(&["--stack", "netrt", "-T", "json", faulty.to_str().unwrap()]);
+    assert_eq!(code, 1, "{err}{json}");
+    let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    let rules: Vec<&str> = v["findings"].as_array().unwrap().iter().filter_map(|f| f["rule"].as_str()).collect();
+    assert_eq!(rules, ["netrt.unfulfilled-unasked"], "{json}");
     std::fs::remove_dir_all(&dir).ok();
 }

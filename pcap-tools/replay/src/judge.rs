@@ -466,7 +466,8 @@ impl ResponderJudge {
             StackKind::Irn | StackKind::SdrSr | StackKind::SdrEc | StackKind::Flor | StackKind::Erd => {
                 (rules::IRN_ACK_AHEAD, rules::IRN_ACK_REGRESSED)
             }
-            StackKind::Gbn => (rules::GBN_ACK_AHEAD, rules::GBN_ACK_REGRESSED),
+            // NetRT's hosts are Go-Back-N (its repairs are the switches').
+            StackKind::Gbn | StackKind::Netrt => (rules::GBN_ACK_AHEAD, rules::GBN_ACK_REGRESSED),
         };
         let is_dcp = self.kind == StackKind::Dcp;
         let Some(cfg) = &self.cfg else {

@@ -23,6 +23,7 @@ mod cnp;
 pub mod counters;
 mod far;
 pub mod judge;
+mod netrt;
 mod rate;
 mod requester;
 pub mod rules;
@@ -39,6 +40,8 @@ use rocescope_analysis::analyze::report::{FlowRow, Role, Tap, Transport};
 use rocescope_analysis::analyze::{Analyzer, Options as AnalyzeOptions};
 use rocescope_analysis::capture::CaptureError;
 use rocescope_analysis::session::Session;
+use rocescope_codec::ext::netrt::Netrt;
+use rocescope_codec::ext::Ext;
 use rocescope_codec::ib::opcode::Position;
 use rocescope_codec::ib::psn;
 use rocescope_codec::Params;
@@ -267,6 +270,8 @@ struct Conn {
     cnp: cnp::CnpPacing,
     /// At the requester's tap: its rate around the CNPs it got.
     rate: Option<rate::RateCuts>,
+    /// NetRT's switch messages and resends of the connection seen here.
+    netrt: netrt::NetrtSwitches,
 }
 
 /// What a tap lets replay judge of a connection.
@@ -452,6 +457,36 @@ pub fn replay_partial<R: Read>(
             let (Some((src, dst)), Some(p)) = (f.ip_addrs(), f.roce()) else { return ControlFlow::Continue(()) };
             // (Bounded by the hosts seen: one entry each per interface.)
             let host_prev = host_last.insert((rec.interface, src), rec.ts_ns);
+            // NetRT's switches (the ToRs' messages and the source ToR's marked resends): judged
+            // by their own rules, kept from the hosts' judges.
+            if let Ext::Netrt(n) = f.ext() {
+                let qp = p.bth().dest_qp();
+                match *n {
+                    // A request travels the served flow's addresses backwards.
+                    Netrt::Request { epsn } => {
+                        if let Some(&Part::Request(i)) = by_key.get(&(rec.interface, dst, src, qp)) {
+                            let bitmap = p.payload().get(4..20).and_then(|b| <[u8; 16]>::try_from(b).ok());
+                            let asked =
+                                bitmap.map(|b| rocescope_codec::ext::netrt::requested(epsn, &b).collect::<Vec<_>>());
+                            conns[i].netrt.request(epsn, asked.unwrap_or_default().into_iter());
+                        }
+                        return ControlFlow::Continue(());
+                    }
+                    Netrt::Unfulfilled { psn: u } => {
+                        if let Some(&Part::Request(i)) = by_key.get(&(rec.interface, src, dst, qp)) {
+                            conns[i].netrt.unfulfilled(rec.number, rec.ts_ns, u);
+                        }
+                        return ControlFlow::Continue(());
+                    }
+                    Netrt::Data { rtx_mark: true } => {
+                        if let Some(&Part::Request(i)) = by_key.get(&(rec.interface, src, dst, qp)) {
+                            conns[i].netrt.resend(rec.number, rec.ts_ns, p.bth().psn());
+                        }
+                        return ControlFlow::Continue(());
+                    }
+                    Netrt::Data { rtx_mark: false } => {}
+                }
+            }
             let Some(&part) = by_key.get(&(rec.interface, src, dst, p.bth().dest_qp())) else {
                 return ControlFlow::Continue(());
             };
@@ -514,6 +549,7 @@ pub fn replay_partial<R: Read>(
     for c in conns {
         let cnp = c.cnp;
         let rate = c.rate;
+        let mut netrt_seen = c.netrt;
         let (requests, responses, mut found, mut inferred) = match c.judge {
             Judge::Responder(mut j, mut d) => {
                 j.finish(end);
@@ -587,6 +623,7 @@ pub fn replay_partial<R: Read>(
         let mut cnp = cnp;
         inferred.extend(cnp.inferred());
         found.append(&mut cnp.findings);
+        found.append(&mut netrt_seen.findings);
         connections.push(Connection {
             flow: table[c.row].head.id.clone(),
             peer: c.peer.clone(),
@@ -715,6 +752,7 @@ fn connections(table: &[FlowRow], opts: &Options) -> (Vec<Conn>, Vec<Unjudged>) 
                 _ => Some("this tap is in the fabric"),
             }),
             rate: (h.tap == Tap::Sender).then(rate::RateCuts::default),
+            netrt: netrt::NetrtSwitches::new(h.id.clone()),
             judge,
         });
     }

@@ -281,7 +281,7 @@ impl RequesterJudge {
     /// back-off restarts with progress).
     fn timer_value(&self) -> Option<u64> {
         match self.kind {
-            StackKind::Gbn => self.timeouts.gbn_ns(),
+            StackKind::Gbn | StackKind::Netrt => self.timeouts.gbn_ns(),
             StackKind::Irn => Some(self.timeouts.irn_ns(self.in_flight())),
             StackKind::Dcp => Some(self.timeouts.dcp_ns(0)),
             // (SDR connections are listed as not judged: `connections` in lib.rs.)
@@ -606,7 +606,7 @@ impl RequesterJudge {
             let whose =
                 if timers_given { "the timer --param gives" } else { "the timer this connection's timeouts agree on" };
             let (early, late) = match self.kind {
-                StackKind::Gbn => (rules::GBN_TIMEOUT_EARLY, rules::GBN_TIMEOUT_LATE),
+                StackKind::Gbn | StackKind::Netrt => (rules::GBN_TIMEOUT_EARLY, rules::GBN_TIMEOUT_LATE),
                 StackKind::Irn | StackKind::SdrSr | StackKind::SdrEc | StackKind::Flor | StackKind::Erd => {
                     (rules::IRN_TIMEOUT_EARLY, rules::IRN_TIMEOUT_LATE)
                 }
@@ -821,7 +821,7 @@ impl RequesterJudge {
                 let owed = match self.kind {
                     // (At the responder's tap its own judge proves what it owed.)
                     _ if self.vantage == Vantage::Responder => None,
-                    StackKind::Gbn => (!naked && sent_at.is_some_and(|t| self.last_nak <= t))
+                    StackKind::Gbn | StackKind::Netrt => (!naked && sent_at.is_some_and(|t| self.last_nak <= t))
                         .then_some((rules::GBN_NAK_MISSING, "NAK")),
                     StackKind::Irn => {
                         (!self.sack_named.contains(&psn)).then_some((rules::IRN_SACK_MISSING, "selective NAK"))

@@ -21,7 +21,7 @@ pub fn tolerance(value_ns: u64) -> u64 {
 /// at the others).
 pub fn retx_needless(kind: rocescope_stacks::StackKind) -> Rule {
     match kind {
-        rocescope_stacks::StackKind::Gbn => GBN_RETX_NEEDLESS,
+        rocescope_stacks::StackKind::Gbn | rocescope_stacks::StackKind::Netrt => GBN_RETX_NEEDLESS,
         // (SDR and Flor connections are listed as not judged: `connections` in lib.rs.)
         rocescope_stacks::StackKind::Irn
         | rocescope_stacks::StackKind::SdrSr
@@ -87,6 +87,10 @@ rules! {
         "the responder's NIC sends a connection no two CNPs closer than the CNP interval (less the larger of 10% and 5 µs)";
     DCP_TIMEOUT_EARLY: "dcp.timeout-early", "DCP paper §4.5 (the coarse timeout)",
         "the coarse timer fires no earlier than its first-round value (less the larger of 10% and 5 µs) after it started";
+    NETRT_RESEND_UNASKED: "netrt.resend-unasked", "NetRT paper §III-B (the source ToR resends from its pool what a retransmission request asks for)",
+        "the source ToR resends (with the in-network mark) only PSNs a retransmission request asked for: the request's ePSN and the holes below its highest held PSN";
+    NETRT_UNFULFILLED_UNASKED: "netrt.unfulfilled-unasked", "NetRT paper §III-B, Algorithm 2 (an unfulfilled request answers a request the pool cannot serve)",
+        "an unfulfilled request names a PSN a retransmission request asked for";
     DCP_TIMEOUT_LATE: "dcp.timeout-late", "DCP paper §4.5 (the coarse timeout)",
         "the coarse timer fires no later than its first-round value (plus the larger of 10% and 5 µs) after it started";
 }

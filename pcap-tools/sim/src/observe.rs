@@ -634,7 +634,7 @@ fn spurious(cx: &Cx<'_, '_>, p: u32, msg: Option<u64>, id: u32, at: u64, trigger
         let accepted = |f: &Frame| {
             let acc = cx.run.tx(f.tx).and_then(|x| x.accept);
             match cx.run.stack() {
-                Stack::Gbn => acc == Some(Accept::Accepted),
+                Stack::Gbn | Stack::Netrt => acc == Some(Accept::Accepted),
                 Stack::Irn | Stack::Dcp => !f.ho && acc.is_some(),
                 // (SDR's, Flor's and ERD's per-tap views are not built yet: `synth --truth`
                 // refuses their runs.)
@@ -661,7 +661,7 @@ fn spurious(cx: &Cx<'_, '_>, p: u32, msg: Option<u64>, id: u32, at: u64, trigger
             f.frame > prev
                 && f.frame < at
                 && match cx.run.stack() {
-                    Stack::Gbn => f.kind == Kind::Nak && psn_le(f.psn, p),
+                    Stack::Gbn | Stack::Netrt => f.kind == Kind::Nak && psn_le(f.psn, p),
                     Stack::Irn => matches!(f.kind, Kind::Nak | Kind::Sack) && f.psn == p,
                     Stack::Dcp => f.kind == Kind::HoBounce && f.psn == p,
                     Stack::SdrSr | Stack::SdrEc | Stack::Flor | Stack::Erd => false,

@@ -61,6 +61,8 @@ use super::nic::{NicSched, Pick};
 use super::pfc::{self, EgressPause, IngressMeter, PfcConfig, PfcSignal};
 use super::topology::{LinkRole, NodeKind, Shape, Topology};
 
+mod netrt_tor;
+
 /// Capture timestamps are `EPOCH_NS + simulated time`.
 pub const EPOCH_NS: u64 = 1_700_000_000_000_000_000;
 /// Bytes a frame costs on the wire beyond its captured bytes: FCS 4, preamble and SFD 8,
@@ -294,6 +296,13 @@ pub struct FabricConfig {
     /// Links that fail during the run: (link name as in the truth's places, e.g.
     /// `leaf0>spine1`, either direction naming the link; time, ns).
     pub link_failures: Vec<(String, Nanos)>,
+    /// Frames lost on purpose: (one-way link as the truth's places name it, e.g. `leaf1>spine0`
+    /// or `s0>sw0`; N): the Nth frame (from 1, PFC frames not counted) that link's sending port
+    /// puts on the wire is lost on it, whatever the loss model (`--drop-frame`).
+    pub frame_drops: Vec<(String, u64)>,
+    /// NetRT in the switches that have hosts (the ToRs: a leaf-spine's leaves, the dumbbell's
+    /// two switches): duplicate pools, reordering, requests (`netrt_tor.rs`).
+    pub netrt: Option<rocescope_stacks::netrt::NetrtConfig>,
 }
 
 /// What a sending NIC does with the CNPs it receives.
@@ -392,6 +401,8 @@ impl Default for FabricConfig {
             focus: None,
             pfc: false,
             link_failures: Vec::new(),
+            frame_drops: Vec::new(),
+            netrt: None,
         }
     }
 }
@@ -467,6 +478,8 @@ pub enum Origin {
     Responder,
     /// The receiving NIC's congestion notification (CNP).
     Nic,
+    /// A switch (NetRT: the source ToR's resends from its pool, and the ToRs' messages).
+    Switch,
 }
 
 impl Origin {
@@ -475,6 +488,7 @@ impl Origin {
             Origin::Requester => "requester",
             Origin::Responder => "responder",
             Origin::Nic => "nic",
+            Origin::Switch => "switch",
         }
     }
 }
@@ -540,6 +554,9 @@ pub enum DropCause {
     Switch,
     /// No QP at the destination.
     NoEndpoint,
+    /// NetRT's destination ToR dropped it: flushed from its reordering buffer on giving up, or
+    /// a marked copy of a PSN it had already passed on (`netrt_tor.rs`).
+    Reorder,
 }
 
 impl DropCause {
@@ -550,6 +567,7 @@ impl DropCause {
             DropCause::Link => "link",
             DropCause::Switch => "switch",
             DropCause::NoEndpoint => "no_endpoint",
+            DropCause::Reorder => "reorder",
         }
     }
 }
@@ -744,6 +762,30 @@ pub struct RunStats {
     pub pfc_short_headroom_ports: u64,
     /// Links that failed during the run.
     pub failed_links: u64,
+    /// NetRT (`netrt_tor.rs`): what its ToRs did.
+    pub netrt: NetrtStats,
+}
+
+/// What NetRT's ToRs did during a run.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct NetrtStats {
+    /// Retransmission requests the destination ToRs sent.
+    pub requests: u64,
+    /// Unfulfilled request notifications the source ToRs sent.
+    pub unfulfilled: u64,
+    /// Packets the source ToRs resent from their pools.
+    pub resends: u64,
+    /// Flows a destination ToR sent to Waiting (the hosts' Go-Back-N takes over).
+    pub waiting: u64,
+    /// Packets a destination ToR held out of order (each once).
+    pub held: u64,
+    /// Packets a destination ToR dropped: flushed on giving up, or late duplicates.
+    pub dropped: u64,
+    /// Duplicates a full pool evicted.
+    pub evicted: u64,
+    /// PFC pauses (and resumes) a source ToR sent its sender while resending.
+    pub pauses: u64,
+    pub resumes: u64,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -763,6 +805,10 @@ enum Ev {
     Start { ep: u32 },
     /// A host NIC's rate-limited QP may send again (`nic.rs`).
     NicWake(u32),
+    /// NetRT: a destination ToR's request timer for a flow (`netrt_tor.rs`).
+    NetrtRequest { sw: u16, conn: u32 },
+    /// NetRT: a source ToR's next paced resend.
+    NetrtResend { sw: u16 },
 }
 
 struct Packet {
@@ -832,6 +878,9 @@ struct Port {
     data_bytes: u64,
     ctrl: VecDeque<u32>,
     ctrl_bytes: u64,
+    /// NetRT's high-priority queue (switches): the source ToR's resends and the ToRs' messages,
+    /// served before the control and data queues (`netrt_tor.rs`).
+    prio: VecDeque<u32>,
     /// The frame on the wire occupies the port until then.
     busy_until: Nanos,
     /// A `PortDone` event is scheduled (at `busy_until`). Switch ports schedule one only when
@@ -843,6 +892,10 @@ struct Port {
     is_switch: bool,
     /// PFC frames to send (served before anything else, never paused).
     mac_ctrl: VecDeque<u32>,
+    /// Frames put on the wire (PFC frames not counted), and which of them are lost on purpose
+    /// ([`FabricConfig::frame_drops`]).
+    sent: u64,
+    drop_nth: Vec<u64>,
     /// Pause set by PFC frames received on this port (`pfc.rs`).
     pause: EgressPause,
     /// Switches: the bytes that came in through this port and still wait in an egress queue.
@@ -956,6 +1009,8 @@ pub struct Fabric<'w> {
     link_ports: Vec<(u32, u32)>,
     /// The NIC counters each host would show (`counters.rs`).
     pub counters: CounterState,
+    /// NetRT's ToR state ([`FabricConfig::netrt`]).
+    netrt: Option<Box<netrt_tor::Tors>>,
 }
 
 impl<'w> Fabric<'w> {
@@ -1003,6 +1058,7 @@ impl<'w> Fabric<'w> {
             topo: Topology::new(cfg.shape()),
             link_ports: Vec::new(),
             counters: CounterState::default(),
+            netrt: cfg.netrt.map(|c| Box::new(netrt_tor::Tors::new(c))),
             cfg,
         };
         // Nodes, in the topology's order (hosts, then switches). The random streams of the
@@ -1106,6 +1162,11 @@ impl<'w> Fabric<'w> {
             };
             f.ports[port as usize].tap = Some(t as u8);
         }
+        for (name, n) in f.cfg.frame_drops.clone() {
+            if let Some(p) = f.ports.iter_mut().find(|p| p.name == name) {
+                p.drop_nth.push(n);
+            }
+        }
         for (name, at) in f.cfg.link_failures.clone() {
             if let Some(l) = f.link_by_name(&name) {
                 f.queue.push(at, Ev::LinkDown(l as u32));
@@ -1203,6 +1264,7 @@ impl<'w> Fabric<'w> {
                 data_bytes: 0,
                 ctrl: VecDeque::new(),
                 ctrl_bytes: 0,
+                prio: VecDeque::new(),
                 busy_until: 0,
                 done_pending: false,
                 v_data: 0,
@@ -1210,6 +1272,8 @@ impl<'w> Fabric<'w> {
                 tap: None,
                 is_switch,
                 mac_ctrl: VecDeque::new(),
+                sent: 0,
+                drop_nth: Vec::new(),
                 pause: EgressPause::default(),
                 meter: IngressMeter::default(),
                 down: false,
@@ -1388,6 +1452,12 @@ impl<'w> Fabric<'w> {
                 Ev::PfcRefresh(p) => self.pfc_refresh(p),
                 Ev::LinkDown(l) => self.fail_link(l as usize),
                 Ev::Arrive { port, pkt } => self.arrive(port, pkt),
+                Ev::NetrtRequest { sw, conn } => {
+                    if !finished {
+                        self.netrt_request_timer(sw, conn)
+                    }
+                }
+                Ev::NetrtResend { sw } => self.netrt_resend(sw),
                 Ev::Timer { ep, token } => {
                     if !finished {
                         let mut actions = std::mem::take(&mut self.actions);
@@ -1567,6 +1637,40 @@ impl<'w> Fabric<'w> {
         msg: Option<u64>,
         reason: Option<RetxReason>,
     ) -> u32 {
+        let (slot_id, to_requester, pkt) = self.new_tx(conn, origin, bytes, psn, msg, reason);
+        let (sender, receiver) = (self.conns[conn as usize].sender as u16, self.conns[conn as usize].receiver as u16);
+        let src_host = match origin {
+            Origin::Requester => sender,
+            Origin::Responder => receiver,
+            // The CNP leaves the host that saw the CE mark: the other end of `dst`.
+            Origin::Nic | Origin::Switch => {
+                if to_requester {
+                    receiver
+                } else {
+                    sender
+                }
+            }
+        };
+        if self.pulling && origin == Origin::Requester && self.pulled.is_none() {
+            self.pulled = Some(pkt);
+        } else {
+            let port = self.nodes[self.topo.hosts[src_host as usize]].ports[0];
+            self.enqueue_nic_ctrl(port, pkt);
+        }
+        slot_id
+    }
+
+    /// Records a transmission of connection `conn` and makes its packet: (its record's slot in
+    /// [`Self::txs`], whether it goes to the requester, the packet).
+    fn new_tx(
+        &mut self,
+        conn: u32,
+        origin: Origin,
+        bytes: Vec<u8>,
+        psn: u32,
+        msg: Option<u64>,
+        reason: Option<RetxReason>,
+    ) -> (u32, bool, u32) {
         let slot = if self.keep_txs { None } else { self.free_txs.pop() };
         let slot_id = slot.unwrap_or(self.txs.len() as u32);
         // Spilling, ids are unique and slots recycled; otherwise the id is the slot.
@@ -1581,7 +1685,7 @@ impl<'w> Fabric<'w> {
                 Frame::parse(LinkType::Ethernet, &bytes, bytes.len(), &DecodeOptions { verify: false, ..self.decode });
             classify(&f, msg, self.cfg.params.dcp_tag_shift, self.cfg.profile == Profile::Dcp, &self.topo)
         };
-        let (sender, receiver) = (self.conns[conn as usize].sender as u16, self.conns[conn as usize].receiver as u16);
+        let sender = self.conns[conn as usize].sender as u16;
         let to_requester = dst == Some(sender);
         if kind.is_data() && origin == Origin::Requester {
             // Only READs' are looked up (`judge_read_response`): a map of every message would
@@ -1613,18 +1717,6 @@ impl<'w> Fabric<'w> {
             None => self.txs.push(rec),
         }
         self.stats.transmissions += 1;
-        let src_host = match origin {
-            Origin::Requester => sender,
-            Origin::Responder => receiver,
-            // The CNP leaves the host that saw the CE mark: the other end of `dst`.
-            Origin::Nic => {
-                if to_requester {
-                    receiver
-                } else {
-                    sender
-                }
-            }
-        };
         let dst_host = dst.unwrap_or(u16::MAX);
         let pkt = self.alloc(Packet {
             bytes,
@@ -1637,13 +1729,7 @@ impl<'w> Fabric<'w> {
             ingress: NO_PORT,
             doomed: false,
         });
-        if self.pulling && origin == Origin::Requester && self.pulled.is_none() {
-            self.pulled = Some(pkt);
-        } else {
-            let port = self.nodes[self.topo.hosts[src_host as usize]].ports[0];
-            self.enqueue_nic_ctrl(port, pkt);
-        }
-        slot_id
+        (slot_id, to_requester, pkt)
     }
 
     fn alloc(&mut self, p: Packet) -> u32 {
@@ -1849,30 +1935,36 @@ impl<'w> Fabric<'w> {
         }
         let (wn, wd) = self.wrr;
         let p = &mut self.ports[port as usize];
-        let (pkt, from_ctrl, mac) = if let Some(pkt) = p.mac_ctrl.pop_front() {
-            (pkt, false, true)
+        let (pkt, from_ctrl, mac, prio) = if let Some(pkt) = p.mac_ctrl.pop_front() {
+            (pkt, false, true, false)
         } else {
-            if p.pause.paused(now) && !(p.ctrl.is_empty() && p.data.is_empty()) {
+            if p.pause.paused(now) && !(p.ctrl.is_empty() && p.data.is_empty() && p.prio.is_empty()) {
                 // Paused: wake when the pause runs out (a resume frame wakes it earlier).
                 let at = p.pause.until();
                 self.queue.push(at, Ev::PortWake(port));
                 return;
             }
-            let from_ctrl = match (p.ctrl.is_empty(), p.data.is_empty()) {
-                (true, true) => return,
-                (false, true) => true,
-                (true, false) => false,
-                (false, false) => p.v_ctrl <= p.v_data,
-            };
-            let pkt = if from_ctrl { p.ctrl.pop_front() } else { p.data.pop_front() }.expect("non-empty");
-            (pkt, from_ctrl, false)
+            if let Some(pkt) = p.prio.pop_front() {
+                // (Not counted in the data or control bytes: `from_ctrl` and `mac` stay false
+                // and the accounting below is skipped by `prio`.)
+                (pkt, false, false, true)
+            } else {
+                let from_ctrl = match (p.ctrl.is_empty(), p.data.is_empty()) {
+                    (true, true) => return,
+                    (false, true) => true,
+                    (true, false) => false,
+                    (false, false) => p.v_ctrl <= p.v_data,
+                };
+                let pkt = if from_ctrl { p.ctrl.pop_front() } else { p.data.pop_front() }.expect("non-empty");
+                (pkt, from_ctrl, false, false)
+            }
         };
         let (len, trimmed, tx, to_requester, ingress) = {
             let pk = self.packets[pkt as usize].as_ref().expect("live packet");
             (pk.bytes.len(), pk.trimmed, pk.tx, pk.to_requester, pk.ingress)
         };
         let p = &mut self.ports[port as usize];
-        if !mac {
+        if !mac && !prio {
             if from_ctrl {
                 p.ctrl_bytes -= len as u64;
                 if p.is_switch {
@@ -1891,6 +1983,8 @@ impl<'w> Fabric<'w> {
         let (is_switch, node) = (p.is_switch, p.node);
         let wire_loss = self.cfg.loss_mode == LossMode::Drop;
         let lost = !mac && wire_loss && p.loss.as_mut().is_some_and(|l| l.applies(to_requester) && l.lose());
+        p.sent += !mac as u64;
+        let forced = !mac && !p.drop_nth.is_empty() && p.drop_nth.contains(&p.sent);
         self.stats.link_frames += 1;
         if ingress != NO_PORT {
             self.packets[pkt as usize].as_mut().expect("live packet").ingress = NO_PORT;
@@ -1915,12 +2009,13 @@ impl<'w> Fabric<'w> {
         let p = &mut self.ports[port as usize];
         // A host NIC looks again when the wire frees (it may pull the next packet); a switch
         // port only if something waits.
-        if !(p.is_switch && p.mac_ctrl.is_empty() && p.ctrl.is_empty() && p.data.is_empty()) {
+        if !(p.is_switch && p.mac_ctrl.is_empty() && p.prio.is_empty() && p.ctrl.is_empty() && p.data.is_empty()) {
             p.done_pending = true;
             self.queue.push(now + ser, Ev::PortDone(port));
         }
-        if lost {
-            let name = format!("link {}", self.ports[port as usize].name);
+        if lost || forced {
+            let name =
+                format!("link {}{}", self.ports[port as usize].name, if forced { " (--drop-frame)" } else { "" });
             self.drop_packet(pkt, DropCause::Link, name);
         } else {
             self.queue.push(now + ser + delay, Ev::Arrive { port: peer, pkt });
@@ -1993,7 +2088,8 @@ impl<'w> Fabric<'w> {
             self.ports[port as usize].down = true;
             let name = format!("link {} (down)", self.ports[port as usize].name);
             let p = &mut self.ports[port as usize];
-            let queued: Vec<u32> = p.mac_ctrl.drain(..).chain(p.ctrl.drain(..)).chain(p.data.drain(..)).collect();
+            let queued: Vec<u32> =
+                p.mac_ctrl.drain(..).chain(p.prio.drain(..)).chain(p.ctrl.drain(..)).chain(p.data.drain(..)).collect();
             p.ctrl_bytes = 0;
             p.data_bytes = 0;
             for pkt in queued {
@@ -2138,12 +2234,25 @@ impl<'w> Fabric<'w> {
             }
             (p.dst_host, p.flow)
         };
-        let node = &mut self.nodes[sw as usize];
-        let Some(cands) = node.routes.get(dst as usize).filter(|c| !c.is_empty()) else {
-            let name = format!("{} (no route)", node.name);
+        if self.netrt.is_some() && self.netrt_intercept(sw, pkt, in_port) {
+            return;
+        }
+        let Some(port) = self.route(sw, dst, flow) else {
+            let name = format!("{} (no route)", self.nodes[sw as usize].name);
             return self.drop_packet(pkt, DropCause::NoEndpoint, name);
         };
-        let port = if cands.len() == 1 {
+        let len = self.pkt(pkt).bytes.len() as u64;
+        self.ingress_queued(in_port, pkt, len);
+        self.enqueue_switch(port, pkt);
+    }
+
+    /// Switch `sw`'s egress port towards host `dst` for a packet of `flow`: the one candidate,
+    /// or one of the equal-cost candidates as [`FabricConfig::routing`] picks; `None` without a
+    /// route.
+    fn route(&mut self, sw: u16, dst: u16, flow: u64) -> Option<u32> {
+        let node = &mut self.nodes[sw as usize];
+        let cands = node.routes.get(dst as usize).filter(|c| !c.is_empty())?;
+        Some(if cands.len() == 1 {
             cands[0]
         } else {
             match self.cfg.routing {
@@ -2156,10 +2265,7 @@ impl<'w> Fabric<'w> {
                     best[node.rng.below(best.len() as u64) as usize]
                 }
             }
-        };
-        let len = self.pkt(pkt).bytes.len() as u64;
-        self.ingress_queued(in_port, pkt, len);
-        self.enqueue_switch(port, pkt);
+        })
     }
 
     /// A frame reached a host's NIC: CNPs end there, the rest go to the QP they name.
@@ -2295,7 +2401,8 @@ impl<'w> Fabric<'w> {
     fn judge(&mut self, tx: usize) {
         let t = &self.txs[tx];
         let (conn, psn, msg) = (t.conn as usize, t.psn, t.msg);
-        let dir = (t.origin != Origin::Requester) as usize;
+        // (Towards the responder: request packets, a requester's or a switch's resend of one.)
+        let dir = t.to_requester as usize;
         let model = self.cfg.accept;
         let start = self.conns[conn].cfg.start_psn;
         let mtu = self.conns[conn].cfg.mtu.max(1);

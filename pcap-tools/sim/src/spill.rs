@@ -308,12 +308,14 @@ fn origin_u8(o: Origin) -> u8 {
         Origin::Requester => 0,
         Origin::Responder => 1,
         Origin::Nic => 2,
+        Origin::Switch => 3,
     }
 }
 fn origin_of(b: u8) -> Origin {
     match b {
         1 => Origin::Responder,
         2 => Origin::Nic,
+        3 => Origin::Switch,
         _ => Origin::Requester,
     }
 }
@@ -382,6 +384,7 @@ fn cause_u8(c: DropCause) -> u8 {
         DropCause::Link => 2,
         DropCause::Switch => 3,
         DropCause::NoEndpoint => 4,
+        DropCause::Reorder => 5,
     }
 }
 fn cause_of(b: u8) -> DropCause {
@@ -390,6 +393,7 @@ fn cause_of(b: u8) -> DropCause {
         2 => DropCause::Link,
         3 => DropCause::Switch,
         4 => DropCause::NoEndpoint,
+        5 => DropCause::Reorder,
         _ => DropCause::Queue,
     }
 }

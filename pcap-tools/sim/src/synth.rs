@@ -153,6 +153,8 @@ pub struct SynthOptions {
     pub pfc: bool,
     /// Links that fail during the run: (link name, time ns).
     pub link_failures: Vec<(String, u64)>,
+    /// Frames lost on purpose: (one-way link name, N) ([`FabricConfig::frame_drops`]).
+    pub frame_drops: Vec<(String, u64)>,
     /// A fault on purpose (`--fault`, `rocescope_stacks::faults`): one end of connection
     /// [`Self::fault_connection`] misbehaves once; the truth's `summary.faults` says where.
     pub fault: Option<FaultSpec>,
@@ -160,6 +162,11 @@ pub struct SynthOptions {
     pub fault_connection: u32,
     /// SDR's parameters (`--stack sdr-sr`/`sdr-ec` only).
     pub sdr: SdrOptions,
+    /// NetRT: the source ToR's duplicate pool per host port, bytes (`None`: one BDP of the
+    /// fabric rate and the idle round trip, at least 64 KiB).
+    pub netrt_pool_bytes: Option<u64>,
+    /// NetRT: the destination ToR's request interval, ns (`None`: the idle round trip).
+    pub netrt_request_interval_ns: Option<u64>,
 }
 
 /// What `synth` sets of an SDR connection (docs/stacks.md "SDR-RDMA"; `--sdr-*`, `--ec-*`).
@@ -251,9 +258,12 @@ impl Default for SynthOptions {
             pattern: Pattern::Incast,
             pfc: false,
             link_failures: Vec::new(),
+            frame_drops: Vec::new(),
             fault: None,
             fault_connection: 0,
             sdr: SdrOptions::default(),
+            netrt_pool_bytes: None,
+            netrt_request_interval_ns: None,
         }
     }
 }
@@ -282,10 +292,21 @@ impl SynthOptions {
 
     /// Every `--fail-link` names a link of the topology.
     pub fn check_links(&self) -> Result<(), String> {
-        if self.link_failures.is_empty() {
+        if self.link_failures.is_empty() && self.frame_drops.is_empty() {
             return Ok(());
         }
         let topo = Topology::new(self.fabric_config().shape());
+        let one_way = |name: &str| {
+            (0..topo.links.len()).any(|l| {
+                let (ab, ba) = topo.link_names(l);
+                ab == name || ba == name
+            })
+        };
+        if let Some((name, n)) = self.frame_drops.iter().find(|(name, n)| *n == 0 || !one_way(name)) {
+            return Err(format!(
+                "--drop-frame {name}:{n}: no such one-way link, or N is 0 (links are named like s0>sw0, sw0>sw1#0, leaf0>spine1; N counts from 1)"
+            ));
+        }
         match self.link_failures.iter().find(|(name, _)| topo.link_by_name(name).is_none()) {
             Some((name, _)) => Err(format!(
                 "--fail-link {name}: no such link (links are named like s0>sw0, sw0>sw1#0, leaf0>spine1)"
@@ -450,7 +471,7 @@ impl SynthOptions {
         self.watchdog_ns.unwrap_or_else(|| {
             let t = self.timeouts();
             let longest = match self.stack {
-                StackKind::Gbn => t.gbn_ns().unwrap_or(0),
+                StackKind::Gbn | StackKind::Netrt => t.gbn_ns().unwrap_or(0),
                 StackKind::Irn => t.irn_ns(u32::MAX),
                 StackKind::Dcp => t.dcp_ns(u8::MAX),
                 // A message's injection, a round trip and the per-chunk RTO; EC's guard (the FTO
@@ -481,6 +502,9 @@ impl SynthOptions {
         }
         if self.stack.is_sdr() {
             self.validate_sdr()?;
+        }
+        if self.stack == StackKind::Netrt && self.pfc {
+            return Err("--stack netrt runs on a lossy fabric (its ToRs pause senders themselves): not with --pfc".into());
         }
         if self.stack == StackKind::Flor && self.routing == Routing::Spray {
             // A WQE of several packets is one UC verb: reordered, it is dropped whole, every time.
@@ -603,6 +627,12 @@ impl SynthOptions {
             }
             a.push(s);
         }
+        if let Some(b) = self.netrt_pool_bytes {
+            a.push(format!("--netrt-pool-bytes {b}"));
+        }
+        if let Some(t) = self.netrt_request_interval_ns {
+            a.push(format!("--netrt-request-interval {t}"));
+        }
         a.push(format!("--loss {}", self.loss));
         if let Some((g, b)) = self.burst_loss {
             a.push(format!("--burst-loss {g},{b}"));
@@ -670,6 +700,9 @@ impl SynthOptions {
         for (link, at) in &self.link_failures {
             a.push(format!("--fail-link {link}@{at}"));
         }
+        for (link, n) in &self.frame_drops {
+            a.push(format!("--drop-frame {link}:{n}"));
+        }
         a.join(" ")
     }
 
@@ -710,13 +743,33 @@ impl SynthOptions {
             params,
             // Ethernet 14 · IPv4 20 · UDP 8 · BTH 12 · DCPETH 4 · RETH 16 · payload · ICRC 4.
             data_frame_bytes: 78 + self.mtu,
-            accept: if self.stack == StackKind::Gbn { AcceptModel::InOrder } else { AcceptModel::AnyOrder },
+            accept: if matches!(self.stack, StackKind::Gbn | StackKind::Netrt) {
+                AcceptModel::InOrder
+            } else {
+                AcceptModel::AnyOrder
+            },
             cc: self.cc,
             topology: self.topology,
             focus: self.pairs().first().copied(),
             pfc: self.pfc,
             link_failures: self.link_failures.clone(),
+            frame_drops: self.frame_drops.clone(),
+            netrt: (self.stack == StackKind::Netrt).then(|| self.netrt_config()),
         }
+    }
+
+    /// NetRT's switch parameters: the paper's (`NetrtConfig::paper`) for the fabric rate and the
+    /// idle round trip, with `--netrt-pool-bytes` and `--netrt-request-interval` applied.
+    pub fn netrt_config(&self) -> rocescope_stacks::netrt::NetrtConfig {
+        let rate = (self.fabric_rate_gbps.unwrap_or(self.rate_gbps) * 1e9).round() as u64;
+        let mut c = rocescope_stacks::netrt::NetrtConfig::paper(rate, self.base_rtt_ns());
+        if let Some(b) = self.netrt_pool_bytes {
+            c.pool_bytes = b;
+        }
+        if let Some(t) = self.netrt_request_interval_ns {
+            c.request_interval_ns = t.max(1);
+        }
+        c
     }
 
     /// The options as the truth records them (its `config`).
@@ -1014,7 +1067,7 @@ pub fn run(
     progress: Option<&mut dyn FnMut(&Progress)>,
 ) -> Result<Option<Outcome>, String> {
     opts.validate()?;
-    if truth_path.is_some() && (opts.stack.is_sdr() || matches!(opts.stack, StackKind::Flor | StackKind::Erd)) {
+    if truth_path.is_some() && (opts.stack.is_sdr() || matches!(opts.stack, StackKind::Flor | StackKind::Erd | StackKind::Netrt)) {
         // Their per-tap views need packets known by (message, offset), not by PSN: not built
         // yet.
         return Err(format!("--truth: the ground truth of {} runs is not built yet (docs/truth.md)", opts.stack.name()));

@@ -290,6 +290,7 @@ pub enum Stack {
     SdrEc,
     Flor,
     Erd,
+    Netrt,
 }
 
 /// A codec profile, by its name (`rocescope_codec::Profile::name`).
@@ -589,6 +590,8 @@ pub enum Origin {
     Responder,
     /// The receiving NIC (a CNP).
     Nic,
+    /// A switch: NetRT's source ToR resending from its duplicate pool, or a NetRT message.
+    Switch,
 }
 
 /// What a transmission is.
@@ -726,6 +729,8 @@ pub enum LossCause {
     /// Cut to its header-only form by a switch.
     Trimmed,
     NoEndpoint,
+    /// Dropped by NetRT's destination ToR (flushed, or a late duplicate).
+    Reorder,
 }
 
 /// Why a packet (or a trimmed packet's header-only form) did not arrive.
@@ -742,6 +747,9 @@ pub enum DropCause {
     Switch,
     /// No QP at the destination.
     NoEndpoint,
+    /// Dropped by NetRT's destination ToR: flushed from its reordering buffer, or a late copy
+    /// of a PSN it had already passed on.
+    Reorder,
 }
 
 /// The loss of a trimmed packet's header-only form (`losses[].ho_lost`).
@@ -1003,6 +1011,7 @@ impl From<stacks::StackKind> for Stack {
             stacks::StackKind::SdrEc => Stack::SdrEc,
             stacks::StackKind::Flor => Stack::Flor,
             stacks::StackKind::Erd => Stack::Erd,
+            stacks::StackKind::Netrt => Stack::Netrt,
         }
     }
 }
@@ -1017,6 +1026,7 @@ impl From<Stack> for stacks::StackKind {
             Stack::SdrEc => stacks::StackKind::SdrEc,
             Stack::Flor => stacks::StackKind::Flor,
             Stack::Erd => stacks::StackKind::Erd,
+            Stack::Netrt => stacks::StackKind::Netrt,
         }
     }
 }
@@ -1103,6 +1113,7 @@ impl From<sim::Origin> for Origin {
             sim::Origin::Requester => Origin::Requester,
             sim::Origin::Responder => Origin::Responder,
             sim::Origin::Nic => Origin::Nic,
+            sim::Origin::Switch => Origin::Switch,
         }
     }
 }
@@ -1141,6 +1152,7 @@ impl From<sim::DropCause> for DropCause {
             sim::DropCause::Link => DropCause::Link,
             sim::DropCause::Switch => DropCause::Switch,
             sim::DropCause::NoEndpoint => DropCause::NoEndpoint,
+            sim::DropCause::Reorder => DropCause::Reorder,
         }
     }
 }
@@ -1153,6 +1165,7 @@ impl From<DropCause> for LossCause {
             DropCause::Link => LossCause::Link,
             DropCause::Switch => LossCause::Switch,
             DropCause::NoEndpoint => LossCause::NoEndpoint,
+            DropCause::Reorder => LossCause::Reorder,
         }
     }
 }

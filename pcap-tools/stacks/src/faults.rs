@@ -356,7 +356,7 @@ impl FaultyRequester {
 /// with it; the truth's `faults` names what it was).
 fn natural_reason(kind: StackKind) -> RetxReason {
     match kind {
-        StackKind::Gbn => RetxReason::GoBack,
+        StackKind::Gbn | StackKind::Netrt => RetxReason::GoBack,
         StackKind::Irn => RetxReason::Sack,
         StackKind::Dcp => RetxReason::HeaderOnly,
         StackKind::SdrSr | StackKind::SdrEc => RetxReason::Timeout,

@@ -65,6 +65,7 @@ pub mod flor;
 pub mod gbn;
 pub mod harness;
 pub mod irn;
+pub mod netrt;
 pub mod rng;
 pub mod sdr;
 pub mod sdr_model;
@@ -358,10 +359,13 @@ pub enum StackKind {
     Flor,
     /// ERD: datagrams with the EETH, NACKs over TCP from a scanned bitmap, reordering by offset.
     Erd,
+    /// NetRT: Go-Back-N hosts behind ToR switches that resend fabric losses themselves
+    /// ([`netrt`]: the switches' logic, which the fabric runs in its leaves).
+    Netrt,
 }
 
 impl StackKind {
-    pub const ALL: [StackKind; 7] = [
+    pub const ALL: [StackKind; 8] = [
         StackKind::Gbn,
         StackKind::Irn,
         StackKind::Dcp,
@@ -369,6 +373,7 @@ impl StackKind {
         StackKind::SdrEc,
         StackKind::Flor,
         StackKind::Erd,
+        StackKind::Netrt,
     ];
     /// The RC-style stacks: one data QP each way, a packet known by its PSN (what the fabric's
     /// truth, the wire checks and `replay` judge so far).
@@ -382,6 +387,7 @@ impl StackKind {
             StackKind::SdrSr | StackKind::SdrEc => Profile::Sdr,
             StackKind::Flor => Profile::Flor,
             StackKind::Erd => Profile::Erd,
+            StackKind::Netrt => Profile::Netrt,
         }
     }
 
@@ -392,7 +398,9 @@ impl StackKind {
 
     /// Whether the stack models `op`. RDMA READ is modelled by GBN only (the DCP paper's
     /// order-tolerant reception covers Send, Write and Write with Immediate, §4.4; SDR sends are
-    /// UC writes); posting an unsupported op puts the connection in error ([`Action::Failed`]).
+    /// UC writes; NetRT's switches sequence request PSNs, and the paper does not say how a READ
+    /// Request's span of response PSNs counts); posting an unsupported op puts the connection in
+    /// error ([`Action::Failed`]).
     pub fn supports(self, op: Op) -> bool {
         op != Op::Read || self == StackKind::Gbn
     }
@@ -406,6 +414,7 @@ impl StackKind {
             StackKind::SdrEc => "sdr-ec",
             StackKind::Flor => "flor",
             StackKind::Erd => "erd",
+            StackKind::Netrt => "netrt",
         }
     }
     pub fn from_name(s: &str) -> Option<StackKind> {
@@ -429,5 +438,7 @@ pub fn new_pair(kind: StackKind, cfg: &ConnConfig) -> (Box<dyn Requester>, Box<d
         StackKind::SdrSr | StackKind::SdrEc => sdr::new_pair(cfg, &sdr::SdrConfig::for_kind(kind, cfg)),
         StackKind::Flor => flor::new_pair(cfg, &flor::FlorConfig::for_conn(cfg)),
         StackKind::Erd => erd::new_pair(cfg, &erd::ErdConfig::for_conn(cfg)),
+        // NetRT changes the switches, not the hosts.
+        StackKind::Netrt => (Box::new(gbn::GbnRequester::new(cfg)), Box::new(gbn::GbnResponder::new(cfg))),
     }
 }

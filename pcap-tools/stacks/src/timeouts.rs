@@ -145,7 +145,7 @@ impl Timeouts {
     /// (their RTOs are set from the round trip: `SdrConfig::rto_ns`, `FlorSender::rto_ns`).
     pub fn base_ns(&self, kind: super::StackKind) -> Nanos {
         match kind {
-            super::StackKind::Gbn => self.gbn_ns().unwrap_or(0),
+            super::StackKind::Gbn | super::StackKind::Netrt => self.gbn_ns().unwrap_or(0),
             super::StackKind::Irn => self.irn_ns(u32::MAX),
             super::StackKind::Dcp => self.dcp_ns(0),
             super::StackKind::SdrSr | super::StackKind::SdrEc | super::StackKind::Flor | super::StackKind::Erd => {

@@ -1,0 +1,114 @@
+//! NetRT's switches as a tap between the ToRs sees them (docs/replay.md "NetRT"; NetRT paper,
+//! seed 003 §III-B): the source ToR resends from its pool only what a retransmission request
+//! asked for, and answers with an unfulfilled request only for a PSN a request asked for.
+//!
+//! Requests travel from the destination ToR to the source ToR, and a flow's requests follow one
+//! path (they share its addresses and UDP source port), so a tap that has seen one of a flow's
+//! requests sees them all, before the resends they cause. Until then nothing is judged: the
+//! requests may be taking another path. The hosts' Go-Back-N is judged as `gbn`'s; the
+//! switches' messages and their marked resends are kept from those judges (a marked copy is the
+//! source ToR's, not the requester's).
+
+use std::collections::BTreeSet;
+
+use rocescope_codec::ib::psn;
+
+use crate::rules;
+use crate::{Finding, FindingKind};
+
+/// One connection's NetRT traffic at one tap.
+pub(super) struct NetrtSwitches {
+    flow: String,
+    /// PSNs the requests seen asked for, at or above the latest request's ePSN (below it the
+    /// source ToR frees its duplicates); at most a bitmap's worth past it.
+    asked: BTreeSet<u32>,
+    epsn: Option<u32>,
+    pub requests: u64,
+    pub resends: u64,
+    pub unfulfilled: u64,
+    pub findings: Vec<Finding>,
+}
+
+impl NetrtSwitches {
+    pub fn new(flow: String) -> NetrtSwitches {
+        NetrtSwitches {
+            flow,
+            asked: BTreeSet::new(),
+            epsn: None,
+            requests: 0,
+            resends: 0,
+            unfulfilled: 0,
+            findings: Vec::new(),
+        }
+    }
+
+    /// A retransmission request asking for `asked` (its ePSN first).
+    pub fn request(&mut self, epsn: u32, asked: impl Iterator<Item = u32>) {
+        self.requests += 1;
+        if self.epsn.is_none_or(|e| !psn::lt(epsn, e)) {
+            self.epsn = Some(epsn);
+            self.asked.retain(|&p| !psn::lt(p, epsn));
+        }
+        self.asked.extend(asked);
+    }
+
+    fn asked_for(&self, p: u32) -> bool {
+        self.asked.contains(&p) || self.epsn.is_some_and(|e| psn::lt(p, e) && psn::diff(p, e) < 1 << 20)
+    }
+
+    /// A marked copy of PSN `p` (the source ToR's resend).
+    pub fn resend(&mut self, number: u64, now: u64, p: u32) {
+        self.resends += 1;
+        if self.requests == 0 || self.asked_for(p) {
+            return;
+        }
+        let expected = format!("a resend of PSN {p} only after a retransmission request asking for it");
+        let seen = format!(
+            "PSN {p} resent with the in-network mark; the requests seen (which pass this tap) asked for {}",
+            describe(&self.asked)
+        );
+        let f = Finding::of(
+            FindingKind::Departure,
+            rules::NETRT_RESEND_UNASKED,
+            &self.flow,
+            vec![number],
+            now,
+            expected,
+            seen,
+        );
+        self.findings.push(f);
+    }
+
+    /// An unfulfilled request for PSN `u`.
+    pub fn unfulfilled(&mut self, number: u64, now: u64, u: u32) {
+        self.unfulfilled += 1;
+        if self.requests == 0 || self.asked_for(u) {
+            return;
+        }
+        let expected = format!("an unfulfilled request for PSN {u} only after a retransmission request asking for it");
+        let seen = format!("one for PSN {u}; the requests seen asked for {}", describe(&self.asked));
+        let f = Finding::of(
+            FindingKind::Departure,
+            rules::NETRT_UNFULFILLED_UNASKED,
+            &self.flow,
+            vec![number],
+            now,
+            expected,
+            seen,
+        );
+        self.findings.push(f);
+    }
+}
+
+/// A few PSNs of a set, for a message.
+fn describe(s: &BTreeSet<u32>) -> String {
+    let mut v: Vec<String> = s.iter().take(6).map(|p| p.to_string()).collect();
+    if s.len() > 6 {
+        v.push(format!("… ({} in all)", s.len()));
+    }
+    if v.is_empty() {
+        "none at or past the latest ePSN".into()
+    } else {
+        v.join(", ")
+    }
+}
