@@ -7,6 +7,8 @@
 //! - With no duplicate left (a pool too small), the request is unfulfilled, the destination
 //!   ToR goes to Waiting and the hosts' Go-Back-N recovers, from the receiver's NAK of the lost
 //!   PSN (acceptance 3, second half).
+//! - A burst of 25 losses asked for at once: the sender paused by PFC, the resends at §III-D's
+//!   reduced rate, then at line rate, and the sender resumed.
 //! - Conservation over a grid of loss rates (both directions), spines and seeds, with incast,
 //!   and NetRT ahead of plain Go-Back-N on the same fabric and losses.
 
@@ -211,4 +213,57 @@ fn netrt_conserves_over_loss_paths_and_seeds_and_beats_plain_go_back_n() {
     }
     // The ToRs repair most fabric loss: the hosts resend far less than plain Go-Back-N.
     assert!(netrt_retx * 4 < gbn_retx, "NetRT hosts resent {netrt_retx}, Go-Back-N hosts {gbn_retx}");
+}
+
+#[test]
+fn a_burst_asked_for_at_once_is_resent_at_the_reduced_rate_with_the_sender_paused() {
+    // 25 consecutive frames lost: one request asks for 25 PSNs (≈ 27 KB, past K_l = 20 KB), so
+    // the source ToR pauses the sender and resends at R_r = R_max − (N − K_l)(R_max − R_min) /
+    // (K_h − K_l) of the line (§III-D), then at line rate once N < K_l, and resumes the sender.
+    let drops = (50..75).map(|n| ("leaf1>spine0".to_string(), n)).collect();
+    let o = SynthOptions { frame_drops: drops, ..netrt(1, 1) };
+    let (f, pcap) = run(&o);
+    let n = f.stats.netrt;
+    assert_eq!((n.resends, n.unfulfilled, n.waiting, n.pauses, n.resumes), (25, 0, 0, 1, 1), "{n:?}");
+    assert!(f.txs.iter().filter(|t| t.origin == Origin::Requester).all(|t| t.reason.is_none()));
+    let opts = DecodeOptions { profile: Profile::Netrt, ..Default::default() };
+    // The sender's tap: a pause from its ToR, then the resume.
+    let mut pfc = Vec::new();
+    let mut resend_at = Vec::new();
+    let (mut ts, mut rd) = (Vec::new(), CaptureReader::new(&pcap[..]).unwrap());
+    while let Some(r) = rd.next_record().unwrap() {
+        ts.push((r.interface, r.ts_ns, r.data.to_vec()));
+    }
+    for (iface, t, b) in &ts {
+        let fr = Frame::parse(LinkType::Ethernet, b, b.len(), &opts);
+        if let (0, Some(m)) = (*iface, fr.mac_control()) {
+            pfc.push((*t, m.quanta(3)));
+        }
+        if *iface == 2 && matches!(fr.ext(), Ext::Netrt(Netrt::Data { rtx_mark: true })) {
+            resend_at.push((*t, b.len()));
+        }
+    }
+    assert_eq!(pfc.len(), 2, "{pfc:?}");
+    assert!(pfc[0].1 > 0 && pfc[1].1 == 0 && pfc[0].0 < pfc[1].0, "{pfc:?}");
+    assert_eq!(resend_at.len(), 25);
+    // One frame's time at the line rate (100 Gbit/s): (bytes + 24) · 8 / 100 ns.
+    let ser = |len: usize| (len as f64 + 24.0) * 8.0 / 100.0;
+    let gap = |i: usize| (resend_at[i + 1].0 - resend_at[i].0) as f64;
+    // The first seven are paced at R_r for the N left before each (N = 25 frames of 1,082
+    // bytes, less one frame per resend: 27,050 bytes down to 20,558, still ≥ K_l), e.g.
+    // R_r = 0.5 − (27,050 − 20,000) · 0.49 / 80,000 = 45.7 % for the first; the eighth leaves at
+    // line rate. The resends share the port with data already on its way (at most one frame
+    // ahead of each), so the span of the seven gaps is compared, to within one frame's time.
+    let len = resend_at[0].1 as f64;
+    let paced: f64 = (0..7)
+        .map(|m| {
+            let n = (25.0 - m as f64) * len;
+            ser(resend_at[0].1) / (0.5 - (n - 20_000.0) * 0.49 / 80_000.0)
+        })
+        .sum();
+    let span = (resend_at[7].0 - resend_at[0].0) as f64;
+    assert!((span - paced).abs() <= ser(resend_at[0].1), "seven gaps {span} ns, paced {paced} ns");
+    assert!(span > 7.0 * ser(resend_at[0].1) * 1.8, "not at line rate: {span} ns");
+    // The last ones (N under K_l) leave back to back.
+    assert!((gap(23) - ser(resend_at[23].1)).abs() < 2.0, "last gap {} ns", gap(23));
 }
