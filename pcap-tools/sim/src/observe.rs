@@ -182,6 +182,13 @@ pub enum Why {
     OutsideSeenRange,
     /// The tap did not record a data frame of the message or of an earlier message.
     MessageNotSeen,
+    /// NetRT: a host's retransmission at a tap between the ToRs, which also sees the ToRs'
+    /// requests; the view does not follow those (like PFC frames, they are not in the truth's
+    /// frames), and the analyser reads them.
+    SwitchRequests,
+    /// NetRT: a switch's resend of a PSN an earlier copy of which the receiver had accepted;
+    /// a tap between the ToRs cannot see what the destination ToR holds.
+    SwitchResendNeedless,
 }
 
 /// The observable view of every tap of `t`, in `taps[]` order.
@@ -211,6 +218,8 @@ struct Run<'a> {
 fn flow_key_of(x: &Transmission) -> FlowKey {
     let role = match x.origin {
         crate::truth::Origin::Requester => Role::Requests,
+        // NetRT's source ToR resending a request packet from its pool.
+        crate::truth::Origin::Switch if x.kind == Kind::Data => Role::Requests,
         _ => Role::Responses,
     };
     (x.conn, role)
@@ -226,6 +235,11 @@ fn data_kind(role: Role) -> Kind {
 
 fn is_data_of(x: &Transmission, f: FlowKey) -> bool {
     flow_key_of(x) == f && x.kind == data_kind(f.1)
+}
+
+/// A NetRT switch's resend of a request packet.
+fn is_switch(x: &Transmission) -> bool {
+    x.origin == crate::truth::Origin::Switch && x.kind == Kind::Data
 }
 
 /// `a` ≤ `b` modulo 2^24.
@@ -582,9 +596,48 @@ fn retransmissions(cx: &Cx<'_, '_>, lost_seen: &HashSet<u32>, unobs: &mut Vec<Un
             unobs.push(Unobservable { fact: Fact::Retransmission, psn: Some(r.psn), index: None, tx: Some(r.tx), why });
             continue;
         }
+        let (earlier, _) = cx.run.around(cx.key, r.psn, r.tx);
+        if cx.position == Position::Middle && cx.run.tx(r.tx).is_some_and(is_switch) {
+            // NetRT's source ToR resent it (a tap between the ToRs shows it marked), asked for
+            // by the destination ToR, which had not got it: not spurious, its cause the loss. A
+            // tap here cannot see what the destination ToR holds, so a resend of a PSN an
+            // earlier copy of which the receiver had accepted after all, or one reordering may
+            // have overtaken, is unobservable.
+            let x = cx.run.tx(r.tx).and_then(|x| x.retx.as_ref());
+            let why = if cx.reordered(r.psn) {
+                Some(Why::Reordered)
+            } else if x.is_none_or(|x| x.spurious) {
+                Some(Why::SwitchResendNeedless)
+            } else {
+                None
+            };
+            if let Some(why) = why {
+                unobs.push(Unobservable { fact: Fact::Retransmission, psn: Some(r.psn), index: None, tx: Some(r.tx), why });
+                continue;
+            }
+            out.push(ObsRetx {
+                psn: r.psn,
+                tx: r.tx,
+                frame: r.frame,
+                time_ns: r.time_ns,
+                trigger: None,
+                spurious: Some(false),
+                cause: x.map(|x| x.cause),
+            });
+            continue;
+        }
+        if cx.run.stack() == Stack::Netrt && cx.position == Position::Middle {
+            unobs.push(Unobservable {
+                fact: Fact::Retransmission,
+                psn: Some(r.psn),
+                index: None,
+                tx: Some(r.tx),
+                why: Why::SwitchRequests,
+            });
+            continue;
+        }
         let trigger = trigger(cx, r.tx, r.frame);
         let spurious = spurious(cx, r.psn, r.msg, r.tx, r.frame, trigger);
-        let (earlier, _) = cx.run.around(cx.key, r.psn, r.tx);
         let earlier_loss_seen = earlier.iter().any(|c| lost_seen.contains(c));
         out.push(ObsRetx {
             psn: r.psn,
@@ -611,7 +664,8 @@ fn trigger(cx: &Cx<'_, '_>, id: u32, at: u64) -> Option<Signal> {
     }
     let x = cx.run.tx(id)?;
     let (earlier, _) = cx.run.around(cx.key, x.psn, id);
-    let prev = cx.frame_of(*earlier.last()?)?.frame;
+    // (The last earlier copy the tap recorded: NetRT's switch resends never cross a host's tap.)
+    let prev = earlier.iter().rev().find_map(|&c| cx.frame_of(c))?.frame;
     let window = || cx.reverse.iter().filter(|f| f.frame > prev && f.frame < at);
     let nak = window().any(|f| f.kind == Kind::Nak && psn_le(f.psn, x.psn));
     let sack = window().any(|f| f.kind == Kind::Sack);
@@ -655,7 +709,7 @@ fn spurious(cx: &Cx<'_, '_>, p: u32, msg: Option<u64>, id: u32, at: u64, trigger
     // `dcp`, a bounce of p.
     let _ = trigger;
     let (earlier, _) = cx.run.around(cx.key, p, id);
-    let prev = earlier.last().and_then(|&c| cx.frame_of(c)).map(|f| f.frame);
+    let prev = earlier.iter().rev().find_map(|&c| cx.frame_of(c)).map(|f| f.frame);
     let asked = prev.is_some_and(|prev| {
         cx.reverse.iter().any(|f| {
             f.frame > prev
@@ -712,9 +766,19 @@ fn losses(cx: &Cx<'_, '_>, unobs: &mut Vec<Unobservable>) -> Vec<ObsLoss> {
         }
         let (c, p) = (l.tx, l.psn);
         let (_, next) = cx.run.around(cx.key, p, c);
+        // At the source, the next copy it recorded (NetRT's switch resends never cross it).
+        let next_here = if cx.position == Position::Source {
+            cx.run.copies_of(cx.key, p).iter().copied().find(|&n| n > c && cx.frame_of(n).is_some())
+        } else {
+            next
+        };
         let header_only = cx.header_only_seen(c, next);
+        // NetRT: between the ToRs, the source ToR's resend (marked) names the loss it repairs.
+        let switch_repair = cx.position == Position::Middle
+            && next.is_some_and(|n| cx.run.tx(n).is_some_and(is_switch) && cx.frame_of(n).is_some());
         let evidence = header_only
-            || (cx.position == Position::Source && asked_for(cx, c, p, next))
+            || switch_repair
+            || (cx.position == Position::Source && asked_for(cx, c, p, next_here))
             || (cx.position == Position::Destination && gap_seen(cx, c, p) && cx.knows_destination(c, p));
         if !evidence {
             let reordered = cx.position != Position::Middle && cx.reordered(p);
@@ -726,9 +790,11 @@ fn losses(cx: &Cx<'_, '_>, unobs: &mut Vec<Unobservable>) -> Vec<ObsLoss> {
             unobs.push(why(Why::NoFrame));
             continue;
         };
-        let (signal, repair) = if cx.position == Position::Source {
-            let repair = if next.is_some() { Repair::EndHost } else { Repair::None };
-            let signal = next.and_then(|n| cx.frame_of(n).and_then(|f| trigger(cx, n, f.frame)));
+        let (signal, repair) = if switch_repair {
+            (Some(Signal::NetrtRequest), Some(Repair::InNetwork))
+        } else if cx.position == Position::Source {
+            let repair = if next_here.is_some() { Repair::EndHost } else { Repair::None };
+            let signal = next_here.and_then(|n| cx.frame_of(n).and_then(|f| trigger(cx, n, f.frame)));
             (signal, Some(repair))
         } else {
             let later = cx.recorded_copies(p).any(|f| f.tx > c);

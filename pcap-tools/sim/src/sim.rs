@@ -1998,7 +1998,7 @@ impl<'w> Fabric<'w> {
             h.np_cnp_sent += is_cnp as u64;
         }
         if let Some(t) = tap {
-            if tx == NO_TX {
+            if tx == NO_TX || self.is_switch_message(tx) {
                 self.record_untracked(t, pkt);
             } else {
                 let pk = &self.pkt(pkt).bytes;
@@ -2161,8 +2161,14 @@ impl<'w> Fabric<'w> {
         }
     }
 
-    /// A frame the truth does not follow (a PFC frame): written to the capture only (its
-    /// frame number is skipped in the truth's frame lists).
+    /// Whether transmission `tx` is a NetRT switch's message (a request or an unfulfilled
+    /// request): like a PFC frame, a switch's control frame the truth does not follow.
+    fn is_switch_message(&self, tx: u32) -> bool {
+        tx != NO_TX && self.txs[tx as usize].origin == Origin::Switch && self.txs[tx as usize].kind == Kind::Other
+    }
+
+    /// A frame the truth does not follow (a PFC frame, a NetRT message): written to the
+    /// capture only (its frame number is skipped in the truth's frame lists).
     fn record_untracked(&mut self, tap: u8, pkt: u32) {
         self.frames_written += 1;
         if let Some(w) = self.writer.as_mut() {
@@ -2204,10 +2210,14 @@ impl<'w> Fabric<'w> {
             return;
         }
         if let Some(t) = tap {
-            let pk = self.pkt(pkt);
-            let ce = Hdr::of(&pk.bytes).is_some_and(|h| h.tos(&pk.bytes) & 3 == 3);
-            let (tx, trimmed) = (pk.tx, pk.trimmed);
-            self.record(t, pkt, tx, true, trimmed, ce);
+            if self.is_switch_message(self.pkt(pkt).tx) {
+                self.record_untracked(t, pkt);
+            } else {
+                let pk = self.pkt(pkt);
+                let ce = Hdr::of(&pk.bytes).is_some_and(|h| h.tos(&pk.bytes) & 3 == 3);
+                let (tx, trimmed) = (pk.tx, pk.trimmed);
+                self.record(t, pkt, tx, true, trimmed, ce);
+            }
         }
         if self.ports[port as usize].is_switch {
             // A host-fed lossy link's loss process runs at the switch it enters (LossMode::Trim).

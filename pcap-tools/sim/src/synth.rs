@@ -1067,7 +1067,7 @@ pub fn run(
     progress: Option<&mut dyn FnMut(&Progress)>,
 ) -> Result<Option<Outcome>, String> {
     opts.validate()?;
-    if truth_path.is_some() && (opts.stack.is_sdr() || matches!(opts.stack, StackKind::Flor | StackKind::Erd | StackKind::Netrt)) {
+    if truth_path.is_some() && (opts.stack.is_sdr() || matches!(opts.stack, StackKind::Flor | StackKind::Erd)) {
         // Their per-tap views need packets known by (message, offset), not by PSN: not built
         // yet.
         return Err(format!("--truth: the ground truth of {} runs is not built yet (docs/truth.md)", opts.stack.name()));

@@ -767,6 +767,8 @@ pub struct HoLoss {
 #[serde(rename_all = "snake_case")]
 pub enum Repair {
     EndHost,
+    /// NetRT: the source ToR resent it from its pool.
+    InNetwork,
     None,
 }
 
@@ -787,6 +789,8 @@ pub enum Signal {
     /// A header-only packet (DCP).
     Ho,
     Timeout,
+    /// NetRT: the destination ToR's retransmission request (the source ToR resent it).
+    NetrtRequest,
     /// Resent without a reason from the stack, or never resent.
     Gap,
     /// Not data: nobody resends it.
@@ -2104,11 +2108,18 @@ impl FlowGen<'_, '_, '_> {
                 kind: t.kind.into(),
                 msg: t.msg,
                 psn: t.psn,
-                repair: if repair.is_some() { Repair::EndHost } else { Repair::None },
+                repair: match repair.map(|r| g.tx(r as u32).origin) {
+                    Some(sim::Origin::Switch) => Repair::InNetwork,
+                    Some(_) => Repair::EndHost,
+                    None => Repair::None,
+                },
                 seen: seen.is_some(),
                 seen_as: seen.map(|s| if s.trimmed { SeenAs::Ho } else { SeenAs::Data }),
                 signal: if t.kind.is_data() {
-                    signal_of(repair.and_then(|r| g.tx(r as u32).reason))
+                    match repair.map(|r| g.tx(r as u32)) {
+                        Some(r) if r.origin == sim::Origin::Switch => Signal::NetrtRequest,
+                        r => signal_of(r.and_then(|r| r.reason)),
+                    }
                 } else {
                     Signal::None
                 },

@@ -43,6 +43,7 @@ fn signal_name(s: Option<Signal>) -> &'static str {
         Some(Signal::Ho) => "ho",
         Some(Signal::Timeout) => "timeout",
         Some(Signal::Gap) => "gap",
+        Some(Signal::NetrtRequest) => "netrt_request",
         Some(Signal::None) | None => "unknown",
     }
 }
@@ -131,6 +132,7 @@ fn compare_flow(c: &mut Cmp, at: &str, af: &FlowTimeline, fv: &FlowView) {
         .map(|l| {
             let repair = match l.repair {
                 Some(Repair::EndHost) => "end_host",
+                Some(Repair::InNetwork) => "in_network",
                 Some(Repair::None) => "none",
                 None => "unknown",
             };
@@ -144,6 +146,7 @@ fn compare_flow(c: &mut Cmp, at: &str, af: &FlowTimeline, fv: &FlowView) {
         .map(|l| {
             let repair = match l.repair {
                 rep::Repair::EndHost => "end_host",
+                rep::Repair::InNetwork => "in_network",
                 rep::Repair::None => "none",
                 _ => "unknown",
             };
