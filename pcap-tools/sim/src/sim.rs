@@ -628,6 +628,8 @@ pub struct TxRec {
     pub cover: Cover,
     /// The DCPETH MSN of a DCP data packet.
     pub dcp_msn: Option<u32>,
+    /// NetRT: the transmission (its [`TxRec::id`]) whose bytes a switch resent.
+    pub copy_of: Option<u32>,
 }
 
 /// One frame a tap recorded.
@@ -1711,6 +1713,7 @@ impl<'w> Fabric<'w> {
             accept: None,
             cover,
             dcp_msn,
+            copy_of: None,
         };
         match slot {
             Some(i) => self.txs[i as usize] = rec,

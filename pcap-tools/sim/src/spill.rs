@@ -399,7 +399,7 @@ fn cause_of(b: u8) -> DropCause {
 }
 
 impl Record for TxRec {
-    const SIZE: usize = 4 + 4 + 1 + 1 + 4 + 9 + 1 + 1 + 8 + 4 + (1 + 8 + 1 + 4) + (1 + 8 + 4) + 1 + (1 + 4) + 5;
+    const SIZE: usize = 4 + 4 + 1 + 1 + 4 + 9 + 1 + 1 + 8 + 4 + (1 + 8 + 1 + 4) + (1 + 8 + 4) + 1 + (1 + 4) + 5 + 5;
     fn encode(&self, o: &mut Enc<'_>) {
         o.u32(self.id);
         o.u32(self.conn);
@@ -436,6 +436,8 @@ impl Record for TxRec {
         o.u32(v);
         o.u8(self.dcp_msn.is_some() as u8);
         o.u32(self.dcp_msn.unwrap_or(0));
+        o.u8(self.copy_of.is_some() as u8);
+        o.u32(self.copy_of.unwrap_or(0));
     }
     fn decode(i: &mut Dec<'_>) -> TxRec {
         let id = i.u32();
@@ -465,6 +467,7 @@ impl Record for TxRec {
             _ => Cover::None,
         };
         let (has_msn, msn) = (i.bool(), i.u32());
+        let (has_copy, copy) = (i.bool(), i.u32());
         TxRec {
             id,
             conn,
@@ -481,6 +484,7 @@ impl Record for TxRec {
             accept,
             cover,
             dcp_msn: has_msn.then_some(msn),
+            copy_of: has_copy.then_some(copy),
         }
     }
 }
@@ -577,6 +581,7 @@ mod tests {
             accept: Some(Accept::Discarded),
             cover: Cover::MsnLt(12),
             dcp_msn: Some(7),
+            copy_of: Some(3),
         };
         let d: DiskVec<TxRec> = DiskVec::new();
         d.set(3, &t);

@@ -908,6 +908,9 @@ pub struct Transmission {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub accept: Option<Accept>,
     pub conn: u32,
+    /// NetRT: the transmission whose bytes the source ToR kept and resent (origin `switch`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub copy_of: Option<u32>,
     /// How it was lost (`dropped`, or a trimmed packet's header-only form).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub drop: Option<Dropped>,
@@ -1994,6 +1997,7 @@ impl<'f, 'w> Gen<'f, 'w> {
         Transmission {
             accept: t.accept.map(Accept::from),
             conn: t.conn,
+            copy_of: t.copy_of,
             drop,
             fate,
             fate_time_ns,
@@ -2086,7 +2090,9 @@ impl FlowGen<'_, '_, '_> {
     /// Every transmission of the flow the network failed to deliver whole, in id order.
     fn losses(&self) -> impl Iterator<Item = Loss> + '_ {
         let (g, tap) = (self.g, self.tap);
-        g.flow_txs(self.flow).filter(lost).filter_map(move |t| {
+        // (A NetRT switch's message, like a PFC frame, belongs to no flow's losses.)
+        let switch_message = |t: &TxRec| t.origin == sim::Origin::Switch && t.kind == sim::Kind::Other;
+        g.flow_txs(self.flow).filter(move |t| lost(t) && !switch_message(t)).filter_map(move |t| {
             let seen = g.seen(tap, t.id);
             let repair = if t.kind.is_data() { g.next_copy.get(t.id as u64).get() } else { None };
             let evidence = repair.and_then(|r| g.seen(tap, r as u32)).map(|fr| fr.frame);

@@ -167,7 +167,7 @@ pub fn judge(run: &Run) -> Verdict {
 /// The same over a truth and a decoded capture.
 pub fn judge_wire(t: &Truth, w: &Wire) -> Verdict {
     let mut v = Verdict::default();
-    let gbn = t.config.stack == rocescope_sim::truth::Stack::Gbn;
+    let gbn = matches!(t.config.stack, rocescope_sim::truth::Stack::Gbn | rocescope_sim::truth::Stack::Netrt);
     match truth_cmp::compare(t, w) {
         Ok(c) => v.numbers.compared = c,
         Err(e) => v.truth.push(format!("truth against capture:\n{e}")),

@@ -38,6 +38,8 @@ use super::*;
 pub(super) struct Dup {
     bytes: Vec<u8>,
     msg: Option<u64>,
+    /// The transmission copied ([`TxRec::id`]).
+    tx_id: u32,
 }
 
 struct Resend {
@@ -127,7 +129,8 @@ impl Fabric<'_> {
             (true, None) => {
                 // Source ToR: a copy into the pool of the host's port.
                 let cap = self.netrt.as_ref().map_or(0, |n| n.cfg.pool_bytes);
-                let dup = Dup { bytes: self.pkt(pkt).bytes.clone(), msg: self.txs[tx as usize].msg };
+                let t = &self.txs[tx as usize];
+                let dup = Dup { bytes: self.pkt(pkt).bytes.clone(), msg: t.msg, tx_id: t.id };
                 let len = dup.bytes.len() as u32;
                 let n = self.netrt.as_mut().expect("NetRT is on");
                 let pool = n.tors.entry(sw).or_default().pools.entry(in_port).or_insert_with(|| Pool::new(cap));
@@ -311,7 +314,8 @@ impl Fabric<'_> {
                 }
             }
             self.stats.netrt.resends += 1;
-            self.netrt_transmit(sw, r.conn, bytes, r.psn, r.dup.msg);
+            let slot = self.netrt_transmit(sw, r.conn, bytes, r.psn, r.dup.msg);
+            self.txs[slot as usize].copy_of = Some(r.dup.tx_id);
             if resume {
                 let sender = self.topo.hosts[self.conns[r.conn as usize].sender];
                 let host_port = self.ports[self.nodes[sender].ports[0] as usize].peer;
@@ -368,14 +372,17 @@ impl Fabric<'_> {
     }
 
     /// A frame switch `sw` puts into the fabric itself, on the high-priority queue of its route.
-    fn netrt_transmit(&mut self, sw: u16, conn: u32, bytes: Vec<u8>, psn_: u32, msg: Option<u64>) {
-        let (_, _, pkt) = self.new_tx(conn, Origin::Switch, bytes, psn_, msg, None);
+    /// Returns its record's slot in [`Fabric::txs`].
+    fn netrt_transmit(&mut self, sw: u16, conn: u32, bytes: Vec<u8>, psn_: u32, msg: Option<u64>) -> u32 {
+        let (slot, _, pkt) = self.new_tx(conn, Origin::Switch, bytes, psn_, msg, None);
         let (dst, flow) = (self.pkt(pkt).dst_host, self.pkt(pkt).flow);
         let Some(port) = self.route(sw, dst, flow) else {
             let name = format!("{} (no route)", self.nodes[sw as usize].name);
-            return self.drop_packet(pkt, DropCause::NoEndpoint, name);
+            self.drop_packet(pkt, DropCause::NoEndpoint, name);
+            return slot;
         };
         self.ports[port as usize].prio.push_back(pkt);
         self.kick(port);
+        slot
     }
 }
