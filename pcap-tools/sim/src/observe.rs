@@ -612,7 +612,13 @@ fn retransmissions(cx: &Cx<'_, '_>, lost_seen: &HashSet<u32>, unobs: &mut Vec<Un
                 None
             };
             if let Some(why) = why {
-                unobs.push(Unobservable { fact: Fact::Retransmission, psn: Some(r.psn), index: None, tx: Some(r.tx), why });
+                unobs.push(Unobservable {
+                    fact: Fact::Retransmission,
+                    psn: Some(r.psn),
+                    index: None,
+                    tx: Some(r.tx),
+                    why,
+                });
                 continue;
             }
             out.push(ObsRetx {

@@ -99,7 +99,8 @@ fn netrt_timeline_equals_the_observable_view_on_a_leaf_spine() {
                         ..SynthOptions::for_stack(StackKind::Netrt)
                     };
                     let label = format!("netrt spines {spines} loss {loss} pool {pool:?} seed {seed}");
-                    let c = timeline_cmp::judge_synth(&o, &dir, "netrt", &mut shares).unwrap_or_else(|e| panic!("{label}: {e}"));
+                    let c = timeline_cmp::judge_synth(&o, &dir, "netrt", &mut shares)
+                        .unwrap_or_else(|e| panic!("{label}: {e}"));
                     runs += 1;
                     equal += c.equal;
                     bad.extend(c.mismatches.into_iter().take(5).map(|m| format!("{label}: {m}")));
