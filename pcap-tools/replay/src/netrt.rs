@@ -59,44 +59,28 @@ impl NetrtSwitches {
     /// A marked copy of PSN `p` (the source ToR's resend).
     pub fn resend(&mut self, number: u64, now: u64, p: u32) {
         self.resends += 1;
-        if self.requests == 0 || self.asked_for(p) {
-            return;
-        }
-        let expected = format!("a resend of PSN {p} only after a retransmission request asking for it");
         let seen = format!(
             "PSN {p} resent with the in-network mark; the requests seen (which pass this tap) asked for {}",
             describe(&self.asked)
         );
-        let f = Finding::of(
-            FindingKind::Departure,
-            rules::NETRT_RESEND_UNASKED,
-            &self.flow,
-            vec![number],
-            now,
-            expected,
-            seen,
-        );
-        self.findings.push(f);
+        self.unless_asked(rules::NETRT_RESEND_UNASKED, number, now, p, "a resend", seen);
     }
 
     /// An unfulfilled request for PSN `u`.
     pub fn unfulfilled(&mut self, number: u64, now: u64, u: u32) {
         self.unfulfilled += 1;
-        if self.requests == 0 || self.asked_for(u) {
+        let seen = format!("one for PSN {u}; the requests seen asked for {}", describe(&self.asked));
+        self.unless_asked(rules::NETRT_UNFULFILLED_UNASKED, number, now, u, "an unfulfilled request", seen);
+    }
+
+    /// A departure of `rule` at frame `number` when this tap has seen the flow's requests and
+    /// none asked for `p` (`what` the source ToR sent for it).
+    fn unless_asked(&mut self, rule: rules::Rule, number: u64, now: u64, p: u32, what: &str, seen: String) {
+        if self.requests == 0 || self.asked_for(p) {
             return;
         }
-        let expected = format!("an unfulfilled request for PSN {u} only after a retransmission request asking for it");
-        let seen = format!("one for PSN {u}; the requests seen asked for {}", describe(&self.asked));
-        let f = Finding::of(
-            FindingKind::Departure,
-            rules::NETRT_UNFULFILLED_UNASKED,
-            &self.flow,
-            vec![number],
-            now,
-            expected,
-            seen,
-        );
-        self.findings.push(f);
+        let expected = format!("{what} for PSN {p} only after a retransmission request asking for it");
+        self.findings.push(Finding::of(FindingKind::Departure, rule, &self.flow, vec![number], now, expected, seen));
     }
 }
 

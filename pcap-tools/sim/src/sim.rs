@@ -2060,6 +2060,11 @@ impl<'w> Fabric<'w> {
         } else {
             self.stats.resume_frames += 1;
         }
+        self.queue_mac_control(port, bytes);
+    }
+
+    /// Queues a MAC control frame (no transmission record) ahead of everything at `port`.
+    fn queue_mac_control(&mut self, port: u32, bytes: Vec<u8>) {
         let pkt = self.alloc(Packet {
             bytes,
             tx: NO_TX,

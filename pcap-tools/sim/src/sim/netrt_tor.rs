@@ -332,18 +332,7 @@ impl Fabric<'_> {
     /// A PFC frame (pause for `quanta`, or resume with 0) from switch port `port` to its host.
     fn netrt_pfc(&mut self, sw: u16, port: u32, quanta: u16) {
         let bytes = pfc::pfc_frame(self.nodes[sw as usize].mac, pfc::ROCE_PRIORITY, quanta);
-        let pkt = self.alloc(Packet {
-            bytes,
-            tx: NO_TX,
-            dst_host: u16::MAX,
-            flow: 0,
-            trimmed: false,
-            to_requester: false,
-            ingress: NO_PORT,
-            doomed: false,
-        });
-        self.ports[port as usize].mac_ctrl.push_back(pkt);
-        self.kick(port);
+        self.queue_mac_control(port, bytes);
     }
 
     /// Sends a NetRT message from ToR `sw` for connection `conn`'s data flow: a request (from
