@@ -346,7 +346,10 @@ fn netrt_captures_are_conformant_and_a_switch_resending_what_no_request_asked_is
         for choice in ["auto", "netrt"] {
             let (code, text, err) = replay(&["--stack", choice, pcap.to_str().unwrap()]);
             assert_eq!(code, 0, "{err}");
-            assert!(text.starts_with(&format!("replay --stack {choice}: 3 connection(s) judged, 0 departure(s)")), "{text}");
+            assert!(
+                text.starts_with(&format!("replay --stack {choice}: 3 connection(s) judged, 0 departure(s)")),
+                "{text}"
+            );
             // The switch's resends are kept from the hosts' judges: nothing ambiguous either.
             assert!(!text.contains("Ambiguous"), "{text}");
         }
@@ -358,7 +361,7 @@ fn netrt_captures_are_conformant_and_a_switch_resending_what_no_request_asked_is
     };
     let psn_at = |d: &[u8]| 14 + usize::from(d[14] & 0x0f) * 4 + 8 + 9;
     // The fault: the source ToR resends a PSN no request named (the second resend's PSN moved
-    // past every hole asked for).
+    // one down, to a PSN the requests say the destination ToR holds).
     let mut recs = netrt_records(&repaired);
     let resends: Vec<usize> = (0..recs.len())
         .filter(|&i| recs[i].0 == 2 && kind(&recs[i].2) == Some(Netrt::Data { rtx_mark: true }))
@@ -366,7 +369,7 @@ fn netrt_captures_are_conformant_and_a_switch_resending_what_no_request_asked_is
     assert_eq!(resends.len(), 2, "two marked resends at the fabric tap");
     let at = psn_at(&recs[resends[1]].2);
     let p = u32::from_be_bytes([0, recs[resends[1]].2[at], recs[resends[1]].2[at + 1], recs[resends[1]].2[at + 2]]);
-    recs[resends[1]].2[at..at + 3].copy_from_slice(&(p + 40).to_be_bytes()[1..]);
+    recs[resends[1]].2[at..at + 3].copy_from_slice(&(p - 1).to_be_bytes()[1..]);
     let faulty = dir.join("faulty.pcapng");
     netrt_write(&recs, &faulty);
     let (code, json, err) = replay(&["--stack", "netrt", "-T", "json", faulty.to_str().unwrap()]);
@@ -376,16 +379,21 @@ fn netrt_captures_are_conformant_and_a_switch_resending_what_no_request_asked_is
     assert_eq!(f.len(), 1, "{json}");
     assert_eq!(f[0]["rule"], "netrt.resend-unasked");
     assert_eq!(f[0]["frames"][0].as_u64(), Some(resends[1] as u64 + 1));
-    // The fault: an unfulfilled request for a PSN no request asked for.
-    let mut recs = netrt_records(&unfulfilled);
-    let u = (0..recs.len())
-        .find(|&i| matches!(kind(&recs[i].2), Some(Netrt::Unfulfilled { .. })))
-        .expect("an unfulfilled request");
-    let d = &mut recs[u].2;
-    let at = psn_at(d);
-    let p = u32::from_be_bytes([0, d[at], d[at + 1], d[at + 2]]) + 3;
-    d[at..at + 3].copy_from_slice(&p.to_be_bytes()[1..]);
-    d[at + 4..at + 7].copy_from_slice(&p.to_be_bytes()[1..]); // the body's PSN (after BTH)
+    // The fault: an unfulfilled request for a PSN no request asked for: one the destination
+    // ToR holds (below the latest request's highest held PSN), inserted after the last request.
+    let mut recs = netrt_records(&repaired);
+    let last_req = (0..recs.len())
+        .filter(|&i| recs[i].0 == 2 && matches!(kind(&recs[i].2), Some(Netrt::Request { .. })))
+        .last()
+        .expect("a request");
+    let Some(Netrt::Request { epsn }) = kind(&recs[last_req].2) else { unreachable!() };
+    let held = epsn + 3;
+    let body = rocescope_codec::ext::netrt::NetrtRepr::Unfulfilled { psn: held }.to_vec();
+    let roce = rocescope_codec::ext::netrt::NetrtRepr::Unfulfilled { psn: held }.roce(0xc0, 0x800000, 0xffff, &body);
+    let net = rocescope_codec::build::NetRepr::ipv4([10, 1, 1, 1], [10, 1, 0, 1]);
+    let frame = rocescope_codec::build::FrameRepr::new(net, roce).to_vec();
+    let t = recs[last_req].1 + 1;
+    recs.insert(last_req + 1, (2, t, frame));
     let faulty = dir.join("faulty2.pcapng");
     netrt_write(&recs, &faulty);
     let (code, json, err) = replay(&["--stack", "netrt", "-T", "json", faulty.to_str().unwrap()]);

@@ -468,7 +468,12 @@ pub fn replay_partial<R: Read>(
                             let bitmap = p.payload().get(4..20).and_then(|b| <[u8; 16]>::try_from(b).ok());
                             let asked =
                                 bitmap.map(|b| rocescope_codec::ext::netrt::requested(epsn, &b).collect::<Vec<_>>());
-                            conns[i].netrt.request(epsn, asked.unwrap_or_default().into_iter());
+                            // The highest held PSN: ePSN + 1 + the highest set bit.
+                            let top = bitmap
+                                .map(u128::from_be_bytes)
+                                .filter(|&b| b != 0)
+                                .map(|b| rocescope_codec::ib::psn::add(epsn, 1 + (127 - b.leading_zeros())));
+                            conns[i].netrt.request(epsn, top, asked.unwrap_or_default().into_iter());
                         }
                         return ControlFlow::Continue(());
                     }

@@ -2,10 +2,11 @@
 //! seed 003 §III-B): the source ToR resends from its pool only what a retransmission request
 //! asked for, and answers with an unfulfilled request only for a PSN a request asked for.
 //!
-//! Requests travel from the destination ToR to the source ToR, and a flow's requests follow one
-//! path (they share its addresses and UDP source port), so a tap that has seen one of a flow's
-//! requests sees them all, before the resends they cause. Until then nothing is judged: the
-//! requests may be taking another path. The hosts' Go-Back-N is judged as `gbn`'s; the
+//! Requests travel from the destination ToR to the source ToR. A request lists every hole below
+//! the highest PSN it says is held, so a resend (or an unfulfilled request) of a PSN below the
+//! latest request's highest held one that no request seen asked for is a departure, whatever
+//! path other requests took (a fabric that sprays may send some past another tap). Until the
+//! tap has seen a request of the flow nothing is judged. The hosts' Go-Back-N is judged as `gbn`'s; the
 //! switches' messages and their marked resends are kept from those judges (a marked copy is the
 //! source ToR's, not the requester's).
 
@@ -23,6 +24,9 @@ pub(super) struct NetrtSwitches {
     /// source ToR frees its duplicates); at most a bitmap's worth past it.
     asked: BTreeSet<u32>,
     epsn: Option<u32>,
+    /// The highest PSN the latest request (the one with the latest ePSN) says is held: every
+    /// hole below it was asked for in that request, whatever path the other requests took.
+    top: Option<u32>,
     pub requests: u64,
     pub resends: u64,
     pub unfulfilled: u64,
@@ -35,6 +39,7 @@ impl NetrtSwitches {
             flow,
             asked: BTreeSet::new(),
             epsn: None,
+            top: None,
             requests: 0,
             resends: 0,
             unfulfilled: 0,
@@ -42,11 +47,13 @@ impl NetrtSwitches {
         }
     }
 
-    /// A retransmission request asking for `asked` (its ePSN first).
-    pub fn request(&mut self, epsn: u32, asked: impl Iterator<Item = u32>) {
+    /// A retransmission request asking for `asked` (its ePSN first) whose highest held PSN is
+    /// `top` (`None`: an empty bitmap).
+    pub fn request(&mut self, epsn: u32, top: Option<u32>, asked: impl Iterator<Item = u32>) {
         self.requests += 1;
         if self.epsn.is_none_or(|e| !psn::lt(epsn, e)) {
             self.epsn = Some(epsn);
+            self.top = top;
             self.asked.retain(|&p| !psn::lt(p, epsn));
         }
         self.asked.extend(asked);
@@ -76,7 +83,10 @@ impl NetrtSwitches {
     /// A departure of `rule` at frame `number` when this tap has seen the flow's requests and
     /// none asked for `p` (`what` the source ToR sent for it).
     fn unless_asked(&mut self, rule: rules::Rule, number: u64, now: u64, p: u32, what: &str, seen: String) {
-        if self.requests == 0 || self.asked_for(p) {
+        // (Only below the latest request's highest held PSN: a hole above it may have been
+        // asked for by a request that took another path, when the fabric sprays.)
+        let below_top = self.top.is_some_and(|t| psn::lt(p, t));
+        if self.requests == 0 || !below_top || self.asked_for(p) {
             return;
         }
         let expected = format!("{what} for PSN {p} only after a retransmission request asking for it");

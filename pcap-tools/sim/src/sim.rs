@@ -1925,8 +1925,8 @@ impl<'w> Fabric<'w> {
     }
 
     /// Starts serializing the next packet of `port`: a PFC frame first, then (unless PFC has
-    /// paused the port) WRR between the control and data queues; a host NIC: its control FIFO,
-    /// else a pulled packet.
+    /// paused the port) NetRT's high-priority queue, then WRR between the control and data
+    /// queues; a host NIC: its control FIFO, else a pulled packet.
     fn start(&mut self, port: u32) {
         let now = self.now;
         let p = &self.ports[port as usize];

@@ -768,6 +768,7 @@ impl SynthOptions {
         }
         if let Some(t) = self.netrt_request_interval_ns {
             c.request_interval_ns = t.max(1);
+            c.max_age_ns = 4 * c.request_interval_ns;
         }
         c
     }

@@ -49,9 +49,11 @@ pub fn check(t: &Truth, w: &Wire) -> (Vec<Mislabel>, u64) {
             frames.insert(f.frame, (f.tx, f.retx.map(|r| r.spurious)));
         }
     }
-    // (NetRT's hosts are Go-Back-N; a switch's resend never left the requester's tap, so it has
-    // no copy number there and is never the accepted copy of one.)
+    // (NetRT's hosts are Go-Back-N. A switch's resend never left the requester's tap: arriving,
+    // it counts as the copy whose bytes it repeats, `copy_of`.)
     let in_order = matches!(t.config.stack, Stack::Gbn | Stack::Netrt);
+    let stands_for: HashMap<u32, u32> =
+        t.sim.transmissions.iter().filter_map(|x| x.copy_of.map(|c| (x.id, c))).collect();
     let mtu = t.config.mtu.max(1);
     let (mut bad, mut checked) = (Vec::new(), 0u64);
     for c in &w.conns {
@@ -78,7 +80,9 @@ pub fn check(t: &Truth, w: &Wire) -> (Vec<Mislabel>, u64) {
             // Accepted copies per PSN (Go-Back-N: the one; IRN, DCP: the lowest arrived).
             let mut accepted: BTreeMap<u32, u32> = BTreeMap::new();
             let arrivals: Vec<&Pkt> = w.at(d.interface).filter(|p| is_flow(p) && w.dir(p) == Dir::In).collect();
-            let copy_of = |p: &Pkt| frames.get(&p.number).and_then(|(tx, _)| tx_copy.get(tx).copied());
+            let copy_of = |p: &Pkt| {
+                frames.get(&p.number).and_then(|(tx, _)| tx_copy.get(stands_for.get(tx).unwrap_or(tx)).copied())
+            };
             if !in_order {
                 for p in &arrivals {
                     if let Some(k) = copy_of(p) {

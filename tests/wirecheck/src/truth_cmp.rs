@@ -74,6 +74,16 @@ pub fn compare(t: &Truth, w: &Wire) -> Result<Counts, String> {
     let mut errs: Vec<String> = Vec::new();
     let mut n = Counts::default();
     let by_number: BTreeMap<u64, &Pkt> = w.pkts.iter().map(|p| (p.number, p)).collect();
+    // NetRT: the switch's resends, and the host copies a delivered resend stood in for.
+    let stood_in: BTreeSet<u32> = t
+        .sim
+        .transmissions
+        .iter()
+        .filter(|x| x.origin == Origin::Switch && x.fate == Fate::Delivered)
+        .filter_map(|x| x.copy_of)
+        .collect();
+    let switch_txs: BTreeSet<u32> =
+        t.sim.transmissions.iter().filter(|x| x.origin == Origin::Switch).map(|x| x.id).collect();
     // Frames.
     let mut truth_frames = 0u64;
     for tap in &t.taps {
@@ -217,15 +227,6 @@ pub fn compare(t: &Truth, w: &Wire) -> Result<Counts, String> {
             // Between the hosts' taps a copy shows as lost when it left the one and did not
             // arrive at the other. NetRT's source ToR resends the bytes of a copy it kept: one that
             // arrives stands in for that copy, whose loss never showed; its own never left a host.
-            let stood_in: BTreeSet<u32> = t
-                .sim
-                .transmissions
-                .iter()
-                .filter(|x| x.origin == Origin::Switch && x.fate == Fate::Delivered)
-                .filter_map(|x| x.copy_of)
-                .collect();
-            let switch_txs: BTreeSet<u32> =
-                t.sim.transmissions.iter().filter(|x| x.origin == Origin::Switch).map(|x| x.id).collect();
             let mut tl: BTreeMap<u32, u32> = BTreeMap::new();
             for x in flow.losses.iter().filter(|x| !switch_txs.contains(&x.tx) && !stood_in.contains(&x.tx)) {
                 *tl.entry(x.psn).or_default() += 1;

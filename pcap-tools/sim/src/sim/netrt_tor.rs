@@ -13,8 +13,8 @@
 //! port and DestQP), and an unfulfilled request the other way; the ToR at the far end takes it
 //! off the wire (§III-D), so only fabric links carry them. The source ToR resends at NetRT's
 //! rate (`rate.rs`) through the egress port's high-priority queue, each resend marked (BTH byte
-//! 4 bit 0, which the destination ToR clears before the host sees it), and pauses the sender
-//! with a PFC frame while more than K_l bytes are asked for. Resends and messages are the
+//! 4 bit 0, which the destination ToR clears before the host sees it), and pauses the sender's
+//! port with a PFC frame while K_l bytes or more are asked of it (over its connections). Resends and messages are the
 //! switch's transmissions ([`Origin::Switch`]); packets the destination ToR drops are
 //! [`DropCause::Reorder`].
 //!
@@ -26,7 +26,7 @@ use std::collections::VecDeque;
 
 use rocescope_codec::build::{FrameRepr, NetRepr};
 use rocescope_codec::ext::netrt::{self as wire, NetrtRepr, RTX_MARK};
-use rocescope_codec::fxhash::FxHashMap;
+use rocescope_codec::fxhash::{FxHashMap, FxHashSet};
 use rocescope_stacks::netrt::dst_tor::{DstAction, DstFlow, State};
 use rocescope_stacks::netrt::pool::Pool;
 use rocescope_stacks::netrt::{rate, NetrtConfig};
@@ -45,6 +45,8 @@ pub(super) struct Dup {
 struct Resend {
     conn: u32,
     psn: u32,
+    /// The sender's port on this switch (what a pause stops).
+    port: u32,
     dup: Dup,
 }
 
@@ -64,10 +66,12 @@ struct Tor {
     resends: VecDeque<Resend>,
     /// Per connection: bytes asked for and not yet resent (the rate formula's N).
     pending: FxHashMap<u32, u64>,
+    /// The same per sender's port (PFC pauses a port, not a connection).
+    port_pending: FxHashMap<u32, u64>,
     /// A `NetrtResend` event is scheduled.
     resend_scheduled: bool,
-    /// Connections whose sender this ToR paused.
-    paused: FxHashMap<u32, u32>,
+    /// Host ports this ToR paused.
+    paused: FxHashSet<u32>,
 }
 
 /// Every ToR's NetRT state.
@@ -128,14 +132,15 @@ impl Fabric<'_> {
         match (from_host, to_host) {
             (true, None) => {
                 // Source ToR: a copy into the pool of the host's port.
-                let cap = self.netrt.as_ref().map_or(0, |n| n.cfg.pool_bytes);
+                let (cap, age) = self.netrt.as_ref().map_or((0, 0), |n| (n.cfg.pool_bytes, n.cfg.max_age_ns));
+                let now = self.now;
                 let t = &self.txs[tx as usize];
                 let dup = Dup { bytes: self.pkt(pkt).bytes.clone(), msg: t.msg, tx_id: t.id };
                 let len = dup.bytes.len() as u32;
                 let n = self.netrt.as_mut().expect("NetRT is on");
-                let pool = n.tors.entry(sw).or_default().pools.entry(in_port).or_insert_with(|| Pool::new(cap));
+                let pool = n.tors.entry(sw).or_default().pools.entry(in_port).or_insert_with(|| Pool::new(cap, age));
                 let before = pool.evicted;
-                pool.insert(conn, psn, len, dup);
+                pool.insert(conn, psn, len, dup, now);
                 self.stats.netrt.evicted += pool.evicted - before;
                 false
             }
@@ -184,12 +189,16 @@ impl Fabric<'_> {
                     self.stats.netrt.requests += 1;
                     let repr = NetrtRepr::Request { epsn, bitmap };
                     self.netrt_send(sw, conn, repr, true);
+                    // The interval timer runs from the request that entered ReTx, then from each
+                    // of its own; a request for a new gap does not move it.
                     let n = self.netrt.as_mut().expect("NetRT is on");
                     let at = self.now + n.cfg.request_interval_ns;
                     if let Some(f) = n.tors.get_mut(&sw).and_then(|t| t.flows.get_mut(&conn)) {
-                        f.timer_at = Some(at);
+                        if f.timer_at.is_none() {
+                            f.timer_at = Some(at);
+                            self.queue.push(at, Ev::NetrtRequest { sw, conn });
+                        }
                     }
-                    self.queue.push(at, Ev::NetrtRequest { sw, conn });
                 }
                 DstAction::State(State::Waiting) => self.stats.netrt.waiting += 1,
                 DstAction::State(_) => {}
@@ -260,28 +269,46 @@ impl Fabric<'_> {
         let n = self.netrt.as_mut().expect("NetRT is on");
         let cfg = n.cfg;
         let tor = n.tors.entry(sw).or_default();
-        let pool = tor.pools.entry(host_port).or_insert_with(|| Pool::new(cfg.pool_bytes));
+        let pool = tor.pools.entry(host_port).or_insert_with(|| Pool::new(cfg.pool_bytes, cfg.max_age_ns));
         let served = pool.serve(conn, epsn, wire::requested(epsn, bitmap), now, cfg.request_interval_ns);
+        // Resends still queued below the new ePSN are no longer wanted.
+        let (pending, port_pending) = (&mut tor.pending, &mut tor.port_pending);
+        tor.resends.retain(|r| {
+            let keep = r.conn != conn || !psn::lt(r.psn, epsn);
+            if !keep {
+                let len = r.dup.bytes.len() as u64;
+                let n = pending.entry(r.conn).or_default();
+                *n = n.saturating_sub(len);
+                let n = port_pending.entry(r.port).or_default();
+                *n = n.saturating_sub(len);
+            }
+            keep
+        });
         for (psn_, dup) in served.resend {
+            // (One queued resend of a PSN is enough.)
+            if tor.resends.iter().any(|r| r.conn == conn && r.psn == psn_) {
+                continue;
+            }
             *tor.pending.entry(conn).or_default() += dup.bytes.len() as u64;
-            tor.resends.push_back(Resend { conn, psn: psn_, dup });
+            *tor.port_pending.entry(host_port).or_default() += dup.bytes.len() as u64;
+            tor.resends.push_back(Resend { conn, psn: psn_, port: host_port, dup });
         }
-        let pending = tor.pending.get(&conn).copied().unwrap_or(0);
+        let asked = tor.port_pending.get(&host_port).copied().unwrap_or(0);
         let schedule = !tor.resends.is_empty() && !tor.resend_scheduled;
         tor.resend_scheduled |= schedule;
-        let pause = pending >= cfg.k_low;
+        let pause = asked >= cfg.k_low;
         if pause {
-            *tor.paused.entry(conn).or_default() += 1;
+            tor.paused.insert(host_port);
         }
         if let Some(u) = served.unfulfilled {
             self.stats.netrt.unfulfilled += 1;
             self.netrt_send(sw, conn, NetrtRepr::Unfulfilled { psn: u }, false);
         }
         if pause {
-            // Pause the sender for as long as the asked bytes take at the resend rate.
+            // Pause the sender for as long as the bytes asked of its port take at the resend rate.
             let line = self.cfg.effective_fabric_rate();
-            let r = rate::resend_rate_bps(pending, &cfg, line);
-            let quanta = rate::pause_quanta(pending, r, self.ports[host_port as usize].rate_bps);
+            let r = rate::resend_rate_bps(asked, &cfg, line);
+            let quanta = rate::pause_quanta(asked, r, self.ports[host_port as usize].rate_bps);
             self.netrt_pfc(sw, host_port, quanta);
             self.stats.netrt.pauses += 1;
         }
@@ -305,7 +332,9 @@ impl Fabric<'_> {
             let pending = tor.pending.entry(r.conn).or_default();
             let rate_bps = rate::resend_rate_bps(*pending, &cfg, line);
             *pending = pending.saturating_sub(r.dup.bytes.len() as u64);
-            let resume = *pending < cfg.k_low && tor.paused.remove(&r.conn).is_some();
+            let port_pending = tor.port_pending.entry(r.port).or_default();
+            *port_pending = port_pending.saturating_sub(r.dup.bytes.len() as u64);
+            let resume = *port_pending < cfg.k_low && tor.paused.remove(&r.port);
             let len = r.dup.bytes.len();
             let mut bytes = r.dup.bytes;
             if cfg.mark {
@@ -317,9 +346,7 @@ impl Fabric<'_> {
             let slot = self.netrt_transmit(sw, r.conn, bytes, r.psn, r.dup.msg);
             self.txs[slot as usize].copy_of = Some(r.dup.tx_id);
             if resume {
-                let sender = self.topo.hosts[self.conns[r.conn as usize].sender];
-                let host_port = self.ports[self.nodes[sender].ports[0] as usize].peer;
-                self.netrt_pfc(sw, host_port, 0);
+                self.netrt_pfc(sw, r.port, 0);
                 self.stats.netrt.resumes += 1;
             }
             if rate_bps < line {

@@ -126,10 +126,10 @@ impl<P: Copy> DstFlow<P> {
             out.push(DstAction::Forward(p));
         } else {
             let i = (off - 1) as u32;
-            if i >= self.window || self.held_count >= self.buffer_packets {
-                self.enter_waiting(Some(p), out);
-            } else if self.bitmap >> i & 1 == 1 {
+            if i < self.window && self.bitmap >> i & 1 == 1 {
                 out.push(DstAction::Drop(p, DropWhy::Duplicate));
+            } else if i >= self.window || self.held_count >= self.buffer_packets {
+                self.enter_waiting(Some(p), out);
             } else {
                 // A new gap: this packet lies more than one past the highest held (or the ePSN).
                 let top = 128 - self.bitmap.leading_zeros();

@@ -40,6 +40,10 @@ pub struct NetrtConfig {
     pub buffer_packets: u32,
     /// The destination ToR re-sends its request this often while the ePSN is missing.
     pub request_interval_ns: Nanos,
+    /// A duplicate kept longer than this is evicted first, whatever its flow asked (the paper's
+    /// pool keeps a duplicate "about one RTT"; LFU alone would let a flow that asked once and
+    /// went quiet keep its duplicates for ever).
+    pub max_age_ns: Nanos,
     /// Requests without progress after which the destination ToR gives up (Waiting).
     pub give_up_requests: u32,
     /// K_l and K_h of the rate formula, bytes (20 KB and 100 KB, §IV; the paper swaps their
@@ -64,6 +68,7 @@ impl NetrtConfig {
             window: 128,
             buffer_packets: 128,
             request_interval_ns: rtt_ns.max(1),
+            max_age_ns: 4 * rtt_ns.max(1),
             give_up_requests: 3,
             k_low: 20_000,
             k_high: 100_000,

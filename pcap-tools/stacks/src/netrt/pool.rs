@@ -20,6 +20,8 @@ use super::super::Nanos;
 struct Entry<M> {
     psn: u32,
     len: u32,
+    /// When it was kept.
+    at: Nanos,
     /// Arrival order over the whole pool (the eviction's "oldest").
     seq: u64,
     resent_at: Option<Nanos>,
@@ -44,6 +46,8 @@ pub struct Served<M> {
 /// One host port's pool. `K` names a flow, `M` is the stored copy.
 pub struct Pool<K, M> {
     capacity: u64,
+    /// A duplicate kept longer than this goes first, whatever its flow asked.
+    max_age_ns: Nanos,
     bytes: u64,
     seq: u64,
     flows: FxHashMap<K, FlowPool<M>>,
@@ -52,8 +56,9 @@ pub struct Pool<K, M> {
 }
 
 impl<K: Copy + Eq + Hash + Ord, M: Clone> Pool<K, M> {
-    pub fn new(capacity: u64) -> Pool<K, M> {
-        Pool { capacity, bytes: 0, seq: 0, flows: FxHashMap::default(), evicted: 0 }
+    /// A pool of `capacity` bytes whose duplicates older than `max_age_ns` are evicted first.
+    pub fn new(capacity: u64, max_age_ns: Nanos) -> Pool<K, M> {
+        Pool { capacity, max_age_ns, bytes: 0, seq: 0, flows: FxHashMap::default(), evicted: 0 }
     }
 
     /// Bytes held.
@@ -66,16 +71,17 @@ impl<K: Copy + Eq + Hash + Ord, M: Clone> Pool<K, M> {
         self.flows.get(&flow).is_some_and(|f| f.entries.iter().any(|e| e.psn == psn_))
     }
 
-    /// A copy of a packet on its way into the fabric (a newer copy of a PSN replaces the older).
-    pub fn insert(&mut self, flow: K, psn_: u32, len: u32, item: M) {
+    /// A copy of a packet on its way into the fabric at `now` (a newer copy of a PSN replaces
+    /// the older).
+    pub fn insert(&mut self, flow: K, psn_: u32, len: u32, item: M, now: Nanos) {
         if len as u64 > self.capacity {
             return;
         }
         self.remove(flow, psn_);
-        while self.bytes + len as u64 > self.capacity && self.evict_one() {}
+        while self.bytes + len as u64 > self.capacity && self.evict_one(now) {}
         self.seq += 1;
         let f = self.flows.entry(flow).or_insert_with(|| FlowPool { requests: 0, entries: VecDeque::new() });
-        f.entries.push_back(Entry { psn: psn_, len, seq: self.seq, resent_at: None, item });
+        f.entries.push_back(Entry { psn: psn_, len, at: now, seq: self.seq, resent_at: None, item });
         self.bytes += len as u64;
     }
 
@@ -89,14 +95,14 @@ impl<K: Copy + Eq + Hash + Ord, M: Clone> Pool<K, M> {
     }
 
     /// Evicts the oldest duplicate of the flow with the fewest requests (ties: the flow whose
-    /// oldest duplicate is oldest); false when the pool is empty.
-    fn evict_one(&mut self) -> bool {
-        let victim = self
-            .flows
-            .iter()
-            .filter_map(|(k, f)| f.entries.front().map(|e| (f.requests, e.seq, *k)))
-            .min()
-            .map(|(_, _, k)| k);
+    /// oldest duplicate is oldest), or first the pool's oldest duplicate when it is older than
+    /// the maximum age (a flow that asked once and went quiet would otherwise keep its
+    /// duplicates for ever, and a flow that never asked keep one); false when the pool is empty.
+    fn evict_one(&mut self, now: Nanos) -> bool {
+        let fronts = || self.flows.iter().filter_map(|(k, f)| f.entries.front().map(|e| (f, e, *k)));
+        let stale = fronts().filter(|(_, e, _)| e.at + self.max_age_ns < now).map(|(_, e, k)| (e.seq, k)).min();
+        let victim =
+            stale.map(|(_, k)| k).or_else(|| fronts().map(|(f, e, k)| (f.requests, e.seq, k)).min().map(|(_, _, k)| k));
         let Some(k) = victim else { return false };
         let f = self.flows.get_mut(&k).expect("the victim exists");
         let e = f.entries.pop_front().expect("the victim has an entry");
@@ -155,9 +161,9 @@ mod tests {
 
     #[test]
     fn a_request_resends_what_is_held_and_names_the_lowest_missing_psn() {
-        let mut pool: Pool<u32, u32> = Pool::new(10_000);
+        let mut pool: Pool<u32, u32> = Pool::new(10_000, 1_000_000);
         for p in 100..110 {
-            pool.insert(1, p, 1000, p);
+            pool.insert(1, p, 1000, p, 0);
         }
         assert_eq!(pool.bytes(), 10_000);
         // The WIRE.md example's shape: ePSN 102, 105 also missing; 100 and 101 are freed.
@@ -175,24 +181,44 @@ mod tests {
 
     #[test]
     fn a_full_pool_evicts_the_oldest_of_the_flow_that_asks_least() {
-        let mut pool: Pool<u32, u32> = Pool::new(4_000);
-        pool.insert(1, 0, 1000, 0);
-        pool.insert(2, 0, 1000, 0);
-        pool.insert(1, 1, 1000, 1);
-        pool.insert(2, 1, 1000, 1);
+        let mut pool: Pool<u32, u32> = Pool::new(4_000, 1_000_000);
+        pool.insert(1, 0, 1000, 0, 0);
+        pool.insert(2, 0, 1000, 0, 0);
+        pool.insert(1, 1, 1000, 1, 0);
+        pool.insert(2, 1, 1000, 1, 0);
         // Flow 1 asked once (nothing missing): flow 2 asks less and loses its oldest.
         pool.serve(1, 0, std::iter::empty(), 0, 0);
-        pool.insert(1, 2, 1000, 2);
+        pool.insert(1, 2, 1000, 2, 0);
         assert!(!pool.holds(2, 0) && pool.holds(2, 1) && pool.holds(1, 0));
         // Equal requests: the oldest duplicate of the pool goes.
         pool.serve(2, 1, std::iter::empty(), 0, 0);
-        pool.insert(2, 2, 1000, 2);
+        pool.insert(2, 2, 1000, 2, 0);
         assert!(!pool.holds(1, 0) && pool.holds(1, 1));
         assert_eq!(pool.bytes(), 4_000);
         assert_eq!(pool.evicted, 2);
         // A newer copy replaces the older one of the same PSN.
-        pool.insert(1, 1, 1000, 11);
+        pool.insert(1, 1, 1000, 11, 0);
         assert_eq!(pool.bytes(), 4_000);
         assert_eq!(pool.serve(1, 1, [1].into_iter(), 0, 0).resend, [(1, 11)]);
+    }
+
+    #[test]
+    fn duplicates_past_the_maximum_age_go_first_whatever_their_flow_asked() {
+        // Flow 1 asked once and went quiet with a pool's worth kept; flow 2 never asked.
+        let mut pool: Pool<u32, u32> = Pool::new(4_000, 10_000);
+        for p in 0..4 {
+            pool.insert(1, p, 1000, p, 0);
+        }
+        pool.serve(1, 0, std::iter::empty(), 0, 0);
+        // Within the age LFU rules (flow 2 has nothing yet: flow 1's oldest goes); past it, flow
+        // 1's stale ones go, although flow 2 asked less (without the age, flow 2 would evict its
+        // own and keep one).
+        pool.insert(2, 0, 1000, 0, 5_000);
+        assert!(!pool.holds(1, 0) && pool.holds(1, 1) && pool.holds(2, 0));
+        for p in 1..4 {
+            pool.insert(2, p, 1000, p, 20_000 + p as u64);
+        }
+        assert!((0..4).all(|p| pool.holds(2, p)), "flow 2 keeps a pool's worth");
+        assert!((0..4).all(|p| !pool.holds(1, p)));
     }
 }
