@@ -89,6 +89,10 @@ pub fn analyze_threaded<R: Read + Send + 'static>(
     type Batch = (Vec<Seen>, u64, u64);
     let (full_tx, full_rx) = mpsc::sync_channel::<Batch>(4);
     let (empty_tx, empty_rx) = mpsc::channel::<Vec<Seen>>();
+    // The reading thread is the busier one: the windows of a mapped capture it leaves behind
+    // are unmapped here, between batches (`capture/mapped.rs`).
+    let (retired_tx, retired_rx) = mpsc::channel::<crate::capture::Retired>();
+    session.retire_windows_to(retired_tx);
     let reader = std::thread::spawn(move || -> Result<(), CaptureError> {
         let mut t0: Option<u64> = None;
         let mut batch: Vec<Seen> = Vec::with_capacity(BATCH);
@@ -139,6 +143,9 @@ pub fn analyze_threaded<R: Read + Send + 'static>(
         tick(number, offset);
         batch.clear();
         let _ = empty_tx.send(batch);
+        while let Ok(window) = retired_rx.try_recv() {
+            drop(window);
+        }
     }
     let r = reader.join().unwrap_or_else(|_| Err(CaptureError { offset: 0, message: "the reading thread failed".into() }));
     (a, r)

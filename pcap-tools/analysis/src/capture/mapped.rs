@@ -12,11 +12,14 @@
 //! on a two-core machine it was a third busy thread beside `flows`' two: without it, `flows` on
 //! `/tmp/bench/1m.pcapng` takes about the same CPU time and, in interleaved runs, less wall time
 //! (median 1-13 % less in 9 of 11 sets; more only in the two taken under the heaviest load).
+//! The windows left behind may be handed to another thread to unmap ([`MappedFile::retire_to`]):
+//! `flows` has its analysing thread, the less busy one, tear them down between batches.
 //!
 //! Pipes and standard input are read with `read()` by [`CaptureReader`](super::CaptureReader).
 
 use std::fs::File;
 use std::io;
+use std::sync::mpsc::Sender;
 
 use memmap2::{Advice, Mmap, MmapOptions};
 
@@ -47,16 +50,28 @@ pub struct MappedFile {
     at: u64,
     /// The window (`None` before the first and past the last byte).
     map: Option<Mmap>,
+    /// Where windows left behind go to be unmapped ([`Self::retire_to`]); dropped here if none.
+    retire: Option<Sender<Retired>>,
 }
+
+/// A window left behind, handed to another thread to be unmapped (its type erased).
+pub type Retired = Box<dyn Send>;
 
 impl MappedFile {
     /// `file` to be read by mapping, or `Err` (giving it back) when it is not a regular file
     /// (a pipe, a terminal, a character device: read those with `read()`).
     pub fn new(file: File) -> Result<MappedFile, File> {
         match file.metadata() {
-            Ok(m) if m.is_file() => Ok(MappedFile { file, len: m.len(), at: 0, map: None }),
+            Ok(m) if m.is_file() => Ok(MappedFile { file, len: m.len(), at: 0, map: None, retire: None }),
             _ => Err(file),
         }
+    }
+
+    /// Has the windows left behind sent to `to`, whose receiver drops them: unmapping a window
+    /// (its page tables torn down) then costs the receiving thread, not the reading one. (In
+    /// `analyze_threaded` the analysing thread, which waits for the reading one, takes them.)
+    pub fn retire_to(&mut self, to: Sender<Retired>) {
+        self.retire = Some(to);
     }
 
     /// The file's length, as it was when opened.
@@ -80,7 +95,10 @@ impl MappedFile {
     /// let go first: nothing may still borrow it (the reader lends records only until its next
     /// call).
     pub fn slide(&mut self, from: u64, need: usize) -> io::Result<()> {
-        self.map = None;
+        if let (Some(old), Some(to)) = (self.map.take(), &self.retire) {
+            // (Should the receiver be gone, the window comes back in the error and is dropped.)
+            drop(to.send(Box::new(old)));
+        }
         let from = from.min(self.len);
         self.at = from;
         let len = (self.len - from).min(need.max(WINDOW) as u64) as usize;

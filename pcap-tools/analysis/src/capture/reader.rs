@@ -320,6 +320,17 @@ impl<R: Read> CaptureReader<R> {
         Ok(r)
     }
 
+    /// Has a memory-mapped capture's windows, once read, sent to `to` to be unmapped by its
+    /// receiver (`capture/mapped.rs`); a capture read with `read()` sends nothing.
+    pub fn retire_windows_to(&mut self, to: std::sync::mpsc::Sender<super::Retired>) {
+        #[cfg(not(target_arch = "wasm32"))]
+        if let Source::Mapped(m) = &mut self.source {
+            m.retire_to(to);
+        }
+        #[cfg(target_arch = "wasm32")]
+        drop(to);
+    }
+
     /// Byte offset of the next record.
     pub fn offset(&self) -> u64 {
         self.base + self.start as u64
