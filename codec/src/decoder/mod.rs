@@ -550,7 +550,8 @@ impl Decoder {
 
     /// A frame detection has nothing to do with: TCP (ERD's NACK stream under `erd` or
     /// `auto`), or one a `--map` entry or the fixed profile decides.
-    #[inline]
+    /// (Always inlined: called for every frame, it costs as much again as a call.)
+    #[inline(always)]
     fn without_detection(&self, frame: &Frame<'_>) -> Option<Arrival> {
         if self.opts.maps.is_empty() && self.opts.profile == ProfileChoice::Auto {
             // `auto` without `--map`, the usual case (every frame comes here): what the general

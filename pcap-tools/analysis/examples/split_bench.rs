@@ -45,14 +45,17 @@ fn read_decode(file: &str) {
 /// The reading thread's work: reads, decodes and summarises (keeping the summaries in `keep`).
 #[inline(never)]
 fn half_a(file: &str, mut keep: Option<&mut Vec<Seen>>) {
-    // As the reading thread does: summaries pushed to a batch, handed on when full (here
-    // dropped, or kept in `keep`).
+    // As the reading thread does: summaries written in place into a batch, handed on when full
+    // (here dropped, or kept in `keep`).
     let mut batch: Vec<Seen> = Vec::with_capacity(4096);
     session(file)
         .run(|rec, d| {
-            let s = Pkt::from_decoded(d, rec.number, rec.ts_ns, rec.interface, rec.orig_len);
-            if !matches!(s, Seen::None) {
-                batch.push(s);
+            batch.push(Seen::None);
+            if let Some(slot) = batch.last_mut() {
+                Pkt::write_decoded(slot, d, rec.number, rec.ts_ns, rec.interface, rec.orig_len);
+                if matches!(slot, Seen::None) {
+                    batch.pop();
+                }
             }
             if batch.len() >= 4096 {
                 match keep.as_mut() {

@@ -179,6 +179,12 @@ impl<R: Read> Session<R> {
         Ok(())
     }
 
+    /// Has the capture's mapped windows, once read, sent to `to` to be unmapped by its receiver
+    /// ([`CaptureReader::retire_windows_to`]).
+    pub fn retire_windows_to(&mut self, to: std::sync::mpsc::Sender<crate::capture::Retired>) {
+        self.reader.retire_windows_to(to);
+    }
+
     /// The decoder, for its detection statistics once the run is over.
     pub fn decoder(&self) -> &Decoder {
         &self.decoder

@@ -2,69 +2,31 @@
 //! are parsed where the kernel's page cache holds them: no `read()` copy into a buffer and no
 //! moving of a partial record to the buffer's start (together a fifth of `rocescope flows`'
 //! time on a cached capture). The window is replaced as reading moves on, so the memory mapped
-//! at once is bounded by a few windows (or the largest record), not by the file's size.
+//! at once is bounded by one window (or the largest record), not by the file's size.
 //!
-//! Setting up a window's page tables (`MAP_POPULATE`) and tearing down the last one cost about
-//! as much as copying the bytes would: a helper thread does both, mapping the next window while
-//! the reader parses the current one, and unmapping the windows left behind. The reading thread
-//! (the busier one of `flows`' two) then only parses.
+//! The reading thread maps each window itself, unpopulated: its pages are mapped as the parser
+//! first touches them, the kernel's fault-around mapping 16 pages a fault (cheaper than
+//! `MAP_POPULATE`, which walks the pages one by one), and `MADV_SEQUENTIAL` has a capture that
+//! is not in the page cache read ahead of the parser. A helper thread that mapped (populated)
+//! the next window and unmapped the last one took the kernel's work off the reading thread, but
+//! on a two-core machine it was a third busy thread beside `flows`' two: without it, `flows` on
+//! `/tmp/bench/1m.pcapng` takes about the same CPU time and, in interleaved runs, less wall time
+//! (median 1-13 % less in 9 of 11 sets; more only in the two taken under the heaviest load).
+//! The windows left behind may be handed to another thread to unmap ([`MappedFile::retire_to`]):
+//! `flows` has its analysing thread, the less busy one, tear them down between batches.
 //!
 //! Pipes and standard input are read with `read()` by [`CaptureReader`](super::CaptureReader).
 
 use std::fs::File;
 use std::io;
-use std::sync::mpsc::{channel, Receiver, Sender};
-use std::sync::Arc;
+use std::sync::mpsc::Sender;
 
-use memmap2::{Mmap, MmapOptions};
+use memmap2::{Advice, Mmap, MmapOptions};
 
-/// Bytes a window advances by.
-const WINDOW: usize = 8 << 20;
-/// Bytes a window reaches into the next one, so a record that starts near its end is still whole
-/// in it (a longer record gets a window of its own).
-const OVERLAP: usize = 256 << 10;
+/// Bytes a window reaches (a longer record gets a window of its own).
+const WINDOW: usize = (8 << 20) + (256 << 10);
 
-/// What the helper thread is asked to do.
-enum Job {
-    /// Map (and populate) `len` bytes from file offset `at`.
-    Map { at: u64, len: usize },
-    /// Unmap a window the reader is done with.
-    Unmap(Mmap),
-}
-
-/// The helper thread's side: jobs in, windows out.
-struct Helper {
-    jobs: Sender<Job>,
-    windows: Receiver<io::Result<Mmap>>,
-}
-
-impl Helper {
-    /// Starts the helper over `file`; `None` if no thread can be started (the reader then does
-    /// the mapping itself).
-    fn start(file: Arc<File>) -> Option<Helper> {
-        let (jobs, job_rx) = channel::<Job>();
-        let (win_tx, windows) = channel();
-        std::thread::Builder::new()
-            .name("capture-map".into())
-            .spawn(move || {
-                // Ends when the reader drops its side.
-                for job in job_rx {
-                    match job {
-                        Job::Map { at, len } => {
-                            if win_tx.send(map(&file, at, len)).is_err() {
-                                return;
-                            }
-                        }
-                        Job::Unmap(m) => drop(m),
-                    }
-                }
-            })
-            .ok()?;
-        Some(Helper { jobs, windows })
-    }
-}
-
-/// Maps `len` bytes of `file` from offset `at`, populated.
+/// Maps `len` bytes of `file` from offset `at`, to be read from front to back.
 fn map(file: &File, at: u64, len: usize) -> io::Result<Mmap> {
     // SAFETY: the mapping is read-only and private to this reader, and lives no longer than
     // the reader (the slices lent from it end at the reader's next call). What is not under our
@@ -73,32 +35,43 @@ fn map(file: &File, at: u64, len: usize) -> io::Result<Mmap> {
     // garbage but nothing else happens in practice), and one truncating it below the window
     // makes the next access to the lost pages raise SIGBUS, which ends the process. A capture
     // being written while analysed should be piped in (`-`), which is read with `read()`.
-    unsafe { MmapOptions::new().offset(at).len(len).populate().map(file) }
+    let m = unsafe { MmapOptions::new().offset(at).len(len).map(file) }?;
+    // (Only advice: a kernel that ignores it reads the file all the same.)
+    let _ = m.advise(Advice::Sequential);
+    Ok(m)
 }
 
 /// A regular file and the window of it currently mapped.
 pub struct MappedFile {
-    file: Arc<File>,
+    file: File,
     /// The file's length when it was opened: what is read.
     len: u64,
     /// File offset of the window's first byte.
     at: u64,
     /// The window (`None` before the first and past the last byte).
     map: Option<Mmap>,
-    /// The helper thread, once the file turns out larger than one window.
-    helper: Option<Helper>,
-    /// The window the helper is mapping ahead: its offset and length.
-    ahead: Option<(u64, usize)>,
+    /// Where windows left behind go to be unmapped ([`Self::retire_to`]); dropped here if none.
+    retire: Option<Sender<Retired>>,
 }
+
+/// A window left behind, handed to another thread to be unmapped (its type erased).
+pub type Retired = Box<dyn Send>;
 
 impl MappedFile {
     /// `file` to be read by mapping, or `Err` (giving it back) when it is not a regular file
     /// (a pipe, a terminal, a character device: read those with `read()`).
     pub fn new(file: File) -> Result<MappedFile, File> {
         match file.metadata() {
-            Ok(m) if m.is_file() => Ok(MappedFile { file: Arc::new(file), len: m.len(), at: 0, map: None, helper: None, ahead: None }),
+            Ok(m) if m.is_file() => Ok(MappedFile { file, len: m.len(), at: 0, map: None, retire: None }),
             _ => Err(file),
         }
+    }
+
+    /// Has the windows left behind sent to `to`, whose receiver drops them: unmapping a window
+    /// (its page tables torn down) then costs the receiving thread, not the reading one. (In
+    /// `analyze_threaded` the analysing thread, which waits for the reading one, takes them.)
+    pub fn retire_to(&mut self, to: Sender<Retired>) {
+        self.retire = Some(to);
     }
 
     /// The file's length, as it was when opened.
@@ -122,48 +95,15 @@ impl MappedFile {
     /// let go first: nothing may still borrow it (the reader lends records only until its next
     /// call).
     pub fn slide(&mut self, from: u64, need: usize) -> io::Result<()> {
-        if let Some(old) = self.map.take() {
-            match &self.helper {
-                // (Should the helper be gone, the window comes back in the error and is dropped.)
-                Some(h) => drop(h.jobs.send(Job::Unmap(old))),
-                None => drop(old),
-            }
+        if let (Some(old), Some(to)) = (self.map.take(), &self.retire) {
+            // (Should the receiver be gone, the window comes back in the error and is dropped.)
+            drop(to.send(Box::new(old)));
         }
         let from = from.min(self.len);
-        let fits = |at: u64, len: usize| at <= from && (from + need as u64 <= at + len as u64 || at + len as u64 == self.len);
-        // The window mapped ahead, when it holds what is asked for.
-        if let Some((at, len)) = self.ahead.take() {
-            let ready = self.helper.as_ref().and_then(|h| h.windows.recv().ok());
-            match ready {
-                Some(Ok(m)) if fits(at, len) => {
-                    self.map = Some(m);
-                    self.at = at;
-                }
-                // Not what is needed (a long record), or it failed: mapped here instead.
-                Some(Ok(m)) => drop(m),
-                Some(Err(_)) | None => {}
-            }
-        }
-        if self.map.is_none() {
-            self.at = from;
-            let len = (self.len - from).min(need.max(WINDOW + OVERLAP) as u64) as usize;
-            if len == 0 {
-                return Ok(());
-            }
+        self.at = from;
+        let len = (self.len - from).min(need.max(WINDOW) as u64) as usize;
+        if len > 0 {
             self.map = Some(map(&self.file, from, len)?);
-        }
-        // Ask for the next window while this one is read.
-        let next = self.at + WINDOW as u64;
-        if next < self.len && self.at + (self.bytes().len() as u64) < self.len {
-            if self.helper.is_none() {
-                self.helper = Helper::start(self.file.clone());
-            }
-            if let Some(h) = &self.helper {
-                let len = (self.len - next).min((WINDOW + OVERLAP) as u64) as usize;
-                if h.jobs.send(Job::Map { at: next, len }).is_ok() {
-                    self.ahead = Some((next, len));
-                }
-            }
         }
         Ok(())
     }

@@ -10,6 +10,13 @@ pub mod writer;
 pub use reader::{CaptureError, CaptureReader, Comments, Record};
 pub use writer::CaptureWriter;
 
+/// A memory-mapped capture's window left behind, to be dropped (unmapped) by another thread
+/// ([`CaptureReader::retire_windows_to`]).
+#[cfg(not(target_arch = "wasm32"))]
+pub use mapped::Retired;
+#[cfg(target_arch = "wasm32")]
+pub type Retired = Box<dyn Send>;
+
 /// Opens a capture file, or standard input for `-`. A regular file is memory-mapped
 /// (`capture/mapped.rs`); anything else (a pipe, a FIFO, standard input) is read with `read()`;
 /// a gzip or Zstandard compressed one is decompressed as it is read (`capture/compressed.rs`).

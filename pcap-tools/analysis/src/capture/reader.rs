@@ -320,6 +320,17 @@ impl<R: Read> CaptureReader<R> {
         Ok(r)
     }
 
+    /// Has a memory-mapped capture's windows, once read, sent to `to` to be unmapped by its
+    /// receiver (`capture/mapped.rs`); a capture read with `read()` sends nothing.
+    pub fn retire_windows_to(&mut self, to: std::sync::mpsc::Sender<super::Retired>) {
+        #[cfg(not(target_arch = "wasm32"))]
+        if let Source::Mapped(m) = &mut self.source {
+            m.retire_to(to);
+        }
+        #[cfg(target_arch = "wasm32")]
+        drop(to);
+    }
+
     /// Byte offset of the next record.
     pub fn offset(&self) -> u64 {
         self.base + self.start as u64
@@ -555,10 +566,12 @@ impl<R: Read> CaptureReader<R> {
     /// and returned as `(linktype, ts_ns, orig_len, data start, data length, interface)`.
     /// `None` (nothing consumed) for anything else, which the general path then reads, with
     /// the same result for such a block.
-    #[inline]
+    #[inline(always)]
     fn next_plain_epb(&mut self) -> Result<Option<Parsed>, CaptureError> {
         let Format::PcapNg { parser, ifaces } = &self.format else { return Ok(None) };
-        let avail = &self.source.bytes()[self.start..self.end];
+        // (The source's bytes looked up once: each look-up matches on the source's kind.)
+        let all = self.source.bytes();
+        let avail = &all[self.start..self.end];
         let Some(head) = avail.get(..8) else { return Ok(None) };
         let big = parser.section().endianness == pcap_file::Endianness::Big;
         let len = u32::from_le_bytes([head[4], head[5], head[6], head[7]]);
@@ -572,7 +585,7 @@ impl<R: Read> CaptureReader<R> {
         // touch of each record — its trailing length — waited on memory, a tenth of `flows`.)
         let ahead = (self.start + PREFETCH_AHEAD) & !63;
         let ahead_end = (self.start + len + PREFETCH_AHEAD).min(self.end);
-        let bytes = self.source.bytes().as_ptr();
+        let bytes = all.as_ptr();
         let mut line = ahead;
         while line < ahead_end {
             crate::prefetch::prefetch(bytes.wrapping_add(line));
@@ -580,7 +593,7 @@ impl<R: Read> CaptureReader<R> {
         }
         let Some(epb) = avail.get(..len).and_then(|block| plain_epb(block, big)) else { return Ok(None) };
         let iface = described(ifaces, epb.interface_id, self.offset())?;
-        let base = self.source.bytes().as_ptr() as usize;
+        let base = all.as_ptr() as usize;
         let at = epb.data.as_ptr() as usize - base;
         let opts = epb.options.as_ptr() as usize - base;
         let parsed = (iface.linktype, iface.ts_ns(epb.timestamp), epb.original_len, at, epb.data.len(), epb.interface_id, opts..opts + epb.options.len());
@@ -597,16 +610,17 @@ impl<R: Read> CaptureReader<R> {
             Format::PcapNg { parser, .. } => parser.section().endianness == pcap_file::Endianness::Big,
             Format::Pcap { .. } => false,
         };
+        let bytes = self.source.bytes();
         Record {
             number: self.number,
             linktype,
             ts_ns,
             orig_len,
-            data: &self.source.bytes()[at..at + len],
+            data: &bytes[at..at + len],
             offset,
             data_offset: self.data_offset,
             interface,
-            options: &self.source.bytes()[options],
+            options: &bytes[options],
             big_endian,
         }
     }
