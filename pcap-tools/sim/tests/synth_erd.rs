@@ -12,58 +12,43 @@ use std::collections::BTreeSet;
 use rocescope_analysis::analyze::{run, Options};
 use rocescope_analysis::capture::CaptureReader;
 use rocescope_analysis::session::Session;
-use rocescope_codec::decoder::{Decoder, DecoderOptions, ProfileChoice};
-use rocescope_codec::{IcrcStatus, LinkType, Profile};
-use rocescope_sim::sim::{Fabric, LossDir, Routing, TapFrame, TapPoint, TxRec};
-use rocescope_sim::synth::{simulate, SynthOptions};
+use rocescope_codec::decoder::{Decoder, DecoderOptions};
+use rocescope_codec::{IcrcStatus, Profile};
+use rocescope_sim::sim::{LossDir, Routing, TapFrame, TapPoint, TxRec};
+use rocescope_sim::synth::SynthOptions;
 use rocescope_stacks::StackKind;
 
 /// Runs `opts` keeping its transmissions and tap frames, checks every message was delivered
 /// intact once and completed once after its delivery, and every frame decodes under the ERD
 /// profile with no warning (RoCE frames: a good ICRC too); returns the records and the capture.
 fn run_checked(label: &str, opts: &SynthOptions) -> (Vec<TxRec>, Vec<TapFrame>, Vec<u8>) {
-    let mut pcap = Vec::new();
-    let f: Fabric<'_> = simulate(opts, Some(Box::new(&mut pcap)), true, None).unwrap();
+    let (f, pcap) = common::run_conserved(label, opts);
     let ctx = || format!("{label}: {}", opts.command_line());
-    common::assert_conserved(&f, &ctx);
     let (txs, taps, params) = (f.txs.clone(), f.tap_frames.clone(), f.cfg.params);
     drop(f);
-    let mut dec =
-        Decoder::new(DecoderOptions { profile: ProfileChoice::Fixed(Profile::Erd), params, ..Default::default() });
-    let mut rd = CaptureReader::new(&pcap[..]).unwrap();
     let (mut data, mut tcp) = (0u64, 0u64);
-    while let Some(rec) = rd.next_record().unwrap() {
-        dec.set_interface(rec.interface);
-        let d = dec.emit(LinkType::Ethernet, rec.data, rec.orig_len as usize);
-        let f = &d.frame;
+    common::decode_each(&pcap, Profile::Erd, params, |number, f| {
         // (A NACK segment lost before a tap shows there as a gap in its stream: TCP's resend
         // fills it, out of order.)
         let gap = |w: &rocescope_codec::Warning| format!("{w:?}").contains("ErdStreamGap");
-        assert!(
-            f.warnings.iter().all(gap),
-            "{}: frame {}: {:?}",
-            ctx(),
-            rec.number,
-            f.warnings.iter().collect::<Vec<_>>()
-        );
+        assert!(f.warnings.iter().all(gap), "{}: frame {number}: {:?}", ctx(), f.warnings.iter().collect::<Vec<_>>());
         match f.roce() {
             Some(p) => {
-                assert_eq!(f.icrc_status(), IcrcStatus::Good, "{}: frame {}", ctx(), rec.number);
+                assert_eq!(f.icrc_status(), IcrcStatus::Good, "{}: frame {number}", ctx());
                 match p.opcode().0 {
                     0x64 => data += 1,
                     0x81 => {} // CNP
-                    op => panic!("{}: frame {}: opcode {op:#x} in an ERD run", ctx(), rec.number),
+                    op => panic!("{}: frame {number}: opcode {op:#x} in an ERD run", ctx()),
                 }
             }
             None => {
-                assert!(f.tcp().is_some(), "{}: frame {}: neither RoCE nor TCP", ctx(), rec.number);
+                assert!(f.tcp().is_some(), "{}: frame {number}: neither RoCE nor TCP", ctx());
                 tcp += 1;
             }
         }
-    }
+    });
     assert!(data > 0, "{}", ctx());
     let _ = tcp;
-    drop(rd);
     (txs, taps, pcap)
 }
 

@@ -8,10 +8,10 @@ mod common;
 use rocescope_analysis::analyze::{run, Options};
 use rocescope_analysis::capture::CaptureReader;
 use rocescope_analysis::session::Session;
-use rocescope_codec::decoder::{Decoder, DecoderOptions, ProfileChoice};
-use rocescope_codec::{IcrcStatus, LinkType, Profile};
-use rocescope_sim::sim::{Fabric, LossDir, Routing, TapFrame, TapPoint, TxRec};
-use rocescope_sim::synth::{simulate, SynthOptions};
+use rocescope_codec::decoder::{Decoder, DecoderOptions};
+use rocescope_codec::{IcrcStatus, Profile};
+use rocescope_sim::sim::{LossDir, Routing, TapFrame, TapPoint, TxRec};
+use rocescope_sim::synth::SynthOptions;
 use rocescope_stacks::StackKind;
 
 /// Runs `opts` keeping what the truth would (its transmissions and tap frames), checks every
@@ -19,36 +19,28 @@ use rocescope_stacks::StackKind;
 /// profile with no warning and a good ICRC; returns the fabric's records, the capture and each
 /// frame's opcode.
 fn run_checked(label: &str, opts: &SynthOptions) -> (Vec<TxRec>, Vec<TapFrame>, Vec<u8>, Vec<u8>) {
-    let mut pcap = Vec::new();
-    let f: Fabric<'_> = simulate(opts, Some(Box::new(&mut pcap)), true, None).unwrap();
+    let (f, pcap) = common::run_conserved(label, opts);
     let ctx = || format!("{label}: {}", opts.command_line());
-    common::assert_conserved(&f, &ctx);
     let (txs, taps, params) = (f.txs.clone(), f.tap_frames.clone(), f.cfg.params);
     drop(f);
-    let mut dec =
-        Decoder::new(DecoderOptions { profile: ProfileChoice::Fixed(Profile::Flor), params, ..Default::default() });
-    let mut rd = CaptureReader::new(&pcap[..]).unwrap();
     let (mut writes, mut sends, mut acks) = (0u64, 0u64, 0u64);
     // Opcodes by frame number (from 1).
     let mut opcodes = vec![0u8];
-    while let Some(rec) = rd.next_record().unwrap() {
-        let d = dec.emit(LinkType::Ethernet, rec.data, rec.orig_len as usize);
-        let f = &d.frame;
+    common::decode_each(&pcap, Profile::Flor, params, |number, f| {
         opcodes.push(f.roce().map_or(0, |p| p.opcode().0));
-        let Some(p) = f.roce() else { continue };
-        assert!(f.warnings.is_empty(), "{}: frame {}: {:?}", ctx(), rec.number, f.warnings.iter().collect::<Vec<_>>());
-        assert_eq!(f.icrc_status(), IcrcStatus::Good, "{}: frame {}", ctx(), rec.number);
+        let Some(p) = f.roce() else { return };
+        assert!(f.warnings.is_empty(), "{}: frame {number}: {:?}", ctx(), f.warnings.iter().collect::<Vec<_>>());
+        assert_eq!(f.icrc_status(), IcrcStatus::Good, "{}: frame {number}", ctx());
         match p.opcode().0 {
             0x26 | 0x27 | 0x29 | 0x2b => writes += 1,
             0x20..=0x22 | 0x24 => sends += 1,
             0x64 => acks += 1,
             0x81 => {} // CNP
-            op => panic!("{}: frame {}: opcode {op:#x} in a Flor run", ctx(), rec.number),
+            op => panic!("{}: frame {number}: opcode {op:#x} in a Flor run", ctx()),
         }
-    }
+    });
     assert!(sends > 0 && acks > 0, "{}", ctx());
     assert_eq!(writes > 0, opts.message_size > 32 << 10, "{}: WRITE chunks for large messages only", ctx());
-    drop(rd);
     (txs, taps, pcap, opcodes)
 }
 

@@ -23,7 +23,7 @@ use rocescope_codec::ext::netrt::Netrt;
 use rocescope_codec::ext::Ext;
 use rocescope_codec::{DecodeOptions, Frame, LinkType, Profile};
 use rocescope_sim::sim::{DropCause, Fate, Kind, LossDir, Origin, TopologyKind};
-use rocescope_sim::synth::{simulate, SynthOptions};
+use rocescope_sim::synth::SynthOptions;
 use rocescope_sim::Fabric;
 use rocescope_stacks::{RetxReason, StackKind};
 
@@ -67,12 +67,7 @@ fn frames(pcap: &[u8]) -> Vec<(u32, Vec<u8>)> {
 }
 
 fn run(o: &SynthOptions) -> (Fabric<'static>, Vec<u8>) {
-    let buf = std::rc::Rc::new(std::cell::RefCell::new(Vec::new()));
-    let f = simulate(o, Some(Box::new(common::Shared(buf.clone()))), true, None).unwrap();
-    let ctx = || o.command_line();
-    common::assert_conserved(&f, &ctx);
-    let pcap = buf.borrow().clone();
-    (f, pcap)
+    common::run_conserved("netrt", o)
 }
 
 #[test]
@@ -193,9 +188,8 @@ fn netrt_conserves_over_loss_paths_and_seeds_and_beats_plain_go_back_n() {
                     messages: 6,
                     ..netrt(spines, seed)
                 };
-                let (f, _) = common::run_captured(&o, true);
+                let (f, _) = common::run_conserved("grid", &o);
                 let ctx = || o.command_line();
-                common::assert_conserved(&f, &ctx);
                 // Every switch resend is a copy of a PSN its connection's sender sent.
                 for t in f.txs.iter().filter(|t| t.origin == Origin::Switch && t.kind == Kind::Data) {
                     assert!(
@@ -206,7 +200,7 @@ fn netrt_conserves_over_loss_paths_and_seeds_and_beats_plain_go_back_n() {
                 }
                 netrt_retx += f.txs.iter().filter(|t| t.origin == Origin::Requester && t.reason.is_some()).count();
                 let g = SynthOptions { stack: StackKind::Gbn, ..o.clone() };
-                let (fg, _) = common::run_captured(&g, true);
+                let (fg, _) = common::run_pcap(&g, true);
                 gbn_retx += fg.txs.iter().filter(|t| t.origin == Origin::Requester && t.reason.is_some()).count();
             }
         }

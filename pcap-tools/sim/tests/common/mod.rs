@@ -6,6 +6,8 @@ use std::io::Write;
 use std::rc::Rc;
 
 use rocescope_analysis::capture::CaptureReader;
+use rocescope_codec::decoder::{Decoder, DecoderOptions, ProfileChoice};
+use rocescope_codec::{Frame, LinkType, Params, Profile};
 use rocescope_sim::synth::{simulate, SynthOptions};
 use rocescope_sim::Fabric;
 
@@ -26,11 +28,38 @@ impl Write for Shared {
 pub type Captured = (u32, u64, Vec<u8>);
 
 /// Simulates `o` (keeping the truth's records when `keep_truth`) with its capture in memory;
-/// the fabric after the run and the capture's frames.
-pub fn run_captured(o: &SynthOptions, keep_truth: bool) -> (Fabric<'static>, Vec<Captured>) {
+/// the fabric after the run and the capture's bytes.
+pub fn run_pcap(o: &SynthOptions, keep_truth: bool) -> (Fabric<'static>, Vec<u8>) {
     let buf = Rc::new(RefCell::new(Vec::new()));
     let f = simulate(o, Some(Box::new(Shared(buf.clone()))), keep_truth, None).expect("simulating");
-    let bytes = buf.borrow();
+    let bytes = buf.borrow().clone();
+    (f, bytes)
+}
+
+/// [`run_pcap`] keeping the truth's records, with the run's conservation checked
+/// ([`assert_conserved`]; `label` names the run in a failure).
+pub fn run_conserved(label: &str, o: &SynthOptions) -> (Fabric<'static>, Vec<u8>) {
+    let (f, pcap) = run_pcap(o, true);
+    assert_conserved(&f, &|| format!("{label}: {}", o.command_line()));
+    (f, pcap)
+}
+
+/// Decodes every frame of `pcap` under `profile` and `params` as the analysers' session does
+/// (the decoder told each frame's interface), calling `each(frame number, frame)`.
+pub fn decode_each(pcap: &[u8], profile: Profile, params: Params, mut each: impl FnMut(u64, &Frame<'_>)) {
+    let mut dec = Decoder::new(DecoderOptions { profile: ProfileChoice::Fixed(profile), params, ..Default::default() });
+    let mut rd = CaptureReader::new(pcap).expect("a pcapng");
+    while let Some(rec) = rd.next_record().expect("a record") {
+        dec.set_interface(rec.interface);
+        let d = dec.emit(LinkType::Ethernet, rec.data, rec.orig_len as usize);
+        each(rec.number, &d.frame);
+    }
+}
+
+/// Simulates `o` (keeping the truth's records when `keep_truth`) with its capture in memory;
+/// the fabric after the run and the capture's frames.
+pub fn run_captured(o: &SynthOptions, keep_truth: bool) -> (Fabric<'static>, Vec<Captured>) {
+    let (f, bytes) = run_pcap(o, keep_truth);
     let mut r = CaptureReader::new(&bytes[..]).expect("a pcapng");
     let mut frames = Vec::new();
     while let Some(rec) = r.next_record().expect("a record") {
