@@ -26,7 +26,7 @@ pub use frame::{fix_icrc, FrameRepr, NetRepr};
 pub use ib::{IbFrameRepr, IbGrhRepr};
 pub use mac_control::mac_control_frame;
 pub use roce::{RoceRepr, CNP_RESERVED};
-pub use tcp::TcpFrameRepr;
+pub use tcp::{fix_tcp_checksum, TcpFrameRepr};
 
 /// The RFC 1071 checksum, from [`crate::checksum`] (kept here for the crates that build frames
 /// with it).

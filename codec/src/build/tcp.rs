@@ -112,3 +112,66 @@ impl<'p> TcpFrameRepr<'p> {
         v
     }
 }
+
+/// Recomputes the TCP checksum of an Ethernet · IPv4/IPv6 · TCP frame whose segment a test or a
+/// fault changed afterwards (as [`super::fix_icrc`] does for RoCE). Returns false, changing
+/// nothing, for a frame that is not one (or whose segment the frame cuts short).
+pub fn fix_tcp_checksum(frame: &mut [u8]) -> bool {
+    use crate::frame::{DecodeOptions, Frame, LinkType, Net};
+    let (l3, ipv4, tcp, end) = {
+        let f = Frame::parse(
+            LinkType::Ethernet,
+            frame,
+            frame.len(),
+            &DecodeOptions { verify: false, ..Default::default() },
+        );
+        let (Some(t), Some(net)) = (f.tcp(), f.net()) else { return false };
+        let (l3, ipv4) = match net {
+            Net::Ipv4 { off, .. } => (off as usize, true),
+            Net::Ipv6 { off } => (off as usize, false),
+            Net::Grh { .. } => return false,
+        };
+        if t.payload.len() != t.payload_len {
+            return false;
+        }
+        (l3, ipv4, t.header_offset, t.payload_offset + t.payload_len)
+    };
+    let Some(seg) = frame.get(tcp..end) else { return false };
+    let len = (seg.len() as u32).to_be_bytes();
+    let mut seg = seg.to_vec();
+    seg[16..18].copy_from_slice(&[0, 0]);
+    let c = if ipv4 {
+        internet_checksum(&[&frame[l3 + 12..l3 + 20], &[0, 6], &len[2..4], &seg])
+    } else {
+        internet_checksum(&[&frame[l3 + 8..l3 + 40], &len, &[0, 0, 0, 6], &seg])
+    };
+    frame[tcp + 16..tcp + 18].copy_from_slice(&c.to_be_bytes());
+    true
+}
+
+#[cfg(test)]
+mod fix_tests {
+    use super::*;
+
+    #[test]
+    fn a_changed_segment_gets_the_checksum_emit_would_give() {
+        for net in [
+            NetRepr::Ipv4 { src: [10, 0, 1, 1], dst: [10, 0, 0, 1], tos: 0, ttl: 64, ident: 0 },
+            NetRepr::Ipv6 { src: [1; 16], dst: [2; 16], traffic_class: 0, flow_label: 0, hop_limit: 64 },
+        ] {
+            let good = TcpFrameRepr::new(net, 4791, 4792, 7, &[0x4e, 1, 0, 1, 0, 0, 1, 0, 0, 2, 0, 0, 0, 9]).to_vec();
+            // The last payload byte changed after the frame was built: the checksum is stale.
+            let mut changed = good.clone();
+            let i = changed.iter().rposition(|&b| b == 9).unwrap();
+            changed[i] = 3;
+            assert!(fix_tcp_checksum(&mut changed));
+            assert_ne!(changed[..], good[..]);
+            // Changed back, the fixed checksum is the one `emit` computed.
+            changed[i] = 9;
+            assert!(fix_tcp_checksum(&mut changed));
+            assert_eq!(changed, good);
+        }
+        let mut not_tcp = vec![0u8; 60];
+        assert!(!fix_tcp_checksum(&mut not_tcp));
+    }
+}

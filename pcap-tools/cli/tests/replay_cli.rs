@@ -263,13 +263,14 @@ fn sdr_captures_are_listed_as_not_judged() {
 }
 
 #[test]
-fn flor_and_erd_captures_are_listed_as_not_judged_and_synth_refuses_their_truth() {
-    // `synth --stack flor` / `erd` captures: no replay rules for either yet, so each requests
-    // flow is listed with the reason, under `auto` and under its own stack; their ground truth is
-    // not built yet, so `synth --truth` refuses them (a usage error, exit 2).
-    let dir = std::env::temp_dir().join(format!("rocescope-replay-flor-erd-{}", std::process::id()));
+fn flor_captures_are_listed_as_not_judged_and_synth_refuses_their_truth() {
+    // `synth --stack flor` captures: no replay rules yet, so each requests flow is listed with
+    // the reason, under `auto` and under its own stack; their ground truth is not built yet, so
+    // `synth --truth` refuses them (a usage error, exit 2). (ERD's are judged:
+    // `erd_captures_are_judged_at_both_ends_taps`.)
+    let dir = std::env::temp_dir().join(format!("rocescope-replay-flor-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
-    for (stack, reason) in [("flor", "no replay rules for Flor yet"), ("erd", "no replay rules for ERD yet")] {
+    for (stack, reason) in [("flor", "no replay rules for Flor yet")] {
         let pcap = dir.join(format!("{stack}.pcapng"));
         let synth = |truth: bool| {
             let mut c = Command::new(BIN);
@@ -293,6 +294,43 @@ fn flor_and_erd_captures_are_listed_as_not_judged_and_synth_refuses_their_truth(
             assert!(text.starts_with(&head), "{text}");
             assert!(text.contains(&format!("/512: {reason}")), "{stack}: {text}");
         }
+    }
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn erd_captures_are_judged_at_both_ends_taps() {
+    // `synth --stack erd` with its truth, replayed under `auto` (the EETH says ERD) and `erd`:
+    // the sender's and the receiver's taps judged and conformant, the fabric tap listed as not
+    // judged with why; text and JSON agree.
+    let dir = std::env::temp_dir().join(format!("rocescope-replay-erd-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let pcap = dir.join("erd.pcapng");
+    let out = Command::new(BIN)
+        .args(["synth", "--stack", "erd", "--messages", "4", "--message-size", "50000", "--loss", "0.02"])
+        .args(["--loss-dir", "both", "-o"])
+        .arg(&pcap)
+        .arg("--truth")
+        .arg(dir.join("truth.json"))
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    for choice in ["auto", "erd"] {
+        let (code, text, err) = replay(&["--stack", choice, pcap.to_str().unwrap()]);
+        assert_eq!(code, 0, "{err}");
+        let head = format!("replay --stack {choice}: 2 connection(s) judged, 0 departure(s), 1 flow(s) not judged");
+        assert!(text.starts_with(&head), "{text}");
+        assert!(text.contains("(erd, Sender tap;") && text.contains("(erd, Receiver tap;"), "{text}");
+        assert!(text.contains("@2: fabric tap: ERD's NACKs and resends may take paths"), "{text}");
+        let (code, json, _) = replay(&["--stack", choice, "-T", "json", pcap.to_str().unwrap()]);
+        assert_eq!(code, 0);
+        let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+        let conns = v["connections"].as_array().unwrap();
+        assert!(conns.iter().all(|c| c["stack"] == "erd" && c["departures"] == 0), "{json}");
+        // At the sender's tap: every data packet (4 messages of 49 packets, and the resends)
+        // and the NACK segments the losses caused (ERD's responses).
+        let sender = conns.iter().find(|c| c["tap"] == "sender").unwrap();
+        assert!(sender["requests"].as_u64().unwrap() > 4 * 49 && sender["responses"].as_u64().unwrap() >= 1, "{sender}");
     }
     std::fs::remove_dir_all(&dir).ok();
 }

@@ -28,6 +28,28 @@ struct Run {
     truth: serde_json::Value,
     report: serde_json::Value,
     code: i32,
+    /// The capture and truth files, removed with the run.
+    _files: [Scratch; 2],
+}
+
+/// A file the test wrote, removed when the test is done with it (a run leaves nothing behind).
+struct Scratch(PathBuf);
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.0);
+        // (The run's directory too, once it is empty.)
+        if let Some(d) = self.0.parent() {
+            let _ = std::fs::remove_dir(d);
+        }
+    }
+}
+
+impl std::ops::Deref for Scratch {
+    type Target = PathBuf;
+    fn deref(&self) -> &PathBuf {
+        &self.0
+    }
 }
 
 fn run(stack: &str, fault: &str, args: &str) -> Run {
@@ -39,6 +61,7 @@ fn run(stack: &str, fault: &str, args: &str) -> Run {
     let name = format!("{stack}-{}-{k}", fault.replace(':', "-"));
     let capture = dir.join(format!("{name}.pcapng"));
     let truth = dir.join(format!("{name}.json"));
+    let files = [Scratch(capture.clone()), Scratch(truth.clone())];
     let out = Command::new(BIN)
         .args(["synth", "--stack", stack, "--fault", fault, "--messages", "20", "--message-size", "8192"])
         .args(args.split_whitespace())
@@ -54,7 +77,7 @@ fn run(stack: &str, fault: &str, args: &str) -> Run {
     let out = Command::new(BIN).args(["replay", "--stack", stack, "-T", "json"]).arg(&capture).output().unwrap();
     let report =
         serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stderr)));
-    Run { capture, truth, report, code: out.status.code().unwrap_or(-1) }
+    Run { capture, truth, report, code: out.status.code().unwrap_or(-1), _files: files }
 }
 
 /// What one captured frame is, read here: interface, time, PSN, opcode, AETH syndrome, MSN.
@@ -512,12 +535,12 @@ fn cnps_closer_than_the_interval_are_a_departure_and_the_interval_is_inferred() 
 }
 
 /// `synth` with `args` into a capture of its own; its standard error.
-fn synth_capture(name: &str, args: &[&str]) -> (PathBuf, String) {
+fn synth_capture(name: &str, args: &[&str]) -> (Scratch, String) {
     let dir = std::env::temp_dir().join(format!("rocescope-faults-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let capture = dir.join(format!("{name}.pcapng"));
     let out = Command::new(BIN).arg("synth").args(args).arg("-o").arg(&capture).output().unwrap();
-    (capture, String::from_utf8_lossy(&out.stderr).into_owned())
+    (Scratch(capture), String::from_utf8_lossy(&out.stderr).into_owned())
 }
 
 /// `replay -T json` with `args` on `capture`: the report and the exit status.
@@ -626,4 +649,56 @@ fn the_retry_count_is_inferred_from_a_connection_that_gave_up() {
         let r = inferred_at_sender(&report, "retry_cnt_at_least");
         assert_eq!(r["value"].as_f64().unwrap(), retries as f64, "{r}");
     }
+}
+
+/// ERD (issue 13; docs/replay.md "ERD"): lossy runs (data, NACK segments and their TCP ACKs lost
+/// both ways; one path, and a 2-to-1 incast sprayed over 8) are conformant at both ends' taps;
+/// `needless-retx` is an `erd.resend-unasked` departure at the resent copy at both taps, and
+/// `false-nack` an `erd.nack-unexpected` departure at the receiver's tap, at the NACK segment
+/// and the frame where the PSN it names had arrived, and nothing at the sender's tap (whose
+/// resend answers the NACK). The fabric tap is listed as not judged.
+#[test]
+fn erd_departures_are_found_at_the_frames_the_fault_made_and_clean_runs_have_none() {
+    let erd_frames = |r: &Run| frames(&r.capture, Profile::Erd);
+    for args in
+        ["--loss 0.05 --loss-dir both --seed 4", "--loss 0.03 --loss-dir both --incast 2 --paths 8 --spray --seed 5"]
+    {
+        let r = run("erd", "false-nack:100000", args);
+        assert_eq!(r.truth["summary"].get("faults"), None);
+        assert!(r.truth["summary"]["dropped"].as_u64().unwrap() > 0, "{args}");
+        assert_eq!(findings(&r), vec![], "{args}: {:#}", r.report);
+        assert_eq!(r.code, 0);
+        let taps: Vec<_> = r.report["connections"].as_array().unwrap().iter().map(|c| c["tap"].clone()).collect();
+        assert!(taps.contains(&"sender".into()) && taps.contains(&"receiver".into()), "{taps:?}");
+        let unjudged = r.report["unjudged"].as_array().unwrap();
+        assert!(unjudged.iter().all(|u| u["interface"] == FABRIC), "{unjudged:?}");
+    }
+    // A needless resend: both taps, at the resent copy.
+    let r = run("erd", "needless-retx", "--loss 0.02 --loss-dir both --seed 2");
+    let (t, psn) = applied(&r, "needless-retx");
+    let v = erd_frames(&r);
+    let sent = nearest(&v, SENDER, t, |s| s.psn == psn && s.opcode == 0x64);
+    let got = findings(&r);
+    assert_eq!(got.len(), 2, "{got:?}");
+    assert!(got.iter().all(|f| f.0 == "departure" && f.1 == "erd.resend-unasked"), "{got:?}");
+    assert_eq!(frames_of(&r, "erd.resend-unasked", SENDER), vec![sent.number]);
+    let arrived = frames_of(&r, "erd.resend-unasked", RECEIVER);
+    let a = v.iter().find(|s| s.number == arrived[0]).unwrap();
+    assert_eq!((a.interface, a.psn), (RECEIVER, psn));
+    assert_eq!(r.code, 1);
+    // A NACK naming a PSN the receiver holds: the receiver's tap, at the NACK and at the PSN's
+    // arrival.
+    let r = run("erd", "false-nack", "--loss 0.03 --loss-dir both --seed 3");
+    let (t, psn) = applied(&r, "false-nack");
+    let got = findings(&r);
+    assert_eq!(got.len(), 1, "{got:?}");
+    assert_eq!((got[0].0.as_str(), got[0].1.as_str(), got[0].2), ("departure", "erd.nack-unexpected", RECEIVER));
+    let v = erd_frames(&r);
+    let held = v.iter().find(|s| s.number == got[0].3[1]).unwrap();
+    assert_eq!((held.interface, held.psn, held.opcode), (RECEIVER, psn, 0x64));
+    assert!(held.ts_ns < t);
+    // The first frame is the NACK segment, sent when the fault says (TCP: not in `frames`).
+    let nack = got[0].3[0];
+    assert!(nack > held.number && v.iter().all(|s| s.number != nack), "{nack}");
+    assert_eq!(r.code, 1);
 }

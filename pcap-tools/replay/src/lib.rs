@@ -21,6 +21,7 @@
 mod answer;
 mod cnp;
 pub mod counters;
+mod erd;
 mod far;
 pub mod judge;
 mod netrt;
@@ -76,7 +77,7 @@ impl StackChoice {
             (StackChoice::Auto, Transport::Dcp) => Some(StackKind::Dcp),
             (StackChoice::Auto, Transport::Irn) => Some(StackKind::Irn),
             (StackChoice::Auto, Transport::Gbn | Transport::Rc) => Some(StackKind::Gbn),
-            (StackChoice::Auto, Transport::Erd) => None,
+            (StackChoice::Auto, Transport::Erd) => Some(StackKind::Erd),
         }
     }
 }
@@ -283,6 +284,8 @@ enum Judge {
     /// At a fabric tap: what any tap can prove of the responder, and suspect of the requester
     /// (docs/replay.md "The other end").
     Fabric(Box<FabricJudge>),
+    /// ERD, at either end's tap (`erd.rs`).
+    Erd(erd::ErdJudge),
 }
 
 /// A fabric tap's judge: the two far-end checks, each for the end it is not beside, and the
@@ -436,6 +439,7 @@ pub fn replay_partial<R: Read>(
             by_key.entry((c.iface, c.responder, c.requester, c.responder_qpn)).or_insert(Part::Response(i));
         }
     }
+    let erd_conns = conns.iter().any(|c| matches!(c.judge, Judge::Erd(_)));
     let mut end = 0u64;
     // Per interface: a PAUSE/PFC frame crossed it; per interface and host: when it last sent.
     let mut paused: std::collections::HashSet<u32> = Default::default();
@@ -453,6 +457,40 @@ pub fn replay_partial<R: Read>(
             let f = &d.frame;
             if f.mac_control().is_some() {
                 paused.insert(rec.interface);
+            }
+            if erd_conns {
+                let port = opts.params.erd_nack_port;
+                if let Some(t) = f.tcp().filter(|t| t.src_port == port || t.dst_port == port) {
+                    // An ERD NACK segment: from the data receiver to the data sender, each entry
+                    // naming the receiver's QP.
+                    let Some((src, dst)) = f.ip_addrs() else { return ControlFlow::Continue(()) };
+                    let direct = if t.payload.len() == t.payload_len { erd::read_segment(t.payload) } else { None };
+                    let (entries, whole) = match direct {
+                        Some(e) => (e, true),
+                        None => {
+                            let batch = d.nacks.as_ref();
+                            let e = batch.map(|b| b.entries().to_vec()).unwrap_or_default();
+                            (e, batch.is_none_or(|b| b.warnings.is_empty()) && t.payload.len() == t.payload_len)
+                        }
+                    };
+                    if t.payload_len == 0 {
+                        return ControlFlow::Continue(());
+                    }
+                    let mut named: HashMap<usize, Vec<u32>> = HashMap::new();
+                    for e in &entries {
+                        if let Some(&Part::Request(i)) = by_key.get(&(rec.interface, dst, src, e.dst_qpn)) {
+                            named.entry(i).or_default().push(e.psn);
+                        }
+                    }
+                    for (i, c) in conns.iter_mut().enumerate() {
+                        let ours = c.iface == rec.interface && c.requester == dst && c.responder == src;
+                        if let (true, Judge::Erd(j)) = (ours, &mut c.judge) {
+                            let psns = named.get(&i).map(Vec::as_slice).unwrap_or(&[]);
+                            j.nack(rec.number, rec.ts_ns, t.seq, psns, whole);
+                        }
+                    }
+                    return ControlFlow::Continue(());
+                }
             }
             let (Some((src, dst)), Some(p)) = (f.ip_addrs(), f.roce()) else { return ControlFlow::Continue(()) };
             // (Bounded by the hosts seen: one entry each per interface.)
@@ -508,6 +546,7 @@ pub fn replay_partial<R: Read>(
                     let requester = Host { mac: mac(6), ip: c.requester, qpn: c.requester_qpn };
                     let responder = Host { mac: mac(0), ip: c.responder, qpn: c.responder_qpn };
                     match &mut c.judge {
+                        Judge::Erd(j) => j.data(rec.number, rec.ts_ns, p.bth().psn()),
                         Judge::Responder(j, d) => {
                             j.request(rec.number, rec.ts_ns, f, requester, responder, c.shape);
                             d.request(rec.number, rec.ts_ns, f);
@@ -534,6 +573,7 @@ pub fn replay_partial<R: Read>(
                     }
                 }
                 Part::Response(i) => match &mut conns[i].judge {
+                    Judge::Erd(_) => {}
                     Judge::Responder(j, d) => {
                         j.response(rec.number, rec.ts_ns, f);
                         d.response(rec.number, rec.ts_ns, f);
@@ -620,6 +660,7 @@ pub fn replay_partial<R: Read>(
                 found.append(&mut j.requester.findings);
                 (j.requests, j.responses, found, Vec::new())
             }
+            Judge::Erd(j) => (j.requests, j.nacks, j.findings, Vec::new()),
         };
         if let Some(r) = rate {
             inferred.extend(r.inferred());
@@ -687,20 +728,60 @@ fn connections(table: &[FlowRow], opts: &Options) -> (Vec<Conn>, Vec<Unjudged>) 
             unjudged.push(skip("no replay rules for Flor yet (flor runs in synth only)".into()));
             continue;
         }
-        if h.transport == Transport::Erd {
-            unjudged.push(skip("no replay rules for ERD yet (erd runs in synth only)".into()));
+        let peer = h.peer.as_deref().and_then(|p| by_id.get(p));
+        let stack = opts.stack.for_transport(h.transport);
+        if stack == Some(StackKind::Erd) || (h.transport == Transport::Erd && opts.stack == StackChoice::Auto) {
+            // ERD answers with NACKs over TCP, not RoCE responses: judged at either end's tap.
+            let side = match h.tap {
+                Tap::Sender => erd::Side::Sender,
+                Tap::Receiver => erd::Side::Receiver,
+                Tap::Fabric => {
+                    unjudged.push(skip(
+                        "fabric tap: ERD's NACKs and resends may take paths that do not cross it; its rules are \
+                         judged at the sender's and the receiver's taps"
+                            .into(),
+                    ));
+                    continue;
+                }
+                Tap::Unknown => {
+                    unjudged.push(skip("unknown tap: ERD's rules are judged beside the sender or the receiver".into()));
+                    continue;
+                }
+            };
+            let (Ok(requester), Ok(responder)) = (h.src.parse::<IpAddr>(), h.dst.parse::<IpAddr>()) else {
+                unjudged.push(skip("not an IP flow".into()));
+                continue;
+            };
+            conns.push(Conn {
+                row,
+                peer: peer.map_or_else(|| "-".to_string(), |p| p.head.id.clone()),
+                iface: h.interface,
+                requester,
+                responder,
+                requester_qpn: peer.map_or(0, |p| p.head.destqp),
+                responder_qpn: h.destqp,
+                stack: StackKind::Erd,
+                tap: h.tap,
+                shape: Shape { first_psn: None, mtu: DEFAULT_MTU },
+                cnp: cnp::CnpPacing::new(h.id.clone(), opts.cnp_interval_ns, match h.tap {
+                    Tap::Receiver => None,
+                    _ => Some("this tap is beside the requester"),
+                }),
+                rate: None,
+                netrt: netrt::NetrtSwitches::new(h.id.clone()),
+                judge: Judge::Erd(erd::ErdJudge::new(h.id.clone(), side, opts.reaction_ns)),
+            });
             continue;
         }
-        let Some(peer) = h.peer.as_deref().and_then(|p| by_id.get(p)) else {
+        let Some(peer) = peer else {
             unjudged.push(skip("no responses captured for these requests: nothing to compare".into()));
             continue;
         };
-        let Some(stack) = opts.stack.for_transport(h.transport) else {
+        let Some(stack) = stack else {
             unjudged.push(skip(format!("no reference stack for {:?} yet", h.transport).to_lowercase()));
             continue;
         };
-        if stack.is_sdr() || matches!(stack, rocescope_stacks::StackKind::Flor | rocescope_stacks::StackKind::Erd)
-        {
+        if stack.is_sdr() || stack == StackKind::Flor {
             unjudged.push(skip(format!("no replay rules for {} yet (it runs in synth only)", stack.name())));
             continue;
         }

@@ -91,6 +91,10 @@ rules! {
         "the source ToR resends (with the in-network mark) only PSNs a retransmission request asked for: the request's ePSN and the holes below its highest held PSN";
     NETRT_UNFULFILLED_UNASKED: "netrt.unfulfilled-unasked", "NetRT paper §III-B, Algorithm 2 (an unfulfilled request answers a request the pool cannot serve)",
         "an unfulfilled request names a PSN a retransmission request asked for";
+    ERD_RESEND_UNASKED: "erd.resend-unasked", "ERD paper §4.4 (the sender resends what a NACK names, from its RetryQ)",
+        "the sender sends a PSN again only after a NACK named it, once per naming";
+    ERD_NACK_UNEXPECTED: "erd.nack-unexpected", "ERD paper §4.3 (a scan names the PSNs missing from the bitmap)",
+        "a NACK names only PSNs the receiver has not received";
     DCP_TIMEOUT_LATE: "dcp.timeout-late", "DCP paper §4.5 (the coarse timeout)",
         "the coarse timer fires no later than its first-round value (plus the larger of 10% and 5 µs) after it started";
 }

@@ -15,6 +15,9 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use rocescope_codec::ib::psn;
 use serde::Serialize;
 
+mod erd;
+use erd::{erd_asks, erd_complete_known, erd_losses};
+
 use crate::truth::{
     Accept, Direction, Fate, Flow, FlowMessage, Frame, Kind, Op, Reason, Repair, RetxCause, Role, Signal, Stack, Tap, TapName,
     TimeNs, Transmission, Truth,
@@ -212,6 +215,8 @@ struct Run<'a> {
     copies: HashMap<(FlowKey, u32), Vec<u32>>,
     /// The (flow, PSN)s that are reordered.
     reordered: HashSet<(FlowKey, u32)>,
+    /// ERD: the (flow, PSN)s a NACK named when they were not lost ([`erd_misnamed`]).
+    erd_misnamed: HashSet<(FlowKey, u32)>,
 }
 
 /// The flow a transmission belongs to: the requester's direction or the responder's.
@@ -261,7 +266,11 @@ impl<'a> Run<'a> {
             ids.sort_unstable();
         }
         let reordered = reordered(t);
-        Run { t, txs, copies, reordered }
+        let mut run = Run { t, txs, copies, reordered, erd_misnamed: HashSet::new() };
+        if t.config.stack == Stack::Erd {
+            run.erd_misnamed = erd_misnamed(&run);
+        }
+        run
     }
 
     fn tx(&self, id: u32) -> Option<&'a Transmission> {
@@ -319,6 +328,27 @@ fn reordered(t: &Truth) -> HashSet<(FlowKey, u32)> {
     out
 }
 
+/// ERD: the PSNs of each requests flow some NACK named when the receiver did not miss them
+/// for good: no copy had been sent yet (a stalled scan names the PSNs it expects next), or a
+/// copy sent before the NACK arrived whole after it (it was still on its way: late, or a resend
+/// the NACK crossed). A tap that sees such a NACK takes the copy before the next one for lost;
+/// no capture tells it otherwise.
+fn erd_misnamed(run: &Run<'_>) -> HashSet<(FlowKey, u32)> {
+    let mut out = HashSet::new();
+    for x in &run.t.sim.transmissions {
+        let Some(n) = &x.nack else { continue };
+        let key = (x.conn, Role::Requests);
+        for &p in &n.psns {
+            let before: Vec<&Transmission> =
+                run.copies_of(key, p).iter().filter_map(|&c| run.tx(c)).filter(|c| c.time_ns < x.time_ns).collect();
+            if before.is_empty() || before.iter().any(|c| !is_lost(c)) {
+                out.insert((key, p));
+            }
+        }
+    }
+    out
+}
+
 // ---------------------------------------------------------------------------------------------
 // One tap.
 
@@ -350,6 +380,9 @@ struct Cx<'a, 'r> {
     reverse: &'r [&'a Frame],
     /// The tap's `messages[]` of the connection's requests flow (for `dcp` ACK coverage).
     messages: &'a [FlowMessage],
+    /// ERD, a requests flow: each PSN a NACK the tap recorded named, with the frame where a
+    /// capture reads it ([`erd_asks`]), in frame order.
+    erd_asks: Vec<(u64, u32)>,
 }
 
 fn tap_view(run: &Run<'_>, tap: &Tap) -> TapView {
@@ -383,13 +416,15 @@ fn tap_view(run: &Run<'_>, tap: &Tap) -> TapView {
     for flow in &tap.flows {
         let n = flow.losses.len() + flow.retransmissions.len() + flow.capture_gaps.len() + flow.messages.len();
         out.facts += n as u64;
-        if flow.frames == 0 {
+        // (ERD's NACK segments are TCP: a flow the tap saw only those of is no RoCE flow.)
+        let roce = |fs: &Vec<&Frame>| fs.iter().any(|f| run.tx(f.tx).is_none_or(|x| x.nack.is_none()));
+        if flow.frames == 0 || !ix.by_flow.get(flow.id.as_str()).is_some_and(roce) {
             *out.unobservable.entry(Why::FlowNotSeen).or_default() += n as u64;
             continue;
         }
         let reverse = tap.flows.iter().find(|o| o.conn == flow.conn && o.role != flow.role);
         let requests = tap.flows.iter().find(|o| o.conn == flow.conn && o.role == Role::Requests);
-        let cx = Cx {
+        let mut cx = Cx {
             run,
             ix: &ix,
             flow,
@@ -398,7 +433,11 @@ fn tap_view(run: &Run<'_>, tap: &Tap) -> TapView {
             frames: ix.by_flow.get(flow.id.as_str()).unwrap_or(&empty),
             reverse: reverse.and_then(|r| ix.by_flow.get(r.id.as_str())).unwrap_or(&empty),
             messages: requests.map(|r| r.messages.as_slice()).unwrap_or(&[]),
+            erd_asks: Vec::new(),
         };
+        if run.stack() == Stack::Erd && flow.role == Role::Requests {
+            cx.erd_asks = erd_asks(&cx);
+        }
         cxs.push(cx);
     }
     let mut views: Vec<FlowView> = Vec::new();
@@ -419,7 +458,9 @@ fn tap_view(run: &Run<'_>, tap: &Tap) -> TapView {
             messages: Vec::new(),
             unobservable: unobs,
             ambiguous: {
-                let mut r: Vec<u32> = cx.run.reordered.iter().filter(|(k, _)| *k == cx.key).map(|&(_, p)| p).collect();
+                // (ERD's analysis reads no loss from order: only misnamed PSNs mislead it.)
+                let odd = if cx.run.stack() == Stack::Erd { &cx.run.erd_misnamed } else { &cx.run.reordered };
+                let mut r: Vec<u32> = odd.iter().filter(|(k, _)| *k == cx.key).map(|&(_, p)| p).collect();
                 r.extend(cx.stale_signals());
                 r.sort_unstable();
                 r.dedup();
@@ -665,6 +706,9 @@ fn retransmissions(cx: &Cx<'_, '_>, lost_seen: &HashSet<u32>, unobs: &mut Vec<Un
 /// `nak`, `sack`: `sack`, `header_only`: `ho`); or none of these and the reason is `timeout`.
 /// Otherwise `None` (a signal arrived but the timer fired, or the reverse).
 fn trigger(cx: &Cx<'_, '_>, id: u32, at: u64) -> Option<Signal> {
+    if cx.run.stack() == Stack::Erd {
+        return cx.erd_trigger(cx.run.tx(id)?.psn, at);
+    }
     if cx.position != Position::Source {
         return None;
     }
@@ -706,6 +750,9 @@ fn spurious(cx: &Cx<'_, '_>, p: u32, msg: Option<u64>, id: u32, at: u64, trigger
     // At the source and middle taps: an acknowledgement proving p received came first.
     if cx.acked_before(p, msg, at) {
         return Some(true);
+    }
+    if cx.run.stack() == Stack::Erd {
+        return cx.erd_spurious(p, at);
     }
     // At the source: the receiver asked for it after the previous copy left, and no copy was
     // still on its way — whatever moved the sender (the trigger may be unknown: a signal arrived
@@ -752,7 +799,9 @@ fn cause(spurious: Option<bool>, trigger: Option<Signal>, earlier_loss_seen: boo
     match (spurious?, trigger) {
         (true, _) => Some(RetxCause::Spurious),
         (false, Some(Signal::Timeout)) => Some(RetxCause::Timeout),
-        (false, Some(Signal::Nak | Signal::Sack | Signal::Ho)) if earlier_loss_seen => Some(RetxCause::Loss),
+        (false, Some(Signal::Nak | Signal::Sack | Signal::Ho | Signal::ErdNack)) if earlier_loss_seen => {
+            Some(RetxCause::Loss)
+        }
         _ => None,
     }
 }
@@ -763,6 +812,9 @@ fn cause(spurious: Option<bool>, trigger: Option<Signal>, earlier_loss_seen: boo
 /// The flow's losses: only data losses can be observable, by header-only evidence (any tap),
 /// "asked for" (source tap) or a gap (destination tap).
 fn losses(cx: &Cx<'_, '_>, unobs: &mut Vec<Unobservable>) -> Vec<ObsLoss> {
+    if cx.run.stack() == Stack::Erd {
+        return erd_losses(cx, unobs);
+    }
     let mut out = Vec::new();
     for l in &cx.flow.losses {
         let why = |why| Unobservable { fact: Fact::Loss, psn: Some(l.psn), index: None, tx: Some(l.tx), why };
@@ -933,8 +985,10 @@ fn message(cx: &Cx<'_, '_>, m: &FlowMessage, observable_retx: &HashSet<u64>) -> 
     let conn_flows = cx.ix.tap.flows.iter().filter(|o| o.conn == cx.flow.conn);
     let mut own_retx = conn_flows.flat_map(|o| &o.retransmissions).filter(|r| r.msg == Some(m.index));
     let retx_known = range && own_retx.all(|r| observable_retx.contains(&r.frame));
-    // A READ completes at the requester, where its responses arrive.
-    let complete_known = range && (!read || cx.position == Position::Source);
+    // A READ completes at the requester, where its responses arrive; an ERD message at the
+    // receiver, and only there (nothing acknowledges it).
+    let complete_known = range
+        && if cx.run.stack() == Stack::Erd { erd_complete_known(cx) } else { !read || cx.position == Position::Source };
     let mut unknown = Vec::new();
     let mut keep = |known: bool, names: &[&'static str]| {
         if !known {

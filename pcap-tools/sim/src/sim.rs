@@ -61,7 +61,9 @@ use super::nic::{NicSched, Pick};
 use super::pfc::{self, EgressPause, IngressMeter, PfcConfig, PfcSignal};
 use super::topology::{LinkRole, NodeKind, Shape, Topology};
 
+mod erd_nack_names;
 mod netrt_tor;
+pub use erd_nack_names::NackNames;
 
 /// Capture timestamps are `EPOCH_NS + simulated time`.
 pub const EPOCH_NS: u64 = 1_700_000_000_000_000_000;
@@ -658,6 +660,9 @@ pub struct MsgRec {
     pub completed: Vec<Nanos>,
     /// The transmission whose arrival made the requester complete the message.
     pub completed_by: Option<u32>,
+    /// The transmission whose arrival made the responder deliver it (first delivery; for a
+    /// READ the requester's).
+    pub delivered_by: Option<u32>,
     /// Distinct data PSNs of it the receiver accepted (a READ's: responses the requester
     /// accepted), per the truth's acceptance model.
     pub accepted_packets: u32,
@@ -989,6 +994,9 @@ pub struct Fabric<'w> {
     /// them). Off, a record is recycled once its frame is delivered or lost, so `txs` holds
     /// only what is in flight and a record's `id` is its slot, reused.
     pub keep_txs: bool,
+    /// ERD: what each NACK segment named, in transmission order (kept with the truth's records:
+    /// [`Self::keep_txs`] or [`Self::spill_truth`]).
+    pub erd_nacks: Vec<NackNames>,
     /// Recycled slots of [`Self::txs`] (without [`Self::keep_txs`]).
     free_txs: Vec<u32>,
     /// The truth's records on disk ([`Self::spill_truth`]); `None` otherwise.
@@ -1046,6 +1054,7 @@ impl<'w> Fabric<'w> {
             fault_connection: 0,
             keep_tap_frames: true,
             keep_txs: true,
+            erd_nacks: Vec::new(),
             free_txs: Vec::new(),
             spilled: None,
             next_tx_id: 0,
@@ -1386,6 +1395,7 @@ impl<'w> Fabric<'w> {
             delivered: Vec::new(),
             completed: Vec::new(),
             completed_by: None,
+            delivered_by: None,
             accepted_packets: 0,
         });
         self.posts_pending += 1;
@@ -1557,6 +1567,7 @@ impl<'w> Fabric<'w> {
                         // One delivery is the rule: room for one, not Vec's default four.
                         m.delivered.reserve_exact(1);
                         m.delivered.push((now, len, intact));
+                        m.delivered_by = m.delivered_by.or(trigger);
                         self.last_progress = now;
                     }
                 }
@@ -1718,6 +1729,12 @@ impl<'w> Fabric<'w> {
         match slot {
             Some(i) => self.txs[i as usize] = rec,
             None => self.txs.push(rec),
+        }
+        let erd = self.conns[conn as usize].cfg.erd.is_some();
+        if erd && kind == Kind::Other && origin == Origin::Responder && (self.keep_txs || self.spilled.is_some()) {
+            if let Some((seq, psns)) = erd_nack_names::read(&bytes) {
+                self.erd_nacks.push(NackNames { tx: id, seq, psns });
+            }
         }
         self.stats.transmissions += 1;
         let dst_host = dst.unwrap_or(u16::MAX);

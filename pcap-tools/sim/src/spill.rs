@@ -350,6 +350,7 @@ fn reason_u8(r: Option<RetxReason>) -> u8 {
         Some(RetxReason::Sack) => 2,
         Some(RetxReason::HeaderOnly) => 3,
         Some(RetxReason::Timeout) => 4,
+        Some(RetxReason::Nack) => 5,
     }
 }
 fn reason_of(b: u8) -> Option<RetxReason> {
@@ -358,6 +359,7 @@ fn reason_of(b: u8) -> Option<RetxReason> {
         2 => Some(RetxReason::Sack),
         3 => Some(RetxReason::HeaderOnly),
         4 => Some(RetxReason::Timeout),
+        5 => Some(RetxReason::Nack),
         _ => None,
     }
 }

@@ -933,7 +933,14 @@ pub fn build<'w>(
     fabric.fault_connection = opts.fault_connection;
     if let Some(spec) = opts.fault {
         if !spec.fault.applies_to(opts.stack) {
-            let e = format!("--fault {} needs --stack gbn", spec.fault.name());
+            let which: Vec<&str> =
+                StackKind::ALL.iter().filter(|&&k| spec.fault.applies_to(k)).map(|k| k.name()).collect();
+            let e = format!(
+                "--fault {} does not apply to --stack {}: it needs {}",
+                spec.fault.name(),
+                opts.stack.name(),
+                which.join(", ")
+            );
             return Err(std::io::Error::new(std::io::ErrorKind::InvalidInput, e));
         }
     }
@@ -1068,7 +1075,7 @@ pub fn run(
     progress: Option<&mut dyn FnMut(&Progress)>,
 ) -> Result<Option<Outcome>, String> {
     opts.validate()?;
-    if truth_path.is_some() && (opts.stack.is_sdr() || matches!(opts.stack, StackKind::Flor | StackKind::Erd)) {
+    if truth_path.is_some() && (opts.stack.is_sdr() || matches!(opts.stack, StackKind::Flor)) {
         // Their per-tap views need packets known by (message, offset), not by PSN: not built
         // yet.
         return Err(format!("--truth: the ground truth of {} runs is not built yet (docs/truth.md)", opts.stack.name()));

@@ -464,7 +464,7 @@ pub struct Summary {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct FaultRecord {
-    /// The fault's name (`omit-nak`, `double-nak`, `early-msn`, `needless-retx`,
+    /// The fault's name (`omit-nak`, `double-nak`, `early-msn`, `false-nack`, `needless-retx`,
     /// `late-go-back`, `early-timeout`, `late-timeout`).
     pub fault: String,
     /// The connection (from 0) whose end misbehaved.
@@ -647,6 +647,8 @@ pub enum Reason {
     Sack,
     HeaderOnly,
     Timeout,
+    /// ERD: a NACK named it.
+    ErdNack,
 }
 
 /// One direction of one QP as a tap sees it (`taps[].flows[]`).
@@ -791,6 +793,8 @@ pub enum Signal {
     Timeout,
     /// NetRT: the destination ToR's retransmission request (the source ToR resent it).
     NetrtRequest,
+    /// ERD: a NACK of the receiver named it (its retransmission info path).
+    ErdNack,
     /// Resent without a reason from the stack, or never resent.
     Gap,
     /// Not data: nobody resends it.
@@ -924,6 +928,9 @@ pub struct Transmission {
     pub len: u32,
     #[serde(deserialize_with = "nullable")]
     pub msg: Option<u64>,
+    /// ERD: the NACK segment's TCP sequence number and the PSNs its NACK messages name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub nack: Option<NackSegment>,
     pub origin: Origin,
     pub psn: u32,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -933,6 +940,17 @@ pub struct Transmission {
     /// Where it was trimmed to header-only.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub trim: Option<Trim>,
+}
+
+/// What an ERD NACK segment (a TCP segment of the retransmission info path) carries
+/// (`sim.transmissions[].nack`).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NackSegment {
+    /// TCP sequence number of its first byte (a resent segment keeps it).
+    pub seq: u32,
+    /// The PSNs its NACK messages name, in order (all of the connection's requests flow).
+    pub psns: Vec<u32>,
 }
 
 /// The receiver's verdict on an intact data packet.
@@ -1147,6 +1165,7 @@ impl From<RetxReason> for Reason {
             RetxReason::Sack => Reason::Sack,
             RetxReason::HeaderOnly => Reason::HeaderOnly,
             RetxReason::Timeout => Reason::Timeout,
+            RetxReason::Nack => Reason::ErdNack,
         }
     }
 }
@@ -1197,6 +1216,7 @@ fn signal_of(r: Option<RetxReason>) -> Signal {
         Some(RetxReason::Sack) => Signal::Sack,
         Some(RetxReason::HeaderOnly) => Signal::Ho,
         Some(RetxReason::Timeout) => Signal::Timeout,
+        Some(RetxReason::Nack) => Signal::ErdNack,
         None => Signal::Gap,
     }
 }
@@ -2005,12 +2025,20 @@ impl<'f, 'w> Gen<'f, 'w> {
             kind: t.kind.into(),
             len: t.len,
             msg: t.msg,
+            nack: self.nack_of(t.id),
             origin: t.origin.into(),
             psn: t.psn,
             retx: self.retx(t, dt),
             time_ns: ts(t.sent),
             trim: t.trimmed.map(|(at, p)| Trim { time_ns: ts(at), place: self.place(p) }),
         }
+    }
+
+    /// ERD: what the NACK segment `id` named (the records are in id order).
+    fn nack_of(&self, id: u32) -> Option<NackSegment> {
+        let n = &self.f.erd_nacks;
+        let i = n.binary_search_by_key(&id, |r| r.tx).ok()?;
+        Some(NackSegment { seq: n[i].seq, psns: n[i].psns.clone() })
     }
 
     fn transmissions(&self) -> impl Iterator<Item = Transmission> + '_ {
@@ -2212,11 +2240,17 @@ impl FlowGen<'_, '_, '_> {
         // before it are.
         let nz = |v: u64| (v != 0).then_some(v);
         let mut proof: Option<TapFrame> = None;
+        let erd = c.cfg.erd.is_some();
+        let at_receiver = g.f.tap_host(g.f.cfg.taps[tap]) == Some(c.receiver);
         c.messages.iter().take(n).enumerate().map(move |(mi, m)| {
             let p = g.psns.get(ci, mi as u64).unwrap_or_default();
             let r = mf.get(mi as u64);
             let own = if m.msg.op == stacks::Op::Read {
                 m.completed_by.and_then(|t| g.seen(tap, t)).or(nz(r.read_last).map(|i| g.frame_at(i - 1)))
+            } else if erd {
+                // Nothing acknowledges an ERD message: only the receiver's tap sees it complete,
+                // at the arrival that brought its last missing piece.
+                m.delivered_by.filter(|_| at_receiver).and_then(|t| g.seen(tap, t))
             } else if self.dcp() {
                 self.first_cover(None, self.msg_off(&p))
             } else {
@@ -2226,7 +2260,8 @@ impl FlowGen<'_, '_, '_> {
                 (Some(a), Some(b)) => Some(if a.frame > b.frame { a } else { b }),
                 (a, b) => b.or(a),
             };
-            let comp = own.and(proof);
+            // (ERD's messages complete in any order.)
+            let comp = if erd { own } else { own.and(proof) };
             FlowMessage {
                 complete_frame: comp.map(|c| c.frame),
                 complete_time_ns: comp.map(|c| ts(c.time)),

@@ -294,6 +294,28 @@ fn known_values_agree_with_the_simulator_when_timers_fire() {
             routing: rocescope_sim::Routing::Spray,
             ..SynthOptions::for_stack(StackKind::Irn)
         },
+        // ERD: NACKs only, data, NACK segments and their TCP ACKs lost both ways; one path, and
+        // a 2-to-1 incast sprayed over 8 (late packets: NACKs naming PSNs still on their way).
+        SynthOptions {
+            loss: 0.05,
+            loss_dir: rocescope_sim::LossDir::Both,
+            messages: 16,
+            mtu: 1024,
+            seed: 8,
+            ..SynthOptions::for_stack(StackKind::Erd)
+        },
+        SynthOptions {
+            loss: 0.03,
+            loss_dir: rocescope_sim::LossDir::Both,
+            messages: 16,
+            mtu: 1024,
+            seed: 9,
+            incast: 2,
+            paths: 8,
+            routing: rocescope_sim::Routing::Spray,
+            reorder_ns: 4_000,
+            ..SynthOptions::for_stack(StackKind::Erd)
+        },
     ];
     for o in runs {
         let t = run(&o);
@@ -321,6 +343,7 @@ fn agrees_with_truth(t: &Truth, v: &[TapView], ctx: &str) {
         Signal::Sack => Reason::Sack,
         Signal::Ho => Reason::HeaderOnly,
         Signal::Timeout => Reason::Timeout,
+        Signal::ErdNack => Reason::ErdNack,
         s => panic!("{ctx}: trigger {s:?}"),
     };
     let mut checked = HashSet::new();
@@ -380,4 +403,49 @@ fn agrees_with_truth(t: &Truth, v: &[TapView], ctx: &str) {
         }
     }
     assert!(!checked.is_empty() || t.summary.retransmissions == 0, "{ctx}: something was checked");
+}
+
+/// ERD (docs/truth.md, "ERD"): the truth says what each NACK segment named, every resend
+/// answers a NACK the sender had received naming its PSN, and the view reads losses (signal
+/// `erd_nack`), triggers and message completions from the NACKs each tap recorded.
+#[test]
+fn erd_nacks_in_the_truth_and_the_view() {
+    let o = SynthOptions {
+        loss: 0.03,
+        loss_dir: LossDir::Both,
+        messages: 16,
+        message_size: 16_384,
+        mtu: 1024,
+        seed: 9,
+        incast: 2,
+        paths: 8,
+        routing: rocescope_sim::Routing::Spray,
+        reorder_ns: 4_000,
+        ..SynthOptions::for_stack(StackKind::Erd)
+    };
+    let t = run(&o);
+    let nacks: Vec<_> = t.sim.transmissions.iter().filter(|x| x.nack.is_some()).collect();
+    let resends: Vec<_> = t.sim.transmissions.iter().filter(|x| x.retx.is_some()).collect();
+    assert!(nacks.len() >= 2 && resends.len() >= 10, "{} NACK segments, {} resends", nacks.len(), resends.len());
+    for x in &resends {
+        assert_eq!(x.retx.unwrap().reason, Some(Reason::ErdNack), "{x:?}");
+        let asked = nacks.iter().any(|n| {
+            n.conn == x.conn
+                && n.fate == Fate::Delivered
+                && n.fate_time_ns.is_some_and(|at| at <= x.time_ns)
+                && n.nack.as_ref().unwrap().psns.contains(&x.psn)
+        });
+        assert!(asked, "resend of PSN {} at {:?} answers no NACK", x.psn, x.time_ns);
+    }
+    let v = view(&t);
+    for tv in &v {
+        let losses = tv.flows.iter().flat_map(|f| &f.losses).filter(|l| l.signal == Some(Signal::ErdNack)).count();
+        let ambiguous: usize = tv.flows.iter().map(|f| f.ambiguous.len()).sum();
+        let complete = tv.flows.iter().flat_map(|f| &f.messages).filter(|m| m.complete_frame.is_some()).count();
+        eprintln!("{:?}: {losses} losses by NACK, {ambiguous} ambiguous PSNs, {complete} completions", tv.name);
+        assert!(losses > 0 || tv.name == TapName::Fabric, "{:?}", tv.name);
+        // Only the receiver's tap sees a message complete (every one of the 32).
+        assert_eq!(complete, if tv.name == TapName::Receiver { 32 } else { 0 }, "{:?}", tv.name);
+    }
+    agrees_with_truth(&t, &v, "erd");
 }

@@ -13,6 +13,10 @@
 //!   withheld among others would look like a capture gap at any tap).
 //! - `double-nak`: the `nth` negative answer is sent twice.
 //! - `early-msn`: the `nth` ACK carries an MSN (DCP: eMSN) one higher than the responder's.
+//! - `false-nack` (ERD, whose receiver answers with NACKs only, seed 004 §4.3): the `nth` NACK
+//!   segment names, in place of its first entry, the PSN of the latest data packet the
+//!   receiver got (which it holds). The PSN it replaced is named again by a later scan.
+//!   (The three above have nothing to change in an ERD receiver.)
 //!
 //! Requester faults:
 //! - `needless-retx`: 200 µs after the `nth` message completes, its last packet is sent again
@@ -25,8 +29,9 @@
 
 use std::sync::{Arc, Mutex};
 
-use rocescope_codec::build::fix_icrc;
+use rocescope_codec::build::{fix_icrc, fix_tcp_checksum};
 use rocescope_codec::ext::dcp;
+use rocescope_codec::ext::erd::{parse_nack, NACK_ENTRY_LEN, NACK_HEADER_LEN};
 use rocescope_codec::ib::aeth::Syndrome;
 use rocescope_codec::{DecodeOptions, Frame, LinkType, Params};
 
@@ -38,6 +43,7 @@ pub enum Fault {
     OmitNak,
     DoubleNak,
     EarlyMsn,
+    FalseNack,
     NeedlessRetx,
     LateGoBack,
     EarlyTimeout,
@@ -45,10 +51,11 @@ pub enum Fault {
 }
 
 impl Fault {
-    pub const ALL: [Fault; 7] = [
+    pub const ALL: [Fault; 8] = [
         Fault::OmitNak,
         Fault::DoubleNak,
         Fault::EarlyMsn,
+        Fault::FalseNack,
         Fault::NeedlessRetx,
         Fault::LateGoBack,
         Fault::EarlyTimeout,
@@ -60,6 +67,7 @@ impl Fault {
             Fault::OmitNak => "omit-nak",
             Fault::DoubleNak => "double-nak",
             Fault::EarlyMsn => "early-msn",
+            Fault::FalseNack => "false-nack",
             Fault::NeedlessRetx => "needless-retx",
             Fault::LateGoBack => "late-go-back",
             Fault::EarlyTimeout => "early-timeout",
@@ -73,13 +81,22 @@ impl Fault {
 
     /// Whether the responder misbehaves (else the requester).
     pub fn at_responder(self) -> bool {
-        matches!(self, Fault::OmitNak | Fault::DoubleNak | Fault::EarlyMsn)
+        matches!(self, Fault::OmitNak | Fault::DoubleNak | Fault::EarlyMsn | Fault::FalseNack)
     }
 
     /// Whether `kind` has what the fault changes (Go-Back-N only goes back; the faults are
-    /// RC's, none applies to SDR's stacks).
+    /// RC's, none applies to SDR's stacks; an ERD receiver sends no NAK or ACK, only NACKs).
     pub fn applies_to(self, kind: StackKind) -> bool {
-        !kind.is_sdr() && (self != Fault::LateGoBack || kind == StackKind::Gbn)
+        match self {
+            Fault::FalseNack => kind == StackKind::Erd,
+            // (ERD has no timer either.)
+            Fault::OmitNak | Fault::DoubleNak | Fault::EarlyMsn | Fault::EarlyTimeout | Fault::LateTimeout
+                if kind == StackKind::Erd =>
+            {
+                false
+            }
+            _ => !kind.is_sdr() && (self != Fault::LateGoBack || kind == StackKind::Gbn),
+        }
     }
 }
 
@@ -116,7 +133,7 @@ pub fn inject(
     let (req, resp) = pair;
     let state = State { spec, seen: 0, done: false, log, kind, params: cfg.params };
     if spec.fault.at_responder() {
-        (req, Box::new(FaultyResponder { inner: resp, st: state, buf: Vec::new(), silenced: None }))
+        (req, Box::new(FaultyResponder { inner: resp, st: state, buf: Vec::new(), silenced: None, held: None }))
     } else {
         let r = FaultyRequester {
             inner: req,
@@ -183,11 +200,23 @@ enum Sent {
     },
     /// A NAK, selective NAK or returned header-only packet.
     Negative,
+    /// An ERD NACK segment (whole NACK messages): where its first entry's PSN is.
+    Nack {
+        first_psn_at: usize,
+    },
     Other,
 }
 
 fn sent_kind(frame: &[u8], st: &State) -> (Sent, u32) {
     let f = Frame::parse(LinkType::Ethernet, frame, frame.len(), &st.opts());
+    if let Some(t) = f.tcp().filter(|_| st.kind == StackKind::Erd) {
+        // (Header: 4 bytes; an entry's PSN is its bytes 9-11.)
+        let one = t.payload.len() >= NACK_HEADER_LEN + NACK_ENTRY_LEN && parse_nack(t.payload).is_ok();
+        if one {
+            return (Sent::Nack { first_psn_at: t.payload_offset + NACK_HEADER_LEN + 9 }, 0);
+        }
+        return (Sent::Other, 0);
+    }
     let Some(p) = f.roce() else { return (Sent::Other, 0) };
     let psn = p.bth().psn();
     let tag = f.tos().map(|t| dcp::tag(t, st.params.dcp_tag_shift));
@@ -213,6 +242,8 @@ struct FaultyResponder {
     buf: Vec<Action>,
     /// IRN `omit-nak`: the expected PSN whose selective NAKs are all withheld.
     silenced: Option<u32>,
+    /// ERD `false-nack`: the PSN of the latest data packet that reached the receiver.
+    held: Option<u32>,
 }
 
 impl FaultyResponder {
@@ -254,6 +285,19 @@ impl FaultyResponder {
                     out.push(Action::Transmit { frame: frame.clone(), info });
                     out.push(Action::Transmit { frame, info });
                 }
+                (Fault::FalseNack, Sent::Nack { first_psn_at }) if self.held.is_some() && self.st.occasion() => {
+                    let held = self.held.unwrap_or_default();
+                    let was =
+                        u32::from_be_bytes([0, frame[first_psn_at], frame[first_psn_at + 1], frame[first_psn_at + 2]]);
+                    frame[first_psn_at..first_psn_at + 3].copy_from_slice(&held.to_be_bytes()[1..]);
+                    fix_tcp_checksum(&mut frame);
+                    self.st.applied(
+                        now,
+                        held,
+                        format!("NACK names PSN {held}, which the receiver holds, instead of {was}"),
+                    );
+                    out.push(Action::Transmit { frame, info });
+                }
                 (Fault::EarlyMsn, Sent::Ack { msn_at, msn }) if self.st.occasion() => {
                     let bumped = (msn + 1) & 0xff_ffff;
                     frame[msn_at..msn_at + 3].copy_from_slice(&bumped.to_be_bytes()[1..]);
@@ -269,6 +313,11 @@ impl FaultyResponder {
 
 impl Endpoint for FaultyResponder {
     fn on_frame(&mut self, now: Nanos, frame: &Frame<'_>, out: &mut Vec<Action>) {
+        if self.st.spec.fault == Fault::FalseNack {
+            if let Some(p) = frame.roce().filter(|p| p.opcode().0 == 0x64) {
+                self.held = Some(p.bth().psn());
+            }
+        }
         self.inner.on_frame(now, frame, &mut self.buf);
         self.pass(now, out);
     }
@@ -360,7 +409,8 @@ fn natural_reason(kind: StackKind) -> RetxReason {
         StackKind::Irn => RetxReason::Sack,
         StackKind::Dcp => RetxReason::HeaderOnly,
         StackKind::SdrSr | StackKind::SdrEc => RetxReason::Timeout,
-        StackKind::Flor | StackKind::Erd => RetxReason::Sack,
+        StackKind::Flor => RetxReason::Sack,
+        StackKind::Erd => RetxReason::Nack,
     }
 }
 

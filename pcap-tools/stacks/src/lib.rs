@@ -283,6 +283,8 @@ pub enum RetxReason {
     HeaderOnly,
     /// A timer expired (GBN local ACK timeout, IRN RTO, DCP coarse timeout).
     Timeout,
+    /// ERD: a NACK on the retransmission info path named this packet (seed 004 §4.3-4.4).
+    Nack,
 }
 
 /// What a transmitted frame is, as the stack knows it.

@@ -44,6 +44,7 @@ fn signal_name(s: Option<Signal>) -> &'static str {
         Some(Signal::Timeout) => "timeout",
         Some(Signal::Gap) => "gap",
         Some(Signal::NetrtRequest) => "netrt_request",
+        Some(Signal::ErdNack) => "erd_nack",
         Some(Signal::None) | None => "unknown",
     }
 }

@@ -116,3 +116,43 @@ fn netrt_timeline_equals_the_observable_view_on_a_leaf_spine() {
     assert!(equal > 10_000, "only {equal} facts compared");
     assert!(bad.is_empty(), "{}", bad.join("\n"));
 }
+
+/// ERD (issue 13, acceptance 1): NACK-only datagrams, 1 and 3 % loss both ways, 1 path and 8
+/// sprayed ones, 1 and 3 senders, two seeds.
+#[test]
+fn erd_timeline_equals_the_observable_view() {
+    use rocescope_sim::LossDir;
+    let dir = run::temp_dir("timeline-erd");
+    let mut shares = BTreeMap::new();
+    let mut bad = Vec::new();
+    let (mut runs, mut equal) = (0, 0);
+    for loss in [0.01, 0.03] {
+        for paths in [1, 8] {
+            for incast in [1, 3] {
+                for seed in [1, 2] {
+                    let o = SynthOptions {
+                        loss_dir: LossDir::Both,
+                        mtu: 1024,
+                        ..options(StackKind::Erd, loss, paths, incast, seed, false)
+                    };
+                    let label = format!("erd loss {loss} paths {paths} incast {incast} seed {seed}");
+                    let c = timeline_cmp::judge_synth(&o, &dir, "erd", &mut shares)
+                        .unwrap_or_else(|e| panic!("{label}: {e}"));
+                    runs += 1;
+                    equal += c.equal;
+                    if !c.mismatches.is_empty() {
+                        eprintln!("{label}: {} mismatches", c.mismatches.len());
+                    }
+                    bad.extend(c.mismatches.into_iter().take(8).map(|m| format!("{label}: {m}")));
+                }
+            }
+        }
+    }
+    let _ = std::fs::remove_dir(&dir);
+    for (tap, s) in &shares {
+        eprintln!("{}", s.line(tap));
+    }
+    eprintln!("{runs} ERD runs, {equal} facts equal, {} mismatches shown", bad.len());
+    assert!(equal > 1_000, "only {equal} facts compared");
+    assert!(bad.is_empty(), "{}", bad.join("\n"));
+}

@@ -1169,6 +1169,13 @@ impl Tracker {
         if m.complete_frame.is_some() || (first..=last).any(|u| self.get(u).is_none_or(|s| s.whole == 0)) {
             return;
         }
+        // At the frame that brought its last missing piece: this one, unless every piece had
+        // come before (this copy a duplicate: the message was whole before the tap knew it is
+        // the receiver's).
+        let (frame, time_ns) = (first..=last)
+            .filter_map(|u| self.get(u).map(|s| (s.first_frame, s.first_time)))
+            .max()
+            .map_or((frame, time_ns), |a| a.min((frame, time_ns)));
         self.open.remove(&first);
         self.complete(id, frame, time_ns);
     }

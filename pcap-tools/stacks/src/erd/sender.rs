@@ -201,7 +201,7 @@ impl Requester for ErdSender {
             self.queued.remove(&p);
             let Some(i) = self.holder(p) else { continue };
             let k = (p - self.msgs[i].first) as u32;
-            self.packet(i, k, Some(RetxReason::Sack), out);
+            self.packet(i, k, Some(RetxReason::Nack), out);
             self.msgs[i].quiet_until = self.msgs[i].quiet_until.max(now + self.erd.quiet_ns);
             return true;
         }

@@ -1,0 +1,265 @@
+//! ERD's rules (docs/replay.md "ERD"; seed 004 §4.3-4.4). ERD's receiver records every PSN it
+//! gets and, every scan period, names the ones it misses in NACKs on a TCP connection to the
+//! sender; the sender resends exactly the PSNs a NACK named, and nothing else: there is no
+//! acknowledgement and no timer. So:
+//!
+//! - at the **sender's tap**, every NACK the sender received shows arriving, so a copy of a PSN
+//!   sent again with no NACK naming it since its previous copy is a departure
+//!   (`erd.resend-unasked`);
+//! - at the **receiver's tap**, every NACK it sent shows leaving and every packet it got shows
+//!   arriving: a NACK naming a PSN that had arrived whole (longer than the reaction time before
+//!   the NACK left) is a departure (`erd.nack-unexpected`), and so is a copy of a PSN arriving
+//!   when more copies of it have arrived than one plus the NACKs that named it before (each
+//!   naming lets the sender resend once; the network loses copies, never makes them:
+//!   `erd.resend-unasked`).
+//!
+//! NACK segments are read whole when a segment holds whole NACK messages (this project's stack
+//! writes one per segment, and a resent segment repeats its bytes, so a segment the sender got
+//! only as a TCP resend, after later ones, is still read); otherwise through the capture's
+//! reassembly of the stream, in order. A segment whose bytes the tap could not read (a gap in
+//! the stream, or messages split across segments around one) makes the sender-side rule
+//! `ambiguous` from then on: the NACK that asked may be in the bytes not read. At the receiver's
+//! tap a NACK counts once per stream sequence number (a TCP resend names nothing new).
+//!
+//! Memory is bounded: the state of the PSNs within [`WINDOW`] of the highest one seen.
+
+use std::collections::{HashMap, HashSet};
+
+use rocescope_codec::ext::erd::{parse_nack, NackEntry};
+use rocescope_codec::ib::psn;
+
+use crate::rules;
+use crate::{Finding, FindingKind};
+
+/// PSNs behind the highest one seen whose state is kept.
+pub const WINDOW: i32 = 1 << 16;
+
+/// The entries of a TCP payload that holds whole NACK messages only (`None` otherwise: empty,
+/// cut by the snaplen, or a message split across segments).
+pub(super) fn read_segment(payload: &[u8]) -> Option<Vec<NackEntry>> {
+    let mut rest = payload;
+    let mut out = Vec::new();
+    while !rest.is_empty() {
+        let (entries, len) = parse_nack(rest).ok()?;
+        out.extend(entries);
+        rest = rest.get(len..)?;
+    }
+    (!payload.is_empty()).then_some(out)
+}
+
+/// Which end the tap is beside.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Side {
+    Sender,
+    Receiver,
+}
+
+/// What the tap saw of one PSN.
+#[derive(Clone, Copy, Debug, Default)]
+struct PsnState {
+    /// Copies seen (sent, at the sender's tap; arrived, at the receiver's).
+    copies: u32,
+    /// NACKs that named it (the receiver's tap: distinct segments).
+    namings: u32,
+    /// A NACK named it since its latest copy (the sender's tap).
+    named_since_copy: bool,
+    /// The first copy that arrived (the receiver's tap): frame and time.
+    arrived: Option<(u64, u64)>,
+}
+
+/// One ERD connection at one end's tap.
+pub(super) struct ErdJudge {
+    flow: String,
+    side: Side,
+    reaction_ns: u64,
+    psns: HashMap<u32, PsnState>,
+    highest: Option<u32>,
+    /// The NACK stream's sequence numbers already counted (the receiver's tap), pruned with
+    /// the PSNs.
+    segments: HashSet<u32>,
+    /// Since when some NACK bytes could not be read (the sender's tap): frame.
+    unread_since: Option<u64>,
+    pub requests: u64,
+    pub nacks: u64,
+    pub findings: Vec<Finding>,
+}
+
+impl ErdJudge {
+    pub fn new(flow: String, side: Side, reaction_ns: u64) -> ErdJudge {
+        ErdJudge {
+            flow,
+            side,
+            reaction_ns,
+            psns: HashMap::new(),
+            highest: None,
+            segments: HashSet::new(),
+            unread_since: None,
+            requests: 0,
+            nacks: 0,
+            findings: Vec::new(),
+        }
+    }
+
+    fn state(&mut self, p: u32) -> &mut PsnState {
+        if self.highest.is_none_or(|h| psn::lt(h, p)) {
+            self.highest = Some(p);
+        }
+        if self.psns.len() > 2 * WINDOW as usize {
+            let h = self.highest.unwrap_or(p);
+            self.psns.retain(|&q, _| psn::diff(q, h) < WINDOW);
+            if self.segments.len() > WINDOW as usize {
+                self.segments.clear();
+            }
+        }
+        self.psns.entry(p).or_default()
+    }
+
+    /// A data packet of PSN `p` at frame `number`.
+    pub fn data(&mut self, number: u64, now: u64, p: u32) {
+        self.requests += 1;
+        let side = self.side;
+        let unread = self.unread_since;
+        let st = *self.state(p);
+        match side {
+            Side::Sender if st.copies > 0 && !st.named_since_copy => {
+                let (kind, why) = match unread {
+                    None => (FindingKind::Departure, String::new()),
+                    Some(f) => (
+                        FindingKind::Ambiguous,
+                        format!(
+                            " (NACK bytes from frame {f} on could not be read here: a NACK there may have named it)"
+                        ),
+                    ),
+                };
+                let expected = format!("PSN {p} sent again only after a NACK named it (ERD resends nothing else)");
+                let seen =
+                    format!("copy {} of PSN {p}, and no NACK naming it since copy {}{why}", st.copies + 1, st.copies);
+                self.findings.push(Finding::of(
+                    kind,
+                    rules::ERD_RESEND_UNASKED,
+                    &self.flow,
+                    vec![number],
+                    now,
+                    expected,
+                    seen,
+                ));
+            }
+            Side::Receiver if st.copies > st.namings => {
+                let expected = format!(
+                    "at most one copy of PSN {p} more than the NACKs naming it that left before (each lets the sender \
+                     resend once)"
+                );
+                let seen = format!("copy {} of PSN {p} arrived; {} NACK(s) named it before", st.copies + 1, st.namings);
+                self.findings.push(Finding::of(
+                    FindingKind::Departure,
+                    rules::ERD_RESEND_UNASKED,
+                    &self.flow,
+                    vec![number],
+                    now,
+                    expected,
+                    seen,
+                ));
+            }
+            _ => {}
+        }
+        let st = self.state(p);
+        st.copies += 1;
+        st.named_since_copy = false;
+        if side == Side::Receiver && st.arrived.is_none() {
+            st.arrived = Some((number, now));
+        }
+    }
+
+    /// A NACK segment at frame `number` (stream sequence number `seq`) naming `named`, read whole
+    /// when `whole` (else some of its bytes could not be read).
+    pub fn nack(&mut self, number: u64, now: u64, seq: u32, named: &[u32], whole: bool) {
+        self.nacks += 1;
+        if !whole && self.unread_since.is_none() {
+            self.unread_since = Some(number);
+        }
+        match self.side {
+            Side::Sender => {
+                for &p in named {
+                    self.state(p).named_since_copy = true;
+                }
+            }
+            Side::Receiver => {
+                if !self.segments.insert(seq) {
+                    return;
+                }
+                for &p in named {
+                    let reaction = self.reaction_ns;
+                    let st = self.state(p);
+                    st.namings += 1;
+                    let Some((frame, at)) = st.arrived.filter(|&(_, at)| now.saturating_sub(at) > reaction) else {
+                        continue;
+                    };
+                    let expected = format!("a NACK names only PSNs the receiver misses (PSN {p} arrived whole before)");
+                    let seen = format!(
+                        "PSN {p} named {} µs after it arrived whole (frame {frame})",
+                        now.saturating_sub(at) / 1_000
+                    );
+                    self.findings.push(Finding::of(
+                        FindingKind::Departure,
+                        rules::ERD_NACK_UNEXPECTED,
+                        &self.flow,
+                        vec![number, frame],
+                        now,
+                        expected,
+                        seen,
+                    ));
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rules(j: &ErdJudge) -> Vec<(&'static str, FindingKind)> {
+        j.findings.iter().map(|f| (f.rule, f.kind)).collect()
+    }
+
+    #[test]
+    fn the_sender_resends_only_what_a_nack_named() {
+        let mut j = ErdJudge::new("f".into(), Side::Sender, 5_000);
+        j.data(1, 0, 10);
+        j.data(2, 0, 11);
+        j.nack(3, 10, 1, &[10], true);
+        j.data(4, 20, 10); // asked
+        assert!(j.findings.is_empty());
+        j.data(5, 30, 10); // asked once, resent twice
+        j.data(6, 40, 11); // never asked
+        assert_eq!(rules(&j), vec![("erd.resend-unasked", FindingKind::Departure); 2]);
+        // After bytes it could not read, the same is ambiguous.
+        j.nack(7, 50, 99, &[], false);
+        j.data(8, 60, 11);
+        assert_eq!(j.findings[2].kind, FindingKind::Ambiguous);
+        assert!(j.findings[2].seen.contains("frame 7"), "{}", j.findings[2].seen);
+    }
+
+    #[test]
+    fn the_receiver_names_only_what_it_misses_and_gets_no_copy_unasked() {
+        let mut j = ErdJudge::new("f".into(), Side::Receiver, 5_000);
+        j.data(1, 0, 10);
+        j.nack(2, 1_000, 1, &[10, 11], true); // within the reaction time: not judged
+        assert!(j.findings.is_empty());
+        j.nack(3, 20_000, 2, &[10], true);
+        assert_eq!(rules(&j), vec![("erd.nack-unexpected", FindingKind::Departure)]);
+        assert_eq!(j.findings[0].frames, vec![3, 1]);
+        // PSN 11: named once, so one resend may arrive (the first copy was lost) …
+        j.data(4, 30_000, 11);
+        // … and PSN 10, named twice, a second and a third copy; a fourth is one too many.
+        j.data(5, 31_000, 10);
+        j.data(6, 32_000, 10);
+        assert_eq!(j.findings.len(), 1);
+        // A TCP resend of segment 2 names nothing new.
+        j.nack(7, 33_000, 2, &[10], true);
+        j.data(8, 34_000, 10);
+        assert_eq!(j.findings.len(), 2);
+        assert_eq!(j.findings[1].rule, "erd.resend-unasked");
+        assert_eq!(j.findings[1].frames, vec![8]);
+    }
+}

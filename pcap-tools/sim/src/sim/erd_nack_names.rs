@@ -1,0 +1,69 @@
+//! What each of ERD's NACK segments names, kept for the ground truth (docs/truth.md, "ERD"):
+//! the per-tap view reads from it which PSNs a tap saw the receiver ask for, and when
+//! (`observe.rs`). The segments themselves are TCP frames (WIRE.md B.5) the truth records as
+//! transmissions of kind `other`; their bytes are gone once delivered, so the PSNs their NACK
+//! messages name are read here as they are sent.
+//!
+//! Memory: one record per NACK segment sent (a resend of a segment is a transmission too),
+//! four bytes per PSN named, kept only when the run keeps its truth. ERD names a PSN only while
+//! it is missing, so this grows with the run's losses, not its packets.
+
+use rocescope_codec::ext::erd::parse_nack;
+use rocescope_codec::frame::{DecodeOptions, Frame, LinkType};
+
+/// One NACK segment: its transmission, its TCP sequence number (the tap's reassembly of the
+/// stream reads a segment's messages only when its bytes are new) and the PSNs its NACK
+/// messages name, in order.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NackNames {
+    pub tx: u32,
+    pub seq: u32,
+    pub psns: Vec<u32>,
+}
+
+/// The NACK messages a TCP segment (a whole Ethernet frame) carries: its sequence number and the
+/// PSNs named; `None` for a segment with no payload (a TCP ACK) or one that is not NACKs.
+pub fn read(frame: &[u8]) -> Option<(u32, Vec<u32>)> {
+    let f =
+        Frame::parse(LinkType::Ethernet, frame, frame.len(), &DecodeOptions { verify: false, ..Default::default() });
+    let t = f.tcp()?;
+    if t.payload.is_empty() {
+        return None;
+    }
+    let mut rest = t.payload;
+    let mut psns = Vec::new();
+    while !rest.is_empty() {
+        let (entries, len) = parse_nack(rest).ok()?;
+        psns.extend(entries.map(|e| e.psn));
+        rest = rest.get(len..)?;
+    }
+    Some((t.seq, psns))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rocescope_codec::ext::erd::{NackEntry, NackRepr};
+    use rocescope_stacks::erd::info;
+    use rocescope_stacks::Host;
+
+    fn host(ip: [u8; 4]) -> Host {
+        Host { ip: std::net::IpAddr::from(ip), mac: [2, 0, 0, 0, 0, ip[3]], qpn: 0x100 }
+    }
+
+    #[test]
+    fn reads_the_psns_a_segment_names_and_nothing_from_an_ack() {
+        let e = |psn| NackEntry { src_qpn: 0x100, dst_qpn: 0x200, psn };
+        let mut payload = NackRepr::new(&[e(7), e(9)]).to_vec();
+        payload.extend(NackRepr::new(&[e(0xFF_FFFF)]).to_vec());
+        let seg = info::frame(host([10, 0, 1, 1]), host([10, 0, 0, 1]), 0, (4791, 4792), 1234, 1, &payload);
+        assert_eq!(read(&seg), Some((1234, vec![7, 9, 0xFF_FFFF])));
+        let ack = info::frame(host([10, 0, 0, 1]), host([10, 0, 1, 1]), 0, (4792, 4791), 1, 77, &[]);
+        assert_eq!(read(&ack), None);
+        // Not NACKs: garbage after a good message.
+        let mut bad = NackRepr::new(&[e(3)]).to_vec();
+        bad.extend([0xAA, 1, 0, 0]);
+        let seg = info::frame(host([10, 0, 1, 1]), host([10, 0, 0, 1]), 0, (4791, 4792), 5, 1, &bad);
+        assert_eq!(read(&seg), None);
+    }
+}
