@@ -29,6 +29,7 @@ fn rocescope(args: &[&str]) -> (i32, String, String) {
 struct Run {
     pcap: String,
     truth: Value,
+    truth_path: String,
 }
 
 fn synth(name: &str, args: &[&str]) -> Run {
@@ -40,7 +41,15 @@ fn synth(name: &str, args: &[&str]) -> Run {
     let (code, _, err) = rocescope(&all);
     assert_eq!(code, 0, "synth {args:?}: {err}");
     let v = serde_json::from_str(&std::fs::read_to_string(&truth).expect("truth")).expect("truth JSON");
-    Run { pcap, truth: v }
+    Run { pcap, truth: v, truth_path: truth }
+}
+
+impl Drop for Run {
+    /// A run leaves no capture or truth behind (each is megabytes).
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.pcap);
+        let _ = std::fs::remove_file(&self.truth_path);
+    }
 }
 
 /// The truth's counters of the host at `tap`: (its IP, name → change over the run).
@@ -90,6 +99,7 @@ fn reconcile(r: &Run, name: &str, tap: &str, alter: Option<(&str, i64)>) -> (i32
         &ip,
         &r.pcap,
     ]);
+    let _ = (std::fs::remove_file(&before), std::fs::remove_file(&after));
     let v: Value = serde_json::from_str(&out).unwrap_or_else(|e| panic!("{name} {tap}: {e}: {out} {err}"));
     (code, v, err)
 }

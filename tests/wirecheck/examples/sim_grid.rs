@@ -72,7 +72,9 @@ fn main() {
         }
         i += 2;
     }
-    let dir = keep.clone().unwrap_or_else(|| run::temp_dir("grid"));
+    // (The scratch directory, when not keeping, lives to the end and is removed then.)
+    let scratch = keep.is_none().then(|| run::temp_dir("grid"));
+    let dir = keep.clone().unwrap_or_else(|| scratch.as_ref().map(|d| d.to_path_buf()).unwrap_or_default());
     std::fs::create_dir_all(&dir).expect("output directory");
     println!(
         "# grid: topologies {:?} × stacks {:?} × loss {losses:?} × paths {paths:?} × seeds {seeds:?}; {messages} × {size} B per connection",

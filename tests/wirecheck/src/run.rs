@@ -25,13 +25,39 @@ pub struct Run {
 }
 
 /// A fresh directory under the system's temporary directory (one per call: tests run in
-/// parallel threads of one process).
-pub fn temp_dir(name: &str) -> PathBuf {
+/// parallel threads of one process), removed with everything in it when dropped (unless
+/// `ROCESCOPE_KEEP` is set, to look at what a failing run left).
+pub fn temp_dir(name: &str) -> TempDir {
     static N: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
     let n = N.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let d = std::env::temp_dir().join(format!("rocescope-wirecheck-{name}-{}-{n}", std::process::id()));
     std::fs::create_dir_all(&d).expect("create a temporary directory");
-    d
+    TempDir(d)
+}
+
+/// A test's scratch directory ([`temp_dir`]).
+#[derive(Debug)]
+pub struct TempDir(PathBuf);
+
+impl std::ops::Deref for TempDir {
+    type Target = Path;
+    fn deref(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl AsRef<Path> for TempDir {
+    fn as_ref(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        if std::env::var_os("ROCESCOPE_KEEP").is_none() {
+            let _ = std::fs::remove_dir_all(&self.0);
+        }
+    }
 }
 
 fn decode(opts: &SynthOptions, pcap: PathBuf, truth_path: PathBuf) -> Result<Run, String> {
