@@ -16,7 +16,7 @@ use rocescope_codec::ib::psn;
 use serde::Serialize;
 
 mod erd;
-use erd::{erd_asks, erd_complete_known, erd_losses};
+use erd::{erd_ambiguous, erd_asks, erd_complete_known, erd_losses};
 
 use crate::truth::{
     Accept, Direction, Fate, Flow, FlowMessage, Frame, Kind, Op, Reason, Repair, RetxCause, Role, Signal, Stack, Tap, TapName,
@@ -215,8 +215,6 @@ struct Run<'a> {
     copies: HashMap<(FlowKey, u32), Vec<u32>>,
     /// The (flow, PSN)s that are reordered.
     reordered: HashSet<(FlowKey, u32)>,
-    /// ERD: the (flow, PSN)s a NACK named when they were not lost ([`erd_misnamed`]).
-    erd_misnamed: HashSet<(FlowKey, u32)>,
 }
 
 /// The flow a transmission belongs to: the requester's direction or the responder's.
@@ -266,11 +264,7 @@ impl<'a> Run<'a> {
             ids.sort_unstable();
         }
         let reordered = reordered(t);
-        let mut run = Run { t, txs, copies, reordered, erd_misnamed: HashSet::new() };
-        if t.config.stack == Stack::Erd {
-            run.erd_misnamed = erd_misnamed(&run);
-        }
-        run
+        Run { t, txs, copies, reordered }
     }
 
     fn tx(&self, id: u32) -> Option<&'a Transmission> {
@@ -328,27 +322,6 @@ fn reordered(t: &Truth) -> HashSet<(FlowKey, u32)> {
     out
 }
 
-/// ERD: the PSNs of each requests flow some NACK named when the receiver did not miss them
-/// for good: no copy had been sent yet (a stalled scan names the PSNs it expects next), or a
-/// copy sent before the NACK arrived whole after it (it was still on its way: late, or a resend
-/// the NACK crossed). A tap that sees such a NACK takes the copy before the next one for lost;
-/// no capture tells it otherwise.
-fn erd_misnamed(run: &Run<'_>) -> HashSet<(FlowKey, u32)> {
-    let mut out = HashSet::new();
-    for x in &run.t.sim.transmissions {
-        let Some(n) = &x.nack else { continue };
-        let key = (x.conn, Role::Requests);
-        for &p in &n.psns {
-            let before: Vec<&Transmission> =
-                run.copies_of(key, p).iter().filter_map(|&c| run.tx(c)).filter(|c| c.time_ns < x.time_ns).collect();
-            if before.is_empty() || before.iter().any(|c| !is_lost(c)) {
-                out.insert((key, p));
-            }
-        }
-    }
-    out
-}
-
 // ---------------------------------------------------------------------------------------------
 // One tap.
 
@@ -381,8 +354,10 @@ struct Cx<'a, 'r> {
     /// The tap's `messages[]` of the connection's requests flow (for `dcp` ACK coverage).
     messages: &'a [FlowMessage],
     /// ERD, a requests flow: each PSN a NACK the tap recorded named, with the frame where a
-    /// capture reads it ([`erd_asks`]), in frame order.
+    /// capture reads it ([`erd_asks`]), in frame order; and the PSNs those NACKs mislead the
+    /// tap about ([`erd_ambiguous`]).
     erd_asks: Vec<(u64, u32)>,
+    erd_ambiguous: HashSet<u32>,
 }
 
 fn tap_view(run: &Run<'_>, tap: &Tap) -> TapView {
@@ -416,8 +391,10 @@ fn tap_view(run: &Run<'_>, tap: &Tap) -> TapView {
     for flow in &tap.flows {
         let n = flow.losses.len() + flow.retransmissions.len() + flow.capture_gaps.len() + flow.messages.len();
         out.facts += n as u64;
-        // (ERD's NACK segments are TCP: a flow the tap saw only those of is no RoCE flow.)
-        let roce = |fs: &Vec<&Frame>| fs.iter().any(|f| run.tx(f.tx).is_none_or(|x| x.nack.is_none()));
+        // (ERD's NACK path is TCP, its segments and their ACKs the run's frames of kind
+        // `other`: a flow the tap saw only those of is no RoCE flow.)
+        let tcp = |f: &&Frame| run.stack() == Stack::Erd && f.kind == Kind::Other;
+        let roce = |fs: &Vec<&Frame>| fs.iter().any(|f| !tcp(f));
         if flow.frames == 0 || !ix.by_flow.get(flow.id.as_str()).is_some_and(roce) {
             *out.unobservable.entry(Why::FlowNotSeen).or_default() += n as u64;
             continue;
@@ -434,9 +411,11 @@ fn tap_view(run: &Run<'_>, tap: &Tap) -> TapView {
             reverse: reverse.and_then(|r| ix.by_flow.get(r.id.as_str())).unwrap_or(&empty),
             messages: requests.map(|r| r.messages.as_slice()).unwrap_or(&[]),
             erd_asks: Vec::new(),
+            erd_ambiguous: HashSet::new(),
         };
         if run.stack() == Stack::Erd && flow.role == Role::Requests {
             cx.erd_asks = erd_asks(&cx);
+            cx.erd_ambiguous = erd_ambiguous(&cx);
         }
         cxs.push(cx);
     }
@@ -458,9 +437,13 @@ fn tap_view(run: &Run<'_>, tap: &Tap) -> TapView {
             messages: Vec::new(),
             unobservable: unobs,
             ambiguous: {
-                // (ERD's analysis reads no loss from order: only misnamed PSNs mislead it.)
-                let odd = if cx.run.stack() == Stack::Erd { &cx.run.erd_misnamed } else { &cx.run.reordered };
-                let mut r: Vec<u32> = odd.iter().filter(|(k, _)| *k == cx.key).map(|&(_, p)| p).collect();
+                // (ERD's analysis reads no loss from order: only NACKs that do not mean what
+                // they seem to mislead it.)
+                let mut r: Vec<u32> = if cx.run.stack() == Stack::Erd {
+                    cx.erd_ambiguous.iter().copied().collect()
+                } else {
+                    cx.run.reordered.iter().filter(|(k, _)| *k == cx.key).map(|&(_, p)| p).collect()
+                };
                 r.extend(cx.stale_signals());
                 r.sort_unstable();
                 r.dedup();

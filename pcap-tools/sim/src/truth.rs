@@ -792,8 +792,10 @@ pub enum Signal {
     Ho,
     Timeout,
     /// NetRT: the destination ToR's retransmission request (the source ToR resent it).
+    #[serde(rename = "netrt_request")]
     NetrtRequest,
     /// ERD: a NACK of the receiver named it (its retransmission info path).
+    #[serde(rename = "erd_nack")]
     ErdNack,
     /// Resent without a reason from the stack, or never resent.
     Gap,

@@ -2,7 +2,8 @@
 //! timeline against the truth's observable view on every stack (DCP trimmed, as `synth --stack
 //! dcp` runs by default, and with drops) × loss × paths × senders × seed, taps at the sender,
 //! the receiver and in the fabric, on the dumbbell and (`--leaf-spine`) the issue-9 grid's
-//! leaf-spine. One line per run (facts compared, mismatches), then per tap the share of facts it
+//! leaf-spine; and ERD (issue 13), its loss in both directions (its NACKs are TCP segments
+//! that may be lost too). (NetRT has its own grid in CI's slice: it needs a leaf-spine's ToRs.) One line per run (facts compared, mismatches), then per tap the share of facts it
 //! cannot observe and of observable retransmissions whose cause it cannot tell. Exits non-zero
 //! on any mismatch. `scripts/timeline-grid.sh` runs it and logs to docs/logs/timeline-grid.log.
 //!
@@ -40,12 +41,22 @@ fn main() {
     let dir = run::temp_dir("timeline-grid");
     let mut shares = BTreeMap::new();
     let (mut runs, mut bad_runs, mut equal) = (0, 0, 0u64);
-    for (stack, trim) in [(StackKind::Gbn, false), (StackKind::Irn, false), (StackKind::Dcp, true), (StackKind::Dcp, false)] {
+    let stacks = [
+        (StackKind::Gbn, false),
+        (StackKind::Irn, false),
+        (StackKind::Dcp, true),
+        (StackKind::Dcp, false),
+        (StackKind::Erd, false),
+    ];
+    for (stack, trim) in stacks {
         for loss in [0.0, 0.001, 0.01, 0.05] {
             for paths in [1u32, 4] {
                 for incast in [1u32, 4] {
                     for &seed in &seeds {
                         let mut o = timeline_cmp::grid_options(stack, trim, loss, paths, incast, messages, seed);
+                        if stack == StackKind::Erd {
+                            o.loss_dir = rocescope_sim::LossDir::Both;
+                        }
                         if leaf_spine {
                             o.topology = TopologyKind::LeafSpine {
                                 leaves: grid::LEAVES,

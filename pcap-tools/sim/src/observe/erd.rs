@@ -17,13 +17,18 @@
 //!   `erd_nack`; repair `end_host`.
 //! - A **retransmission** k's `trigger` is `erd_nack` at any tap that read a NACK naming p since
 //!   the previous copy of p it recorded, else `null`; away from the destination it is then not
-//!   spurious. PSNs a NACK named while a copy of them was on its way, or before any was sent,
-//!   are ambiguous ([`super::erd_misnamed`]).
+//!   spurious.
+//! - **Ambiguous PSNs** ([`erd_ambiguous`]): a NACK the tap read, naming p, with k the next copy
+//!   of p it recorded, when a copy of p sent before k arrived whole, or none sent before k was
+//!   lost. The tap reads such a NACK as asking for the copy before k, which it did not: the
+//!   receiver named p before a copy on its way arrived, a stalled scan named a PSN not sent yet,
+//!   or two NACKs naming p came back to back (a TCP resend of both, after the first was lost)
+//!   and the sender resent p twice.
 //! - A **message** completes at the receiver's tap at the arrival that brought its last missing
 //!   piece; a capture knows that tap is the receiver's once it recorded a frame the receiver
 //!   sent (a NACK segment, a CNP), and nothing elsewhere shows a completion.
 
-use super::{is_lost, Cx, Fact, Frame, ObsLoss, Position, Repair, Signal, Unobservable, Why};
+use super::{is_lost, Cx, Fact, Fate, Frame, ObsLoss, Position, Repair, Signal, Unobservable, Why};
 use crate::truth::Kind;
 use std::collections::HashSet;
 
@@ -42,6 +47,24 @@ pub(super) fn erd_asks(cx: &Cx<'_, '_>) -> Vec<(u64, u32)> {
         read_to = Some(n.seq);
         if first_data.is_some_and(|d| d < f.frame) {
             out.extend(n.psns.iter().map(|&p| (f.frame, p)));
+        }
+    }
+    out
+}
+
+/// The PSNs about which a NACK the tap read misleads it (see the module's doc).
+pub(super) fn erd_ambiguous(cx: &Cx<'_, '_>) -> HashSet<u32> {
+    let mut out = HashSet::new();
+    for &(f, p) in &cx.erd_asks {
+        if out.contains(&p) {
+            continue;
+        }
+        let Some(k) = cx.recorded_copies(p).find(|c| c.frame > f) else { continue };
+        let (before, _) = cx.run.around(cx.key, p, k.tx);
+        let whole = before.iter().filter_map(|&c| cx.run.tx(c)).any(|c| c.fate == Fate::Delivered);
+        let lost = before.iter().filter_map(|&c| cx.run.tx(c)).any(is_lost);
+        if whole || !lost {
+            out.insert(p);
         }
     }
     out
@@ -67,8 +90,7 @@ impl Cx<'_, '_> {
     /// ERD, away from the destination: a resend the tap saw asked for is not spurious (unless a
     /// NACK named its PSN while a copy was on its way: then the tap cannot tell).
     pub(super) fn erd_spurious(&self, p: u32, at: u64) -> Option<bool> {
-        let misnamed = self.run.erd_misnamed.contains(&(self.key, p));
-        (self.erd_trigger(p, at).is_some() && !misnamed).then_some(false)
+        (self.erd_trigger(p, at).is_some() && !self.erd_ambiguous.contains(&p)).then_some(false)
     }
 }
 
