@@ -445,6 +445,7 @@ fn tap_view(run: &Run<'_>, tap: &Tap) -> TapView {
                     cx.run.reordered.iter().filter(|(k, _)| *k == cx.key).map(|&(_, p)| p).collect()
                 };
                 r.extend(cx.stale_signals());
+                r.extend(cx.netrt_late_between_tors());
                 r.sort_unstable();
                 r.dedup();
                 r
@@ -546,6 +547,31 @@ impl<'a> Cx<'a, '_> {
         let Some(x) = self.run.tx(c) else { return false };
         let ho_form = self.ix.by_tx.get(&c).is_some_and(|v| v.iter().any(|f| f.ho));
         x.trim.is_some() && (ho_form || (self.position == Position::Source && self.bounce_between(x.psn, c, next)))
+    }
+
+    /// NetRT on a fabric that sprays (or routes adaptively), at a tap between the ToRs: the PSNs
+    /// resent although an earlier copy arrived whole (accepted, or discarded by the host's
+    /// Go-Back-N). The destination ToR asks for a PSN it lacks,
+    /// and a copy on a slower path is one it lacks too: the tap reads the request (which the
+    /// truth does not record) as saying the copy before the resend was lost. The hosts' arrivals
+    /// do not show such lateness (the destination ToR restores the order before the host), so
+    /// `reordered` does not catch it.
+    fn netrt_late_between_tors(&self) -> Vec<u32> {
+        let sprays = self.run.t.config.routing != crate::truth::Routing::Ecmp;
+        if self.run.stack() != Stack::Netrt || self.position != Position::Middle || !sprays {
+            return Vec::new();
+        }
+        let delivered = |c: &u32| self.run.tx(*c).is_some_and(|x| x.fate == Fate::Delivered);
+        let mut out: Vec<u32> = self
+            .frames
+            .iter()
+            .filter(|f| f.kind == data_kind(self.key.1) && f.retx.is_some())
+            .filter(|f| self.run.around(self.key, f.psn, f.tx).0.iter().any(delivered))
+            .map(|f| f.psn)
+            .collect();
+        out.sort_unstable();
+        out.dedup();
+        out
     }
 
     /// PSNs whose copies a stale signal followed, at the source tap: between two copies c and

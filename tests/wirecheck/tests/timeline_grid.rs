@@ -68,7 +68,7 @@ fn long_flows_spill_and_still_equal_the_view() {
 }
 
 /// NetRT (issue 13, acceptance 1): Go-Back-N hosts behind ToRs that repair fabric loss, on a
-/// leaf-spine (1, 2 and 4 spines, ECMP), 1 and 3 % loss both ways, a 2-to-1 incast, the default
+/// leaf-spine (1, 2 and 4 spines, ECMP; 2 and 4 sprayed), 1 and 3 % loss both ways, a 2-to-1 incast, the default
 /// pool and a small one (20 KB: many requests go unfulfilled and the hosts' Go-Back-N takes
 /// over), two seeds. At the hosts' taps the switches' repairs are invisible; at the fabric tap
 /// (between the ToRs) the source ToR's marked resends are in-network repairs. The timeline
@@ -76,18 +76,21 @@ fn long_flows_spill_and_still_equal_the_view() {
 #[test]
 fn netrt_timeline_equals_the_observable_view_on_a_leaf_spine() {
     use rocescope_sim::sim::TopologyKind;
-    use rocescope_sim::{LossDir, TapPoint};
+    use rocescope_sim::{LossDir, Routing, TapPoint};
     let dir = run::temp_dir("timeline-netrt");
     let mut shares = BTreeMap::new();
     let mut bad = Vec::new();
     let (mut runs, mut equal) = (0, 0);
-    for spines in [1, 2, 4] {
+    for (spines, routing) in
+        [(1, Routing::Ecmp), (2, Routing::Ecmp), (4, Routing::Ecmp), (2, Routing::Spray), (4, Routing::Spray)]
+    {
         for loss in [0.01, 0.03] {
             for pool in [None, Some(20_000)] {
                 for seed in [1, 2] {
                     let o = SynthOptions {
                         stack: StackKind::Netrt,
                         topology: TopologyKind::LeafSpine { leaves: 2, spines, hosts_per_leaf: 2 },
+                        routing,
                         incast: 2,
                         messages: 8,
                         message_size: 16_384,
@@ -98,7 +101,7 @@ fn netrt_timeline_equals_the_observable_view_on_a_leaf_spine() {
                         taps: vec![TapPoint::Sender, TapPoint::Receiver, TapPoint::Fabric],
                         ..SynthOptions::for_stack(StackKind::Netrt)
                     };
-                    let label = format!("netrt spines {spines} loss {loss} pool {pool:?} seed {seed}");
+                    let label = format!("netrt spines {spines} {routing:?} loss {loss} pool {pool:?} seed {seed}");
                     let c = timeline_cmp::judge_synth(&o, &dir, "netrt", &mut shares)
                         .unwrap_or_else(|e| panic!("{label}: {e}"));
                     runs += 1;
