@@ -89,7 +89,8 @@ fn check(capture: &Path) -> usize {
     assert_eq!(piped.len(), auto.len(), "{}", capture.display());
     for (i, (p, f)) in piped.iter().zip(&auto).enumerate() {
         let netrt_early = p.1 == "std" && f.1 == "netrt" && (&p.0, &p.2, &p.3) == (&f.0, &f.2, &f.3);
-        assert!(p == f || netrt_early, "{}: frame {}: decode - (a pipe) {p:?}, decode FILE {f:?}", capture.display(), i + 1);
+        let at = format!("{}: frame {}", capture.display(), i + 1);
+        assert!(p == f || netrt_early, "{at}: decode - (a pipe) {p:?}, decode FILE {f:?}");
     }
     n
 }

@@ -175,7 +175,8 @@ fn fixture_truths_have_the_documented_shape_and_agree_with_the_captures() {
         while let Some(rec) = rd.next_record().unwrap() {
             let Some((iface, ts)) = by_frame.get(&rec.number) else {
                 let opts = rocescope_codec::DecodeOptions { verify: false, ..Default::default() };
-                let f = rocescope_codec::Frame::parse(rocescope_codec::LinkType::Ethernet, rec.data, rec.data.len(), &opts);
+                let f =
+                    rocescope_codec::Frame::parse(rocescope_codec::LinkType::Ethernet, rec.data, rec.data.len(), &opts);
                 let op = f.roce().map(|p| p.opcode().0);
                 assert!(stack == "netrt" && op == Some(0xC0), "{name}: frame {} not in the truth", rec.number);
                 switch += 1;
