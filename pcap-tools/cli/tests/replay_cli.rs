@@ -263,14 +263,13 @@ fn sdr_captures_are_listed_as_not_judged() {
 }
 
 #[test]
-fn flor_captures_are_listed_as_not_judged_and_synth_refuses_their_truth() {
-    // `synth --stack flor` captures: no replay rules yet, so each requests flow is listed with
-    // the reason, under `auto` and under its own stack; their ground truth is not built yet, so
-    // `synth --truth` refuses them (a usage error, exit 2). (ERD's are judged:
-    // `erd_captures_are_judged_at_both_ends_taps`.)
+fn flor_captures_are_judged_at_the_sender_and_synth_refuses_their_truth() {
+    // `synth --stack flor` captures: judged at the sender's tap (its data QP, conformant), the
+    // receiver's QP's flow listed with the reason, under `auto` and under its own stack; their
+    // ground truth is not built yet, so `synth --truth` refuses them (a usage error, exit 2).
     let dir = std::env::temp_dir().join(format!("rocescope-replay-flor-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
-    for (stack, reason) in [("flor", "no replay rules for Flor yet")] {
+    for (stack, reason) in [("flor", "Flor: judged at the sender's tap only (this is the receiver's)")] {
         let pcap = dir.join(format!("{stack}.pcapng"));
         let synth = |truth: bool| {
             let mut c = Command::new(BIN);
@@ -290,9 +289,10 @@ fn flor_captures_are_listed_as_not_judged_and_synth_refuses_their_truth() {
         for choice in ["auto", stack] {
             let (code, text, err) = replay(&["--stack", choice, pcap.to_str().unwrap()]);
             assert_eq!(code, 0, "{err}");
-            let head = format!("replay --stack {choice}: 0 connection(s) judged, 0 departure(s)");
+            let head = format!("replay --stack {choice}: 1 connection(s) judged, 0 departure(s), 1 flow(s) not judged");
             assert!(text.starts_with(&head), "{text}");
-            assert!(text.contains(&format!("/512: {reason}")), "{stack}: {text}");
+            assert!(text.contains("10.0.0.1>10.0.1.1/512 (flor, Sender tap; responses -)"), "{text}");
+            assert!(text.contains(&format!("10.0.1.1>10.0.0.1/256: {reason}")), "{stack}: {text}");
         }
     }
     std::fs::remove_dir_all(&dir).ok();

@@ -62,8 +62,11 @@ fn run(stack: &str, fault: &str, args: &str) -> Run {
     let capture = dir.join(format!("{name}.pcapng"));
     let truth = dir.join(format!("{name}.json"));
     let files = [Scratch(capture.clone()), Scratch(truth.clone())];
+    // (20 messages of 8 KB unless `args` says otherwise.)
+    let size = if args.contains("--message-size") { &[][..] } else { &["--message-size", "8192"][..] };
     let out = Command::new(BIN)
-        .args(["synth", "--stack", stack, "--fault", fault, "--messages", "20", "--message-size", "8192"])
+        .args(["synth", "--stack", stack, "--fault", fault, "--messages", "20"])
+        .args(size)
         .args(args.split_whitespace())
         .arg("-o")
         .arg(&capture)
@@ -705,4 +708,56 @@ fn erd_departures_are_found_at_the_frames_the_fault_made_and_clean_runs_have_non
     let nack = got[0].3[0];
     assert!(nack > held.number && v.iter().all(|s| s.number != nack), "{nack}");
     assert_eq!(r.code, 1);
+}
+
+/// Flor (issue 13; docs/replay.md "Flor"; no ground truth yet, so the fault's PSN and time are
+/// read from `synth`'s report): lossy runs (both ways, large messages as WRITE chunks, an incast)
+/// are conformant at the sender's tap, the other taps listed as not judged; `needless-retx`
+/// resending a WRITE chunk's last packet (a 100,000-byte message) or a one-packet SEND (512
+/// bytes) after its ACK is a `flor.resend-acked` departure at the resent frame.
+#[test]
+fn flor_resending_what_an_ack_acknowledged_is_a_departure_at_the_sender() {
+    let synth = |name: &str, args: &str| {
+        let mut all = vec!["--stack", "flor", "--messages", "20"];
+        all.extend(args.split_whitespace());
+        synth_capture(name, &all)
+    };
+    // (Also run by hand over 144 shapes, to 5 % loss both ways: no finding.)
+    for (i, args) in [
+        "--message-size 100000 --loss 0.02 --loss-dir both --seed 3",
+        "--message-size 300000 --loss 0.05 --loss-dir both --incast 2 --seed 1",
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let (capture, err) = synth(&format!("flor-clean-{i}"), args);
+        assert!(err.contains("messages completed"), "{err}");
+        let (report, code) = replay_json(&capture, &[]);
+        assert_eq!(report["findings"], serde_json::json!([]), "{args}: {report:#}");
+        assert_eq!(code, Some(0));
+        let conns = report["connections"].as_array().unwrap();
+        assert!(conns.iter().any(|c| c["tap"] == "sender" && c["stack"] == "flor"), "{conns:?}");
+        let unjudged = report["unjudged"].as_array().unwrap();
+        assert!(unjudged
+            .iter()
+            .all(|u| u["reason"].as_str().unwrap().contains("Flor: judged at the sender's tap only")));
+    }
+    for size in ["100000", "512"] {
+        let args = format!("--message-size {size} --loss 0.01 --loss-dir both --seed 2 --fault needless-retx:3");
+        let (capture, err) = synth(&format!("flor-fault-{size}"), &args);
+        // "fault needless-retx at 239.474 µs: PSN 10743721 sent again after its message completed"
+        let line = err.lines().find(|l| l.contains("fault needless-retx at")).unwrap_or_else(|| panic!("{err}"));
+        let psn: u32 = line.split("PSN ").nth(1).and_then(|s| s.split_whitespace().next()).unwrap().parse().unwrap();
+        let us: f64 = line.split(" at ").nth(1).and_then(|s| s.split_whitespace().next()).unwrap().parse().unwrap();
+        let t = 1_700_000_000_000_000_000 + (us * 1000.0).round() as u64;
+        let v = frames(&capture, Profile::Flor);
+        let resent = nearest(&v, SENDER, t, |s| s.src == "10.0.0.1" && s.psn == psn);
+        let (report, code) = replay_json(&capture, &[]);
+        let f = report["findings"].as_array().unwrap();
+        assert_eq!(f.len(), 1, "{size}: {report:#}");
+        assert_eq!((f[0]["kind"].as_str(), f[0]["rule"].as_str()), (Some("departure"), Some("flor.resend-acked")));
+        assert_eq!(f[0]["frames"], serde_json::json!([resent.number]), "{size}");
+        assert!(f[0]["flow"].as_str().unwrap().ends_with("@0"), "{size}: the sender's tap");
+        assert_eq!(code, Some(1));
+    }
 }

@@ -23,6 +23,7 @@ mod cnp;
 pub mod counters;
 mod erd;
 mod far;
+mod flor;
 pub mod judge;
 mod netrt;
 mod rate;
@@ -41,6 +42,7 @@ use rocescope_analysis::analyze::report::{FlowRow, Role, Tap, Transport};
 use rocescope_analysis::analyze::{Analyzer, Options as AnalyzeOptions};
 use rocescope_analysis::capture::CaptureError;
 use rocescope_analysis::session::Session;
+use rocescope_codec::ext::flor::Flor;
 use rocescope_codec::ext::netrt::Netrt;
 use rocescope_codec::ext::Ext;
 use rocescope_codec::ib::opcode::Position;
@@ -286,6 +288,8 @@ enum Judge {
     Fabric(Box<FabricJudge>),
     /// ERD, at either end's tap (`erd.rs`).
     Erd(erd::ErdJudge),
+    /// Flor, at the sender's tap (`flor.rs`).
+    Flor(flor::FlorJudge),
 }
 
 /// A fabric tap's judge: the two far-end checks, each for the end it is not beside, and the
@@ -530,6 +534,17 @@ pub fn replay_partial<R: Read>(
                     Netrt::Data { rtx_mark: false } => {}
                 }
             }
+            // Flor's software ACKs (their own UD QP): to the connection whose data QP they name.
+            if let Ext::Flor(Flor::Ack(a)) = f.ext() {
+                for c in conns.iter_mut() {
+                    let ours = c.iface == rec.interface && c.requester == dst && c.responder == src;
+                    if let (true, Judge::Flor(j)) = (ours && c.responder_qpn == a.qpn, &mut c.judge) {
+                        let acked: Vec<_> = a.acked(p.payload()).collect();
+                        j.ack(rec.ts_ns, &acked, opts.params.flor_split);
+                    }
+                }
+                return ControlFlow::Continue(());
+            }
             let Some(&part) = by_key.get(&(rec.interface, src, dst, p.bth().dest_qp())) else {
                 return ControlFlow::Continue(());
             };
@@ -547,6 +562,10 @@ pub fn replay_partial<R: Read>(
                     let responder = Host { mac: mac(0), ip: c.responder, qpn: c.responder_qpn };
                     match &mut c.judge {
                         Judge::Erd(j) => j.data(rec.number, rec.ts_ns, p.bth().psn()),
+                        Judge::Flor(j) => {
+                            let flor = if let Ext::Flor(x) = f.ext() { Some(x) } else { None };
+                            j.data(rec.number, rec.ts_ns, flor, p.reth().map(|r| r.dma_len()));
+                        }
                         Judge::Responder(j, d) => {
                             j.request(rec.number, rec.ts_ns, f, requester, responder, c.shape);
                             d.request(rec.number, rec.ts_ns, f);
@@ -573,7 +592,7 @@ pub fn replay_partial<R: Read>(
                     }
                 }
                 Part::Response(i) => match &mut conns[i].judge {
-                    Judge::Erd(_) => {}
+                    Judge::Erd(_) | Judge::Flor(_) => {}
                     Judge::Responder(j, d) => {
                         j.response(rec.number, rec.ts_ns, f);
                         d.response(rec.number, rec.ts_ns, f);
@@ -661,6 +680,7 @@ pub fn replay_partial<R: Read>(
                 (j.requests, j.responses, found, Vec::new())
             }
             Judge::Erd(j) => (j.requests, j.nacks, j.findings, Vec::new()),
+            Judge::Flor(j) => (j.requests, j.acks, j.findings, Vec::new()),
         };
         if let Some(r) = rate {
             inferred.extend(r.inferred());
@@ -725,7 +745,39 @@ fn connections(table: &[FlowRow], opts: &Options) -> (Vec<Conn>, Vec<Unjudged>) 
             continue;
         }
         if h.profile == rocescope_codec::Profile::Flor.name() {
-            unjudged.push(skip("no replay rules for Flor yet (flor runs in synth only)".into()));
+            // Flor's ACKs travel on a UD QP of their own, not as the data QP's responses.
+            if h.tap != Tap::Sender {
+                unjudged.push(skip(format!(
+                    "Flor: judged at the sender's tap only ({}), where every ACK it got shows",
+                    match h.tap {
+                        Tap::Receiver => "this is the receiver's",
+                        Tap::Fabric => "this is a fabric tap",
+                        _ => "this tap's place is unknown",
+                    }
+                )));
+                continue;
+            }
+            let (Ok(requester), Ok(responder)) = (h.src.parse::<IpAddr>(), h.dst.parse::<IpAddr>()) else {
+                unjudged.push(skip("not an IP flow".into()));
+                continue;
+            };
+            let peer = h.peer.as_deref().and_then(|p| by_id.get(p));
+            conns.push(Conn {
+                row,
+                peer: peer.map_or_else(|| "-".to_string(), |p| p.head.id.clone()),
+                iface: h.interface,
+                requester,
+                responder,
+                requester_qpn: peer.map_or(0, |p| p.head.destqp),
+                responder_qpn: h.destqp,
+                stack: StackKind::Flor,
+                tap: h.tap,
+                shape: Shape { first_psn: None, mtu: DEFAULT_MTU },
+                cnp: cnp::CnpPacing::new(h.id.clone(), opts.cnp_interval_ns, Some("this tap is beside the requester")),
+                rate: None,
+                netrt: netrt::NetrtSwitches::new(h.id.clone()),
+                judge: Judge::Flor(flor::FlorJudge::new(h.id.clone(), opts.reaction_ns, opts.params.flor_unit_size)),
+            });
             continue;
         }
         let peer = h.peer.as_deref().and_then(|p| by_id.get(p));
@@ -782,6 +834,7 @@ fn connections(table: &[FlowRow], opts: &Options) -> (Vec<Conn>, Vec<Unjudged>) 
             continue;
         };
         if stack.is_sdr() || stack == StackKind::Flor {
+            // (`--stack flor` on a flow that shows no Flor: nothing of Flor to judge.)
             unjudged.push(skip(format!("no replay rules for {} yet (it runs in synth only)", stack.name())));
             continue;
         }

@@ -93,6 +93,8 @@ rules! {
         "an unfulfilled request names a PSN a retransmission request asked for";
     ERD_RESEND_UNASKED: "erd.resend-unasked", "ERD paper §4.4 (the sender resends what a NACK names, from its RetryQ)",
         "the sender sends a PSN again only after a NACK named it, once per naming";
+    FLOR_RESEND_ACKED: "flor.resend-acked", "Flor paper §5 (a WQE is resent when lost: a gap in the ACKs or the RTO)",
+        "the sender sends a WQE again (WRITE_RETX, a SEND retransmission, the chunk itself) only while an ACK has not acknowledged it";
     ERD_NACK_UNEXPECTED: "erd.nack-unexpected", "ERD paper §4.3 (a scan names the PSNs missing from the bitmap)",
         "a NACK names only PSNs the receiver has not received";
     DCP_TIMEOUT_LATE: "dcp.timeout-late", "DCP paper §4.5 (the coarse timeout)",
