@@ -114,6 +114,18 @@ impl ErdJudge {
         self.psns.entry(p).or_default()
     }
 
+    fn find(
+        &mut self,
+        kind: FindingKind,
+        rule: rules::Rule,
+        frames: Vec<u64>,
+        now: u64,
+        expected: String,
+        seen: String,
+    ) {
+        self.findings.push(Finding::of(kind, rule, &self.flow, frames, now, expected, seen));
+    }
+
     /// A data packet of PSN `p` at frame `number`.
     pub fn data(&mut self, number: u64, now: u64, p: u32) {
         self.requests += 1;
@@ -134,15 +146,7 @@ impl ErdJudge {
                 let expected = format!("PSN {p} sent again only after a NACK named it (ERD resends nothing else)");
                 let seen =
                     format!("copy {} of PSN {p}, and no NACK naming it since copy {}{why}", st.copies + 1, st.copies);
-                self.findings.push(Finding::of(
-                    kind,
-                    rules::ERD_RESEND_UNASKED,
-                    &self.flow,
-                    vec![number],
-                    now,
-                    expected,
-                    seen,
-                ));
+                self.find(kind, rules::ERD_RESEND_UNASKED, vec![number], now, expected, seen);
             }
             Side::Receiver if st.copies > st.namings => {
                 let expected = format!(
@@ -150,15 +154,7 @@ impl ErdJudge {
                      resend once)"
                 );
                 let seen = format!("copy {} of PSN {p} arrived; {} NACK(s) named it before", st.copies + 1, st.namings);
-                self.findings.push(Finding::of(
-                    FindingKind::Departure,
-                    rules::ERD_RESEND_UNASKED,
-                    &self.flow,
-                    vec![number],
-                    now,
-                    expected,
-                    seen,
-                ));
+                self.find(FindingKind::Departure, rules::ERD_RESEND_UNASKED, vec![number], now, expected, seen);
             }
             _ => {}
         }
@@ -199,15 +195,8 @@ impl ErdJudge {
                         "PSN {p} named {} µs after it arrived whole (frame {frame})",
                         now.saturating_sub(at) / 1_000
                     );
-                    self.findings.push(Finding::of(
-                        FindingKind::Departure,
-                        rules::ERD_NACK_UNEXPECTED,
-                        &self.flow,
-                        vec![number, frame],
-                        now,
-                        expected,
-                        seen,
-                    ));
+                    let frames = vec![number, frame];
+                    self.find(FindingKind::Departure, rules::ERD_NACK_UNEXPECTED, frames, now, expected, seen);
                 }
             }
         }

@@ -757,27 +757,12 @@ fn connections(table: &[FlowRow], opts: &Options) -> (Vec<Conn>, Vec<Unjudged>) 
                 )));
                 continue;
             }
-            let (Ok(requester), Ok(responder)) = (h.src.parse::<IpAddr>(), h.dst.parse::<IpAddr>()) else {
-                unjudged.push(skip("not an IP flow".into()));
-                continue;
-            };
-            let peer = h.peer.as_deref().and_then(|p| by_id.get(p));
-            conns.push(Conn {
-                row,
-                peer: peer.map_or_else(|| "-".to_string(), |p| p.head.id.clone()),
-                iface: h.interface,
-                requester,
-                responder,
-                requester_qpn: peer.map_or(0, |p| p.head.destqp),
-                responder_qpn: h.destqp,
-                stack: StackKind::Flor,
-                tap: h.tap,
-                shape: Shape { first_psn: None, mtu: DEFAULT_MTU },
-                cnp: cnp::CnpPacing::new(h.id.clone(), opts.cnp_interval_ns, Some("this tap is beside the requester")),
-                rate: None,
-                netrt: netrt::NetrtSwitches::new(h.id.clone()),
-                judge: Judge::Flor(flor::FlorJudge::new(h.id.clone(), opts.reaction_ns, opts.params.flor_unit_size)),
-            });
+            let peer = h.peer.as_deref().and_then(|p| by_id.get(p)).copied();
+            let judge = Judge::Flor(flor::FlorJudge::new(h.id.clone(), opts.reaction_ns, opts.params.flor_unit_size));
+            match own_judge_conn(row, h, peer, StackKind::Flor, judge, opts) {
+                Some(c) => conns.push(c),
+                None => unjudged.push(skip("not an IP flow".into())),
+            }
             continue;
         }
         let peer = h.peer.as_deref().and_then(|p| by_id.get(p));
@@ -800,29 +785,11 @@ fn connections(table: &[FlowRow], opts: &Options) -> (Vec<Conn>, Vec<Unjudged>) 
                     continue;
                 }
             };
-            let (Ok(requester), Ok(responder)) = (h.src.parse::<IpAddr>(), h.dst.parse::<IpAddr>()) else {
-                unjudged.push(skip("not an IP flow".into()));
-                continue;
-            };
-            conns.push(Conn {
-                row,
-                peer: peer.map_or_else(|| "-".to_string(), |p| p.head.id.clone()),
-                iface: h.interface,
-                requester,
-                responder,
-                requester_qpn: peer.map_or(0, |p| p.head.destqp),
-                responder_qpn: h.destqp,
-                stack: StackKind::Erd,
-                tap: h.tap,
-                shape: Shape { first_psn: None, mtu: DEFAULT_MTU },
-                cnp: cnp::CnpPacing::new(h.id.clone(), opts.cnp_interval_ns, match h.tap {
-                    Tap::Receiver => None,
-                    _ => Some("this tap is beside the requester"),
-                }),
-                rate: None,
-                netrt: netrt::NetrtSwitches::new(h.id.clone()),
-                judge: Judge::Erd(erd::ErdJudge::new(h.id.clone(), side, opts.reaction_ns)),
-            });
+            let judge = Judge::Erd(erd::ErdJudge::new(h.id.clone(), side, opts.reaction_ns));
+            match own_judge_conn(row, h, peer.copied(), StackKind::Erd, judge, opts) {
+                Some(c) => conns.push(c),
+                None => unjudged.push(skip("not an IP flow".into())),
+            }
             continue;
         }
         let Some(peer) = peer else {
@@ -896,6 +863,37 @@ fn connections(table: &[FlowRow], opts: &Options) -> (Vec<Conn>, Vec<Unjudged>) 
         });
     }
     (conns, unjudged)
+}
+
+/// A connection of a research transport whose judge reads its own answers (ERD's NACKs over TCP,
+/// Flor's ACKs on a UD QP) rather than RoCE responses: `peer` is the data QP's other direction,
+/// if the capture shows one. `None` for a flow whose addresses are not IP.
+fn own_judge_conn(
+    row: usize,
+    h: &rocescope_analysis::analyze::report::FlowHead,
+    peer: Option<&FlowRow>,
+    stack: StackKind,
+    judge: Judge,
+    opts: &Options,
+) -> Option<Conn> {
+    let (Ok(requester), Ok(responder)) = (h.src.parse::<IpAddr>(), h.dst.parse::<IpAddr>()) else { return None };
+    let cnp_why = if h.tap == Tap::Receiver { None } else { Some("this tap is beside the requester") };
+    Some(Conn {
+        row,
+        peer: peer.map_or_else(|| "-".to_string(), |p| p.head.id.clone()),
+        iface: h.interface,
+        requester,
+        responder,
+        requester_qpn: peer.map_or(0, |p| p.head.destqp),
+        responder_qpn: h.destqp,
+        stack,
+        tap: h.tap,
+        shape: Shape { first_psn: None, mtu: DEFAULT_MTU },
+        cnp: cnp::CnpPacing::new(h.id.clone(), opts.cnp_interval_ns, cnp_why),
+        rate: None,
+        netrt: netrt::NetrtSwitches::new(h.id.clone()),
+        judge,
+    })
 }
 
 /// The report as text: one line per connection (with what it infers), one per finding, one per

@@ -304,18 +304,7 @@ fn known_values_agree_with_the_simulator_when_timers_fire() {
             seed: 8,
             ..SynthOptions::for_stack(StackKind::Erd)
         },
-        SynthOptions {
-            loss: 0.03,
-            loss_dir: rocescope_sim::LossDir::Both,
-            messages: 16,
-            mtu: 1024,
-            seed: 9,
-            incast: 2,
-            paths: 8,
-            routing: rocescope_sim::Routing::Spray,
-            reorder_ns: 4_000,
-            ..SynthOptions::for_stack(StackKind::Erd)
-        },
+        erd_sprayed(),
     ];
     for o in runs {
         let t = run(&o);
@@ -331,6 +320,23 @@ fn known_values_agree_with_the_simulator_when_timers_fire() {
             let s = &v[0];
             assert!(s.flows.iter().any(|f| f.conn != 0 && f.position == Position::Destination), "{:?}", s.flows);
         }
+    }
+}
+
+/// ERD, a 2-to-1 incast sprayed over 8 paths, 3 % loss both ways (packets late on slow paths,
+/// NACK segments lost).
+fn erd_sprayed() -> SynthOptions {
+    SynthOptions {
+        loss: 0.03,
+        loss_dir: LossDir::Both,
+        messages: 16,
+        mtu: 1024,
+        seed: 9,
+        incast: 2,
+        paths: 8,
+        routing: rocescope_sim::Routing::Spray,
+        reorder_ns: 4_000,
+        ..SynthOptions::for_stack(StackKind::Erd)
     }
 }
 
@@ -410,20 +416,7 @@ fn agrees_with_truth(t: &Truth, v: &[TapView], ctx: &str) {
 /// `erd_nack`), triggers and message completions from the NACKs each tap recorded.
 #[test]
 fn erd_nacks_in_the_truth_and_the_view() {
-    let o = SynthOptions {
-        loss: 0.03,
-        loss_dir: LossDir::Both,
-        messages: 16,
-        message_size: 16_384,
-        mtu: 1024,
-        seed: 9,
-        incast: 2,
-        paths: 8,
-        routing: rocescope_sim::Routing::Spray,
-        reorder_ns: 4_000,
-        ..SynthOptions::for_stack(StackKind::Erd)
-    };
-    let t = run(&o);
+    let t = run(&SynthOptions { message_size: 16_384, ..erd_sprayed() });
     let nacks: Vec<_> = t.sim.transmissions.iter().filter(|x| x.nack.is_some()).collect();
     let resends: Vec<_> = t.sim.transmissions.iter().filter(|x| x.retx.is_some()).collect();
     assert!(nacks.len() >= 2 && resends.len() >= 10, "{} NACK segments, {} resends", nacks.len(), resends.len());
