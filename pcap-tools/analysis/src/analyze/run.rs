@@ -131,9 +131,9 @@ pub fn analyze_threaded<R: Read + Send + 'static>(
         r
     });
     let mut a = Analyzer::new(opts);
-    // The window the reader is in, while it may have pages left to fault in; the file offset of
-    // the last record the reader handed over.
-    let mut ahead: Option<crate::capture::Window> = None;
+    // The window the reader is in and the one mapped after it, while they may have pages left
+    // to fault in; the file offset of the last record the reader handed over.
+    let mut ahead: std::collections::VecDeque<crate::capture::Window> = std::collections::VecDeque::new();
     let mut reader_at = 0u64;
     loop {
         let (mut batch, number, offset) = match full_rx.try_recv() {
@@ -144,7 +144,7 @@ pub fn analyze_threaded<R: Read + Send + 'static>(
                 // time (a few microseconds), then a look for a batch again; nothing left to
                 // fault in, a wait.
                 take_windows(&windows_rx, &mut ahead);
-                if ahead.as_mut().is_some_and(|w| w.fault_in_ahead(reader_at)) {
+                if ahead.iter_mut().any(|w| w.fault_in_ahead(reader_at)) {
                     continue;
                 }
                 match full_rx.recv() {
@@ -172,14 +172,21 @@ pub fn analyze_threaded<R: Read + Send + 'static>(
     (a, r)
 }
 
-/// Takes the windows the reading thread has sent since the last look: the one it has just
-/// mapped becomes `ahead` (the one before it, left behind, is of no more use); the ones it has
-/// left behind are dropped, unmapped here unless still `ahead`.
+/// Takes the windows the reading thread has sent since the last look: those it has mapped join
+/// `ahead`, which keeps the last two (the one it reads and the one mapped after it: those
+/// before, it has left); the ones it has left behind are dropped, unmapped here unless still
+/// in `ahead`.
 #[cfg(not(target_arch = "wasm32"))]
-fn take_windows(from: &std::sync::mpsc::Receiver<crate::capture::Window>, ahead: &mut Option<crate::capture::Window>) {
+fn take_windows(
+    from: &std::sync::mpsc::Receiver<crate::capture::Window>,
+    ahead: &mut std::collections::VecDeque<crate::capture::Window>,
+) {
     while let Ok(w) = from.try_recv() {
         if w.ahead() {
-            *ahead = Some(w);
+            ahead.push_back(w);
+            if ahead.len() > 2 {
+                ahead.pop_front();
+            }
         }
     }
 }

@@ -2,7 +2,8 @@
 //! are parsed where the kernel's page cache holds them: no `read()` copy into a buffer and no
 //! moving of a partial record to the buffer's start (together a fifth of `rocescope flows`'
 //! time on a cached capture). The window is replaced as reading moves on, so the memory mapped
-//! at once is bounded by one window (or the largest record), not by the file's size.
+//! at once is bounded by one window (two when windows are sent to another thread, below; or the
+//! largest record), not by the file's size.
 //!
 //! The reading thread maps each window itself, unpopulated: its pages are mapped as the parser
 //! first touches them, the kernel's fault-around mapping 16 pages a fault (cheaper than
@@ -14,8 +15,10 @@
 //! (median 1-13 % less in 9 of 11 sets; more only in the two taken under the heaviest load).
 //! Each window may also be handed to another thread ([`MappedFile::send_windows_to`]), as a
 //! [`Window`]: when mapped, to be faulted in ahead of the reading thread
-//! ([`Window::fault_in_ahead`]), and when left behind, to be unmapped there. `flows` has its
-//! analysing thread, the less busy one, do both while it waits for the reading one.
+//! ([`Window::fault_in_ahead`]), and when left behind, to be unmapped there; each window's
+//! following one is then mapped as soon as it is, so that thread may fault it in before the
+//! reader gets there (else the reader faulted in the start of every window itself). `flows`
+//! has its analysing thread do both while it waits for a batch from the reading one.
 //!
 //! Pipes and standard input are read with `read()` by [`CaptureReader`](super::CaptureReader).
 
@@ -40,6 +43,12 @@ const FAULT_BLOCK: usize = 64 << 10;
 /// touching its pages itself; faulting them in from the other thread at the same time would
 /// only have the two threads wait on each other.
 const AHEAD: u64 = 512 << 10;
+
+/// How far back from the end of the current window the following one starts, when windows are
+/// sent ([`MappedFile::send_windows_to`]) and it is mapped ahead: the reader moves to the next
+/// window at the first record that runs past the current one, so the following window serves
+/// unless that record is longer than this.
+const OVERLAP: usize = 256 << 10;
 
 /// Maps `len` bytes of `file` from offset `at`, to be read from front to back.
 fn map(file: &File, at: u64, len: usize) -> io::Result<Mmap> {
@@ -71,6 +80,9 @@ pub struct MappedFile {
     /// Where windows go when mapped and when left behind ([`Self::send_windows_to`]); none:
     /// a window left behind is unmapped here.
     windows: Option<Sender<Window>>,
+    /// The window after this one, mapped ahead (its file offset, its mapping) when windows are
+    /// sent, so that their receiver may fault it in before the reader gets there.
+    following: Option<(u64, Arc<Mmap>)>,
 }
 
 /// A window of a mapped capture handed to another thread ([`MappedFile::send_windows_to`]):
@@ -118,7 +130,9 @@ impl MappedFile {
     /// (a pipe, a terminal, a character device: read those with `read()`).
     pub fn new(file: File) -> Result<MappedFile, File> {
         match file.metadata() {
-            Ok(m) if m.is_file() => Ok(MappedFile { file, len: m.len(), at: 0, map: None, windows: None }),
+            Ok(m) if m.is_file() => {
+                Ok(MappedFile { file, len: m.len(), at: 0, map: None, windows: None, following: None })
+            }
             _ => Err(file),
         }
     }
@@ -126,14 +140,34 @@ impl MappedFile {
     /// Has every window sent to `to` when mapped (the current one at once) and again when left
     /// behind ([`Window`]): the receiving thread may fault the pages in ahead of the reader, and
     /// dropping the windows left behind, it unmaps them (their page tables torn down), work the
-    /// reading thread then does not do. (In `analyze_threaded` the analysing thread, which
-    /// waits for the reading one, takes them.)
+    /// reading thread then does not do. Each window's following one is then mapped (and sent)
+    /// as soon as it is, so the receiver may fault it in before the reader gets there. (In
+    /// `analyze_threaded` the analysing thread, which waits for the reading one, takes them.)
     pub fn send_windows_to(&mut self, to: Sender<Window>) {
         if let Some(map) = &self.map {
             // (Should the receiver be gone, the window comes back in the error and is dropped.)
             drop(to.send(Window { map: Arc::clone(map), at: self.at, next: 0 }));
         }
         self.windows = Some(to);
+        // (Only a head start: a failure to map it here maps it when it is needed.)
+        let _ = self.map_following();
+    }
+
+    /// Maps the window following the current one ahead, starting [`OVERLAP`] bytes before the
+    /// current one's end, and sends it (when windows are sent and the file goes on).
+    fn map_following(&mut self) -> io::Result<()> {
+        let (Some(to), Some(current)) = (&self.windows, &self.map) else { return Ok(()) };
+        let end = self.at + current.len() as u64;
+        if end >= self.len {
+            return Ok(());
+        }
+        let at = end - OVERLAP.min(current.len()) as u64;
+        let m = Arc::new(map(&self.file, at, (self.len - at).min(WINDOW as u64) as usize)?);
+        // (The reader starts in it near the overlap's end: its pages before are not faulted in.)
+        let next = OVERLAP.saturating_sub(FAULT_BLOCK);
+        drop(to.send(Window { map: Arc::clone(&m), at, next }));
+        self.following = Some((at, m));
+        Ok(())
     }
 
     /// The file's length, as it was when opened.
@@ -153,16 +187,26 @@ impl MappedFile {
     }
 
     /// Makes the window hold file offset `from` and at least `need` bytes after it (fewer only
-    /// at the end of the file); `from` is then at `bytes()[from - at()]`. The previous window is
-    /// let go first: nothing may still borrow it (the reader lends records only until its next
+    /// at the end of the file); `from` is then at `bytes()[from - at()]`: the following window
+    /// mapped ahead when it holds them, else a new one from `from`. The previous window is let
+    /// go first: nothing may still borrow it (the reader lends records only until its next
     /// call).
     pub fn slide(&mut self, from: u64, need: usize) -> io::Result<()> {
-        if let (Some(old), Some(to)) = (self.map.take(), &self.windows) {
-            // (Should the receiver be gone, the window comes back in the error and is dropped.)
-            let next = old.len();
-            drop(to.send(Window { map: old, at: self.at, next }));
-        }
+        let left = self.map.take();
+        self.leave(left, self.at);
         let from = from.min(self.len);
+        // The window mapped ahead, when it holds what is needed (all of it, or the file's end).
+        if let Some((at, m)) = self.following.take() {
+            let end = at + m.len() as u64;
+            if at <= from && (from.saturating_add(need as u64) <= end || end == self.len) {
+                self.at = at;
+                self.map = Some(m);
+                // (Only a head start: a failure to map it here maps it when it is needed.)
+                let _ = self.map_following();
+                return Ok(());
+            }
+            self.leave(Some(m), at);
+        }
         self.at = from;
         let len = (self.len - from).min(need.max(WINDOW) as u64) as usize;
         if len > 0 {
@@ -171,8 +215,19 @@ impl MappedFile {
                 drop(to.send(Window { map: Arc::clone(&m), at: from, next: 0 }));
             }
             self.map = Some(m);
+            let _ = self.map_following();
         }
         Ok(())
+    }
+
+    /// Lets go of a window the reader is done with: sent to be unmapped by the receiver of
+    /// windows, if any (with nothing left to fault in), else unmapped here.
+    fn leave(&self, window: Option<Arc<Mmap>>, at: u64) {
+        if let (Some(old), Some(to)) = (window, &self.windows) {
+            // (Should the receiver be gone, the window comes back in the error and is dropped.)
+            let next = old.len();
+            drop(to.send(Window { map: old, at, next }));
+        }
     }
 }
 
@@ -180,22 +235,29 @@ impl MappedFile {
 mod tests {
     use super::*;
 
-    /// The current window goes out at once, each later one when mapped and again when left
-    /// (with nothing to fault in); a window faults in from past the reader to its end, one
-    /// block a call.
-    #[test]
-    fn windows_are_sent_when_mapped_and_when_left_and_fault_in_to_their_end() {
-        let path = std::env::temp_dir().join(format!("rocescope-mapped-test-{}", std::process::id()));
-        let len = WINDOW + (300 << 10);
+    /// A file of `len` bytes (byte `i` is `i % 251`), opened for mapping.
+    fn file(len: usize) -> MappedFile {
+        let path = std::env::temp_dir().join(format!("rocescope-mapped-test-{}-{len}", std::process::id()));
         std::fs::write(&path, (0..len).map(|i| (i % 251) as u8).collect::<Vec<u8>>()).unwrap();
         let file = File::open(&path).unwrap();
         let _ = std::fs::remove_file(&path);
-        let Ok(mut m) = MappedFile::new(file) else { panic!("a regular file") };
+        let Ok(m) = MappedFile::new(file) else { panic!("a regular file") };
+        m
+    }
+
+    /// The current window goes out at once and the following one, mapped ahead, with it; the
+    /// reader moves into the following one, and the one it left goes out again (with nothing
+    /// to fault in); a window faults in from past the reader to its end, one block a call.
+    #[test]
+    fn windows_are_sent_when_mapped_and_when_left_and_fault_in_to_their_end() {
+        let len = WINDOW + (300 << 10);
+        let mut m = file(len);
         m.slide(0, 1).unwrap();
         let (tx, rx) = std::sync::mpsc::channel();
         m.send_windows_to(tx);
         let mut first = rx.try_recv().unwrap();
         assert!(first.ahead());
+        assert_eq!(first.at, 0);
         // Past the reader (at 0) by `AHEAD`, then block by block (the first block may be cut
         // where the mapping's start is not aligned to one).
         let mut steps = 0;
@@ -205,18 +267,50 @@ mod tests {
         let blocks = (WINDOW - AHEAD as usize).div_ceil(FAULT_BLOCK);
         assert!((blocks..=blocks + 1).contains(&steps), "{steps} steps for {blocks} blocks");
         assert!(!first.ahead());
+        let mut following = rx.try_recv().unwrap();
+        assert_eq!(following.at, (WINDOW - OVERLAP) as u64);
+        assert!(following.fault_in_ahead(0));
         assert!(rx.try_recv().is_err());
+        // The record at the first window's end is in the following one: no new mapping.
         m.slide(WINDOW as u64 - 10, 20).unwrap();
+        assert_eq!(m.at(), (WINDOW - OVERLAP) as u64);
         let left = rx.try_recv().unwrap();
         assert!(!left.ahead());
-        let mut next = rx.try_recv().unwrap();
-        assert!(next.ahead());
-        assert_eq!(next.at, WINDOW as u64 - 10);
+        assert!(rx.try_recv().is_err());
         // A reader already past the window: nothing to fault in.
-        assert!(!next.fault_in_ahead(len as u64));
-        drop((first, left, next));
-        // The reader's window is its own to read still.
-        assert_eq!(m.bytes().len(), len - (WINDOW - 10));
-        assert_eq!(m.bytes()[10], (WINDOW % 251) as u8);
+        assert!(!following.fault_in_ahead(len as u64));
+        drop((first, left, following));
+        // The reader's window is its own to read still, to the file's end.
+        assert_eq!(m.bytes().len(), len - (WINDOW - OVERLAP));
+        assert_eq!(m.bytes()[OVERLAP - 10], ((WINDOW - 10) % 251) as u8);
+    }
+
+    /// A record longer than the following window holds, or starting before it, gets a window of
+    /// its own; the one mapped ahead is let go.
+    #[test]
+    fn a_record_the_following_window_does_not_hold_is_mapped_apart() {
+        let len = 2 * WINDOW + (300 << 10);
+        let mut m = file(len);
+        m.slide(0, 1).unwrap();
+        let (tx, rx) = std::sync::mpsc::channel();
+        m.send_windows_to(tx);
+        let (_first, following) = (rx.try_recv().unwrap(), rx.try_recv().unwrap());
+        assert_eq!(following.at, (WINDOW - OVERLAP) as u64);
+        drop(following);
+        let from = (WINDOW - 100) as u64;
+        m.slide(from, WINDOW + 1000).unwrap();
+        assert_eq!(m.at(), from);
+        assert_eq!(m.bytes().len(), WINDOW + 1000);
+        assert_eq!(m.bytes()[0], (from % 251) as u8);
+        // The first window and the one mapped ahead, both left; the new one and its following.
+        let sent: Vec<Window> = rx.try_iter().collect();
+        assert_eq!(sent.iter().filter(|w| !w.ahead()).count(), 2);
+        assert_eq!(
+            sent.iter().filter(|w| w.ahead()).map(|w| w.at).collect::<Vec<_>>(),
+            vec![from, from + (WINDOW + 1000 - OVERLAP) as u64]
+        );
+        // Slid back before the window mapped ahead: mapped apart too.
+        m.slide(from + 10, 10).unwrap();
+        assert_eq!(m.at(), from + 10);
     }
 }
