@@ -176,9 +176,16 @@ impl MappedFile {
     }
 
     /// The mapped bytes, from file offset [`at`](Self::at).
-    #[inline]
+    ///
+    /// (Read twice a record. Written as a `match` and always inlined: `as_deref().map_or(..)`
+    /// over the `Arc` cost `decode` 1.2 % more instructions than the window held by value had,
+    /// this 0.35 %: the load through the `Arc`.)
+    #[inline(always)]
     pub fn bytes(&self) -> &[u8] {
-        self.map.as_deref().map_or(&[], |m| &m[..])
+        match &self.map {
+            Some(m) => m,
+            None => &[],
+        }
     }
 
     /// File offset of [`bytes`](Self::bytes)' first byte.
