@@ -179,10 +179,10 @@ impl<R: Read> Session<R> {
         Ok(())
     }
 
-    /// Has the capture's mapped windows, once read, sent to `to` to be unmapped by its receiver
-    /// ([`CaptureReader::retire_windows_to`]).
-    pub fn retire_windows_to(&mut self, to: std::sync::mpsc::Sender<crate::capture::Retired>) {
-        self.reader.retire_windows_to(to);
+    /// Has the capture's mapped windows sent to `to`, to be faulted in ahead of the reader and,
+    /// once read, unmapped by its receiver ([`CaptureReader::send_windows_to`]).
+    pub fn send_windows_to(&mut self, to: std::sync::mpsc::Sender<crate::capture::Window>) {
+        self.reader.send_windows_to(to);
     }
 
     /// The decoder, for its detection statistics once the run is over.

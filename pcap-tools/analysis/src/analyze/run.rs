@@ -89,10 +89,11 @@ pub fn analyze_threaded<R: Read + Send + 'static>(
     type Batch = (Vec<Seen>, u64, u64);
     let (full_tx, full_rx) = mpsc::sync_channel::<Batch>(4);
     let (empty_tx, empty_rx) = mpsc::channel::<Vec<Seen>>();
-    // The reading thread is the busier one: the windows of a mapped capture it leaves behind
-    // are unmapped here, between batches (`capture/mapped.rs`).
-    let (retired_tx, retired_rx) = mpsc::channel::<crate::capture::Retired>();
-    session.retire_windows_to(retired_tx);
+    // The reading thread was the busier one, a sixth to a third of its time in page faults on
+    // the mapped capture: its windows are faulted in here ahead of it while this thread waits
+    // for a batch, and unmapped here once it has left them (`capture/mapped.rs`).
+    let (windows_tx, windows_rx) = mpsc::channel::<crate::capture::Window>();
+    session.send_windows_to(windows_tx);
     let reader = std::thread::spawn(move || -> Result<(), CaptureError> {
         let mut t0: Option<u64> = None;
         let mut batch: Vec<Seen> = Vec::with_capacity(BATCH);
@@ -130,7 +131,28 @@ pub fn analyze_threaded<R: Read + Send + 'static>(
         r
     });
     let mut a = Analyzer::new(opts);
-    for (mut batch, number, offset) in full_rx {
+    // The window the reader is in and the one mapped after it, while they may have pages left
+    // to fault in; the file offset of the last record the reader handed over.
+    let mut ahead: std::collections::VecDeque<crate::capture::Window> = std::collections::VecDeque::new();
+    let mut reader_at = 0u64;
+    loop {
+        let (mut batch, number, offset) = match full_rx.try_recv() {
+            Ok(b) => b,
+            Err(mpsc::TryRecvError::Disconnected) => break,
+            Err(mpsc::TryRecvError::Empty) => {
+                // No batch yet: the reader's next pages faulted in meanwhile, one fault at a
+                // time (a few microseconds), then a look for a batch again; nothing left to
+                // fault in, a wait.
+                take_windows(&windows_rx, &mut ahead);
+                if ahead.iter_mut().any(|w| w.fault_in_ahead(reader_at)) {
+                    continue;
+                }
+                match full_rx.recv() {
+                    Ok(b) => b,
+                    Err(_) => break,
+                }
+            }
+        };
         for (i, seen) in batch.iter().enumerate() {
             // The summaries were written by the other core: ask for a few ahead.
             if let Some(next) = batch.get(i + 4) {
@@ -141,12 +163,30 @@ pub fn analyze_threaded<R: Read + Send + 'static>(
             a.add(seen);
         }
         tick(number, offset);
+        reader_at = offset;
         batch.clear();
         let _ = empty_tx.send(batch);
-        while let Ok(window) = retired_rx.try_recv() {
-            drop(window);
-        }
+        take_windows(&windows_rx, &mut ahead);
     }
     let r = reader.join().unwrap_or_else(|_| Err(CaptureError { offset: 0, message: "the reading thread failed".into() }));
     (a, r)
+}
+
+/// Takes the windows the reading thread has sent since the last look: those it has mapped join
+/// `ahead`, which keeps the last two (the one it reads and the one mapped after it: those
+/// before, it has left); the ones it has left behind are dropped, unmapped here unless still
+/// in `ahead`.
+#[cfg(not(target_arch = "wasm32"))]
+fn take_windows(
+    from: &std::sync::mpsc::Receiver<crate::capture::Window>,
+    ahead: &mut std::collections::VecDeque<crate::capture::Window>,
+) {
+    while let Ok(w) = from.try_recv() {
+        if w.ahead() {
+            ahead.push_back(w);
+            if ahead.len() > 2 {
+                ahead.pop_front();
+            }
+        }
+    }
 }

@@ -10,12 +10,13 @@ pub mod writer;
 pub use reader::{CaptureError, CaptureReader, Comments, Record};
 pub use writer::CaptureWriter;
 
-/// A memory-mapped capture's window left behind, to be dropped (unmapped) by another thread
-/// ([`CaptureReader::retire_windows_to`]).
+/// A memory-mapped capture's window handed to another thread, to be faulted in ahead of the
+/// reader and unmapped there ([`CaptureReader::send_windows_to`]).
 #[cfg(not(target_arch = "wasm32"))]
-pub use mapped::Retired;
+pub use mapped::Window;
+/// (The browser maps nothing: no window is ever sent.)
 #[cfg(target_arch = "wasm32")]
-pub type Retired = Box<dyn Send>;
+pub enum Window {}
 
 /// Opens a capture file, or standard input for `-`. A regular file is memory-mapped
 /// (`capture/mapped.rs`); anything else (a pipe, a FIFO, standard input) is read with `read()`;

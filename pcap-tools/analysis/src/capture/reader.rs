@@ -320,12 +320,13 @@ impl<R: Read> CaptureReader<R> {
         Ok(r)
     }
 
-    /// Has a memory-mapped capture's windows, once read, sent to `to` to be unmapped by its
-    /// receiver (`capture/mapped.rs`); a capture read with `read()` sends nothing.
-    pub fn retire_windows_to(&mut self, to: std::sync::mpsc::Sender<super::Retired>) {
+    /// Has a memory-mapped capture's windows sent to `to` when mapped, to be faulted in ahead
+    /// of the reader, and when read, to be unmapped by the receiver (`capture/mapped.rs`); a
+    /// capture read with `read()` sends nothing.
+    pub fn send_windows_to(&mut self, to: std::sync::mpsc::Sender<super::Window>) {
         #[cfg(not(target_arch = "wasm32"))]
         if let Source::Mapped(m) = &mut self.source {
-            m.retire_to(to);
+            m.send_windows_to(to);
         }
         #[cfg(target_arch = "wasm32")]
         drop(to);
