@@ -468,29 +468,34 @@ pub fn replay_partial<R: Read>(
                     // An ERD NACK segment: from the data receiver to the data sender, each entry
                     // naming the receiver's QP.
                     let Some((src, dst)) = f.ip_addrs() else { return ControlFlow::Continue(()) };
-                    let direct = if t.payload.len() == t.payload_len { erd::read_segment(t.payload) } else { None };
-                    let (entries, whole) = match direct {
-                        Some(e) => (e, true),
-                        None => {
-                            let batch = d.nacks.as_ref();
-                            let e = batch.map(|b| b.entries().to_vec()).unwrap_or_default();
-                            (e, batch.is_none_or(|b| b.warnings.is_empty()) && t.payload.len() == t.payload_len)
-                        }
-                    };
                     if t.payload_len == 0 {
                         return ControlFlow::Continue(());
                     }
-                    let mut named: HashMap<usize, Vec<u32>> = HashMap::new();
+                    let read = if t.payload.len() == t.payload_len { erd::read_segment(t.payload) } else { None };
+                    let direct = read.is_some();
+                    let (entries, whole) = match read {
+                        Some(e) => (e, true),
+                        // Through the reassembly: whole only when it completed messages with no
+                        // problem and the snaplen cut nothing.
+                        None => match d.nacks.as_ref() {
+                            Some(b) => {
+                                let whole = b.warnings.is_empty() && t.payload.len() == t.payload_len;
+                                (b.entries().to_vec(), whole && !b.entries().is_empty())
+                            }
+                            None => (Vec::new(), false),
+                        },
+                    };
+                    let mut named: HashMap<usize, Vec<(u32, u32)>> = HashMap::new();
                     for e in &entries {
                         if let Some(&Part::Request(i)) = by_key.get(&(rec.interface, dst, src, e.dst_qpn)) {
-                            named.entry(i).or_default().push(e.psn);
+                            named.entry(i).or_default().push((e.src_qpn, e.psn));
                         }
                     }
                     for (i, c) in conns.iter_mut().enumerate() {
                         let ours = c.iface == rec.interface && c.requester == dst && c.responder == src;
                         if let (true, Judge::Erd(j)) = (ours, &mut c.judge) {
                             let psns = named.get(&i).map(Vec::as_slice).unwrap_or(&[]);
-                            j.nack(rec.number, rec.ts_ns, t.seq, psns, whole);
+                            j.nack(rec.number, rec.ts_ns, t.seq, psns, direct, whole);
                         }
                     }
                     return ControlFlow::Continue(());
@@ -561,10 +566,12 @@ pub fn replay_partial<R: Read>(
                     let requester = Host { mac: mac(6), ip: c.requester, qpn: c.requester_qpn };
                     let responder = Host { mac: mac(0), ip: c.responder, qpn: c.responder_qpn };
                     match &mut c.judge {
-                        Judge::Erd(j) => j.data(rec.number, rec.ts_ns, p.bth().psn()),
+                        // (A copy with a bad ICRC is dropped by the receiver: not an arrival.)
+                        Judge::Erd(_) if f.icrc_status() == rocescope_codec::IcrcStatus::Bad => {}
+                        Judge::Erd(j) => j.data(rec.number, rec.ts_ns, p.bth().psn(), p.deth().map(|d| d.src_qp())),
                         Judge::Flor(j) => {
                             let flor = if let Ext::Flor(x) = f.ext() { Some(x) } else { None };
-                            j.data(rec.number, rec.ts_ns, flor, p.reth().map(|r| r.dma_len()));
+                            j.data(rec.number, rec.ts_ns, flor, p.reth().map(|r| r.dma_len()), p.payload());
                         }
                         Judge::Responder(j, d) => {
                             j.request(rec.number, rec.ts_ns, f, requester, responder, c.shape);
@@ -678,6 +685,16 @@ pub fn replay_partial<R: Read>(
                 }
                 found.append(&mut j.requester.findings);
                 (j.requests, j.responses, found, Vec::new())
+            }
+            Judge::Erd(j) if j.mixed => {
+                unjudged.push(Unjudged {
+                    flow: table[c.row].head.id.clone(),
+                    interface: c.iface,
+                    reason: "ERD: several source QPs send to this destination QP (the receiver keeps a bitmap per \
+                             source QP; a flow keyed by destination QP mixes their PSNs): not judged"
+                        .into(),
+                });
+                continue;
             }
             Judge::Erd(j) => (j.requests, j.nacks, j.findings, Vec::new()),
             Judge::Flor(j) => (j.requests, j.acks, j.findings, Vec::new()),

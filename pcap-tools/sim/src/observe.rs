@@ -555,7 +555,9 @@ impl<'a> Cx<'a, '_> {
     /// and a copy on a slower path is one it lacks too: the tap reads the request (which the
     /// truth does not record) as saying the copy before the resend was lost. The hosts' arrivals
     /// do not show such lateness (the destination ToR restores the order before the host), so
-    /// `reordered` does not catch it.
+    /// `reordered` does not catch it. The hosts' resends count too: a request the pool cannot
+    /// serve ends in the hosts' Go-Back-N, and the tap reads the request as the loss of the
+    /// copy before that resend (the first sprayed mismatch found was such a case).
     fn netrt_late_between_tors(&self) -> Vec<u32> {
         let sprays = self.run.t.config.routing != crate::truth::Routing::Ecmp;
         if self.run.stack() != Stack::Netrt || self.position != Position::Middle || !sprays {
@@ -749,8 +751,9 @@ fn spurious(cx: &Cx<'_, '_>, p: u32, msg: Option<u64>, id: u32, at: u64, trigger
             match cx.run.stack() {
                 Stack::Gbn | Stack::Netrt => acc == Some(Accept::Accepted),
                 Stack::Irn | Stack::Dcp => !f.ho && acc.is_some(),
-                // (SDR's, Flor's and ERD's per-tap views are not built yet: `synth --truth`
-                // refuses their runs.)
+                // ERD: its receiver accepts the first whole copy of a PSN (any earlier whole
+                // copy the tap recorded is one). (SDR's and Flor's per-tap views are not built
+                // yet: `synth --truth` refuses their runs.)
                 Stack::SdrSr | Stack::SdrEc | Stack::Flor | Stack::Erd => acc == Some(Accept::Accepted),
             }
         };

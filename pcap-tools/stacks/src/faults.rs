@@ -15,7 +15,9 @@
 //! - `early-msn`: the `nth` ACK carries an MSN (DCP: eMSN) one higher than the responder's.
 //! - `false-nack` (ERD, whose receiver answers with NACKs only, seed 004 §4.3): the `nth` NACK
 //!   segment names, in place of its first entry, the PSN of the latest data packet the
-//!   receiver got (which it holds). The PSN it replaced is named again by a later scan.
+//!   receiver got at least 20 µs before (which it holds). The PSN it replaced is named again by
+//!   a later scan. (The info path keeps the segment's original bytes: a TCP resend of it names
+//!   the original PSN, under the same sequence number.)
 //!   (The three above have nothing to change in an ERD receiver.)
 //!
 //! Requester faults:
@@ -133,7 +135,7 @@ pub fn inject(
     let (req, resp) = pair;
     let state = State { spec, seen: 0, done: false, log, kind, params: cfg.params };
     if spec.fault.at_responder() {
-        (req, Box::new(FaultyResponder { inner: resp, st: state, buf: Vec::new(), silenced: None, held: None }))
+        (req, Box::new(FaultyResponder { inner: resp, st: state, buf: Vec::new(), silenced: None, held: Default::default() }))
     } else {
         let r = FaultyRequester {
             inner: req,
@@ -242,8 +244,20 @@ struct FaultyResponder {
     buf: Vec<Action>,
     /// IRN `omit-nak`: the expected PSN whose selective NAKs are all withheld.
     silenced: Option<u32>,
-    /// ERD `false-nack`: the PSN of the latest data packet that reached the receiver.
-    held: Option<u32>,
+    /// ERD `false-nack`: the latest data packets that reached the receiver (PSN, when), newest
+    /// last (a few: the one named must have arrived well before the NACK).
+    held: std::collections::VecDeque<(u32, Nanos)>,
+}
+
+/// ERD `false-nack`: data packets remembered, and how long before the NACK the PSN it names
+/// must have arrived (well past `replay`'s reaction time, 5 µs, so that a tap beside the
+/// receiver can prove it held the packet).
+const HELD: usize = 64;
+const HELD_FOR_NS: Nanos = 20_000;
+
+/// The latest PSN that reached the receiver at least [`HELD_FOR_NS`] before `now`.
+fn held_before(held: &std::collections::VecDeque<(u32, Nanos)>, now: Nanos) -> Option<u32> {
+    held.iter().rev().find(|&&(_, at)| now.saturating_sub(at) >= HELD_FOR_NS).map(|&(p, _)| p)
 }
 
 impl FaultyResponder {
@@ -285,8 +299,10 @@ impl FaultyResponder {
                     out.push(Action::Transmit { frame: frame.clone(), info });
                     out.push(Action::Transmit { frame, info });
                 }
-                (Fault::FalseNack, Sent::Nack { first_psn_at }) if self.held.is_some() && self.st.occasion() => {
-                    let held = self.held.unwrap_or_default();
+                (Fault::FalseNack, Sent::Nack { first_psn_at })
+                    if held_before(&self.held, now).is_some() && self.st.occasion() =>
+                {
+                    let held = held_before(&self.held, now).unwrap_or_default();
                     let was =
                         u32::from_be_bytes([0, frame[first_psn_at], frame[first_psn_at + 1], frame[first_psn_at + 2]]);
                     frame[first_psn_at..first_psn_at + 3].copy_from_slice(&held.to_be_bytes()[1..]);
@@ -315,7 +331,10 @@ impl Endpoint for FaultyResponder {
     fn on_frame(&mut self, now: Nanos, frame: &Frame<'_>, out: &mut Vec<Action>) {
         if self.st.spec.fault == Fault::FalseNack {
             if let Some(p) = frame.roce().filter(|p| p.opcode().0 == 0x64) {
-                self.held = Some(p.bth().psn());
+                self.held.push_back((p.bth().psn(), now));
+                if self.held.len() > HELD {
+                    self.held.pop_front();
+                }
             }
         }
         self.inner.on_frame(now, frame, &mut self.buf);
