@@ -264,12 +264,13 @@ fn sdr_captures_are_listed_as_not_judged() {
 
 #[test]
 fn flor_captures_are_judged_at_the_sender_and_synth_refuses_their_truth() {
-    // `synth --stack flor` captures: judged at the sender's tap (its data QP, conformant), the
-    // receiver's QP's flow listed with the reason, under `auto` and under its own stack; their
-    // ground truth is not built yet, so `synth --truth` refuses them (a usage error, exit 2).
+    // `synth --stack flor` captures tapped at the sender only: judged there (its data QP,
+    // conformant; the receiver's ADDR_RESPs, on the reverse QP, arrive at this tap and are judged
+    // as a receiver's, owed no ACK), under `auto` and under its own stack; their ground truth is
+    // not built yet, so `synth --truth` refuses them (a usage error, exit 2).
     let dir = std::env::temp_dir().join(format!("rocescope-replay-flor-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
-    for (stack, reason) in [("flor", "Flor: judged at the sender's tap only (this is the receiver's)")] {
+    for stack in ["flor"] {
         let pcap = dir.join(format!("{stack}.pcapng"));
         let synth = |truth: bool| {
             let mut c = Command::new(BIN);
@@ -289,10 +290,10 @@ fn flor_captures_are_judged_at_the_sender_and_synth_refuses_their_truth() {
         for choice in ["auto", stack] {
             let (code, text, err) = replay(&["--stack", choice, pcap.to_str().unwrap()]);
             assert_eq!(code, 0, "{err}");
-            let head = format!("replay --stack {choice}: 1 connection(s) judged, 0 departure(s), 1 flow(s) not judged");
+            let head = format!("replay --stack {choice}: 2 connection(s) judged, 0 departure(s), 0 flow(s) not judged");
             assert!(text.starts_with(&head), "{text}");
             assert!(text.contains("10.0.0.1>10.0.1.1/512 (flor, Sender tap; responses -)"), "{text}");
-            assert!(text.contains(&format!("10.0.1.1>10.0.0.1/256: {reason}")), "{stack}: {text}");
+            assert!(text.contains("10.0.1.1>10.0.0.1/256 (flor, Receiver tap; responses -)"), "{text}");
         }
     }
     std::fs::remove_dir_all(&dir).ok();
@@ -350,7 +351,7 @@ fn netrt_capture(dir: &Path, name: &str, extra: &[&str]) -> std::path::PathBuf {
 }
 
 /// (interface, time, bytes) of every record.
-fn netrt_records(path: &Path) -> Vec<(u32, u64, Vec<u8>)> {
+fn capture_records(path: &Path) -> Vec<(u32, u64, Vec<u8>)> {
     let mut r = capture::open(&path.display().to_string()).unwrap();
     let mut v = Vec::new();
     while let Some(rec) = r.next_record().unwrap() {
@@ -359,7 +360,7 @@ fn netrt_records(path: &Path) -> Vec<(u32, u64, Vec<u8>)> {
     v
 }
 
-fn netrt_write(recs: &[(u32, u64, Vec<u8>)], path: &Path) {
+fn write_capture(recs: &[(u32, u64, Vec<u8>)], path: &Path) {
     let out = std::io::BufWriter::new(std::fs::File::create(path).unwrap());
     let mut w = CaptureWriter::new(out, &["sender", "receiver", "fabric"]).unwrap();
     for (i, t, d) in recs {
@@ -400,7 +401,7 @@ fn netrt_captures_are_conformant_and_a_switch_resending_what_no_request_asked_is
     let psn_at = |d: &[u8]| 14 + usize::from(d[14] & 0x0f) * 4 + 8 + 9;
     // The fault: the source ToR resends a PSN no request named (the second resend's PSN moved
     // one down, to a PSN the requests say the destination ToR holds).
-    let mut recs = netrt_records(&repaired);
+    let mut recs = capture_records(&repaired);
     let resends: Vec<usize> = (0..recs.len())
         .filter(|&i| recs[i].0 == 2 && kind(&recs[i].2) == Some(Netrt::Data { rtx_mark: true }))
         .collect();
@@ -409,7 +410,7 @@ fn netrt_captures_are_conformant_and_a_switch_resending_what_no_request_asked_is
     let p = u32::from_be_bytes([0, recs[resends[1]].2[at], recs[resends[1]].2[at + 1], recs[resends[1]].2[at + 2]]);
     recs[resends[1]].2[at..at + 3].copy_from_slice(&(p - 1).to_be_bytes()[1..]);
     let faulty = dir.join("faulty.pcapng");
-    netrt_write(&recs, &faulty);
+    write_capture(&recs, &faulty);
     let (code, json, err) = replay(&["--stack", "netrt", "-T", "json", faulty.to_str().unwrap()]);
     assert_eq!(code, 1, "{err}{json}");
     let v: serde_json::Value = serde_json::from_str(&json).unwrap();
@@ -419,7 +420,7 @@ fn netrt_captures_are_conformant_and_a_switch_resending_what_no_request_asked_is
     assert_eq!(f[0]["frames"][0].as_u64(), Some(resends[1] as u64 + 1));
     // The fault: an unfulfilled request for a PSN no request asked for: one the destination
     // ToR holds (below the latest request's highest held PSN), inserted after the last request.
-    let mut recs = netrt_records(&repaired);
+    let mut recs = capture_records(&repaired);
     let last_req = (0..recs.len())
         .filter(|&i| recs[i].0 == 2 && matches!(kind(&recs[i].2), Some(Netrt::Request { .. })))
         .last()
@@ -433,11 +434,71 @@ fn netrt_captures_are_conformant_and_a_switch_resending_what_no_request_asked_is
     let t = recs[last_req].1 + 1;
     recs.insert(last_req + 1, (2, t, frame));
     let faulty = dir.join("faulty2.pcapng");
-    netrt_write(&recs, &faulty);
+    write_capture(&recs, &faulty);
     let (code, json, err) = replay(&["--stack", "netrt", "-T", "json", faulty.to_str().unwrap()]);
     assert_eq!(code, 1, "{err}{json}");
     let v: serde_json::Value = serde_json::from_str(&json).unwrap();
     let rules: Vec<&str> = v["findings"].as_array().unwrap().iter().filter_map(|f| f["rule"].as_str()).collect();
     assert_eq!(rules, ["netrt.unfulfilled-unasked"], "{json}");
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+/// Flor's receiver (docs/replay.md "Flor"): a lossy capture is conformant at the receiver's tap;
+/// with one of the ACKs the receiver sent taken out of its tap's frames (as if it had never sent
+/// it), each WQE that ACK listed is a `flor.ack-late` departure at the frame that completed it.
+#[test]
+fn flor_receiver_leaving_a_wqe_unacknowledged_is_a_departure() {
+    use rocescope_codec::ext::flor::Flor;
+    use rocescope_codec::ext::Ext;
+    use rocescope_codec::{DecodeOptions, Frame, LinkType, Profile};
+    let dir = std::env::temp_dir().join(format!("rocescope-replay-flor-ack-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let pcap = dir.join("flor.pcapng");
+    let out = Command::new(BIN)
+        .args(["synth", "--stack", "flor", "--messages", "8", "--message-size", "100000", "--loss", "0.01"])
+        .args(["--loss-dir", "both", "-o"])
+        .arg(&pcap)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let (code, json, err) = replay(&["-T", "json", pcap.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}{json}");
+    let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    let receiver =
+        v["connections"].as_array().unwrap().iter().find(|c| c["flow"] == "10.0.0.1>10.0.1.1/512@1").cloned();
+    assert!(receiver.is_some_and(|c| c["stack"] == "flor" && c["tap"] == "receiver"), "{json}");
+    // The third ACK the receiver's tap shows leaving, and how many WQEs it lists.
+    let opts = DecodeOptions { verify: false, profile: Profile::Flor, ..Default::default() };
+    let mut recs = capture_records(&pcap);
+    let acks: Vec<(usize, usize)> = recs
+        .iter()
+        .enumerate()
+        .filter(|(_, (iface, _, _))| *iface == 1)
+        .filter_map(|(i, (_, _, d))| {
+            let f = Frame::parse(LinkType::Ethernet, d, d.len(), &opts);
+            let p = f.roce()?;
+            match f.ext() {
+                Ext::Flor(Flor::Ack(a)) => Some((i, a.acked(p.payload()).count())),
+                _ => None,
+            }
+        })
+        .collect();
+    assert!(acks.len() > 3, "{} ACKs", acks.len());
+    let (at, listed) = acks[2];
+    recs.remove(at);
+    let cut = dir.join("flor-ack-removed.pcapng");
+    write_capture(&recs, &cut);
+    let (code, json, _) = replay(&["-T", "json", cut.to_str().unwrap()]);
+    assert_eq!(code, 1, "{json}");
+    let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    let found = v["findings"].as_array().unwrap();
+    assert_eq!(found.len(), listed, "{json}");
+    for f in found {
+        assert_eq!((f["rule"].as_str(), f["kind"].as_str()), (Some("flor.ack-late"), Some("departure")));
+        assert_eq!(f["flow"], "10.0.0.1>10.0.1.1/512@1");
+        // At a data frame of the receiver's tap before the ACK that was taken out.
+        let n = f["frames"][0].as_u64().unwrap() as usize;
+        assert!(n <= at && recs[n - 1].0 == 1, "{f}");
+    }
     std::fs::remove_dir_all(&dir).ok();
 }

@@ -24,6 +24,7 @@ pub mod counters;
 mod erd;
 mod far;
 mod flor;
+mod flor_ack;
 pub mod judge;
 mod netrt;
 mod rate;
@@ -290,6 +291,8 @@ enum Judge {
     Erd(erd::ErdJudge),
     /// Flor, at the sender's tap (`flor.rs`).
     Flor(flor::FlorJudge),
+    /// Flor, at the receiver's tap (`flor_ack.rs`).
+    FlorAck(flor_ack::FlorAckJudge),
 }
 
 /// A fabric tap's judge: the two far-end checks, each for the end it is not beside, and the
@@ -543,9 +546,14 @@ pub fn replay_partial<R: Read>(
             if let Ext::Flor(Flor::Ack(a)) = f.ext() {
                 for c in conns.iter_mut() {
                     let ours = c.iface == rec.interface && c.requester == dst && c.responder == src;
-                    if let (true, Judge::Flor(j)) = (ours && c.responder_qpn == a.qpn, &mut c.judge) {
-                        let acked: Vec<_> = a.acked(p.payload()).collect();
-                        j.ack(rec.ts_ns, &acked, opts.params.flor_split);
+                    if !(ours && c.responder_qpn == a.qpn) {
+                        continue;
+                    }
+                    let acked: Vec<_> = a.acked(p.payload()).collect();
+                    match &mut c.judge {
+                        Judge::Flor(j) => j.ack(rec.ts_ns, &acked, opts.params.flor_split),
+                        Judge::FlorAck(j) => j.ack(rec.ts_ns, &acked),
+                        _ => {}
                     }
                 }
                 return ControlFlow::Continue(());
@@ -569,6 +577,11 @@ pub fn replay_partial<R: Read>(
                         // (A copy with a bad ICRC is dropped by the receiver: not an arrival.)
                         Judge::Erd(_) if f.icrc_status() == rocescope_codec::IcrcStatus::Bad => {}
                         Judge::Erd(j) => j.data(rec.number, rec.ts_ns, p.bth().psn(), p.deth().map(|d| d.src_qp())),
+                        Judge::FlorAck(j) => {
+                            let flor = if let Ext::Flor(x) = f.ext() { Some(x) } else { None };
+                            let whole = p.payload().len() == p.payload_len();
+                            j.data(rec.number, rec.ts_ns, p.bth().psn(), p.opcode().0, flor, whole);
+                        }
                         Judge::Flor(j) => {
                             let flor = if let Ext::Flor(x) = f.ext() { Some(x) } else { None };
                             j.data(rec.number, rec.ts_ns, flor, p.reth().map(|r| r.dma_len()), p.payload());
@@ -599,7 +612,7 @@ pub fn replay_partial<R: Read>(
                     }
                 }
                 Part::Response(i) => match &mut conns[i].judge {
-                    Judge::Erd(_) | Judge::Flor(_) => {}
+                    Judge::Erd(_) | Judge::Flor(_) | Judge::FlorAck(_) => {}
                     Judge::Responder(j, d) => {
                         j.response(rec.number, rec.ts_ns, f);
                         d.response(rec.number, rec.ts_ns, f);
@@ -698,6 +711,10 @@ pub fn replay_partial<R: Read>(
             }
             Judge::Erd(j) => (j.requests, j.nacks, j.findings, Vec::new()),
             Judge::Flor(j) => (j.requests, j.acks, j.findings, Vec::new()),
+            Judge::FlorAck(mut j) => {
+                j.finish(end);
+                (j.requests, j.acks, j.findings, Vec::new())
+            }
         };
         if let Some(r) = rate {
             inferred.extend(r.inferred());
@@ -763,19 +780,16 @@ fn connections(table: &[FlowRow], opts: &Options) -> (Vec<Conn>, Vec<Unjudged>) 
         }
         if h.profile == rocescope_codec::Profile::Flor.name() {
             // Flor's ACKs travel on a UD QP of their own, not as the data QP's responses.
-            if h.tap != Tap::Sender {
-                unjudged.push(skip(format!(
-                    "Flor: judged at the sender's tap only ({}), where every ACK it got shows",
-                    match h.tap {
-                        Tap::Receiver => "this is the receiver's",
-                        Tap::Fabric => "this is a fabric tap",
-                        _ => "this tap's place is unknown",
-                    }
-                )));
-                continue;
-            }
+            let judge = match h.tap {
+                Tap::Sender => Judge::Flor(flor::FlorJudge::new(h.id.clone(), opts.reaction_ns, opts.params.flor_unit_size)),
+                Tap::Receiver => Judge::FlorAck(flor_ack::FlorAckJudge::new(h.id.clone())),
+                _ => {
+                    let why = if h.tap == Tap::Fabric { "this is a fabric tap" } else { "this tap's place is unknown" };
+                    unjudged.push(skip(format!("Flor: judged at the sender's and the receiver's taps ({why})")));
+                    continue;
+                }
+            };
             let peer = h.peer.as_deref().and_then(|p| by_id.get(p)).copied();
-            let judge = Judge::Flor(flor::FlorJudge::new(h.id.clone(), opts.reaction_ns, opts.params.flor_unit_size));
             match own_judge_conn(row, h, peer, StackKind::Flor, judge, opts) {
                 Some(c) => conns.push(c),
                 None => unjudged.push(skip("not an IP flow".into())),
