@@ -121,7 +121,8 @@ fn netrt_timeline_equals_the_observable_view_on_a_leaf_spine() {
 }
 
 /// ERD (issue 13, acceptance 1): NACK-only datagrams, 1 and 3 % loss both ways, 1 path and 8
-/// sprayed ones, 1 and 3 senders, two seeds.
+/// sprayed ones, 1 and 3 senders, two seeds; and on the grid's leaf-spine sprayed over 4 spines
+/// (where a fabric tap sees a flow's TCP ACKs only, and NACKs come back to back).
 #[test]
 fn erd_timeline_equals_the_observable_view() {
     use rocescope_sim::LossDir;
@@ -150,6 +151,21 @@ fn erd_timeline_equals_the_observable_view() {
                 }
             }
         }
+    }
+    for (loss, seed) in [(0.01, 1), (0.05, 2), (0.05, 3)] {
+        let mut o = SynthOptions { loss_dir: LossDir::Both, ..options(StackKind::Erd, loss, 4, 4, seed, false) };
+        o.topology = rocescope_sim::sim::TopologyKind::LeafSpine {
+            leaves: rocescope_wirecheck::grid::LEAVES,
+            spines: 4,
+            hosts_per_leaf: rocescope_wirecheck::grid::HOSTS_PER_LEAF,
+        };
+        o.pattern = rocescope_wirecheck::grid::LEAF_SPINE_PATTERN;
+        (o.paths, o.reorder_ns) = (1, 0);
+        let label = format!("erd leaf-spine loss {loss} seed {seed}");
+        let c = timeline_cmp::judge_synth(&o, &dir, "erd-ls", &mut shares).unwrap_or_else(|e| panic!("{label}: {e}"));
+        runs += 1;
+        equal += c.equal;
+        bad.extend(c.mismatches.into_iter().take(8).map(|m| format!("{label}: {m}")));
     }
     let _ = std::fs::remove_dir(&dir);
     for (tap, s) in &shares {
