@@ -233,9 +233,11 @@ fn other_simulated_shapes_show_no_departure() {
 }
 
 #[test]
-fn sdr_captures_are_listed_as_not_judged() {
-    // `synth --stack sdr-sr` / `sdr-ec` captures: no replay rules for SDR yet, so every data
-    // flow is listed with the reason (not paired with its control flow as "no responses").
+fn sdr_sr_captures_are_judged_at_the_sender_and_a_packet_resent_after_its_sr_ack_is_a_departure() {
+    // `synth --stack sdr-sr`: one connection (all its data QPs and its control QP) judged at the
+    // sender's tap, conformant; with a data packet copied to the end of the capture (after the
+    // SR_ACKs that showed it received), `sdr.resend-acked` at that copy. `sdr-ec` connections
+    // (EC_ACKs) are listed as not judged.
     let dir = std::env::temp_dir().join(format!("rocescope-replay-sdr-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     for stack in ["sdr-sr", "sdr-ec"] {
@@ -250,14 +252,33 @@ fn sdr_captures_are_listed_as_not_judged() {
         for choice in ["auto", stack] {
             let (code, text, err) = replay(&["--stack", choice, pcap.to_str().unwrap()]);
             assert_eq!(code, 0, "{err}");
-            assert!(
-                text.starts_with(&format!(
-                    "replay --stack {choice}: 0 connection(s) judged, 0 departure(s), 1 flow(s) not judged"
-                )),
-                "{text}"
+            let (judged, unjudged) = if stack == "sdr-sr" { (1, 0) } else { (0, 1) };
+            let head = format!(
+                "replay --stack {choice}: {judged} connection(s) judged, 0 departure(s), {unjudged} flow(s) not judged"
             );
-            assert!(text.contains("/512: no replay rules for SDR-RDMA yet"), "{text}");
+            assert!(text.starts_with(&head), "{text}");
+            if stack == "sdr-ec" {
+                assert!(text.contains("/512: SDR-RDMA with erasure coding"), "{text}");
+            }
         }
+        if stack == "sdr-ec" {
+            continue;
+        }
+        // The first data packet (a UC WRITE Only with Immediate, 0x2B) sent again 1 ms after the
+        // capture's last frame.
+        let mut recs = capture_records(&pcap);
+        let first = recs.iter().find(|(_, _, d)| d.get(42) == Some(&0x2B)).cloned().expect("a data packet");
+        let end = recs.last().unwrap().1;
+        recs.push((first.0, end + 1_000_000, first.2));
+        let copied = dir.join("sdr-copied.pcapng");
+        write_capture(&recs, &copied);
+        let (code, json, _) = replay(&["-T", "json", copied.to_str().unwrap()]);
+        assert_eq!(code, 1, "{json}");
+        let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+        let f = v["findings"].as_array().unwrap();
+        assert_eq!(f.len(), 1, "{json}");
+        assert_eq!((f[0]["rule"].as_str(), f[0]["kind"].as_str()), (Some("sdr.resend-acked"), Some("departure")));
+        assert_eq!(f[0]["frames"], serde_json::json!([recs.len()]));
     }
     std::fs::remove_dir_all(&dir).ok();
 }

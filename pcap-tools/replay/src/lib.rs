@@ -30,6 +30,7 @@ mod netrt;
 mod rate;
 mod requester;
 pub mod rules;
+mod sdr;
 
 use std::collections::HashMap;
 use std::io::Read;
@@ -293,6 +294,8 @@ enum Judge {
     Flor(flor::FlorJudge),
     /// Flor, at the receiver's tap (`flor_ack.rs`).
     FlorAck(flor_ack::FlorAckJudge),
+    /// SDR-RDMA, at the sender's tap: every data QP of a connection and its control QP (`sdr.rs`).
+    Sdr(sdr::SdrJudge),
 }
 
 /// A fabric tap's judge: the two far-end checks, each for the end it is not beside, and the
@@ -447,6 +450,7 @@ pub fn replay_partial<R: Read>(
         }
     }
     let erd_conns = conns.iter().any(|c| matches!(c.judge, Judge::Erd(_)));
+    let sdr_conns = conns.iter().any(|c| matches!(c.judge, Judge::Sdr(_)));
     let mut end = 0u64;
     // Per interface: a PAUSE/PFC frame crossed it; per interface and host: when it last sent.
     let mut paused: std::collections::HashSet<u32> = Default::default();
@@ -464,6 +468,35 @@ pub fn replay_partial<R: Read>(
             let f = &d.frame;
             if f.mac_control().is_some() {
                 paused.insert(rec.interface);
+            }
+            if sdr_conns {
+                use rocescope_analysis::analyze::pkt::{PktExt, Rare};
+                fn judge(conns: &mut [Conn], iface: u32, src: IpAddr, dst: IpAddr) -> Option<&mut sdr::SdrJudge> {
+                    conns.iter_mut().find_map(|c| match &mut c.judge {
+                        Judge::Sdr(j) if c.iface == iface && c.requester == src && c.responder == dst => Some(j),
+                        _ => None,
+                    })
+                }
+                match Pkt::from_decoded(d, rec.number, rec.ts_ns, rec.interface, rec.orig_len) {
+                    Seen::Roce(k) => {
+                        if let PktExt::SdrData { msg_id, pkt_off, id_bits } = k.ext {
+                            if let Some(j) = judge(&mut conns, k.iface, k.src, k.dst) {
+                                j.data(rec.number, rec.ts_ns, msg_id, pkt_off, id_bits);
+                                return ControlFlow::Continue(());
+                            }
+                        }
+                    }
+                    Seen::Rare(r) => {
+                        if let Rare::SdrCtrl(c) = *r {
+                            // (Receiver → sender.)
+                            if let Some(j) = judge(&mut conns, c.pkt.iface, c.pkt.dst, c.pkt.src) {
+                                j.ctrl(rec.ts_ns, c.kind, c.msg_seq, c.cum_ack, &c.sacked);
+                            }
+                            return ControlFlow::Continue(());
+                        }
+                    }
+                    _ => {}
+                }
             }
             if erd_conns {
                 let port = opts.params.erd_nack_port;
@@ -577,6 +610,9 @@ pub fn replay_partial<R: Read>(
                         // (A copy with a bad ICRC is dropped by the receiver: not an arrival.)
                         Judge::Erd(_) if f.icrc_status() == rocescope_codec::IcrcStatus::Bad => {}
                         Judge::Erd(j) => j.data(rec.number, rec.ts_ns, p.bth().psn(), p.deth().map(|d| d.src_qp())),
+                        // (SDR's data packets went to its judge above; anything else of the QP
+                        // is no data.)
+                        Judge::Sdr(_) => {}
                         Judge::FlorAck(j) => {
                             let flor = if let Ext::Flor(x) = f.ext() { Some(x) } else { None };
                             let whole = p.payload().len() == p.payload_len();
@@ -612,7 +648,7 @@ pub fn replay_partial<R: Read>(
                     }
                 }
                 Part::Response(i) => match &mut conns[i].judge {
-                    Judge::Erd(_) | Judge::Flor(_) | Judge::FlorAck(_) => {}
+                    Judge::Erd(_) | Judge::Flor(_) | Judge::FlorAck(_) | Judge::Sdr(_) => {}
                     Judge::Responder(j, d) => {
                         j.response(rec.number, rec.ts_ns, f);
                         d.response(rec.number, rec.ts_ns, f);
@@ -711,6 +747,29 @@ pub fn replay_partial<R: Read>(
             }
             Judge::Erd(j) => (j.requests, j.nacks, j.findings, Vec::new()),
             Judge::Flor(j) => (j.requests, j.acks, j.findings, Vec::new()),
+            Judge::Sdr(j) if j.ec => {
+                unjudged.push(Unjudged {
+                    flow: table[c.row].head.id.clone(),
+                    interface: c.iface,
+                    reason: "SDR-RDMA with erasure coding (EC_ACK, EC_NACK seen): its submessages and fallback are \
+                             not judged yet"
+                        .into(),
+                });
+                continue;
+            }
+            Judge::Sdr(j) if !j.chunks_agree() => {
+                unjudged.push(Unjudged {
+                    flow: table[c.row].head.id.clone(),
+                    interface: c.iface,
+                    reason: format!(
+                        "SDR-RDMA: its SR_ACKs name far fewer chunks than packets were sent: chunks of more than \
+                         {} packet(s) (synth --sdr-chunk), which the judge cannot place: not judged",
+                        opts.params.sdr_chunk_packets
+                    ),
+                });
+                continue;
+            }
+            Judge::Sdr(j) => (j.requests, j.ctrls, j.findings, Vec::new()),
             Judge::FlorAck(mut j) => {
                 j.finish(end);
                 (j.requests, j.acks, j.findings, Vec::new())
@@ -775,7 +834,29 @@ fn connections(table: &[FlowRow], opts: &Options) -> (Vec<Conn>, Vec<Unjudged>) 
         let skip = |reason: String| Unjudged { flow: h.id.clone(), interface: h.interface, reason };
         if h.profile == rocescope_codec::Profile::Sdr.name() {
             // (Before the peer: SDR's control messages flow on their own QP, not as responses.)
-            unjudged.push(skip("no replay rules for SDR-RDMA yet (sdr-sr, sdr-ec run in synth only)".into()));
+            // The control QP's flow: judged with the data it serves.
+            if h.serves.is_some() {
+                continue;
+            }
+            if h.tap != Tap::Sender {
+                unjudged.push(skip("SDR-RDMA: judged at the sender's tap only (where its control messages arrive)".into()));
+                continue;
+            }
+            // One judge per connection (interface, sender, receiver): its other data QPs join it.
+            let same = |c: &Conn| {
+                matches!(c.judge, Judge::Sdr(_))
+                    && c.iface == h.interface
+                    && h.src.parse::<IpAddr>().is_ok_and(|s| s == c.requester)
+                    && h.dst.parse::<IpAddr>().is_ok_and(|d| d == c.responder)
+            };
+            if conns.iter().any(same) {
+                continue;
+            }
+            let judge = Judge::Sdr(sdr::SdrJudge::new(h.id.clone(), opts.reaction_ns, opts.params.sdr_chunk_packets));
+            match own_judge_conn(row, h, None, StackKind::SdrSr, judge, opts) {
+                Some(c) => conns.push(c),
+                None => unjudged.push(skip("not an IP flow".into())),
+            }
             continue;
         }
         if h.profile == rocescope_codec::Profile::Flor.name() {

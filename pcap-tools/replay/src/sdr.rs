@@ -1,0 +1,214 @@
+//! SDR-RDMA's sender at its own tap (docs/replay.md "SDR-RDMA"; seed 001 §3.2-4; WIRE.md B.2).
+//! SDR sends every packet as a UC WRITE with Immediate naming (message id, packet offset), over
+//! several data QPs, and its receiver reports what arrived in control messages on a QP of its
+//! own: an SR_ACK's cumulative ACK and bitmap say which chunks it holds, an EC_ACK that it decoded
+//! the whole message. The selective-repeat sender (`sdr-sr`) resends a chunk only while no SR_ACK
+//! has shown it received (on its RTO or an SR_NACK). Every control message the sender got shows
+//! arriving at its tap, so a packet sent again after an SR_ACK covered its chunk, longer than the
+//! reaction time before, is a departure (`sdr.resend-acked`). Erasure coding (`sdr-ec`: EC_ACK,
+//! EC_NACK, and a fallback by selective repeat over submessages) is not judged yet: a connection
+//! that shows an EC control message is listed as not judged.
+//!
+//! One judge serves a connection (interface, sender, receiver): all its data QPs, and its control
+//! QP. A message id is the message sequence number modulo 2^ID (the immediate's split); a CTS
+//! for an id opens the next message in that slot, so it starts the id afresh. Chunks are
+//! `sdr_chunk_packets` packets (1 by default). Memory: the [`MSGS`] most recently used ids.
+
+use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
+
+use rocescope_codec::ext::sdr::CtrlType;
+
+use crate::rules;
+use crate::{Finding, FindingKind};
+
+/// Message ids whose state is kept.
+pub const MSGS: usize = 4096;
+
+#[derive(Debug, Default)]
+struct Msg {
+    /// Packet offsets sent.
+    sent: HashSet<u32>,
+    /// Chunks an SR_ACK showed received, and when it first did.
+    acked: BTreeMap<u32, u64>,
+    /// The cumulative ACK so far (every chunk below it received).
+    cum: u32,
+    /// When its EC_ACK came.
+    decoded: Option<u64>,
+    /// One past the highest packet offset sent, and past the highest chunk a control message
+    /// named (for the chunk size check, [`SdrJudge::chunks_agree`]).
+    packets: u32,
+    chunks: u32,
+}
+
+/// One SDR connection at its sender's tap.
+pub(super) struct SdrJudge {
+    flow: String,
+    reaction_ns: u64,
+    chunk_packets: u32,
+    /// The message id's width (from the data packets' split).
+    id_bits: u8,
+    msgs: HashMap<u32, Msg>,
+    order: VecDeque<u32>,
+    pub requests: u64,
+    pub ctrls: u64,
+    pub findings: Vec<Finding>,
+    /// The connection shows erasure coding (an EC_ACK or EC_NACK): its submessages' ids and
+    /// fallback are not modelled here yet, so it is not judged.
+    pub ec: bool,
+}
+
+impl SdrJudge {
+    pub fn new(flow: String, reaction_ns: u64, chunk_packets: u32) -> SdrJudge {
+        SdrJudge {
+            flow,
+            reaction_ns,
+            chunk_packets: chunk_packets.max(1),
+            id_bits: 32,
+            msgs: HashMap::new(),
+            order: VecDeque::new(),
+            requests: 0,
+            ctrls: 0,
+            findings: Vec::new(),
+            ec: false,
+        }
+    }
+
+    fn msg(&mut self, id: u32, fresh: bool) -> &mut Msg {
+        if fresh || !self.msgs.contains_key(&id) {
+            self.msgs.insert(id, Msg::default());
+            self.order.retain(|&m| m != id);
+            self.order.push_back(id);
+            while self.order.len() > MSGS {
+                if let Some(old) = self.order.pop_front() {
+                    self.msgs.remove(&old);
+                }
+            }
+        }
+        self.msgs.entry(id).or_default()
+    }
+
+    /// A data packet (message id, packet offset; `id_bits`: the id's width) sent at frame `number`.
+    pub fn data(&mut self, number: u64, now: u64, id: u32, off: u32, id_bits: u8) {
+        self.requests += 1;
+        self.id_bits = id_bits;
+        let (reaction, chunk) = (self.reaction_ns, off / self.chunk_packets);
+        let m = self.msg(id, false);
+        m.packets = m.packets.max(off.saturating_add(1));
+        if m.sent.insert(off) {
+            return;
+        }
+        let long_before = |t: u64| now.saturating_sub(t) > reaction;
+        let why = match (m.decoded, m.acked.get(&chunk)) {
+            (Some(t), _) if long_before(t) => Some("after its message's EC_ACK".to_string()),
+            (_, Some(&t)) if long_before(t) => Some(format!("after an SR_ACK showed its chunk {chunk} received")),
+            _ => None,
+        };
+        if let Some(why) = why {
+            let expected = "a packet sent again only while no SR_ACK shows its chunk received and no EC_ACK its \
+                            message decoded"
+                .to_string();
+            let seen = format!("packet {off} of message {id} sent again {why}");
+            self.findings.push(Finding::of(
+                FindingKind::Departure,
+                rules::SDR_RESEND_ACKED,
+                &self.flow,
+                vec![number],
+                now,
+                expected,
+                seen,
+            ));
+        }
+    }
+
+    /// A control message reaching the sender: its kind, message sequence number and (SR_ACK)
+    /// cumulative ACK and the chunks its bitmap marks received.
+    pub fn ctrl(&mut self, now: u64, kind: CtrlType, msg_seq: u32, cum: Option<u32>, sacked: &[u32]) {
+        self.ctrls += 1;
+        let id = if self.id_bits >= 32 { msg_seq } else { msg_seq & ((1u32 << self.id_bits) - 1) };
+        match kind {
+            // The slot's next message: the id starts afresh.
+            CtrlType::Cts => {
+                self.msg(id, true);
+            }
+            CtrlType::SrAck => {
+                let m = self.msg(id, false);
+                let cum = cum.unwrap_or(0);
+                for c in m.cum..cum {
+                    m.acked.entry(c).or_insert(now);
+                }
+                m.cum = m.cum.max(cum);
+                for &c in sacked {
+                    m.acked.entry(c).or_insert(now);
+                }
+                m.chunks = m.chunks.max(m.cum).max(sacked.iter().max().map_or(0, |&c| c + 1));
+            }
+            CtrlType::EcAck => {
+                self.ec = true;
+                self.msg(id, false).decoded.get_or_insert(now);
+            }
+            CtrlType::EcNack => self.ec = true,
+            CtrlType::SrNack => {}
+        }
+    }
+}
+
+impl SdrJudge {
+    /// Whether the chunks the control messages name match packets of `sdr_chunk_packets`: over
+    /// the messages some SR_ACK named chunks of, the packets sent are not more than 1.5 times the
+    /// chunks named (chunks of several packets name far fewer: the judge would read a chunk index
+    /// as a packet offset, so the connection is then not judged).
+    pub fn chunks_agree(&self) -> bool {
+        let (packets, chunks) =
+            self.msgs.values().filter(|m| m.chunks > 0).fold((0u64, 0u64), |(p, c), m| {
+                (p + m.packets as u64, c + m.chunks as u64 * self.chunk_packets as u64)
+            });
+        packets * 2 <= chunks * 3
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_packet_sent_again_after_its_chunk_was_acknowledged_departs() {
+        let mut j = SdrJudge::new("f".into(), 5_000, 1);
+        for off in 0..4 {
+            j.data(off as u64 + 1, 0, 3, off, 10);
+        }
+        // SR_ACK: chunks 0 and 1 (cumulative) and 3 (bitmap) received; chunk 2 missing.
+        j.ctrl(10_000, CtrlType::SrAck, 3, Some(2), &[3]);
+        j.data(5, 12_000, 3, 1, 10); // within the reaction time: not judged
+        j.data(6, 30_000, 3, 2, 10); // the missing one: fine
+        j.data(7, 30_000, 3, 3, 10); // received: a departure
+        assert_eq!(j.findings.len(), 1);
+        assert_eq!(j.findings[0].frames, vec![7]);
+        assert!(j.findings[0].seen.contains("chunk 3"), "{}", j.findings[0].seen);
+        // The id's slot reposted (a CTS; ids are the sequence number modulo 2^10): a new message.
+        j.ctrl(70_000, CtrlType::Cts, 3 + 1024, None, &[]);
+        j.data(10, 80_000, 3, 3, 10);
+        assert_eq!(j.findings.len(), 1);
+        assert!(!j.ec);
+        // Erasure coding shows: the connection is not judged (lib.rs lists it).
+        j.ctrl(90_000, CtrlType::EcAck, 5, None, &[]);
+        assert!(j.ec);
+    }
+
+    #[test]
+    fn chunks_of_several_packets_are_told_from_the_acks() {
+        // 16 packets, acknowledged as 2 chunks (of 8): the judge's one-packet chunks disagree.
+        let mut j = SdrJudge::new("f".into(), 5_000, 1);
+        for off in 0..16 {
+            j.data(off as u64 + 1, 0, 1, off, 10);
+        }
+        j.ctrl(10_000, CtrlType::SrAck, 1, Some(2), &[]);
+        assert!(!j.chunks_agree());
+        // Acknowledged packet by packet, they agree (a message still in flight included).
+        let mut j = SdrJudge::new("f".into(), 5_000, 1);
+        for off in 0..16 {
+            j.data(off as u64 + 1, 0, 1, off, 10);
+        }
+        j.ctrl(10_000, CtrlType::SrAck, 1, Some(14), &[15]);
+        assert!(j.chunks_agree());
+    }
+}
