@@ -25,6 +25,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
 
 use rocescope_codec::ext::flor::{Acked, Addr, Flor, SendType};
 
+use crate::recent::Recent;
 use crate::rules;
 use crate::{Finding, FindingKind};
 
@@ -62,8 +63,7 @@ pub(super) struct FlorJudge {
     chunk_units: Option<u32>,
     /// Per message id; a message id is used again after it wraps, always after an ADDR_REQ
     /// naming it, which starts it afresh here.
-    mids: HashMap<u32, Mid>,
-    mid_order: VecDeque<u32>,
+    mids: Recent<u32, Mid>,
     /// The SENDs by global number, oldest first for pruning.
     gns: HashMap<u64, Sent>,
     gn_order: VecDeque<u64>,
@@ -82,8 +82,7 @@ impl FlorJudge {
             reaction_ns,
             unit: unit_size.max(1) as u64,
             chunk_units: None,
-            mids: HashMap::new(),
-            mid_order: VecDeque::new(),
+            mids: Recent::new(MIDS),
             gns: HashMap::new(),
             gn_order: VecDeque::new(),
             acked_rns: HashMap::new(),
@@ -106,17 +105,7 @@ impl FlorJudge {
     /// The state of message id `mid` (`fresh`: an ADDR_REQ starts it again), keeping the
     /// [`MIDS`] most recent.
     fn mid(&mut self, mid: u32, fresh: bool) -> &mut Mid {
-        if fresh || !self.mids.contains_key(&mid) {
-            self.mids.insert(mid, Mid::default());
-            self.mid_order.retain(|&m| m != mid);
-            self.mid_order.push_back(mid);
-            while self.mid_order.len() > MIDS {
-                if let Some(old) = self.mid_order.pop_front() {
-                    self.mids.remove(&old);
-                }
-            }
-        }
-        self.mids.entry(mid).or_default()
+        self.mids.get_mut(mid, fresh)
     }
 
     fn units_acked(&self, mid: u32, first: u32, n: u32, now: u64) -> bool {

@@ -28,6 +28,7 @@ mod flor_ack;
 pub mod judge;
 mod netrt;
 mod rate;
+mod recent;
 mod requester;
 pub mod rules;
 mod sdr;

@@ -14,10 +14,11 @@
 //! for an id opens the next message in that slot, so it starts the id afresh. Chunks are
 //! `sdr_chunk_packets` packets (1 by default). Memory: the [`MSGS`] most recently used ids.
 
-use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
+use std::collections::{BTreeMap, HashSet};
 
 use rocescope_codec::ext::sdr::CtrlType;
 
+use crate::recent::Recent;
 use crate::rules;
 use crate::{Finding, FindingKind};
 
@@ -47,8 +48,7 @@ pub(super) struct SdrJudge {
     chunk_packets: u32,
     /// The message id's width (from the data packets' split).
     id_bits: u8,
-    msgs: HashMap<u32, Msg>,
-    order: VecDeque<u32>,
+    msgs: Recent<u32, Msg>,
     pub requests: u64,
     pub ctrls: u64,
     pub findings: Vec<Finding>,
@@ -64,8 +64,7 @@ impl SdrJudge {
             reaction_ns,
             chunk_packets: chunk_packets.max(1),
             id_bits: 32,
-            msgs: HashMap::new(),
-            order: VecDeque::new(),
+            msgs: Recent::new(MSGS),
             requests: 0,
             ctrls: 0,
             findings: Vec::new(),
@@ -74,17 +73,7 @@ impl SdrJudge {
     }
 
     fn msg(&mut self, id: u32, fresh: bool) -> &mut Msg {
-        if fresh || !self.msgs.contains_key(&id) {
-            self.msgs.insert(id, Msg::default());
-            self.order.retain(|&m| m != id);
-            self.order.push_back(id);
-            while self.order.len() > MSGS {
-                if let Some(old) = self.order.pop_front() {
-                    self.msgs.remove(&old);
-                }
-            }
-        }
-        self.msgs.entry(id).or_default()
+        self.msgs.get_mut(id, fresh)
     }
 
     /// A data packet (message id, packet offset; `id_bits`: the id's width) sent at frame `number`.
