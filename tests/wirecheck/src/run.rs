@@ -16,12 +16,22 @@ use rocescope_sim::truth::Truth;
 
 use super::wire::Wire;
 
-/// A finished run: where its files are, the truth and the decoded capture.
+/// A finished run: where its files are, the truth and the decoded capture; and, when the run
+/// made its own scratch directory ([`Run::in_scratch`]), that directory, removed with the run.
 pub struct Run {
     pub pcap: PathBuf,
     pub truth_path: PathBuf,
     pub truth: Truth,
     pub wire: Wire,
+    pub scratch: Option<TempDir>,
+}
+
+impl Run {
+    /// The run keeps `dir` (its files' directory) until it is dropped.
+    pub fn in_scratch(mut self, dir: TempDir) -> Run {
+        self.scratch = Some(dir);
+        self
+    }
 }
 
 /// A fresh directory under the system's temporary directory (one per call: tests run in
@@ -65,7 +75,7 @@ fn decode(opts: &SynthOptions, pcap: PathBuf, truth_path: PathBuf) -> Result<Run
     let truth = Truth::from_json(&text).map_err(|e| format!("{}: {e}", truth_path.display()))?;
     let params = Params { dcp_tag_shift: opts.dcp_tag_shift, ..Default::default() };
     let wire = Wire::read(&pcap, super::truth_cmp::taps(&truth), opts.stack.profile(), params)?;
-    Ok(Run { pcap, truth_path, truth, wire })
+    Ok(Run { pcap, truth_path, truth, wire, scratch: None })
 }
 
 /// `rocescope synth` with `opts`, writing `dir/name.pcapng` and `dir/name.json`.

@@ -20,7 +20,8 @@ fn mutant_run(o: &SynthOptions, wrap: fn(Box<dyn Requester>) -> Box<dyn Requeste
         (wrap(req), resp)
     };
     let dir = run::temp_dir("mutant");
-    run::synth_with(o, &dir, "mutant", &mut factory).unwrap_or_else(|e| panic!("{}: {e}", o.command_line()))
+    let r = run::synth_with(o, &dir, "mutant", &mut factory).unwrap_or_else(|e| panic!("{}: {e}", o.command_line()));
+    r.in_scratch(dir)
 }
 
 /// Runs the reference stack and the mutant on `seeds`; returns their verdicts.

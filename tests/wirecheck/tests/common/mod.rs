@@ -58,7 +58,8 @@ pub fn forward_loss(stack: StackKind, loss: f64, seed: u64) -> SynthOptions {
 pub fn synth(o: &SynthOptions, name: &str) -> Run {
     let dir = run::temp_dir(name);
     let r = run::synth(o, &dir, name).unwrap_or_else(|e| panic!("{}: {e}", o.command_line()));
-    r
+    // (Its files live as long as the run: tests read the capture after.)
+    r.in_scratch(dir)
 }
 
 /// Runs, keeps nothing on disk.
