@@ -523,3 +523,32 @@ fn flor_receiver_leaving_a_wqe_unacknowledged_is_a_departure() {
     }
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// NetRT on a sprayed leaf-spine (docs/replay.md "NetRT's switches"): the fabric tap is on one of
+/// several paths and may miss the requests that asked, so a resend it cannot match to one is
+/// ambiguous, not a departure (this run gave two false departures before).
+#[test]
+fn netrt_on_a_sprayed_fabric_finds_no_departure_where_requests_may_take_another_path() {
+    let dir = std::env::temp_dir().join(format!("rocescope-replay-netrt-spray-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let pcap = dir.join("netrt-spray.pcapng");
+    let out = Command::new(BIN)
+        .args(["synth", "--stack", "netrt", "--topology", "leaf-spine", "--leaves", "2", "--spines", "4"])
+        .args(["--hosts-per-leaf", "2", "--messages", "16", "--message-size", "16384", "--loss", "0.03"])
+        .args(["--loss-dir", "both", "--incast", "2", "--seed", "5", "--spray", "-o"])
+        .arg(&pcap)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let (code, json, err) = replay(&["-T", "json", pcap.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}{json}");
+    let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    let netrt: Vec<_> =
+        v["findings"].as_array().unwrap().iter().filter(|f| f["rule"] == "netrt.resend-unasked").collect();
+    assert!(!netrt.is_empty(), "the run shows what it was chosen for: {json}");
+    for f in netrt {
+        assert_eq!(f["kind"], "ambiguous", "{f}");
+        assert!(f["seen"].as_str().unwrap().contains("one of several paths"), "{f}");
+    }
+    std::fs::remove_dir_all(&dir).ok();
+}

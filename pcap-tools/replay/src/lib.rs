@@ -708,6 +708,11 @@ pub fn replay_partial<R: Read>(
             }
             Judge::Fabric(mut j) => {
                 let _ = j.side.finish(opts.timers_given, end);
+                // A tap on one of several paths (the data did not all cross it) may miss the
+                // NetRT requests that took another: the switches' rules then only suspect.
+                if j.side.far.first_unseen().is_some() || j.side.far.one_path_of_several().is_some() {
+                    netrt_seen.one_of_several_paths();
+                }
                 let mut found = std::mem::take(&mut j.side.far.findings);
                 if let Some(psn) = j.side.far.first_unseen() {
                     unjudged.push(Unjudged {

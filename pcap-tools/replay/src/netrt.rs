@@ -6,7 +6,10 @@
 //! the highest PSN it says is held, so a resend (or an unfulfilled request) of a PSN below the
 //! latest request's highest held one that no request seen asked for is a departure, whatever
 //! path other requests took (a fabric that sprays may send some past another tap). Until the
-//! tap has seen a request of the flow nothing is judged. The hosts' Go-Back-N is judged as `gbn`'s; the
+//! tap has seen a request of the flow nothing is judged. A tap on one of several paths (the
+//! flow's data did not all cross it: a sprayed fabric) may miss requests too, and a switch that
+//! gave up and dropped what it held asks again for PSNs below an earlier request's highest held
+//! one: there what the rules find is ambiguous. The hosts' Go-Back-N is judged as `gbn`'s; the
 //! switches' messages and their marked resends are kept from those judges (a marked copy is the
 //! source ToR's, not the requester's).
 
@@ -78,6 +81,15 @@ impl NetrtSwitches {
         self.unfulfilled += 1;
         let seen = format!("one for PSN {u}; the requests seen asked for {}", describe(&self.asked));
         self.unless_asked(rules::NETRT_UNFULFILLED_UNASKED, number, now, u, "an unfulfilled request", seen);
+    }
+
+    /// The tap is on one of several paths (the flow's data did not all cross it): a request that
+    /// asked may have taken another, so what the rules found is ambiguous, not a departure.
+    pub fn one_of_several_paths(&mut self) {
+        for f in &mut self.findings {
+            f.kind = FindingKind::Ambiguous;
+            f.seen.push_str(" (this tap is on one of several paths: a request that asked may have crossed another)");
+        }
     }
 
     /// A departure of `rule` at frame `number` when this tap has seen the flow's requests and
