@@ -470,9 +470,9 @@ fn a_gbn_data_frame_copied_after_the_ack_that_covered_it_is_a_needless_retransmi
         out.write(rec.interface, rec.ts_ns, rec.data).unwrap();
         n += 1;
     }
-    let path = r.capture.with_extension("copied.pcapng");
-    std::fs::write(&path, out.into_inner()).unwrap();
-    let out = Command::new(BIN).args(["replay", "--stack", "gbn", "-T", "json"]).arg(&path).output().unwrap();
+    let path = Scratch(r.capture.with_extension("copied.pcapng"));
+    std::fs::write(&*path, out.into_inner()).unwrap();
+    let out = Command::new(BIN).args(["replay", "--stack", "gbn", "-T", "json"]).arg(&*path).output().unwrap();
     let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let f: Vec<_> = report["findings"].as_array().unwrap().iter().filter(|f| f["kind"] == "departure").collect();
     assert_eq!(f.len(), 1, "{report:#}");
