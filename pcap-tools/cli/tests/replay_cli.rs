@@ -19,6 +19,14 @@ fn fixture(name: &str) -> String {
     Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("../../fixtures/synth-{name}.pcapng")).display().to_string()
 }
 
+/// `rocescope synth ARGS -o DIR/NAME.pcapng`, which must succeed: the capture.
+fn synth_into(dir: &Path, name: &str, args: &[&str]) -> std::path::PathBuf {
+    let pcap = dir.join(format!("{name}.pcapng"));
+    let out = Command::new(BIN).arg("synth").args(args).arg("-o").arg(&pcap).output().unwrap();
+    assert!(out.status.success(), "synth {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    pcap
+}
+
 fn replay(args: &[&str]) -> (i32, String, String) {
     let out = Command::new(BIN).arg("replay").args(args).output().expect("run rocescope");
     (out.status.code().unwrap_or(-1), String::from_utf8_lossy(&out.stdout).into_owned(), String::from_utf8_lossy(&out.stderr).into_owned())
@@ -241,14 +249,8 @@ fn sdr_sr_captures_are_judged_at_the_sender_and_a_packet_resent_after_its_sr_ack
     let dir = std::env::temp_dir().join(format!("rocescope-replay-sdr-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     for stack in ["sdr-sr", "sdr-ec"] {
-        let pcap = dir.join(format!("{stack}.pcapng"));
-        let out = Command::new(BIN)
-            .args(["synth", "--stack", stack, "--messages", "4", "--message-size", "8192", "--loss", "0.02"])
-            .args(["--ec-k", "4", "--ec-m", "2", "--taps", "sender", "-o"])
-            .arg(&pcap)
-            .output()
-            .unwrap();
-        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        let args = ["--stack", stack, "--messages", "4", "--message-size", "8192", "--loss", "0.02"];
+        let pcap = synth_into(&dir, stack, &[&args[..], &["--ec-k", "4", "--ec-m", "2", "--taps", "sender"]].concat());
         for choice in ["auto", stack] {
             let (code, text, err) = replay(&["--stack", choice, pcap.to_str().unwrap()]);
             assert_eq!(code, 0, "{err}");
@@ -327,16 +329,9 @@ fn erd_captures_are_judged_at_both_ends_taps() {
     // judged with why; text and JSON agree.
     let dir = std::env::temp_dir().join(format!("rocescope-replay-erd-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
-    let pcap = dir.join("erd.pcapng");
-    let out = Command::new(BIN)
-        .args(["synth", "--stack", "erd", "--messages", "4", "--message-size", "50000", "--loss", "0.02"])
-        .args(["--loss-dir", "both", "-o"])
-        .arg(&pcap)
-        .arg("--truth")
-        .arg(dir.join("truth.json"))
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let truth = dir.join("truth.json");
+    let args = ["--stack", "erd", "--messages", "4", "--message-size", "50000", "--loss", "0.02", "--loss-dir", "both"];
+    let pcap = synth_into(&dir, "erd", &[&args[..], &["--truth", truth.to_str().unwrap()]].concat());
     for choice in ["auto", "erd"] {
         let (code, text, err) = replay(&["--stack", choice, pcap.to_str().unwrap()]);
         assert_eq!(code, 0, "{err}");
@@ -474,14 +469,9 @@ fn flor_receiver_leaving_a_wqe_unacknowledged_is_a_departure() {
     use rocescope_codec::{DecodeOptions, Frame, LinkType, Profile};
     let dir = std::env::temp_dir().join(format!("rocescope-replay-flor-ack-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
-    let pcap = dir.join("flor.pcapng");
-    let out = Command::new(BIN)
-        .args(["synth", "--stack", "flor", "--messages", "8", "--message-size", "100000", "--loss", "0.01"])
-        .args(["--loss-dir", "both", "-o"])
-        .arg(&pcap)
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let args =
+        ["--stack", "flor", "--messages", "8", "--message-size", "100000", "--loss", "0.01", "--loss-dir", "both"];
+    let pcap = synth_into(&dir, "flor", &args);
     let (code, json, err) = replay(&["-T", "json", pcap.to_str().unwrap()]);
     assert_eq!(code, 0, "{err}{json}");
     let v: serde_json::Value = serde_json::from_str(&json).unwrap();
@@ -531,15 +521,12 @@ fn flor_receiver_leaving_a_wqe_unacknowledged_is_a_departure() {
 fn netrt_on_a_sprayed_fabric_finds_no_departure_where_requests_may_take_another_path() {
     let dir = std::env::temp_dir().join(format!("rocescope-replay-netrt-spray-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
-    let pcap = dir.join("netrt-spray.pcapng");
-    let out = Command::new(BIN)
-        .args(["synth", "--stack", "netrt", "--topology", "leaf-spine", "--leaves", "2", "--spines", "4"])
-        .args(["--hosts-per-leaf", "2", "--messages", "16", "--message-size", "16384", "--loss", "0.03"])
-        .args(["--loss-dir", "both", "--incast", "2", "--seed", "5", "--spray", "-o"])
-        .arg(&pcap)
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let args = [
+        ["--stack", "netrt", "--topology", "leaf-spine", "--leaves", "2", "--spines", "4", "--hosts-per-leaf", "2"],
+        ["--messages", "16", "--message-size", "16384", "--loss", "0.03", "--loss-dir", "both", "--incast", "2"],
+    ]
+    .concat();
+    let pcap = synth_into(&dir, "netrt-spray", &[&args[..], &["--seed", "5", "--spray"]].concat());
     let (code, json, err) = replay(&["-T", "json", pcap.to_str().unwrap()]);
     assert_eq!(code, 0, "{err}{json}");
     let v: serde_json::Value = serde_json::from_str(&json).unwrap();
