@@ -121,7 +121,8 @@ impl EethRepr {
     pub fn emit(&self, buf: &mut [u8]) {
         let b = &mut buf[..EETH_LEN];
         b.fill(0);
-        b[field::FLAGS] = if self.ty & 1 != 0 { field::TYPE_BIT } else { 0 } | if self.last { field::LAST_BIT } else { 0 };
+        b[field::FLAGS] =
+            if self.ty & 1 != 0 { field::TYPE_BIT } else { 0 } | if self.last { field::LAST_BIT } else { 0 };
         put(&mut b[field::MSG_ID], self.msg_id as u64);
         put(&mut b[field::S_LEN], self.s_len as u64);
         put(&mut b[field::S_OFFSET], self.s_offset as u64);
@@ -200,7 +201,11 @@ impl NackEntry {
     pub fn parse(b: &[u8]) -> Option<NackEntry> {
         let b = b.get(..NACK_ENTRY_LEN)?;
         use nack_field as nf;
-        Some(NackEntry { src_qpn: get(&b[nf::SRC_QPN]) as u32, dst_qpn: get(&b[nf::DST_QPN]) as u32, psn: get(&b[nf::PSN]) as u32 })
+        Some(NackEntry {
+            src_qpn: get(&b[nf::SRC_QPN]) as u32,
+            dst_qpn: get(&b[nf::DST_QPN]) as u32,
+            psn: get(&b[nf::PSN]) as u32,
+        })
     }
 
     /// Writes the entry (reserved bytes zero, each value masked to 24 bits) into `buf[..12]`.
@@ -235,7 +240,9 @@ impl<'e> NackRepr<'e> {
         buf[0] = NACK_MAGIC;
         buf[1] = NACK_VERSION;
         put(&mut buf[2..4], self.entries.len() as u64);
-        for (e, chunk) in self.entries.iter().zip(buf[NACK_HEADER_LEN..self.buffer_len()].chunks_exact_mut(NACK_ENTRY_LEN)) {
+        for (e, chunk) in
+            self.entries.iter().zip(buf[NACK_HEADER_LEN..self.buffer_len()].chunks_exact_mut(NACK_ENTRY_LEN))
+        {
             e.emit(chunk);
         }
     }
@@ -275,9 +282,46 @@ pub fn parse_nack(b: &[u8]) -> Result<(impl Iterator<Item = NackEntry> + '_, usi
     Ok((body.chunks_exact(NACK_ENTRY_LEN).filter_map(NackEntry::parse), len))
 }
 
+/// The entries of `b` when it holds whole NACK messages and nothing else (a TCP segment as the
+/// reference stack writes one: a resent segment repeats its bytes); `None` for an empty `b`, a
+/// bad header, or a message cut short. (A stream split otherwise needs the decoder's
+/// reassembly, `decoder::NackReassembler`.)
+pub fn whole_nacks(b: &[u8]) -> Option<impl Iterator<Item = NackEntry> + '_> {
+    if b.is_empty() {
+        return None;
+    }
+    let mut rest = b;
+    while !rest.is_empty() {
+        let (_, len) = parse_nack(rest).ok()?;
+        rest = &rest[len..];
+    }
+    // (Every message checked above: each one's start, then its entries.)
+    let messages = std::iter::successors(Some(b), |r| {
+        let (_, len) = parse_nack(r).ok()?;
+        Some(&r[len..]).filter(|next| !next.is_empty())
+    });
+    Some(messages.flat_map(|r| parse_nack(r).ok().into_iter().flat_map(|(entries, _)| entries)))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn whole_nacks_reads_every_message_of_a_segment_or_none() {
+        let e = |psn| NackEntry { src_qpn: 0x100, dst_qpn: 0x200, psn };
+        let mut b = NackRepr::new(&[e(7), e(9)]).to_vec();
+        b.extend(NackRepr::new(&[e(0xFF_FFFF)]).to_vec());
+        let psns: Vec<u32> = whole_nacks(&b).expect("whole messages").map(|x| x.psn).collect();
+        assert_eq!(psns, [7, 9, 0xFF_FFFF]);
+        assert!(whole_nacks(&[]).is_none());
+        assert!(whole_nacks(&b[..b.len() - 1]).is_none(), "the last message cut short");
+        let mut bad = b.clone();
+        bad.extend([0xAA, 1, 0, 0]);
+        assert!(whole_nacks(&bad).is_none(), "a bad header after good messages");
+        // An empty message (no entries) is whole too.
+        assert_eq!(whole_nacks(&NackRepr::new(&[]).to_vec()).map(|i| i.count()), Some(0));
+    }
 
     #[test]
     fn eeth_bits_and_fields() {
@@ -286,13 +330,10 @@ mod tests {
         assert_eq!(EethRepr::parse(&e.to_bytes()), Some(e));
         assert_eq!(e.msg_len(), Some(0x1_0008));
         // Reserved bits are ignored.
-        assert_eq!(EethRepr::parse(&[0xbf, 0xff, 0, 1, 0, 2, 0xff, 0xff, 0, 0, 0, 3]), Some(EethRepr {
-            ty: 1,
-            last: false,
-            msg_id: 1,
-            s_len: 2,
-            s_offset: 3
-        }));
+        assert_eq!(
+            EethRepr::parse(&[0xbf, 0xff, 0, 1, 0, 2, 0xff, 0xff, 0, 0, 0, 3]),
+            Some(EethRepr { ty: 1, last: false, msg_id: 1, s_len: 2, s_offset: 3 })
+        );
         assert_eq!(EethRepr::parse(&[0; 11]), None);
     }
 }

@@ -27,6 +27,12 @@ fn synth_into(dir: &Path, name: &str, args: &[&str]) -> std::path::PathBuf {
     pcap
 }
 
+/// `rocescope replay -T json FILE`: its exit status and its report.
+fn replay_report(file: &Path) -> (i32, serde_json::Value) {
+    let (code, json, err) = replay(&["-T", "json", file.to_str().unwrap()]);
+    (code, serde_json::from_str(&json).unwrap_or_else(|e| panic!("{e}: {json}{err}")))
+}
+
 fn replay(args: &[&str]) -> (i32, String, String) {
     let out = Command::new(BIN).arg("replay").args(args).output().expect("run rocescope");
     (out.status.code().unwrap_or(-1), String::from_utf8_lossy(&out.stdout).into_owned(), String::from_utf8_lossy(&out.stderr).into_owned())
@@ -274,11 +280,10 @@ fn sdr_sr_captures_are_judged_at_the_sender_and_a_packet_resent_after_its_sr_ack
         recs.push((first.0, end + 1_000_000, first.2));
         let copied = dir.join("sdr-copied.pcapng");
         write_capture(&recs, &copied);
-        let (code, json, _) = replay(&["-T", "json", copied.to_str().unwrap()]);
-        assert_eq!(code, 1, "{json}");
-        let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+        let (code, v) = replay_report(&copied);
+        assert_eq!(code, 1, "{v}");
         let f = v["findings"].as_array().unwrap();
-        assert_eq!(f.len(), 1, "{json}");
+        assert_eq!(f.len(), 1, "{v}");
         assert_eq!((f[0]["rule"].as_str(), f[0]["kind"].as_str()), (Some("sdr.resend-acked"), Some("departure")));
         assert_eq!(f[0]["frames"], serde_json::json!([recs.len()]));
     }
@@ -472,12 +477,11 @@ fn flor_receiver_leaving_a_wqe_unacknowledged_is_a_departure() {
     let args =
         ["--stack", "flor", "--messages", "8", "--message-size", "100000", "--loss", "0.01", "--loss-dir", "both"];
     let pcap = synth_into(&dir, "flor", &args);
-    let (code, json, err) = replay(&["-T", "json", pcap.to_str().unwrap()]);
-    assert_eq!(code, 0, "{err}{json}");
-    let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    let (code, v) = replay_report(&pcap);
+    assert_eq!(code, 0, "{v}");
     let receiver =
         v["connections"].as_array().unwrap().iter().find(|c| c["flow"] == "10.0.0.1>10.0.1.1/512@1").cloned();
-    assert!(receiver.is_some_and(|c| c["stack"] == "flor" && c["tap"] == "receiver"), "{json}");
+    assert!(receiver.is_some_and(|c| c["stack"] == "flor" && c["tap"] == "receiver"), "{v}");
     // The third ACK the receiver's tap shows leaving, and how many WQEs it lists.
     let opts = DecodeOptions { verify: false, profile: Profile::Flor, ..Default::default() };
     let mut recs = capture_records(&pcap);
@@ -499,11 +503,10 @@ fn flor_receiver_leaving_a_wqe_unacknowledged_is_a_departure() {
     recs.remove(at);
     let cut = dir.join("flor-ack-removed.pcapng");
     write_capture(&recs, &cut);
-    let (code, json, _) = replay(&["-T", "json", cut.to_str().unwrap()]);
-    assert_eq!(code, 1, "{json}");
-    let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    let (code, v) = replay_report(&cut);
+    assert_eq!(code, 1, "{v}");
     let found = v["findings"].as_array().unwrap();
-    assert_eq!(found.len(), listed, "{json}");
+    assert_eq!(found.len(), listed, "{v}");
     for f in found {
         assert_eq!((f["rule"].as_str(), f["kind"].as_str()), (Some("flor.ack-late"), Some("departure")));
         assert_eq!(f["flow"], "10.0.0.1>10.0.1.1/512@1");
@@ -527,12 +530,11 @@ fn netrt_on_a_sprayed_fabric_finds_no_departure_where_requests_may_take_another_
     ]
     .concat();
     let pcap = synth_into(&dir, "netrt-spray", &[&args[..], &["--seed", "5", "--spray"]].concat());
-    let (code, json, err) = replay(&["-T", "json", pcap.to_str().unwrap()]);
-    assert_eq!(code, 0, "{err}{json}");
-    let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    let (code, v) = replay_report(&pcap);
+    assert_eq!(code, 0, "{v}");
     let netrt: Vec<_> =
         v["findings"].as_array().unwrap().iter().filter(|f| f["rule"] == "netrt.resend-unasked").collect();
-    assert!(!netrt.is_empty(), "the run shows what it was chosen for: {json}");
+    assert!(!netrt.is_empty(), "the run shows what it was chosen for: {v}");
     for f in netrt {
         assert_eq!(f["kind"], "ambiguous", "{f}");
         assert!(f["seen"].as_str().unwrap().contains("one of several paths"), "{f}");

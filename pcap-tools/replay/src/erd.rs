@@ -30,7 +30,6 @@
 
 use std::collections::HashMap;
 
-use rocescope_codec::ext::erd::{parse_nack, NackEntry};
 use rocescope_codec::ib::psn;
 
 use crate::rules;
@@ -38,19 +37,6 @@ use crate::{Finding, FindingKind};
 
 /// PSNs behind the highest one seen whose state is kept.
 pub const WINDOW: i32 = 1 << 16;
-
-/// The entries of a TCP payload that holds whole NACK messages only (`None` otherwise: empty,
-/// cut by the snaplen, or a message split across segments).
-pub(super) fn read_segment(payload: &[u8]) -> Option<Vec<NackEntry>> {
-    let mut rest = payload;
-    let mut out = Vec::new();
-    while !rest.is_empty() {
-        let (entries, len) = parse_nack(rest).ok()?;
-        out.extend(entries);
-        rest = rest.get(len..)?;
-    }
-    (!payload.is_empty()).then_some(out)
-}
 
 /// Which end the tap is beside.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -45,6 +45,7 @@ use rocescope_analysis::analyze::report::{FlowRow, Role, Tap, Transport};
 use rocescope_analysis::analyze::{Analyzer, Options as AnalyzeOptions};
 use rocescope_analysis::capture::CaptureError;
 use rocescope_analysis::session::Session;
+use rocescope_codec::ext::erd::whole_nacks;
 use rocescope_codec::ext::flor::Flor;
 use rocescope_codec::ext::netrt::Netrt;
 use rocescope_codec::ext::Ext;
@@ -280,6 +281,13 @@ struct Conn {
     netrt: netrt::NetrtSwitches,
 }
 
+impl Conn {
+    /// Its requester and responder are `requester` and `responder`, on interface `iface`.
+    fn between(&self, iface: u32, requester: IpAddr, responder: IpAddr) -> bool {
+        self.iface == iface && self.requester == requester && self.responder == responder
+    }
+}
+
 /// What a tap lets replay judge of a connection.
 enum Judge {
     /// At the responder's tap: the responder, and what the requester's rules suspect there.
@@ -297,6 +305,31 @@ enum Judge {
     FlorAck(flor_ack::FlorAckJudge),
     /// SDR-RDMA, at the sender's tap: every data QP of a connection and its control QP (`sdr.rs`).
     Sdr(sdr::SdrJudge),
+}
+
+impl Judge {
+    /// Why the capture turned out not to let this judge decide (the connection is then listed
+    /// as not judged, its findings dropped), once every frame was read.
+    fn not_judged(&self, opts: &Options) -> Option<String> {
+        match self {
+            Judge::Erd(j) if j.mixed => Some(
+                "ERD: several source QPs send to this destination QP (the receiver keeps a bitmap per source QP; \
+                 a flow keyed by destination QP mixes their PSNs): not judged"
+                    .into(),
+            ),
+            Judge::Sdr(j) if j.ec => Some(
+                "SDR-RDMA with erasure coding (EC_ACK, EC_NACK seen): its submessages and fallback are not judged \
+                 yet"
+                .into(),
+            ),
+            Judge::Sdr(j) if !j.chunks_agree() => Some(format!(
+                "SDR-RDMA: its SR_ACKs name far fewer chunks than packets were sent: chunks of more than {} \
+                 packet(s) (synth --sdr-chunk), which the judge cannot place: not judged",
+                opts.params.sdr_chunk_packets
+            )),
+            _ => None,
+        }
+    }
 }
 
 /// A fabric tap's judge: the two far-end checks, each for the end it is not beside, and the
@@ -473,10 +506,12 @@ pub fn replay_partial<R: Read>(
             if sdr_conns {
                 use rocescope_analysis::analyze::pkt::{PktExt, Rare};
                 fn judge(conns: &mut [Conn], iface: u32, src: IpAddr, dst: IpAddr) -> Option<&mut sdr::SdrJudge> {
-                    conns.iter_mut().find_map(|c| match &mut c.judge {
-                        Judge::Sdr(j) if c.iface == iface && c.requester == src && c.responder == dst => Some(j),
+                    let c =
+                        conns.iter_mut().find(|c| matches!(c.judge, Judge::Sdr(_)) && c.between(iface, src, dst))?;
+                    match &mut c.judge {
+                        Judge::Sdr(j) => Some(j),
                         _ => None,
-                    })
+                    }
                 }
                 match Pkt::from_decoded(d, rec.number, rec.ts_ns, rec.interface, rec.orig_len) {
                     Seen::Roce(k) => {
@@ -508,7 +543,10 @@ pub fn replay_partial<R: Read>(
                     if t.payload_len == 0 {
                         return ControlFlow::Continue(());
                     }
-                    let read = if t.payload.len() == t.payload_len { erd::read_segment(t.payload) } else { None };
+                    // (Read on its own when it holds whole NACK messages, uncut by the snaplen.)
+                    let whole_here = t.payload.len() == t.payload_len;
+                    let read: Option<Vec<_>> =
+                        whole_nacks(t.payload).filter(|_| whole_here).map(|entries| entries.collect());
                     let direct = read.is_some();
                     let (entries, whole) = match read {
                         Some(e) => (e, true),
@@ -529,7 +567,7 @@ pub fn replay_partial<R: Read>(
                         }
                     }
                     for (i, c) in conns.iter_mut().enumerate() {
-                        let ours = c.iface == rec.interface && c.requester == dst && c.responder == src;
+                        let ours = c.between(rec.interface, dst, src);
                         if let (true, Judge::Erd(j)) = (ours, &mut c.judge) {
                             let psns = named.get(&i).map(Vec::as_slice).unwrap_or(&[]);
                             j.nack(rec.number, rec.ts_ns, t.seq, psns, direct, whole);
@@ -579,8 +617,7 @@ pub fn replay_partial<R: Read>(
             // Flor's software ACKs (their own UD QP): to the connection whose data QP they name.
             if let Ext::Flor(Flor::Ack(a)) = f.ext() {
                 for c in conns.iter_mut() {
-                    let ours = c.iface == rec.interface && c.requester == dst && c.responder == src;
-                    if !(ours && c.responder_qpn == a.qpn) {
+                    if !(c.between(rec.interface, dst, src) && c.responder_qpn == a.qpn) {
                         continue;
                     }
                     let acked: Vec<_> = a.acked(p.payload()).collect();
@@ -668,6 +705,10 @@ pub fn replay_partial<R: Read>(
     let mut findings = Vec::new();
     let mut connections = Vec::new();
     for c in conns {
+        if let Some(reason) = c.judge.not_judged(opts) {
+            unjudged.push(Unjudged { flow: table[c.row].head.id.clone(), interface: c.iface, reason });
+            continue;
+        }
         let cnp = c.cnp;
         let rate = c.rate;
         let mut netrt_seen = c.netrt;
@@ -741,40 +782,8 @@ pub fn replay_partial<R: Read>(
                 found.append(&mut j.requester.findings);
                 (j.requests, j.responses, found, Vec::new())
             }
-            Judge::Erd(j) if j.mixed => {
-                unjudged.push(Unjudged {
-                    flow: table[c.row].head.id.clone(),
-                    interface: c.iface,
-                    reason: "ERD: several source QPs send to this destination QP (the receiver keeps a bitmap per \
-                             source QP; a flow keyed by destination QP mixes their PSNs): not judged"
-                        .into(),
-                });
-                continue;
-            }
             Judge::Erd(j) => (j.requests, j.nacks, j.findings, Vec::new()),
             Judge::Flor(j) => (j.requests, j.acks, j.findings, Vec::new()),
-            Judge::Sdr(j) if j.ec => {
-                unjudged.push(Unjudged {
-                    flow: table[c.row].head.id.clone(),
-                    interface: c.iface,
-                    reason: "SDR-RDMA with erasure coding (EC_ACK, EC_NACK seen): its submessages and fallback are \
-                             not judged yet"
-                        .into(),
-                });
-                continue;
-            }
-            Judge::Sdr(j) if !j.chunks_agree() => {
-                unjudged.push(Unjudged {
-                    flow: table[c.row].head.id.clone(),
-                    interface: c.iface,
-                    reason: format!(
-                        "SDR-RDMA: its SR_ACKs name far fewer chunks than packets were sent: chunks of more than \
-                         {} packet(s) (synth --sdr-chunk), which the judge cannot place: not judged",
-                        opts.params.sdr_chunk_packets
-                    ),
-                });
-                continue;
-            }
             Judge::Sdr(j) => (j.requests, j.ctrls, j.findings, Vec::new()),
             Judge::FlorAck(mut j) => {
                 j.finish(end);
@@ -849,14 +858,10 @@ fn connections(table: &[FlowRow], opts: &Options) -> (Vec<Conn>, Vec<Unjudged>) 
                 continue;
             }
             // One judge per connection (interface, sender, receiver): its other data QPs join it.
-            let same = |c: &Conn| {
-                matches!(c.judge, Judge::Sdr(_))
-                    && c.iface == h.interface
-                    && h.src.parse::<IpAddr>().is_ok_and(|s| s == c.requester)
-                    && h.dst.parse::<IpAddr>().is_ok_and(|d| d == c.responder)
-            };
-            if conns.iter().any(same) {
-                continue;
+            if let (Ok(src), Ok(dst)) = (h.src.parse::<IpAddr>(), h.dst.parse::<IpAddr>()) {
+                if conns.iter().any(|c: &Conn| matches!(c.judge, Judge::Sdr(_)) && c.between(h.interface, src, dst)) {
+                    continue;
+                }
             }
             let judge = Judge::Sdr(sdr::SdrJudge::new(h.id.clone(), opts.reaction_ns, opts.params.sdr_chunk_packets));
             match own_judge_conn(row, h, None, StackKind::SdrSr, judge, opts) {

@@ -6,7 +6,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use rocescope_codec::ext::erd::{parse_nack, EethRepr};
+use rocescope_codec::ext::erd::{whole_nacks, EethRepr};
 use rocescope_codec::{DecodeOptions, Frame, LinkType, Profile};
 use rocescope_stacks::erd::{self, ErdConfig};
 use rocescope_stacks::harness::{Fate, Harness, RunEnd, Side, TestRng};
@@ -50,14 +50,9 @@ fn nacked(h: &Harness) -> Vec<(usize, u32)> {
         let f = Frame::parse(LinkType::Ethernet, &t.frame, t.frame.len(), &opts);
         let tcp = f.tcp().expect("the receiver sends TCP only");
         assert_eq!(tcp.dst_port, h.cfg.params.erd_nack_port);
-        let mut b = tcp.payload;
-        while !b.is_empty() {
-            let (entries, len) = parse_nack(b).expect("a NACK message");
-            for e in entries {
-                assert_eq!((e.src_qpn, e.dst_qpn), (h.cfg.requester.qpn, h.cfg.responder.qpn));
-                out.push((i, e.psn));
-            }
-            b = &b[len..];
+        for e in whole_nacks(tcp.payload).expect("whole NACK messages") {
+            assert_eq!((e.src_qpn, e.dst_qpn), (h.cfg.requester.qpn, h.cfg.responder.qpn));
+            out.push((i, e.psn));
         }
     }
     out

@@ -8,7 +8,7 @@
 //! four bytes per PSN named, kept only when the run keeps its truth. ERD names a PSN only while
 //! it is missing, so this grows with the run's losses, not its packets.
 
-use rocescope_codec::ext::erd::parse_nack;
+use rocescope_codec::ext::erd::whole_nacks;
 use rocescope_codec::frame::{DecodeOptions, Frame, LinkType};
 
 /// One NACK segment: its transmission, its TCP sequence number (the tap's reassembly of the
@@ -27,17 +27,7 @@ pub fn read(frame: &[u8]) -> Option<(u32, Vec<u32>)> {
     let f =
         Frame::parse(LinkType::Ethernet, frame, frame.len(), &DecodeOptions { verify: false, ..Default::default() });
     let t = f.tcp()?;
-    if t.payload.is_empty() {
-        return None;
-    }
-    let mut rest = t.payload;
-    let mut psns = Vec::new();
-    while !rest.is_empty() {
-        let (entries, len) = parse_nack(rest).ok()?;
-        psns.extend(entries.map(|e| e.psn));
-        rest = rest.get(len..)?;
-    }
-    Some((t.seq, psns))
+    Some((t.seq, whole_nacks(t.payload)?.map(|e| e.psn).collect()))
 }
 
 #[cfg(test)]
