@@ -924,8 +924,14 @@ fn connections(table: &[FlowRow], opts: &Options) -> (Vec<Conn>, Vec<Unjudged>) 
             continue;
         };
         if stack.is_sdr() || stack == StackKind::Flor {
-            // (`--stack flor` on a flow that shows no Flor: nothing of Flor to judge.)
-            unjudged.push(skip(format!("no replay rules for {} yet (it runs in synth only)", stack.name())));
+            // (`--stack flor` on a flow that shows no Flor: nothing of Flor to judge. Flows that do
+            // were judged above, by their profile.)
+            let profile = stack.profile().name();
+            unjudged.push(skip(format!(
+                "--stack {}: this flow's packets carry nothing of {profile} (decode them with --profile {profile} if \
+                 they are its)",
+                stack.name()
+            )));
             continue;
         }
         // A plain RC flow `auto` reads as Go-Back-N may be IRN that lost nothing (no selective
