@@ -53,12 +53,8 @@ impl std::ops::Deref for Scratch {
 }
 
 fn run(stack: &str, fault: &str, args: &str) -> Run {
-    let dir = std::env::temp_dir().join(format!("rocescope-faults-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    // (Unique per call: tests run in parallel threads.)
-    static RUNS: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
-    let k = RUNS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    let name = format!("{stack}-{}-{k}", fault.replace(':', "-"));
+    let name = format!("{stack}-{}", fault.replace(':', "-"));
+    let dir = scratch_dir(&name);
     let capture = dir.join(format!("{name}.pcapng"));
     let truth = dir.join(format!("{name}.json"));
     let files = [Scratch(capture.clone()), Scratch(truth.clone())];
@@ -537,11 +533,20 @@ fn cnps_closer_than_the_interval_are_a_departure_and_the_interval_is_inferred() 
     }
 }
 
+/// A new directory for one run's files. (One per run: tests run in parallel threads, and a
+/// [`Scratch`] removes its directory once empty, which must not pull a shared one from under
+/// another run about to write into it.)
+fn scratch_dir(name: &str) -> PathBuf {
+    static RUNS: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+    let k = RUNS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let dir = std::env::temp_dir().join(format!("rocescope-faults-{}-{name}-{k}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
 /// `synth` with `args` into a capture of its own; its standard error.
 fn synth_capture(name: &str, args: &[&str]) -> (Scratch, String) {
-    let dir = std::env::temp_dir().join(format!("rocescope-faults-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let capture = dir.join(format!("{name}.pcapng"));
+    let capture = scratch_dir(name).join(format!("{name}.pcapng"));
     let out = Command::new(BIN).arg("synth").args(args).arg("-o").arg(&capture).output().unwrap();
     (Scratch(capture), String::from_utf8_lossy(&out.stderr).into_owned())
 }

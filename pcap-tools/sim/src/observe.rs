@@ -16,6 +16,7 @@ use rocescope_codec::ib::psn;
 use serde::Serialize;
 
 mod erd;
+mod sdr;
 use erd::{erd_ambiguous, erd_asks, erd_complete_known, erd_losses};
 
 use crate::truth::{
@@ -395,7 +396,9 @@ fn tap_view(run: &Run<'_>, tap: &Tap) -> TapView {
         // `other`: a flow the tap saw only those of is no RoCE flow.)
         let tcp = |f: &&Frame| run.stack() == Stack::Erd && f.kind == Kind::Other;
         let roce = |fs: &Vec<&Frame>| fs.iter().any(|f| !tcp(f));
-        if flow.frames == 0 || !ix.by_flow.get(flow.id.as_str()).is_some_and(roce) {
+        // (An SDR connection's data goes to several QPs, each frame in its own QP's flow.)
+        let sdr_data = run.stack() == Stack::SdrSr && flow.role == Role::Requests && flow.frames > 0;
+        if !sdr_data && (flow.frames == 0 || !ix.by_flow.get(flow.id.as_str()).is_some_and(roce)) {
             *out.unobservable.entry(Why::FlowNotSeen).or_default() += n as u64;
             continue;
         }
@@ -420,7 +423,25 @@ fn tap_view(run: &Run<'_>, tap: &Tap) -> TapView {
         cxs.push(cx);
     }
     let mut views: Vec<FlowView> = Vec::new();
+    let mut sdr_views: Vec<FlowView> = Vec::new();
     for cx in &cxs {
+        if cx.run.stack() == Stack::SdrSr && cx.key.1 == Role::Requests {
+            sdr_views.extend(sdr::sdr_views(cx));
+            // (A placeholder keeps `views` in step with `cxs`; it is dropped below.)
+            views.push(FlowView {
+                id: String::new(),
+                conn: cx.flow.conn,
+                role: cx.flow.role,
+                position: cx.position,
+                losses: Vec::new(),
+                retransmissions: Vec::new(),
+                capture_gaps: Vec::new(),
+                messages: Vec::new(),
+                unobservable: Vec::new(),
+                ambiguous: Vec::new(),
+            });
+            continue;
+        }
         let mut unobs = Vec::new();
         let losses = losses(cx, &mut unobs);
         let lost_seen: HashSet<u32> = losses.iter().map(|l| l.tx).collect();
@@ -456,8 +477,12 @@ fn tap_view(run: &Run<'_>, tap: &Tap) -> TapView {
     // either direction of its connection, to be observable.
     let observable_retx: HashSet<u64> = views.iter().flat_map(|v| v.retransmissions.iter().map(|r| r.frame)).collect();
     for (cx, v) in cxs.iter().zip(views.iter_mut()) {
-        v.messages = messages(cx, &observable_retx, &mut v.unobservable);
+        if !v.id.is_empty() {
+            v.messages = messages(cx, &observable_retx, &mut v.unobservable);
+        }
     }
+    views.retain(|v| !v.id.is_empty());
+    views.extend(sdr_views);
     for v in &views {
         for u in &v.unobservable {
             *out.unobservable.entry(u.why).or_default() += 1;
@@ -752,8 +777,8 @@ fn spurious(cx: &Cx<'_, '_>, p: u32, msg: Option<u64>, id: u32, at: u64, trigger
                 Stack::Gbn | Stack::Netrt => acc == Some(Accept::Accepted),
                 Stack::Irn | Stack::Dcp => !f.ho && acc.is_some(),
                 // ERD: its receiver accepts the first whole copy of a PSN (any earlier whole
-                // copy the tap recorded is one). (SDR's and Flor's per-tap views are not built
-                // yet: `synth --truth` refuses their runs.)
+                // copy the tap recorded is one). (SDR-SR's views are `sdr.rs`'s; SDR-EC's and
+                // Flor's are not built yet: `synth --truth` refuses their runs.)
                 Stack::SdrSr | Stack::SdrEc | Stack::Flor | Stack::Erd => acc == Some(Accept::Accepted),
             }
         };
@@ -811,7 +836,9 @@ fn cause(spurious: Option<bool>, trigger: Option<Signal>, earlier_loss_seen: boo
     match (spurious?, trigger) {
         (true, _) => Some(RetxCause::Spurious),
         (false, Some(Signal::Timeout)) => Some(RetxCause::Timeout),
-        (false, Some(Signal::Nak | Signal::Sack | Signal::Ho | Signal::ErdNack)) if earlier_loss_seen => {
+        (false, Some(Signal::Nak | Signal::Sack | Signal::Ho | Signal::ErdNack | Signal::SdrBitmap))
+            if earlier_loss_seen =>
+        {
             Some(RetxCause::Loss)
         }
         _ => None,

@@ -63,7 +63,9 @@ use super::topology::{LinkRole, NodeKind, Shape, Topology};
 
 mod erd_nack_names;
 mod netrt_tor;
+mod sdr_ctrl_names;
 pub use erd_nack_names::NackNames;
+pub use sdr_ctrl_names::CtrlNames as SdrCtrlNames;
 
 /// Capture timestamps are `EPOCH_NS + simulated time`.
 pub const EPOCH_NS: u64 = 1_700_000_000_000_000_000;
@@ -632,6 +634,10 @@ pub struct TxRec {
     pub dcp_msn: Option<u32>,
     /// NetRT: the transmission (its [`TxRec::id`]) whose bytes a switch resent.
     pub copy_of: Option<u32>,
+    /// The BTH destination QP (0 for a frame that is not RoCE).
+    pub qpn: u32,
+    /// SDR: a data packet's offset in its message, from its immediate (docs/truth.md, "SDR").
+    pub sdr_off: Option<u32>,
 }
 
 /// One frame a tap recorded.
@@ -997,6 +1003,8 @@ pub struct Fabric<'w> {
     /// ERD: what each NACK segment named, in transmission order (kept with the truth's records:
     /// [`Self::keep_txs`] or [`Self::spill_truth`]).
     pub erd_nacks: Vec<NackNames>,
+    /// SDR: what each control message said, in transmission order (kept like [`Self::erd_nacks`]).
+    pub sdr_ctrls: Vec<SdrCtrlNames>,
     /// Recycled slots of [`Self::txs`] (without [`Self::keep_txs`]).
     free_txs: Vec<u32>,
     /// The truth's records on disk ([`Self::spill_truth`]); `None` otherwise.
@@ -1055,6 +1063,7 @@ impl<'w> Fabric<'w> {
             keep_tap_frames: true,
             keep_txs: true,
             erd_nacks: Vec::new(),
+            sdr_ctrls: Vec::new(),
             free_txs: Vec::new(),
             spilled: None,
             next_tx_id: 0,
@@ -1693,10 +1702,26 @@ impl<'w> Fabric<'w> {
         } else {
             slot_id
         };
-        let (kind, cover, dcp_msn, dst, flow) = {
+        let sdr_split = {
+            let c = &self.conns[conn as usize].cfg;
+            c.sdr.as_ref().map(|_| c.params.sdr_split)
+        };
+        let (kind, cover, dcp_msn, dst, flow, qpn, sdr_off) = {
             let f =
                 Frame::parse(LinkType::Ethernet, &bytes, bytes.len(), &DecodeOptions { verify: false, ..self.decode });
-            classify(&f, msg, self.cfg.params.dcp_tag_shift, self.cfg.profile == Profile::Dcp, &self.topo)
+            let (kind, cover, dcp_msn, dst, flow) =
+                classify(&f, msg, self.cfg.params.dcp_tag_shift, self.cfg.profile == Profile::Dcp, &self.topo);
+            let roce = f.roce();
+            let qpn = roce.as_ref().map_or(0, |p| p.bth().dest_qp());
+            // (SDR names a data packet by its immediate: message id and packet offset.)
+            let imm = roce.as_ref().and_then(|p| p.immdt()).map(|i| i.imm());
+            let sdr_off = match (sdr_split, imm) {
+                (Some(split), Some(imm)) if kind.is_data() => {
+                    Some(rocescope_codec::ext::sdr::Data::from_imm(split, imm).pkt_off)
+                }
+                _ => None,
+            };
+            (kind, cover, dcp_msn, dst, flow, qpn, sdr_off)
         };
         let sender = self.conns[conn as usize].sender as u16;
         let to_requester = dst == Some(sender);
@@ -1725,6 +1750,8 @@ impl<'w> Fabric<'w> {
             cover,
             dcp_msn,
             copy_of: None,
+            qpn,
+            sdr_off,
         };
         match slot {
             Some(i) => self.txs[i as usize] = rec,
@@ -1734,6 +1761,12 @@ impl<'w> Fabric<'w> {
         if erd && kind == Kind::Other && origin == Origin::Responder && (self.keep_txs || self.spilled.is_some()) {
             if let Some((seq, psns)) = erd_nack_names::read(&bytes) {
                 self.erd_nacks.push(NackNames { tx: id, seq, psns });
+            }
+        }
+        let sdr = sdr_split.is_some();
+        if sdr && kind == Kind::Other && origin == Origin::Responder && (self.keep_txs || self.spilled.is_some()) {
+            if let Some((kind, msg_seq, cum_ack, sacked, indices)) = sdr_ctrl_names::read(&bytes) {
+                self.sdr_ctrls.push(SdrCtrlNames { tx: id, kind, msg_seq, cum_ack, sacked, indices });
             }
         }
         self.stats.transmissions += 1;

@@ -401,7 +401,8 @@ fn cause_of(b: u8) -> DropCause {
 }
 
 impl Record for TxRec {
-    const SIZE: usize = 4 + 4 + 1 + 1 + 4 + 9 + 1 + 1 + 8 + 4 + (1 + 8 + 1 + 4) + (1 + 8 + 4) + 1 + (1 + 4) + 5 + 5;
+    const SIZE: usize =
+        4 + 4 + 1 + 1 + 4 + 9 + 1 + 1 + 8 + 4 + (1 + 8 + 1 + 4) + (1 + 8 + 4) + 1 + (1 + 4) + 5 + 5 + 4 + 5;
     fn encode(&self, o: &mut Enc<'_>) {
         o.u32(self.id);
         o.u32(self.conn);
@@ -440,6 +441,9 @@ impl Record for TxRec {
         o.u32(self.dcp_msn.unwrap_or(0));
         o.u8(self.copy_of.is_some() as u8);
         o.u32(self.copy_of.unwrap_or(0));
+        o.u32(self.qpn);
+        o.u8(self.sdr_off.is_some() as u8);
+        o.u32(self.sdr_off.unwrap_or(0));
     }
     fn decode(i: &mut Dec<'_>) -> TxRec {
         let id = i.u32();
@@ -470,6 +474,8 @@ impl Record for TxRec {
         };
         let (has_msn, msn) = (i.bool(), i.u32());
         let (has_copy, copy) = (i.bool(), i.u32());
+        let qpn = i.u32();
+        let (has_off, off) = (i.bool(), i.u32());
         TxRec {
             id,
             conn,
@@ -487,6 +493,8 @@ impl Record for TxRec {
             cover,
             dcp_msn: has_msn.then_some(msn),
             copy_of: has_copy.then_some(copy),
+            qpn,
+            sdr_off: has_off.then_some(off),
         }
     }
 }
@@ -584,6 +592,8 @@ mod tests {
             cover: Cover::MsnLt(12),
             dcp_msn: Some(7),
             copy_of: Some(3),
+            qpn: 0xab_cdef,
+            sdr_off: Some(41),
         };
         let d: DiskVec<TxRec> = DiskVec::new();
         d.set(3, &t);

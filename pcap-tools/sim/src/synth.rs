@@ -1075,9 +1075,9 @@ pub fn run(
     progress: Option<&mut dyn FnMut(&Progress)>,
 ) -> Result<Option<Outcome>, String> {
     opts.validate()?;
-    if truth_path.is_some() && (opts.stack.is_sdr() || matches!(opts.stack, StackKind::Flor)) {
-        // Their per-tap views need packets known by (message, offset), not by PSN: not built
-        // yet.
+    if truth_path.is_some() && matches!(opts.stack, StackKind::SdrEc | StackKind::Flor) {
+        // SDR-EC's packets belong to data and parity submessages, Flor's units are chunks
+        // re-sliced into SENDs: the truth does not follow either yet.
         return Err(format!("--truth: the ground truth of {} runs is not built yet (docs/truth.md)", opts.stack.name()));
     }
     let writer: Box<dyn Write> = if out == "-" {

@@ -797,6 +797,9 @@ pub enum Signal {
     /// ERD: a NACK of the receiver named it (its retransmission info path).
     #[serde(rename = "erd_nack")]
     ErdNack,
+    /// SDR: the receiver's SR_NACK named its chunk (the SR_NACK variant of selective repeat).
+    #[serde(rename = "sdr_bitmap")]
+    SdrBitmap,
     /// Resent without a reason from the stack, or never resent.
     Gap,
     /// Not data: nobody resends it.
@@ -937,6 +940,13 @@ pub struct Transmission {
     pub psn: u32,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub retx: Option<Retx>,
+    /// SDR: what a control message says.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sdr_ctrl: Option<SdrCtrl>,
+    /// SDR: a data packet's offset in its message (its immediate's packet offset); its copies
+    /// are those with the same `msg` and `sdr_off`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sdr_off: Option<u32>,
     /// When the stack handed it to its NIC.
     pub time_ns: TimeNs,
     /// Where it was trimmed to header-only.
@@ -953,6 +963,25 @@ pub struct NackSegment {
     pub seq: u32,
     /// The PSNs its NACK messages name, in order (all of the connection's requests flow).
     pub psns: Vec<u32>,
+}
+
+/// What an SDR control message says (`sim.transmissions[].sdr_ctrl`; WIRE.md B.2).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SdrCtrl {
+    /// SR_ACK: every chunk below it is received.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cum_ack: Option<u32>,
+    /// SR_NACK: the chunks it names; EC_NACK: the data submessages.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub indices: Vec<u32>,
+    pub msg_seq: u32,
+    /// SR_ACK: the chunks its bitmap marks received.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub sacked: Vec<u32>,
+    /// `cts`, `sr_ack`, `sr_nack`, `ec_ack` or `ec_nack`.
+    #[serde(rename = "type")]
+    pub kind: String,
 }
 
 /// The receiver's verdict on an intact data packet.
@@ -1275,6 +1304,35 @@ pub fn derive(f: &Fabric<'_>) -> Vec<TxTruth> {
         }
     }
     out
+}
+
+/// SDR: per connection, the unit number of each message's first packet (the packets of the
+/// messages before it): an SDR packet's copies are those of its (message, offset), numbered
+/// densely per connection like PSNs. Empty for the other stacks' connections.
+fn sdr_unit_bases(f: &Fabric<'_>) -> Vec<Vec<u32>> {
+    f.conns
+        .iter()
+        .map(|c| {
+            if c.cfg.sdr.is_none() {
+                return Vec::new();
+            }
+            let mut next = 0u32;
+            c.messages
+                .iter()
+                .map(|m| {
+                    let base = next;
+                    next = next.wrapping_add(m.packets(c.cfg.mtu));
+                    base
+                })
+                .collect()
+        })
+        .collect()
+}
+
+/// SDR: a data transmission's unit number ([`sdr_unit_bases`]).
+fn sdr_unit(bases: &[Vec<u32>], t: &TxRec) -> Option<u32> {
+    let base = bases.get(t.conn as usize)?.get(t.msg? as usize)?;
+    Some(base.wrapping_add(t.sdr_off?))
 }
 
 /// The network failed to deliver it whole (dropped, or trimmed to header-only).
@@ -1695,6 +1753,7 @@ impl<'f, 'w> Gen<'f, 'w> {
         let f = self.f;
         let mut psn = PsnStates { chunks: HashMap::new(), states: DiskVec::new() };
         let mut flow_last: Vec<Option<u32>> = vec![None; f.conns.len() * 2];
+        let sdr_base = sdr_unit_bases(f);
         let useful = |t: &TxRec| match f.cfg.accept {
             AcceptModel::InOrder => t.accept == Some(sim::Accept::Accepted),
             AcceptModel::AnyOrder => matches!(t.accept, Some(sim::Accept::Accepted | sim::Accept::Duplicate)),
@@ -1708,7 +1767,12 @@ impl<'f, 'w> Gen<'f, 'w> {
             let mut d = Derived { first: t.id, ..Default::default() };
             if t.kind.is_data() {
                 let start = f.conns[t.conn as usize].cfg.start_psn;
-                let slot = psn.slot(flow, t.psn.wrapping_sub(start) & 0xff_ffff);
+                // (An SDR packet is its message's and offset's, whatever its UC PSN.)
+                let key = match sdr_unit(&sdr_base, &t) {
+                    Some(u) => u,
+                    None => t.psn.wrapping_sub(start),
+                };
+                let slot = psn.slot(flow, key & 0xff_ffff);
                 let mut st = psn.states.get(slot);
                 if st.copies == 0 {
                     st.first = t.id;
@@ -1919,13 +1983,23 @@ impl<'f, 'w> Gen<'f, 'w> {
         (format!("{}>{}/{}", src.ip, dst.ip, dst.qpn), src.ip, dst.ip, dst.qpn)
     }
 
+    /// The flow id of a frame: its flow's, except that an SDR data packet is in the flow of the
+    /// data QP it went to (a connection has one per generation and channel).
+    fn frame_flow_id(&self, t: &TxRec) -> String {
+        let (id, src, dst, qpn) = self.flow_id(flow_of(t));
+        if t.sdr_off.is_some() && t.qpn != qpn {
+            return format!("{src}>{dst}/{}", t.qpn);
+        }
+        id
+    }
+
     fn frame(&self, fr: &TapFrame) -> Frame {
         let t = self.tx(fr.tx);
         let dt = self.derived.get(fr.tx as u64);
         Frame {
             ce: fr.ce,
             direction: if fr.incoming { Direction::In } else { Direction::Out },
-            flow: self.flow_id(flow_of(&t)).0,
+            flow: self.frame_flow_id(&t),
             frame: fr.frame,
             ho: fr.trimmed,
             kind: t.kind.into(),
@@ -2031,9 +2105,24 @@ impl<'f, 'w> Gen<'f, 'w> {
             origin: t.origin.into(),
             psn: t.psn,
             retx: self.retx(t, dt),
+            sdr_ctrl: self.sdr_ctrl_of(t.id),
+            sdr_off: t.sdr_off,
             time_ns: ts(t.sent),
             trim: t.trimmed.map(|(at, p)| Trim { time_ns: ts(at), place: self.place(p) }),
         }
+    }
+
+    /// SDR: what the control message `id` said (the records are in id order).
+    fn sdr_ctrl_of(&self, id: u32) -> Option<SdrCtrl> {
+        let n = &self.f.sdr_ctrls;
+        let r = &n[n.binary_search_by_key(&id, |r| r.tx).ok()?];
+        Some(SdrCtrl {
+            cum_ack: r.cum_ack,
+            indices: r.indices.clone(),
+            msg_seq: r.msg_seq,
+            sacked: r.sacked.clone(),
+            kind: r.kind.name().to_string(),
+        })
     }
 
     /// ERD: what the NACK segment `id` named (the records are in id order).
@@ -2117,6 +2206,29 @@ impl FlowGen<'_, '_, '_> {
         (d < 1 << 23).then_some(d as u64)
     }
 
+    /// SDR: per message, the tap's first control frame proving it received whole: an SR_ACK
+    /// whose cumulative ACK passes its every chunk (one packet each), or its EC_ACK.
+    fn sdr_acked_whole(&self) -> HashMap<u64, TapFrame> {
+        let (g, c) = (self.g, self.conn());
+        let ctrls = &g.f.sdr_ctrls;
+        let mut out = HashMap::new();
+        for (_, fr) in g.flow_frames(self.tap, self.ci * 2 + 1) {
+            let Ok(i) = ctrls.binary_search_by_key(&fr.tx, |r| r.tx) else { continue };
+            let r = &ctrls[i];
+            let m = r.msg_seq as u64;
+            let Some(msg) = c.messages.get(m as usize) else { continue };
+            let whole = match r.kind {
+                rocescope_codec::ext::sdr::CtrlType::SrAck => r.cum_ack.is_some_and(|a| a >= msg.packets(c.cfg.mtu)),
+                rocescope_codec::ext::sdr::CtrlType::EcAck => true,
+                _ => false,
+            };
+            if whole {
+                out.entry(m).or_insert(fr);
+            }
+        }
+        out
+    }
+
     /// Every transmission of the flow the network failed to deliver whole, in id order.
     fn losses(&self) -> impl Iterator<Item = Loss> + '_ {
         let (g, tap) = (self.g, self.tap);
@@ -2154,6 +2266,8 @@ impl FlowGen<'_, '_, '_> {
                 signal: if t.kind.is_data() {
                     match repair.map(|r| g.tx(r as u32)) {
                         Some(r) if r.origin == sim::Origin::Switch => Signal::NetrtRequest,
+                        // (SDR resends at once only what an SR_NACK named.)
+                        Some(r) if r.sdr_off.is_some() && r.reason == Some(RetxReason::Sack) => Signal::SdrBitmap,
                         r => signal_of(r.and_then(|r| r.reason)),
                     }
                 } else {
@@ -2243,6 +2357,8 @@ impl FlowGen<'_, '_, '_> {
         let nz = |v: u64| (v != 0).then_some(v);
         let mut proof: Option<TapFrame> = None;
         let erd = c.cfg.erd.is_some();
+        let sdr = c.cfg.sdr.is_some();
+        let sdr_done = if sdr && n > 0 { self.sdr_acked_whole() } else { HashMap::new() };
         let at_receiver = g.f.tap_host(g.f.cfg.taps[tap]) == Some(c.receiver);
         c.messages.iter().take(n).enumerate().map(move |(mi, m)| {
             let p = g.psns.get(ci, mi as u64).unwrap_or_default();
@@ -2253,6 +2369,8 @@ impl FlowGen<'_, '_, '_> {
                 // Nothing acknowledges an ERD message: only the receiver's tap sees it complete,
                 // at the arrival that brought its last missing piece.
                 m.delivered_by.filter(|_| at_receiver).and_then(|t| g.seen(tap, t))
+            } else if sdr {
+                sdr_done.get(&(mi as u64)).copied()
             } else if self.dcp() {
                 self.first_cover(None, self.msg_off(&p))
             } else {
@@ -2262,8 +2380,8 @@ impl FlowGen<'_, '_, '_> {
                 (Some(a), Some(b)) => Some(if a.frame > b.frame { a } else { b }),
                 (a, b) => b.or(a),
             };
-            // (ERD's messages complete in any order.)
-            let comp = if erd { own } else { own.and(proof) };
+            // (ERD's and SDR's messages complete in any order.)
+            let comp = if erd || sdr { own } else { own.and(proof) };
             FlowMessage {
                 complete_frame: comp.map(|c| c.frame),
                 complete_time_ns: comp.map(|c| ts(c.time)),

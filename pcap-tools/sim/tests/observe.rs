@@ -153,7 +153,7 @@ fn fixtures() -> Vec<(String, Truth)> {
         }
     }
     out.sort_by(|a, b| a.0.cmp(&b.0));
-    assert_eq!(out.len(), 8, "the eight synth fixtures");
+    assert_eq!(out.len(), 9, "the nine synth fixtures");
     out
 }
 
@@ -167,13 +167,20 @@ fn fixtures_invariants_and_shares() {
             let frames: HashMap<u64, &rocescope_sim::truth::Frame> = tap.frames.iter().map(|f| (f.frame, f)).collect();
             let conn_of = |id: &str| tap.flows.iter().find(|f| f.id == id).map(|f| f.conn);
             let mut observable = 0u64;
+            // (Per truth flow: an SDR connection's data flow is viewed per data QP.)
+            let mut kept_of: HashMap<(u32, bool), usize> = HashMap::new();
             for fv in &tv.flows {
-                let tf = tap.flows.iter().find(|f| f.id == fv.id).unwrap();
+                let tf = truth_flow(tap, fv);
                 assert!(tf.frames > 0, "{ctx}: only flows the tap saw");
                 // Losses and retransmissions name a frame of this flow at this tap; capture gaps
                 // and messages a frame of its connection (the proof is in the reverse flow).
                 let of_flow = |fr: u64| frames.get(&fr).is_some_and(|f| f.flow == fv.id);
-                let of_conn = |fr: u64| frames.get(&fr).is_some_and(|f| conn_of(&f.flow) == Some(fv.conn));
+                // (By the frame's transmission: an SDR data frame's flow is its QP's.)
+                let of_conn = |fr: u64| {
+                    frames.get(&fr).is_some_and(|f| {
+                        conn_of(&f.flow).or(t.sim.transmissions.get(f.tx as usize).map(|x| x.conn)) == Some(fv.conn)
+                    })
+                };
                 for l in &fv.losses {
                     assert!(of_flow(l.frame), "{ctx}: loss {l:?}");
                 }
@@ -188,11 +195,20 @@ fn fixtures_invariants_and_shares() {
                         assert!(of_conn(fr), "{ctx}: message {m:?}");
                     }
                 }
-                // Per flow: each truth fact is either kept or listed unobservable.
                 let kept = fv.losses.len() + fv.retransmissions.len() + fv.capture_gaps.len() + fv.messages.len();
-                let all = tf.losses.len() + tf.retransmissions.len() + tf.capture_gaps.len() + tf.messages.len();
-                assert_eq!(kept + fv.unobservable.len(), all, "{ctx} {}", fv.id);
+                *kept_of.entry((fv.conn, fv.role == rocescope_sim::truth::Role::Requests)).or_default() +=
+                    kept + fv.unobservable.len();
                 observable += kept as u64;
+            }
+            // Per flow: each truth fact is either kept or listed unobservable.
+            for ((conn, req), n) in kept_of {
+                let tf = tap
+                    .flows
+                    .iter()
+                    .find(|f| f.conn == conn && (f.role == rocescope_sim::truth::Role::Requests) == req);
+                let tf = tf.unwrap();
+                let all = tf.losses.len() + tf.retransmissions.len() + tf.capture_gaps.len() + tf.messages.len();
+                assert_eq!(n, all, "{ctx} {}", tf.id);
             }
             let unobservable: u64 = tv.unobservable.values().sum();
             assert_eq!(tv.facts, observable + unobservable, "{ctx}: facts add up");
@@ -343,6 +359,16 @@ fn erd_sprayed() -> SynthOptions {
 /// Every value the view keeps is the truth's: a retransmission's `spurious` and `cause` (and
 /// its `trigger` is the stack's reason), a loss's frame, `signal` and `repair`, a gap's frame,
 /// a message's fields.
+/// The truth's flow a view's flow is of: the same id, or (an SDR data QP's view) its
+/// connection's flow of the same role.
+fn truth_flow<'a>(tap: &'a rocescope_sim::truth::Tap, fv: &FlowView) -> &'a rocescope_sim::truth::Flow {
+    tap.flows
+        .iter()
+        .find(|f| f.id == fv.id)
+        .or_else(|| tap.flows.iter().find(|f| f.conn == fv.conn && f.role == fv.role))
+        .unwrap_or_else(|| panic!("{:?}: no flow for {}", tap.name, fv.id))
+}
+
 fn agrees_with_truth(t: &Truth, v: &[TapView], ctx: &str) {
     let reason = |s: Signal| match s {
         Signal::Nak => Reason::GoBack,
@@ -350,13 +376,15 @@ fn agrees_with_truth(t: &Truth, v: &[TapView], ctx: &str) {
         Signal::Ho => Reason::HeaderOnly,
         Signal::Timeout => Reason::Timeout,
         Signal::ErdNack => Reason::ErdNack,
+        Signal::SdrBitmap => Reason::Sack,
         s => panic!("{ctx}: trigger {s:?}"),
     };
     let mut checked = HashSet::new();
     for (tap, tv) in t.taps.iter().zip(v) {
         for fv in &tv.flows {
-            let tf = tap.flows.iter().find(|f| f.id == fv.id).unwrap();
+            let tf = truth_flow(tap, fv);
             let ctx = format!("{ctx} {:?} {}", tap.name, fv.id);
+            let sdr = matches!(t.config.stack, rocescope_sim::truth::Stack::SdrSr | rocescope_sim::truth::Stack::SdrEc);
             for r in &fv.retransmissions {
                 let tr = tf.retransmissions.iter().find(|x| x.frame == r.frame).unwrap();
                 assert_eq!((r.psn, r.tx, r.time_ns), (tr.psn, tr.tx, tr.time_ns), "{ctx}");
@@ -373,7 +401,9 @@ fn agrees_with_truth(t: &Truth, v: &[TapView], ctx: &str) {
             }
             for l in &fv.losses {
                 let tl = tf.losses.iter().find(|x| x.tx == l.tx).unwrap();
-                assert_eq!((l.psn, Some(l.frame)), (tl.psn, tl.frame), "{ctx}: {l:?}");
+                // (An SDR loss seen at its repair names the repair's UC PSN.)
+                let psn = if sdr { tl.psn } else { l.psn };
+                assert_eq!((psn, Some(l.frame)), (tl.psn, tl.frame), "{ctx}: {l:?}");
                 if let Some(s) = l.signal {
                     assert_eq!(s, tl.signal, "{ctx}: signal of {l:?}");
                 }
@@ -387,7 +417,9 @@ fn agrees_with_truth(t: &Truth, v: &[TapView], ctx: &str) {
                 assert_eq!(Some(g.frame), tg.frame, "{ctx}: {g:?}");
                 checked.insert("gap");
             }
-            for m in &fv.messages {
+            // (SDR's views number a flow's messages as the tap first saw them: checked in
+            // `sdr_units_in_the_truth_and_the_view`.)
+            for m in fv.messages.iter().filter(|_| !sdr) {
                 let tm = tf.messages.iter().find(|x| x.index == m.index).unwrap();
                 let known = |name: &str| !m.unknown.contains(&name);
                 let pairs = [
@@ -443,4 +475,116 @@ fn erd_nacks_in_the_truth_and_the_view() {
         assert_eq!(complete, if tv.name == TapName::Receiver { 32 } else { 0 }, "{:?}", tv.name);
     }
     agrees_with_truth(&t, &v, "erd");
+}
+
+/// SDR selective repeat (docs/truth.md, "SDR"): a packet's copies are its (message, offset)'s,
+/// numbered in send order whatever their UC PSNs; each data frame is in its channel's QP flow;
+/// a resend for an SR_NACK follows an SR_NACK naming it that had reached the sender; a
+/// message's completion at the sender's tap is the instant the sender completed it; and every
+/// value the view keeps is the truth's.
+#[test]
+fn sdr_units_in_the_truth_and_the_view() {
+    for nack in [false, true] {
+        let mut o = SynthOptions {
+            messages: 12,
+            message_size: 16_384,
+            mtu: 1024,
+            loss: 0.03,
+            loss_dir: LossDir::Both,
+            incast: 2,
+            taps: vec![TapPoint::Sender, TapPoint::Receiver, TapPoint::Fabric],
+            seed: 4,
+            ..SynthOptions::for_stack(StackKind::SdrSr)
+        };
+        (o.sdr.nack, o.sdr.channels) = (nack, 2);
+        let ctx = format!("sdr-sr nack {nack}");
+        let t = run(&o);
+        // Copies by (connection, message, offset), in send order.
+        let mut copies: HashMap<(u32, u64, u32), Vec<&rocescope_sim::truth::Transmission>> = HashMap::new();
+        for x in t.sim.transmissions.iter().filter(|x| x.kind == rocescope_sim::truth::Kind::Data) {
+            let off = x.sdr_off.unwrap_or_else(|| panic!("{ctx}: data without an offset: {x:?}"));
+            copies.entry((x.conn, x.msg.unwrap(), off)).or_default().push(x);
+        }
+        let mut reasons = HashMap::new();
+        for ((conn, msg, off), cs) in &copies {
+            for (i, x) in cs.iter().enumerate() {
+                assert_eq!(x.retx.map(|r| r.copy), (i > 0).then_some(i as u32), "{ctx}: {x:?}");
+                let Some(r) = x.retx else { continue };
+                *reasons.entry(r.reason).or_insert(0) += 1;
+                if r.reason == Some(Reason::Sack) {
+                    // An SR_NACK naming it reached the sender before it left.
+                    let named = t.sim.transmissions.iter().any(|n| {
+                        n.conn == *conn
+                            && n.fate_time_ns.is_some_and(|at| at <= x.time_ns && n.fate == Fate::Delivered)
+                            && n.sdr_ctrl.as_ref().is_some_and(|c| {
+                                c.kind == "sr_nack" && c.msg_seq as u64 == *msg && c.indices.contains(off)
+                            })
+                    });
+                    assert!(named, "{ctx}: resend {x:?} for an SR_NACK no SR_NACK asked for");
+                }
+            }
+        }
+        eprintln!("{ctx}: resends by reason {reasons:?}");
+        assert!(reasons.get(&Some(Reason::Timeout)).is_some_and(|&n| n > 0), "{ctx}: {reasons:?}");
+        assert_eq!(reasons.contains_key(&Some(Reason::Sack)), nack, "{ctx}: {reasons:?}");
+        for tap in &t.taps {
+            for f in tap.frames.iter().filter(|f| f.kind == rocescope_sim::truth::Kind::Data) {
+                let x = t.sim.transmissions.iter().find(|x| x.id == f.tx).unwrap();
+                let c = &t.connections[x.conn as usize];
+                // Generation 0 (few messages), channel offset mod 2.
+                let qp = c.responder.qpn + x.sdr_off.unwrap() % 2;
+                assert!(f.flow.ends_with(&format!("/{qp}")), "{ctx}: {f:?}");
+            }
+            if tap.name == TapName::Sender {
+                let fl =
+                    tap.flows.iter().find(|f| f.conn == 0 && f.role == rocescope_sim::truth::Role::Requests).unwrap();
+                for m in &fl.messages {
+                    let sm = t.sim.messages.iter().find(|s| s.conn == 0 && s.index == m.index).unwrap();
+                    assert_eq!(m.complete_time_ns, sm.completed_ns, "{ctx}: message {}", m.index);
+                }
+            }
+        }
+        let v = view(&t);
+        let mut checked = 0;
+        for (tap, tv) in t.taps.iter().zip(&v) {
+            for fv in &tv.flows {
+                let tf = tap.flows.iter().find(|f| f.conn == fv.conn && f.role == fv.role).unwrap();
+                for r in &fv.retransmissions {
+                    let tr = tf.retransmissions.iter().find(|x| x.frame == r.frame).unwrap();
+                    assert_eq!((r.psn, r.tx, r.time_ns), (tr.psn, tr.tx, tr.time_ns), "{ctx}");
+                    let want = |s: Signal| match s {
+                        Signal::SdrBitmap => Reason::Sack,
+                        Signal::Timeout => Reason::Timeout,
+                        s => panic!("{ctx}: trigger {s:?}"),
+                    };
+                    if let Some(s) = r.trigger {
+                        assert_eq!(Some(want(s)), tr.reason, "{ctx}: trigger of {r:?}");
+                    }
+                    if let Some(s) = r.spurious {
+                        assert_eq!(s, tr.spurious, "{ctx}: spurious of {r:?}");
+                    }
+                    if let Some(c) = r.cause {
+                        assert_eq!(c, tr.cause, "{ctx}: cause of {r:?}");
+                    }
+                    checked += 1;
+                }
+                for l in &fv.losses {
+                    let tl = tf.losses.iter().find(|x| x.tx == l.tx).unwrap();
+                    assert_eq!(Some(l.frame), tl.frame, "{ctx}: {l:?}");
+                    if let Some(s) = l.signal {
+                        assert_eq!(s, tl.signal, "{ctx}: signal of {l:?}");
+                    }
+                    assert_eq!(l.repair, Some(tl.repair), "{ctx}: repair of {l:?}");
+                    checked += 1;
+                }
+            }
+            let losses: Vec<_> = tv.flows.iter().flat_map(|f| &f.losses).collect();
+            eprintln!("{ctx} {:?}: {} observable losses", tv.name, losses.len());
+            if tv.name == TapName::Sender {
+                let signal = if nack { Signal::SdrBitmap } else { Signal::Timeout };
+                assert!(losses.iter().any(|l| l.signal == Some(signal)), "{ctx}: no loss signalled by {signal:?}");
+            }
+        }
+        assert!(checked > 20, "{ctx}: {checked} facts checked");
+    }
 }

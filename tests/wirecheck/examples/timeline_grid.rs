@@ -47,6 +47,7 @@ fn main() {
         (StackKind::Dcp, true),
         (StackKind::Dcp, false),
         (StackKind::Erd, false),
+        (StackKind::SdrSr, false),
     ];
     for (stack, trim) in stacks {
         for loss in [0.0, 0.001, 0.01, 0.05] {
@@ -56,6 +57,13 @@ fn main() {
                         let mut o = timeline_cmp::grid_options(stack, trim, loss, paths, incast, messages, seed);
                         if stack == StackKind::Erd {
                             o.loss_dir = rocescope_sim::LossDir::Both;
+                        }
+                        // SDR: loss both ways; two channels on odd seeds, the SR_NACK variant
+                        // with more than one sender.
+                        if stack == StackKind::SdrSr {
+                            o.loss_dir = rocescope_sim::LossDir::Both;
+                            o.sdr.channels = 1 + (seed % 2) as u32;
+                            o.sdr.nack = incast > 1;
                         }
                         if leaf_spine {
                             o.topology = TopologyKind::LeafSpine {

@@ -45,6 +45,7 @@ fn signal_name(s: Option<Signal>) -> &'static str {
         Some(Signal::Gap) => "gap",
         Some(Signal::NetrtRequest) => "netrt_request",
         Some(Signal::ErdNack) => "erd_nack",
+        Some(Signal::SdrBitmap) => "sdr_bitmap",
         Some(Signal::None) | None => "unknown",
     }
 }

@@ -50,8 +50,11 @@ struct Msg {
     /// Chunks the receiver reported: all below `cum`, and `sacked`.
     cum: u32,
     sacked: BTreeSet<u32>,
-    /// Packets a control message asked for, not resent yet.
+    /// Packets a control message asked for, not resent yet; of those, the ones an SR_NACK named
+    /// (the only request the sender answers at once: an SR_ACK's holes wait for the chunk's
+    /// timer).
     asked: BTreeSet<u32>,
+    nacked: BTreeSet<u32>,
     done: bool,
     /// A CTS for its slot came after it completed: the slot's next packets are a new message.
     reposted: bool,
@@ -86,7 +89,10 @@ impl Analyzer {
         conn.id_bits = id_bits;
         let new = match conn.msgs.get_mut(&msg_id) {
             None => true,
-            Some(m) if m.done && (m.reposted || !m.flows.contains(&i)) => true,
+            // A completed message's id in use again: after a CTS for its slot, or a packet it
+            // already had arriving on a QP that did not carry it (a packet's copies all go to
+            // its channel's QP of the message's generation; a reused id has another generation).
+            Some(m) if m.done && (m.reposted || (m.pkts.contains_key(&pkt_off) && !m.flows.contains(&i))) => true,
             Some(m) => {
                 if m.done && !m.pkts.contains_key(&pkt_off) {
                     // More of a message taken for complete: it was not.
@@ -123,6 +129,14 @@ impl Analyzer {
         let Some(m) = conn.msgs.get_mut(&msg_id) else { return };
         m.flows.insert(i);
         let asked = m.asked.remove(&pkt_off);
+        let nacked = m.nacked.remove(&pkt_off);
+        // What made the sender send this copy: an SR_NACK naming it; at the sender's tap, else
+        // its timer.
+        let trigger = match place {
+            _ if nacked => Signal::SdrBitmap,
+            Place::Source => Signal::Timeout,
+            _ => Signal::Unknown,
+        };
         let prior = m.pkts.get(&pkt_off).copied();
         let in_msg_flow = |f: usize| (f == m.flow).then_some(m.index as u64);
         let mut retransmitted = false;
@@ -133,7 +147,7 @@ impl Analyzer {
                 }
                 if asked {
                     // Asked for before the tap saw any copy: lost upstream; this is the repair.
-                    let loss = loss(k.psn, k.frame, k.time_ns, in_msg_flow(i));
+                    let loss = loss(k.psn, k.frame, k.time_ns, in_msg_flow(i), trigger);
                     self.flows[i].data.stats.losses += 1;
                     self.flows[i].sdr_out.get_or_insert_with(Default::default).losses.push(loss);
                 }
@@ -141,11 +155,6 @@ impl Analyzer {
             Some(p) => {
                 retransmitted = true;
                 let acked = pkt_off < m.cum || m.sacked.contains(&pkt_off);
-                let trigger = match place {
-                    _ if asked => Signal::SdrBitmap,
-                    Place::Source => Signal::Timeout,
-                    _ => Signal::Unknown,
-                };
                 let spurious = match place {
                     // The receiver writes every copy in place: it had the earlier one.
                     Place::Destination => Some(true),
@@ -153,10 +162,12 @@ impl Analyzer {
                     _ if asked => Some(false),
                     _ => None,
                 };
-                let cause = match spurious {
-                    Some(true) => Cause::Spurious,
-                    Some(false) => Cause::Loss,
-                    None => Cause::Unknown,
+                // Not needless: the timer's, or the lost copy's an SR_NACK asked for.
+                let cause = match (spurious, trigger) {
+                    (Some(true), _) => Cause::Spurious,
+                    (Some(false), Signal::Timeout) => Cause::Timeout,
+                    (Some(false), Signal::SdrBitmap) => Cause::Loss,
+                    _ => Cause::Unknown,
                 };
                 let s = &mut self.flows[i].data.stats;
                 // The PSN tracker took this copy for a first one (its UC PSN is new).
@@ -166,7 +177,7 @@ impl Analyzer {
                 s.timeouts += (trigger == Signal::Timeout) as u64;
                 s.max_retries = s.max_retries.max(p.copies);
                 if asked {
-                    let l = loss(p.psn, p.frame, p.time, in_msg_flow(p.flow));
+                    let l = loss(p.psn, p.frame, p.time, in_msg_flow(p.flow), trigger);
                     self.flows[p.flow].data.stats.losses += 1;
                     self.flows[p.flow].sdr_out.get_or_insert_with(Default::default).losses.push(l);
                 }
@@ -207,7 +218,20 @@ impl Analyzer {
             if c.kind == CtrlType::Cts {
                 m.reposted = true;
             }
-            return;
+            // A request for a chunk past every one acknowledged proves the message incomplete
+            // (taken for complete at an SR_ACK passing every packet this tap had seen of it: a
+            // tap on one of several paths sees only some).
+            let open = matches!(c.kind, CtrlType::SrAck | CtrlType::SrNack)
+                && c.missing.iter().any(|x| *x >= m.cum && !m.sacked.contains(x));
+            if !open || m.reposted {
+                return;
+            }
+            m.done = false;
+            if let Some(msg) = self.flows[m.flow].sdr_out.as_mut().and_then(|o| o.msgs.get_mut(m.index)) {
+                msg.complete_frame = None;
+                msg.complete_time_ns = None;
+                msg.latency_ns = None;
+            }
         }
         let complete = match c.kind {
             CtrlType::SrAck => {
@@ -219,6 +243,7 @@ impl Analyzer {
             }
             CtrlType::SrNack => {
                 m.asked.extend(c.missing.iter().copied());
+                m.nacked.extend(c.missing.iter().copied());
                 false
             }
             CtrlType::EcAck => true,
@@ -252,15 +277,8 @@ impl Analyzer {
     }
 }
 
-/// The loss of a copy the receiver's bitmap or NACK asked for, repaired by the sender.
-fn loss(psn: u32, frame: u64, time: u64, message: Option<u64>) -> Loss {
-    Loss {
-        psn,
-        frame,
-        time_ns: Ns(time),
-        signal: Signal::SdrBitmap,
-        repair: Repair::EndHost,
-        evidence: Evidence::AskedFor,
-        message,
-    }
+/// The loss of a copy the receiver's bitmap or NACK asked for, repaired by the sender; `signal`
+/// is what made it send the repair.
+fn loss(psn: u32, frame: u64, time: u64, message: Option<u64>, signal: Signal) -> Loss {
+    Loss { psn, frame, time_ns: Ns(time), signal, repair: Repair::EndHost, evidence: Evidence::AskedFor, message }
 }

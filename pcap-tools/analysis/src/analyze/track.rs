@@ -609,7 +609,10 @@ impl Tracker {
             // First seen at the destination after higher PSNs arrived: its earlier copy was lost.
             // (ERD sprays every packet over any path and resends under the same PSN: a late
             // first copy is a loss only when a NACK asked for it.)
-            let late_is_loss = transport != Transport::Erd || asked_by.is_some();
+            // (SDR resends under a new UC PSN: a late PSN is one that took a slower path, never a
+            // repair; SDR's own rules find its losses, `sdr.rs`.)
+            let sdr = matches!(k.ext, super::pkt::PktExt::SdrData { .. });
+            let late_is_loss = (transport != Transport::Erd || asked_by.is_some()) && !sdr;
             if place == Place::Destination && whole && high_whole > v && late_is_loss {
                 new_losses.push(Loss {
                     psn: k.psn,

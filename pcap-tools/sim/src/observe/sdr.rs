@@ -1,0 +1,425 @@
+//! SDR-RDMA's rules of the observable view (docs/truth.md, "What a tap can observe", SDR;
+//! seed 001 §3.2-4). SDR sends every packet as its own UC WRITE with Immediate naming (message,
+//! packet offset) and ignores PSNs: a packet's copies are those of its (message, offset)
+//! (`sim.transmissions[].msg` and `sdr_off`), each under a new UC PSN, possibly on another data
+//! QP. What a tap learns of losses and resends it reads from the receiver's control messages
+//! (`sdr_ctrl`), never from PSNs or order:
+//!
+//! - **What a tap reads** ([`Reads`]): the control messages it recorded, each about the message
+//!   whose sequence number it names (selective repeat: one send a message, so the message's
+//!   index), once the tap has recorded a data frame of that message and before the message's
+//!   completion at the tap. An SR_ACK *acknowledges* every chunk below its cumulative ACK and
+//!   every chunk its bitmap marks, and *asks for* every chunk from the cumulative ACK up to the
+//!   highest marked one that is not marked; an SR_NACK asks for the chunks it names (and is
+//!   the only message that makes the sender resend at once). Chunks are one packet each
+//!   (`--sdr-chunk 1`), so a chunk is a packet offset.
+//! - A **retransmission** is observable when the tap recorded an earlier copy of its packet
+//!   (copies in send order). Its `trigger` at the source tap is the stack's reason (`timeout`
+//!   when no SR_NACK the tap read since the previous copy it recorded named the packet,
+//!   `sdr_bitmap` for a resend an SR_NACK named), elsewhere `sdr_bitmap` when such an SR_NACK
+//!   named it and the reason is that NACK, else unknown. It is spurious at the destination (the
+//!   receiver had a whole copy the tap recorded); elsewhere spurious when the tap read an
+//!   acknowledgement of the packet before it, not spurious when it read a request for it since
+//!   the previous copy it recorded (the packet not ambiguous), else unknown.
+//! - A **lost** copy c is observable when the tap read a request for its packet after the copy
+//!   it recorded last before the next copy k it recorded, and either it recorded c, that last
+//!   copy (frame: c's), or it recorded no copy before k and c is the copy sent just before k
+//!   (frame: k's, the repair; earlier lost copies leave no trace there). Its signal is k's trigger as above (`timeout` at the source
+//!   when no SR_NACK asked), repair `end_host`. It is listed in the flow (data QP) of its frame.
+//! - **Ambiguous packets**: a request the tap read for a packet with k the next copy it
+//!   recorded, when a copy sent before k arrived whole (the receiver asked before a late copy
+//!   arrived) or none sent before k was lost; and a packet whose resend's trigger contradicts
+//!   the stack's reason (an SR_NACK read, but the timer had fired). Their PSNs (of every copy
+//!   the tap recorded) are listed, so neither losses nor spuriousness of them are judged.
+//! - A **message** is listed in the flow of the first data frame of it the tap recorded, the
+//!   flow's messages numbered in that order. Its first and last frame and its packets
+//!   (distinct offsets) are what the tap recorded; `retransmitted` is known when every
+//!   retransmission of it the tap recorded is observable. It completes at the first SR_ACK the
+//!   tap recorded whose cumulative ACK passes every chunk of it (or its EC_ACK), known when the
+//!   tap recorded every packet of the message (a tap that missed some would take an earlier
+//!   acknowledgement for the last).
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+
+use super::{
+    cause, is_lost, Cx, Fact, Fate, FlowView, Frame, ObsLoss, ObsMessage, ObsRetx, Position, Reason, Repair, Signal,
+    Unobservable, Why,
+};
+use crate::truth::{Kind, Transmission};
+
+/// A packet: message index and packet offset.
+type Unit = (u64, u32);
+
+/// What the tap read of the connection's control messages.
+#[derive(Default)]
+struct Reads<'a> {
+    /// (frame, packet, by an SR_NACK): a request for the packet.
+    asks: Vec<(u64, Unit, bool)>,
+    /// (frame, message, cumulative ACK, marked chunks).
+    acks: Vec<(u64, u64, u32, Vec<u32>)>,
+    /// Per message: the frame that completes it at the tap.
+    complete: HashMap<u64, &'a Frame>,
+}
+
+/// One data frame the tap recorded, with its transmission.
+#[derive(Clone, Copy)]
+struct Rec<'a> {
+    f: &'a Frame,
+    x: &'a Transmission,
+}
+
+impl Rec<'_> {
+    fn unit(&self) -> Unit {
+        (self.x.msg.unwrap_or(u64::MAX), self.x.sdr_off.unwrap_or(0))
+    }
+}
+
+/// The SDR connection's data flows as the tap observes them: one view per data QP the tap
+/// recorded frames of (see the module's doc).
+pub(super) fn sdr_views(cx: &Cx<'_, '_>) -> Vec<FlowView> {
+    let conn = cx.flow.conn;
+    let data: Vec<Rec> = cx
+        .ix
+        .tap
+        .frames
+        .iter()
+        .filter_map(|f| {
+            let x = cx.run.tx(f.tx)?;
+            (x.conn == conn && x.kind == Kind::Data && x.sdr_off.is_some()).then_some(Rec { f, x })
+        })
+        .collect();
+    let mut recorded: HashMap<Unit, Vec<Rec>> = HashMap::new();
+    let mut first_seen: HashMap<u64, u64> = HashMap::new();
+    let mut offsets: HashMap<u64, HashSet<u32>> = HashMap::new();
+    for r in &data {
+        recorded.entry(r.unit()).or_default().push(*r);
+        first_seen.entry(r.unit().0).or_insert(r.f.frame);
+        offsets.entry(r.unit().0).or_default().insert(r.unit().1);
+    }
+    // Every copy of each packet, in send order.
+    let mut sent: HashMap<Unit, Vec<&Transmission>> = HashMap::new();
+    for x in &cx.run.t.sim.transmissions {
+        if x.conn == conn && x.kind == Kind::Data {
+            if let (Some(m), Some(o)) = (x.msg, x.sdr_off) {
+                sent.entry((m, o)).or_default().push(x);
+            }
+        }
+    }
+    let packets = |m: u64| -> u32 {
+        let mtu = cx.run.t.connections.iter().find(|c| c.index == conn).map_or(1, |c| c.mtu.max(1));
+        let len = cx.run.t.sim.messages.iter().find(|s| s.conn == conn && s.index == m).map_or(0, |s| s.len);
+        len.div_ceil(mtu).max(1)
+    };
+    let reads = reads(cx, &first_seen, &packets);
+    let s = Sdr { cx, recorded: &recorded, sent: &sent, reads: &reads };
+
+    // Which copies' triggers contradict the stack's reason, and which packets a request
+    // misleads the tap about.
+    let mut ambiguous: HashSet<Unit> = s.misleading_asks();
+    for r in &data {
+        if r.x.retx.is_some() && s.trigger(r).is_err() {
+            ambiguous.insert(r.unit());
+        }
+    }
+
+    // (Each with the flow of its frame, or of a recorded copy of its packet (the same channel's
+    // QP), else none: the first view's.)
+    let mut unobs: Vec<(Option<String>, Unobservable)> = Vec::new();
+    let flow_of_unit = |u: Unit| recorded.get(&u).and_then(|v| v.first()).map(|r| r.f.flow.clone());
+    // Losses.
+    let mut losses: Vec<(String, ObsLoss)> = Vec::new();
+    let mut lost_seen: HashSet<u32> = HashSet::new();
+    for l in &cx.flow.losses {
+        let why = |why| Unobservable { fact: Fact::Loss, psn: Some(l.psn), index: None, tx: Some(l.tx), why };
+        let Some(c) = cx.run.tx(l.tx).filter(|x| x.kind == Kind::Data && x.sdr_off.is_some()) else {
+            unobs.push((None, why(Why::NotData)));
+            continue;
+        };
+        match s.loss(c) {
+            Some((fr, signal)) if !ambiguous.contains(&(c.msg.unwrap_or(u64::MAX), c.sdr_off.unwrap_or(0))) => {
+                lost_seen.insert(c.id);
+                let obs = ObsLoss {
+                    psn: fr.psn,
+                    tx: c.id,
+                    frame: fr.frame,
+                    time_ns: fr.time_ns,
+                    signal,
+                    repair: Some(Repair::EndHost),
+                };
+                losses.push((fr.flow.clone(), obs));
+            }
+            Some(_) => {
+                unobs.push((flow_of_unit((c.msg.unwrap_or(u64::MAX), c.sdr_off.unwrap_or(0))), why(Why::Reordered)))
+            }
+            None => {
+                unobs.push((flow_of_unit((c.msg.unwrap_or(u64::MAX), c.sdr_off.unwrap_or(0))), why(Why::NoEvidence)))
+            }
+        }
+    }
+    // Retransmissions.
+    let mut retx: Vec<(String, ObsRetx)> = Vec::new();
+    let mut unobservable_retx: HashSet<u64> = HashSet::new();
+    for r in &data {
+        let Some(rx) = r.x.retx.as_ref() else { continue };
+        let copies = &recorded[&r.unit()];
+        let in_order = copies.windows(2).all(|w| w[0].x.id < w[1].x.id);
+        let why = if !in_order {
+            Some(Why::CopiesOutOfOrder)
+        } else if s.earlier_recorded(r).is_none() {
+            Some(Why::EarlierCopyNotSeen)
+        } else {
+            None
+        };
+        if let Some(why) = why {
+            unobservable_retx.insert(r.f.frame);
+            let u = Unobservable { fact: Fact::Retransmission, psn: Some(r.f.psn), index: None, tx: Some(r.x.id), why };
+            unobs.push((Some(r.f.flow.clone()), u));
+            continue;
+        }
+        let _ = rx;
+        let trigger = s.trigger(r).unwrap_or(None);
+        let spurious = s.spurious(r, ambiguous.contains(&r.unit()));
+        let earlier_loss_seen = sent[&r.unit()].iter().any(|c| c.id < r.x.id && lost_seen.contains(&c.id));
+        let obs = ObsRetx {
+            psn: r.f.psn,
+            tx: r.x.id,
+            frame: r.f.frame,
+            time_ns: r.f.time_ns,
+            trigger,
+            spurious,
+            cause: cause(spurious, trigger, earlier_loss_seen),
+        };
+        retx.push((r.f.flow.clone(), obs));
+    }
+    // Messages, in the flow of their first recorded frame, numbered there in that order.
+    let mut by_first: Vec<(u64, u64)> = first_seen.iter().map(|(&m, &f)| (f, m)).collect();
+    by_first.sort_unstable();
+    let mut msgs: Vec<(String, ObsMessage)> = Vec::new();
+    let mut next_index: HashMap<String, u64> = HashMap::new();
+    for &(first, m) in &by_first {
+        let recs: Vec<&Rec> = data.iter().filter(|r| r.unit().0 == m).collect();
+        let flow = recs[0].f.flow.clone();
+        let index = next_index.entry(flow.clone()).or_default();
+        let n = offsets[&m].len() as u32;
+        let retx_frames: Vec<u64> =
+            recs.iter().filter(|r| s.earlier_recorded(r).is_some()).map(|r| r.f.frame).collect();
+        let retx_known = retx_frames.iter().all(|f| !unobservable_retx.contains(f));
+        let complete_known = n >= packets(m);
+        let complete = reads.complete.get(&m).copied();
+        let mut unknown = Vec::new();
+        if !retx_known {
+            unknown.push("retransmitted");
+        }
+        if !complete_known {
+            unknown.extend(["complete_frame", "complete_time_ns"]);
+        }
+        msgs.push((
+            flow,
+            ObsMessage {
+                index: *index,
+                first_frame: Some(first),
+                last_frame: recs.iter().map(|r| r.f.frame).max(),
+                packets: Some(n),
+                retransmitted: Some(retx_frames.len() as u64).filter(|_| retx_known),
+                complete_frame: complete.map(|f| f.frame).filter(|_| complete_known),
+                complete_time_ns: complete.map(|f| f.time_ns).filter(|_| complete_known),
+                unknown,
+            },
+        ));
+        *index += 1;
+    }
+    for m in &cx.flow.messages {
+        if !first_seen.contains_key(&m.index) {
+            unobs.push((
+                None,
+                Unobservable {
+                    fact: Fact::Message,
+                    psn: None,
+                    index: Some(m.index),
+                    tx: None,
+                    why: Why::MessageNotSeen,
+                },
+            ));
+        }
+    }
+    for g in &cx.flow.capture_gaps {
+        let u = Unobservable {
+            fact: Fact::CaptureGap,
+            psn: Some(g.psn),
+            index: None,
+            tx: Some(g.tx),
+            why: Why::NoEvidence,
+        };
+        unobs.push((None, u));
+    }
+
+    // One view per data QP.
+    let mut ids: Vec<&str> = data.iter().map(|r| r.f.flow.as_str()).collect();
+    ids.sort_unstable();
+    ids.dedup();
+    let mut views: BTreeMap<&str, FlowView> = BTreeMap::new();
+    for id in ids {
+        let mut amb: Vec<u32> =
+            data.iter().filter(|r| r.f.flow == id && ambiguous.contains(&r.unit())).map(|r| r.f.psn).collect();
+        amb.sort_unstable();
+        amb.dedup();
+        views.insert(
+            id,
+            FlowView {
+                id: id.to_string(),
+                conn,
+                role: cx.flow.role,
+                position: cx.position,
+                losses: pick(&losses, id),
+                retransmissions: pick(&retx, id),
+                capture_gaps: Vec::new(),
+                messages: pick(&msgs, id),
+                unobservable: unobs.iter().filter(|(f, _)| f.as_deref() == Some(id)).map(|(_, u)| u.clone()).collect(),
+                ambiguous: amb,
+            },
+        );
+    }
+    let mut out: Vec<FlowView> = views.into_values().collect();
+    out.iter_mut().for_each(|v| {
+        v.losses.sort_by_key(|l| l.frame);
+        v.retransmissions.sort_by_key(|r| r.frame);
+    });
+    if let Some(v) = out.first_mut() {
+        let ids: HashSet<&str> = data.iter().map(|r| r.f.flow.as_str()).collect();
+        let elsewhere = unobs.into_iter().filter(|(f, _)| f.as_deref().is_none_or(|f| !ids.contains(f)));
+        v.unobservable.extend(elsewhere.map(|(_, u)| u));
+    }
+    out
+}
+
+fn pick<T: Clone>(v: &[(String, T)], id: &str) -> Vec<T> {
+    v.iter().filter(|(f, _)| f == id).map(|(_, t)| t.clone()).collect()
+}
+
+/// Reads the tap's control messages of the connection (see the module's doc).
+fn reads<'a>(cx: &Cx<'a, '_>, first_seen: &HashMap<u64, u64>, packets: &dyn Fn(u64) -> u32) -> Reads<'a> {
+    let mut out = Reads::default();
+    for f in cx.reverse {
+        let Some(c) = cx.run.tx(f.tx).and_then(|x| x.sdr_ctrl.as_ref()) else { continue };
+        let m = c.msg_seq as u64;
+        if first_seen.get(&m).is_none_or(|&s| s > f.frame) || out.complete.contains_key(&m) {
+            continue;
+        }
+        match c.kind.as_str() {
+            "sr_ack" => {
+                let cum = c.cum_ack.unwrap_or(0);
+                if let Some(&top) = c.sacked.iter().max() {
+                    out.asks.extend((cum..top).filter(|o| !c.sacked.contains(o)).map(|o| (f.frame, (m, o), false)));
+                }
+                out.acks.push((f.frame, m, cum, c.sacked.clone()));
+                if cum >= packets(m) {
+                    out.complete.insert(m, *f);
+                }
+            }
+            "sr_nack" => out.asks.extend(c.indices.iter().map(|&o| (f.frame, (m, o), true))),
+            "ec_ack" => {
+                out.complete.insert(m, *f);
+            }
+            _ => {}
+        }
+    }
+    out
+}
+
+/// The rules, over the tap's records of one connection.
+struct Sdr<'c, 'a, 'r> {
+    cx: &'c Cx<'a, 'r>,
+    recorded: &'c HashMap<Unit, Vec<Rec<'a>>>,
+    sent: &'c HashMap<Unit, Vec<&'a Transmission>>,
+    reads: &'c Reads<'a>,
+}
+
+impl<'a> Sdr<'_, 'a, '_> {
+    /// The copy of `r`'s packet the tap recorded last before `r`.
+    fn earlier_recorded(&self, r: &Rec<'a>) -> Option<Rec<'a>> {
+        self.recorded.get(&r.unit())?.iter().take_while(|c| c.f.frame < r.f.frame).last().copied()
+    }
+
+    /// A request for `u` read after frame `after` (if any) and before frame `before`; by an
+    /// SR_NACK only, when `nack`.
+    fn asked(&self, u: Unit, after: Option<u64>, before: u64, nack: bool) -> bool {
+        self.reads.asks.iter().any(|&(f, q, n)| q == u && f < before && after.is_none_or(|a| f > a) && (n || !nack))
+    }
+
+    /// An acknowledgement of `u` read before frame `before`.
+    fn acked(&self, u: Unit, before: u64) -> bool {
+        self.reads
+            .acks
+            .iter()
+            .any(|(f, m, cum, sacked)| *f < before && *m == u.0 && (u.1 < *cum || sacked.contains(&u.1)))
+    }
+
+    /// What made the sender send copy `r` (see the module's doc); `Err` when the SR_NACK the
+    /// tap read contradicts the stack's reason (the timer fired first).
+    fn trigger(&self, r: &Rec<'a>) -> Result<Option<Signal>, ()> {
+        let prev = self.earlier_recorded(r).map(|p| p.f.frame);
+        let nack = self.asked(r.unit(), prev, r.f.frame, true);
+        let reason = r.x.retx.as_ref().and_then(|x| x.reason);
+        let source = self.cx.position == Position::Source;
+        match (nack, reason) {
+            (true, Some(Reason::Sack)) => Ok(Some(Signal::SdrBitmap)),
+            (true, _) => Err(()),
+            (false, Some(Reason::Timeout)) if source => Ok(Some(Signal::Timeout)),
+            (false, Some(Reason::Sack)) if source => Err(()),
+            (false, _) => Ok(None),
+        }
+    }
+
+    /// Whether copy `r` was needless, when the tap tells.
+    fn spurious(&self, r: &Rec<'a>, ambiguous: bool) -> Option<bool> {
+        if self.cx.position_at(r.f.frame) == Position::Destination {
+            let whole = self.recorded[&r.unit()].iter().any(|c| c.f.frame < r.f.frame && c.x.fate == Fate::Delivered);
+            return Some(whole);
+        }
+        if self.acked(r.unit(), r.f.frame) {
+            return Some(true);
+        }
+        let prev = self.earlier_recorded(r).map(|p| p.f.frame);
+        (self.asked(r.unit(), prev, r.f.frame, false) && !ambiguous).then_some(false)
+    }
+
+    /// The lost copy `c`'s frame and signal, when observable.
+    fn loss(&self, c: &'a Transmission) -> Option<(&'a Frame, Option<Signal>)> {
+        let u = (c.msg?, c.sdr_off?);
+        let copies = self.recorded.get(&u)?;
+        let k = copies.iter().find(|r| r.x.id > c.id)?;
+        let prior = copies.iter().take_while(|r| r.f.frame < k.f.frame).last();
+        if !self.asked(u, prior.map(|p| p.f.frame), k.f.frame, false) {
+            return None;
+        }
+        let frame = match prior {
+            Some(p) if p.x.id == c.id => p.f,
+            None if self.sent_just_before(u, k.x.id) == Some(c.id) => k.f,
+            _ => return None,
+        };
+        Some((frame, self.trigger(k).unwrap_or(None)))
+    }
+
+    /// The copy of `u` sent just before copy `k` (the one `k` repairs, when lost).
+    fn sent_just_before(&self, u: Unit, k: u32) -> Option<u32> {
+        self.sent[&u].iter().map(|x| x.id).take_while(|&x| x < k).last()
+    }
+
+    /// The packets about which a request the tap read misleads it (see the module's doc).
+    fn misleading_asks(&self) -> HashSet<Unit> {
+        let mut out = HashSet::new();
+        for &(f, u, _) in &self.reads.asks {
+            if out.contains(&u) {
+                continue;
+            }
+            let Some(k) = self.recorded.get(&u).and_then(|v| v.iter().find(|r| r.f.frame > f)) else { continue };
+            let before: Vec<&&Transmission> = self.sent[&u].iter().filter(|x| x.id < k.x.id).collect();
+            let whole = before.iter().any(|x| x.fate == Fate::Delivered);
+            let lost = before.iter().any(|x| is_lost(x));
+            if whole || !lost {
+                out.insert(u);
+            }
+        }
+        out
+    }
+}
