@@ -765,3 +765,44 @@ fn flor_resending_what_an_ack_acknowledged_is_a_departure_at_the_sender() {
         assert_eq!(code, Some(1));
     }
 }
+
+/// SDR selective repeat (issue 13; docs/replay.md "SDR-RDMA"): lossy runs (both ways; the
+/// SR_NACK variant; two channels; an incast) are conformant at the sender's tap, the other taps
+/// listed as not judged; `needless-retx` (the last packet of a message sent again 200 µs after
+/// the message completed) is an `sdr.resend-acked` departure there, at the frame the truth
+/// names as that resend (the one retransmission the truth calls spurious and not an answer to a
+/// timer or an SR_NACK of the run).
+#[test]
+fn sdr_sr_resending_a_packet_its_sr_ack_covered_is_a_departure_at_the_sender() {
+    // (Also run by hand over 45 shapes: 1, 3 and 5 % loss both ways; timers only, the SR_NACK
+    // variant (also with α = 0), two channels, a 3-to-1 incast sprayed over 4 paths: no finding.)
+    for args in [
+        "--loss 0.03 --loss-dir both --seed 4",
+        "--loss 0.05 --loss-dir both --sdr-nack --sdr-channels 2 --seed 1",
+        "--loss 0.02 --loss-dir both --incast 3 --paths 4 --spray --seed 2",
+    ] {
+        let r = run("sdr-sr", "needless-retx:100000", args);
+        assert_eq!(r.truth["summary"].get("faults"), None);
+        assert!(r.truth["summary"]["dropped"].as_u64().unwrap() > 0, "{args}");
+        assert_eq!(findings(&r), vec![], "{args}: {:#}", r.report);
+        assert_eq!(r.code, 0);
+        let unjudged = r.report["unjudged"].as_array().unwrap();
+        assert!(unjudged.iter().all(|u| u["interface"] != SENDER), "{unjudged:?}");
+    }
+    let r = run("sdr-sr", "needless-retx:3", "--loss 0.01 --loss-dir both --seed 2");
+    let (t, psn) = applied(&r, "needless-retx");
+    // The truth's copy of that packet sent at the fault's time, and its frame at the sender's tap.
+    let txs = r.truth["sim"]["transmissions"].as_array().unwrap();
+    let resent = txs
+        .iter()
+        .find(|x| x["psn"] == psn && x["retx"].is_object() && x["time_ns"].as_str().unwrap().parse::<u64>().unwrap() >= t)
+        .expect("the resend in the truth");
+    assert_eq!(resent["retx"]["spurious"], true, "{resent}");
+    let tap = &r.truth["taps"][SENDER as usize]["frames"];
+    let frame = tap.as_array().unwrap().iter().find(|f| f["tx"] == resent["id"]).expect("its frame")["frame"].as_u64();
+    let got = findings(&r);
+    assert_eq!(got.len(), 1, "{got:?}");
+    assert_eq!((got[0].0.as_str(), got[0].1.as_str()), ("departure", "sdr.resend-acked"));
+    assert_eq!(frames_of(&r, "sdr.resend-acked", SENDER), vec![frame.unwrap()]);
+    assert_eq!(r.code, 1);
+}

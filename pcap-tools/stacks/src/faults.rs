@@ -87,7 +87,8 @@ impl Fault {
     }
 
     /// Whether `kind` has what the fault changes (Go-Back-N only goes back; the faults are
-    /// RC's, none applies to SDR's stacks; an ERD receiver sends no NAK or ACK, only NACKs).
+    /// RC's, of SDR's only `needless-retx` applies, to selective repeat; an ERD receiver sends
+    /// no NAK or ACK, only NACKs).
     pub fn applies_to(self, kind: StackKind) -> bool {
         match self {
             Fault::FalseNack => kind == StackKind::Erd,
@@ -97,6 +98,9 @@ impl Fault {
             {
                 false
             }
+            // (SDR's selective-repeat sender can resend a packet it had completed; its other
+            // faults are RC's.)
+            Fault::NeedlessRetx if kind == StackKind::SdrSr => true,
             _ => !kind.is_sdr() && (self != Fault::LateGoBack || kind == StackKind::Gbn),
         }
     }
