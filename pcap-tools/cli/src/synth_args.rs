@@ -210,7 +210,7 @@ pub struct SynthArgs {
     #[arg(long = "drop-frame", value_name = "LINK:N", value_parser = parse_drop)]
     pub drop_frame: Vec<(String, u64)>,
     /// A fault on purpose, to test `rocescope replay`: one end of one connection breaks a rule
-    /// once, at the Nth occasion (default 1): omit-nak, double-nak, early-msn, false-nack (erd)
+    /// once, at the Nth occasion (default 1): omit-nak, double-nak, early-msn, false-nack (erd, sdr-sr)
     /// (responder); needless-retx, late-go-back (gbn), early-timeout, late-timeout (requester). The truth's
     /// `summary.faults` says what it did (docs/replay.md "Faults").
     #[arg(long, value_name = "FAULT[:N]", value_parser = parse_fault)]

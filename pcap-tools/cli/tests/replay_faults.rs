@@ -767,11 +767,12 @@ fn flor_resending_what_an_ack_acknowledged_is_a_departure_at_the_sender() {
 }
 
 /// SDR selective repeat (issue 13; docs/replay.md "SDR-RDMA"): lossy runs (both ways; the
-/// SR_NACK variant; two channels; an incast) are conformant at the sender's tap, the other taps
-/// listed as not judged; `needless-retx` (the last packet of a message sent again 200 µs after
-/// the message completed) is an `sdr.resend-acked` departure there, at the frame the truth
-/// names as that resend (the one retransmission the truth calls spurious and not an answer to a
-/// timer or an SR_NACK of the run).
+/// SR_NACK variant; two channels; an incast) are conformant at the sender's and the receiver's
+/// taps, the fabric tap listed as not judged; `needless-retx` (the last packet of a message sent
+/// again 200 µs after the message completed) is an `sdr.resend-acked` departure at the sender's
+/// tap, at the frame the truth names as that resend (the spurious copy of the fault's PSN sent
+/// at the fault's time); `false-nack` an `sdr.nack-unexpected` departure at the receiver's tap,
+/// at the SR_NACK and at the arrival of the chunk it names.
 #[test]
 fn sdr_sr_resending_a_packet_its_sr_ack_covered_is_a_departure_at_the_sender() {
     // (Also run by hand over 45 shapes: 1, 3 and 5 % loss both ways; timers only, the SR_NACK
@@ -787,7 +788,7 @@ fn sdr_sr_resending_a_packet_its_sr_ack_covered_is_a_departure_at_the_sender() {
         assert_eq!(findings(&r), vec![], "{args}: {:#}", r.report);
         assert_eq!(r.code, 0);
         let unjudged = r.report["unjudged"].as_array().unwrap();
-        assert!(unjudged.iter().all(|u| u["interface"] != SENDER), "{unjudged:?}");
+        assert!(unjudged.iter().all(|u| u["interface"] == FABRIC), "{unjudged:?}");
     }
     let r = run("sdr-sr", "needless-retx:3", "--loss 0.01 --loss-dir both --seed 2");
     let (t, psn) = applied(&r, "needless-retx");
@@ -795,7 +796,9 @@ fn sdr_sr_resending_a_packet_its_sr_ack_covered_is_a_departure_at_the_sender() {
     let txs = r.truth["sim"]["transmissions"].as_array().unwrap();
     let resent = txs
         .iter()
-        .find(|x| x["psn"] == psn && x["retx"].is_object() && x["time_ns"].as_str().unwrap().parse::<u64>().unwrap() >= t)
+        .find(|x| {
+            x["psn"] == psn && x["retx"].is_object() && x["time_ns"].as_str().unwrap().parse::<u64>().unwrap() >= t
+        })
         .expect("the resend in the truth");
     assert_eq!(resent["retx"]["spurious"], true, "{resent}");
     let tap = &r.truth["taps"][SENDER as usize]["frames"];
@@ -804,5 +807,34 @@ fn sdr_sr_resending_a_packet_its_sr_ack_covered_is_a_departure_at_the_sender() {
     assert_eq!(got.len(), 1, "{got:?}");
     assert_eq!((got[0].0.as_str(), got[0].1.as_str()), ("departure", "sdr.resend-acked"));
     assert_eq!(frames_of(&r, "sdr.resend-acked", SENDER), vec![frame.unwrap()]);
+    assert_eq!(r.code, 1);
+}
+
+#[test]
+fn sdr_sr_nacking_a_chunk_the_receiver_holds_is_a_departure_at_the_receiver() {
+    // (Messages of 256 one-packet chunks: an SR_NACK late in one finds a chunk held 20 µs.)
+    let r =
+        run("sdr-sr", "false-nack", "--sdr-nack --message-size 262144 --mtu 1024 --loss 0.01 --loss-dir both --seed 2");
+    let (t, _) = applied(&r, "false-nack");
+    let detail = r.truth["summary"]["faults"][0]["detail"].as_str().unwrap().to_string();
+    // "SR_NACK of message 0 names chunk 10, which the receiver holds, instead of 228"
+    let num = |after: &str| -> u64 {
+        detail.split(after).nth(1).unwrap().split_whitespace().next().unwrap().trim_end_matches(',').parse().unwrap()
+    };
+    let (msg, chunk) = (num("of message "), num("names chunk "));
+    let txs = r.truth["sim"]["transmissions"].as_array().unwrap();
+    let at = |x: &serde_json::Value| x["time_ns"].as_str().unwrap().parse::<u64>().unwrap();
+    let nack = txs.iter().find(|x| x["sdr_ctrl"]["type"] == "sr_nack" && at(x) == t).expect("the SR_NACK in the truth");
+    let tap = r.truth["taps"][RECEIVER as usize]["frames"].as_array().unwrap();
+    let frame_at_receiver =
+        |tx: &serde_json::Value| tap.iter().find(|f| f["tx"] == tx["id"]).and_then(|f| f["frame"].as_u64());
+    let frame_of = |tx: &serde_json::Value| frame_at_receiver(tx).expect("a frame at the receiver's tap");
+    // (The chunk's first copy that arrived.)
+    let copy = txs.iter().filter(|x| x["msg"] == msg && x["sdr_off"] == chunk).find(|x| frame_at_receiver(x).is_some());
+    let copy = copy.expect("the chunk's arrival");
+    let got = findings(&r);
+    assert_eq!(got.len(), 1, "{got:?}");
+    assert_eq!((got[0].0.as_str(), got[0].1.as_str()), ("departure", "sdr.nack-unexpected"));
+    assert_eq!(frames_of(&r, "sdr.nack-unexpected", RECEIVER), vec![frame_of(nack), frame_of(copy)]);
     assert_eq!(r.code, 1);
 }

@@ -526,7 +526,11 @@ pub fn replay_partial<R: Read>(
                         if let Rare::SdrCtrl(c) = *r {
                             // (Receiver → sender.)
                             if let Some(j) = judge(&mut conns, c.pkt.iface, c.pkt.dst, c.pkt.src) {
-                                j.ctrl(rec.ts_ns, c.kind, c.msg_seq, c.cum_ack, &c.sacked);
+                                // (`missing` is an SR_NACK's chunks.)
+                                let nack = c.kind == rocescope_codec::ext::sdr::CtrlType::SrNack;
+                                let named: &[u32] = if nack { &c.missing } else { &[] };
+                                let (msg_seq, cum, sacked) = (c.msg_seq, c.cum_ack, &c.sacked[..]);
+                                j.ctrl(rec.number, rec.ts_ns, sdr::Ctrl { kind: c.kind, msg_seq, cum, sacked, named });
                             }
                             return ControlFlow::Continue(());
                         }
@@ -853,17 +857,24 @@ fn connections(table: &[FlowRow], opts: &Options) -> (Vec<Conn>, Vec<Unjudged>) 
             if h.serves.is_some() {
                 continue;
             }
-            if h.tap != Tap::Sender {
-                unjudged.push(skip("SDR-RDMA: judged at the sender's tap only (where its control messages arrive)".into()));
-                continue;
-            }
+            let side = match h.tap {
+                Tap::Sender => sdr::Side::Sender,
+                Tap::Receiver => sdr::Side::Receiver,
+                _ => {
+                    let why = "SDR-RDMA: judged at the sender's tap (where its control messages arrive) and the \
+                               receiver's (where its data arrives)";
+                    unjudged.push(skip(why.into()));
+                    continue;
+                }
+            };
             // One judge per connection (interface, sender, receiver): its other data QPs join it.
             if let (Ok(src), Ok(dst)) = (h.src.parse::<IpAddr>(), h.dst.parse::<IpAddr>()) {
                 if conns.iter().any(|c: &Conn| matches!(c.judge, Judge::Sdr(_)) && c.between(h.interface, src, dst)) {
                     continue;
                 }
             }
-            let judge = Judge::Sdr(sdr::SdrJudge::new(h.id.clone(), opts.reaction_ns, opts.params.sdr_chunk_packets));
+            let judge =
+                Judge::Sdr(sdr::SdrJudge::new(h.id.clone(), side, opts.reaction_ns, opts.params.sdr_chunk_packets));
             match own_judge_conn(row, h, None, StackKind::SdrSr, judge, opts) {
                 Some(c) => conns.push(c),
                 None => unjudged.push(skip("not an IP flow".into())),

@@ -101,6 +101,8 @@ rules! {
         "the sender sends a packet again only while no SR_ACK shows its chunk received and no EC_ACK its message decoded";
     ERD_NACK_UNEXPECTED: "erd.nack-unexpected", "ERD paper §4.3 (a scan names the PSNs missing from the bitmap)",
         "a NACK names only PSNs the receiver has not received";
+    SDR_NACK_UNEXPECTED: "sdr.nack-unexpected", "SDR-RDMA paper §4.1 (the SR_NACK names chunks missing from the chunk bitmap)",
+        "an SR_NACK names only chunks the receiver has not received";
     DCP_TIMEOUT_LATE: "dcp.timeout-late", "DCP paper §4.5 (the coarse timeout)",
         "the coarse timer fires no later than its first-round value (plus the larger of 10% and 5 µs) after it started";
 }

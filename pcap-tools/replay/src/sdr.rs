@@ -9,6 +9,13 @@
 //! EC_NACK, and a fallback by selective repeat over submessages) is not judged yet: a connection
 //! that shows an EC control message is listed as not judged.
 //!
+//! At the **receiver's tap** every data packet the receiver got shows arriving and every control
+//! message it sent shows leaving: an SR_NACK naming a chunk whose packets all arrived there
+//! longer than the reaction time before is a departure (`sdr.nack-unexpected`; the receiver
+//! names a chunk only while its bitmap lacks it). A CTS leaving opens the id's next message, so a
+//! packet counts for the message posted last under its id. (A CTS the capture itself lost could
+//! let a packet of the slot's previous message count for the next one.)
+//!
 //! One judge serves a connection (interface, sender, receiver): all its data QPs, and its control
 //! QP. A message id is the message sequence number modulo 2^ID (the immediate's split); a CTS
 //! for an id opens the next message in that slot, so it starts the id afresh. Chunks are
@@ -39,11 +46,21 @@ struct Msg {
     /// named (for the chunk size check, [`SdrJudge::chunks_agree`]).
     packets: u32,
     chunks: u32,
+    /// At the receiver's tap: each packet offset's first arrival (frame, time).
+    arrived: BTreeMap<u32, (u64, u64)>,
+}
+
+/// Where the judge's tap is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Side {
+    Sender,
+    Receiver,
 }
 
 /// One SDR connection at its sender's tap.
 pub(super) struct SdrJudge {
     flow: String,
+    side: Side,
     reaction_ns: u64,
     chunk_packets: u32,
     /// The message id's width (from the data packets' split).
@@ -58,9 +75,10 @@ pub(super) struct SdrJudge {
 }
 
 impl SdrJudge {
-    pub fn new(flow: String, reaction_ns: u64, chunk_packets: u32) -> SdrJudge {
+    pub fn new(flow: String, side: Side, reaction_ns: u64, chunk_packets: u32) -> SdrJudge {
         SdrJudge {
             flow,
+            side,
             reaction_ns,
             chunk_packets: chunk_packets.max(1),
             id_bits: 32,
@@ -81,6 +99,10 @@ impl SdrJudge {
         self.requests += 1;
         self.id_bits = id_bits;
         let (reaction, chunk) = (self.reaction_ns, off / self.chunk_packets);
+        if self.side == Side::Receiver {
+            self.msg(id, false).arrived.entry(off).or_insert((number, now));
+            return;
+        }
         let m = self.msg(id, false);
         m.packets = m.packets.max(off.saturating_add(1));
         if m.sent.insert(off) {
@@ -109,11 +131,17 @@ impl SdrJudge {
         }
     }
 
-    /// A control message reaching the sender: its kind, message sequence number and (SR_ACK)
-    /// cumulative ACK and the chunks its bitmap marks received.
-    pub fn ctrl(&mut self, now: u64, kind: CtrlType, msg_seq: u32, cum: Option<u32>, sacked: &[u32]) {
+    /// A control message (receiver → sender) at frame `number`: its kind, message sequence
+    /// number, (SR_ACK) cumulative ACK and the chunks its bitmap marks received, (SR_NACK) the
+    /// chunks it names.
+    pub fn ctrl(&mut self, number: u64, now: u64, c: Ctrl<'_>) {
         self.ctrls += 1;
+        let Ctrl { kind, msg_seq, cum, sacked, named } = c;
         let id = if self.id_bits >= 32 { msg_seq } else { msg_seq & ((1u32 << self.id_bits) - 1) };
+        if self.side == Side::Receiver && kind == CtrlType::SrNack {
+            self.nack_left(number, now, id, named);
+            return;
+        }
         match kind {
             // The slot's next message: the id starts afresh.
             CtrlType::Cts => {
@@ -141,7 +169,48 @@ impl SdrJudge {
     }
 }
 
+/// What a control message says (see [`SdrJudge::ctrl`]).
+#[derive(Clone, Copy, Debug)]
+pub struct Ctrl<'a> {
+    pub kind: CtrlType,
+    pub msg_seq: u32,
+    pub cum: Option<u32>,
+    pub sacked: &'a [u32],
+    pub named: &'a [u32],
+}
+
 impl SdrJudge {
+    /// The receiver's SR_NACK at frame `number` names chunks `named` of message id `id`: each
+    /// must not have arrived whole (every packet of it) longer than the reaction time before.
+    fn nack_left(&mut self, number: u64, now: u64, id: u32, named: &[u32]) {
+        let (n, reaction) = (self.chunk_packets, self.reaction_ns);
+        let m = self.msg(id, false);
+        let mut held = Vec::new();
+        for &c in named {
+            let first = c.saturating_mul(n);
+            let packets: Option<Vec<(u64, u64)>> =
+                (first..first.saturating_add(n)).map(|o| m.arrived.get(&o).copied()).collect();
+            let Some(last) = packets.and_then(|p| p.into_iter().max_by_key(|&(_, t)| t)) else { continue };
+            if now.saturating_sub(last.1) > reaction {
+                held.push((c, last.0));
+            }
+        }
+        for (c, arrived) in held {
+            let expected = "an SR_NACK names only chunks the receiver has not received".to_string();
+            let seen =
+                format!("SR_NACK of message {id} names chunk {c}, whose packets had all arrived (frame {arrived})");
+            self.findings.push(Finding::of(
+                FindingKind::Departure,
+                rules::SDR_NACK_UNEXPECTED,
+                &self.flow,
+                vec![number, arrived],
+                now,
+                expected,
+                seen,
+            ));
+        }
+    }
+
     /// Whether the chunks the control messages name match packets of `sdr_chunk_packets`: over
     /// the messages some SR_ACK named chunks of, the packets sent are not more than 1.5 times the
     /// chunks named (chunks of several packets name far fewer: the judge would read a chunk index
@@ -159,14 +228,39 @@ impl SdrJudge {
 mod tests {
     use super::*;
 
+    fn ctrl(kind: CtrlType, msg_seq: u32, cum: Option<u32>, sacked: &[u32]) -> Ctrl<'_> {
+        Ctrl { kind, msg_seq, cum, sacked, named: &[] }
+    }
+
+    #[test]
+    fn an_sr_nack_naming_a_chunk_that_arrived_departs_at_the_receiver() {
+        let mut j = SdrJudge::new("f".into(), Side::Receiver, 5_000, 1);
+        j.ctrl(1, 0, ctrl(CtrlType::Cts, 7, None, &[]));
+        for off in [0, 1, 3] {
+            j.data(off as u64 + 2, 1_000 * off as u64, 7, off, 10);
+        }
+        let nack = |named: &'static [u32]| Ctrl { kind: CtrlType::SrNack, msg_seq: 7, cum: None, sacked: &[], named };
+        // Chunk 2 is missing: fine; chunk 3 arrived at 3 µs, 1 µs before: within the reaction time.
+        j.ctrl(10, 4_000, nack(&[2, 3]));
+        assert!(j.findings.is_empty());
+        // Chunk 1 arrived at 1 µs, 29 µs before: a departure, at the SR_NACK and the arrival.
+        j.ctrl(11, 30_000, nack(&[1]));
+        assert_eq!(j.findings.len(), 1);
+        assert_eq!((j.findings[0].rule, j.findings[0].frames.clone()), ("sdr.nack-unexpected", vec![11, 3]));
+        // The slot's next message (a CTS): nothing of it has arrived.
+        j.ctrl(12, 40_000, ctrl(CtrlType::Cts, 7 + 1024, None, &[]));
+        j.ctrl(13, 90_000, nack(&[1]));
+        assert_eq!(j.findings.len(), 1);
+    }
+
     #[test]
     fn a_packet_sent_again_after_its_chunk_was_acknowledged_departs() {
-        let mut j = SdrJudge::new("f".into(), 5_000, 1);
+        let mut j = SdrJudge::new("f".into(), Side::Sender, 5_000, 1);
         for off in 0..4 {
             j.data(off as u64 + 1, 0, 3, off, 10);
         }
         // SR_ACK: chunks 0 and 1 (cumulative) and 3 (bitmap) received; chunk 2 missing.
-        j.ctrl(10_000, CtrlType::SrAck, 3, Some(2), &[3]);
+        j.ctrl(0, 10_000, ctrl(CtrlType::SrAck, 3, Some(2), &[3]));
         j.data(5, 12_000, 3, 1, 10); // within the reaction time: not judged
         j.data(6, 30_000, 3, 2, 10); // the missing one: fine
         j.data(7, 30_000, 3, 3, 10); // received: a departure
@@ -174,30 +268,30 @@ mod tests {
         assert_eq!(j.findings[0].frames, vec![7]);
         assert!(j.findings[0].seen.contains("chunk 3"), "{}", j.findings[0].seen);
         // The id's slot reposted (a CTS; ids are the sequence number modulo 2^10): a new message.
-        j.ctrl(70_000, CtrlType::Cts, 3 + 1024, None, &[]);
+        j.ctrl(0, 70_000, ctrl(CtrlType::Cts, 3 + 1024, None, &[]));
         j.data(10, 80_000, 3, 3, 10);
         assert_eq!(j.findings.len(), 1);
         assert!(!j.ec);
         // Erasure coding shows: the connection is not judged (lib.rs lists it).
-        j.ctrl(90_000, CtrlType::EcAck, 5, None, &[]);
+        j.ctrl(0, 90_000, ctrl(CtrlType::EcAck, 5, None, &[]));
         assert!(j.ec);
     }
 
     #[test]
     fn chunks_of_several_packets_are_told_from_the_acks() {
         // 16 packets, acknowledged as 2 chunks (of 8): the judge's one-packet chunks disagree.
-        let mut j = SdrJudge::new("f".into(), 5_000, 1);
+        let mut j = SdrJudge::new("f".into(), Side::Sender, 5_000, 1);
         for off in 0..16 {
             j.data(off as u64 + 1, 0, 1, off, 10);
         }
-        j.ctrl(10_000, CtrlType::SrAck, 1, Some(2), &[]);
+        j.ctrl(0, 10_000, ctrl(CtrlType::SrAck, 1, Some(2), &[]));
         assert!(!j.chunks_agree());
         // Acknowledged packet by packet, they agree (a message still in flight included).
-        let mut j = SdrJudge::new("f".into(), 5_000, 1);
+        let mut j = SdrJudge::new("f".into(), Side::Sender, 5_000, 1);
         for off in 0..16 {
             j.data(off as u64 + 1, 0, 1, off, 10);
         }
-        j.ctrl(10_000, CtrlType::SrAck, 1, Some(14), &[15]);
+        j.ctrl(0, 10_000, ctrl(CtrlType::SrAck, 1, Some(14), &[15]));
         assert!(j.chunks_agree());
     }
 }

@@ -18,6 +18,9 @@
 //!   receiver got at least 20 µs before (which it holds). The PSN it replaced is named again by
 //!   a later scan. (The info path keeps the segment's original bytes: a TCP resend of it names
 //!   the original PSN, under the same sequence number.)
+//!   SDR selective repeat with SR_NACKs (`--sdr-nack`, seed 001 §4.1): the `nth` SR_NACK names,
+//!   in place of its first chunk, a chunk of the same message the receiver got at least 20 µs
+//!   before (the chunk it replaced is named again by a later SR_NACK or recovered by its timer).
 //!   (The three above have nothing to change in an ERD receiver.)
 //!
 //! Requester faults:
@@ -32,7 +35,7 @@
 use std::sync::{Arc, Mutex};
 
 use rocescope_codec::build::{fix_icrc, fix_tcp_checksum};
-use rocescope_codec::ext::dcp;
+use rocescope_codec::ext::{dcp, sdr};
 use rocescope_codec::ext::erd::{parse_nack, NACK_ENTRY_LEN, NACK_HEADER_LEN};
 use rocescope_codec::ib::aeth::Syndrome;
 use rocescope_codec::{DecodeOptions, Frame, LinkType, Params};
@@ -91,7 +94,7 @@ impl Fault {
     /// no NAK or ACK, only NACKs).
     pub fn applies_to(self, kind: StackKind) -> bool {
         match self {
-            Fault::FalseNack => kind == StackKind::Erd,
+            Fault::FalseNack => matches!(kind, StackKind::Erd | StackKind::SdrSr),
             // (ERD has no timer either.)
             Fault::OmitNak | Fault::DoubleNak | Fault::EarlyMsn | Fault::EarlyTimeout | Fault::LateTimeout
                 if kind == StackKind::Erd =>
@@ -137,9 +140,17 @@ pub fn inject(
     pair: (Box<dyn Requester>, Box<dyn Endpoint>),
 ) -> (Box<dyn Requester>, Box<dyn Endpoint>) {
     let (req, resp) = pair;
-    let state = State { spec, seen: 0, done: false, log, kind, params: cfg.params };
+    let sdr_chunk = cfg.sdr.as_ref().map_or(1, |s| s.chunk_packets.max(1));
+    let state = State { spec, seen: 0, done: false, log, kind, params: cfg.params, sdr_chunk };
     if spec.fault.at_responder() {
-        (req, Box::new(FaultyResponder { inner: resp, st: state, buf: Vec::new(), silenced: None, held: Default::default() }))
+        (req, Box::new(FaultyResponder {
+            inner: resp,
+            st: state,
+            buf: Vec::new(),
+            silenced: None,
+            held: Default::default(),
+            sdr_held: Default::default(),
+        }))
     } else {
         let r = FaultyRequester {
             inner: req,
@@ -173,6 +184,8 @@ struct State {
     log: FaultLog,
     kind: StackKind,
     params: Params,
+    /// SDR: packets a chunk.
+    sdr_chunk: u32,
 }
 
 impl State {
@@ -210,6 +223,12 @@ enum Sent {
     Nack {
         first_psn_at: usize,
     },
+    /// An SDR SR_NACK naming at least one chunk: where its first index is, and its message
+    /// sequence number.
+    SdrNack {
+        index_at: usize,
+        msg_seq: u32,
+    },
     Other,
 }
 
@@ -225,6 +244,17 @@ fn sent_kind(frame: &[u8], st: &State) -> (Sent, u32) {
     }
     let Some(p) = f.roce() else { return (Sent::Other, 0) };
     let psn = p.bth().psn();
+    if st.kind.is_sdr() {
+        let payload = p.payload();
+        let c = sdr::Ctrl::parse(payload, p.payload_len(), &mut rocescope_codec::Warnings::default());
+        if let Some(sdr::Ctrl::SrNack { msg_seq, count }) = c.filter(|_| p.opcode().0 == 0x24) {
+            if count > 0 && payload.len() >= sdr::ctrl_field::INDEX.end {
+                let index_at = f.roce_offset() + p.payload_offset() + sdr::ctrl_field::INDEX.start;
+                return (Sent::SdrNack { index_at, msg_seq }, psn);
+            }
+        }
+        return (Sent::Other, psn);
+    }
     let tag = f.tos().map(|t| dcp::tag(t, st.params.dcp_tag_shift));
     if st.kind == StackKind::Dcp && tag == Some(dcp::TAG_HO) && p.opcode().0 != 0x11 {
         return (Sent::Negative, psn);
@@ -251,17 +281,40 @@ struct FaultyResponder {
     /// ERD `false-nack`: the latest data packets that reached the receiver (PSN, when), newest
     /// last (a few: the one named must have arrived well before the NACK).
     held: std::collections::VecDeque<(u32, Nanos)>,
+    /// SDR `false-nack`: the latest data packets that reached the receiver (message id, packet
+    /// offset, when), newest last.
+    sdr_held: std::collections::VecDeque<(u32, u32, Nanos)>,
 }
 
 /// ERD `false-nack`: data packets remembered, and how long before the NACK the PSN it names
 /// must have arrived (well past `replay`'s reaction time, 5 µs, so that a tap beside the
 /// receiver can prove it held the packet).
 const HELD: usize = 64;
+/// SDR `false-nack`: data packets remembered (one-packet chunks at line rate: a few hundred
+/// arrive in 20 µs).
+const SDR_HELD: usize = 1024;
 const HELD_FOR_NS: Nanos = 20_000;
 
 /// The latest PSN that reached the receiver at least [`HELD_FOR_NS`] before `now`.
 fn held_before(held: &std::collections::VecDeque<(u32, Nanos)>, now: Nanos) -> Option<u32> {
     held.iter().rev().find(|&&(_, at)| now.saturating_sub(at) >= HELD_FOR_NS).map(|&(p, _)| p)
+}
+
+/// SDR: a chunk of message sequence number `msg_seq` whose last packet reached the receiver at
+/// least [`HELD_FOR_NS`] before `now` (of `held`, newest first): (message id, chunk).
+fn sdr_held_before(
+    held: &std::collections::VecDeque<(u32, u32, Nanos)>,
+    st: &State,
+    msg_seq: u32,
+    now: Nanos,
+) -> Option<(u32, u32)> {
+    let bits = st.params.sdr_split.0;
+    let id = if bits >= 32 { msg_seq } else { msg_seq & ((1u32 << bits) - 1) };
+    let n = st.sdr_chunk;
+    held.iter()
+        .rev()
+        .find(|&&(m, off, at)| m == id && now.saturating_sub(at) >= HELD_FOR_NS && off % n == n - 1)
+        .map(|&(m, off, _)| (m, off / n))
 }
 
 impl FaultyResponder {
@@ -318,6 +371,28 @@ impl FaultyResponder {
                     );
                     out.push(Action::Transmit { frame, info });
                 }
+                (Fault::FalseNack, Sent::SdrNack { index_at, msg_seq }) => {
+                    let Some((id, chunk)) = sdr_held_before(&self.sdr_held, &self.st, msg_seq, now) else {
+                        out.push(Action::Transmit { frame, info });
+                        continue;
+                    };
+                    if !self.st.occasion() {
+                        out.push(Action::Transmit { frame, info });
+                        continue;
+                    }
+                    let was = u32::from_be_bytes([
+                        frame[index_at],
+                        frame[index_at + 1],
+                        frame[index_at + 2],
+                        frame[index_at + 3],
+                    ]);
+                    frame[index_at..index_at + 4].copy_from_slice(&chunk.to_be_bytes());
+                    fix_icrc(LinkType::Ethernet, &mut frame);
+                    let what =
+                        format!("SR_NACK of message {id} names chunk {chunk}, which the receiver holds, instead of {was}");
+                    self.st.applied(now, psn, what);
+                    out.push(Action::Transmit { frame, info });
+                }
                 (Fault::EarlyMsn, Sent::Ack { msn_at, msn }) if self.st.occasion() => {
                     let bumped = (msn + 1) & 0xff_ffff;
                     frame[msn_at..msn_at + 3].copy_from_slice(&bumped.to_be_bytes()[1..]);
@@ -333,7 +408,17 @@ impl FaultyResponder {
 
 impl Endpoint for FaultyResponder {
     fn on_frame(&mut self, now: Nanos, frame: &Frame<'_>, out: &mut Vec<Action>) {
-        if self.st.spec.fault == Fault::FalseNack {
+        if self.st.spec.fault == Fault::FalseNack && self.st.kind.is_sdr() {
+            // (A UC WRITE Only with Immediate: an SDR data packet, named by its immediate.)
+            let imm = frame.roce().filter(|p| p.opcode().0 == 0x2B).and_then(|p| p.immdt()).map(|i| i.imm());
+            if let Some(imm) = imm {
+                let d = sdr::Data::from_imm(self.st.params.sdr_split, imm);
+                self.sdr_held.push_back((d.msg_id, d.pkt_off, now));
+                if self.sdr_held.len() > SDR_HELD {
+                    self.sdr_held.pop_front();
+                }
+            }
+        } else if self.st.spec.fault == Fault::FalseNack {
             if let Some(p) = frame.roce().filter(|p| p.opcode().0 == 0x64) {
                 self.held.push_back((p.bth().psn(), now));
                 if self.held.len() > HELD {
@@ -346,6 +431,11 @@ impl Endpoint for FaultyResponder {
     }
     fn on_timer(&mut self, now: Nanos, token: u64, out: &mut Vec<Action>) {
         self.inner.on_timer(now, token, &mut self.buf);
+        self.pass(now, out);
+    }
+    // (An end that acts unprompted, SDR's receiver with its first CTSes, starts through it.)
+    fn start(&mut self, now: Nanos, out: &mut Vec<Action>) {
+        self.inner.start(now, &mut self.buf);
         self.pass(now, out);
     }
 }
@@ -458,6 +548,10 @@ impl Endpoint for FaultyRequester {
             return;
         }
         self.inner.on_timer(now, token, &mut self.buf);
+        self.pass(now, out);
+    }
+    fn start(&mut self, now: Nanos, out: &mut Vec<Action>) {
+        self.inner.start(now, &mut self.buf);
         self.pass(now, out);
     }
 }
