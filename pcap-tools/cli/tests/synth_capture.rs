@@ -167,3 +167,31 @@ fn synthesized_captures_decode_clean_verify_and_are_not_malformed() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `--truth` for the stacks whose ground truth is not built: refused before the run, with a
+/// usage error (exit 2) that says why; `sdr-sr` with its default one-packet chunks is accepted.
+#[test]
+fn truth_is_refused_where_it_is_not_built_and_sdr_sr_has_it() {
+    let dir = temp_dir("truth-refused");
+    for (args, why) in [
+        ("--stack sdr-ec", "the ground truth of sdr-ec runs is not built yet"),
+        ("--stack flor", "the ground truth of flor runs is not built yet"),
+        ("--stack sdr-sr --sdr-chunk 2", "one-packet chunks (--sdr-chunk 1) only"),
+    ] {
+        let out = Command::new(BIN)
+            .args(["synth", "--messages", "2", "-o"])
+            .arg(dir.join("x.pcapng"))
+            .arg("--truth")
+            .arg(dir.join("x.json"))
+            .args(args.split_whitespace())
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args}: {err}");
+        assert!(err.contains(why), "{args}: {err}");
+        assert!(!dir.join("x.json").exists(), "{args}: a truth was written");
+    }
+    let (_, t) = synth(&dir, "sdr", "--stack sdr-sr --messages 2 --loss 0.05 --loss-dir both --seed 1");
+    assert!(t.sim.transmissions.iter().filter(|x| x.kind == Kind::Data).all(|x| x.sdr_off.is_some()));
+    std::fs::remove_dir_all(&dir).ok();
+}

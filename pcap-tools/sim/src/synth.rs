@@ -1080,6 +1080,12 @@ pub fn run(
         // re-sliced into SENDs: the truth does not follow either yet.
         return Err(format!("--truth: the ground truth of {} runs is not built yet (docs/truth.md)", opts.stack.name()));
     }
+    if truth_path.is_some() && opts.stack == StackKind::SdrSr && opts.sdr.chunk_packets > 1 {
+        // The per-tap view reads a chunk the control messages name as one packet.
+        return Err("--truth: the ground truth of sdr-sr runs is built for one-packet chunks (--sdr-chunk 1) only \
+                    (docs/truth.md)"
+            .into());
+    }
     let writer: Box<dyn Write> = if out == "-" {
         Box::new(BufWriter::new(std::io::stdout().lock()))
     } else {
