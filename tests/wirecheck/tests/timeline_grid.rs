@@ -15,12 +15,49 @@ fn options(stack: StackKind, loss: f64, paths: u32, incast: u32, seed: u64, trim
     timeline_cmp::grid_options(stack, trim, loss, paths, incast, 12, seed)
 }
 
+/// A grid's runs, judged one by one, and what they found.
+struct Grid {
+    name: &'static str,
+    dir: run::TempDir,
+    shares: BTreeMap<String, timeline_cmp::Share>,
+    runs: u32,
+    equal: u64,
+    bad: Vec<String>,
+}
+
+impl Grid {
+    fn new(name: &'static str) -> Grid {
+        let dir = run::temp_dir(&format!("timeline-{name}"));
+        Grid { name, dir, shares: BTreeMap::new(), runs: 0, equal: 0, bad: Vec::new() }
+    }
+
+    /// Runs `o` and compares its timeline with the view; keeps the first `show` mismatches.
+    fn judge(&mut self, o: &SynthOptions, label: &str, show: usize) {
+        let c = timeline_cmp::judge_synth(o, &self.dir, self.name, &mut self.shares)
+            .unwrap_or_else(|e| panic!("{label}: {e}"));
+        self.runs += 1;
+        self.equal += c.equal;
+        if !c.mismatches.is_empty() {
+            eprintln!("{label}: {} mismatches", c.mismatches.len());
+        }
+        self.bad.extend(c.mismatches.into_iter().take(show).map(|m| format!("{label}: {m}")));
+    }
+
+    /// Prints the shares and totals; fails on any mismatch or fewer than `min_equal` facts.
+    fn finish(self, min_equal: u64) {
+        let _ = std::fs::remove_dir(&self.dir);
+        for (tap, s) in &self.shares {
+            eprintln!("{}", s.line(tap));
+        }
+        eprintln!("{} {} runs, {} facts equal, {} mismatches shown", self.runs, self.name, self.equal, self.bad.len());
+        assert!(self.equal >= min_equal, "only {} facts compared", self.equal);
+        assert!(self.bad.is_empty(), "{}", self.bad.join("\n"));
+    }
+}
+
 #[test]
 fn timeline_equals_the_observable_view_over_a_grid() {
-    let dir = run::temp_dir("timeline-grid");
-    let mut shares = BTreeMap::new();
-    let mut bad = Vec::new();
-    let (mut runs, mut equal) = (0, 0);
+    let mut g = Grid::new("grid");
     for (stack, trim) in [(StackKind::Gbn, false), (StackKind::Irn, false), (StackKind::Dcp, true), (StackKind::Dcp, false)] {
         for loss in [0.01, 0.03] {
             for paths in [1, 4] {
@@ -28,24 +65,13 @@ fn timeline_equals_the_observable_view_over_a_grid() {
                     for seed in [1, 2] {
                         let o = options(stack, loss, paths, incast, seed, trim);
                         let label = format!("{}{} loss {loss} paths {paths} incast {incast} seed {seed}", stack.name(), if trim { "+trim" } else { "" });
-                        let c = timeline_cmp::judge_synth(&o, &dir, "run", &mut shares).unwrap_or_else(|e| panic!("{label}: {e}"));
-                        runs += 1;
-                        equal += c.equal;
-                        if !c.mismatches.is_empty() {
-                            eprintln!("{label}: {} mismatches", c.mismatches.len());
-                        }
-                        bad.extend(c.mismatches.into_iter().take(5).map(|m| format!("{label}: {m}")));
+                        g.judge(&o, &label, 5);
                     }
                 }
             }
         }
     }
-    let _ = std::fs::remove_dir(&dir);
-    for (tap, s) in &shares {
-        eprintln!("{}", s.line(tap));
-    }
-    eprintln!("{runs} runs, {equal} facts equal, {} mismatches shown", bad.len());
-    assert!(bad.is_empty(), "{}", bad.join("\n"));
+    g.finish(1);
 }
 
 /// Long flows (4,096 and more PSNs each, beyond the trackers' window of 1,024 acknowledged
@@ -77,10 +103,7 @@ fn long_flows_spill_and_still_equal_the_view() {
 fn netrt_timeline_equals_the_observable_view_on_a_leaf_spine() {
     use rocescope_sim::sim::TopologyKind;
     use rocescope_sim::{LossDir, Routing, TapPoint};
-    let dir = run::temp_dir("timeline-netrt");
-    let mut shares = BTreeMap::new();
-    let mut bad = Vec::new();
-    let (mut runs, mut equal) = (0, 0);
+    let mut g = Grid::new("netrt");
     for (spines, routing) in
         [(1, Routing::Ecmp), (2, Routing::Ecmp), (4, Routing::Ecmp), (2, Routing::Spray), (4, Routing::Spray)]
     {
@@ -102,22 +125,12 @@ fn netrt_timeline_equals_the_observable_view_on_a_leaf_spine() {
                         ..SynthOptions::for_stack(StackKind::Netrt)
                     };
                     let label = format!("netrt spines {spines} {routing:?} loss {loss} pool {pool:?} seed {seed}");
-                    let c = timeline_cmp::judge_synth(&o, &dir, "netrt", &mut shares)
-                        .unwrap_or_else(|e| panic!("{label}: {e}"));
-                    runs += 1;
-                    equal += c.equal;
-                    bad.extend(c.mismatches.into_iter().take(5).map(|m| format!("{label}: {m}")));
+                    g.judge(&o, &label, 5);
                 }
             }
         }
     }
-    let _ = std::fs::remove_dir(&dir);
-    for (tap, s) in &shares {
-        eprintln!("{}", s.line(tap));
-    }
-    eprintln!("{runs} NetRT runs, {equal} facts equal, {} mismatches shown", bad.len());
-    assert!(equal > 10_000, "only {equal} facts compared");
-    assert!(bad.is_empty(), "{}", bad.join("\n"));
+    g.finish(10_001);
 }
 
 /// ERD (issue 13, acceptance 1): NACK-only datagrams, 1 and 3 % loss both ways, 1 path and 8
@@ -126,10 +139,7 @@ fn netrt_timeline_equals_the_observable_view_on_a_leaf_spine() {
 #[test]
 fn erd_timeline_equals_the_observable_view() {
     use rocescope_sim::LossDir;
-    let dir = run::temp_dir("timeline-erd");
-    let mut shares = BTreeMap::new();
-    let mut bad = Vec::new();
-    let (mut runs, mut equal) = (0, 0);
+    let mut g = Grid::new("erd");
     for loss in [0.01, 0.03] {
         for paths in [1, 8] {
             for incast in [1, 3] {
@@ -140,14 +150,7 @@ fn erd_timeline_equals_the_observable_view() {
                         ..options(StackKind::Erd, loss, paths, incast, seed, false)
                     };
                     let label = format!("erd loss {loss} paths {paths} incast {incast} seed {seed}");
-                    let c = timeline_cmp::judge_synth(&o, &dir, "erd", &mut shares)
-                        .unwrap_or_else(|e| panic!("{label}: {e}"));
-                    runs += 1;
-                    equal += c.equal;
-                    if !c.mismatches.is_empty() {
-                        eprintln!("{label}: {} mismatches", c.mismatches.len());
-                    }
-                    bad.extend(c.mismatches.into_iter().take(8).map(|m| format!("{label}: {m}")));
+                    g.judge(&o, &label, 8);
                 }
             }
         }
@@ -162,18 +165,9 @@ fn erd_timeline_equals_the_observable_view() {
         o.pattern = rocescope_wirecheck::grid::LEAF_SPINE_PATTERN;
         (o.paths, o.reorder_ns) = (1, 0);
         let label = format!("erd leaf-spine loss {loss} seed {seed}");
-        let c = timeline_cmp::judge_synth(&o, &dir, "erd-ls", &mut shares).unwrap_or_else(|e| panic!("{label}: {e}"));
-        runs += 1;
-        equal += c.equal;
-        bad.extend(c.mismatches.into_iter().take(8).map(|m| format!("{label}: {m}")));
+        g.judge(&o, &label, 8);
     }
-    let _ = std::fs::remove_dir(&dir);
-    for (tap, s) in &shares {
-        eprintln!("{}", s.line(tap));
-    }
-    eprintln!("{runs} ERD runs, {equal} facts equal, {} mismatches shown", bad.len());
-    assert!(equal > 1_000, "only {equal} facts compared");
-    assert!(bad.is_empty(), "{}", bad.join("\n"));
+    g.finish(1_001);
 }
 
 /// SDR selective repeat (issue 13, acceptance 1): per-packet UC writes known by (message,
@@ -182,10 +176,7 @@ fn erd_timeline_equals_the_observable_view() {
 #[test]
 fn sdr_timeline_equals_the_observable_view() {
     use rocescope_sim::LossDir;
-    let dir = run::temp_dir("timeline-sdr");
-    let mut shares = BTreeMap::new();
-    let mut bad = Vec::new();
-    let (mut runs, mut equal) = (0, 0);
+    let mut g = Grid::new("sdr");
     for loss in [0.01, 0.03] {
         for paths in [1, 4] {
             for (incast, nack, channels) in [(1, false, 1), (3, false, 2), (1, true, 2), (3, true, 1)] {
@@ -200,23 +191,10 @@ fn sdr_timeline_equals_the_observable_view() {
                     let label = format!(
                         "sdr-sr loss {loss} paths {paths} incast {incast} nack {nack} channels {channels} seed {seed}"
                     );
-                    let c = timeline_cmp::judge_synth(&o, &dir, "sdr", &mut shares)
-                        .unwrap_or_else(|e| panic!("{label}: {e}"));
-                    runs += 1;
-                    equal += c.equal;
-                    if !c.mismatches.is_empty() {
-                        eprintln!("{label}: {} mismatches", c.mismatches.len());
-                    }
-                    bad.extend(c.mismatches.into_iter().take(8).map(|m| format!("{label}: {m}")));
+                    g.judge(&o, &label, 8);
                 }
             }
         }
     }
-    let _ = std::fs::remove_dir(&dir);
-    for (tap, s) in &shares {
-        eprintln!("{}", s.line(tap));
-    }
-    eprintln!("{runs} SDR runs, {equal} facts equal, {} mismatches shown", bad.len());
-    assert!(equal > 1_000, "only {equal} facts compared");
-    assert!(bad.is_empty(), "{}", bad.join("\n"));
+    g.finish(1_001);
 }
