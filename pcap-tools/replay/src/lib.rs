@@ -658,7 +658,8 @@ pub fn replay_partial<R: Read>(
                         Judge::FlorAck(j) => {
                             let flor = if let Ext::Flor(x) = f.ext() { Some(x) } else { None };
                             let whole = p.payload().len() == p.payload_len();
-                            j.data(rec.number, rec.ts_ns, p.bth().psn(), p.opcode().0, flor, whole);
+                            let len = p.payload_len();
+                            j.data(rec.number, rec.ts_ns, p.bth().psn(), p.opcode().0, flor, whole, len);
                         }
                         Judge::Flor(j) => {
                             let flor = if let Ext::Flor(x) = f.ext() { Some(x) } else { None };
@@ -885,7 +886,11 @@ fn connections(table: &[FlowRow], opts: &Options) -> (Vec<Conn>, Vec<Unjudged>) 
             // Flor's ACKs travel on a UD QP of their own, not as the data QP's responses.
             let judge = match h.tap {
                 Tap::Sender => Judge::Flor(flor::FlorJudge::new(h.id.clone(), opts.reaction_ns, opts.params.flor_unit_size)),
-                Tap::Receiver => Judge::FlorAck(flor_ack::FlorAckJudge::new(h.id.clone())),
+                Tap::Receiver => Judge::FlorAck(flor_ack::FlorAckJudge::new(
+                    h.id.clone(),
+                    opts.reaction_ns,
+                    opts.params.flor_unit_size,
+                )),
                 _ => {
                     let why = if h.tap == Tap::Fabric { "this is a fabric tap" } else { "this tap's place is unknown" };
                     unjudged.push(skip(format!("Flor: judged at the sender's and the receiver's taps ({why})")));

@@ -97,6 +97,8 @@ rules! {
         "the sender sends a WQE again (WRITE_RETX, a SEND retransmission, the chunk itself) only while an ACK has not acknowledged it";
     FLOR_ACK_LATE: "flor.ack-late", "Flor paper §5.1 (software ACKs: the four triggers and the 120 µs timer)",
         "every WQE the receiver got whole is in an ACK that leaves within the 120 µs ACK timer";
+    FLOR_ACK_SLOW: "flor.ack-slow", "Flor paper §5.1 (software ACKs: sent at once on a WQE with the hint or an out-of-order reliable number)",
+        "an ACK leaves at once (within the reaction time) on a WQE with the hint or an out-of-order reliable number";
     SDR_RESEND_ACKED: "sdr.resend-acked", "SDR-RDMA paper §3.2-4 (selective repeat resends unacknowledged chunks; erasure coding stops at the EC_ACK)",
         "the sender sends a packet again only while no SR_ACK shows its chunk received and no EC_ACK its message decoded";
     ERD_NACK_UNEXPECTED: "erd.nack-unexpected", "ERD paper §4.3 (a scan names the PSNs missing from the bitmap)",
