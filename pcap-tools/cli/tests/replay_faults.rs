@@ -812,6 +812,20 @@ fn sdr_sr_resending_a_packet_its_sr_ack_covered_is_a_departure_at_the_sender() {
 
 #[test]
 fn sdr_sr_nacking_a_chunk_the_receiver_holds_is_a_departure_at_the_receiver() {
+    // Chunks of 4 packets (the judges read a chunk as one packet): not judged at either tap,
+    // rather than misread (a review found 33 false departures at the receiver's tap).
+    let (pcap, _) = synth_capture(
+        "sdr-chunk4",
+        &["--stack", "sdr-sr", "--sdr-nack", "--sdr-chunk", "4", "--messages", "8", "--message-size", "65536"],
+    );
+    let (report, code) = replay_json(&pcap, &["--stack", "sdr-sr"]);
+    assert_eq!(report["findings"], serde_json::json!([]), "{report:#}");
+    assert_eq!(code, Some(0));
+    let unjudged = report["unjudged"].as_array().unwrap();
+    for tap in [SENDER, RECEIVER] {
+        let u = unjudged.iter().find(|u| u["interface"] == tap).unwrap_or_else(|| panic!("{report:#}"));
+        assert!(u["reason"].as_str().unwrap().contains("far fewer chunks than packets"), "{u}");
+    }
     // (Messages of 256 one-packet chunks: an SR_NACK late in one finds a chunk held 20 µs.)
     let r =
         run("sdr-sr", "false-nack", "--sdr-nack --message-size 262144 --mtu 1024 --loss 0.01 --loss-dir both --seed 2");

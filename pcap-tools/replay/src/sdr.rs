@@ -99,12 +99,14 @@ impl SdrJudge {
         self.requests += 1;
         self.id_bits = id_bits;
         let (reaction, chunk) = (self.reaction_ns, off / self.chunk_packets);
-        if self.side == Side::Receiver {
-            self.msg(id, false).arrived.entry(off).or_insert((number, now));
+        let receiver = self.side == Side::Receiver;
+        let m = self.msg(id, false);
+        // (Counted at either tap: the chunk size check reads it.)
+        m.packets = m.packets.max(off.saturating_add(1));
+        if receiver {
+            m.arrived.entry(off).or_insert((number, now));
             return;
         }
-        let m = self.msg(id, false);
-        m.packets = m.packets.max(off.saturating_add(1));
         if m.sent.insert(off) {
             return;
         }

@@ -1767,12 +1767,13 @@ impl<'f, 'w> Gen<'f, 'w> {
             let mut d = Derived { first: t.id, ..Default::default() };
             if t.kind.is_data() {
                 let start = f.conns[t.conn as usize].cfg.start_psn;
-                // (An SDR packet is its message's and offset's, whatever its UC PSN.)
+                // (An SDR packet is its message's and offset's, whatever its UC PSN: its unit
+                // number, which does not wrap at 2^24 as PSN offsets do.)
                 let key = match sdr_unit(&sdr_base, &t) {
                     Some(u) => u,
-                    None => t.psn.wrapping_sub(start),
+                    None => t.psn.wrapping_sub(start) & 0xff_ffff,
                 };
-                let slot = psn.slot(flow, key & 0xff_ffff);
+                let slot = psn.slot(flow, key);
                 let mut st = psn.states.get(slot);
                 if st.copies == 0 {
                     st.first = t.id;

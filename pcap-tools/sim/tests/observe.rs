@@ -401,9 +401,11 @@ fn agrees_with_truth(t: &Truth, v: &[TapView], ctx: &str) {
             }
             for l in &fv.losses {
                 let tl = tf.losses.iter().find(|x| x.tx == l.tx).unwrap();
-                // (An SDR loss seen at its repair names the repair's UC PSN.)
-                let psn = if sdr { tl.psn } else { l.psn };
-                assert_eq!((psn, Some(l.frame)), (tl.psn, tl.frame), "{ctx}: {l:?}");
+                assert_eq!(Some(l.frame), tl.frame, "{ctx}: {l:?}");
+                // The PSN is its frame's (an SDR loss seen at its repair names the repair's UC
+                // PSN; elsewhere the lost copy's).
+                let at = tap.frames.iter().find(|f| f.frame == l.frame).unwrap();
+                assert_eq!(l.psn, if sdr { at.psn } else { tl.psn }, "{ctx}: {l:?}");
                 if let Some(s) = l.signal {
                     assert_eq!(s, tl.signal, "{ctx}: signal of {l:?}");
                 }
@@ -417,10 +419,15 @@ fn agrees_with_truth(t: &Truth, v: &[TapView], ctx: &str) {
                 assert_eq!(Some(g.frame), tg.frame, "{ctx}: {g:?}");
                 checked.insert("gap");
             }
-            // (SDR's views number a flow's messages as the tap first saw them: checked in
-            // `sdr_units_in_the_truth_and_the_view`.)
-            for m in fv.messages.iter().filter(|_| !sdr) {
-                let tm = tf.messages.iter().find(|x| x.index == m.index).unwrap();
+            // (SDR's views number a flow's messages as the tap first saw them: the truth's is the
+            // message of the view's first frame.)
+            let msg_of_frame = |fr: u64| {
+                let f = tap.frames.iter().find(|f| f.frame == fr).unwrap();
+                t.sim.transmissions.iter().find(|x| x.id == f.tx).and_then(|x| x.msg).unwrap()
+            };
+            for m in &fv.messages {
+                let index = if sdr { msg_of_frame(m.first_frame.unwrap()) } else { m.index };
+                let tm = tf.messages.iter().find(|x| x.index == index).unwrap();
                 let known = |name: &str| !m.unknown.contains(&name);
                 let pairs = [
                     ("first_frame", m.first_frame, tm.first_frame),
@@ -586,5 +593,7 @@ fn sdr_units_in_the_truth_and_the_view() {
             }
         }
         assert!(checked > 20, "{ctx}: {checked} facts checked");
+        // Messages too (the view's kept fields are the truth's).
+        agrees_with_truth(&t, &v, &ctx);
     }
 }

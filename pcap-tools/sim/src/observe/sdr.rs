@@ -29,15 +29,16 @@
 //! - **Ambiguous packets**: a request the tap read for a packet with k the next copy it
 //!   recorded, when a copy sent before k arrived whole (the receiver asked before a late copy
 //!   arrived) or none sent before k was lost; and a packet whose resend's trigger contradicts
-//!   the stack's reason (an SR_NACK read, but the timer had fired). Their PSNs (of every copy
+//!   the stack's reason (an SR_NACK read, but the timer had fired; or, at the source tap, a
+//!   resend for an SR_NACK the tap did not record). Their PSNs (of every copy
 //!   the tap recorded) are listed, so neither losses nor spuriousness of them are judged.
 //! - A **message** is listed in the flow of the first data frame of it the tap recorded, the
-//!   flow's messages numbered in that order. Its first and last frame and its packets
-//!   (distinct offsets) are what the tap recorded; `retransmitted` is known when every
-//!   retransmission of it the tap recorded is observable. It completes at the first SR_ACK the
-//!   tap recorded whose cumulative ACK passes every chunk of it (or its EC_ACK), known when the
-//!   tap recorded every packet of the message (a tap that missed some would take an earlier
-//!   acknowledgement for the last).
+//!   flow's messages numbered in that order. Its first and last frame are the tap's;
+//!   `retransmitted` (the retransmissions of it the tap recorded) is known when every one is
+//!   observable. Its `packets` and its completion (the first SR_ACK the tap recorded whose
+//!   cumulative ACK passes every chunk of it, or its EC_ACK) are known when the tap recorded
+//!   every packet of the message (a tap that missed some would count fewer, and take an
+//!   earlier acknowledgement for the last).
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 
@@ -161,7 +162,7 @@ pub(super) fn sdr_views(cx: &Cx<'_, '_>) -> Vec<FlowView> {
     let mut unobservable_retx: HashSet<u64> = HashSet::new();
     for r in &data {
         let Some(rx) = r.x.retx.as_ref() else { continue };
-        let copies = &recorded[&r.unit()];
+        let copies = recorded.get(&r.unit()).map(Vec::as_slice).unwrap_or(&[]);
         let in_order = copies.windows(2).all(|w| w[0].x.id < w[1].x.id);
         let why = if !in_order {
             Some(Why::CopiesOutOfOrder)
@@ -179,7 +180,8 @@ pub(super) fn sdr_views(cx: &Cx<'_, '_>) -> Vec<FlowView> {
         let _ = rx;
         let trigger = s.trigger(r).unwrap_or(None);
         let spurious = s.spurious(r, ambiguous.contains(&r.unit()));
-        let earlier_loss_seen = sent[&r.unit()].iter().any(|c| c.id < r.x.id && lost_seen.contains(&c.id));
+        let earlier_loss_seen =
+            sent.get(&r.unit()).is_some_and(|v| v.iter().any(|c| c.id < r.x.id && lost_seen.contains(&c.id)));
         let obs = ObsRetx {
             psn: r.f.psn,
             tx: r.x.id,
@@ -200,13 +202,19 @@ pub(super) fn sdr_views(cx: &Cx<'_, '_>) -> Vec<FlowView> {
         let recs: Vec<&Rec> = data.iter().filter(|r| r.unit().0 == m).collect();
         let flow = recs[0].f.flow.clone();
         let index = next_index.entry(flow.clone()).or_default();
-        let n = offsets[&m].len() as u32;
-        let retx_frames: Vec<u64> =
-            recs.iter().filter(|r| s.earlier_recorded(r).is_some()).map(|r| r.f.frame).collect();
+        let n = offsets.get(&m).map_or(0, |o| o.len() as u32);
+        // Its retransmissions the tap recorded: known when every one is observable (one whose
+        // earlier copies the tap never saw is not, and would be missed).
+        let retx_frames: Vec<u64> = recs.iter().filter(|r| r.x.retx.is_some()).map(|r| r.f.frame).collect();
         let retx_known = retx_frames.iter().all(|f| !unobservable_retx.contains(f));
-        let complete_known = n >= packets(m);
+        // Its packets and completion: known when the tap recorded every packet of it.
+        let all_seen = n >= packets(m);
+        let complete_known = all_seen;
         let complete = reads.complete.get(&m).copied();
         let mut unknown = Vec::new();
+        if !all_seen {
+            unknown.push("packets");
+        }
         if !retx_known {
             unknown.push("retransmitted");
         }
@@ -219,7 +227,7 @@ pub(super) fn sdr_views(cx: &Cx<'_, '_>) -> Vec<FlowView> {
                 index: *index,
                 first_frame: Some(first),
                 last_frame: recs.iter().map(|r| r.f.frame).max(),
-                packets: Some(n),
+                packets: Some(n).filter(|_| all_seen),
                 retransmitted: Some(retx_frames.len() as u64).filter(|_| retx_known),
                 complete_frame: complete.map(|f| f.frame).filter(|_| complete_known),
                 complete_time_ns: complete.map(|f| f.time_ns).filter(|_| complete_known),
@@ -373,7 +381,8 @@ impl<'a> Sdr<'_, 'a, '_> {
     /// Whether copy `r` was needless, when the tap tells.
     fn spurious(&self, r: &Rec<'a>, ambiguous: bool) -> Option<bool> {
         if self.cx.position_at(r.f.frame) == Position::Destination {
-            let whole = self.recorded[&r.unit()].iter().any(|c| c.f.frame < r.f.frame && c.x.fate == Fate::Delivered);
+            let copies = self.recorded.get(&r.unit()).map(Vec::as_slice).unwrap_or(&[]);
+            let whole = copies.iter().any(|c| c.f.frame < r.f.frame && c.x.fate == Fate::Delivered);
             return Some(whole);
         }
         if self.acked(r.unit(), r.f.frame) {
@@ -402,7 +411,7 @@ impl<'a> Sdr<'_, 'a, '_> {
 
     /// The copy of `u` sent just before copy `k` (the one `k` repairs, when lost).
     fn sent_just_before(&self, u: Unit, k: u32) -> Option<u32> {
-        self.sent[&u].iter().map(|x| x.id).take_while(|&x| x < k).last()
+        self.sent.get(&u)?.iter().map(|x| x.id).take_while(|&x| x < k).last()
     }
 
     /// The packets about which a request the tap read misleads it (see the module's doc).
@@ -413,7 +422,8 @@ impl<'a> Sdr<'_, 'a, '_> {
                 continue;
             }
             let Some(k) = self.recorded.get(&u).and_then(|v| v.iter().find(|r| r.f.frame > f)) else { continue };
-            let before: Vec<&&Transmission> = self.sent[&u].iter().filter(|x| x.id < k.x.id).collect();
+            let Some(all) = self.sent.get(&u) else { continue };
+            let before: Vec<&&Transmission> = all.iter().filter(|x| x.id < k.x.id).collect();
             let whole = before.iter().any(|x| x.fate == Fate::Delivered);
             let lost = before.iter().any(|x| is_lost(x));
             if whole || !lost {

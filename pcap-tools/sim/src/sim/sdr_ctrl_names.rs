@@ -6,8 +6,10 @@
 //!
 //! Memory: one record per control message sent (a CTS, an SR_ACK per completed chunk, …),
 //! four bytes per chunk its bitmap marks or its NACK names, kept only when the run keeps its
-//! truth. Unlike the rest of the truth's records these are not spilled to disk: an SDR run's
-//! truth costs memory in proportion to its chunks.
+//! truth. Unlike the rest of the truth's records these are not spilled to disk, and they are
+//! not linear in the run: each SR_ACK lists every chunk received past the first missing one, so
+//! a message with an early hole costs memory growing with the square of its chunks (docs/truth.md
+//! "Memory").
 
 use rocescope_codec::ext::sdr::{Ctrl, CtrlType};
 use rocescope_codec::frame::{DecodeOptions, Frame, LinkType};
