@@ -196,5 +196,15 @@ fn sdr_timeline_equals_the_observable_view() {
             }
         }
     }
+    // 1,100 small messages: ids (sequence numbers modulo 2^10) are reused, each time in the next
+    // generation's data QP.
+    let o = SynthOptions {
+        loss_dir: LossDir::Both,
+        mtu: 1024,
+        messages: 1_100,
+        message_size: 2_048,
+        ..options(StackKind::SdrSr, 0.01, 1, 1, 3, false)
+    };
+    g.judge(&o, "sdr-sr 1100 messages (ids reused)", 8);
     g.finish(1_001);
 }
