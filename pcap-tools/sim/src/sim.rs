@@ -65,7 +65,7 @@ mod erd_nack_names;
 mod netrt_tor;
 mod sdr_ctrl_names;
 pub use erd_nack_names::NackNames;
-pub use sdr_ctrl_names::CtrlNames as SdrCtrlNames;
+pub use sdr_ctrl_names::{CtrlNames as SdrCtrlNames, Marks as SdrMarks};
 
 /// Capture timestamps are `EPOCH_NS + simulated time`.
 pub const EPOCH_NS: u64 = 1_700_000_000_000_000_000;
@@ -1005,6 +1005,9 @@ pub struct Fabric<'w> {
     pub erd_nacks: Vec<NackNames>,
     /// SDR: what each control message said, in transmission order (kept like [`Self::erd_nacks`]).
     pub sdr_ctrls: Vec<SdrCtrlNames>,
+    /// SDR: per (connection, message sequence number), the chunks its SR_ACKs so far mark past
+    /// their cumulative ACK (live: a message's entry goes once nothing is marked past it).
+    sdr_marks: FxHashMap<(u32, u32), sdr_ctrl_names::Marks>,
     /// Recycled slots of [`Self::txs`] (without [`Self::keep_txs`]).
     free_txs: Vec<u32>,
     /// The truth's records on disk ([`Self::spill_truth`]); `None` otherwise.
@@ -1064,6 +1067,7 @@ impl<'w> Fabric<'w> {
             keep_txs: true,
             erd_nacks: Vec::new(),
             sdr_ctrls: Vec::new(),
+            sdr_marks: FxHashMap::default(),
             free_txs: Vec::new(),
             spilled: None,
             next_tx_id: 0,
@@ -1765,8 +1769,16 @@ impl<'w> Fabric<'w> {
         }
         let sdr = sdr_split.is_some();
         if sdr && kind == Kind::Other && origin == Origin::Responder && (self.keep_txs || self.spilled.is_some()) {
-            if let Some((kind, msg_seq, cum_ack, sacked, indices)) = sdr_ctrl_names::read(&bytes) {
-                self.sdr_ctrls.push(SdrCtrlNames { tx: id, kind, msg_seq, cum_ack, sacked, indices });
+            if let Some(r) = sdr_ctrl_names::read(&bytes) {
+                // (Only what this SR_ACK adds to the message's marks: `sdr_ctrl_names.rs`.)
+                let key = (conn, r.msg_seq);
+                let marks = self.sdr_marks.entry(key).or_default();
+                let newly_sacked = r.cum_ack.map(|cum| marks.add(cum, &r.sacked)).unwrap_or_default();
+                if marks.is_empty() {
+                    self.sdr_marks.remove(&key);
+                }
+                let (kind, msg_seq, cum_ack, sack_bits, indices) = (r.kind, r.msg_seq, r.cum_ack, r.sack_bits, r.indices);
+                self.sdr_ctrls.push(SdrCtrlNames { tx: id, kind, msg_seq, cum_ack, sack_bits, newly_sacked, indices });
             }
         }
         self.stats.transmissions += 1;

@@ -976,9 +976,14 @@ pub struct SdrCtrl {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub indices: Vec<u32>,
     pub msg_seq: u32,
-    /// SR_ACK: the chunks its bitmap marks received.
+    /// SR_ACK: the chunks its bitmap marks that no earlier SR_ACK of its message still marked
+    /// (its bitmap is those of its message's SR_ACKs so far, within its window:
+    /// `rocescope_sim::sim::SdrMarks::sacked`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub sacked: Vec<u32>,
+    pub newly_sacked: Vec<u32>,
+    /// SR_ACK: its bitmap's width (chunks from the cumulative ACK).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sack_bits: Option<u32>,
     /// `cts`, `sr_ack`, `sr_nack`, `ec_ack` or `ec_nack`.
     #[serde(rename = "type")]
     pub kind: String,
@@ -2121,7 +2126,8 @@ impl<'f, 'w> Gen<'f, 'w> {
             cum_ack: r.cum_ack,
             indices: r.indices.clone(),
             msg_seq: r.msg_seq,
-            sacked: r.sacked.clone(),
+            newly_sacked: r.newly_sacked.clone(),
+            sack_bits: r.cum_ack.map(|_| r.sack_bits),
             kind: r.kind.name().to_string(),
         })
     }

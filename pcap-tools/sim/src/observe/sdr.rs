@@ -304,8 +304,22 @@ fn pick<T: Clone>(v: &[(String, T)], id: &str) -> Vec<T> {
     v.iter().filter(|(f, _)| f == id).map(|(_, t)| t.clone()).collect()
 }
 
+/// Each SR_ACK's bitmap of connection `conn`, by transmission: the truth keeps what each one
+/// newly marks, and its message's marks only grow (`sim/sdr_ctrl_names.rs`).
+fn bitmaps(cx: &Cx<'_, '_>, conn: u32) -> HashMap<u32, Vec<u32>> {
+    let mut marks: HashMap<u32, crate::sim::SdrMarks> = HashMap::new();
+    let mut out = HashMap::new();
+    for x in cx.run.t.sim.transmissions.iter().filter(|x| x.conn == conn) {
+        let Some(c) = x.sdr_ctrl.as_ref().filter(|c| c.kind == "sr_ack") else { continue };
+        let (cum, bits) = (c.cum_ack.unwrap_or(0), c.sack_bits.unwrap_or(0));
+        out.insert(x.id, marks.entry(c.msg_seq).or_default().sacked(cum, bits, &c.newly_sacked));
+    }
+    out
+}
+
 /// Reads the tap's control messages of the connection (see the module's doc).
 fn reads<'a>(cx: &Cx<'a, '_>, first_seen: &HashMap<u64, u64>, packets: &dyn Fn(u64) -> u32) -> Reads<'a> {
+    let bitmap = bitmaps(cx, cx.flow.conn);
     let mut out = Reads::default();
     for f in cx.reverse {
         let Some(c) = cx.run.tx(f.tx).and_then(|x| x.sdr_ctrl.as_ref()) else { continue };
@@ -316,10 +330,11 @@ fn reads<'a>(cx: &Cx<'a, '_>, first_seen: &HashMap<u64, u64>, packets: &dyn Fn(u
         match c.kind.as_str() {
             "sr_ack" => {
                 let cum = c.cum_ack.unwrap_or(0);
-                if let Some(&top) = c.sacked.iter().max() {
-                    out.asks.extend((cum..top).filter(|o| !c.sacked.contains(o)).map(|o| (f.frame, (m, o), false)));
+                let sacked = bitmap.get(&f.tx).cloned().unwrap_or_default();
+                if let Some(&top) = sacked.iter().max() {
+                    out.asks.extend((cum..top).filter(|o| !sacked.contains(o)).map(|o| (f.frame, (m, o), false)));
                 }
-                out.acks.push((f.frame, m, cum, c.sacked.clone()));
+                out.acks.push((f.frame, m, cum, sacked));
                 if cum >= packets(m) {
                     out.complete.insert(m, *f);
                 }

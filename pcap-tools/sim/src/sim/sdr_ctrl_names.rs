@@ -4,41 +4,82 @@
 //! as transmissions of kind `other`; their bytes are gone once delivered, so what they say is
 //! read here as they are sent.
 //!
-//! Memory: one record per control message sent (a CTS, an SR_ACK per completed chunk, …),
-//! four bytes per chunk its bitmap marks or its NACK names, kept only when the run keeps its
-//! truth. Unlike the rest of the truth's records these are not spilled to disk, and they are
-//! not linear in the run: each SR_ACK lists every chunk received past the first missing one, so
-//! a message with an early hole costs memory growing with the square of its chunks (docs/truth.md
-//! "Memory").
+//! Memory: one record per control message sent (a CTS, an SR_ACK per completed chunk, …), kept
+//! only when the run keeps its truth. An SR_ACK's bitmap marks every chunk received past the
+//! first missing one, so each would re-list what the one before marked: a record keeps only the
+//! chunks its SR_ACK marks that no earlier SR_ACK of the message still marked ([`Marks`]), and
+//! its window. The receiver's chunks of a message only ever grow, so the bitmap is the window's
+//! chunks marked so far, and a reader rebuilds it exactly ([`Marks::sacked`]). So the records
+//! grow with the chunks and control messages sent: four bytes per chunk marked or named, not
+//! per chunk listed.
 
 use rocescope_codec::ext::sdr::{Ctrl, CtrlType};
 use rocescope_codec::frame::{DecodeOptions, Frame, LinkType};
 use rocescope_codec::Warnings;
 
 /// One control message: its transmission, type and message sequence number; an SR_ACK's
-/// cumulative ACK and the chunks its bitmap marks received; an SR_NACK's chunks (an EC_NACK's
-/// data submessages).
+/// cumulative ACK, its bitmap's width and the chunks it marks that no earlier SR_ACK of the
+/// message still marked; an SR_NACK's chunks (an EC_NACK's data submessages).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct CtrlNames {
     pub tx: u32,
     pub kind: CtrlType,
     pub msg_seq: u32,
     pub cum_ack: Option<u32>,
+    pub sack_bits: u32,
+    pub newly_sacked: Vec<u32>,
+    pub indices: Vec<u32>,
+}
+
+/// The chunks of one message the SR_ACKs so far mark at or past their cumulative ACK: what an
+/// SR_ACK adds to them is what it newly marks, and its bitmap is them within its window.
+#[derive(Clone, Debug, Default)]
+pub struct Marks(std::collections::BTreeSet<u32>);
+
+impl Marks {
+    /// An SR_ACK with cumulative ACK `cum` marking `sacked`: the chunks it newly marks. (Chunks
+    /// below `cum` are dropped: the cumulative ACK covers them from now on.)
+    pub fn add(&mut self, cum: u32, sacked: &[u32]) -> Vec<u32> {
+        self.0 = self.0.split_off(&cum);
+        sacked.iter().copied().filter(|&c| self.0.insert(c)).collect()
+    }
+
+    /// The bitmap of an SR_ACK with cumulative ACK `cum` and `bits` bits that newly marks
+    /// `newly`, after the SR_ACKs before it (in order) were [`Self::sacked`] through this.
+    pub fn sacked(&mut self, cum: u32, bits: u32, newly: &[u32]) -> Vec<u32> {
+        self.0 = self.0.split_off(&cum);
+        self.0.extend(newly.iter().copied());
+        self.0.range(cum..cum.saturating_add(bits)).copied().collect()
+    }
+
+    /// Nothing is marked past the cumulative ACK (the record can go).
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+}
+
+/// What an SDR control message (a whole Ethernet frame) says; `None` for a frame that is not one.
+pub struct Read {
+    pub kind: CtrlType,
+    pub msg_seq: u32,
+    /// An SR_ACK's cumulative ACK and bitmap width.
+    pub cum_ack: Option<u32>,
+    pub sack_bits: u32,
     pub sacked: Vec<u32>,
     pub indices: Vec<u32>,
 }
 
-/// What an SDR control message (a whole Ethernet frame) says; `None` for a frame that is not one.
-pub fn read(frame: &[u8]) -> Option<(CtrlType, u32, Option<u32>, Vec<u32>, Vec<u32>)> {
+pub fn read(frame: &[u8]) -> Option<Read> {
     let f =
         Frame::parse(LinkType::Ethernet, frame, frame.len(), &DecodeOptions { verify: false, ..Default::default() });
     let payload = f.roce()?.payload();
     let c = Ctrl::parse(payload, payload.len(), &mut Warnings::default())?;
-    let cum = match c {
-        Ctrl::SrAck { cum_ack, .. } => Some(cum_ack),
-        _ => None,
+    let (cum_ack, sack_bits) = match c {
+        Ctrl::SrAck { cum_ack, sack_bits, .. } => (Some(cum_ack), sack_bits),
+        _ => (None, 0),
     };
-    Some((c.kind(), c.msg_seq(), cum, c.sacked(payload).collect(), c.indices(payload).collect()))
+    let (sacked, indices) = (c.sacked(payload).collect(), c.indices(payload).collect());
+    Some(Read { kind: c.kind(), msg_seq: c.msg_seq(), cum_ack, sack_bits, sacked, indices })
 }
 
 #[cfg(test)]
@@ -61,10 +102,29 @@ mod tests {
         let mut map = [0u8; 1];
         sack_bitmap(2, 8, |c| c == 3 || c == 5, &mut map);
         let ack = CtrlRepr::SrAck { msg_seq: 9, cum_ack: 2, sack_bits: 8, sack: &map };
-        let (kind, seq, cum, sacked, idx) = read(&frame(ack.to_vec())).unwrap();
-        assert_eq!((kind, seq, cum, sacked, idx), (CtrlType::SrAck, 9, Some(2), vec![3, 5], vec![]));
+        let r = read(&frame(ack.to_vec())).unwrap();
+        assert_eq!((r.kind, r.msg_seq, r.cum_ack, r.sack_bits), (CtrlType::SrAck, 9, Some(2), 8));
+        assert_eq!((r.sacked, r.indices), (vec![3, 5], vec![]));
         let nack = CtrlRepr::SrNack { msg_seq: 4, indices: &[1, 7] };
-        assert_eq!(read(&frame(nack.to_vec())).unwrap(), (CtrlType::SrNack, 4, None, vec![], vec![1, 7]));
-        assert_eq!(read(&frame(vec![0xAA; 20])), None, "not a control message");
+        let r = read(&frame(nack.to_vec())).unwrap();
+        assert_eq!((r.kind, r.msg_seq, r.cum_ack, r.sacked, r.indices), (CtrlType::SrNack, 4, None, vec![], vec![1, 7]));
+        assert!(read(&frame(vec![0xAA; 20])).is_none(), "not a control message");
+    }
+
+    #[test]
+    fn marks_keep_only_what_each_sr_ack_adds_and_give_each_bitmap_back() {
+        // A hole at chunk 2 of a message; SR_ACKs as the receiver sends them (bitmaps of 4 bits).
+        let acks: [(u32, &[u32]); 5] = [(2, &[3]), (2, &[3, 4]), (2, &[3, 4, 5]), (6, &[7]), (6, &[7, 8, 9])];
+        let mut kept = Marks::default();
+        let newly: Vec<Vec<u32>> = acks.iter().map(|&(cum, s)| kept.add(cum, s)).collect();
+        assert_eq!(newly, [vec![3], vec![4], vec![5], vec![7], vec![8, 9]]);
+        // Read back in order, each bitmap is whole again.
+        let mut read = Marks::default();
+        for ((cum, sacked), n) in acks.iter().zip(&newly) {
+            assert_eq!(read.sacked(*cum, 4, n), sacked.to_vec());
+        }
+        // Once the cumulative ACK passes every mark, nothing is kept.
+        kept.add(10, &[]);
+        assert!(kept.is_empty());
     }
 }
