@@ -23,6 +23,7 @@ use rocescope_wirecheck::{grid, run, timeline_cmp};
 fn main() {
     let mut seeds: Vec<u64> = vec![1, 2, 3, 4, 5];
     let mut messages = 32u32;
+    let mut message_size: Option<u32> = None;
     let mut leaf_spine = false;
     let mut only: Option<String> = None;
     let mut args = std::env::args().skip(1);
@@ -30,10 +31,13 @@ fn main() {
         match a.as_str() {
             "--seeds" => seeds = args.next().unwrap_or_default().split(',').filter_map(|x| x.parse().ok()).collect(),
             "--messages" => messages = args.next().and_then(|x| x.parse().ok()).unwrap_or(messages),
+            "--message-size" => message_size = args.next().and_then(|x| x.parse().ok()),
             "--leaf-spine" => leaf_spine = true,
             "--only" => only = args.next(),
             _ => {
-                eprintln!("usage: timeline_grid [--seeds 1,2,3] [--messages N] [--leaf-spine]");
+                eprintln!(
+                    "usage: timeline_grid [--seeds 1,2,3] [--messages N] [--message-size BYTES] [--leaf-spine] [--only TEXT]"
+                );
                 std::process::exit(2);
             }
         }
@@ -55,6 +59,7 @@ fn main() {
                 for incast in [1u32, 4] {
                     for &seed in &seeds {
                         let mut o = timeline_cmp::grid_options(stack, trim, loss, paths, incast, messages, seed);
+                        o.message_size = message_size.unwrap_or(o.message_size);
                         if stack == StackKind::Erd {
                             o.loss_dir = rocescope_sim::LossDir::Both;
                         }

@@ -35,10 +35,11 @@
 //! - A **message** is listed in the flow of the first data frame of it the tap recorded, the
 //!   flow's messages numbered in that order. Its first and last frame are the tap's;
 //!   `retransmitted` (the retransmissions of it the tap recorded) is known when every one is
-//!   observable. Its `packets` and its completion (the first SR_ACK the tap recorded whose
-//!   cumulative ACK passes every chunk of it, or its EC_ACK) are known when the tap recorded
-//!   every packet of the message (a tap that missed some would count fewer, and take an
-//!   earlier acknowledgement for the last).
+//!   observable. Its `packets` are known when the tap recorded every packet of the message (a
+//!   tap that missed some would count fewer); its completion (the first SR_ACK the tap recorded
+//!   whose cumulative ACK passes every chunk of it, or its EC_ACK) when it recorded every one
+//!   before that SR_ACK (one that missed some would take an earlier acknowledgement for the
+//!   last, and one first seen after it says the message was not complete after all).
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 
@@ -207,10 +208,16 @@ pub(super) fn sdr_views(cx: &Cx<'_, '_>) -> Vec<FlowView> {
         // earlier copies the tap never saw is not, and would be missed).
         let retx_frames: Vec<u64> = recs.iter().filter(|r| r.x.retx.is_some()).map(|r| r.f.frame).collect();
         let retx_known = retx_frames.iter().all(|f| !unobservable_retx.contains(f));
-        // Its packets and completion: known when the tap recorded every packet of it.
+        // Its packets: known when the tap recorded every packet of it; its completion, when it
+        // recorded every one before the SR_ACK completing it (a packet first seen after it, a
+        // copy late on another path, tells the tap the message was not complete after all).
         let all_seen = n >= packets(m);
-        let complete_known = all_seen;
         let complete = reads.complete.get(&m).copied();
+        let seen_before = |at: u64| {
+            let before: HashSet<u32> = recs.iter().filter(|r| r.f.frame < at).map(|r| r.unit().1).collect();
+            before.len() as u32 >= packets(m)
+        };
+        let complete_known = all_seen && complete.is_none_or(|c| seen_before(c.frame));
         let mut unknown = Vec::new();
         if !all_seen {
             unknown.push("packets");
