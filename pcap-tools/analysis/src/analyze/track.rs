@@ -333,6 +333,16 @@ impl Tracker {
 
     fn prune(&mut self) {
         let keep_from = self.cover.saturating_sub(KEEP_BEHIND);
+        // The slots below `gaps_done` (their capture gaps settled) go whatever they hold: dropped
+        // at once, without reading them. They were written a window ago and are out of the
+        // cache: reading each one's `copies` first cost the analysing thread a cache miss per
+        // PSN (most of its misses after the flows' own state).
+        let settled = keep_from.min(self.gaps_done);
+        if self.base < settled {
+            let n = usize::try_from(settled - self.base).unwrap_or(usize::MAX).min(self.slots.len());
+            self.slots.drain(..n);
+            self.base += n as u64;
+        }
         while self.base < keep_from && self.slots.front().is_some_and(|s| s.copies > 0 || self.base < self.gaps_done) {
             self.slots.pop_front();
             self.base += 1;

@@ -18,14 +18,16 @@
 //! ([`Window::fault_in_ahead`]), and when left behind, to be unmapped there; each window's
 //! following one is then mapped as soon as it is, so that thread may fault it in before the
 //! reader gets there (else the reader faulted in the start of every window itself). `flows`
-//! has its analysing thread do both while it waits for a batch from the reading one.
+//! has whichever of its two threads would otherwise wait do both (`analyze/run.rs`): a window
+//! is held for faulting in only weakly, so that it is unmapped where the handle of the window
+//! left is dropped.
 //!
 //! Pipes and standard input are read with `read()` by [`CaptureReader`](super::CaptureReader).
 
 use std::fs::File;
 use std::io;
 use std::sync::mpsc::Sender;
-use std::sync::Arc;
+use std::sync::{Arc, Weak};
 
 use memmap2::{Advice, Mmap, MmapOptions};
 
@@ -87,21 +89,57 @@ pub struct MappedFile {
 
 /// A window of a mapped capture handed to another thread ([`MappedFile::send_windows_to`]):
 /// when the reader has just mapped it, to be faulted in ahead of the reader
-/// ([`fault_in_ahead`](Self::fault_in_ahead)); when the reader has left it, to be unmapped. The
-/// window is unmapped when the last of the reader's and this handle's holds on it is dropped.
+/// ([`fault_in_ahead`](Self::fault_in_ahead)), a weak hold that does not keep it mapped; when
+/// the reader has left it, to be unmapped where this handle is dropped (the reader holds it no
+/// more).
 pub struct Window {
-    map: Arc<Mmap>,
+    map: Hold,
     /// File offset of the window's first byte.
     at: u64,
+    /// The window's length in bytes.
+    len: usize,
     /// Offset in the window from which it may still have pages to fault in (its length: none).
     next: usize,
+}
+
+/// How a [`Window`] holds its mapping.
+enum Hold {
+    /// A window just mapped, held weakly: faulting it in ahead never keeps it mapped, so it is
+    /// unmapped by whichever thread drops the window once left (below), not by one that happens
+    /// to still hold it for faulting in.
+    Ahead(Weak<Mmap>),
+    /// A window the reader has left: unmapped when this is dropped (unless faulting in still
+    /// reads it at that moment; then there). (Held, never read.)
+    Left(#[allow(dead_code)] Arc<Mmap>),
 }
 
 impl Window {
     /// Whether the window may still have pages to fault in ahead of the reader (false for a
     /// window the reader has left).
     pub fn ahead(&self) -> bool {
-        self.next < self.map.len()
+        matches!(self.map, Hold::Ahead(_)) && self.next < self.len
+    }
+
+    /// Another handle on the same window, from the same point, for another thread to fault it
+    /// in ahead too (a window left has nothing to fault in: the copy has none either, and holds
+    /// nothing).
+    pub fn share(&self) -> Window {
+        let (map, next) = match &self.map {
+            Hold::Ahead(w) => (Weak::clone(w), self.next),
+            Hold::Left(_) => (Weak::new(), self.len),
+        };
+        Window { map: Hold::Ahead(map), at: self.at, len: self.len, next }
+    }
+
+    /// A window just mapped, to be faulted in from `next` on.
+    fn ahead_of(map: &Arc<Mmap>, at: u64, next: usize) -> Window {
+        Window { map: Hold::Ahead(Arc::downgrade(map)), at, len: map.len(), next }
+    }
+
+    /// A window the reader has left, to be unmapped where it is dropped.
+    fn left(map: Arc<Mmap>, at: u64) -> Window {
+        let len = map.len();
+        Window { map: Hold::Left(map), at, len, next: len }
     }
 
     /// Faults in the next block of the window's pages (one fault: [`FAULT_BLOCK`]) past the
@@ -109,7 +147,16 @@ impl Window {
     /// finds them mapped; `false` when none is left. A thread that would otherwise wait for the
     /// reader calls it: the page faults, a sixth of `flows`' reading thread, move to it.
     pub fn fault_in_ahead(&mut self, reader_at: u64) -> bool {
-        let bytes: &[u8] = &self.map;
+        if !self.ahead() {
+            return false;
+        }
+        // (Gone: the reader has left it and it is unmapped already.)
+        let Hold::Ahead(weak) = &self.map else { return false };
+        let Some(map) = weak.upgrade() else {
+            self.next = self.len;
+            return false;
+        };
+        let bytes: &[u8] = &map;
         let from = reader_at.saturating_add(AHEAD).saturating_sub(self.at);
         let i = self.next.max(usize::try_from(from).unwrap_or(usize::MAX));
         let Some(&byte) = bytes.get(i) else {
@@ -146,7 +193,7 @@ impl MappedFile {
     pub fn send_windows_to(&mut self, to: Sender<Window>) {
         if let Some(map) = &self.map {
             // (Should the receiver be gone, the window comes back in the error and is dropped.)
-            drop(to.send(Window { map: Arc::clone(map), at: self.at, next: 0 }));
+            drop(to.send(Window::ahead_of(map, self.at, 0)));
         }
         self.windows = Some(to);
         // (Only a head start: a failure to map it here maps it when it is needed.)
@@ -165,7 +212,7 @@ impl MappedFile {
         let m = Arc::new(map(&self.file, at, (self.len - at).min(WINDOW as u64) as usize)?);
         // (The reader starts in it near the overlap's end: its pages before are not faulted in.)
         let next = OVERLAP.saturating_sub(FAULT_BLOCK);
-        drop(to.send(Window { map: Arc::clone(&m), at, next }));
+        drop(to.send(Window::ahead_of(&m, at, next)));
         self.following = Some((at, m));
         Ok(())
     }
@@ -219,7 +266,7 @@ impl MappedFile {
         if len > 0 {
             let m = Arc::new(map(&self.file, from, len)?);
             if let Some(to) = &self.windows {
-                drop(to.send(Window { map: Arc::clone(&m), at: from, next: 0 }));
+                drop(to.send(Window::ahead_of(&m, from, 0)));
             }
             self.map = Some(m);
             let _ = self.map_following();
@@ -232,8 +279,7 @@ impl MappedFile {
     fn leave(&self, window: Option<Arc<Mmap>>, at: u64) {
         if let (Some(old), Some(to)) = (window, &self.windows) {
             // (Should the receiver be gone, the window comes back in the error and is dropped.)
-            let next = old.len();
-            drop(to.send(Window { map: old, at, next }));
+            drop(to.send(Window::left(old, at)));
         }
     }
 }
