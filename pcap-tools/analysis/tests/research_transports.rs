@@ -309,7 +309,7 @@ fn sdr_bitmaps_are_losses_repaired_by_the_sender_and_acks_complete_messages() {
         data(5, 2, 0x200, 1),                                                          // 3
         data(5, 3, 0x201, 1),                                                          // 4
         ctrl(CtrlRepr::SrAck { msg_seq: 5, cum_ack: 1, sack_bits: 8, sack: &[0b110] }, 0), // 5  2, 3 held: 1 missing
-        data(5, 1, 0x201, 2),                                                          // 6  resent
+        data(5, 1, 0x201, 2),                                                          // 6  resent (timer)
         ctrl(CtrlRepr::SrAck { msg_seq: 5, cum_ack: 4, sack_bits: 0, sack: &[] }, 1),  // 7  all 4: complete
         data(6, 0, 0x200, 2),                                                          // 8  message 6
         data(6, 1, 0x201, 3),                                                          // 9  lost
@@ -327,9 +327,12 @@ fn sdr_bitmaps_are_losses_repaired_by_the_sender_and_acks_complete_messages() {
     assert!(flow(&tl, "10.0.0.6>10.0.0.5/768").messages.is_empty(), "control messages are no messages");
     // Each event is in the flow (QP) of its frame; a message in the flow of its first frame
     // (QP 0x200), so events on QP 0x201 name no message.
-    let e = (Signal::SdrBitmap, Repair::EndHost, Evidence::AskedFor);
+    // A loss's signal is what made the sender resend it: frame 5's hole does not (selective
+    // repeat's timer resends frame 2's packet, at this, the sender's tap: `timeout`); frame
+    // 10's SR_NACK does (`sdr_bitmap`).
+    let e = (Repair::EndHost, Evidence::AskedFor);
     assert!(losses(a).is_empty());
-    assert_eq!(losses(b), vec![(0, 2, e.0, e.1, e.2, None), (3, 9, e.0, e.1, e.2, None)]);
+    assert_eq!(losses(b), vec![(0, 2, Signal::Timeout, e.0, e.1, None), (3, 9, Signal::SdrBitmap, e.0, e.1, None)]);
     loss_times_match(b);
     let retx = |f: &FlowTimeline| -> Vec<_> {
         f.retransmissions.iter().map(|r| (r.psn, r.frame, r.trigger, r.spurious, r.cause, r.copy, r.message)).collect()
@@ -338,7 +341,8 @@ fn sdr_bitmaps_are_losses_repaired_by_the_sender_and_acks_complete_messages() {
     assert_eq!(
         retx(b),
         vec![
-            (2, 6, Signal::SdrBitmap, Some(false), Cause::Loss, 1, None),
+            // Asked for by frame 5's hole (not spurious), resent by the timer.
+            (2, 6, Signal::Timeout, Some(false), Cause::Timeout, 1, None),
             // Nothing asked for offset 0 of message 6: the sender's timer.
             (4, 12, Signal::Timeout, None, Cause::Unknown, 1, None),
         ]
