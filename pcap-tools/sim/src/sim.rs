@@ -53,6 +53,7 @@ use rocescope_stacks::rng::{mix64, Rng};
 use rocescope_analysis::capture::CaptureWriter;
 use rocescope_stacks::events::EventQueue;
 use rocescope_stacks::dcqcn::{Dcqcn, DcqcnConfig};
+use rocescope_stacks::sdr::layout::send_count;
 use rocescope_stacks::{Action, ConnConfig, Endpoint, Message, Nanos, Op, Requester, RetxReason};
 
 use rocescope_codec::fxhash::{FxHashMap, FxHashSet};
@@ -636,8 +637,12 @@ pub struct TxRec {
     pub copy_of: Option<u32>,
     /// The BTH destination QP (0 for a frame that is not RoCE).
     pub qpn: u32,
-    /// SDR: a data packet's offset in its message, from its immediate (docs/truth.md, "SDR").
+    /// SDR: a data packet's offset in its send, from its immediate (docs/truth.md, "SDR").
     pub sdr_off: Option<u32>,
+    /// SDR: the message sequence number of a data packet's send (its message's first send's
+    /// plus the send's place: selective repeat sends a message once, erasure coding as
+    /// D0, P0, D1, P1, …; the immediate names it modulo 2^ID).
+    pub sdr_seq: Option<u32>,
 }
 
 /// One frame a tap recorded.
@@ -1005,6 +1010,8 @@ pub struct Fabric<'w> {
     pub erd_nacks: Vec<NackNames>,
     /// SDR: what each control message said, in transmission order (kept like [`Self::erd_nacks`]).
     pub sdr_ctrls: Vec<SdrCtrlNames>,
+    /// SDR: per connection, each message's first send's sequence number (as far as asked).
+    sdr_send_bases: Vec<Vec<u64>>,
     /// SDR: per (connection, message sequence number), the chunks its SR_ACKs so far mark past
     /// their cumulative ACK (live: a message's entry goes once nothing is marked past it).
     sdr_marks: FxHashMap<(u32, u32), sdr_ctrl_names::Marks>,
@@ -1067,6 +1074,7 @@ impl<'w> Fabric<'w> {
             keep_txs: true,
             erd_nacks: Vec::new(),
             sdr_ctrls: Vec::new(),
+            sdr_send_bases: Vec::new(),
             sdr_marks: FxHashMap::default(),
             free_txs: Vec::new(),
             spilled: None,
@@ -1390,6 +1398,7 @@ impl<'w> Fabric<'w> {
             self.nodes[dst_node].tcp.insert((nack, erd.info_port), e + 1);
         }
         self.conns.push(ConnRec { cfg, sender: src, receiver: dst, messages: Vec::new(), failed: None });
+        self.sdr_send_bases.push(Vec::new());
         self.accept.push([AcceptState::default(), AcceptState::default()]);
         let line = self.cfg.rate_bps as f64;
         let dcqcn = DcqcnConfig { increase_period_ns: self.cfg.dcqcn_timer_ns, ..DcqcnConfig::paper(line) };
@@ -1686,6 +1695,32 @@ impl<'w> Fabric<'w> {
         slot_id
     }
 
+    /// SDR: the message sequence number of the send of message `m` whose id is `id` (`bits`
+    /// wide): its message's first send's (the sends of the messages before it, in posting
+    /// order) plus the send's place, which the id gives modulo 2^bits (`synth` refuses a
+    /// message of more sends than ids).
+    fn sdr_send_seq(&mut self, conn: u32, m: u64, id: u32, bits: u8) -> u32 {
+        let c = &self.conns[conn as usize];
+        let Some(sdr) = c.cfg.sdr.as_ref() else { return 0 };
+        let (mtu, n, ec) = (c.cfg.mtu, sdr.chunk_packets, sdr.ec());
+        let bases = &mut self.sdr_send_bases[conn as usize];
+        while bases.len() <= m as usize {
+            let i = bases.len();
+            let next = match i.checked_sub(1) {
+                None => 0,
+                Some(p) => {
+                    let sends = c.messages.get(p).map_or(1, |r| send_count(r.msg.len, mtu, n, ec));
+                    bases[p] + sends as u64
+                }
+            };
+            bases.push(next);
+        }
+        let base = bases[m as usize];
+        let mask = if bits >= 32 { u32::MAX } else { (1u32 << bits) - 1 };
+        let s = id.wrapping_sub(base as u32) & mask;
+        (base as u32).wrapping_add(s)
+    }
+
     /// Records a transmission of connection `conn` and makes its packet: (its record's slot in
     /// [`Self::txs`], whether it goes to the requester, the packet).
     fn new_tx(
@@ -1710,7 +1745,7 @@ impl<'w> Fabric<'w> {
             let c = &self.conns[conn as usize].cfg;
             c.sdr.as_ref().map(|_| c.params.sdr_split)
         };
-        let (kind, cover, dcp_msn, dst, flow, qpn, sdr_off) = {
+        let (kind, cover, dcp_msn, dst, flow, qpn, sdr_data) = {
             let f =
                 Frame::parse(LinkType::Ethernet, &bytes, bytes.len(), &DecodeOptions { verify: false, ..self.decode });
             let (kind, cover, dcp_msn, dst, flow) =
@@ -1719,13 +1754,19 @@ impl<'w> Fabric<'w> {
             let qpn = roce.as_ref().map_or(0, |p| p.bth().dest_qp());
             // (SDR names a data packet by its immediate: message id and packet offset.)
             let imm = roce.as_ref().and_then(|p| p.immdt()).map(|i| i.imm());
-            let sdr_off = match (sdr_split, imm) {
+            let sdr_data = match (sdr_split, imm) {
                 (Some(split), Some(imm)) if kind.is_data() => {
-                    Some(rocescope_codec::ext::sdr::Data::from_imm(split, imm).pkt_off)
+                    let d = rocescope_codec::ext::sdr::Data::from_imm(split, imm);
+                    Some((d.msg_id, d.pkt_off, split.0))
                 }
                 _ => None,
             };
-            (kind, cover, dcp_msn, dst, flow, qpn, sdr_off)
+            (kind, cover, dcp_msn, dst, flow, qpn, sdr_data)
+        };
+        let sdr_off = sdr_data.map(|d| d.1);
+        let sdr_seq = match (sdr_data, msg) {
+            (Some((id, _, bits)), Some(m)) => Some(self.sdr_send_seq(conn, m, id, bits)),
+            _ => None,
         };
         let sender = self.conns[conn as usize].sender as u16;
         let to_requester = dst == Some(sender);
@@ -1756,6 +1797,7 @@ impl<'w> Fabric<'w> {
             copy_of: None,
             qpn,
             sdr_off,
+            sdr_seq,
         };
         match slot {
             Some(i) => self.txs[i as usize] = rec,

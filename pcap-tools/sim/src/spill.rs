@@ -402,7 +402,7 @@ fn cause_of(b: u8) -> DropCause {
 
 impl Record for TxRec {
     const SIZE: usize =
-        4 + 4 + 1 + 1 + 4 + 9 + 1 + 1 + 8 + 4 + (1 + 8 + 1 + 4) + (1 + 8 + 4) + 1 + (1 + 4) + 5 + 5 + 4 + 5;
+        4 + 4 + 1 + 1 + 4 + 9 + 1 + 1 + 8 + 4 + (1 + 8 + 1 + 4) + (1 + 8 + 4) + 1 + (1 + 4) + 5 + 5 + 4 + 5 + 5;
     fn encode(&self, o: &mut Enc<'_>) {
         o.u32(self.id);
         o.u32(self.conn);
@@ -444,6 +444,8 @@ impl Record for TxRec {
         o.u32(self.qpn);
         o.u8(self.sdr_off.is_some() as u8);
         o.u32(self.sdr_off.unwrap_or(0));
+        o.u8(self.sdr_seq.is_some() as u8);
+        o.u32(self.sdr_seq.unwrap_or(0));
     }
     fn decode(i: &mut Dec<'_>) -> TxRec {
         let id = i.u32();
@@ -476,6 +478,7 @@ impl Record for TxRec {
         let (has_copy, copy) = (i.bool(), i.u32());
         let qpn = i.u32();
         let (has_off, off) = (i.bool(), i.u32());
+        let (has_seq, seq) = (i.bool(), i.u32());
         TxRec {
             id,
             conn,
@@ -495,6 +498,7 @@ impl Record for TxRec {
             copy_of: has_copy.then_some(copy),
             qpn,
             sdr_off: has_off.then_some(off),
+            sdr_seq: has_seq.then_some(seq),
         }
     }
 }
@@ -594,6 +598,7 @@ mod tests {
             copy_of: Some(3),
             qpn: 0xab_cdef,
             sdr_off: Some(41),
+            sdr_seq: Some(0x8000_0001),
         };
         let d: DiskVec<TxRec> = DiskVec::new();
         d.set(3, &t);

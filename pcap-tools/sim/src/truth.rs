@@ -943,10 +943,14 @@ pub struct Transmission {
     /// SDR: what a control message says.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sdr_ctrl: Option<SdrCtrl>,
-    /// SDR: a data packet's offset in its message (its immediate's packet offset); its copies
-    /// are those with the same `msg` and `sdr_off`.
+    /// SDR: a data packet's offset in its send (its immediate's packet offset); its copies are
+    /// those with the same `sdr_seq` and `sdr_off`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sdr_off: Option<u32>,
+    /// SDR: the message sequence number of a data packet's send (selective repeat: its
+    /// message's index; erasure coding: each of D0, P0, D1, P1, … has its own).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sdr_seq: Option<u32>,
     /// When the stack handed it to its NIC.
     pub time_ns: TimeNs,
     /// Where it was trimmed to header-only.
@@ -1311,32 +1315,33 @@ pub fn derive(f: &Fabric<'_>) -> Vec<TxTruth> {
     out
 }
 
-/// SDR: per connection, the unit number of each message's first packet (the packets of the
-/// messages before it): an SDR packet's copies are those of its (message, offset), numbered
-/// densely per connection like PSNs. Empty for the other stacks' connections.
+/// SDR: per connection, the unit number of each send's first packet, by the send's sequence
+/// number (the packets of the sends before it, message by message): an SDR packet's copies
+/// are those of its (send, offset), numbered densely per connection like PSNs. Selective repeat
+/// sends a message once; erasure coding as D0, P0, D1, P1, … (`sdr::layout::sends`), each send
+/// numbering its packets from 0. Empty for the other stacks' connections.
 fn sdr_unit_bases(f: &Fabric<'_>) -> Vec<Vec<u32>> {
     f.conns
         .iter()
         .map(|c| {
-            if c.cfg.sdr.is_none() {
-                return Vec::new();
-            }
+            let Some(sdr) = c.cfg.sdr.as_ref() else { return Vec::new() };
+            let (mtu, n, ec) = (c.cfg.mtu, sdr.chunk_packets, sdr.ec());
             let mut next = 0u32;
-            c.messages
-                .iter()
-                .map(|m| {
-                    let base = next;
-                    next = next.wrapping_add(m.packets(c.cfg.mtu));
-                    base
-                })
-                .collect()
+            let mut out = Vec::new();
+            for m in &c.messages {
+                for send in stacks::sdr::layout::sends(m.msg.len, mtu, n, ec) {
+                    out.push(next);
+                    next = next.wrapping_add(send.packets);
+                }
+            }
+            out
         })
         .collect()
 }
 
 /// SDR: a data transmission's unit number ([`sdr_unit_bases`]).
 fn sdr_unit(bases: &[Vec<u32>], t: &TxRec) -> Option<u32> {
-    let base = bases.get(t.conn as usize)?.get(t.msg? as usize)?;
+    let base = bases.get(t.conn as usize)?.get(t.sdr_seq? as usize)?;
     Some(base.wrapping_add(t.sdr_off?))
 }
 
@@ -2113,6 +2118,7 @@ impl<'f, 'w> Gen<'f, 'w> {
             retx: self.retx(t, dt),
             sdr_ctrl: self.sdr_ctrl_of(t.id),
             sdr_off: t.sdr_off,
+            sdr_seq: t.sdr_seq,
             time_ns: ts(t.sent),
             trim: t.trimmed.map(|(at, p)| Trim { time_ns: ts(at), place: self.place(p) }),
         }

@@ -597,3 +597,49 @@ fn sdr_units_in_the_truth_and_the_view() {
         agrees_with_truth(&t, &v, &ctx);
     }
 }
+
+/// SDR erasure coding's packets in the truth (a first step of its ground truth, which `synth
+/// --truth` still refuses): a message goes as sends D0, P0, D1, P1, … each numbering its packets
+/// from 0, so a packet is its send's (`sdr_seq`) and offset, not its message's: packet 0 of a
+/// parity send is no copy of packet 0 of the data send before it. Every copy number the truth
+/// gives is the count of earlier transmissions of the same (send, offset); the sends of a message
+/// have consecutive sequence numbers, D_j at 2j and P_j at 2j + 1 past its first.
+#[test]
+fn sdr_ec_packets_are_known_by_their_send_and_offset() {
+    let mut o = SynthOptions {
+        messages: 6,
+        message_size: 16_384,
+        mtu: 1024,
+        loss: 0.2,
+        loss_dir: LossDir::Forward,
+        taps: vec![TapPoint::Sender, TapPoint::Receiver],
+        seed: 2,
+        ..SynthOptions::for_stack(StackKind::SdrEc)
+    };
+    (o.sdr.k, o.sdr.m) = (4, 2);
+    let t = run(&o);
+    let data: Vec<_> = t.sim.transmissions.iter().filter(|x| x.kind == rocescope_sim::truth::Kind::Data).collect();
+    let mut earlier: HashMap<(u32, u32, u32), u32> = HashMap::new();
+    let mut sends: HashMap<u64, HashSet<u32>> = HashMap::new();
+    let mut retx = 0;
+    for x in &data {
+        let (seq, off) = (x.sdr_seq.expect("sdr_seq"), x.sdr_off.expect("sdr_off"));
+        let n = earlier.entry((x.conn, seq, off)).or_default();
+        assert_eq!(x.retx.map_or(0, |r| r.copy), *n, "{x:?}");
+        *n += 1;
+        retx += x.retx.is_some() as u32;
+        sends.entry(x.msg.unwrap()).or_default().insert(seq);
+    }
+    // 16 chunks of one packet, k = 4: 4 data and 4 parity sends a message, numbered in a row.
+    for (m, seqs) in &sends {
+        let first = *seqs.iter().min().unwrap();
+        assert_eq!(*seqs, (first..first + 8).collect::<HashSet<u32>>(), "message {m}");
+        assert_eq!(first as u64, m * 8, "message {m}");
+    }
+    // Packet 0 of D0 and of P0 are both first copies.
+    let zeros = data.iter().filter(|x| x.msg == Some(0) && x.sdr_off == Some(0) && x.retx.is_none()).count();
+    assert!(zeros >= 2, "{zeros}");
+    // (At 20 % loss some submessage loses more than m of its k + m: EC_NACK, and its chunks go
+    // again.)
+    assert!(retx > 0, "{} data transmissions, no resend", data.len());
+}

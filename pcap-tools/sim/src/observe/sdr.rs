@@ -49,8 +49,14 @@ use super::{
 };
 use crate::truth::{Kind, Transmission};
 
-/// A packet: message index and packet offset.
+/// A packet: its send's message sequence number (selective repeat: the message's index) and
+/// its offset.
 type Unit = (u64, u32);
+
+/// The packet a data transmission is a copy of.
+fn unit_of(x: &Transmission) -> Option<Unit> {
+    Some((x.sdr_seq? as u64, x.sdr_off?))
+}
 
 /// What the tap read of the connection's control messages.
 #[derive(Default)]
@@ -72,7 +78,7 @@ struct Rec<'a> {
 
 impl Rec<'_> {
     fn unit(&self) -> Unit {
-        (self.x.msg.unwrap_or(u64::MAX), self.x.sdr_off.unwrap_or(0))
+        unit_of(self.x).unwrap_or((u64::MAX, 0))
     }
 }
 
@@ -102,11 +108,12 @@ pub(super) fn sdr_views(cx: &Cx<'_, '_>) -> Vec<FlowView> {
     let mut sent: HashMap<Unit, Vec<&Transmission>> = HashMap::new();
     for x in &cx.run.t.sim.transmissions {
         if x.conn == conn && x.kind == Kind::Data {
-            if let (Some(m), Some(o)) = (x.msg, x.sdr_off) {
-                sent.entry((m, o)).or_default().push(x);
+            if let Some(u) = unit_of(x) {
+                sent.entry(u).or_default().push(x);
             }
         }
     }
+    // (A message's packets: selective repeat sends a message once, so its send is the message.)
     let packets = |m: u64| -> u32 {
         let mtu = cx.run.t.connections.iter().find(|c| c.index == conn).map_or(1, |c| c.mtu.max(1));
         let len = cx.run.t.sim.messages.iter().find(|s| s.conn == conn && s.index == m).map_or(0, |s| s.len);
@@ -138,7 +145,7 @@ pub(super) fn sdr_views(cx: &Cx<'_, '_>) -> Vec<FlowView> {
             continue;
         };
         match s.loss(c) {
-            Some((fr, signal)) if !ambiguous.contains(&(c.msg.unwrap_or(u64::MAX), c.sdr_off.unwrap_or(0))) => {
+            Some((fr, signal)) if !ambiguous.contains(&unit_of(c).unwrap_or((u64::MAX, 0))) => {
                 lost_seen.insert(c.id);
                 let obs = ObsLoss {
                     psn: fr.psn,
@@ -150,12 +157,8 @@ pub(super) fn sdr_views(cx: &Cx<'_, '_>) -> Vec<FlowView> {
                 };
                 losses.push((fr.flow.clone(), obs));
             }
-            Some(_) => {
-                unobs.push((flow_of_unit((c.msg.unwrap_or(u64::MAX), c.sdr_off.unwrap_or(0))), why(Why::Reordered)))
-            }
-            None => {
-                unobs.push((flow_of_unit((c.msg.unwrap_or(u64::MAX), c.sdr_off.unwrap_or(0))), why(Why::NoEvidence)))
-            }
+            Some(_) => unobs.push((flow_of_unit(unit_of(c).unwrap_or((u64::MAX, 0))), why(Why::Reordered))),
+            None => unobs.push((flow_of_unit(unit_of(c).unwrap_or((u64::MAX, 0))), why(Why::NoEvidence))),
         }
     }
     // Retransmissions.
@@ -416,7 +419,7 @@ impl<'a> Sdr<'_, 'a, '_> {
 
     /// The lost copy `c`'s frame and signal, when observable.
     fn loss(&self, c: &'a Transmission) -> Option<(&'a Frame, Option<Signal>)> {
-        let u = (c.msg?, c.sdr_off?);
+        let u = unit_of(c)?;
         let copies = self.recorded.get(&u)?;
         let k = copies.iter().find(|r| r.x.id > c.id)?;
         let prior = copies.iter().take_while(|r| r.f.frame < k.f.frame).last();
