@@ -101,6 +101,17 @@ pub fn fragment_count(split: ImmSplit) -> Option<u32> {
     (fr != 0 && 32 % fr == 0).then(|| 32 / fr)
 }
 
+/// The message id of message sequence number `seq`: `seq mod 2^id_bits` (WIRE.md B.2; the
+/// immediate carries the id, control messages the whole sequence number).
+#[inline]
+pub fn msg_id(seq: u32, id_bits: u8) -> u32 {
+    if id_bits >= 32 {
+        seq
+    } else {
+        seq & ((1u32 << id_bits) - 1)
+    }
+}
+
 /// The fragment of `user_imm` that the packet at offset `pkt_off` carries: fragment
 /// `j = pkt_off mod F`, `(user_imm >> (32 − FR·(j+1))) & (2^FR − 1)` (WIRE.md B.2); 0 when the
 /// split carries no fragments.

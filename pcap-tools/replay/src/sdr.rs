@@ -139,7 +139,7 @@ impl SdrJudge {
     pub fn ctrl(&mut self, number: u64, now: u64, c: Ctrl<'_>) {
         self.ctrls += 1;
         let Ctrl { kind, msg_seq, cum, sacked, named } = c;
-        let id = if self.id_bits >= 32 { msg_seq } else { msg_seq & ((1u32 << self.id_bits) - 1) };
+        let id = rocescope_codec::ext::sdr::msg_id(msg_seq, self.id_bits);
         if self.side == Side::Receiver && kind == CtrlType::SrNack {
             self.nack_left(number, now, id, named);
             return;

@@ -1715,10 +1715,9 @@ impl<'w> Fabric<'w> {
             };
             bases.push(next);
         }
-        let base = bases[m as usize];
-        let mask = if bits >= 32 { u32::MAX } else { (1u32 << bits) - 1 };
-        let s = id.wrapping_sub(base as u32) & mask;
-        (base as u32).wrapping_add(s)
+        let base = bases[m as usize] as u32;
+        // (The send's place: how far the id is past the message's first send's, modulo 2^ID.)
+        base.wrapping_add(rocescope_codec::ext::sdr::msg_id(id.wrapping_sub(base), bits))
     }
 
     /// Records a transmission of connection `conn` and makes its packet: (its record's slot in
@@ -1803,14 +1802,17 @@ impl<'w> Fabric<'w> {
             Some(i) => self.txs[i as usize] = rec,
             None => self.txs.push(rec),
         }
+        // A receiver's control frame (ERD's NACK segments, SDR's control messages): what it says,
+        // for the truth, when the run keeps one.
+        let ctrl_for_truth =
+            kind == Kind::Other && origin == Origin::Responder && (self.keep_txs || self.spilled.is_some());
         let erd = self.conns[conn as usize].cfg.erd.is_some();
-        if erd && kind == Kind::Other && origin == Origin::Responder && (self.keep_txs || self.spilled.is_some()) {
+        if erd && ctrl_for_truth {
             if let Some((seq, psns)) = erd_nack_names::read(&bytes) {
                 self.erd_nacks.push(NackNames { tx: id, seq, psns });
             }
         }
-        let sdr = sdr_split.is_some();
-        if sdr && kind == Kind::Other && origin == Origin::Responder && (self.keep_txs || self.spilled.is_some()) {
+        if sdr_split.is_some() && ctrl_for_truth {
             if let Some(r) = sdr_ctrl_names::read(&bytes) {
                 // (Only what this SR_ACK adds to the message's marks: `sdr_ctrl_names.rs`.)
                 let key = (conn, r.msg_seq);

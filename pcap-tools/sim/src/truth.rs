@@ -1777,7 +1777,7 @@ impl<'f, 'w> Gen<'f, 'w> {
             let mut d = Derived { first: t.id, ..Default::default() };
             if t.kind.is_data() {
                 let start = f.conns[t.conn as usize].cfg.start_psn;
-                // (An SDR packet is its message's and offset's, whatever its UC PSN: its unit
+                // (An SDR packet is its send's and offset's, whatever its UC PSN: its unit
                 // number, which does not wrap at 2^24 as PSN offsets do.)
                 let key = match sdr_unit(&sdr_base, &t) {
                     Some(u) => u,

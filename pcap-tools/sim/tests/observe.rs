@@ -552,38 +552,18 @@ fn sdr_units_in_the_truth_and_the_view() {
             }
         }
         let v = view(&t);
+        // Every value the view keeps is the truth's, retransmissions, losses and messages alike
+        // (`agrees_with_truth`, below); here, that there are enough of them, and that every
+        // observable loss has its repair.
         let mut checked = 0;
         for (tap, tv) in t.taps.iter().zip(&v) {
             for fv in &tv.flows {
                 let tf = tap.flows.iter().find(|f| f.conn == fv.conn && f.role == fv.role).unwrap();
-                for r in &fv.retransmissions {
-                    let tr = tf.retransmissions.iter().find(|x| x.frame == r.frame).unwrap();
-                    assert_eq!((r.psn, r.tx, r.time_ns), (tr.psn, tr.tx, tr.time_ns), "{ctx}");
-                    let want = |s: Signal| match s {
-                        Signal::SdrBitmap => Reason::Sack,
-                        Signal::Timeout => Reason::Timeout,
-                        s => panic!("{ctx}: trigger {s:?}"),
-                    };
-                    if let Some(s) = r.trigger {
-                        assert_eq!(Some(want(s)), tr.reason, "{ctx}: trigger of {r:?}");
-                    }
-                    if let Some(s) = r.spurious {
-                        assert_eq!(s, tr.spurious, "{ctx}: spurious of {r:?}");
-                    }
-                    if let Some(c) = r.cause {
-                        assert_eq!(c, tr.cause, "{ctx}: cause of {r:?}");
-                    }
-                    checked += 1;
-                }
                 for l in &fv.losses {
                     let tl = tf.losses.iter().find(|x| x.tx == l.tx).unwrap();
-                    assert_eq!(Some(l.frame), tl.frame, "{ctx}: {l:?}");
-                    if let Some(s) = l.signal {
-                        assert_eq!(s, tl.signal, "{ctx}: signal of {l:?}");
-                    }
                     assert_eq!(l.repair, Some(tl.repair), "{ctx}: repair of {l:?}");
-                    checked += 1;
                 }
+                checked += fv.retransmissions.len() + fv.losses.len();
             }
             let losses: Vec<_> = tv.flows.iter().flat_map(|f| &f.losses).collect();
             eprintln!("{ctx} {:?}: {} observable losses", tv.name, losses.len());
@@ -593,7 +573,6 @@ fn sdr_units_in_the_truth_and_the_view() {
             }
         }
         assert!(checked > 20, "{ctx}: {checked} facts checked");
-        // Messages too (the view's kept fields are the truth's).
         agrees_with_truth(&t, &v, &ctx);
     }
 }

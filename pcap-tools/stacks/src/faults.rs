@@ -308,8 +308,7 @@ fn sdr_held_before(
     msg_seq: u32,
     now: Nanos,
 ) -> Option<(u32, u32)> {
-    let bits = st.params.sdr_split.0;
-    let id = if bits >= 32 { msg_seq } else { msg_seq & ((1u32 << bits) - 1) };
+    let id = sdr::msg_id(msg_seq, st.params.sdr_split.0);
     let n = st.sdr_chunk;
     held.iter()
         .rev()

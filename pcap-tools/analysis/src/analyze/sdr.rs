@@ -96,12 +96,7 @@ impl Analyzer {
             Some(m) => {
                 if m.done && !m.pkts.contains_key(&pkt_off) {
                     // More of a message taken for complete: it was not.
-                    m.done = false;
-                    if let Some(msg) = self.flows[m.flow].sdr_out.as_mut().and_then(|o| o.msgs.get_mut(m.index)) {
-                        msg.complete_frame = None;
-                        msg.complete_time_ns = None;
-                        msg.latency_ns = None;
-                    }
+                    reopen(&mut self.flows, m);
                 }
                 false
             }
@@ -142,7 +137,7 @@ impl Analyzer {
         let mut retransmitted = false;
         match prior {
             None => {
-                if let Some(msg) = self.flows[m.flow].sdr_out.as_mut().and_then(|o| o.msgs.get_mut(m.index)) {
+                if let Some(msg) = listed(&mut self.flows, m) {
                     msg.bytes += k.payload as u64;
                 }
                 if asked {
@@ -197,7 +192,7 @@ impl Analyzer {
         let copies = prior.map_or(0, |p| p.copies) + 1;
         m.pkts.insert(pkt_off, PktCopy { copies, flow: i, psn: k.psn, frame: k.frame, time: k.time_ns });
         let packets = m.pkts.len() as u32;
-        if let Some(msg) = self.flows[m.flow].sdr_out.as_mut().and_then(|o| o.msgs.get_mut(m.index)) {
+        if let Some(msg) = listed(&mut self.flows, m) {
             msg.last_frame = msg.last_frame.max(k.frame);
             msg.packets = Some(packets);
             msg.retransmitted += retransmitted as u64;
@@ -212,7 +207,7 @@ impl Analyzer {
         if self.flows[ci].serves.is_none() && conn.first_flow != Some(ci) {
             self.flows[ci].serves = conn.first_flow;
         }
-        let id = if conn.id_bits >= 32 { c.msg_seq } else { c.msg_seq & ((1u32 << conn.id_bits) - 1) };
+        let id = rocescope_codec::ext::sdr::msg_id(c.msg_seq, conn.id_bits);
         let Some(m) = conn.msgs.get_mut(&id) else { return };
         if m.done {
             if c.kind == CtrlType::Cts {
@@ -226,12 +221,7 @@ impl Analyzer {
             if !open || m.reposted {
                 return;
             }
-            m.done = false;
-            if let Some(msg) = self.flows[m.flow].sdr_out.as_mut().and_then(|o| o.msgs.get_mut(m.index)) {
-                msg.complete_frame = None;
-                msg.complete_time_ns = None;
-                msg.latency_ns = None;
-            }
+            reopen(&mut self.flows, m);
         }
         let complete = match c.kind {
             CtrlType::SrAck => {
@@ -253,7 +243,7 @@ impl Analyzer {
         };
         if complete {
             m.done = true;
-            if let Some(msg) = self.flows[m.flow].sdr_out.as_mut().and_then(|o| o.msgs.get_mut(m.index)) {
+            if let Some(msg) = listed(&mut self.flows, m) {
                 msg.complete_frame = Some(k.frame);
                 msg.complete_time_ns = Some(Ns(k.time_ns));
                 msg.latency_ns = Some(k.time_ns.saturating_sub(m.first_time));
@@ -274,6 +264,21 @@ impl Analyzer {
                 }
             }
         }
+    }
+}
+
+/// The timeline's entry of message `m`, in the flow that lists it.
+fn listed<'a>(flows: &'a mut [super::FlowState], m: &Msg) -> Option<&'a mut Message> {
+    flows.get_mut(m.flow)?.sdr_out.as_mut()?.msgs.get_mut(m.index)
+}
+
+/// Message `m`, taken for complete, was not: its completion is withdrawn.
+fn reopen(flows: &mut [super::FlowState], m: &mut Msg) {
+    m.done = false;
+    if let Some(msg) = listed(flows, m) {
+        msg.complete_frame = None;
+        msg.complete_time_ns = None;
+        msg.latency_ns = None;
     }
 }
 

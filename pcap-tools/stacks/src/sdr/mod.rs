@@ -212,7 +212,7 @@ pub(crate) fn message_ids(cfg: &ConnConfig) -> u64 {
 /// The message-id and generation of message sequence number `seq` (ID bits of the split).
 pub(crate) fn slot_of(cfg: &ConnConfig, sdr: &SdrConfig, seq: u64) -> (u32, u32) {
     let id_bits = cfg.params.sdr_split.0 as u32;
-    let id = if id_bits >= 32 { seq as u32 } else { (seq & ((1u64 << id_bits) - 1)) as u32 };
+    let id = rocescope_codec::ext::sdr::msg_id(seq as u32, id_bits as u8);
     let gen = ((seq >> id_bits.min(63)) % sdr.generations.max(1) as u64) as u32;
     (id, gen)
 }
