@@ -86,6 +86,11 @@ pub struct FlowView {
     /// stale NAK or SACK followed (`Cx::stale_signals`). An analyser's loss, spurious and cause
     /// claims about them are not judged.
     pub ambiguous: Vec<u32>,
+    /// PSNs of frames the tap cannot place at all (SDR: of sends it cannot tell from another
+    /// send of their message id, `Why::IdReused`): an analyser's losses and retransmissions of
+    /// them are not judged, whatever it makes of them.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub unjudged: Vec<u32>,
 }
 
 /// An observable loss.
@@ -184,8 +189,15 @@ pub enum Why {
     /// A capture gap with no recorded data PSN of the flow below or above it (for `dcp`: in its
     /// message).
     OutsideSeenRange,
-    /// The tap did not record a data frame of the message or of an earlier message.
+    /// The tap did not record a data frame of the message or of an earlier message (SDR: of the
+    /// message's send).
     MessageNotSeen,
+    /// SDR: a fact of a send the tap cannot tell from another send of its message id (a reused
+    /// id whose new CTS the tap did not record).
+    IdReused,
+    /// SDR erasure coding: a lost packet the receiver rebuilt from parity. Nothing on the wire
+    /// names it, and no tap recorded a frame of it reaching the receiver.
+    ErasureDecoded,
     /// NetRT: a host's retransmission at a tap between the ToRs, which also sees the ToRs'
     /// requests; the view does not follow those (like PFC frames, they are not in the truth's
     /// frames), and the analyser reads them.
@@ -216,6 +228,9 @@ struct Run<'a> {
     copies: HashMap<(FlowKey, u32), Vec<u32>>,
     /// The (flow, PSN)s that are reordered.
     reordered: HashSet<(FlowKey, u32)>,
+    /// SDR: the sends of each (connection, message) that carried a packet, by sequence number
+    /// (selective repeat: the message's index; erasure coding: D0, P0, D1, …).
+    sdr_sends: HashMap<(u32, u64), std::collections::BTreeSet<u64>>,
 }
 
 /// The flow a transmission belongs to: the requester's direction or the responder's.
@@ -265,7 +280,13 @@ impl<'a> Run<'a> {
             ids.sort_unstable();
         }
         let reordered = reordered(t);
-        Run { t, txs, copies, reordered }
+        let mut sdr_sends: HashMap<(u32, u64), std::collections::BTreeSet<u64>> = HashMap::new();
+        for x in t.sim.transmissions.iter().filter(|x| x.kind == Kind::Data) {
+            if let (Some(m), Some(seq)) = (x.msg, x.sdr_seq) {
+                sdr_sends.entry((x.conn, m)).or_default().insert(seq as u64);
+            }
+        }
+        Run { t, txs, copies, reordered, sdr_sends }
     }
 
     fn tx(&self, id: u32) -> Option<&'a Transmission> {
@@ -274,6 +295,20 @@ impl<'a> Run<'a> {
 
     fn stack(&self) -> Stack {
         self.t.config.stack
+    }
+
+    /// SDR: a message's facts are its sends (each a message of the view and of the timeline:
+    /// selective repeat has one, erasure coding D0, P0, D1, …), those that carried a packet; a
+    /// message none of whose packets left is one.
+    fn message_facts(&self, conn: u32, msg: u64) -> usize {
+        match self.stack() {
+            Stack::SdrEc => self.sdr_sends.get(&(conn, msg)).map_or(1, |s| s.len().max(1)),
+            _ => 1,
+        }
+    }
+
+    fn is_sdr(&self) -> bool {
+        matches!(self.stack(), Stack::SdrSr | Stack::SdrEc)
     }
 
     /// The copies of `p` in flow `f`, in send order.
@@ -390,14 +425,15 @@ fn tap_view(run: &Run<'_>, tap: &Tap) -> TapView {
     // are observable.
     let mut cxs = Vec::new();
     for flow in &tap.flows {
-        let n = flow.losses.len() + flow.retransmissions.len() + flow.capture_gaps.len() + flow.messages.len();
+        let messages: usize = flow.messages.iter().map(|m| run.message_facts(flow.conn, m.index)).sum();
+        let n = flow.losses.len() + flow.retransmissions.len() + flow.capture_gaps.len() + messages;
         out.facts += n as u64;
         // (ERD's NACK path is TCP, its segments and their ACKs the run's frames of kind
         // `other`: a flow the tap saw only those of is no RoCE flow.)
         let tcp = |f: &&Frame| run.stack() == Stack::Erd && f.kind == Kind::Other;
         let roce = |fs: &Vec<&Frame>| fs.iter().any(|f| !tcp(f));
         // (An SDR connection's data goes to several QPs, each frame in its own QP's flow.)
-        let sdr_data = run.stack() == Stack::SdrSr && flow.role == Role::Requests && flow.frames > 0;
+        let sdr_data = run.is_sdr() && flow.role == Role::Requests && flow.frames > 0;
         if !sdr_data && (flow.frames == 0 || !ix.by_flow.get(flow.id.as_str()).is_some_and(roce)) {
             *out.unobservable.entry(Why::FlowNotSeen).or_default() += n as u64;
             continue;
@@ -425,7 +461,7 @@ fn tap_view(run: &Run<'_>, tap: &Tap) -> TapView {
     let mut views: Vec<FlowView> = Vec::new();
     let mut sdr_views: Vec<FlowView> = Vec::new();
     for cx in &cxs {
-        if cx.run.stack() == Stack::SdrSr && cx.key.1 == Role::Requests {
+        if cx.run.is_sdr() && cx.key.1 == Role::Requests {
             sdr_views.extend(sdr::sdr_views(cx));
             // (A placeholder keeps `views` in step with `cxs`; it is dropped below.)
             views.push(FlowView {
@@ -439,6 +475,7 @@ fn tap_view(run: &Run<'_>, tap: &Tap) -> TapView {
                 messages: Vec::new(),
                 unobservable: Vec::new(),
                 ambiguous: Vec::new(),
+                unjudged: Vec::new(),
             });
             continue;
         }
@@ -471,6 +508,7 @@ fn tap_view(run: &Run<'_>, tap: &Tap) -> TapView {
                 r.dedup();
                 r
             },
+            unjudged: Vec::new(),
         });
     }
     // Messages: a message's retransmitted count needs every recorded retransmission of it, in
@@ -777,8 +815,8 @@ fn spurious(cx: &Cx<'_, '_>, p: u32, msg: Option<u64>, id: u32, at: u64, trigger
                 Stack::Gbn | Stack::Netrt => acc == Some(Accept::Accepted),
                 Stack::Irn | Stack::Dcp => !f.ho && acc.is_some(),
                 // ERD: its receiver accepts the first whole copy of a PSN (any earlier whole
-                // copy the tap recorded is one). (SDR-SR's views are `sdr.rs`'s; SDR-EC's and
-                // Flor's are not built yet: `synth --truth` refuses their runs.)
+                // copy the tap recorded is one). (SDR's views are `sdr.rs`'s; Flor's are not
+                // built yet: `synth --truth` refuses its runs.)
                 Stack::SdrSr | Stack::SdrEc | Stack::Flor | Stack::Erd => acc == Some(Accept::Accepted),
             }
         };

@@ -1075,16 +1075,19 @@ pub fn run(
     progress: Option<&mut dyn FnMut(&Progress)>,
 ) -> Result<Option<Outcome>, String> {
     opts.validate()?;
-    if truth_path.is_some() && matches!(opts.stack, StackKind::SdrEc | StackKind::Flor) {
-        // SDR-EC's packets belong to data and parity submessages, Flor's units are chunks
-        // re-sliced into SENDs: the truth does not follow either yet.
-        return Err(format!("--truth: the ground truth of {} runs is not built yet (docs/truth.md)", opts.stack.name()));
+    if truth_path.is_some() && opts.stack == StackKind::Flor {
+        // Flor's units are chunks re-sliced into SENDs: the truth does not follow them yet.
+        return Err(format!(
+            "--truth: the ground truth of {} runs is not built yet (docs/truth.md)",
+            opts.stack.name()
+        ));
     }
-    if truth_path.is_some() && opts.stack == StackKind::SdrSr && opts.sdr.chunk_packets > 1 {
+    if truth_path.is_some() && opts.stack.is_sdr() && opts.sdr.chunk_packets > 1 {
         // The per-tap view reads a chunk the control messages name as one packet.
-        return Err("--truth: the ground truth of sdr-sr runs is built for one-packet chunks (--sdr-chunk 1) only \
-                    (docs/truth.md)"
-            .into());
+        return Err(format!(
+            "--truth: the ground truth of {} runs is built for one-packet chunks (--sdr-chunk 1) only (docs/truth.md)",
+            opts.stack.name()
+        ));
     }
     let writer: Box<dyn Write> = if out == "-" {
         Box::new(BufWriter::new(std::io::stdout().lock()))

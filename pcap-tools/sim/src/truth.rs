@@ -771,6 +771,9 @@ pub enum Repair {
     EndHost,
     /// NetRT: the source ToR resent it from its pool.
     InNetwork,
+    /// SDR erasure coding: never resent, its data submessage rebuilt from parity (the message
+    /// was delivered).
+    ErasureCode,
     None,
 }
 
@@ -1339,6 +1342,28 @@ fn sdr_unit_bases(f: &Fabric<'_>) -> Vec<Vec<u32>> {
         .collect()
 }
 
+/// SDR: per connection, per message, the sequence number of its first send (selective repeat:
+/// the message's index; erasure coding: its D0's, after the sends of the messages before it).
+/// Empty for the other stacks' connections.
+fn sdr_msg_bases(f: &Fabric<'_>) -> Vec<Vec<u64>> {
+    f.conns
+        .iter()
+        .map(|c| {
+            let Some(sdr) = c.cfg.sdr.as_ref() else { return Vec::new() };
+            let (mtu, n, ec) = (c.cfg.mtu, sdr.chunk_packets, sdr.ec());
+            let mut next = 0u64;
+            c.messages
+                .iter()
+                .map(|m| {
+                    let base = next;
+                    next += stacks::sdr::layout::send_count(m.msg.len, mtu, n, ec) as u64;
+                    base
+                })
+                .collect()
+        })
+        .collect()
+}
+
 /// SDR: a data transmission's unit number ([`sdr_unit_bases`]).
 fn sdr_unit(bases: &[Vec<u32>], t: &TxRec) -> Option<u32> {
     let base = bases.get(t.conn as usize)?.get(t.sdr_seq? as usize)?;
@@ -1701,6 +1726,9 @@ struct Gen<'f, 'w> {
     stats: std::cell::Cell<TruthStats>,
     /// The per-PSN store's I/O error (the store is gone after [`Gen::derive_txs`]).
     psn_error: std::cell::RefCell<Option<io::Error>>,
+    /// SDR: per connection, per message, the sequence number of its first send
+    /// ([`sdr_msg_bases`]).
+    sdr_msg_base: Vec<Vec<u64>>,
 }
 
 /// What deriving the truth held in memory: the test of `docs/truth.md`'s memory bound counts
@@ -1746,6 +1774,7 @@ impl<'f, 'w> Gen<'f, 'w> {
             cov: DiskVec::new(),
             stats: Default::default(),
             psn_error: Default::default(),
+            sdr_msg_base: sdr_msg_bases(f),
         };
         g.derive_txs();
         g.index_frames(frames_src);
@@ -2219,27 +2248,51 @@ impl FlowGen<'_, '_, '_> {
         (d < 1 << 23).then_some(d as u64)
     }
 
-    /// SDR: per message, the tap's first control frame proving it received whole: an SR_ACK
-    /// whose cumulative ACK passes its every chunk (one packet each), or its EC_ACK.
+    /// SDR: per message, the tap's first control frame proving it received whole: selective
+    /// repeat, an SR_ACK of its send whose cumulative ACK passes its every chunk (one packet
+    /// each); erasure coding, the EC_ACK naming its first send (an SR_ACK after a fallback
+    /// proves one data submessage; a CTS the sender takes for proof, no tap is told).
     fn sdr_acked_whole(&self) -> HashMap<u64, TapFrame> {
         let (g, c) = (self.g, self.conn());
         let ctrls = &g.f.sdr_ctrls;
+        let ec = c.cfg.sdr.as_ref().is_some_and(|s| s.ec().is_some());
+        let bases = g.sdr_msg_base.get(self.ci).map(Vec::as_slice).unwrap_or(&[]);
         let mut out = HashMap::new();
         for (_, fr) in g.flow_frames(self.tap, self.ci * 2 + 1) {
             let Ok(i) = ctrls.binary_search_by_key(&fr.tx, |r| r.tx) else { continue };
             let r = &ctrls[i];
-            let m = r.msg_seq as u64;
-            let Some(msg) = c.messages.get(m as usize) else { continue };
+            // (The sequence number is the wire's 32 bits: runs stay far below 2^32 sends.)
+            let Ok(m) = bases.binary_search(&(r.msg_seq as u64)) else { continue };
+            let Some(msg) = c.messages.get(m) else { continue };
             let whole = match r.kind {
-                rocescope_codec::ext::sdr::CtrlType::SrAck => r.cum_ack.is_some_and(|a| a >= msg.packets(c.cfg.mtu)),
+                rocescope_codec::ext::sdr::CtrlType::SrAck if !ec => {
+                    r.cum_ack.is_some_and(|a| a >= msg.packets(c.cfg.mtu))
+                }
                 rocescope_codec::ext::sdr::CtrlType::EcAck => true,
                 _ => false,
             };
             if whole {
-                out.entry(m).or_insert(fr);
+                out.entry(m as u64).or_insert(fr);
             }
         }
         out
+    }
+
+    /// SDR erasure coding: lost copy `t`, of a data submessage's packet, was rebuilt from parity
+    /// rather than resent: no later copy of it was sent (the caller's), no copy of it reached the
+    /// receiver, and its message was delivered after `t` left.
+    fn decoded(&self, t: &TxRec) -> bool {
+        let (g, c) = (self.g, self.conn());
+        if !c.cfg.sdr.as_ref().is_some_and(|s| s.ec().is_some()) {
+            return false;
+        }
+        let (Some(seq), Some(m)) = (t.sdr_seq, t.msg) else { return false };
+        let Some(&base) = g.sdr_msg_base.get(self.ci).and_then(|b| b.get(m as usize)) else { return false };
+        let data_send = (seq as u64).wrapping_sub(base) % 2 == 0;
+        let delivered_after =
+            c.messages.get(m as usize).and_then(|r| r.delivered.first()).is_some_and(|d| d.0 > t.sent);
+        let none_arrived = g.copies(&g.derived.get(t.id as u64)).all(|x| g.tx(x).accept != Some(sim::Accept::Accepted));
+        data_send && delivered_after && none_arrived
     }
 
     /// Every transmission of the flow the network failed to deliver whole, in id order.
@@ -2272,6 +2325,7 @@ impl FlowGen<'_, '_, '_> {
                 repair: match repair.map(|r| g.tx(r as u32).origin) {
                     Some(sim::Origin::Switch) => Repair::InNetwork,
                     Some(_) => Repair::EndHost,
+                    None if self.decoded(&t) => Repair::ErasureCode,
                     None => Repair::None,
                 },
                 seen: seen.is_some(),

@@ -12,7 +12,7 @@
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::Path;
 
-use rocescope_sim::observe::{view, Fact, FlowView, Position, TapView, Why};
+use rocescope_sim::observe::{view, Fact, FlowView, ObsMessage, Position, TapView, Why};
 use rocescope_sim::sim::TopologyKind;
 use rocescope_sim::synth::{self, simulate, OpChoice, Pattern, SynthOptions};
 use rocescope_sim::truth::{Fate, Reason, Repair, RetxCause, Signal, TapName, TimeNs, Truth};
@@ -425,7 +425,12 @@ fn agrees_with_truth(t: &Truth, v: &[TapView], ctx: &str) {
                 let f = tap.frames.iter().find(|f| f.frame == fr).unwrap();
                 t.sim.transmissions.iter().find(|x| x.id == f.tx).and_then(|x| x.msg).unwrap()
             };
-            for m in &fv.messages {
+            let ec = t.config.stack == rocescope_sim::truth::Stack::SdrEc;
+            for m in fv.messages.iter().filter(|_| ec) {
+                sdr_ec_send_agrees(t, tap, m, &ctx);
+                checked.insert("message");
+            }
+            for m in fv.messages.iter().filter(|_| !ec) {
                 let index = if sdr { msg_of_frame(m.first_frame.unwrap()) } else { m.index };
                 let tm = tf.messages.iter().find(|x| x.index == index).unwrap();
                 let known = |name: &str| !m.unknown.contains(&name);
@@ -448,6 +453,47 @@ fn agrees_with_truth(t: &Truth, v: &[TapView], ctx: &str) {
         }
     }
     assert!(!checked.is_empty() || t.summary.retransmissions == 0, "{ctx}: something was checked");
+}
+
+/// SDR erasure coding: a message of the view is one send of a message (D0, P0, D1, …; the
+/// timeline's, as the wire names them): its frames, packets and retransmissions are the tap's
+/// of that send, and it completes at an SR_ACK of it passing every packet, or at the EC_ACK
+/// naming it (a message's D0), which is then the truth's completion of the message.
+fn sdr_ec_send_agrees(t: &Truth, tap: &rocescope_sim::truth::Tap, m: &ObsMessage, ctx: &str) {
+    let tx = |id: u32| &t.sim.transmissions[id as usize];
+    let first = tap.frames.iter().find(|f| Some(f.frame) == m.first_frame).unwrap();
+    let x = tx(first.tx);
+    let (conn, seq, msg) = (x.conn, x.sdr_seq.unwrap(), x.msg.unwrap());
+    let of_send = |id: u32| {
+        let y = tx(id);
+        y.conn == conn && y.sdr_seq == Some(seq) && y.kind == rocescope_sim::truth::Kind::Data
+    };
+    let frames: Vec<_> = tap.frames.iter().filter(|f| of_send(f.tx)).collect();
+    let ctx = format!("{ctx}: send {seq} of message {msg}");
+    assert_eq!(m.first_frame, frames.first().map(|f| f.frame), "{ctx}");
+    assert_eq!(m.last_frame, frames.last().map(|f| f.frame), "{ctx}");
+    let offsets: HashSet<u32> =
+        t.sim.transmissions.iter().filter(|y| of_send(y.id)).map(|y| y.sdr_off.unwrap()).collect();
+    if let Some(p) = m.packets {
+        assert_eq!(p as usize, offsets.len(), "{ctx}: packets");
+    }
+    if let Some(r) = m.retransmitted {
+        assert_eq!(r as usize, frames.iter().filter(|f| tx(f.tx).retx.is_some()).count(), "{ctx}: retransmitted");
+    }
+    let Some(c) = m.complete_frame else { return };
+    let f = tap.frames.iter().find(|f| f.frame == c).unwrap();
+    let ctrl = tx(f.tx).sdr_ctrl.as_ref().unwrap_or_else(|| panic!("{ctx}: completed by {f:?}"));
+    assert_eq!(ctrl.msg_seq, seq, "{ctx}: completed by {ctrl:?}");
+    assert_eq!(m.complete_time_ns, Some(f.time_ns), "{ctx}");
+    match ctrl.kind.as_str() {
+        "sr_ack" => assert!(ctrl.cum_ack.unwrap() as usize >= offsets.len(), "{ctx}: {ctrl:?}"),
+        "ec_ack" => {
+            let tf = tap.flows.iter().find(|tf| tf.conn == conn && tf.role == rocescope_sim::truth::Role::Requests);
+            let tm = tf.unwrap().messages.iter().find(|tm| tm.index == msg).unwrap();
+            assert_eq!(tm.complete_frame, Some(c), "{ctx}: the message completes at its EC_ACK");
+        }
+        k => panic!("{ctx}: completed by {k}"),
+    }
 }
 
 /// ERD (docs/truth.md, "ERD"): the truth says what each NACK segment named, every resend
@@ -621,4 +667,32 @@ fn sdr_ec_packets_are_known_by_their_send_and_offset() {
     // (At 20 % loss some submessage loses more than m of its k + m: EC_NACK, and its chunks go
     // again.)
     assert!(retx > 0, "{} data transmissions, no resend", data.len());
+    // A lost data packet that nothing resent, of a delivered message, was rebuilt from parity:
+    // repair `erasure_code`, signal `gap` (no control message names it); at no tap observable.
+    let v = view(&t);
+    let mut decoded_total = 0;
+    for (tap, tv) in t.taps.iter().zip(&v) {
+        let losses = tap.flows.iter().flat_map(|f| &f.losses);
+        let decoded: Vec<_> = losses.filter(|l| l.repair == Repair::ErasureCode).collect();
+        for l in &decoded {
+            let x = &t.sim.transmissions[l.tx as usize];
+            let key = (x.conn, x.sdr_seq, x.sdr_off);
+            let later = data.iter().any(|y| y.id > x.id && (y.conn, y.sdr_seq, y.sdr_off) == key);
+            let parity = (x.sdr_seq.unwrap() as u64 - x.msg.unwrap() * 8) % 2 == 1;
+            assert!(!later && !parity && l.signal == Signal::Gap, "{l:?}");
+        }
+        let unobservable = tv.unobservable.get(&Why::ErasureDecoded).copied().unwrap_or(0);
+        assert_eq!(unobservable as usize, decoded.len(), "{:?}", tap.name);
+        decoded_total += decoded.len();
+        // Every fact of the truth (a message's: its sends) kept or listed unobservable.
+        let kept: usize = tv
+            .flows
+            .iter()
+            .map(|f| f.losses.len() + f.retransmissions.len() + f.capture_gaps.len() + f.messages.len())
+            .sum();
+        assert_eq!(tv.facts, kept as u64 + tv.unobservable.values().sum::<u64>(), "{:?}", tap.name);
+    }
+    eprintln!("sdr-ec: {decoded_total} losses rebuilt from parity (over the taps)");
+    assert!(decoded_total > 0, "no loss rebuilt from parity");
+    agrees_with_truth(&t, &v, "sdr-ec");
 }

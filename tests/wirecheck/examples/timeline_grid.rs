@@ -52,6 +52,7 @@ fn main() {
         (StackKind::Dcp, false),
         (StackKind::Erd, false),
         (StackKind::SdrSr, false),
+        (StackKind::SdrEc, false),
     ];
     for (stack, trim) in stacks {
         for loss in [0.0, 0.001, 0.01, 0.05] {
@@ -69,6 +70,14 @@ fn main() {
                             o.loss_dir = rocescope_sim::LossDir::Both;
                             o.sdr.channels = 1 + (seed % 2) as u32;
                             o.sdr.nack = incast > 1;
+                        }
+                        // SDR-EC: loss both ways; XOR(4, 1) with one channel on odd seeds (a
+                        // second loss in a submessage falls back), MDS(8, 2) with two on even.
+                        if stack == StackKind::SdrEc {
+                            use rocescope_stacks::sdr::Code;
+                            o.loss_dir = rocescope_sim::LossDir::Both;
+                            (o.sdr.code, o.sdr.k, o.sdr.m, o.sdr.channels) =
+                                if seed % 2 == 1 { (Code::Xor, 4, 1, 1) } else { (Code::Mds, 8, 2, 2) };
                         }
                         if leaf_spine {
                             o.topology = TopologyKind::LeafSpine {
@@ -95,7 +104,8 @@ fn main() {
                             Ok(c) => {
                                 equal += c.equal;
                                 println!("{label}: {} facts equal, {} mismatches", c.equal, c.mismatches.len());
-                                for m in c.mismatches.iter().take(3) {
+                                let show = std::env::var("SHOW").ok().and_then(|v| v.parse().ok()).unwrap_or(3);
+                                for m in c.mismatches.iter().take(show) {
                                     println!("  {m}");
                                 }
                                 if !c.mismatches.is_empty() {

@@ -98,7 +98,8 @@ fn retx_line(psn: u32, t: u64, trigger: &str, spurious: Option<bool>, cause: &st
 fn compare_flow(c: &mut Cmp, at: &str, af: &FlowTimeline, fv: &FlowView) {
     let ambiguous: BTreeSet<u32> = fv.ambiguous.iter().copied().collect();
     // Retransmissions, keyed by frame; of an ambiguous PSN only the frame, time and trigger.
-    let skip = unobservable_psns(fv, Fact::Retransmission);
+    let mut skip = unobservable_psns(fv, Fact::Retransmission);
+    skip.extend(fv.unjudged.iter().copied());
     // A trigger the view leaves null (a signal arrived but the timer fired, or the reverse: no
     // capture shows which) is not judged.
     let null_trigger: BTreeSet<u64> = fv.retransmissions.iter().filter(|r| r.trigger.is_none()).map(|r| r.frame).collect();
@@ -127,6 +128,7 @@ fn compare_flow(c: &mut Cmp, at: &str, af: &FlowTimeline, fv: &FlowView) {
     // Losses, keyed by (frame, psn); none of an ambiguous PSN is judged.
     let mut skip = unobservable_psns(fv, Fact::Loss);
     skip.extend(ambiguous.iter().copied());
+    skip.extend(fv.unjudged.iter().copied());
     let want: BTreeMap<(u64, u32), String> = fv
         .losses
         .iter()
@@ -135,6 +137,7 @@ fn compare_flow(c: &mut Cmp, at: &str, af: &FlowTimeline, fv: &FlowView) {
             let repair = match l.repair {
                 Some(Repair::EndHost) => "end_host",
                 Some(Repair::InNetwork) => "in_network",
+                Some(Repair::ErasureCode) => "erasure_code",
                 Some(Repair::None) => "none",
                 None => "unknown",
             };
@@ -149,6 +152,7 @@ fn compare_flow(c: &mut Cmp, at: &str, af: &FlowTimeline, fv: &FlowView) {
             let repair = match l.repair {
                 rep::Repair::EndHost => "end_host",
                 rep::Repair::InNetwork => "in_network",
+                rep::Repair::ErasureCode => "erasure_code",
                 rep::Repair::None => "none",
                 _ => "unknown",
             };
@@ -165,7 +169,14 @@ fn compare_flow(c: &mut Cmp, at: &str, af: &FlowTimeline, fv: &FlowView) {
     diff(c, at, "capture gap", &want, &got);
     // Messages, by index, the fields the view knows.
     for m in &fv.messages {
-        let Some(am) = af.messages.iter().find(|a| a.index == m.index) else {
+        // (A view that cannot tell the message's place in the flow's list ("index" unknown:
+        // SDR sends the tap confused) names it by its first frame.)
+        let by_first = m.unknown.contains(&"index");
+        let Some(am) =
+            af.messages
+                .iter()
+                .find(|a| if by_first { Some(a.first_frame) == m.first_frame } else { a.index == m.index })
+        else {
             c.mismatches.push(format!("{at}: message {} missing", m.index));
             continue;
         };
@@ -177,7 +188,10 @@ fn compare_flow(c: &mut Cmp, at: &str, af: &FlowTimeline, fv: &FlowView) {
             if want == got {
                 c.equal += 1;
             } else {
-                c.mismatches.push(format!("{at}: message {} {name}: truth {want}, timeline {got}", m.index));
+                c.mismatches.push(format!(
+                    "{at}: message {} (first frame {:?}) {name}: truth {want}, timeline {got}",
+                    m.index, m.first_frame
+                ));
             }
         };
         check("first_frame", format!("{:?}", m.first_frame), format!("{:?}", Some(am.first_frame)));

@@ -208,3 +208,33 @@ fn sdr_timeline_equals_the_observable_view() {
     g.judge(&o, "sdr-sr 1100 messages (ids reused)", 8);
     g.finish(1_001);
 }
+
+/// SDR erasure coding (issue 13, acceptance 1): each message as data and parity submessages
+/// (D0, P0, D1, …), each its own send and message of the timeline; XOR with k = 4, m = 1 (a
+/// second loss in a submessage makes the receiver's FTO ask for it again by EC_NACK) and an MDS
+/// code with k = 8, m = 2; 1 and 3 % loss both ways, 1 path and 4 sprayed ones, 1 and 3 senders,
+/// two seeds.
+#[test]
+fn sdr_ec_timeline_equals_the_observable_view() {
+    use rocescope_sim::LossDir;
+    use rocescope_stacks::sdr::Code;
+    let mut g = Grid::new("sdr-ec");
+    for loss in [0.01, 0.03] {
+        for paths in [1, 4] {
+            for (incast, code, k, m, channels) in [(1, Code::Xor, 4, 1, 1), (3, Code::Mds, 8, 2, 2)] {
+                for seed in [1, 2] {
+                    let mut o = SynthOptions {
+                        loss_dir: LossDir::Both,
+                        mtu: 1024,
+                        ..options(StackKind::SdrEc, loss, paths, incast, seed, false)
+                    };
+                    (o.sdr.code, o.sdr.k, o.sdr.m, o.sdr.channels) = (code, k, m, channels);
+                    let label =
+                        format!("sdr-ec loss {loss} paths {paths} incast {incast} {code:?}({k},{m}) seed {seed}");
+                    g.judge(&o, &label, 8);
+                }
+            }
+        }
+    }
+    g.finish(1_001);
+}

@@ -5,14 +5,18 @@
 //! spread over several QPs (channels, generations): its UC PSNs mean nothing to it, so its
 //! messages, retransmissions and losses are found here, per connection (interface, sender,
 //! receiver), by (message id, packet offset); the PSN tracker sees its packets as message-less.
-//! The receiver's control messages (its own QP, receiver → sender) name a message by `msg_seq`
-//! (its id is `msg_seq` modulo 2^ID): an SR_ACK's cumulative ACK and bitmap, an SR_NACK's chunks
-//! ask for the chunks they show missing; the next copy of such a packet is the repair
-//! (`end_host`, signal `sdr_bitmap`). A message completes at the first SR_ACK whose cumulative
-//! ACK passes every chunk the tap saw of it and whose bitmap shows none missing, or at its
-//! EC_ACK. Chunks are read as one packet
-//! each (`sdr_chunk_packets` 1, the default). Each event is listed in the timeline of the flow
-//! (QP) whose frame it is; a message in the flow of its first frame.
+//! A message here is an SDR send (selective repeat: the user's message; erasure coding: each
+//! data or parity submessage, with its own sequence number). The receiver's control messages
+//! (its own QP, receiver → sender) name a send by `msg_seq` (its id is `msg_seq` modulo 2^ID):
+//! an SR_ACK's cumulative ACK and bitmap, an SR_NACK's chunks ask for the chunks they show
+//! missing; the next copy of such a packet is the repair (`end_host`, signal `sdr_bitmap` when
+//! the sender answered at once); an EC_NACK names data submessages (sends `msg_seq + 2j`), whose
+//! every packet the sender resends at once (a trigger, no loss evidence). A send completes at
+//! the first SR_ACK whose cumulative ACK passes every chunk the tap saw of it and whose bitmap
+//! shows none missing, or at the EC_ACK naming it. CTSes tie a send to its sequence number, so
+//! that a reused id starts a new send. Chunks are read as one packet each (`sdr_chunk_packets`
+//! 1, the default). Each event is listed in the timeline of the flow (QP) whose frame it is; a
+//! message in the flow of its first frame.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::net::IpAddr;
@@ -32,9 +36,40 @@ pub type ConnKey = (u32, IpAddr, IpAddr);
 pub struct Conn {
     /// The first data flow seen (its control flow's `serves`).
     first_flow: Option<usize>,
-    /// The message id's width (from the data packets' split).
+    /// The message id's width (from the data packets' split), once a data packet told it.
     id_bits: u8,
+    bits_known: bool,
+    /// CTSes before that (at most [`EARLY_CTS`]).
+    early_cts: Vec<u32>,
     msgs: BTreeMap<u32, Msg>,
+    /// Per message id, the sequence number of the latest CTS for it (the receive posted there).
+    cts: BTreeMap<u32, u32>,
+}
+
+/// CTSes kept before the connection's first data packet tells the message ids' width (the
+/// receiver posts a window of receives ahead; refreshes beyond that are dropped).
+const EARLY_CTS: usize = 4096;
+
+impl Conn {
+    /// A CTS for sequence number `seq`: the receive posted at its message id.
+    fn note_cts(&mut self, seq: u32) {
+        if self.bits_known {
+            self.cts.insert(rocescope_codec::ext::sdr::msg_id(seq, self.id_bits), seq);
+        } else if self.early_cts.len() < EARLY_CTS {
+            self.early_cts.push(seq);
+        }
+    }
+
+    /// A data packet told the ids' width.
+    fn set_bits(&mut self, id_bits: u8) {
+        self.id_bits = id_bits;
+        if !self.bits_known {
+            self.bits_known = true;
+            for seq in std::mem::take(&mut self.early_cts) {
+                self.note_cts(seq);
+            }
+        }
+    }
 }
 
 /// One SDR message as the tap saw it.
@@ -55,8 +90,14 @@ struct Msg {
     /// timer).
     asked: BTreeSet<u32>,
     nacked: BTreeSet<u32>,
+    /// Erasure coding: the latest EC_NACK naming it (a data submessage): the sender resends its
+    /// every packet at once, received or not (no loss evidence).
+    ec_nack: Option<u64>,
     done: bool,
-    /// A CTS for its slot came after it completed: the slot's next packets are a new message.
+    /// The sequence number of the CTS for its slot before its first packet, if the tap saw one.
+    seq: Option<u32>,
+    /// A CTS for its slot came after it completed, or one naming another sequence number: the
+    /// slot's next packets may be a new message's.
     reposted: bool,
 }
 
@@ -86,13 +127,18 @@ impl Analyzer {
         let PktExt::SdrData { msg_id, pkt_off, id_bits } = k.ext else { return };
         let conn = self.sdr.entry((k.iface, k.src, k.dst)).or_default();
         conn.first_flow.get_or_insert(i);
-        conn.id_bits = id_bits;
+        conn.set_bits(id_bits);
         let new = match conn.msgs.get_mut(&msg_id) {
             None => true,
-            // A completed message's id in use again: after a CTS for its slot, or a packet it
-            // already had arriving on a QP that did not carry it (a packet's copies all go to
-            // its channel's QP of the message's generation; a reused id has another generation).
-            Some(m) if m.done && (m.reposted || (m.pkts.contains_key(&pkt_off) && !m.flows.contains(&i))) => true,
+            // A message's id in use again (a packet's copies all go to its channel's QP of the
+            // message's generation; a reused id has the next generation): a packet it already
+            // had arriving on a QP that did not carry it; after a CTS for its slot, a packet on
+            // such a QP, or any once the message completed.
+            Some(m)
+                if !m.flows.contains(&i) && (m.reposted || m.pkts.contains_key(&pkt_off)) || m.done && m.reposted =>
+            {
+                true
+            }
             Some(m) => {
                 if m.done && !m.pkts.contains_key(&pkt_off) {
                     // More of a message taken for complete: it was not.
@@ -119,20 +165,22 @@ impl Analyzer {
                 latency_ns: None,
             });
             self.flows[i].data.stats.messages += 1;
-            conn.msgs.insert(msg_id, Msg { flow: i, index, first_time: k.time_ns, ..Msg::default() });
+            let seq = conn.cts.get(&msg_id).copied();
+            conn.msgs.insert(msg_id, Msg { flow: i, index, first_time: k.time_ns, seq, ..Msg::default() });
         }
         let Some(m) = conn.msgs.get_mut(&msg_id) else { return };
         m.flows.insert(i);
+        let prior = m.pkts.get(&pkt_off).copied();
         let asked = m.asked.remove(&pkt_off);
-        let nacked = m.nacked.remove(&pkt_off);
-        // What made the sender send this copy: an SR_NACK naming it; at the sender's tap, else
-        // its timer.
+        let ec_nacked = m.ec_nack.is_some_and(|f| prior.is_none_or(|p| f > p.frame));
+        let nacked = m.nacked.remove(&pkt_off) || ec_nacked;
+        // What made the sender send this copy: an SR_NACK naming it, or an EC_NACK naming its
+        // data submessage since its previous copy; at the sender's tap, else its timer.
         let trigger = match place {
             _ if nacked => Signal::SdrBitmap,
             Place::Source => Signal::Timeout,
             _ => Signal::Unknown,
         };
-        let prior = m.pkts.get(&pkt_off).copied();
         let in_msg_flow = |f: usize| (f == m.flow).then_some(m.index as u64);
         let mut retransmitted = false;
         match prior {
@@ -202,13 +250,33 @@ impl Analyzer {
     /// An SDR control message (receiver → sender, on its own QP).
     pub(super) fn sdr_ctrl(&mut self, c: &SdrCtrlPkt) {
         let k = &c.pkt;
+        let conn = self.sdr.entry((k.iface, k.dst, k.src)).or_default();
+        if c.kind == CtrlType::Cts {
+            conn.note_cts(c.msg_seq);
+        }
         let Some(ci) = self.index.get(&super::Key(k.iface, k.src, k.dst, k.destqp)) else { return };
-        let Some(conn) = self.sdr.get_mut(&(k.iface, k.dst, k.src)) else { return };
         if self.flows[ci].serves.is_none() && conn.first_flow != Some(ci) {
             self.flows[ci].serves = conn.first_flow;
         }
+        if c.kind == CtrlType::EcNack {
+            // About data submessages D_j of the message whose first send it names: sends
+            // msg_seq + 2j.
+            for j in &c.missing {
+                let seq = c.msg_seq.wrapping_add(2 * j);
+                let id = rocescope_codec::ext::sdr::msg_id(seq, conn.id_bits);
+                if let Some(m) = conn.msgs.get_mut(&id).filter(|m| !m.done && m.seq.is_none_or(|s| s == seq)) {
+                    m.ec_nack = Some(k.frame);
+                }
+            }
+            return;
+        }
         let id = rocescope_codec::ext::sdr::msg_id(c.msg_seq, conn.id_bits);
         let Some(m) = conn.msgs.get_mut(&id) else { return };
+        if m.seq.is_some_and(|s| s != c.msg_seq) {
+            // About another use of its id (a receive posted there again).
+            m.reposted |= c.kind == CtrlType::Cts;
+            return;
+        }
         if m.done {
             if c.kind == CtrlType::Cts {
                 m.reposted = true;
@@ -236,9 +304,11 @@ impl Analyzer {
                 m.nacked.extend(c.missing.iter().copied());
                 false
             }
-            CtrlType::EcAck => true,
-            // An EC_NACK names data submessages, whose packets only the submessage layout
-            // (base, k, m: not a decoder parameter) would tell.
+            CtrlType::EcAck => {
+                // Its message delivered: every packet of the send it names (D0) acknowledged.
+                m.cum = u32::MAX;
+                true
+            }
             CtrlType::EcNack | CtrlType::Cts => false,
         };
         if complete {

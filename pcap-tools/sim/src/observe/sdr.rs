@@ -1,45 +1,55 @@
 //! SDR-RDMA's rules of the observable view (docs/truth.md, "What a tap can observe", SDR;
-//! seed 001 §3.2-4). SDR sends every packet as its own UC WRITE with Immediate naming (message,
-//! packet offset) and ignores PSNs: a packet's copies are those of its (message, offset)
-//! (`sim.transmissions[].msg` and `sdr_off`), each under a new UC PSN, possibly on another data
-//! QP. What a tap learns of losses and resends it reads from the receiver's control messages
-//! (`sdr_ctrl`), never from PSNs or order:
+//! seed 001 §3.2-4). SDR sends every packet as its own UC WRITE with Immediate naming (send,
+//! packet offset) and ignores PSNs: a packet's copies are those of its (send, offset)
+//! (`sim.transmissions[].sdr_seq` and `sdr_off`), each under a new UC PSN, possibly on another
+//! data QP. Selective repeat sends a message as one send; erasure coding as data and parity
+//! submessages D0, P0, D1, …, each its own send, and the view's messages are then the sends (as
+//! the wire names them: a message's facts are its sends that carried a packet). What a tap
+//! learns of losses and resends it reads from the receiver's control messages (`sdr_ctrl`),
+//! never from PSNs or order:
 //!
-//! - **What a tap reads** ([`Reads`]): the control messages it recorded, each about the message
-//!   whose sequence number it names (selective repeat: one send a message, so the message's
-//!   index), once the tap has recorded a data frame of that message and before the message's
-//!   completion at the tap. An SR_ACK *acknowledges* every chunk below its cumulative ACK and
-//!   every chunk its bitmap marks, and *asks for* every chunk from the cumulative ACK up to the
-//!   highest marked one that is not marked; an SR_NACK asks for the chunks it names (and is
-//!   the only message that makes the sender resend at once). Chunks are one packet each
-//!   (`--sdr-chunk 1`), so a chunk is a packet offset.
+//! - **What a tap reads** ([`Reads`]): the control messages it recorded, each about the send
+//!   whose sequence number it names, once the tap has recorded a data frame of that send and
+//!   before the send's completion at the tap. An SR_ACK *acknowledges* every chunk below its
+//!   cumulative ACK and every chunk its bitmap marks, and *asks for* every chunk from the
+//!   cumulative ACK up to the highest marked one that is not marked; an SR_NACK asks for the
+//!   chunks it names. An EC_ACK acknowledges every packet of the send it names (a message's
+//!   D0) and completes it; an EC_NACK *names* every packet of the data submessages it lists
+//!   (sends `msg_seq + 2j`), which the sender resends received or not: no loss evidence
+//!   ([`Ask`]). Only an SR_NACK or EC_NACK makes the sender resend at once. Chunks are one
+//!   packet each (`--sdr-chunk 1`), so a chunk is a packet offset.
 //! - A **retransmission** is observable when the tap recorded an earlier copy of its packet
 //!   (copies in send order). Its `trigger` at the source tap is the stack's reason (`timeout`
-//!   when no SR_NACK the tap read since the previous copy it recorded named the packet,
-//!   `sdr_bitmap` for a resend an SR_NACK named), elsewhere `sdr_bitmap` when such an SR_NACK
-//!   named it and the reason is that NACK, else unknown. It is spurious at the destination (the
-//!   receiver had a whole copy the tap recorded); elsewhere spurious when the tap read an
-//!   acknowledgement of the packet before it, not spurious when it read a request for it since
-//!   the previous copy it recorded (the packet not ambiguous), else unknown.
-//! - A **lost** copy c is observable when the tap read a request for its packet after the copy
-//!   it recorded last before the next copy k it recorded, and either it recorded c, that last
-//!   copy (frame: c's), or it recorded no copy before k and c is the copy sent just before k
-//!   (frame: k's, the repair; earlier lost copies leave no trace there). Its signal is k's trigger as above (`timeout` at the source
-//!   when no SR_NACK asked), repair `end_host`. It is listed in the flow (data QP) of its frame.
+//!   when no NACK the tap read since the previous copy it recorded named the packet,
+//!   `sdr_bitmap` for a resend a NACK named), elsewhere `sdr_bitmap` when such a NACK named it
+//!   and the reason is that NACK, else unknown. It is spurious at the destination (the receiver
+//!   had a whole copy the tap recorded); elsewhere spurious when the tap read an acknowledgement
+//!   of the packet before it, not spurious when it read an SR_ACK's or SR_NACK's request for it
+//!   since the previous copy it recorded (the packet not ambiguous), else unknown.
+//! - A **lost** copy c is observable when the tap read an SR_ACK's or SR_NACK's request for its
+//!   packet after the copy it recorded last before the next copy k it recorded, and either it
+//!   recorded c, that last copy (frame: c's), or it recorded no copy before k and c is the copy
+//!   sent just before k (frame: k's, the repair; earlier lost copies leave no trace there). Its
+//!   signal is k's trigger as above (`timeout` at the source when no NACK asked), repair
+//!   `end_host`. It is listed in the flow (data QP) of its frame. A loss rebuilt from parity is
+//!   unobservable (`erasure_decoded`).
 //! - **Ambiguous packets**: a request the tap read for a packet with k the next copy it
 //!   recorded, when a copy sent before k arrived whole (the receiver asked before a late copy
 //!   arrived) or none sent before k was lost; and a packet whose resend's trigger contradicts
-//!   the stack's reason (an SR_NACK read, but the timer had fired; or, at the source tap, a
-//!   resend for an SR_NACK the tap did not record). Their PSNs (of every copy
-//!   the tap recorded) are listed, so neither losses nor spuriousness of them are judged.
-//! - A **message** is listed in the flow of the first data frame of it the tap recorded, the
-//!   flow's messages numbered in that order. Its first and last frame are the tap's;
+//!   the stack's reason (a NACK read, but the timer had fired; or, at the source tap, a resend
+//!   for a NACK the tap did not record). Their PSNs (of every copy the tap recorded) are
+//!   listed, so neither losses nor spuriousness of them are judged.
+//! - A **message** (send) is listed in the flow of the first data frame of it the tap recorded,
+//!   the flow's messages numbered in that order. Its first and last frame are the tap's;
 //!   `retransmitted` (the retransmissions of it the tap recorded) is known when every one is
-//!   observable. Its `packets` are known when the tap recorded every packet of the message (a
+//!   observable. Its `packets` (those that left) are known when the tap recorded every one (a
 //!   tap that missed some would count fewer); its completion (the first SR_ACK the tap recorded
 //!   whose cumulative ACK passes every chunk of it, or its EC_ACK) when it recorded every one
-//!   before that SR_ACK (one that missed some would take an earlier acknowledgement for the
-//!   last, and one first seen after it says the message was not complete after all).
+//!   before that (one that missed some would take an earlier acknowledgement for the last, and
+//!   one first seen after it says the message was not complete after all).
+//! - **Reused ids** ([`id_reused`]): a send the tap cannot tell from another send of its
+//!   message id (it missed the CTSes that tell them apart) is unobservable, with every later
+//!   send of the id, its frames' PSNs `unjudged`.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 
@@ -58,11 +68,34 @@ fn unit_of(x: &Transmission) -> Option<Unit> {
     Some((x.sdr_seq? as u64, x.sdr_off?))
 }
 
+/// What asked for a packet.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Ask {
+    /// A hole in an SR_ACK's bitmap: the receiver lacks it (the sender's timer resends it).
+    Hole,
+    /// An SR_NACK naming its chunk: the receiver lacks it, and the sender resends it at once.
+    Nack,
+    /// An EC_NACK naming its data submessage: the sender resends every packet of it at once,
+    /// whether the receiver had it or not (so no evidence of a loss).
+    EcNack,
+}
+
+impl Ask {
+    /// Evidence that the receiver lacked the packet.
+    fn lacked(self) -> bool {
+        matches!(self, Ask::Hole | Ask::Nack)
+    }
+    /// A request the sender answers at once.
+    fn at_once(self) -> bool {
+        matches!(self, Ask::Nack | Ask::EcNack)
+    }
+}
+
 /// What the tap read of the connection's control messages.
 #[derive(Default)]
 struct Reads<'a> {
-    /// (frame, packet, by an SR_NACK): a request for the packet.
-    asks: Vec<(u64, Unit, bool)>,
+    /// (frame, packet, what asked): a request for the packet.
+    asks: Vec<(u64, Unit, Ask)>,
     /// (frame, message, cumulative ACK, marked chunks).
     acks: Vec<(u64, u64, u32, Vec<u32>)>,
     /// Per message: the frame that completes it at the tap.
@@ -113,13 +146,16 @@ pub(super) fn sdr_views(cx: &Cx<'_, '_>) -> Vec<FlowView> {
             }
         }
     }
-    // (A message's packets: selective repeat sends a message once, so its send is the message.)
-    let packets = |m: u64| -> u32 {
-        let mtu = cx.run.t.connections.iter().find(|c| c.index == conn).map_or(1, |c| c.mtu.max(1));
-        let len = cx.run.t.sim.messages.iter().find(|s| s.conn == conn && s.index == m).map_or(0, |s| s.len);
-        len.div_ceil(mtu).max(1)
-    };
-    let reads = reads(cx, &first_seen, &packets);
+    // Each send's packets that left (every one, but for a parity submessage's first pass cut
+    // short by a fallback).
+    let mut send_offsets: HashMap<u64, Vec<u32>> = HashMap::new();
+    for &(seq, off) in sent.keys() {
+        send_offsets.entry(seq).or_default().push(off);
+    }
+    send_offsets.values_mut().for_each(|v| v.sort_unstable());
+    let packets = |m: u64| -> u32 { send_offsets.get(&m).map_or(0, |v| v.len() as u32) };
+    let reads = reads(cx, &first_seen, &send_offsets);
+    let confused = id_reused(cx, &data, &first_seen);
     let s = Sdr { cx, recorded: &recorded, sent: &sent, reads: &reads };
 
     // Which copies' triggers contradict the stack's reason, and which packets a request
@@ -131,6 +167,10 @@ pub(super) fn sdr_views(cx: &Cx<'_, '_>) -> Vec<FlowView> {
         }
     }
 
+    // Packets whose copies the tap recorded in another order than they were sent: an analyser
+    // takes the later-recorded first copy for a resend; no frame of them is judged.
+    let disordered: HashSet<Unit> =
+        recorded.iter().filter(|(_, v)| v.windows(2).any(|w| w[0].x.id > w[1].x.id)).map(|(&u, _)| u).collect();
     // (Each with the flow of its frame, or of a recorded copy of its packet (the same channel's
     // QP), else none: the first view's.)
     let mut unobs: Vec<(Option<String>, Unobservable)> = Vec::new();
@@ -144,6 +184,14 @@ pub(super) fn sdr_views(cx: &Cx<'_, '_>) -> Vec<FlowView> {
             unobs.push((None, why(Why::NotData)));
             continue;
         };
+        if l.repair == Repair::ErasureCode {
+            unobs.push((flow_of_unit(unit_of(c).unwrap_or((u64::MAX, 0))), why(Why::ErasureDecoded)));
+            continue;
+        }
+        if unit_of(c).is_some_and(|u| confused.contains(&u.0)) {
+            unobs.push((flow_of_unit(unit_of(c).unwrap_or((u64::MAX, 0))), why(Why::IdReused)));
+            continue;
+        }
         match s.loss(c) {
             Some((fr, signal)) if !ambiguous.contains(&unit_of(c).unwrap_or((u64::MAX, 0))) => {
                 lost_seen.insert(c.id);
@@ -168,7 +216,9 @@ pub(super) fn sdr_views(cx: &Cx<'_, '_>) -> Vec<FlowView> {
         let Some(rx) = r.x.retx.as_ref() else { continue };
         let copies = recorded.get(&r.unit()).map(Vec::as_slice).unwrap_or(&[]);
         let in_order = copies.windows(2).all(|w| w[0].x.id < w[1].x.id);
-        let why = if !in_order {
+        let why = if confused.contains(&r.unit().0) {
+            Some(Why::IdReused)
+        } else if !in_order {
             Some(Why::CopiesOutOfOrder)
         } else if s.earlier_recorded(r).is_none() {
             Some(Why::EarlierCopyNotSeen)
@@ -202,9 +252,19 @@ pub(super) fn sdr_views(cx: &Cx<'_, '_>) -> Vec<FlowView> {
     by_first.sort_unstable();
     let mut msgs: Vec<(String, ObsMessage)> = Vec::new();
     let mut next_index: HashMap<String, u64> = HashMap::new();
+    // (A flow where the tap confused sends numbers its messages as the timeline may not: they
+    // are matched by first frame.)
+    let confused_flows: HashSet<&str> =
+        data.iter().filter(|r| confused.contains(&r.unit().0)).map(|r| r.f.flow.as_str()).collect();
     for &(first, m) in &by_first {
         let recs: Vec<&Rec> = data.iter().filter(|r| r.unit().0 == m).collect();
         let flow = recs[0].f.flow.clone();
+        if confused.contains(&m) {
+            let index = recs[0].x.msg;
+            let u = Unobservable { fact: Fact::Message, psn: None, index, tx: None, why: Why::IdReused };
+            unobs.push((Some(flow), u));
+            continue;
+        }
         let index = next_index.entry(flow.clone()).or_default();
         let n = offsets.get(&m).map_or(0, |o| o.len() as u32);
         // Its retransmissions the tap recorded: known when every one is observable (one whose
@@ -222,6 +282,9 @@ pub(super) fn sdr_views(cx: &Cx<'_, '_>) -> Vec<FlowView> {
         };
         let complete_known = all_seen && complete.is_none_or(|c| seen_before(c.frame));
         let mut unknown = Vec::new();
+        if confused_flows.contains(flow.as_str()) {
+            unknown.push("index");
+        }
         if !all_seen {
             unknown.push("packets");
         }
@@ -246,19 +309,16 @@ pub(super) fn sdr_views(cx: &Cx<'_, '_>) -> Vec<FlowView> {
         ));
         *index += 1;
     }
+    // (A message's facts are its sends that carried a packet: `Run::message_facts`.)
     for m in &cx.flow.messages {
-        if !first_seen.contains_key(&m.index) {
-            unobs.push((
-                None,
-                Unobservable {
-                    fact: Fact::Message,
-                    psn: None,
-                    index: Some(m.index),
-                    tx: None,
-                    why: Why::MessageNotSeen,
-                },
-            ));
-        }
+        let sends = cx.run.sdr_sends.get(&(conn, m.index));
+        let unseen = match sends {
+            Some(s) if !s.is_empty() => s.iter().filter(|q| !first_seen.contains_key(q)).count(),
+            _ => 1,
+        };
+        let u =
+            Unobservable { fact: Fact::Message, psn: None, index: Some(m.index), tx: None, why: Why::MessageNotSeen };
+        unobs.extend(std::iter::repeat_n((None, u), unseen));
     }
     for g in &cx.flow.capture_gaps {
         let u = Unobservable {
@@ -294,6 +354,18 @@ pub(super) fn sdr_views(cx: &Cx<'_, '_>) -> Vec<FlowView> {
                 messages: pick(&msgs, id),
                 unobservable: unobs.iter().filter(|(f, _)| f.as_deref() == Some(id)).map(|(_, u)| u.clone()).collect(),
                 ambiguous: amb,
+                unjudged: {
+                    let mut v: Vec<u32> = data
+                        .iter()
+                        .filter(|r| {
+                            r.f.flow == id && (confused.contains(&r.unit().0) || disordered.contains(&r.unit()))
+                        })
+                        .map(|r| r.f.psn)
+                        .collect();
+                    v.sort_unstable();
+                    v.dedup();
+                    v
+                },
             },
         );
     }
@@ -327,14 +399,28 @@ fn bitmaps(cx: &Cx<'_, '_>, conn: u32) -> HashMap<u32, Vec<u32>> {
     out
 }
 
-/// Reads the tap's control messages of the connection (see the module's doc).
-fn reads<'a>(cx: &Cx<'a, '_>, first_seen: &HashMap<u64, u64>, packets: &dyn Fn(u64) -> u32) -> Reads<'a> {
+/// Reads the tap's control messages of the connection (see the module's doc): each about a
+/// send the tap has recorded a data frame of and has not seen complete. `send_offsets`: each
+/// send's packets.
+fn reads<'a>(cx: &Cx<'a, '_>, first_seen: &HashMap<u64, u64>, send_offsets: &HashMap<u64, Vec<u32>>) -> Reads<'a> {
     let bitmap = bitmaps(cx, cx.flow.conn);
     let mut out = Reads::default();
+    let packets = |m: u64| send_offsets.get(&m).map_or(0, |v| v.len() as u32);
     for f in cx.reverse {
         let Some(c) = cx.run.tx(f.tx).and_then(|x| x.sdr_ctrl.as_ref()) else { continue };
         let m = c.msg_seq as u64;
-        if first_seen.get(&m).is_none_or(|&s| s > f.frame) || out.complete.contains_key(&m) {
+        let open =
+            |out: &Reads, m: u64| first_seen.get(&m).is_some_and(|&s| s < f.frame) && !out.complete.contains_key(&m);
+        if c.kind == "ec_nack" {
+            // (About data submessages D_j: sends m + 2j.)
+            let named: Vec<u64> = c.indices.iter().map(|&j| m + 2 * j as u64).filter(|&d| open(&out, d)).collect();
+            for d in named {
+                let offs = send_offsets.get(&d).map(Vec::as_slice).unwrap_or(&[]);
+                out.asks.extend(offs.iter().map(|&o| (f.frame, (d, o), Ask::EcNack)));
+            }
+            continue;
+        }
+        if !open(&out, m) {
             continue;
         }
         match c.kind.as_str() {
@@ -342,18 +428,80 @@ fn reads<'a>(cx: &Cx<'a, '_>, first_seen: &HashMap<u64, u64>, packets: &dyn Fn(u
                 let cum = c.cum_ack.unwrap_or(0);
                 let sacked = bitmap.get(&f.tx).cloned().unwrap_or_default();
                 if let Some(&top) = sacked.iter().max() {
-                    out.asks.extend((cum..top).filter(|o| !sacked.contains(o)).map(|o| (f.frame, (m, o), false)));
+                    out.asks.extend((cum..top).filter(|o| !sacked.contains(o)).map(|o| (f.frame, (m, o), Ask::Hole)));
                 }
                 out.acks.push((f.frame, m, cum, sacked));
                 if cum >= packets(m) {
                     out.complete.insert(m, *f);
                 }
             }
-            "sr_nack" => out.asks.extend(c.indices.iter().map(|&o| (f.frame, (m, o), true))),
+            "sr_nack" => out.asks.extend(c.indices.iter().map(|&o| (f.frame, (m, o), Ask::Nack))),
             "ec_ack" => {
+                // (Its message delivered: every packet of its first send is acknowledged.)
+                out.acks.push((f.frame, m, u32::MAX, Vec::new()));
                 out.complete.insert(m, *f);
             }
             _ => {}
+        }
+    }
+    out
+}
+
+/// The sends the tap cannot tell from another send of their message id (module's doc). A send
+/// is *placed* when the tap recorded its CTS last of its id's before its first frame; one not
+/// placed is confused when the tap recorded an earlier CTS of its id (its packets are taken for
+/// that receive's), or any control message of another send of its id after its first frame. Per id, in order of the tap's first frames, a send whose id an earlier
+/// recorded send used is told apart from it when the earlier one was placed and the tap then
+/// recorded a CTS of the id naming another sequence number (a receive posted there again)
+/// before the later send's first frame, after which the earlier send's frames all come on QPs
+/// that had carried it. Otherwise both, and every later send of the id, are confused.
+fn id_reused(cx: &Cx<'_, '_>, data: &[Rec], first_seen: &HashMap<u64, u64>) -> HashSet<u64> {
+    let bits = rocescope_codec::Params::default().sdr_split.0;
+    let id = |seq: u64| rocescope_codec::ext::sdr::msg_id(seq as u32, bits);
+    // The tap's control frames, in order: (frame, a send it is about, a CTS). (An EC_NACK is about
+    // the data submessages it names.)
+    let mut ctrl: Vec<(u64, u64, bool)> = Vec::new();
+    for f in cx.reverse {
+        let Some(c) = cx.run.tx(f.tx).and_then(|x| x.sdr_ctrl.as_ref()) else { continue };
+        let seq = c.msg_seq as u64;
+        match c.kind.as_str() {
+            "ec_nack" => ctrl.extend(c.indices.iter().map(|&j| (f.frame, seq + 2 * j as u64, false))),
+            k => ctrl.push((f.frame, seq, k == "cts")),
+        }
+    }
+    // (The latest CTS of its id before frame f0: the receive a timeline takes its packets for.)
+    let last_cts = |f0: u64, s0: u64| ctrl.iter().filter(|c| c.2 && c.0 < f0 && id(c.1) == id(s0)).last().map(|c| c.1);
+    let mut chains: BTreeMap<u32, Vec<(u64, u64)>> = BTreeMap::new();
+    for (&seq, &first) in first_seen {
+        chains.entry(id(seq)).or_default().push((first, seq));
+    }
+    let mut out = HashSet::new();
+    for chain in chains.values_mut() {
+        chain.sort_unstable();
+        let mut broken = false;
+        for (i, &(f0, s0)) in chain.iter().enumerate() {
+            let cts = last_cts(f0, s0);
+            let known = cts == Some(s0);
+            // (Taken for an earlier receive's: the send's own control messages are another's.
+            // Taken for no receive's: any of its id's are its.)
+            broken |= !known && (cts.is_some() || ctrl.iter().any(|c| c.0 > f0 && c.1 != s0 && id(c.1) == id(s0)));
+            if let Some(&(f1, _)) = chain.get(i + 1).filter(|_| !broken) {
+                let repost = ctrl.iter().find(|c| c.2 && c.0 > f0 && c.0 < f1 && id(c.1) == id(s0) && c.1 != s0);
+                let apart = known
+                    && repost.is_some_and(|&(at, _, _)| {
+                        let of_s0 = || data.iter().filter(|r| r.unit().0 == s0);
+                        let qps: HashSet<&str> =
+                            of_s0().filter(|r| r.f.frame < at).map(|r| r.f.flow.as_str()).collect();
+                        of_s0().all(|r| r.f.frame < f1 && (r.f.frame < at || qps.contains(r.f.flow.as_str())))
+                    });
+                if !apart {
+                    out.insert(s0);
+                    broken = true;
+                }
+            }
+            if broken {
+                out.insert(s0);
+            }
         }
     }
     out
@@ -373,10 +521,10 @@ impl<'a> Sdr<'_, 'a, '_> {
         self.recorded.get(&r.unit())?.iter().take_while(|c| c.f.frame < r.f.frame).last().copied()
     }
 
-    /// A request for `u` read after frame `after` (if any) and before frame `before`; by an
-    /// SR_NACK only, when `nack`.
-    fn asked(&self, u: Unit, after: Option<u64>, before: u64, nack: bool) -> bool {
-        self.reads.asks.iter().any(|&(f, q, n)| q == u && f < before && after.is_none_or(|a| f > a) && (n || !nack))
+    /// A request for `u` that `which` accepts, read after frame `after` (if any) and before
+    /// frame `before`.
+    fn asked(&self, u: Unit, after: Option<u64>, before: u64, which: fn(Ask) -> bool) -> bool {
+        self.reads.asks.iter().any(|&(f, q, a)| q == u && f < before && after.is_none_or(|x| f > x) && which(a))
     }
 
     /// An acknowledgement of `u` read before frame `before`.
@@ -391,7 +539,7 @@ impl<'a> Sdr<'_, 'a, '_> {
     /// tap read contradicts the stack's reason (the timer fired first).
     fn trigger(&self, r: &Rec<'a>) -> Result<Option<Signal>, ()> {
         let prev = self.earlier_recorded(r).map(|p| p.f.frame);
-        let nack = self.asked(r.unit(), prev, r.f.frame, true);
+        let nack = self.asked(r.unit(), prev, r.f.frame, Ask::at_once);
         let reason = r.x.retx.as_ref().and_then(|x| x.reason);
         let source = self.cx.position == Position::Source;
         match (nack, reason) {
@@ -414,7 +562,7 @@ impl<'a> Sdr<'_, 'a, '_> {
             return Some(true);
         }
         let prev = self.earlier_recorded(r).map(|p| p.f.frame);
-        (self.asked(r.unit(), prev, r.f.frame, false) && !ambiguous).then_some(false)
+        (self.asked(r.unit(), prev, r.f.frame, Ask::lacked) && !ambiguous).then_some(false)
     }
 
     /// The lost copy `c`'s frame and signal, when observable.
@@ -423,7 +571,7 @@ impl<'a> Sdr<'_, 'a, '_> {
         let copies = self.recorded.get(&u)?;
         let k = copies.iter().find(|r| r.x.id > c.id)?;
         let prior = copies.iter().take_while(|r| r.f.frame < k.f.frame).last();
-        if !self.asked(u, prior.map(|p| p.f.frame), k.f.frame, false) {
+        if !self.asked(u, prior.map(|p| p.f.frame), k.f.frame, Ask::lacked) {
             return None;
         }
         let frame = match prior {
@@ -442,7 +590,7 @@ impl<'a> Sdr<'_, 'a, '_> {
     /// The packets about which a request the tap read misleads it (see the module's doc).
     fn misleading_asks(&self) -> HashSet<Unit> {
         let mut out = HashSet::new();
-        for &(f, u, _) in &self.reads.asks {
+        for &(f, u, _) in self.reads.asks.iter().filter(|a| a.2.lacked()) {
             if out.contains(&u) {
                 continue;
             }
