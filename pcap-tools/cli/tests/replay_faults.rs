@@ -810,6 +810,56 @@ fn sdr_sr_resending_a_packet_its_sr_ack_covered_is_a_departure_at_the_sender() {
     assert_eq!(r.code, 1);
 }
 
+/// SDR erasure coding (issue 13; docs/replay.md "SDR-RDMA"): lossy runs (both ways; XOR(4, 1),
+/// whose second loss in a submessage falls back by EC_NACK, and MDS(8, 2) over two channels; an
+/// incast sprayed over 4 paths) are conformant at the sender's and the receiver's taps (the
+/// EC_NACKs name only submessages the receiver could not decode), the fabric tap listed as not
+/// judged; `needless-retx` (the message's first packet, D0's packet 0, sent again 200 µs after
+/// its EC_ACK) is an `sdr.resend-acked` departure at the sender's tap, at the frame the truth
+/// names as that resend.
+#[test]
+fn sdr_ec_resending_a_packet_after_its_ec_ack_is_a_departure_at_the_sender() {
+    // (Also run by hand over 48 shapes: 1, 2 and 5 % loss both ways, XOR(4, 1), MDS(8, 2) with
+    // two channels and MDS(32, 8), 1 and 3 senders, 1 and 4 sprayed paths: no finding.)
+    let mut fallbacks = 0;
+    for args in [
+        "--loss 0.03 --loss-dir both --ec-code xor --ec-k 4 --ec-m 1 --message-size 16384 --seed 4",
+        "--loss 0.05 --loss-dir both --ec-k 8 --ec-m 2 --sdr-channels 2 --message-size 16384 --seed 1",
+        "--loss 0.02 --loss-dir both --ec-code xor --ec-k 4 --ec-m 1 --incast 3 --paths 4 --spray --seed 2",
+    ] {
+        let r = run("sdr-ec", "needless-retx:100000", args);
+        assert_eq!(r.truth["summary"].get("faults"), None);
+        assert!(r.truth["summary"]["dropped"].as_u64().unwrap() > 0, "{args}");
+        let txs = r.truth["sim"]["transmissions"].as_array().unwrap();
+        fallbacks += txs.iter().filter(|x| x["sdr_ctrl"]["type"] == "ec_nack").count();
+        assert_eq!(findings(&r), vec![], "{args}: {:#}", r.report);
+        assert_eq!(r.code, 0);
+        let conns = r.report["connections"].as_array().unwrap();
+        assert!(conns.iter().all(|c| c["stack"] == "sdr-ec"), "{conns:?}");
+        assert!(conns.iter().any(|c| c["tap"] == "receiver"), "{conns:?}");
+        let unjudged = r.report["unjudged"].as_array().unwrap();
+        assert!(unjudged.iter().all(|u| u["interface"] == FABRIC), "{unjudged:?}");
+    }
+    assert!(fallbacks >= 2, "{fallbacks} EC_NACKs: no fallback was judged");
+    let r = run("sdr-ec", "needless-retx:3", "--loss 0.01 --loss-dir both --ec-code xor --ec-k 4 --ec-m 1 --seed 2");
+    let (t, psn) = applied(&r, "needless-retx");
+    let txs = r.truth["sim"]["transmissions"].as_array().unwrap();
+    let resent = txs
+        .iter()
+        .find(|x| {
+            x["psn"] == psn && x["retx"].is_object() && x["time_ns"].as_str().unwrap().parse::<u64>().unwrap() >= t
+        })
+        .expect("the resend in the truth");
+    assert_eq!((resent["retx"]["spurious"].as_bool(), resent["sdr_off"].as_u64()), (Some(true), Some(0)), "{resent}");
+    let tap = &r.truth["taps"][SENDER as usize]["frames"];
+    let frame = tap.as_array().unwrap().iter().find(|f| f["tx"] == resent["id"]).expect("its frame")["frame"].as_u64();
+    let got = findings(&r);
+    assert_eq!(got.len(), 1, "{got:?}");
+    assert_eq!((got[0].0.as_str(), got[0].1.as_str()), ("departure", "sdr.resend-acked"));
+    assert_eq!(frames_of(&r, "sdr.resend-acked", SENDER), vec![frame.unwrap()]);
+    assert_eq!(r.code, 1);
+}
+
 #[test]
 fn sdr_sr_nacking_a_chunk_the_receiver_holds_is_a_departure_at_the_receiver() {
     // Chunks of 4 packets (the judges read a chunk as one packet): not judged at either tap,

@@ -317,11 +317,6 @@ impl Judge {
                  a flow keyed by destination QP mixes their PSNs): not judged"
                     .into(),
             ),
-            Judge::Sdr(j) if j.ec => Some(
-                "SDR-RDMA with erasure coding (EC_ACK, EC_NACK seen): its submessages and fallback are not judged \
-                 yet"
-                .into(),
-            ),
             Judge::Sdr(j) if !j.chunks_agree() => Some(format!(
                 "SDR-RDMA: its SR_ACKs name far fewer chunks than packets were sent: chunks of more than {} \
                  packet(s) (synth --sdr-chunk), which the judge cannot place: not judged",
@@ -517,7 +512,7 @@ pub fn replay_partial<R: Read>(
                     Seen::Roce(k) => {
                         if let PktExt::SdrData { msg_id, pkt_off, id_bits } = k.ext {
                             if let Some(j) = judge(&mut conns, k.iface, k.src, k.dst) {
-                                j.data(rec.number, rec.ts_ns, msg_id, pkt_off, id_bits);
+                                j.data(rec.number, rec.ts_ns, msg_id, pkt_off, id_bits, k.payload);
                                 return ControlFlow::Continue(());
                             }
                         }
@@ -526,11 +521,13 @@ pub fn replay_partial<R: Read>(
                         if let Rare::SdrCtrl(c) = *r {
                             // (Receiver → sender.)
                             if let Some(j) = judge(&mut conns, c.pkt.iface, c.pkt.dst, c.pkt.src) {
-                                // (`missing` is an SR_NACK's chunks.)
-                                let nack = c.kind == rocescope_codec::ext::sdr::CtrlType::SrNack;
+                                // (`missing` is an SR_NACK's chunks, an EC_NACK's data submessages.)
+                                use rocescope_codec::ext::sdr::CtrlType;
+                                let nack = matches!(c.kind, CtrlType::SrNack | CtrlType::EcNack);
                                 let named: &[u32] = if nack { &c.missing } else { &[] };
-                                let (msg_seq, cum, sacked) = (c.msg_seq, c.cum_ack, &c.sacked[..]);
-                                j.ctrl(rec.number, rec.ts_ns, sdr::Ctrl { kind: c.kind, msg_seq, cum, sacked, named });
+                                let (msg_seq, cum, sacked, buf_len) = (c.msg_seq, c.cum_ack, &c.sacked[..], c.buf_len);
+                                let ctrl = sdr::Ctrl { kind: c.kind, msg_seq, cum, sacked, named, buf_len };
+                                j.ctrl(rec.number, rec.ts_ns, ctrl);
                             }
                             return ControlFlow::Continue(());
                         }
@@ -717,6 +714,11 @@ pub fn replay_partial<R: Read>(
         let cnp = c.cnp;
         let rate = c.rate;
         let mut netrt_seen = c.netrt;
+        // (An SDR connection is selective repeat's until it shows erasure coding.)
+        let stack = match &c.judge {
+            Judge::Sdr(j) if j.ec => StackKind::SdrEc,
+            _ => c.stack,
+        };
         let (requests, responses, mut found, mut inferred) = match c.judge {
             Judge::Responder(mut j, mut d) => {
                 j.finish(end);
@@ -789,7 +791,7 @@ pub fn replay_partial<R: Read>(
             }
             Judge::Erd(j) => (j.requests, j.nacks, j.findings, Vec::new()),
             Judge::Flor(j) => (j.requests, j.acks, j.findings, Vec::new()),
-            Judge::Sdr(j) => (j.requests, j.ctrls, j.findings, Vec::new()),
+            Judge::Sdr(j) => (j.requests, j.ctrls, j.findings(), Vec::new()),
             Judge::FlorAck(mut j) => {
                 j.finish(end);
                 (j.requests, j.acks, j.findings, Vec::new())
@@ -807,7 +809,7 @@ pub fn replay_partial<R: Read>(
             flow: table[c.row].head.id.clone(),
             peer: c.peer.clone(),
             interface: c.iface,
-            stack: c.stack.name(),
+            stack: stack.name(),
             tap: c.tap,
             requests,
             responses,

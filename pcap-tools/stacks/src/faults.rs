@@ -25,7 +25,8 @@
 //!
 //! Requester faults:
 //! - `needless-retx`: 200 µs after the `nth` message completes, its last packet is sent again
-//!   (it was acknowledged: never lost).
+//!   (it was acknowledged: never lost); SDR erasure coding: its first packet (D0's packet 0,
+//!   the send its EC_ACK names).
 //! - `late-go-back` (GBN): after the `nth` NAK, the requester resumes one packet past the PSN
 //!   the NAK names (that packet is skipped; the local ACK timeout recovers it later).
 //! - `early-timeout`: the retransmission timer runs at half its value until it first expires
@@ -90,7 +91,7 @@ impl Fault {
     }
 
     /// Whether `kind` has what the fault changes (Go-Back-N only goes back; the faults are
-    /// RC's, of SDR's only `needless-retx` applies, to selective repeat; an ERD receiver sends
+    /// RC's, of SDR's `needless-retx` applies, and `false-nack` to selective repeat; an ERD receiver sends
     /// no NAK or ACK, only NACKs).
     pub fn applies_to(self, kind: StackKind) -> bool {
         match self {
@@ -101,9 +102,9 @@ impl Fault {
             {
                 false
             }
-            // (SDR's selective-repeat sender can resend a packet it had completed; its other
-            // faults are RC's.)
-            Fault::NeedlessRetx if kind == StackKind::SdrSr => true,
+            // (SDR's sender can resend a packet of a message it had completed; its other faults
+            // are RC's.)
+            Fault::NeedlessRetx if kind.is_sdr() => true,
             _ => !kind.is_sdr() && (self != Fault::LateGoBack || kind == StackKind::Gbn),
         }
     }
@@ -473,7 +474,14 @@ impl FaultyRequester {
         for a in self.buf.drain(..) {
             match &a {
                 Action::Completed { msg } if self.st.spec.fault == Fault::NeedlessRetx && self.st.occasion() => {
-                    let last = self.sent.iter().filter(|(m, _, _)| m == msg).max_by_key(|(_, psn, _)| *psn);
+                    let of_msg = self.sent.iter().filter(|(m, _, _)| m == msg);
+                    // (SDR erasure coding: the message's first packet, D0's packet 0, which its
+                    // EC_ACK names; its last is parity, of another send.)
+                    let last = if self.st.kind == StackKind::SdrEc {
+                        of_msg.min_by_key(|_| 0)
+                    } else {
+                        of_msg.max_by_key(|(_, psn, _)| *psn)
+                    };
                     match last {
                         Some((m, psn, f)) => {
                             let info = TxInfo { psn: *psn, msg: Some(*m), retx: Some(natural_reason(self.st.kind)) };

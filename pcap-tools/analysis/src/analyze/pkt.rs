@@ -142,6 +142,8 @@ pub struct SdrCtrlPkt {
     /// SR_ACK: chunks it shows missing (`cum_ack`, and every clear bit below the highest set
     /// one); SR_NACK: its chunk indices; EC_NACK: its data-submessage indices.
     pub missing: Vec<u32>,
+    /// CTS: the bytes of the receive it posted (its send's).
+    pub buf_len: Option<u64>,
 }
 
 /// An ERD NACK segment (B.5): the entries of the NACK messages it completes, from the TCP
@@ -462,5 +464,9 @@ fn sdr_ctrl(pkt: Pkt, c: &rocescope_codec::ext::sdr::Ctrl, payload: &[u8]) -> Sd
         Ctrl::SrNack { .. } | Ctrl::EcNack { .. } => (None, Vec::new(), c.indices(payload).collect()),
         _ => (None, Vec::new(), Vec::new()),
     };
-    SdrCtrlPkt { pkt, kind: c.kind(), msg_seq: c.msg_seq(), cum_ack, sacked, missing }
+    let buf_len = match *c {
+        Ctrl::Cts { buf_len, .. } => Some(buf_len),
+        _ => None,
+    };
+    SdrCtrlPkt { pkt, kind: c.kind(), msg_seq: c.msg_seq(), cum_ack, sacked, missing, buf_len }
 }
