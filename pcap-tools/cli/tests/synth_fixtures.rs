@@ -23,7 +23,7 @@ fn documented() -> Vec<Vec<String>> {
         .filter(|l| l.starts_with("rocescope synth ") && l.contains("-o fixtures/synth-"))
         .map(|l| l.split_whitespace().skip(1).map(str::to_string).collect())
         .collect();
-    assert_eq!(cmds.len(), 9, "docs/truth.md lists the nine fixtures");
+    assert_eq!(cmds.len(), 10, "docs/truth.md lists the ten fixtures");
     cmds
 }
 
@@ -164,7 +164,7 @@ fn fixture_truths_have_the_documented_shape_and_agree_with_the_captures() {
                 assert_eq!(flow.id, format!("{}>{}/{}", flow.src, flow.dst, flow.destqp), "{name}");
                 assert_eq!(flow.profile, t.config.profile, "{name}");
                 // (An SDR connection's data frames are each in their own data QP's flow.)
-                let sdr_data = stack == "sdr-sr" && role == Role::Requests;
+                let sdr_data = stack.starts_with("sdr-") && role == Role::Requests;
                 let pair = format!("{}>{}/", flow.src, flow.dst);
                 let of_flow =
                     |f: &&rocescope_sim::truth::Frame| f.flow == flow.id || (sdr_data && f.flow.starts_with(&pair));

@@ -153,7 +153,7 @@ fn fixtures() -> Vec<(String, Truth)> {
         }
     }
     out.sort_by(|a, b| a.0.cmp(&b.0));
-    assert_eq!(out.len(), 9, "the nine synth fixtures");
+    assert_eq!(out.len(), 10, "the ten synth fixtures");
     out
 }
 
@@ -207,7 +207,7 @@ fn fixtures_invariants_and_shares() {
                     .iter()
                     .find(|f| f.conn == conn && (f.role == rocescope_sim::truth::Role::Requests) == req);
                 let tf = tf.unwrap();
-                let all = tf.losses.len() + tf.retransmissions.len() + tf.capture_gaps.len() + tf.messages.len();
+                let all = tf.losses.len() + tf.retransmissions.len() + tf.capture_gaps.len() + message_facts(&t, tf);
                 assert_eq!(n, all, "{ctx} {}", tf.id);
             }
             let unobservable: u64 = tv.unobservable.values().sum();
@@ -215,7 +215,7 @@ fn fixtures_invariants_and_shares() {
             let facts: usize = tap
                 .flows
                 .iter()
-                .map(|f| f.losses.len() + f.retransmissions.len() + f.capture_gaps.len() + f.messages.len())
+                .map(|f| f.losses.len() + f.retransmissions.len() + f.capture_gaps.len() + message_facts(&t, f))
                 .sum();
             assert_eq!(tv.facts, facts as u64, "{ctx}");
             // At the endpoints' taps of the clean fixtures and `gbn-loss` (no reordering that
@@ -453,6 +453,21 @@ fn agrees_with_truth(t: &Truth, v: &[TapView], ctx: &str) {
         }
     }
     assert!(!checked.is_empty() || t.summary.retransmissions == 0, "{ctx}: something was checked");
+}
+
+/// A flow's message facts: a message each, but for SDR erasure coding, whose messages the view
+/// and the timeline list as sends (D0, P0, D1, …): the sends of each that carried a packet (at
+/// least one).
+fn message_facts(t: &Truth, f: &rocescope_sim::truth::Flow) -> usize {
+    if t.config.stack != rocescope_sim::truth::Stack::SdrEc {
+        return f.messages.len();
+    }
+    let data = t.sim.transmissions.iter().filter(|x| x.conn == f.conn && x.kind == rocescope_sim::truth::Kind::Data);
+    let mut sends: HashMap<u64, HashSet<u32>> = HashMap::new();
+    for x in data {
+        sends.entry(x.msg.unwrap()).or_default().insert(x.sdr_seq.unwrap());
+    }
+    f.messages.iter().map(|m| sends.get(&m.index).map_or(1, |s| s.len().max(1))).sum()
 }
 
 /// SDR erasure coding: a message of the view is one send of a message (D0, P0, D1, …; the

@@ -18,7 +18,7 @@ fn fixture(name: &str) -> (std::path::PathBuf, Truth) {
 #[test]
 fn timeline_equals_the_observable_view_on_the_fixtures() {
     let mut bad = Vec::new();
-    let names = ["gbn-clean", "gbn-loss", "irn-clean", "irn-loss", "dcp-clean", "dcp-loss", "erd-loss", "netrt-loss", "sdr-loss"];
+    let names = ["gbn-clean", "gbn-loss", "irn-clean", "irn-loss", "dcp-clean", "dcp-loss", "erd-loss", "netrt-loss", "sdr-loss", "sdr-ec-loss"];
     for name in names {
         let (pcap, truth) = fixture(name);
         let views = observe::view(&truth);
