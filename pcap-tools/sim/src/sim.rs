@@ -63,6 +63,7 @@ use super::pfc::{self, EgressPause, IngressMeter, PfcConfig, PfcSignal};
 use super::topology::{LinkRole, NodeKind, Shape, Topology};
 
 mod erd_nack_names;
+pub mod flor_judge;
 mod netrt_tor;
 mod sdr_ctrl_names;
 pub use erd_nack_names::NackNames;
@@ -1010,6 +1011,11 @@ pub struct Fabric<'w> {
     pub erd_nacks: Vec<NackNames>,
     /// SDR: what each control message said, in transmission order (kept like [`Self::erd_nacks`]).
     pub sdr_ctrls: Vec<SdrCtrlNames>,
+    /// Flor: per connection, its data receiver as judged ([`flor_judge`]; `None` for the other
+    /// stacks), and each WQE transmission that reached it, closed in arrival order, with its
+    /// connection (kept like [`Self::erd_nacks`]).
+    flor_judges: Vec<Option<flor_judge::FlorJudge>>,
+    pub flor_wqes: Vec<(u32, flor_judge::Closed)>,
     /// SDR: per connection, each message's first send's sequence number (as far as asked).
     sdr_send_bases: Vec<Vec<u64>>,
     /// SDR: per (connection, message sequence number), the chunks its SR_ACKs so far mark past
@@ -1074,6 +1080,8 @@ impl<'w> Fabric<'w> {
             keep_txs: true,
             erd_nacks: Vec::new(),
             sdr_ctrls: Vec::new(),
+            flor_judges: Vec::new(),
+            flor_wqes: Vec::new(),
             sdr_send_bases: Vec::new(),
             sdr_marks: FxHashMap::default(),
             free_txs: Vec::new(),
@@ -1397,6 +1405,12 @@ impl<'w> Fabric<'w> {
             self.nodes[src_node].tcp.insert((erd.info_port, nack), e);
             self.nodes[dst_node].tcp.insert((nack, erd.info_port), e + 1);
         }
+        let unit = cfg.params.flor_unit_size;
+        let flor_judge = cfg
+            .flor
+            .as_ref()
+            .map(|f| flor_judge::FlorJudge::new(cfg.start_psn, unit, cfg.params.flor_split, f.send_max));
+        self.flor_judges.push(flor_judge);
         self.conns.push(ConnRec { cfg, sender: src, receiver: dst, messages: Vec::new(), failed: None });
         self.sdr_send_bases.push(Vec::new());
         self.accept.push([AcceptState::default(), AcceptState::default()]);
@@ -1552,6 +1566,7 @@ impl<'w> Fabric<'w> {
             self.stats.stuck = true;
         }
         self.stats.end_ns = self.now;
+        self.finish_flor();
         self.stats.captured = self.frames_written;
         if let Some(e) = self.write_error.take() {
             return Err(e);
@@ -2448,8 +2463,11 @@ impl<'w> Fabric<'w> {
         if self.ep_conn[ep as usize].1 {
             self.count_requester_rx(host, tx, p.trimmed);
         }
-        // (Flor's data is judged by its receiver only so far: its units are not PSNs.)
+        // (Flor's data is judged per WQE, `flor_judge`: its units are not PSNs.)
         let flor = self.conns[self.txs[tx].conn as usize].cfg.flor.is_some();
+        if flor && !p.trimmed && self.txs[tx].kind.is_data() && !self.ep_conn[ep as usize].1 {
+            self.judge_flor(tx, roce);
+        }
         if !p.trimmed && self.txs[tx].kind.is_data() && !flor {
             match (&self.conns[self.txs[tx].conn as usize].cfg.sdr, roce.immdt()) {
                 (Some(_), Some(imm)) => self.judge_sdr(tx, imm.imm()),
@@ -2498,6 +2516,38 @@ impl<'w> Fabric<'w> {
         let bytes = fr.to_vec();
         self.stats.cnps += 1;
         self.transmit(conn, Origin::Nic, bytes, 0, None, None);
+    }
+
+    /// Flor: data packet `tx` reached the receiver's QP whole: the WQEs it closes, kept for the
+    /// truth when the run keeps one ([`flor_judge`]).
+    fn judge_flor(&mut self, tx: usize, p: &rocescope_codec::ib::RocePacket<'_>) {
+        let (conn, id) = (self.txs[tx].conn, self.txs[tx].id);
+        let Some(j) = self.flor_judges.get_mut(conn as usize).and_then(Option::as_mut) else { return };
+        let mut closed = Vec::new();
+        j.arrive(self.now, id, p, &mut closed);
+        if self.keep_txs || self.spilled.is_some() {
+            self.flor_wqes.extend(closed.into_iter().map(|c| (conn, c)));
+        }
+    }
+
+    /// Flor: the run ended; WQEs still being received never completed.
+    fn finish_flor(&mut self) {
+        let keep = self.keep_txs || self.spilled.is_some();
+        for (conn, j) in self.flor_judges.iter_mut().enumerate() {
+            let mut closed = Vec::new();
+            if let Some(j) = j.as_mut() {
+                j.finish(self.now, &mut closed);
+            }
+            if keep {
+                self.flor_wqes.extend(closed.into_iter().map(|c| (conn as u32, c)));
+            }
+        }
+    }
+
+    /// Flor: the WQEs aborted and packets discarded by connection `conn`'s receiver, as judged
+    /// (the stack's receiver's out-of-sequence count).
+    pub fn flor_oos(&self, conn: u32) -> Option<u64> {
+        self.flor_judges.get(conn as usize)?.as_ref().map(|j| j.oos)
     }
 
     /// The SDR receiver's verdict on an intact data packet whose immediate is `imm` (ground

@@ -106,3 +106,56 @@ fn the_sender_taps_retransmissions_are_the_stacks_resends() {
         assert_eq!(data.retransmitted, resent, "seed {seed}: retransmitted frames at the sender's tap");
     }
 }
+
+/// The truth's judge of Flor's receiver (`sim/flor_judge.rs`: UC reception, WQE by WQE) against
+/// the stack's receiver: under loss both ways, small and large messages (SENDs, WRITE chunks,
+/// their WRITE_RETX pieces, ADDR_REQs), every data packet that reached the receiver closes in
+/// exactly one WQE record, each message is completed by exactly one WQE, at the instant the
+/// stack's receiver delivered it, and the lost packets abort WQEs (UC: a gap loses the WQE
+/// being received).
+#[test]
+fn the_flor_judge_delivers_what_the_receiver_delivers() {
+    use rocescope_sim::sim::flor_judge::Verdict;
+    use rocescope_sim::sim::{Fate, Origin};
+    use std::collections::HashSet;
+    let (mut aborted, mut old, mut wqes) = (0, 0, 0);
+    for (seed, size) in [(1, 100_000), (2, 8_192), (3, 300_000), (4, 40_000)] {
+        let o = SynthOptions { message_size: size, loss: 0.02, loss_dir: LossDir::Both, incast: 2, ..flor(seed) };
+        let label = format!("flor judge seed {seed} size {size}");
+        let (f, _) = common::run_conserved(&label, &o);
+        // The requesters' data packets that reached a receiver, by (connection, PSN).
+        let arrived: HashSet<(u32, u32)> = f
+            .txs
+            .iter()
+            .filter(|t| t.origin == Origin::Requester && t.kind.is_data() && !t.to_requester)
+            .filter(|t| matches!(t.fate, Fate::Delivered { .. }))
+            .map(|t| (t.conn, t.psn))
+            .collect();
+        let mut closed = HashSet::new();
+        for (conn, c) in &f.flor_wqes {
+            for k in 0..c.packets {
+                let p = (c.first_psn + k) & 0xff_ffff;
+                assert!(closed.insert((*conn, p)), "{label}: PSN {p} of connection {conn} in two WQEs");
+            }
+            wqes += 1;
+            aborted += (c.verdict == Verdict::Aborted) as u32;
+            old += (c.verdict == Verdict::Old) as u32;
+        }
+        assert_eq!(closed, arrived, "{label}");
+        // Each message completed by one WQE, when the receiver delivered it.
+        let msg_of = |tx: u32| f.txs.iter().find(|t| t.id == tx).and_then(|t| t.msg);
+        for (ci, c) in f.conns.iter().enumerate() {
+            for m in &c.messages {
+                let by: Vec<_> = f
+                    .flor_wqes
+                    .iter()
+                    .filter(|(conn, w)| *conn == ci as u32 && w.delivers && msg_of(w.first_tx) == Some(m.msg.id))
+                    .collect();
+                assert_eq!(by.len(), 1, "{label}: message {} of connection {ci}: {by:?}", m.msg.id);
+                assert_eq!(Some(by[0].1.at), m.delivered.first().map(|d| d.0), "{label}: message {}", m.msg.id);
+            }
+        }
+    }
+    eprintln!("{wqes} WQEs closed: {aborted} aborted, {old} whole but redundant");
+    assert!(aborted > 5 && old > 0, "{aborted} aborted, {old} redundant");
+}
