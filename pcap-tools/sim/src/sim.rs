@@ -64,6 +64,7 @@ use super::topology::{LinkRole, NodeKind, Shape, Topology};
 
 mod erd_nack_names;
 pub mod flor_judge;
+pub mod flor_sent;
 mod netrt_tor;
 mod sdr_ctrl_names;
 pub use erd_nack_names::NackNames;
@@ -1016,6 +1017,10 @@ pub struct Fabric<'w> {
     /// connection (kept like [`Self::erd_nacks`]).
     flor_judges: Vec<Option<flor_judge::FlorJudge>>,
     pub flor_wqes: Vec<(u32, flor_judge::Closed)>,
+    /// Flor: each WQE transmission the senders put on the wire, in transmission order (kept like
+    /// [`Self::erd_nacks`]), and per connection how many so far (the sender's GN).
+    pub flor_sent: Vec<flor_sent::SentWqe>,
+    flor_gns: Vec<u64>,
     /// SDR: per connection, each message's first send's sequence number (as far as asked).
     sdr_send_bases: Vec<Vec<u64>>,
     /// SDR: per (connection, message sequence number), the chunks its SR_ACKs so far mark past
@@ -1082,6 +1087,8 @@ impl<'w> Fabric<'w> {
             sdr_ctrls: Vec::new(),
             flor_judges: Vec::new(),
             flor_wqes: Vec::new(),
+            flor_sent: Vec::new(),
+            flor_gns: Vec::new(),
             sdr_send_bases: Vec::new(),
             sdr_marks: FxHashMap::default(),
             free_txs: Vec::new(),
@@ -1411,6 +1418,7 @@ impl<'w> Fabric<'w> {
             .as_ref()
             .map(|f| flor_judge::FlorJudge::new(cfg.start_psn, unit, cfg.params.flor_split, f.send_max));
         self.flor_judges.push(flor_judge);
+        self.flor_gns.push(0);
         self.conns.push(ConnRec { cfg, sender: src, receiver: dst, messages: Vec::new(), failed: None });
         self.sdr_send_bases.push(Vec::new());
         self.accept.push([AcceptState::default(), AcceptState::default()]);
@@ -1826,6 +1834,9 @@ impl<'w> Fabric<'w> {
             if let Some((seq, psns)) = erd_nack_names::read(&bytes) {
                 self.erd_nacks.push(NackNames { tx: id, seq, psns });
             }
+        }
+        if kind.is_data() && origin == Origin::Requester && self.conns[conn as usize].cfg.flor.is_some() {
+            self.note_flor_sent(conn, id, psn, &bytes);
         }
         if sdr_split.is_some() && ctrl_for_truth {
             if let Some(r) = sdr_ctrl_names::read(&bytes) {
@@ -2527,6 +2538,23 @@ impl<'w> Fabric<'w> {
         j.arrive(self.now, id, p, &mut closed);
         if self.keep_txs || self.spilled.is_some() {
             self.flor_wqes.extend(closed.into_iter().map(|c| (conn, c)));
+        }
+    }
+
+    /// Flor: data packet `bytes` (transmission `id`, PSN `psn`) left a sender: when it is a
+    /// WQE's first, the WQE ([`flor_sent`]), kept for the truth when the run keeps one.
+    fn note_flor_sent(&mut self, conn: u32, id: u32, psn: u32, bytes: &[u8]) {
+        let c = &self.conns[conn as usize].cfg;
+        let (unit, mtu, split) = (c.params.flor_unit_size, c.mtu, c.params.flor_split);
+        let f = Frame::parse(LinkType::Ethernet, bytes, bytes.len(), &DecodeOptions { verify: false, ..self.decode });
+        let Some((kind, off, units, packets)) = f.roce().and_then(|p| flor_sent::read(p, unit, mtu, split)) else {
+            return;
+        };
+        let gn = &mut self.flor_gns[conn as usize];
+        *gn += 1;
+        if self.keep_txs || self.spilled.is_some() {
+            let (first_tx, first_psn, gn) = (id, psn, *gn);
+            self.flor_sent.push(flor_sent::SentWqe { conn, first_tx, first_psn, packets, gn, kind, off, units });
         }
     }
 

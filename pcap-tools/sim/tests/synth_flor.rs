@@ -159,3 +159,55 @@ fn the_flor_judge_delivers_what_the_receiver_delivers() {
     eprintln!("{wqes} WQEs closed: {aborted} aborted, {old} whole but redundant");
     assert!(aborted > 5 && old > 0, "{aborted} aborted, {old} redundant");
 }
+
+/// What the truth reads of each WQE a Flor sender transmits (`sim/flor_sent.rs`): every data
+/// packet a sender sent is in exactly one WQE's PSN range; chunks are never resent as WRITEs
+/// (a resend is a SEND: WRITE_RETX pieces, DATA, ADDR_REQ); a piece covers units of its
+/// message an earlier chunk covered; every WQE's packets are its message's; GNs count WQEs from
+/// 1 per connection.
+#[test]
+fn flor_wqes_are_read_from_their_first_packets() {
+    use rocescope_sim::sim::flor_sent::WqeKind;
+    use rocescope_sim::sim::Origin;
+    use std::collections::HashMap;
+    let mut pieces = 0;
+    for (seed, size) in [(1, 100_000), (2, 8_192), (3, 300_000)] {
+        let o = SynthOptions { message_size: size, loss: 0.03, loss_dir: LossDir::Both, incast: 2, ..flor(seed) };
+        let label = format!("flor sent seed {seed} size {size}");
+        let (f, _) = common::run_conserved(&label, &o);
+        let by_id: HashMap<u32, &TxRec> = f.txs.iter().map(|t| (t.id, t)).collect();
+        let mut of_wqe: HashMap<(u32, u32), u64> = HashMap::new();
+        let mut gns: HashMap<u32, u64> = HashMap::new();
+        for w in &f.flor_sent {
+            let gn = gns.entry(w.conn).or_default();
+            *gn += 1;
+            assert_eq!(w.gn, *gn, "{label}: {w:?}");
+            let first = by_id[&w.first_tx];
+            for k in 0..w.packets {
+                assert!(of_wqe.insert((w.conn, (w.first_psn + k) & 0xff_ffff), w.gn).is_none(), "{label}: {w:?}");
+            }
+            match w.kind {
+                WqeKind::Chunk => assert!(first.reason.is_none(), "{label}: a chunk resent as a WRITE: {w:?}"),
+                WqeKind::Piece { .. } => {
+                    pieces += 1;
+                    let chunk = f.flor_sent.iter().find(|c| {
+                        c.conn == w.conn
+                            && c.kind == WqeKind::Chunk
+                            && c.first_tx < w.first_tx
+                            && by_id[&c.first_tx].msg == first.msg
+                            && c.covers(w.off)
+                    });
+                    assert!(chunk.is_some_and(|c| c.covers(w.off + w.units - 1)), "{label}: {w:?}");
+                }
+                _ => {}
+            }
+        }
+        for t in f.txs.iter().filter(|t| t.origin == Origin::Requester && t.kind.is_data()) {
+            let gn = of_wqe.get(&(t.conn, t.psn)).unwrap_or_else(|| panic!("{label}: {t:?} in no WQE"));
+            let w = f.flor_sent.iter().find(|w| w.conn == t.conn && w.gn == *gn).unwrap();
+            assert_eq!(t.msg, by_id[&w.first_tx].msg, "{label}: {t:?}");
+        }
+        assert_eq!(of_wqe.len(), f.txs.iter().filter(|t| t.origin == Origin::Requester && t.kind.is_data()).count());
+    }
+    assert!(pieces > 3, "{pieces} WRITE_RETX pieces");
+}

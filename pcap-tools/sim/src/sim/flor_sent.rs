@@ -1,0 +1,81 @@
+//! Flor: what each WQE transmission the sender put on the wire carries, read from its first
+//! packet (docs/truth.md "Flor"; seed 002 §4-5, Appendix A.1; WIRE.md B.3). Flor's unit of
+//! reliability is the WQE: a WRITE-with-Immediate chunk (its RETH names the buffer offset and
+//! length), a SEND with Flor's header (DATA: a small message; WRITE_RETX: a lost chunk's units,
+//! re-sliced; ADDR_REQ: a large message's address exchange). Every transmission of a WQE is a
+//! new WQE with a new global number (GN) and new PSNs, and its packets are consecutive PSNs, so
+//! the truth names a packet's WQE by PSN range and its units by the WQE's span.
+
+use rocescope_codec::ext::flor::{self as wire, Addr, SendType, SEND_HEADER_LEN};
+use rocescope_codec::ib::opcode::Position;
+use rocescope_codec::ib::RocePacket;
+use rocescope_codec::params::ImmSplit;
+use rocescope_codec::Warnings;
+
+/// What a WQE carries.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WqeKind {
+    /// A WRITE chunk (its message: the transmission's).
+    Chunk,
+    /// A WRITE_RETX SEND: units of a lost chunk, by SEND reliable number `rn`.
+    Piece { rn: u32 },
+    /// A small message's SEND, by SEND reliable number.
+    Data { rn: u32 },
+    /// A large message's ADDR_REQ (MID `mid`).
+    AddrReq { mid: u32, rn: u32 },
+}
+
+/// One WQE transmission: its packets are the connection's data PSNs `first_psn` and the
+/// `packets − 1` after it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SentWqe {
+    pub conn: u32,
+    pub first_tx: u32,
+    pub first_psn: u32,
+    pub packets: u32,
+    /// The connection's WQE count so far (the sender's GN: every WQE takes the next).
+    pub gn: u64,
+    pub kind: WqeKind,
+    /// Its units (chunks and pieces; a DATA or ADDR_REQ is one unit of its own, `off` 0).
+    pub off: u32,
+    pub units: u32,
+}
+
+impl SentWqe {
+    /// Whether it covers unit `u` of its message (for DATA and ADDR_REQ: their one unit, 0).
+    pub fn covers(&self, u: u32) -> bool {
+        u >= self.off && u - self.off < self.units
+    }
+}
+
+/// The WQE whose first packet `p` is (a First or Only request packet of Flor's data QP), with
+/// `unit`-byte units, an MTU of `mtu` bytes and immediates split by `split`; `None` for any other
+/// packet (its WQE's first packet named it).
+pub fn read(p: &RocePacket<'_>, unit: u32, mtu: u32, split: ImmSplit) -> Option<(WqeKind, u32, u32, u32)> {
+    let op = p.opcode();
+    if !matches!(op.position()?, Position::First | Position::Only) {
+        return None;
+    }
+    let (unit, mtu) = (unit.max(1), mtu.max(1));
+    if op.is_write() {
+        let r = p.reth()?;
+        // (The sender's buffer address: the message's base plus the chunk's byte offset, in
+        // the low 32 bits: `stacks::remote_va`.)
+        let off = ((r.va() & 0xffff_ffff) / unit as u64) as u32;
+        return Some((WqeKind::Chunk, off, r.dma_len().div_ceil(unit).max(1), r.dma_len().div_ceil(mtu).max(1)));
+    }
+    let body = p.payload();
+    let only = op.position() == Some(Position::Only);
+    let h = wire::SendHeader::parse(body, p.payload_len(), only, split, &mut Warnings::default())?;
+    let packets = (SEND_HEADER_LEN as u32 + h.body_len).div_ceil(mtu).max(1);
+    let (kind, off, units) = match h.kind {
+        SendType::Data => (WqeKind::Data { rn: h.rn }, 0, 1),
+        SendType::WriteRetx => (WqeKind::Piece { rn: h.rn }, h.write().chunk_off, h.body_len.div_ceil(unit).max(1)),
+        SendType::AddrReq => match h.addr(body) {
+            Some(Addr::Req { mid, .. }) => (WqeKind::AddrReq { mid, rn: h.rn }, 0, 1),
+            _ => return None,
+        },
+        SendType::AddrResp => return None,
+    };
+    Some((kind, off, units, packets))
+}
