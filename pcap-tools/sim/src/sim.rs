@@ -1021,6 +1021,11 @@ pub struct Fabric<'w> {
     /// [`Self::erd_nacks`]), and per connection how many so far (the sender's GN).
     pub flor_sent: Vec<flor_sent::SentWqe>,
     flor_gns: Vec<u64>,
+    /// Flor: per connection, the GN of each WRITE chunk sent and not yet listed by an ACK, by
+    /// reliable number (MID, chunk offset); and what each receiver ACK listed, in transmission
+    /// order (kept like [`Self::erd_nacks`]).
+    flor_chunk_gns: Vec<HashMap<(u32, u32), u64>>,
+    pub flor_acks: Vec<(u32, Vec<u64>)>,
     /// SDR: per connection, each message's first send's sequence number (as far as asked).
     sdr_send_bases: Vec<Vec<u64>>,
     /// SDR: per (connection, message sequence number), the chunks its SR_ACKs so far mark past
@@ -1089,6 +1094,8 @@ impl<'w> Fabric<'w> {
             flor_wqes: Vec::new(),
             flor_sent: Vec::new(),
             flor_gns: Vec::new(),
+            flor_chunk_gns: Vec::new(),
+            flor_acks: Vec::new(),
             sdr_send_bases: Vec::new(),
             sdr_marks: FxHashMap::default(),
             free_txs: Vec::new(),
@@ -1419,6 +1426,7 @@ impl<'w> Fabric<'w> {
             .map(|f| flor_judge::FlorJudge::new(cfg.start_psn, unit, cfg.params.flor_split, f.send_max));
         self.flor_judges.push(flor_judge);
         self.flor_gns.push(0);
+        self.flor_chunk_gns.push(HashMap::new());
         self.conns.push(ConnRec { cfg, sender: src, receiver: dst, messages: Vec::new(), failed: None });
         self.sdr_send_bases.push(Vec::new());
         self.accept.push([AcceptState::default(), AcceptState::default()]);
@@ -1835,8 +1843,12 @@ impl<'w> Fabric<'w> {
                 self.erd_nacks.push(NackNames { tx: id, seq, psns });
             }
         }
-        if kind.is_data() && origin == Origin::Requester && self.conns[conn as usize].cfg.flor.is_some() {
-            self.note_flor_sent(conn, id, psn, &bytes);
+        if self.conns[conn as usize].cfg.flor.is_some() {
+            if kind.is_data() && origin == Origin::Requester {
+                self.note_flor_sent(conn, id, psn, &bytes);
+            } else if ctrl_for_truth {
+                self.note_flor_ack(conn, id, &bytes);
+            }
         }
         if sdr_split.is_some() && ctrl_for_truth {
             if let Some(r) = sdr_ctrl_names::read(&bytes) {
@@ -2547,14 +2559,38 @@ impl<'w> Fabric<'w> {
         let c = &self.conns[conn as usize].cfg;
         let (unit, mtu, split) = (c.params.flor_unit_size, c.mtu, c.params.flor_split);
         let f = Frame::parse(LinkType::Ethernet, bytes, bytes.len(), &DecodeOptions { verify: false, ..self.decode });
-        let Some((kind, off, units, packets)) = f.roce().and_then(|p| flor_sent::read(p, unit, mtu, split)) else {
-            return;
-        };
+        let Some(p) = f.roce() else { return };
+        let keep = self.keep_txs || self.spilled.is_some();
+        if let Some(rn) = flor_sent::chunk_rn(p, split).filter(|_| keep) {
+            let gn = self.flor_gns[conn as usize];
+            self.flor_chunk_gns[conn as usize].insert(rn, gn);
+        }
+        let Some((kind, off, units, packets)) = flor_sent::read(p, unit, mtu, split) else { return };
         let gn = &mut self.flor_gns[conn as usize];
         *gn += 1;
-        if self.keep_txs || self.spilled.is_some() {
+        if kind == flor_sent::WqeKind::Chunk && packets == 1 && keep {
+            // (A WRITE Only: its reliable number is in this packet, read above under the
+            // previous GN.)
+            let gn = *gn;
+            if let Some(rn) = flor_sent::chunk_rn(p, split) {
+                self.flor_chunk_gns[conn as usize].insert(rn, gn);
+            }
+        }
+        if keep {
             let (first_tx, first_psn, gn) = (id, psn, *gn);
             self.flor_sent.push(flor_sent::SentWqe { conn, first_tx, first_psn, packets, gn, kind, off, units });
+        }
+    }
+
+    /// Flor: a receiver's frame `bytes` (transmission `id`): when it is an ACK, the GNs it
+    /// lists, for the truth.
+    fn note_flor_ack(&mut self, conn: u32, id: u32, bytes: &[u8]) {
+        let c = &self.conns[conn as usize].cfg;
+        let (set_means, split) = (c.params.flor_ack_set_means, c.params.flor_split);
+        let f = Frame::parse(LinkType::Ethernet, bytes, bytes.len(), &DecodeOptions { verify: false, ..self.decode });
+        let chunk_gns = &mut self.flor_chunk_gns[conn as usize];
+        if let Some(gns) = f.roce().and_then(|p| flor_sent::ack_gns(p, set_means, split, chunk_gns)) {
+            self.flor_acks.push((id, gns));
         }
     }
 

@@ -112,7 +112,7 @@ fn the_sender_taps_retransmissions_are_the_stacks_resends() {
 /// their WRITE_RETX pieces, ADDR_REQs), every data packet that reached the receiver closes in
 /// exactly one WQE record, each message is completed by exactly one WQE, at the instant the
 /// stack's receiver delivered it, and the lost packets abort WQEs (UC: a gap loses the WQE
-/// being received).
+/// being received); and the receiver's ACKs list only WQEs that arrived whole, each once.
 #[test]
 fn the_flor_judge_delivers_what_the_receiver_delivers() {
     use rocescope_sim::sim::flor_judge::Verdict;
@@ -142,6 +142,22 @@ fn the_flor_judge_delivers_what_the_receiver_delivers() {
             old += (c.verdict == Verdict::Old) as u32;
         }
         assert_eq!(closed, arrived, "{label}");
+        // Each ACK lists GNs of WQEs that reached the receiver whole, each GN once over the run.
+        let whole: HashSet<(u32, u64)> = f
+            .flor_wqes
+            .iter()
+            .filter(|(_, w)| w.verdict != Verdict::Aborted)
+            .filter_map(|(conn, w)| f.flor_sent.iter().find(|s| s.first_tx == w.first_tx).map(|s| (*conn, s.gn)))
+            .collect();
+        let mut listed = HashSet::new();
+        for (tx, gns) in &f.flor_acks {
+            let conn = f.txs.iter().find(|t| t.id == *tx).unwrap().conn;
+            for &gn in gns {
+                assert!(whole.contains(&(conn, gn)), "{label}: ACK tx {tx} lists GN {gn}, not received whole");
+                assert!(listed.insert((conn, gn)), "{label}: GN {gn} listed twice");
+            }
+        }
+        assert!(listed.len() * 10 >= whole.len() * 9, "{label}: {} of {} listed", listed.len(), whole.len());
         // Each message completed by one WQE, when the receiver delivered it.
         let msg_of = |tx: u32| f.txs.iter().find(|t| t.id == tx).and_then(|t| t.msg);
         for (ci, c) in f.conns.iter().enumerate() {

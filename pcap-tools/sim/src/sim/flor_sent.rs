@@ -48,6 +48,43 @@ impl SentWqe {
     }
 }
 
+/// The GNs a receiver's ACK lists (a WRITE chunk's reliable number resolved through
+/// `chunk_gns`, which a chunk leaves when first listed: Flor never resends a chunk as a WRITE),
+/// or `None` when `p` is no Flor ACK.
+pub fn ack_gns(
+    p: &RocePacket<'_>,
+    set_means: rocescope_codec::params::FlorAckSetMeans,
+    split: ImmSplit,
+    chunk_gns: &mut std::collections::HashMap<(u32, u32), u64>,
+) -> Option<Vec<u64>> {
+    if p.opcode().0 != wire::OPCODE_ACK {
+        return None;
+    }
+    let body = p.payload();
+    let ack = wire::Ack::parse(body, p.payload_len(), set_means, &mut Warnings::default())?;
+    let gns = ack
+        .acked(body)
+        .filter_map(|a| match a {
+            wire::Acked::Send { gn } => Some(gn),
+            wire::Acked::Write { rn } => {
+                let r = wire::WriteRn::from_imm(split, rn);
+                chunk_gns.remove(&(r.mid, r.chunk_off))
+            }
+        })
+        .collect();
+    Some(gns)
+}
+
+/// A WRITE chunk's last packet: its reliable number (MID, chunk offset), from its immediate.
+pub fn chunk_rn(p: &RocePacket<'_>, split: ImmSplit) -> Option<(u32, u32)> {
+    let op = p.opcode();
+    if !op.is_write() || !matches!(op.position()?, Position::Last | Position::Only) {
+        return None;
+    }
+    let r = wire::WriteRn::from_imm(split, p.immdt()?.imm());
+    Some((r.mid, r.chunk_off))
+}
+
 /// The WQE whose first packet `p` is (a First or Only request packet of Flor's data QP), with
 /// `unit`-byte units, an MTU of `mtu` bytes and immediates split by `split`; `None` for any other
 /// packet (its WQE's first packet named it).
