@@ -60,6 +60,8 @@ impl<'de> Deserialize<'de> for TimeNs {
 }
 
 /// A `u64` as a JSON string of decimal digits.
+mod flor;
+
 mod dec_u64 {
     use serde::de::{Error, Unexpected};
     use serde::{Deserialize, Deserializer, Serializer};
@@ -803,6 +805,9 @@ pub enum Signal {
     /// SDR: the receiver's SR_NACK named its chunk (the SR_NACK variant of selective repeat).
     #[serde(rename = "sdr_bitmap")]
     SdrBitmap,
+    /// Flor: an ACK listed a WQE sent after its copy, not its copy (a gap).
+    #[serde(rename = "flor_ack")]
+    FlorAck,
     /// Resent without a reason from the stack, or never resent.
     Gap,
     /// Not data: nobody resends it.
@@ -927,6 +932,12 @@ pub struct Transmission {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub drop: Option<Dropped>,
     pub fate: Fate,
+    /// Flor: the WQE transmission a data packet belongs to.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub flor: Option<FlorWqe>,
+    /// Flor: the GNs a receiver's ACK lists (a WRITE chunk's reliable number as its chunk's GN).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub flor_ack: Option<Vec<u64>>,
     /// Arrival at the destination NIC, or the loss (absent while in flight).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fate_time_ns: Option<TimeNs>,
@@ -959,6 +970,19 @@ pub struct Transmission {
     /// Where it was trimmed to header-only.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub trim: Option<Trim>,
+}
+
+/// Flor: the WQE transmission a data packet belongs to (`sim.transmissions[].flor`): its global
+/// number, what it carries, and the units of its message it covers (a DATA or ADDR_REQ: one,
+/// `off` 0).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FlorWqe {
+    pub gn: u64,
+    pub off: u32,
+    pub units: u32,
+    /// `chunk` (a WRITE), `piece` (a WRITE_RETX SEND), `data` or `addr_req`.
+    pub wqe: String,
 }
 
 /// What an ERD NACK segment (a TCP segment of the retransmission info path) carries
@@ -1501,10 +1525,12 @@ struct Derived {
     cause: Option<RetxCause>,
     /// The first transmission of its PSN (data only; else itself).
     first: u32,
+    /// Flor: the receiver's verdict, from its WQE's (the simulator judges Flor per WQE).
+    accept: Option<sim::Accept>,
 }
 
 impl Record for Derived {
-    const SIZE: usize = 4 + 1 + 1 + 4;
+    const SIZE: usize = 4 + 1 + 1 + 4 + 1;
     fn encode(&self, o: &mut Enc<'_>) {
         o.u32(self.copy);
         o.u8(self.spurious as u8);
@@ -1516,6 +1542,12 @@ impl Record for Derived {
             Some(RetxCause::Spurious) => 4,
         });
         o.u32(self.first);
+        o.u8(match self.accept {
+            None => 0,
+            Some(sim::Accept::Accepted) => 1,
+            Some(sim::Accept::Duplicate) => 2,
+            Some(sim::Accept::Discarded) => 3,
+        });
     }
     fn decode(i: &mut Dec<'_>) -> Derived {
         let copy = i.u32();
@@ -1527,7 +1559,14 @@ impl Record for Derived {
             4 => Some(RetxCause::Spurious),
             _ => None,
         };
-        Derived { copy, spurious, cause, first: i.u32() }
+        let first = i.u32();
+        let accept = match i.u8() {
+            1 => Some(sim::Accept::Accepted),
+            2 => Some(sim::Accept::Duplicate),
+            3 => Some(sim::Accept::Discarded),
+            _ => None,
+        };
+        Derived { copy, spurious, cause, first, accept }
     }
 }
 
@@ -1729,6 +1768,8 @@ struct Gen<'f, 'w> {
     /// SDR: per connection, per message, the sequence number of its first send
     /// ([`sdr_msg_bases`]).
     sdr_msg_base: Vec<Vec<u64>>,
+    /// Flor's records, indexed (`None` without a Flor connection).
+    flor: Option<flor::FlorIndex>,
 }
 
 /// What deriving the truth held in memory: the test of `docs/truth.md`'s memory bound counts
@@ -1755,6 +1796,8 @@ impl<'f, 'w> Gen<'f, 'w> {
         };
         let nflows = f.conns.len() * 2;
         let ntaps = f.cfg.taps.len();
+        let flor =
+            f.conns.iter().any(|c| c.cfg.flor.is_some()).then(|| flor::FlorIndex::new(f, |id| txs.get(id as u64)));
         let mut g = Gen {
             f,
             txs,
@@ -1775,6 +1818,7 @@ impl<'f, 'w> Gen<'f, 'w> {
             stats: Default::default(),
             psn_error: Default::default(),
             sdr_msg_base: sdr_msg_bases(f),
+            flor,
         };
         g.derive_txs();
         g.index_frames(frames_src);
@@ -1793,6 +1837,8 @@ impl<'f, 'w> Gen<'f, 'w> {
         let mut psn = PsnStates { chunks: HashMap::new(), states: DiskVec::new() };
         let mut flow_last: Vec<Option<u32>> = vec![None; f.conns.len() * 2];
         let sdr_base = sdr_unit_bases(f);
+        // Flor: per connection, what the WQE being sent derived at its first packet.
+        let mut flor_cur: Vec<Derived> = vec![Derived::default(); f.conns.len()];
         let useful = |t: &TxRec| match f.cfg.accept {
             AcceptModel::InOrder => t.accept == Some(sim::Accept::Accepted),
             AcceptModel::AnyOrder => matches!(t.accept, Some(sim::Accept::Accepted | sim::Accept::Duplicate)),
@@ -1804,7 +1850,59 @@ impl<'f, 'w> Gen<'f, 'w> {
                 None => self.flow_first_tx[flow] = Link::to(t.id as u64),
             }
             let mut d = Derived { first: t.id, ..Default::default() };
-            if t.kind.is_data() {
+            // (Flor: a packet is its WQE transmission's, a copy of every unit the WQE covers.)
+            let flor_wqe =
+                self.flor.as_ref().filter(|_| t.kind.is_data()).and_then(|x| x.wqe(&t).map(|(w, m)| (*w, m)));
+            if let Some((w, msg)) = flor_wqe {
+                let fl = self.flor.as_ref().expect("a Flor index");
+                if t.id == w.first_tx {
+                    let keys = fl.unit_keys(t.conn, &w, msg);
+                    let whole = fl.whole(t.conn, &w);
+                    let mut wd = Derived { first: t.id, ..Default::default() };
+                    let mut all_useful = !keys.is_empty();
+                    let mut any_lost = false;
+                    for (i, key) in keys.clone().enumerate() {
+                        let slot = psn.slot(flow, key);
+                        let mut st = psn.states.get(slot);
+                        if i == 0 {
+                            wd.copy = st.copies;
+                            if st.copies > 0 {
+                                wd.first = st.first;
+                            }
+                        }
+                        all_useful &= st.useful;
+                        any_lost |= st.any_lost;
+                        if st.copies == 0 {
+                            st.first = t.id;
+                        }
+                        st.copies += 1;
+                        st.useful |= whole;
+                        st.any_lost |= !whole;
+                        st.last = t.id;
+                        psn.states.set(slot, &st);
+                    }
+                    if wd.copy > 0 {
+                        wd.spurious = all_useful;
+                        wd.cause = Some(if all_useful {
+                            RetxCause::Spurious
+                        } else if t.reason == Some(RetxReason::Timeout) {
+                            RetxCause::Timeout
+                        } else if any_lost {
+                            RetxCause::Loss
+                        } else {
+                            RetxCause::GoBack
+                        });
+                    }
+                    flor_cur[t.conn as usize] = wd;
+                }
+                let wd = flor_cur[t.conn as usize];
+                d = Derived { accept: fl.accept(&t), ..wd };
+                if d.copy > 0 {
+                    self.retransmissions += 1;
+                    self.spurious += d.spurious as u64;
+                }
+                message_psns(f, &self.psns, &t, d.copy == 0);
+            } else if t.kind.is_data() {
                 let start = f.conns[t.conn as usize].cfg.start_psn;
                 // (An SDR packet is its send's and offset's, whatever its UC PSN: its unit
                 // number, which does not wrap at 2^24 as PSN offsets do.)
@@ -2131,11 +2229,13 @@ impl<'f, 'w> Gen<'f, 'w> {
             sim::Fate::InFlight => (Fate::InFlight, None, None),
         };
         Transmission {
-            accept: t.accept.map(Accept::from),
+            accept: dt.accept.or(t.accept).map(Accept::from),
             conn: t.conn,
             copy_of: t.copy_of,
             drop,
             fate,
+            flor: self.flor_wqe_of(t),
+            flor_ack: self.flor_ack_of(t.id),
             fate_time_ns,
             id: t.id,
             kind: t.kind.into(),
@@ -2151,6 +2251,25 @@ impl<'f, 'w> Gen<'f, 'w> {
             time_ns: ts(t.sent),
             trim: t.trimmed.map(|(at, p)| Trim { time_ns: ts(at), place: self.place(p) }),
         }
+    }
+
+    /// Flor: the WQE transmission data packet `t` belongs to.
+    fn flor_wqe_of(&self, t: &TxRec) -> Option<FlorWqe> {
+        use sim::flor_sent::WqeKind;
+        let (w, _) = self.flor.as_ref().filter(|_| t.kind.is_data())?.wqe(t)?;
+        let wqe = match w.kind {
+            WqeKind::Chunk => "chunk",
+            WqeKind::Piece { .. } => "piece",
+            WqeKind::Data { .. } => "data",
+            WqeKind::AddrReq { .. } => "addr_req",
+        };
+        Some(FlorWqe { gn: w.gn, off: w.off, units: w.units, wqe: wqe.to_string() })
+    }
+
+    /// Flor: the GNs the receiver's ACK `id` lists (the records are in id order).
+    fn flor_ack_of(&self, id: u32) -> Option<Vec<u64>> {
+        let n = &self.f.flor_acks;
+        n.binary_search_by_key(&id, |r| r.0).ok().map(|i| n[i].1.clone())
     }
 
     /// SDR: what the control message `id` said (the records are in id order).
@@ -2295,6 +2414,24 @@ impl FlowGen<'_, '_, '_> {
         data_send && delivered_after && none_arrived
     }
 
+    /// Flor: per message, the tap's first ACK after which the ACKs it recorded list copies of
+    /// every unit of the message (the sender's rule: it completes a message when all its units
+    /// are acknowledged).
+    fn flor_acked_whole(&self) -> HashMap<u64, TapFrame> {
+        let (g, ci) = (self.g, self.ci as u32);
+        let mut out = HashMap::new();
+        let Some(fl) = g.flor.as_ref() else { return out };
+        let acks = &g.f.flor_acks;
+        let mut covered = HashMap::new();
+        for (_, fr) in g.flow_frames(self.tap, self.ci * 2 + 1) {
+            let Ok(i) = acks.binary_search_by_key(&fr.tx, |r| r.0) else { continue };
+            for m in fl.ack_covers(ci, &acks[i].1, &mut covered) {
+                out.entry(m).or_insert(fr);
+            }
+        }
+        out
+    }
+
     /// Every transmission of the flow the network failed to deliver whole, in id order.
     fn losses(&self) -> impl Iterator<Item = Loss> + '_ {
         let (g, tap) = (self.g, self.tap);
@@ -2302,7 +2439,13 @@ impl FlowGen<'_, '_, '_> {
         let switch_message = |t: &TxRec| t.origin == sim::Origin::Switch && t.kind == sim::Kind::Other;
         g.flow_txs(self.flow).filter(move |t| lost(t) && !switch_message(t)).filter_map(move |t| {
             let seen = g.seen(tap, t.id);
-            let repair = if t.kind.is_data() { g.next_copy.get(t.id as u64).get() } else { None };
+            let flor = g.f.conns[t.conn as usize].cfg.flor.is_some();
+            let repair = match &g.flor {
+                // (Flor: the next WQE transmission covering the lost packet's unit.)
+                Some(fl) if flor && t.kind.is_data() => fl.repair(&t).map(u64::from),
+                _ if t.kind.is_data() => g.next_copy.get(t.id as u64).get(),
+                _ => None,
+            };
             let evidence = repair.and_then(|r| g.seen(tap, r as u32)).map(|fr| fr.frame);
             let (when, cause, place) = match (t.trimmed, t.fate) {
                 (Some((at, p)), _) => (at, LossCause::Trimmed, g.place(p)),
@@ -2335,6 +2478,8 @@ impl FlowGen<'_, '_, '_> {
                         Some(r) if r.origin == sim::Origin::Switch => Signal::NetrtRequest,
                         // (SDR resends at once only what an SR_NACK named.)
                         Some(r) if r.sdr_off.is_some() && r.reason == Some(RetxReason::Sack) => Signal::SdrBitmap,
+                        // (Flor resends at once what an ACK's gap showed lost.)
+                        Some(r) if flor && r.reason == Some(RetxReason::Sack) => Signal::FlorAck,
                         r => signal_of(r.and_then(|r| r.reason)),
                     }
                 } else {
@@ -2426,6 +2571,8 @@ impl FlowGen<'_, '_, '_> {
         let erd = c.cfg.erd.is_some();
         let sdr = c.cfg.sdr.is_some();
         let sdr_done = if sdr && n > 0 { self.sdr_acked_whole() } else { HashMap::new() };
+        let flor = c.cfg.flor.is_some();
+        let flor_done = if flor && n > 0 { self.flor_acked_whole() } else { HashMap::new() };
         let at_receiver = g.f.tap_host(g.f.cfg.taps[tap]) == Some(c.receiver);
         c.messages.iter().take(n).enumerate().map(move |(mi, m)| {
             let p = g.psns.get(ci, mi as u64).unwrap_or_default();
@@ -2438,6 +2585,8 @@ impl FlowGen<'_, '_, '_> {
                 m.delivered_by.filter(|_| at_receiver).and_then(|t| g.seen(tap, t))
             } else if sdr {
                 sdr_done.get(&(mi as u64)).copied()
+            } else if flor {
+                flor_done.get(&(mi as u64)).copied()
             } else if self.dcp() {
                 self.first_cover(None, self.msg_off(&p))
             } else {
@@ -2447,8 +2596,8 @@ impl FlowGen<'_, '_, '_> {
                 (Some(a), Some(b)) => Some(if a.frame > b.frame { a } else { b }),
                 (a, b) => b.or(a),
             };
-            // (ERD's and SDR's messages complete in any order.)
-            let comp = if erd || sdr { own } else { own.and(proof) };
+            // (ERD's, SDR's and Flor's messages complete in any order.)
+            let comp = if erd || sdr || flor { own } else { own.and(proof) };
             FlowMessage {
                 complete_frame: comp.map(|c| c.frame),
                 complete_time_ns: comp.map(|c| ts(c.time)),

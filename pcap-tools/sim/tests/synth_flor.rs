@@ -227,3 +227,98 @@ fn flor_wqes_are_read_from_their_first_packets() {
     }
     assert!(pieces > 3, "{pieces} WRITE_RETX pieces");
 }
+
+/// Flor's truth (a first step: `synth --truth` still refuses Flor, whose view and analyser are
+/// to come): a packet is its WQE transmission's (`sim.transmissions[].flor`), a copy of every
+/// unit the WQE covers. Every packet of a resend WQE, and only those, is a retransmission, its
+/// reason the sender's; a lost packet's repair is a later WQE of its message covering its unit,
+/// signal `flor_ack` when the sender resent for an ACK's gap, else `timeout`; a packet's
+/// acceptance is its WQE's (UC: the arrived packets of a WQE the receive lost are discarded);
+/// and at the sender's tap each message completes at the ACK after which every unit of it was
+/// listed, the instant the sender completed it.
+#[test]
+fn flor_truth_follows_wqes_and_units() {
+    use rocescope_sim::synth::{simulate, truth};
+    use rocescope_sim::truth::{Accept, Kind, Reason, Repair, Signal, TapName};
+    let (mut retx, mut pieces_lost, mut flor_ack) = (0, 0, 0);
+    for (seed, size) in [(1, 100_000), (2, 8_192), (3, 300_000), (5, 200_000)] {
+        let o = SynthOptions { message_size: size, loss: 0.03, loss_dir: LossDir::Both, incast: 2, ..flor(seed) };
+        let label = format!("flor truth seed {seed} size {size}");
+        let f = simulate(&o, None, true, None).expect("simulating");
+        let t = truth(&o, &f);
+        let tx = |id: u32| &t.sim.transmissions[id as usize];
+        for x in t.sim.transmissions.iter().filter(|x| x.kind == Kind::Data) {
+            let w = x.flor.as_ref().unwrap_or_else(|| panic!("{label}: data without its WQE: {x:?}"));
+            let sent = f.txs.iter().find(|r| r.id == x.id).unwrap();
+            // (The sender tags every packet of a resend WQE with its reason.)
+            assert_eq!(x.retx.is_some(), sent.reason.is_some(), "{label}: {x:?}");
+            if let Some(r) = x.retx {
+                retx += 1;
+                assert!(r.copy >= 1 && w.wqe != "chunk", "{label}: {x:?}");
+            }
+            if matches!(x.fate, rocescope_sim::truth::Fate::Delivered) {
+                assert!(x.accept.is_some() || f.flor_wqes.is_empty(), "{label}: {x:?}");
+            }
+        }
+        for tap in &t.taps {
+            for l in
+                tap.flows.iter().filter(|fl| fl.role == rocescope_sim::truth::Role::Requests).flat_map(|fl| &fl.losses)
+            {
+                let lost = tx(l.tx);
+                let Some(w) = lost.flor.as_ref() else { continue };
+                if l.repair == Repair::None {
+                    continue;
+                }
+                assert_eq!(l.repair, Repair::EndHost, "{label}: {l:?}");
+                // The repair: the next WQE of the message covering the unit of the lost packet's
+                // first byte (4 KiB units, 1 KiB packets; a SEND's first 24 bytes its header).
+                let k = t
+                    .sim
+                    .transmissions
+                    .iter()
+                    .filter(|y| y.conn == lost.conn && y.flor.as_ref().is_some_and(|v| v.gn == w.gn) && y.id < l.tx)
+                    .count() as u32;
+                let unit = match w.wqe.as_str() {
+                    "chunk" => w.off + k * 1024 / 4096,
+                    "piece" => w.off + (k * 1024).saturating_sub(24) / 4096,
+                    _ => 0,
+                };
+                let rep = t.sim.transmissions.iter().find(|y| {
+                    y.id > l.tx
+                        && y.conn == lost.conn
+                        && y.msg == lost.msg
+                        && y.flor.as_ref().is_some_and(|v| {
+                            v.gn != w.gn
+                                && (v.wqe == "data") == (w.wqe == "data")
+                                && (v.wqe == "addr_req") == (w.wqe == "addr_req")
+                                && v.off <= unit
+                                && unit < v.off + v.units
+                        })
+                });
+                let rep = rep.unwrap_or_else(|| panic!("{label}: no repair of {lost:?}"));
+                let want =
+                    if rep.retx.unwrap().reason == Some(Reason::Sack) { Signal::FlorAck } else { Signal::Timeout };
+                flor_ack += (want == Signal::FlorAck) as u32;
+                if w.wqe == "chunk" {
+                    pieces_lost += 1;
+                }
+                assert_eq!(l.signal, want, "{label}: {l:?}");
+            }
+            if tap.name != TapName::Sender {
+                continue;
+            }
+            // (The sender's tap is the first sender's link: connection 0.)
+            for fl in tap.flows.iter().filter(|fl| fl.role == rocescope_sim::truth::Role::Requests && fl.conn == 0) {
+                for m in &fl.messages {
+                    let s = t.sim.messages.iter().find(|s| s.conn == fl.conn && s.index == m.index).unwrap();
+                    assert_eq!(m.complete_time_ns, s.completed_ns, "{label}: message {} of {}", m.index, fl.conn);
+                }
+            }
+        }
+        // A WQE the UC receive lost: its arrived packets are discarded.
+        let discarded = t.sim.transmissions.iter().filter(|x| x.accept == Some(Accept::Discarded)).count();
+        assert!(discarded > 0 || o.loss == 0.0, "{label}");
+    }
+    eprintln!("{retx} retransmitted packets; {pieces_lost} lost chunk packets repaired; {flor_ack} by an ACK's gap");
+    assert!(retx > 50 && pieces_lost > 3 && flor_ack > 3);
+}
