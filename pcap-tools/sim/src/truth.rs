@@ -2122,10 +2122,13 @@ impl<'f, 'w> Gen<'f, 'w> {
     }
 
     /// The flow id of a frame: its flow's, except that an SDR data packet is in the flow of the
-    /// data QP it went to (a connection has one per generation and channel).
+    /// data QP it went to (a connection has one per generation and channel), and a Flor ACK in
+    /// the flow of the ACK QP it went to.
     fn frame_flow_id(&self, t: &TxRec) -> String {
         let (id, src, dst, qpn) = self.flow_id(flow_of(t));
-        if t.sdr_off.is_some() && t.qpn != qpn {
+        // (SDR's data QPs; Flor's ACK QPs: a flow of their own, as an analyser keys flows.)
+        let flor = self.f.conns[t.conn as usize].cfg.flor.is_some();
+        if (t.sdr_off.is_some() || flor) && t.qpn != qpn && t.qpn != 0 {
             return format!("{src}>{dst}/{}", t.qpn);
         }
         id

@@ -322,3 +322,25 @@ fn flor_truth_follows_wqes_and_units() {
     eprintln!("{retx} retransmitted packets; {pieces_lost} lost chunk packets repaired; {flor_ack} by an ACK's gap");
     assert!(retx > 50 && pieces_lost > 3 && flor_ack > 3);
 }
+
+/// Flor's ACKs travel on a UD QP of their own: in the truth their tap frames are in that QP's
+/// flow (`SRC>DST/ACKQPN`, as an analyser keys flows), the ADDR_RESPs in the responses flow.
+#[test]
+fn flor_acks_are_in_their_own_qps_flow() {
+    use rocescope_sim::synth::{simulate, truth};
+    let o = SynthOptions { message_size: 100_000, loss: 0.01, ..flor(1) };
+    let f = simulate(&o, None, true, None).expect("simulating");
+    let t = truth(&o, &f);
+    let (mut acks, mut resps) = (0, 0);
+    for fr in &t.taps[0].frames {
+        let x = &t.sim.transmissions[fr.tx as usize];
+        if x.flor_ack.is_some() {
+            acks += 1;
+            assert_eq!(fr.flow, format!("10.0.1.1>10.0.0.1/{}", 256 | 0x40_0000), "{fr:?}");
+        } else if x.origin == rocescope_sim::truth::Origin::Responder {
+            resps += 1;
+            assert_eq!(fr.flow, "10.0.1.1>10.0.0.1/256", "{fr:?}");
+        }
+    }
+    assert!(acks > 5 && resps > 5, "{acks} ACKs, {resps} ADDR_RESPs");
+}
