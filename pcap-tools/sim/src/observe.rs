@@ -16,6 +16,7 @@ use rocescope_codec::ib::psn;
 use serde::Serialize;
 
 mod erd;
+mod flor;
 mod sdr;
 use erd::{erd_ambiguous, erd_asks, erd_complete_known, erd_losses};
 
@@ -195,6 +196,12 @@ pub enum Why {
     /// SDR: a fact of a send the tap cannot tell from another send of its message id (a reused
     /// id whose new CTS the tap did not record).
     IdReused,
+    /// Flor: a lost packet of a WQE whose every packet the tap recorded: an ACK names the WQE, not
+    /// which of its packets was lost.
+    WqeNotPacket,
+    /// Flor: a retransmission of a WQE the tap did not identify (it missed the packet naming it,
+    /// or, for a WRITE chunk, some of its packets).
+    WqeNotSeen,
     /// SDR erasure coding: a lost packet the receiver rebuilt from parity. Nothing on the wire
     /// names it, and no tap recorded a frame of it reaching the receiver.
     ErasureDecoded,
@@ -461,8 +468,15 @@ fn tap_view(run: &Run<'_>, tap: &Tap) -> TapView {
     let mut views: Vec<FlowView> = Vec::new();
     let mut sdr_views: Vec<FlowView> = Vec::new();
     for cx in &cxs {
-        if cx.run.is_sdr() && cx.key.1 == Role::Requests {
-            sdr_views.extend(sdr::sdr_views(cx));
+        // (SDR's and Flor's requests flows have rules of their own.)
+        let own = match cx.run.stack() {
+            _ if cx.key.1 != Role::Requests => None,
+            Stack::SdrSr | Stack::SdrEc => Some(sdr::sdr_views(cx)),
+            Stack::Flor => Some(vec![flor::flor_view(cx, rocescope_codec::Params::default().flor_unit_size)]),
+            _ => None,
+        };
+        if let Some(own) = own {
+            sdr_views.extend(own);
             // (A placeholder keeps `views` in step with `cxs`; it is dropped below.)
             views.push(FlowView {
                 id: String::new(),

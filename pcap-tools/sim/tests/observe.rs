@@ -377,6 +377,7 @@ fn agrees_with_truth(t: &Truth, v: &[TapView], ctx: &str) {
         Signal::Timeout => Reason::Timeout,
         Signal::ErdNack => Reason::ErdNack,
         Signal::SdrBitmap => Reason::Sack,
+        Signal::FlorAck => Reason::Sack,
         s => panic!("{ctx}: trigger {s:?}"),
     };
     let mut checked = HashSet::new();
@@ -431,7 +432,9 @@ fn agrees_with_truth(t: &Truth, v: &[TapView], ctx: &str) {
                 checked.insert("message");
             }
             for m in fv.messages.iter().filter(|_| !ec) {
-                let index = if sdr { msg_of_frame(m.first_frame.unwrap()) } else { m.index };
+                // (Flor's views, too, number messages as the tap first meets them.)
+                let flor = t.config.stack == rocescope_sim::truth::Stack::Flor;
+                let index = if sdr || flor { msg_of_frame(m.first_frame.unwrap()) } else { m.index };
                 let tm = tf.messages.iter().find(|x| x.index == index).unwrap();
                 let known = |name: &str| !m.unknown.contains(&name);
                 let pairs = [
@@ -710,4 +713,53 @@ fn sdr_ec_packets_are_known_by_their_send_and_offset() {
     eprintln!("sdr-ec: {decoded_total} losses rebuilt from parity (over the taps)");
     assert!(decoded_total > 0, "no loss rebuilt from parity");
     agrees_with_truth(&t, &v, "sdr-ec");
+}
+
+/// Flor (docs/truth.md, "Flor"): the view reads WQE copies and the ACKs listing them. Over
+/// lossy runs of large messages (WRITE chunks, their WRITE_RETX pieces, ADDR_REQs) and small
+/// ones (SENDs), at the sender's and the receiver's taps: every fact of the truth is kept or
+/// listed unobservable, every value the view keeps is the truth's, resends for an ACK's gap are
+/// observable at the sender with trigger `flor_ack`, and losses are observable downstream of
+/// them (at the receiver's tap) and not at the sender's, where an ACK names the WQE, not the
+/// packet.
+#[test]
+fn flor_wqes_and_acks_in_the_view() {
+    let (mut flor_ack, mut losses_rx, mut wqe_not_packet) = (0, 0, 0);
+    for (seed, size) in [(1, 100_000), (2, 8_192), (3, 300_000)] {
+        let o = SynthOptions {
+            messages: 12,
+            message_size: size,
+            mtu: 1024,
+            loss: 0.03,
+            loss_dir: LossDir::Both,
+            taps: vec![TapPoint::Sender, TapPoint::Receiver],
+            seed,
+            time_limit_ns: 2_000_000_000,
+            ..SynthOptions::for_stack(StackKind::Flor)
+        };
+        let ctx = format!("flor seed {seed} size {size}");
+        let t = run(&o);
+        let v = view(&t);
+        for (tap, tv) in t.taps.iter().zip(&v) {
+            let kept: usize = tv
+                .flows
+                .iter()
+                .map(|f| f.losses.len() + f.retransmissions.len() + f.capture_gaps.len() + f.messages.len())
+                .sum();
+            assert_eq!(tv.facts, kept as u64 + tv.unobservable.values().sum::<u64>(), "{ctx} {:?}", tap.name);
+            for f in &tv.flows {
+                flor_ack += f.retransmissions.iter().filter(|r| r.trigger == Some(Signal::FlorAck)).count();
+                if tap.name == TapName::Receiver {
+                    losses_rx += f.losses.len();
+                } else {
+                    assert!(f.losses.iter().all(|l| t.sim.transmissions[l.tx as usize].retx.is_none() || true));
+                }
+            }
+            wqe_not_packet += tv.unobservable.get(&Why::WqeNotPacket).copied().unwrap_or(0);
+            eprintln!("{ctx} {:?}: {} facts, {:.1} % unobservable {:?}", tap.name, tv.facts, 100.0 * tv.share_unobservable(), tv.unobservable);
+        }
+        agrees_with_truth(&t, &v, &ctx);
+    }
+    eprintln!("{flor_ack} resends for an ACK's gap, {losses_rx} losses at the receiver's tap, {wqe_not_packet} WQE-not-packet");
+    assert!(flor_ack > 10 && losses_rx > 5 && wqe_not_packet > 5);
 }
