@@ -847,7 +847,11 @@ fn sdr_ec_resending_a_packet_after_its_ec_ack_is_a_departure_at_the_sender() {
     let resent = txs
         .iter()
         .find(|x| {
-            x["psn"] == psn && x["retx"].is_object() && x["time_ns"].as_str().unwrap().parse::<u64>().unwrap() >= t
+            // (Every data QP starts at the same PSN: D0's packet 0 by its offset too.)
+            x["psn"] == psn
+                && x["sdr_off"] == 0
+                && x["retx"].is_object()
+                && x["time_ns"].as_str().unwrap().parse::<u64>().unwrap() >= t
         })
         .expect("the resend in the truth");
     assert_eq!((resent["retx"]["spurious"].as_bool(), resent["sdr_off"].as_u64()), (Some(true), Some(0)), "{resent}");

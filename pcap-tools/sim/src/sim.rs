@@ -2488,7 +2488,8 @@ impl<'w> Fabric<'w> {
         }
         // (Flor's data is judged per WQE, `flor_judge`: its units are not PSNs.)
         let flor = self.conns[self.txs[tx].conn as usize].cfg.flor.is_some();
-        if flor && !p.trimmed && self.txs[tx].kind.is_data() && !self.ep_conn[ep as usize].1 {
+        let keep = self.keep_txs || self.spilled.is_some();
+        if flor && keep && !p.trimmed && self.txs[tx].kind.is_data() && !self.ep_conn[ep as usize].1 {
             self.judge_flor(tx, roce);
         }
         if !p.trimmed && self.txs[tx].kind.is_data() && !flor {
@@ -2542,20 +2543,21 @@ impl<'w> Fabric<'w> {
     }
 
     /// Flor: data packet `tx` reached the receiver's QP whole: the WQEs it closes, kept for the
-    /// truth when the run keeps one ([`flor_judge`]).
+    /// truth ([`flor_judge`]; only a run that keeps its truth judges).
     fn judge_flor(&mut self, tx: usize, p: &rocescope_codec::ib::RocePacket<'_>) {
         let (conn, id) = (self.txs[tx].conn, self.txs[tx].id);
         let Some(j) = self.flor_judges.get_mut(conn as usize).and_then(Option::as_mut) else { return };
         let mut closed = Vec::new();
         j.arrive(self.now, id, p, &mut closed);
-        if self.keep_txs || self.spilled.is_some() {
-            self.flor_wqes.extend(closed.into_iter().map(|c| (conn, c)));
-        }
+        self.flor_wqes.extend(closed.into_iter().map(|c| (conn, c)));
     }
 
     /// Flor: data packet `bytes` (transmission `id`, PSN `psn`) left a sender: when it is a
     /// WQE's first, the WQE ([`flor_sent`]), kept for the truth when the run keeps one.
     fn note_flor_sent(&mut self, conn: u32, id: u32, psn: u32, bytes: &[u8]) {
+        if !(self.keep_txs || self.spilled.is_some()) {
+            return;
+        }
         let c = &self.conns[conn as usize].cfg;
         let (unit, mtu, split) = (c.params.flor_unit_size, c.mtu, c.params.flor_split);
         let f = Frame::parse(LinkType::Ethernet, bytes, bytes.len(), &DecodeOptions { verify: false, ..self.decode });
@@ -2606,12 +2608,6 @@ impl<'w> Fabric<'w> {
                 self.flor_wqes.extend(closed.into_iter().map(|c| (conn as u32, c)));
             }
         }
-    }
-
-    /// Flor: the WQEs aborted and packets discarded by connection `conn`'s receiver, as judged
-    /// (the stack's receiver's out-of-sequence count).
-    pub fn flor_oos(&self, conn: u32) -> Option<u64> {
-        self.flor_judges.get(conn as usize)?.as_ref().map(|j| j.oos)
     }
 
     /// The SDR receiver's verdict on an intact data packet whose immediate is `imm` (ground

@@ -59,9 +59,9 @@ impl<'de> Deserialize<'de> for TimeNs {
     }
 }
 
-/// A `u64` as a JSON string of decimal digits.
 mod flor;
 
+/// A `u64` as a JSON string of decimal digits.
 mod dec_u64 {
     use serde::de::{Error, Unexpected};
     use serde::{Deserialize, Deserializer, Serializer};
@@ -1837,6 +1837,17 @@ impl<'f, 'w> Gen<'f, 'w> {
         let mut psn = PsnStates { chunks: HashMap::new(), states: DiskVec::new() };
         let mut flow_last: Vec<Option<u32>> = vec![None; f.conns.len() * 2];
         let sdr_base = sdr_unit_bases(f);
+        let ec_late = |t: &TxRec| {
+            let c = &f.conns[t.conn as usize];
+            let arrived = match t.fate {
+                sim::Fate::Delivered { at } | sim::Fate::Dropped { at, .. } => at,
+                sim::Fate::InFlight => return false,
+            };
+            c.cfg.sdr.as_ref().is_some_and(|s| s.ec().is_some())
+                && t.msg.and_then(|m| c.messages.get(m as usize)).is_some_and(|m| {
+                    m.delivered_by != Some(t.id) && m.delivered.first().is_some_and(|d| d.0 <= arrived)
+                })
+        };
         // Flor: per connection, what the WQE being sent derived at its first packet.
         let mut flor_cur: Vec<Derived> = vec![Derived::default(); f.conns.len()];
         let useful = |t: &TxRec| match f.cfg.accept {
@@ -1916,7 +1927,10 @@ impl<'f, 'w> Gen<'f, 'w> {
                     st.first = t.id;
                 } else {
                     self.next_copy.set(st.last as u64, &Link::to(t.id as u64));
-                    let cause = if st.useful {
+                    // (SDR erasure coding: a copy reaching the receiver after its message was
+                    // delivered, decoded from parity, was needless too.)
+                    let spurious = st.useful || ec_late(&t);
+                    let cause = if spurious {
                         RetxCause::Spurious
                     } else if t.reason == Some(RetxReason::Timeout) {
                         RetxCause::Timeout
@@ -1925,10 +1939,10 @@ impl<'f, 'w> Gen<'f, 'w> {
                     } else {
                         RetxCause::GoBack
                     };
-                    d.spurious = st.useful;
+                    d.spurious = spurious;
                     d.cause = Some(cause);
                     self.retransmissions += 1;
-                    self.spurious += st.useful as u64;
+                    self.spurious += spurious as u64;
                 }
                 d.copy = st.copies;
                 d.first = st.first;
@@ -2400,9 +2414,9 @@ impl FlowGen<'_, '_, '_> {
         out
     }
 
-    /// SDR erasure coding: lost copy `t`, of a data submessage's packet, was rebuilt from parity
-    /// rather than resent: no later copy of it was sent (the caller's), no copy of it reached the
-    /// receiver, and its message was delivered after `t` left.
+    /// SDR erasure coding: lost copy `t`, of a data submessage's packet, was rebuilt from parity:
+    /// no copy of it reached the receiver before its message was delivered (a later one is a
+    /// duplicate), and the message was delivered after `t` left.
     fn decoded(&self, t: &TxRec) -> bool {
         let (g, c) = (self.g, self.conn());
         if !c.cfg.sdr.as_ref().is_some_and(|s| s.ec().is_some()) {
@@ -2455,6 +2469,7 @@ impl FlowGen<'_, '_, '_> {
                 (None, sim::Fate::Dropped { at, cause, place: p }) => (at, DropCause::from(cause).into(), g.place(p)),
                 _ => return None,
             };
+            let decoded = self.decoded(&t);
             let ho_lost = match (t.trimmed, t.fate) {
                 (Some(_), sim::Fate::Dropped { at, cause, place: p }) => {
                     Some(HoLoss { cause: cause.into(), time_ns: ts(at), place: g.place(p) })
@@ -2468,15 +2483,17 @@ impl FlowGen<'_, '_, '_> {
                 kind: t.kind.into(),
                 msg: t.msg,
                 psn: t.psn,
+                // (Rebuilt from parity before any later copy arrived: a later copy, if any, was
+                // needless.)
                 repair: match repair.map(|r| g.tx(r as u32).origin) {
+                    _ if decoded => Repair::ErasureCode,
                     Some(sim::Origin::Switch) => Repair::InNetwork,
                     Some(_) => Repair::EndHost,
-                    None if self.decoded(&t) => Repair::ErasureCode,
                     None => Repair::None,
                 },
                 seen: seen.is_some(),
                 seen_as: seen.map(|s| if s.trimmed { SeenAs::Ho } else { SeenAs::Data }),
-                signal: if t.kind.is_data() {
+                signal: if t.kind.is_data() && !decoded {
                     match repair.map(|r| g.tx(r as u32)) {
                         Some(r) if r.origin == sim::Origin::Switch => Signal::NetrtRequest,
                         // (SDR resends at once only what an SR_NACK named.)
@@ -2485,6 +2502,8 @@ impl FlowGen<'_, '_, '_> {
                         Some(r) if flor && r.reason == Some(RetxReason::Sack) => Signal::FlorAck,
                         r => signal_of(r.and_then(|r| r.reason)),
                     }
+                } else if decoded {
+                    Signal::Gap
                 } else {
                     Signal::None
                 },

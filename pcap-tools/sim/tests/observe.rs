@@ -15,7 +15,7 @@ use std::path::Path;
 use rocescope_sim::observe::{view, Fact, FlowView, ObsMessage, Position, TapView, Why};
 use rocescope_sim::sim::TopologyKind;
 use rocescope_sim::synth::{self, simulate, OpChoice, Pattern, SynthOptions};
-use rocescope_sim::truth::{Fate, Reason, Repair, RetxCause, Signal, TapName, TimeNs, Truth};
+use rocescope_sim::truth::{Accept, Fate, Reason, Repair, RetxCause, Signal, TapName, TimeNs, Truth};
 use rocescope_sim::{LossDir, LossMode, TapPoint};
 use rocescope_stacks::StackKind;
 
@@ -685,19 +685,31 @@ fn sdr_ec_packets_are_known_by_their_send_and_offset() {
     // (At 20 % loss some submessage loses more than m of its k + m: EC_NACK, and its chunks go
     // again.)
     assert!(retx > 0, "{} data transmissions, no resend", data.len());
-    // A lost data packet that nothing resent, of a delivered message, was rebuilt from parity:
-    // repair `erasure_code`, signal `gap` (no control message names it); at no tap observable.
+    // A lost data packet of which no copy reached the receiver before its message was delivered
+    // was rebuilt from parity: repair `erasure_code`, signal `gap` (no control message names
+    // it); at no tap observable. A later copy of it arrived after the delivery (or was lost),
+    // and is a spurious retransmission.
     let v = view(&t);
     let mut decoded_total = 0;
+    let delivered = |m: u64| t.sim.messages.iter().find(|s| s.index == m).and_then(|s| s.delivered_ns).unwrap();
     for (tap, tv) in t.taps.iter().zip(&v) {
         let losses = tap.flows.iter().flat_map(|f| &f.losses);
         let decoded: Vec<_> = losses.filter(|l| l.repair == Repair::ErasureCode).collect();
         for l in &decoded {
             let x = &t.sim.transmissions[l.tx as usize];
             let key = (x.conn, x.sdr_seq, x.sdr_off);
-            let later = data.iter().any(|y| y.id > x.id && (y.conn, y.sdr_seq, y.sdr_off) == key);
+            let at = delivered(x.msg.unwrap());
+            assert!(x.time_ns < at, "{l:?}: sent after its message's delivery");
+            for y in data.iter().filter(|y| (y.conn, y.sdr_seq, y.sdr_off) == key) {
+                assert_ne!(y.accept, Some(Accept::Accepted), "{l:?}: a copy arrived: {y:?}");
+                if y.id > x.id && y.fate == Fate::Delivered {
+                    assert!(y.fate_time_ns.unwrap() >= at, "{y:?} arrived before the delivery");
+                    let r = y.retx.unwrap();
+                    assert!(r.spurious && r.cause == RetxCause::Spurious, "{y:?}");
+                }
+            }
             let parity = (x.sdr_seq.unwrap() as u64 - x.msg.unwrap() * 8) % 2 == 1;
-            assert!(!later && !parity && l.signal == Signal::Gap, "{l:?}");
+            assert!(!parity && l.signal == Signal::Gap, "{l:?}");
         }
         let unobservable = tv.unobservable.get(&Why::ErasureDecoded).copied().unwrap_or(0);
         assert_eq!(unobservable as usize, decoded.len(), "{:?}", tap.name);
@@ -752,11 +764,27 @@ fn flor_wqes_and_acks_in_the_view() {
                 if tap.name == TapName::Receiver {
                     losses_rx += f.losses.len();
                 } else {
-                    assert!(f.losses.iter().all(|l| t.sim.transmissions[l.tx as usize].retx.is_none() || true));
+                    // (Upstream of the loss, only a one-packet WQE's loss names its packet.)
+                    for l in &f.losses {
+                        let gn = t.sim.transmissions[l.tx as usize].flor.as_ref().unwrap().gn;
+                        let packets = t
+                            .sim
+                            .transmissions
+                            .iter()
+                            .filter(|y| y.flor.as_ref().is_some_and(|w| w.gn == gn && y.conn == f.conn))
+                            .count();
+                        assert_eq!(packets, 1, "{ctx}: {l:?}");
+                    }
                 }
             }
             wqe_not_packet += tv.unobservable.get(&Why::WqeNotPacket).copied().unwrap_or(0);
-            eprintln!("{ctx} {:?}: {} facts, {:.1} % unobservable {:?}", tap.name, tv.facts, 100.0 * tv.share_unobservable(), tv.unobservable);
+            eprintln!(
+                "{ctx} {:?}: {} facts, {:.1} % unobservable {:?}",
+                tap.name,
+                tv.facts,
+                100.0 * tv.share_unobservable(),
+                tv.unobservable
+            );
         }
         agrees_with_truth(&t, &v, &ctx);
     }

@@ -158,6 +158,7 @@ pub fn inject(
             st: state,
             buf: Vec::new(),
             sent: Vec::new(),
+            firsts: Default::default(),
             due: None,
             resend: None,
             skip: None,
@@ -460,6 +461,8 @@ struct FaultyRequester {
     buf: Vec<Action>,
     /// `needless-retx`: the latest request packets sent, with their message.
     sent: Vec<(u64, u32, Vec<u8>)>,
+    /// `needless-retx`, SDR erasure coding: each live message's first packet (D0's packet 0).
+    firsts: std::collections::HashMap<u64, (u32, Vec<u8>)>,
     /// `needless-retx`: the packet to send again once its timer fires.
     due: Option<(Vec<u8>, TxInfo)>,
     /// `needless-retx`: the packet to send again at the next pull.
@@ -474,31 +477,38 @@ impl FaultyRequester {
         for a in self.buf.drain(..) {
             match &a {
                 Action::Completed { msg } if self.st.spec.fault == Fault::NeedlessRetx && self.st.occasion() => {
-                    let of_msg = self.sent.iter().filter(|(m, _, _)| m == msg);
                     // (SDR erasure coding: the message's first packet, D0's packet 0, which its
                     // EC_ACK names; its last is parity, of another send.)
                     let last = if self.st.kind == StackKind::SdrEc {
-                        of_msg.min_by_key(|_| 0)
+                        self.firsts.remove(msg).map(|(psn, f)| (*msg, psn, f))
                     } else {
-                        of_msg.max_by_key(|(_, psn, _)| *psn)
+                        self.sent.iter().filter(|(m, _, _)| m == msg).max_by_key(|(_, psn, _)| *psn).cloned()
                     };
                     match last {
                         Some((m, psn, f)) => {
-                            let info = TxInfo { psn: *psn, msg: Some(*m), retx: Some(natural_reason(self.st.kind)) };
-                            self.due = Some((f.clone(), info));
+                            let info = TxInfo { psn, msg: Some(m), retx: Some(natural_reason(self.st.kind)) };
+                            self.due = Some((f, info));
                             out.push(Action::Timer { at: now + RESEND_AFTER_NS, token: FAULT_TOKEN });
                         }
                         // Not kept (a message wider than the kept packets): wait for the next.
                         None => self.st.spec.nth += 1,
                     }
                 }
+                // (Not the occasion: a completed message's first packet is not needed.)
+                Action::Completed { msg } => {
+                    self.firsts.remove(msg);
+                }
                 Action::Transmit { frame, info } => {
                     if self.st.spec.fault == Fault::NeedlessRetx && !self.st.done {
                         if let Some(m) = info.msg {
-                            if self.sent.len() == KEPT {
-                                self.sent.remove(0);
+                            if self.st.kind == StackKind::SdrEc {
+                                self.firsts.entry(m).or_insert_with(|| (info.psn, frame.clone()));
+                            } else {
+                                if self.sent.len() == KEPT {
+                                    self.sent.remove(0);
+                                }
+                                self.sent.push((m, info.psn, frame.clone()));
                             }
-                            self.sent.push((m, info.psn, frame.clone()));
                         }
                     }
                     let timer = match self.st.spec.fault {

@@ -130,10 +130,12 @@ pub(super) fn sdr_views(cx: &Cx<'_, '_>) -> Vec<FlowView> {
         })
         .collect();
     let mut recorded: HashMap<Unit, Vec<Rec>> = HashMap::new();
+    let mut of_send: HashMap<u64, Vec<Rec>> = HashMap::new();
     let mut first_seen: HashMap<u64, u64> = HashMap::new();
     let mut offsets: HashMap<u64, HashSet<u32>> = HashMap::new();
     for r in &data {
         recorded.entry(r.unit()).or_default().push(*r);
+        of_send.entry(r.unit().0).or_default().push(*r);
         first_seen.entry(r.unit().0).or_insert(r.f.frame);
         offsets.entry(r.unit().0).or_default().insert(r.unit().1);
     }
@@ -155,7 +157,7 @@ pub(super) fn sdr_views(cx: &Cx<'_, '_>) -> Vec<FlowView> {
     send_offsets.values_mut().for_each(|v| v.sort_unstable());
     let packets = |m: u64| -> u32 { send_offsets.get(&m).map_or(0, |v| v.len() as u32) };
     let reads = reads(cx, &first_seen, &send_offsets);
-    let confused = id_reused(cx, &data, &first_seen);
+    let confused = id_reused(cx, &of_send, &first_seen);
     let s = Sdr { cx, recorded: &recorded, sent: &sent, reads: &reads };
 
     // Which copies' triggers contradict the stack's reason, and which packets a request
@@ -190,6 +192,11 @@ pub(super) fn sdr_views(cx: &Cx<'_, '_>) -> Vec<FlowView> {
         }
         if unit_of(c).is_some_and(|u| confused.contains(&u.0)) {
             unobs.push((flow_of_unit(unit_of(c).unwrap_or((u64::MAX, 0))), why(Why::IdReused)));
+            continue;
+        }
+        // (Its copies recorded out of order: its frames are unjudged.)
+        if unit_of(c).is_some_and(|u| disordered.contains(&u)) {
+            unobs.push((flow_of_unit(unit_of(c).unwrap_or((u64::MAX, 0))), why(Why::CopiesOutOfOrder)));
             continue;
         }
         match s.loss(c) {
@@ -257,7 +264,7 @@ pub(super) fn sdr_views(cx: &Cx<'_, '_>) -> Vec<FlowView> {
     let confused_flows: HashSet<&str> =
         data.iter().filter(|r| confused.contains(&r.unit().0)).map(|r| r.f.flow.as_str()).collect();
     for &(first, m) in &by_first {
-        let recs: Vec<&Rec> = data.iter().filter(|r| r.unit().0 == m).collect();
+        let recs: Vec<&Rec> = of_send.get(&m).map(|v| v.iter().collect()).unwrap_or_default();
         let flow = recs[0].f.flow.clone();
         if confused.contains(&m) {
             let index = recs[0].x.msg;
@@ -455,7 +462,7 @@ fn reads<'a>(cx: &Cx<'a, '_>, first_seen: &HashMap<u64, u64>, send_offsets: &Has
 /// recorded a CTS of the id naming another sequence number (a receive posted there again)
 /// before the later send's first frame, after which the earlier send's frames all come on QPs
 /// that had carried it. Otherwise both, and every later send of the id, are confused.
-fn id_reused(cx: &Cx<'_, '_>, data: &[Rec], first_seen: &HashMap<u64, u64>) -> HashSet<u64> {
+fn id_reused(cx: &Cx<'_, '_>, of_send: &HashMap<u64, Vec<Rec>>, first_seen: &HashMap<u64, u64>) -> HashSet<u64> {
     let bits = rocescope_codec::Params::default().sdr_split.0;
     let id = |seq: u64| rocescope_codec::ext::sdr::msg_id(seq as u32, bits);
     // The tap's control frames, in order: (frame, a send it is about, a CTS). (An EC_NACK is about
@@ -489,7 +496,7 @@ fn id_reused(cx: &Cx<'_, '_>, data: &[Rec], first_seen: &HashMap<u64, u64>) -> H
                 let repost = ctrl.iter().find(|c| c.2 && c.0 > f0 && c.0 < f1 && id(c.1) == id(s0) && c.1 != s0);
                 let apart = known
                     && repost.is_some_and(|&(at, _, _)| {
-                        let of_s0 = || data.iter().filter(|r| r.unit().0 == s0);
+                        let of_s0 = || of_send.get(&s0).into_iter().flatten();
                         let qps: HashSet<&str> =
                             of_s0().filter(|r| r.f.frame < at).map(|r| r.f.flow.as_str()).collect();
                         of_s0().all(|r| r.f.frame < f1 && (r.f.frame < at || qps.contains(r.f.flow.as_str())))
@@ -599,7 +606,14 @@ impl<'a> Sdr<'_, 'a, '_> {
             let before: Vec<&&Transmission> = all.iter().filter(|x| x.id < k.x.id).collect();
             let whole = before.iter().any(|x| x.fate == Fate::Delivered);
             let lost = before.iter().any(|x| is_lost(x));
-            if whole || !lost {
+            // (Erasure coding: the message rebuilt from parity before k arrived: k was needless.)
+            let delivered = |m: Option<u64>| {
+                let s = self.cx.run.t.sim.messages.iter().find(|s| s.conn == k.x.conn && Some(s.index) == m);
+                s.and_then(|s| s.delivered_ns)
+            };
+            let ec = self.cx.run.stack() == crate::truth::Stack::SdrEc;
+            let decoded = ec && k.x.fate_time_ns.zip(delivered(k.x.msg)).is_some_and(|(arr, d)| d < arr);
+            if whole || !lost || decoded {
                 out.insert(u);
             }
         }

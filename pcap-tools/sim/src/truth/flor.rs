@@ -44,6 +44,9 @@ impl FlorIndex {
         for (conn, c) in &f.flor_wqes {
             closed[*conn as usize].push(*c);
         }
+        // (In arrival order, which a UC receive's PSN order makes send order; sorted all the
+        // same, for the binary searches.)
+        closed.iter_mut().for_each(|v| v.sort_by_key(|c| c.first_tx));
         let unit = f.conns.iter().find_map(|c| c.cfg.flor.as_ref().map(|_| c.cfg.params.flor_unit_size)).unwrap_or(1);
         let unit = unit.max(1);
         let (mut bases, mut units) = (Vec::new(), Vec::new());
