@@ -1007,8 +1007,8 @@ pub struct Fabric<'w> {
     /// them). Off, a record is recycled once its frame is delivered or lost, so `txs` holds
     /// only what is in flight and a record's `id` is its slot, reused.
     pub keep_txs: bool,
-    /// ERD: what each NACK segment named, in transmission order (kept with the truth's records:
-    /// [`Self::keep_txs`] or [`Self::spill_truth`]).
+    /// ERD: what each NACK segment named, in transmission order, with [`Self::keep_txs`] (with
+    /// [`Self::spill_truth`], in [`Self::spilled`] instead).
     pub erd_nacks: Vec<NackNames>,
     /// SDR: what each control message said, in transmission order (kept like [`Self::erd_nacks`]).
     pub sdr_ctrls: Vec<SdrCtrlNames>,
@@ -1840,7 +1840,11 @@ impl<'w> Fabric<'w> {
         let erd = self.conns[conn as usize].cfg.erd.is_some();
         if erd && ctrl_for_truth {
             if let Some((seq, psns)) = erd_nack_names::read(&bytes) {
-                self.erd_nacks.push(NackNames { tx: id, seq, psns });
+                let r = NackNames { tx: id, seq, psns };
+                match &self.spilled {
+                    Some(s) => s.erd_nacks.push(&r),
+                    None => self.erd_nacks.push(r),
+                }
             }
         }
         if self.conns[conn as usize].cfg.flor.is_some() {
@@ -1860,7 +1864,11 @@ impl<'w> Fabric<'w> {
                     self.sdr_marks.remove(&key);
                 }
                 let (kind, msg_seq, cum_ack, sack_bits, indices) = (r.kind, r.msg_seq, r.cum_ack, r.sack_bits, r.indices);
-                self.sdr_ctrls.push(SdrCtrlNames { tx: id, kind, msg_seq, cum_ack, sack_bits, newly_sacked, indices });
+                let r = SdrCtrlNames { tx: id, kind, msg_seq, cum_ack, sack_bits, newly_sacked, indices };
+                match &self.spilled {
+                    Some(s) => s.sdr_ctrls.push(&r),
+                    None => self.sdr_ctrls.push(r),
+                }
             }
         }
         self.stats.transmissions += 1;
@@ -1929,7 +1937,8 @@ impl<'w> Fabric<'w> {
 
     /// Makes the run spill what its truth needs to disk (`spill.rs`) instead of keeping it:
     /// every transmission's record once its fate is final (its slot is then reused, as
-    /// without [`Self::keep_txs`]) and every tap frame. Call before the run; after it,
+    /// without [`Self::keep_txs`]), every tap frame, and what the receivers' control frames
+    /// name ([`Self::erd_nacks`], [`Self::sdr_ctrls`]). Call before the run; after it,
     /// [`Self::finish_spill`]. Fails if the temporary files cannot be made.
     pub fn spill_truth(&mut self) -> std::io::Result<()> {
         self.spilled = Some(crate::spill::Spilled::new()?);

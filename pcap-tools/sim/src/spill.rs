@@ -13,7 +13,8 @@ use std::io;
 use std::marker::PhantomData;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use super::sim::{Accept, Cover, DropCause, Fate, Kind, Origin, TapFrame, TxRec};
+use super::sim::{Accept, Cover, DropCause, Fate, Kind, NackNames, Origin, SdrCtrlNames, TapFrame, TxRec};
+use super::spill_var::DiskVarVec;
 use rocescope_stacks::RetxReason;
 
 /// A record of fixed size on disk. An all-zero record must decode (to anything): it is what a
@@ -527,21 +528,37 @@ impl Record for TapFrame {
     }
 }
 
-/// What a run spills for its truth instead of keeping it in [`super::sim::Fabric::txs`] and
-/// [`super::sim::Fabric::tap_frames`]: every transmission's record at its id once its fate is
-/// final, and every tap frame in file order.
+/// What a run spills for its truth instead of keeping it in [`super::sim::Fabric::txs`],
+/// [`super::sim::Fabric::tap_frames`], [`super::sim::Fabric::erd_nacks`] and
+/// [`super::sim::Fabric::sdr_ctrls`]: every transmission's record at its id once its fate is
+/// final, every tap frame in file order, and what each ERD NACK segment and SDR control message
+/// names, in transmission order (`spill_var.rs`).
 pub struct Spilled {
     pub txs: DiskVec<TxRec>,
     pub frames: DiskVec<TapFrame>,
+    pub erd_nacks: DiskVarVec<NackNames>,
+    pub sdr_ctrls: DiskVarVec<SdrCtrlNames>,
 }
 
 impl Spilled {
-    /// Its two temporary files, or why they could not be made.
+    /// Its temporary files, or why they could not be made.
     pub fn new() -> io::Result<Spilled> {
-        let s = Spilled { txs: DiskVec::new(), frames: DiskVec::new() };
-        s.txs.check()?;
-        s.frames.check()?;
+        let s = Spilled {
+            txs: DiskVec::new(),
+            frames: DiskVec::new(),
+            erd_nacks: DiskVarVec::new(),
+            sdr_ctrls: DiskVarVec::new(),
+        };
+        s.check()?;
         Ok(s)
+    }
+
+    /// The first I/O error of any of its files, if any happened.
+    pub fn check(&self) -> io::Result<()> {
+        self.txs.check()?;
+        self.frames.check()?;
+        self.erd_nacks.check()?;
+        self.sdr_ctrls.check()
     }
 }
 

@@ -23,6 +23,7 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use super::sim::{self, AcceptModel, ConnRec, Cover, Fabric, TapFrame, TxRec, EPOCH_NS};
 use super::spill::{Dec, DiskVec, Enc, Record};
+use super::spill_var::{DiskVarVec, VarRecord};
 use rocescope_stacks::{self as stacks, RetxReason};
 
 // ---------------------------------------------------------------------------------------------
@@ -1678,6 +1679,23 @@ impl<T: Record + Clone> Src<'_, T> {
     }
 }
 
+/// What the run's control frames named ([`Fabric::erd_nacks`], [`Fabric::sdr_ctrls`]): in
+/// memory or spilled ([`Fabric::spilled`], `spill_var.rs`); in transmission order either way.
+enum VarSrc<'a, T: VarRecord> {
+    Mem(&'a [T]),
+    Disk(&'a DiskVarVec<T>),
+}
+
+impl<T: VarRecord + Clone> VarSrc<'_, T> {
+    /// The record of transmission `tx`, if there is one.
+    fn find(&self, tx: u32) -> Option<T> {
+        match self {
+            VarSrc::Mem(v) => v.binary_search_by_key(&tx, |r| r.tx()).ok().map(|i| v[i].clone()),
+            VarSrc::Disk(d) => d.find(tx),
+        }
+    }
+}
+
 /// A message's first and last PSN (over every data transmission of it), its DCP MSN and how
 /// many PSNs it has (`first_copy`: `t` is its PSN's first copy).
 fn message_psns(f: &Fabric<'_>, psns: &Messages<MsgPsns>, t: &TxRec, first_copy: bool) {
@@ -1739,6 +1757,9 @@ impl<T: Record> Messages<T> {
 struct Gen<'f, 'w> {
     f: &'f Fabric<'w>,
     txs: Src<'f, TxRec>,
+    /// ERD: what each NACK segment named; SDR: what each control message said.
+    erd_nacks: VarSrc<'f, sim::NackNames>,
+    sdr_ctrls: VarSrc<'f, sim::SdrCtrlNames>,
     /// Per transmission (by id).
     derived: DiskVec<Derived>,
     /// Per transmission: the next copy of its PSN; the next transmission of its flow.
@@ -1794,6 +1815,10 @@ impl<'f, 'w> Gen<'f, 'w> {
             Some(s) => (Src::Disk(&s.txs), Src::Disk(&s.frames)),
             None => (Src::Mem(&f.txs[..]), Src::Mem(&f.tap_frames[..])),
         };
+        let (erd_nacks, sdr_ctrls) = match &f.spilled {
+            Some(s) => (VarSrc::Disk(&s.erd_nacks), VarSrc::Disk(&s.sdr_ctrls)),
+            None => (VarSrc::Mem(&f.erd_nacks[..]), VarSrc::Mem(&f.sdr_ctrls[..])),
+        };
         let nflows = f.conns.len() * 2;
         let ntaps = f.cfg.taps.len();
         let flor =
@@ -1801,6 +1826,8 @@ impl<'f, 'w> Gen<'f, 'w> {
         let mut g = Gen {
             f,
             txs,
+            erd_nacks,
+            sdr_ctrls,
             derived: DiskVec::new(),
             next_copy: DiskVec::new(),
             next_in_flow: DiskVec::new(),
@@ -2001,8 +2028,7 @@ impl<'f, 'w> Gen<'f, 'w> {
             s.check()?;
         }
         if let Some(s) = &self.f.spilled {
-            s.txs.check()?;
-            s.frames.check()?;
+            s.check()?;
         }
         Ok(())
     }
@@ -2291,13 +2317,12 @@ impl<'f, 'w> Gen<'f, 'w> {
 
     /// SDR: what the control message `id` said (the records are in id order).
     fn sdr_ctrl_of(&self, id: u32) -> Option<SdrCtrl> {
-        let n = &self.f.sdr_ctrls;
-        let r = &n[n.binary_search_by_key(&id, |r| r.tx).ok()?];
+        let r = self.sdr_ctrls.find(id)?;
         Some(SdrCtrl {
             cum_ack: r.cum_ack,
-            indices: r.indices.clone(),
+            indices: r.indices,
             msg_seq: r.msg_seq,
-            newly_sacked: r.newly_sacked.clone(),
+            newly_sacked: r.newly_sacked,
             sack_bits: r.cum_ack.map(|_| r.sack_bits),
             kind: r.kind.name().to_string(),
         })
@@ -2305,9 +2330,8 @@ impl<'f, 'w> Gen<'f, 'w> {
 
     /// ERD: what the NACK segment `id` named (the records are in id order).
     fn nack_of(&self, id: u32) -> Option<NackSegment> {
-        let n = &self.f.erd_nacks;
-        let i = n.binary_search_by_key(&id, |r| r.tx).ok()?;
-        Some(NackSegment { seq: n[i].seq, psns: n[i].psns.clone() })
+        let r = self.erd_nacks.find(id)?;
+        Some(NackSegment { seq: r.seq, psns: r.psns })
     }
 
     fn transmissions(&self) -> impl Iterator<Item = Transmission> + '_ {
@@ -2390,13 +2414,11 @@ impl FlowGen<'_, '_, '_> {
     /// proves one data submessage; a CTS the sender takes for proof, no tap is told).
     fn sdr_acked_whole(&self) -> HashMap<u64, TapFrame> {
         let (g, c) = (self.g, self.conn());
-        let ctrls = &g.f.sdr_ctrls;
         let ec = c.cfg.sdr.as_ref().is_some_and(|s| s.ec().is_some());
         let bases = g.sdr_msg_base.get(self.ci).map(Vec::as_slice).unwrap_or(&[]);
         let mut out = HashMap::new();
         for (_, fr) in g.flow_frames(self.tap, self.ci * 2 + 1) {
-            let Ok(i) = ctrls.binary_search_by_key(&fr.tx, |r| r.tx) else { continue };
-            let r = &ctrls[i];
+            let Some(r) = g.sdr_ctrls.find(fr.tx) else { continue };
             // (The sequence number is the wire's 32 bits: runs stay far below 2^32 sends.)
             let Ok(m) = bases.binary_search(&(r.msg_seq as u64)) else { continue };
             let Some(msg) = c.messages.get(m) else { continue };
@@ -3017,6 +3039,44 @@ mod tests {
             assert!(a == b, "{ctx}: the spilled run's truth differs");
             let t = Truth::from_json(std::str::from_utf8(&b).unwrap()).unwrap();
             assert!(t.summary.retransmissions > 0, "{ctx}");
+        }
+    }
+
+    #[test]
+    fn spilled_and_kept_control_frames_write_the_same_truth() {
+        // ERD's NACK segments and SDR's control messages (selective repeat with NACKs, erasure
+        // coding), lost both ways: spilled (`spill_var.rs`), the same bytes as kept in memory.
+        let lossy = SynthOptions { messages: 20, message_size: 20_000, mtu: 1024, loss: 0.05, ..Default::default() };
+        let lossy = SynthOptions { loss_dir: sim::LossDir::Both, seed: 5, ..lossy };
+        let runs = [
+            SynthOptions {
+                stack: StackKind::Erd,
+                messages: 100,
+                paths: 4,
+                routing: sim::Routing::Spray,
+                ..lossy.clone()
+            },
+            SynthOptions {
+                stack: StackKind::SdrSr,
+                sdr: synth::SdrOptions { nack: true, ..Default::default() },
+                ..lossy.clone()
+            },
+            SynthOptions { stack: StackKind::SdrEc, ..lossy },
+        ];
+        for opts in runs {
+            let ctx = opts.command_line();
+            let kept = simulate(&opts, None, true, None).unwrap();
+            let spilled = synth::simulate_keeping(&opts, None, synth::Keep::Disk, None).unwrap();
+            let s = spilled.spilled.as_ref().unwrap();
+            assert!(spilled.erd_nacks.is_empty() && spilled.sdr_ctrls.is_empty(), "{ctx}: kept in memory");
+            let n = if opts.stack == StackKind::Erd { kept.erd_nacks.len() } else { kept.sdr_ctrls.len() };
+            // (ERD's receiver sends few NACK segments, each naming many PSNs.)
+            assert!(n >= 2, "{ctx}: {n} control records");
+            assert_eq!(s.erd_nacks.len() + s.sdr_ctrls.len(), n as u64, "{ctx}: spilled");
+            let (mut a, mut b) = (Vec::new(), Vec::new());
+            synth::write_truth(&opts, &kept, &mut a).unwrap();
+            synth::write_truth(&opts, &spilled, &mut b).unwrap();
+            assert!(a == b, "{ctx}: the spilled run's truth differs");
         }
     }
 

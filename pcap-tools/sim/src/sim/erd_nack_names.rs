@@ -4,12 +4,15 @@
 //! transmissions of kind `other`; their bytes are gone once delivered, so the PSNs their NACK
 //! messages name are read here as they are sent.
 //!
-//! Memory: one record per NACK segment sent (a resend of a segment is a transmission too),
-//! four bytes per PSN named, kept only when the run keeps its truth. ERD names a PSN only while
-//! it is missing, so this grows with the run's losses, not its packets.
+//! Size: one record per NACK segment sent (a resend of a segment is a transmission too), four
+//! bytes per PSN named, kept only when the run keeps its truth: on disk when it spills its truth
+//! (`spill_var.rs`), in memory when it keeps its records there. ERD names a PSN only while it is
+//! missing, so this grows with the run's losses, not its packets.
 
 use rocescope_codec::ext::erd::whole_nacks;
 use rocescope_codec::frame::{DecodeOptions, Frame, LinkType};
+
+use crate::spill_var::VarRecord;
 
 /// One NACK segment: its transmission, its TCP sequence number (the tap's reassembly of the
 /// stream reads a segment's messages only when its bytes are new) and the PSNs its NACK
@@ -19,6 +22,21 @@ pub struct NackNames {
     pub tx: u32,
     pub seq: u32,
     pub psns: Vec<u32>,
+}
+
+/// On disk: the sequence number is the fixed part, the PSNs the variable one.
+impl VarRecord for NackNames {
+    type Head = u32;
+    fn tx(&self) -> u32 {
+        self.tx
+    }
+    fn split(&self, words: &mut Vec<u32>) -> u32 {
+        words.extend_from_slice(&self.psns);
+        self.seq
+    }
+    fn join(tx: u32, seq: u32, words: &[u32]) -> NackNames {
+        NackNames { tx, seq, psns: words.to_vec() }
+    }
 }
 
 /// The NACK messages a TCP segment (a whole Ethernet frame) carries: its sequence number and the

@@ -4,8 +4,9 @@
 //! as transmissions of kind `other`; their bytes are gone once delivered, so what they say is
 //! read here as they are sent.
 //!
-//! Memory: one record per control message sent (a CTS, an SR_ACK per completed chunk, …), kept
-//! only when the run keeps its truth. An SR_ACK's bitmap marks every chunk received past the
+//! Size: one record per control message sent (a CTS, an SR_ACK per completed chunk, …), kept
+//! only when the run keeps its truth: on disk when it spills its truth (`spill_var.rs`), in
+//! memory when it keeps its records there. An SR_ACK's bitmap marks every chunk received past the
 //! first missing one, so each would re-list what the one before marked: a record keeps only the
 //! chunks its SR_ACK marks that no earlier SR_ACK of the message still marked ([`Marks`]), and
 //! its window. The receiver's chunks of a message only ever grow, so the bitmap is the window's
@@ -16,6 +17,9 @@
 use rocescope_codec::ext::sdr::{Ctrl, CtrlType};
 use rocescope_codec::frame::{DecodeOptions, Frame, LinkType};
 use rocescope_codec::Warnings;
+
+use crate::spill::{Dec, Enc, Record};
+use crate::spill_var::VarRecord;
 
 /// One control message: its transmission, type and message sequence number; an SR_ACK's
 /// cumulative ACK, its bitmap's width and the chunks it marks that no earlier SR_ACK of the
@@ -29,6 +33,60 @@ pub struct CtrlNames {
     pub sack_bits: u32,
     pub newly_sacked: Vec<u32>,
     pub indices: Vec<u32>,
+}
+
+/// A record's fixed fields on disk; its variable part is the chunks newly marked, then the
+/// chunks named.
+pub struct CtrlHead {
+    kind: CtrlType,
+    msg_seq: u32,
+    cum_ack: Option<u32>,
+    sack_bits: u32,
+    newly_sacked: u32,
+}
+
+impl Record for CtrlHead {
+    const SIZE: usize = 1 + 4 + 1 + 4 + 4 + 4;
+    fn encode(&self, o: &mut Enc<'_>) {
+        o.u8(self.kind.code());
+        o.u32(self.msg_seq);
+        o.u8(self.cum_ack.is_some() as u8);
+        o.u32(self.cum_ack.unwrap_or(0));
+        o.u32(self.sack_bits);
+        o.u32(self.newly_sacked);
+    }
+    fn decode(i: &mut Dec<'_>) -> CtrlHead {
+        // (A zeroed record reads as a CTS.)
+        let kind = CtrlType::from_code(i.u8()).unwrap_or(CtrlType::Cts);
+        let msg_seq = i.u32();
+        let (has_cum, cum) = (i.bool(), i.u32());
+        CtrlHead { kind, msg_seq, cum_ack: has_cum.then_some(cum), sack_bits: i.u32(), newly_sacked: i.u32() }
+    }
+}
+
+impl VarRecord for CtrlNames {
+    type Head = CtrlHead;
+    fn tx(&self) -> u32 {
+        self.tx
+    }
+    fn split(&self, words: &mut Vec<u32>) -> CtrlHead {
+        words.extend_from_slice(&self.newly_sacked);
+        words.extend_from_slice(&self.indices);
+        let (kind, msg_seq, cum_ack, sack_bits) = (self.kind, self.msg_seq, self.cum_ack, self.sack_bits);
+        CtrlHead { kind, msg_seq, cum_ack, sack_bits, newly_sacked: self.newly_sacked.len() as u32 }
+    }
+    fn join(tx: u32, h: CtrlHead, words: &[u32]) -> CtrlNames {
+        let (newly_sacked, indices) = words.split_at((h.newly_sacked as usize).min(words.len()));
+        CtrlNames {
+            tx,
+            kind: h.kind,
+            msg_seq: h.msg_seq,
+            cum_ack: h.cum_ack,
+            sack_bits: h.sack_bits,
+            newly_sacked: newly_sacked.to_vec(),
+            indices: indices.to_vec(),
+        }
+    }
 }
 
 /// The chunks of one message the SR_ACKs so far mark at or past their cumulative ACK: what an
