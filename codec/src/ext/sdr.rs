@@ -101,6 +101,14 @@ pub fn fragment_count(split: ImmSplit) -> Option<u32> {
     (fr != 0 && 32 % fr == 0).then(|| 32 / fr)
 }
 
+/// Erasure coding: the message sequence number of data submessage `j` of the message whose first
+/// send is `base` (its sends go D0, P0, D1, P1, …: D_j is `base + 2j`, modulo 2^32 as on the
+/// wire), as an EC_NACK's indices name them (WIRE.md B.2).
+#[inline]
+pub fn ec_data_send(base: u32, j: u32) -> u32 {
+    base.wrapping_add(j.wrapping_mul(2))
+}
+
 /// The message id of message sequence number `seq`: `seq mod 2^id_bits` (WIRE.md B.2; the
 /// immediate carries the id, control messages the whole sequence number).
 #[inline]
@@ -557,6 +565,15 @@ impl Sdr {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_ec_nack_names_data_submessages_two_sends_apart() {
+        // D0 P0 D1 P1 D2 from sequence number 40: D2 is 44; across the 32-bit wrap as on the wire.
+        assert_eq!(ec_data_send(40, 2), 44);
+        assert_eq!(ec_data_send(u32::MAX, 1), 1);
+        assert_eq!(ec_data_send(7, u32::MAX), 5);
+        assert_eq!(msg_id(ec_data_send(1023, 1), 10), 1);
+    }
 
     #[test]
     fn fragments_follow_the_pinned_order() {

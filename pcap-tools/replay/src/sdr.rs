@@ -260,7 +260,7 @@ impl SdrJudge {
         let (reaction, mtu, bits) = (self.reaction_ns, self.mtu as u64, self.id_bits);
         let mut held = Vec::new();
         for &j in named {
-            let id = rocescope_codec::ext::sdr::msg_id(msg_seq.wrapping_add(j.wrapping_mul(2)), bits);
+            let id = rocescope_codec::ext::sdr::msg_id(rocescope_codec::ext::sdr::ec_data_send(msg_seq, j), bits);
             let Some(m) = self.msgs.get(&id) else { continue };
             let Some(bytes) = m.bytes.filter(|_| mtu > 0) else { continue };
             let packets = bytes.div_ceil(mtu).max(1);

@@ -46,6 +46,7 @@ fn signal_name(s: Option<Signal>) -> &'static str {
         Some(Signal::NetrtRequest) => "netrt_request",
         Some(Signal::ErdNack) => "erd_nack",
         Some(Signal::SdrBitmap) => "sdr_bitmap",
+        Some(Signal::FlorAck) => "flor_ack",
         Some(Signal::None) | None => "unknown",
     }
 }

@@ -262,7 +262,7 @@ impl Analyzer {
             // About data submessages D_j of the message whose first send it names: sends
             // msg_seq + 2j.
             for j in &c.missing {
-                let seq = c.msg_seq.wrapping_add(j.wrapping_mul(2));
+                let seq = rocescope_codec::ext::sdr::ec_data_send(c.msg_seq, *j);
                 let id = rocescope_codec::ext::sdr::msg_id(seq, conn.id_bits);
                 if let Some(m) = conn.msgs.get_mut(&id).filter(|m| !m.done && m.seq.is_none_or(|s| s == seq)) {
                     m.ec_nack = Some(k.frame);

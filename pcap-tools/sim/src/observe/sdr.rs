@@ -420,7 +420,7 @@ fn reads<'a>(cx: &Cx<'a, '_>, first_seen: &HashMap<u64, u64>, send_offsets: &Has
             |out: &Reads, m: u64| first_seen.get(&m).is_some_and(|&s| s < f.frame) && !out.complete.contains_key(&m);
         if c.kind == "ec_nack" {
             // (About data submessages D_j: sends m + 2j.)
-            let named: Vec<u64> = c.indices.iter().map(|&j| m + 2 * j as u64).filter(|&d| open(&out, d)).collect();
+            let named: Vec<u64> = c.indices.iter().map(|&j| ec_data_send(m, j)).filter(|&d| open(&out, d)).collect();
             for d in named {
                 let offs = send_offsets.get(&d).map(Vec::as_slice).unwrap_or(&[]);
                 out.asks.extend(offs.iter().map(|&o| (f.frame, (d, o), Ask::EcNack)));
@@ -472,7 +472,7 @@ fn id_reused(cx: &Cx<'_, '_>, of_send: &HashMap<u64, Vec<Rec>>, first_seen: &Has
         let Some(c) = cx.run.tx(f.tx).and_then(|x| x.sdr_ctrl.as_ref()) else { continue };
         let seq = c.msg_seq as u64;
         match c.kind.as_str() {
-            "ec_nack" => ctrl.extend(c.indices.iter().map(|&j| (f.frame, seq + 2 * j as u64, false))),
+            "ec_nack" => ctrl.extend(c.indices.iter().map(|&j| (f.frame, ec_data_send(seq, j), false))),
             k => ctrl.push((f.frame, seq, k == "cts")),
         }
     }
@@ -512,6 +512,12 @@ fn id_reused(cx: &Cx<'_, '_>, of_send: &HashMap<u64, Vec<Rec>>, first_seen: &Has
         }
     }
     out
+}
+
+/// Erasure coding: the send of data submessage `j` of the message whose first send is `base`
+/// (`codec::ext::sdr::ec_data_send`; the truth's sequence numbers stay below 2^32).
+fn ec_data_send(base: u64, j: u32) -> u64 {
+    rocescope_codec::ext::sdr::ec_data_send(base as u32, j) as u64
 }
 
 /// The rules, over the tap's records of one connection.
