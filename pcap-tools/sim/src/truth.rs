@@ -1343,23 +1343,32 @@ pub fn derive(f: &Fabric<'_>) -> Vec<TxTruth> {
     out
 }
 
-/// SDR: per connection, the unit number of each send's first packet, by the send's sequence
-/// number (the packets of the sends before it, message by message): an SDR packet's copies
-/// are those of its (send, offset), numbered densely per connection like PSNs. Selective repeat
-/// sends a message once; erasure coding as D0, P0, D1, P1, … (`sdr::layout::sends`), each send
-/// numbering its packets from 0. Empty for the other stacks' connections.
-fn sdr_unit_bases(f: &Fabric<'_>) -> Vec<Vec<u32>> {
+/// SDR: per connection, where each message and send starts ([`sdr_bases`]). Empty for the
+/// other stacks' connections.
+#[derive(Clone, Debug, Default)]
+struct SdrBases {
+    /// Per message, the sequence number of its first send (selective repeat: the message's
+    /// index; erasure coding: its D0's, after the sends of the messages before it).
+    msg_seq: Vec<u64>,
+    /// Per send (by sequence number), the unit number of its first packet: an SDR packet's
+    /// copies are those of its (send, offset), numbered densely per connection like PSNs.
+    send_unit: Vec<u32>,
+}
+
+/// Per connection, its [`SdrBases`]: selective repeat sends a message once; erasure coding as
+/// D0, P0, D1, P1, … (`sdr::layout::sends`), each send numbering its packets from 0.
+fn sdr_bases(f: &Fabric<'_>) -> Vec<SdrBases> {
     f.conns
         .iter()
         .map(|c| {
-            let Some(sdr) = c.cfg.sdr.as_ref() else { return Vec::new() };
+            let Some(sdr) = c.cfg.sdr.as_ref() else { return SdrBases::default() };
             let (mtu, n, ec) = (c.cfg.mtu, sdr.chunk_packets, sdr.ec());
-            let mut next = 0u32;
-            let mut out = Vec::new();
+            let (mut unit, mut out) = (0u32, SdrBases::default());
             for m in &c.messages {
+                out.msg_seq.push(out.send_unit.len() as u64);
                 for send in stacks::sdr::layout::sends(m.msg.len, mtu, n, ec) {
-                    out.push(next);
-                    next = next.wrapping_add(send.packets);
+                    out.send_unit.push(unit);
+                    unit = unit.wrapping_add(send.packets);
                 }
             }
             out
@@ -1367,31 +1376,9 @@ fn sdr_unit_bases(f: &Fabric<'_>) -> Vec<Vec<u32>> {
         .collect()
 }
 
-/// SDR: per connection, per message, the sequence number of its first send (selective repeat:
-/// the message's index; erasure coding: its D0's, after the sends of the messages before it).
-/// Empty for the other stacks' connections.
-fn sdr_msg_bases(f: &Fabric<'_>) -> Vec<Vec<u64>> {
-    f.conns
-        .iter()
-        .map(|c| {
-            let Some(sdr) = c.cfg.sdr.as_ref() else { return Vec::new() };
-            let (mtu, n, ec) = (c.cfg.mtu, sdr.chunk_packets, sdr.ec());
-            let mut next = 0u64;
-            c.messages
-                .iter()
-                .map(|m| {
-                    let base = next;
-                    next += stacks::sdr::layout::send_count(m.msg.len, mtu, n, ec) as u64;
-                    base
-                })
-                .collect()
-        })
-        .collect()
-}
-
-/// SDR: a data transmission's unit number ([`sdr_unit_bases`]).
-fn sdr_unit(bases: &[Vec<u32>], t: &TxRec) -> Option<u32> {
-    let base = bases.get(t.conn as usize)?.get(t.sdr_seq? as usize)?;
+/// SDR: a data transmission's unit number ([`SdrBases::send_unit`]).
+fn sdr_unit(bases: &[SdrBases], t: &TxRec) -> Option<u32> {
+    let base = bases.get(t.conn as usize)?.send_unit.get(t.sdr_seq? as usize)?;
     Some(base.wrapping_add(t.sdr_off?))
 }
 
@@ -1786,9 +1773,8 @@ struct Gen<'f, 'w> {
     stats: std::cell::Cell<TruthStats>,
     /// The per-PSN store's I/O error (the store is gone after [`Gen::derive_txs`]).
     psn_error: std::cell::RefCell<Option<io::Error>>,
-    /// SDR: per connection, per message, the sequence number of its first send
-    /// ([`sdr_msg_bases`]).
-    sdr_msg_base: Vec<Vec<u64>>,
+    /// SDR: per connection, where each message and send starts ([`sdr_bases`]).
+    sdr_base: Vec<SdrBases>,
     /// Flor's records, indexed (`None` without a Flor connection).
     flor: Option<flor::FlorIndex>,
 }
@@ -1844,7 +1830,7 @@ impl<'f, 'w> Gen<'f, 'w> {
             cov: DiskVec::new(),
             stats: Default::default(),
             psn_error: Default::default(),
-            sdr_msg_base: sdr_msg_bases(f),
+            sdr_base: sdr_bases(f),
             flor,
         };
         g.derive_txs();
@@ -1863,7 +1849,8 @@ impl<'f, 'w> Gen<'f, 'w> {
         let f = self.f;
         let mut psn = PsnStates { chunks: HashMap::new(), states: DiskVec::new() };
         let mut flow_last: Vec<Option<u32>> = vec![None; f.conns.len() * 2];
-        let sdr_base = sdr_unit_bases(f);
+        // (Taken while the derivation borrows `self`; put back at its end.)
+        let sdr_base = std::mem::take(&mut self.sdr_base);
         let ec_late = |t: &TxRec| {
             let c = &f.conns[t.conn as usize];
             let arrived = match t.fate {
@@ -1982,6 +1969,7 @@ impl<'f, 'w> Gen<'f, 'w> {
             }
             self.derived.set(t.id as u64, &d);
         }
+        self.sdr_base = sdr_base;
         let mut s = self.stats.get();
         s.psn_chunks = psn.chunks.len() as u64;
         self.stats.set(s);
@@ -2415,7 +2403,7 @@ impl FlowGen<'_, '_, '_> {
     fn sdr_acked_whole(&self) -> HashMap<u64, TapFrame> {
         let (g, c) = (self.g, self.conn());
         let ec = c.cfg.sdr.as_ref().is_some_and(|s| s.ec().is_some());
-        let bases = g.sdr_msg_base.get(self.ci).map(Vec::as_slice).unwrap_or(&[]);
+        let bases = g.sdr_base.get(self.ci).map_or(&[][..], |b| &b.msg_seq[..]);
         let mut out = HashMap::new();
         for (_, fr) in g.flow_frames(self.tap, self.ci * 2 + 1) {
             let Some(r) = g.sdr_ctrls.find(fr.tx) else { continue };
@@ -2445,7 +2433,7 @@ impl FlowGen<'_, '_, '_> {
             return false;
         }
         let (Some(seq), Some(m)) = (t.sdr_seq, t.msg) else { return false };
-        let Some(&base) = g.sdr_msg_base.get(self.ci).and_then(|b| b.get(m as usize)) else { return false };
+        let Some(&base) = g.sdr_base.get(self.ci).and_then(|b| b.msg_seq.get(m as usize)) else { return false };
         let data_send = (seq as u64).wrapping_sub(base) % 2 == 0;
         let delivered_after =
             c.messages.get(m as usize).and_then(|r| r.delivered.first()).is_some_and(|d| d.0 > t.sent);
