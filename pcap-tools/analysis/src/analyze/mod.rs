@@ -711,10 +711,20 @@ impl Analyzer {
             .collect()
     }
 
+    /// Flow `i`'s role: a research transport's control flow (SDR's control QP, Flor's ACK QP:
+    /// `serves` a data flow) is that connection's responses direction.
+    fn role(&self, i: usize) -> Role {
+        let f = &self.flows[i];
+        match f.role {
+            Role::Unknown if f.serves.is_some() => Role::Responses,
+            r => r,
+        }
+    }
+
     fn tap(&self, i: usize) -> Tap {
         let f = &self.flows[i];
         let Some(local) = self.local.get(&f.iface) else { return Tap::Fabric };
-        let requests = match f.role {
+        let requests = match self.role(i) {
             Role::Requests => true,
             Role::Responses => false,
             Role::Unknown => return Tap::Unknown,
@@ -858,7 +868,7 @@ impl Analyzer {
             interface: f.iface,
             profile: f.profile.name(),
             transport: f.transport,
-            role: f.role,
+            role: self.role(i),
             tap: self.tap(i),
             peer: f.peer.map(|p| ids[p].clone()),
             serves: f.serves.map(|p| ids[p].clone()),
