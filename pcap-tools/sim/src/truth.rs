@@ -1289,6 +1289,21 @@ fn signal_of(r: Option<RetxReason>) -> Signal {
     }
 }
 
+/// A retransmission's cause: `spurious` when an earlier copy had reached the receiver; else
+/// `timeout` when the stack's reason is its timer; else `loss` when an earlier copy was lost;
+/// else `go_back` (every earlier copy discarded, resent for a signal).
+fn retx_cause(spurious: bool, reason: Option<RetxReason>, any_lost: bool) -> RetxCause {
+    if spurious {
+        RetxCause::Spurious
+    } else if reason == Some(RetxReason::Timeout) {
+        RetxCause::Timeout
+    } else if any_lost {
+        RetxCause::Loss
+    } else {
+        RetxCause::GoBack
+    }
+}
+
 /// What the truth derives about each transmission.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct TxTruth {
@@ -1327,15 +1342,7 @@ pub fn derive(f: &Fabric<'_>) -> Vec<TxTruth> {
             let earlier = &ids[..i];
             let spurious = earlier.iter().any(|&e| useful(&f.txs[e as usize]));
             let any_lost = earlier.iter().any(|&e| lost(&f.txs[e as usize]));
-            let cause = if spurious {
-                RetxCause::Spurious
-            } else if t.reason == Some(RetxReason::Timeout) {
-                RetxCause::Timeout
-            } else if any_lost {
-                RetxCause::Loss
-            } else {
-                RetxCause::GoBack
-            };
+            let cause = retx_cause(spurious, t.reason, any_lost);
             out[id as usize].spurious = spurious;
             out[id as usize].cause = Some(cause);
         }
@@ -1908,15 +1915,7 @@ impl<'f, 'w> Gen<'f, 'w> {
                     }
                     if wd.copy > 0 {
                         wd.spurious = all_useful;
-                        wd.cause = Some(if all_useful {
-                            RetxCause::Spurious
-                        } else if t.reason == Some(RetxReason::Timeout) {
-                            RetxCause::Timeout
-                        } else if any_lost {
-                            RetxCause::Loss
-                        } else {
-                            RetxCause::GoBack
-                        });
+                        wd.cause = Some(retx_cause(all_useful, t.reason, any_lost));
                     }
                     flor_cur[t.conn as usize] = wd;
                 }
@@ -1944,15 +1943,7 @@ impl<'f, 'w> Gen<'f, 'w> {
                     // (SDR erasure coding: a copy reaching the receiver after its message was
                     // delivered, decoded from parity, was needless too.)
                     let spurious = st.useful || ec_late(&t);
-                    let cause = if spurious {
-                        RetxCause::Spurious
-                    } else if t.reason == Some(RetxReason::Timeout) {
-                        RetxCause::Timeout
-                    } else if st.any_lost {
-                        RetxCause::Loss
-                    } else {
-                        RetxCause::GoBack
-                    };
+                    let cause = retx_cause(spurious, t.reason, st.any_lost);
                     d.spurious = spurious;
                     d.cause = Some(cause);
                     self.retransmissions += 1;
