@@ -61,6 +61,22 @@ struct Msg {
     bytes: Option<u64>,
 }
 
+impl Msg {
+    /// When every packet offset of `offs` had arrived (at the receiver's tap): the last one's
+    /// first arrival (frame, time; of equally late ones the highest offset); `None` while one is
+    /// missing.
+    fn all_arrived(&self, offs: std::ops::Range<u32>) -> Option<(u64, u64)> {
+        let mut last: Option<(u64, u64)> = None;
+        for o in offs {
+            let a = *self.arrived.get(&o)?;
+            if last.is_none_or(|l| a.1 >= l.1) {
+                last = Some(a);
+            }
+        }
+        last
+    }
+}
+
 /// Where the judge's tap is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Side {
@@ -230,9 +246,7 @@ impl SdrJudge {
         let mut held = Vec::new();
         for &c in named {
             let first = c.saturating_mul(n);
-            let packets: Option<Vec<(u64, u64)>> =
-                (first..first.saturating_add(n)).map(|o| m.arrived.get(&o).copied()).collect();
-            let Some(last) = packets.and_then(|p| p.into_iter().max_by_key(|&(_, t)| t)) else { continue };
+            let Some(last) = m.all_arrived(first..first.saturating_add(n)) else { continue };
             if now.saturating_sub(last.1) > reaction {
                 held.push((c, last.0));
             }
@@ -263,9 +277,8 @@ impl SdrJudge {
             let id = rocescope_codec::ext::sdr::msg_id(rocescope_codec::ext::sdr::ec_data_send(msg_seq, j), bits);
             let Some(m) = self.msgs.get(&id) else { continue };
             let Some(bytes) = m.bytes.filter(|_| mtu > 0) else { continue };
-            let packets = bytes.div_ceil(mtu).max(1);
-            let all: Option<Vec<(u64, u64)>> = (0..packets).map(|o| m.arrived.get(&(o as u32)).copied()).collect();
-            let Some(last) = all.and_then(|p| p.into_iter().max_by_key(|&(_, t)| t)) else { continue };
+            let packets = bytes.div_ceil(mtu).max(1).min(u32::MAX as u64) as u32;
+            let Some(last) = m.all_arrived(0..packets) else { continue };
             if now.saturating_sub(last.1) > reaction {
                 held.push((j, id, last.0));
             }

@@ -63,10 +63,15 @@ impl Copy<'_> {
     fn same_unit(&self, other: &Copy, u: u32) -> bool {
         other.msg == self.msg && (other.wqe == "addr_req") == (self.wqe == "addr_req") && other.covers(u)
     }
-    /// It reached the receiver whole (every packet accepted or redundant).
+    /// It reached the receiver whole.
     fn whole(&self) -> bool {
-        self.sent.iter().all(|x| matches!(x.accept, Some(Accept::Accepted | Accept::Duplicate)))
+        arrived_whole(&self.sent)
     }
+}
+
+/// Whether a WQE's packets (as sent) reached the receiver whole: every one accepted or redundant.
+fn arrived_whole(sent: &[&Transmission]) -> bool {
+    sent.iter().all(|x| matches!(x.accept, Some(Accept::Accepted | Accept::Duplicate)))
 }
 
 /// The unit of the first payload byte of a WQE's packet `k` (4 KiB units unless the run says;
@@ -245,7 +250,7 @@ pub(super) fn flor_view(cx: &Cx<'_, '_>, unit: u32) -> FlowView {
                         && v[0].flor.as_ref().is_some_and(|w| {
                             (w.wqe == "addr_req") == (c.wqe == "addr_req") && u >= w.off && u - w.off < w.units
                         })
-                        && v.iter().all(|x| matches!(x.accept, Some(Accept::Accepted | Accept::Duplicate)))
+                        && arrived_whole(v)
                 })
             };
             let misleading = flagged && (p.whole() || (c.off..c.off + c.units).all(whole_before));
