@@ -368,14 +368,16 @@ fn sdr_bitmaps_are_losses_repaired_by_the_sender_and_acks_complete_messages() {
     assert!(b.messages.is_empty());
 }
 
-/// Flor at the sender's tap: 10.0.0.7 sends UC WRITE chunks (with Immediate: message id 3,
-/// offsets 0-2, 4096 bytes each) and small SENDs to 10.0.0.8's QP 0x400 (PSNs 1-10, one per
-/// frame); the receiver's software ACKs come back on UD QP 0x402 (routed: TTL 62). Every WQE is
-/// one packet, so the PSN tracker's messages are the WQEs, indexed by PSN from 0 (PSN 1).
+/// Flor at the sender's tap: 10.0.0.7 sends a large message's ADDR_REQ (message id 3, 12,288
+/// bytes: three units), its UC WRITE chunks (with Immediate: offsets 0-2, 4096 bytes each) and
+/// small SENDs to 10.0.0.8's QP 0x400 (PSNs 0-10, one per frame); the receiver's software ACKs
+/// come back on UD QP 0x402 (routed: TTL 62). Every copy is one packet, so an ACK's gap names
+/// its packet; messages are the user's: the large one (ADDR_REQ, chunks and the chunk's
+/// WRITE_RETX) and each small one with its resend, in the order the tap met them.
 #[test]
 fn flor_ack_gaps_are_losses_and_acks_complete_messages() {
     use rocescope_analysis::analyze::report::Cause;
-    use rocescope_codec::ext::flor::{ack_bitmap, imm, AckRepr, SendRepr};
+    use rocescope_codec::ext::flor::{ack_bitmap, imm, AckRepr, AddrRepr, SendRepr};
     use rocescope_codec::ib::{ImmDtRepr, RethRepr};
     let params = rocescope_codec::Params::default();
     let chunk = [0x77u8; 4096];
@@ -405,61 +407,84 @@ fn flor_ack_gaps_are_losses_and_acks_complete_messages() {
     };
     let rn = |off: u32, hint: bool| imm(params.flor_split, hint, 3, off);
     let frames = vec![
-        write(1, 0, false),                                               // 1  message 0
-        write(2, 1, false),                                               // 2  message 1, lost
-        write(3, 2, true),                                                // 3  message 2
-        send(4, SendRepr::data(1, 1, false, b"hello")),                   // 4  message 3 (RN 1, GN 1)
-        ack(1, &[(rn(0, false), false), (rn(2, true), false), (0, true)]), // 5  chunks 0, 2, GN 1: not chunk 1
-        send(5, SendRepr::write_retx(2, 2, rn(1, false), &chunk)),        // 6  message 4: chunk 1 again
-        send(6, SendRepr::data(3, 3, false, b"second")),                  // 7  message 5 (RN 3), lost
-        send(7, SendRepr::data(4, 4, false, b"third")),                   // 8  message 6 (RN 4)
-        ack(2, &[(0, true), (2, true)]),                                  // 9  GN 2 (chunk 1), GN 4: not GN 3
-        resend(8, 3, 5, b"second"),                                       // 10 message 7: RN 3 again
-        send(9, SendRepr::data(5, 6, false, b"fourth")),                  // 11 message 8 (RN 5)
-        resend(10, 5, 7, b"fourth"),                                      // 12 message 9: RN 5 again, no gap
-        ack(5, &[(0, true), (2, true)]),                                  // 13 GN 5 (RN 3), GN 7 (RN 5)
+        send(0, SendRepr::addr(0, 0, AddrRepr::Req { mid: 3, msg_len: 12_288 })), // 1 message 0 (MID 3, GN 0)
+        write(1, 0, false),                                                       // 2
+        write(2, 1, false),                                                       // 3  lost
+        write(3, 2, true),                                                        // 4
+        send(4, SendRepr::data(1, 1, false, b"hello")),                           // 5  message 1 (RN 1, GN 1)
+        ack(0, &[(rn(0, false), false), (rn(2, true), false), (0, true), (1, true)]), // 6 not chunk 1
+        send(5, SendRepr::write_retx(2, 2, rn(1, false), &chunk)),                // 7  chunk 1 again (GN 2)
+        send(6, SendRepr::data(3, 3, false, b"second")),                          // 8  message 2 (RN 3), lost
+        send(7, SendRepr::data(4, 4, false, b"third")),                           // 9  message 3 (RN 4)
+        ack(2, &[(0, true), (2, true)]),                                          // 10 GN 2, GN 4: not GN 3
+        resend(8, 3, 5, b"second"),                                               // 11 RN 3 again (GN 5)
+        send(9, SendRepr::data(5, 6, false, b"fourth")),                          // 12 message 4 (RN 5)
+        resend(10, 5, 7, b"fourth"),                                              // 13 RN 5 again, no gap
+        ack(5, &[(0, true), (2, true)]),                                          // 14 GN 5, GN 7
     ];
     let tl = timeline_of("flor", &frames, "flor");
     let d = flow(&tl, "10.0.0.7>10.0.0.8/1024");
     assert_eq!(d.tap, Tap::Sender);
     assert_eq!(flow(&tl, "10.0.0.8>10.0.0.7/1026").serves.as_deref(), Some("10.0.0.7>10.0.0.8/1024"));
     let e = (Signal::FlorAck, Repair::EndHost, Evidence::AskedFor);
-    assert_eq!(losses(d), vec![(2, 2, e.0, e.1, e.2, Some(1)), (6, 7, e.0, e.1, e.2, Some(5))]);
+    // (One-packet copies: a loss at the lost copy's own frame.)
+    assert_eq!(losses(d), vec![(2, 3, e.0, e.1, e.2, Some(0)), (6, 8, e.0, e.1, e.2, Some(2))]);
     loss_times_match(d);
     let retx: Vec<_> =
         d.retransmissions.iter().map(|r| (r.psn, r.frame, r.trigger, r.spurious, r.cause, r.copy, r.message)).collect();
     assert_eq!(
         retx,
         vec![
-            (5, 6, Signal::FlorAck, Some(false), Cause::Loss, 1, Some(4)),
-            (8, 10, Signal::FlorAck, Some(false), Cause::Loss, 1, Some(7)),
-            // No ACK listed a later WQE before it: the sender's timer.
-            (10, 12, Signal::Timeout, None, Cause::Unknown, 1, Some(9)),
+            (5, 7, Signal::FlorAck, Some(false), Cause::Loss, 1, Some(0)),
+            (8, 11, Signal::FlorAck, Some(false), Cause::Loss, 1, Some(2)),
+            // No ACK listed a later copy before it: the sender's timer.
+            (10, 13, Signal::Timeout, None, Cause::Unknown, 1, Some(4)),
         ]
     );
-    // (`retransmitted`: the resends are messages of their own, each one frame, a retransmission.)
     let msgs: Vec<_> = d
         .messages
         .iter()
-        .map(|m| (m.index, m.op, m.first_psn, m.first_frame, m.complete_frame, m.retransmitted))
+        .map(|m| (m.index, m.op, m.first_psn, m.first_frame, m.complete_frame, m.packets, m.retransmitted))
         .collect();
     assert_eq!(
         msgs,
         vec![
-            (0, "write_imm", 1, 1, Some(5), 0),
-            (1, "write_imm", 2, 2, Some(9), 0), // completed by its resend's ACK
-            (2, "write_imm", 3, 3, Some(5), 0),
-            (3, "send", 4, 4, Some(5), 0),
-            (4, "send", 5, 6, Some(9), 1),
-            (5, "send", 6, 7, Some(13), 0),
-            (6, "send", 7, 8, Some(9), 0),
-            (7, "send", 8, 10, Some(13), 1),
-            (8, "send", 9, 11, Some(13), 0),
-            (9, "send", 10, 12, Some(13), 1),
+            // Its three units listed once the ACK at frame 10 lists the WRITE_RETX of unit 1.
+            (0, "write_imm", 0, 1, Some(10), Some(4), 1),
+            (1, "send", 4, 5, Some(6), Some(1), 0),
+            (2, "send", 6, 8, Some(14), Some(1), 1),
+            (3, "send", 7, 9, Some(10), Some(1), 0),
+            (4, "send", 9, 12, Some(14), Some(1), 1),
         ]
     );
-    assert_eq!(d.messages[1].latency_ns, Some(t(9) - t(2)));
+    assert_eq!(d.messages[0].latency_ns, Some(t(10) - t(1)));
     assert!(flow(&tl, "10.0.0.8>10.0.0.7/1026").messages.is_empty());
+}
+
+/// The same message with the ADDR_REQ missing from the capture: the message's length is not
+/// known, so its units listed by ACKs do not complete it.
+#[test]
+fn a_flor_message_without_its_addr_req_never_completes() {
+    use rocescope_codec::ext::flor::{ack_bitmap, imm, AckRepr};
+    use rocescope_codec::ib::{ImmDtRepr, RethRepr};
+    let params = rocescope_codec::Params::default();
+    let chunk = [0x77u8; 4096];
+    let write = |psn: u32, off: u32| {
+        let mut r = RoceRepr::new(0x2b, 0x400, psn).with_payload(&chunk);
+        r.reth = Some(RethRepr { va: 0x7000_0000 + off as u64 * 4096, r_key: 0x99, dma_len: 4096 });
+        r.immdt = Some(ImmDtRepr { imm: imm(params.flor_split, false, 3, off) });
+        FrameRepr::new(v4(7, 8, 64), r).to_vec()
+    };
+    let values: Vec<u32> = (0..3).map(|off| imm(params.flor_split, false, 3, off)).collect();
+    let bitmap = ack_bitmap([false; 3].into_iter(), params.flor_ack_set_means);
+    let body = AckRepr { qpn: 0x400, bitmap, least_gn: 0, delay_ns: 1000, entries: &values }.to_vec();
+    let mut r = RoceRepr::new(0x64, 0x402, 1).with_payload(&body);
+    r.deth = Some(DethRepr { q_key: 0x1234, src_qp: 0x403 });
+    let frames = vec![write(1, 0), write(2, 1), write(3, 2), FrameRepr::new(v4(8, 7, 62), r).to_vec()];
+    let tl = timeline_of("flor-no-addr", &frames, "flor");
+    let d = flow(&tl, "10.0.0.7>10.0.0.8/1024");
+    let msgs: Vec<_> = d.messages.iter().map(|m| (m.index, m.first_frame, m.complete_frame, m.packets)).collect();
+    assert_eq!(msgs, vec![(0, 1, None, Some(3))]);
 }
 
 /// A flow nothing acknowledges (ERD here; SDR and Flor over UC too) is tracked past the PSN

@@ -168,14 +168,13 @@ fn synthesized_captures_decode_clean_verify_and_are_not_malformed() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
-/// `--truth` for the stacks whose ground truth is not built: refused before the run, with a
-/// usage error (exit 2) that says why; `sdr-sr` and `sdr-ec` with their default one-packet
-/// chunks are accepted.
+/// `--truth` where its ground truth is not built (SDR chunks of more than one packet): refused
+/// before the run, with a usage error (exit 2) that says why; `sdr-sr` and `sdr-ec` with their
+/// default one-packet chunks, and `flor`, are accepted.
 #[test]
-fn truth_is_refused_where_it_is_not_built_and_sdr_has_it() {
+fn truth_is_refused_where_it_is_not_built_and_sdr_and_flor_have_it() {
     let dir = temp_dir("truth-refused");
     for (args, why) in [
-        ("--stack flor", "the ground truth of flor runs is not built yet"),
         ("--stack sdr-sr --sdr-chunk 2", "one-packet chunks (--sdr-chunk 1) only"),
         ("--stack sdr-ec --sdr-chunk 2", "the ground truth of sdr-ec runs is built for one-packet chunks"),
     ] {
@@ -196,6 +195,11 @@ fn truth_is_refused_where_it_is_not_built_and_sdr_has_it() {
         let (_, t) = synth(&dir, stack, &format!("--stack {stack} --messages 2 --loss 0.05 --loss-dir both --seed 1"));
         assert!(t.sim.transmissions.iter().filter(|x| x.kind == Kind::Data).all(|x| x.sdr_off.is_some()));
     }
+    // (Flor's truth names each data packet's WQE copy: its global number.)
+    let (_, t) =
+        synth(&dir, "flor", "--stack flor --messages 2 --message-size 50000 --loss 0.05 --loss-dir both --seed 1");
+    assert!(t.sim.transmissions.iter().filter(|x| x.kind == Kind::Data).all(|x| x.flor.is_some()));
+    assert!(t.sim.transmissions.iter().any(|x| x.flor_ack.is_some()));
     std::fs::remove_dir_all(&dir).ok();
 }
 
@@ -268,6 +272,115 @@ fn sdr_truth_agrees_with_the_immediates_in_the_capture() {
         // (Erasure coding sends SR_ACKs only for data submessages that fell back.)
         let min_acks = if args.contains("sdr-ec") { 0 } else { 100 };
         assert!(data > 250 && retx > 5 && acks >= min_acks, "{args}: {data} data frames, {retx} repeats, {acks} SR_ACKs");
+    }
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+/// Flor's truth against its capture's bytes (issue 13, acceptance 1): every data frame's WQE
+/// copy in the truth (`flor`: GN, kind, first unit) is the one its bytes name, as `decode`
+/// reads them: a SEND's first packet carries the copy's GN and a type of its kind (a piece's
+/// WRITE_RETX names its first unit in its WRITE reliable number, default split 1 · 21 · 10), a
+/// chunk's last packet its first unit in the immediate; the packets of one copy are
+/// consecutive PSNs of one tap's flow; and each ACK lists as many numbers as the truth's
+/// `flor_ack`, the SEND copies' GNs among them. Over large messages (ADDR_REQs, chunks, pieces)
+/// and small ones (DATA SENDs), loss both ways.
+#[test]
+fn flor_truth_agrees_with_the_headers_in_the_capture() {
+    use std::collections::HashMap;
+    let dir = temp_dir("flor-bytes");
+    for (i, args) in [
+        "--stack flor --messages 6 --message-size 60000 --mtu 1024 --loss 0.04 --loss-dir both --seed 3",
+        "--stack flor --messages 12 --message-size 8192 --mtu 1024 --loss 0.04 --loss-dir both --incast 2 --seed 4",
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let (pcap, t) = synth(&dir, &format!("flor{i}"), args);
+        let out = Command::new(BIN)
+            .args(["decode", "--profile", "flor", "--format", "fields", "-e", "frame.number"])
+            .args(["-e", "rocescope.flor.send.type", "-e", "rocescope.flor.send.gn", "-e", "rocescope.flor.chunk_off"])
+            .args(["-e", "rocescope.flor.send.write_rn", "-e", "rocescope.flor.ack.acked", "-e", "rocescope.bth.psn"])
+            .arg(&pcap)
+            .output()
+            .unwrap();
+        assert!(out.status.success());
+        let text = String::from_utf8(out.stdout).unwrap();
+        let bytes: HashMap<u64, Vec<String>> = text
+            .lines()
+            .map(|l| {
+                let c: Vec<String> = l.split('\t').map(str::to_string).collect();
+                (c[0].parse().unwrap(), c)
+            })
+            .collect();
+        let tx = |id: u32| t.sim.transmissions.iter().find(|x| x.id == id).unwrap();
+        let (mut sends, mut chunks, mut pieces, mut acks) = (0, 0, 0, 0);
+        for tap in &t.taps {
+            // (Per copy: the PSNs this tap recorded of it.)
+            let mut psns: HashMap<(u32, u64), Vec<u32>> = HashMap::new();
+            for f in &tap.frames {
+                let x = tx(f.tx);
+                let c = &bytes[&f.frame];
+                let at = format!("{args}: frame {}", f.frame);
+                if let Some(w) = x.flor.as_ref() {
+                    psns.entry((x.conn, w.gn)).or_default().push(c[6].parse().unwrap());
+                    if !c[1].is_empty() {
+                        // A SEND's first packet.
+                        assert_eq!(c[2], w.gn.to_string(), "{at}");
+                        let kind = match w.wqe.as_str() {
+                            "data" => "data",
+                            "addr_req" => "addr_req",
+                            "piece" => "write_retx",
+                            k => panic!("{at}: a SEND header on a {k}"),
+                        };
+                        assert_eq!(c[1], kind, "{at}");
+                        if kind == "write_retx" {
+                            let write_rn: u32 = c[4].parse().unwrap();
+                            assert_eq!(write_rn & 0x3ff, w.off, "{at}");
+                            pieces += 1;
+                        }
+                        sends += 1;
+                    } else if !c[3].is_empty() {
+                        // A chunk's last packet.
+                        assert_eq!(w.wqe, "chunk", "{at}");
+                        assert_eq!(c[3], w.off.to_string(), "{at}");
+                        chunks += 1;
+                    }
+                }
+                if let Some(gns) = x.flor_ack.as_ref() {
+                    let listed: Vec<u64> =
+                        c[5].split(',').filter(|s| !s.is_empty()).map(|s| s.parse().unwrap()).collect();
+                    assert_eq!(listed.len(), gns.len(), "{at}: {listed:?} {gns:?}");
+                    let send_copies = t.sim.transmissions.iter().filter(|y| y.conn == x.conn && y.flor.is_some());
+                    for y in send_copies {
+                        let w = y.flor.as_ref().unwrap();
+                        if w.wqe != "chunk" && gns.contains(&w.gn) {
+                            assert!(listed.contains(&w.gn), "{at}: GN {} not in {listed:?}", w.gn);
+                        }
+                    }
+                    acks += 1;
+                }
+            }
+            for ((conn, gn), v) in psns {
+                let sent = t
+                    .sim
+                    .transmissions
+                    .iter()
+                    .filter(|y| y.conn == conn && y.flor.as_ref().is_some_and(|w| w.gn == gn));
+                let sent: Vec<u32> = sent.map(|y| y.psn).collect();
+                let d = |a: u32, b: u32| b.wrapping_sub(a) & 0xff_ffff;
+                // (Consecutive PSNs as sent; the tap's, increasing, among them.)
+                assert!(sent.windows(2).all(|p| d(p[0], p[1]) == 1), "{args}: GN {gn}: sent {sent:?}");
+                assert!(v.windows(2).all(|p| d(p[0], p[1]) >= 1), "{args}: GN {gn}: recorded {v:?}");
+                assert!(
+                    v.iter().all(|p| d(sent[0], *p) < sent.len() as u32),
+                    "{args}: GN {gn}: {v:?} outside {sent:?}"
+                );
+            }
+        }
+        assert!(
+            sends > 20 && acks > 20 && (chunks > 10 && pieces > 2 || i == 1),
+            "{args}: {sends} {chunks} {pieces} {acks}"
+        );
     }
     std::fs::remove_dir_all(&dir).ok();
 }

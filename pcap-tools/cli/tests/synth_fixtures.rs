@@ -23,7 +23,7 @@ fn documented() -> Vec<Vec<String>> {
         .filter(|l| l.starts_with("rocescope synth ") && l.contains("-o fixtures/synth-"))
         .map(|l| l.split_whitespace().skip(1).map(str::to_string).collect())
         .collect();
-    assert_eq!(cmds.len(), 10, "docs/truth.md lists the ten fixtures");
+    assert_eq!(cmds.len(), 11, "docs/truth.md lists the eleven fixtures");
     cmds
 }
 
@@ -163,11 +163,14 @@ fn fixture_truths_have_the_documented_shape_and_agree_with_the_captures() {
                 assert_eq!((flow.conn as usize, flow.role, flow.tap), (k / 2, role, tap.name), "{name}");
                 assert_eq!(flow.id, format!("{}>{}/{}", flow.src, flow.dst, flow.destqp), "{name}");
                 assert_eq!(flow.profile, t.config.profile, "{name}");
-                // (An SDR connection's data frames are each in their own data QP's flow.)
+                // (An SDR connection's data frames are each in their own data QP's flow; a Flor
+                // connection's ACKs in its ACK QP's, of the responses direction.)
                 let sdr_data = stack.starts_with("sdr-") && role == Role::Requests;
+                let flor_acks = stack == "flor" && role == Role::Responses;
                 let pair = format!("{}>{}/", flow.src, flow.dst);
-                let of_flow =
-                    |f: &&rocescope_sim::truth::Frame| f.flow == flow.id || (sdr_data && f.flow.starts_with(&pair));
+                let of_flow = |f: &&rocescope_sim::truth::Frame| {
+                    f.flow == flow.id || ((sdr_data || flor_acks) && f.flow.starts_with(&pair))
+                };
                 assert_eq!(flow.frames, tap.frames.iter().filter(of_flow).count() as u64, "{name}");
                 if role == Role::Responses {
                     assert!(flow.messages.is_empty(), "{name}: a responses flow with messages");

@@ -1075,13 +1075,6 @@ pub fn run(
     progress: Option<&mut dyn FnMut(&Progress)>,
 ) -> Result<Option<Outcome>, String> {
     opts.validate()?;
-    if truth_path.is_some() && opts.stack == StackKind::Flor {
-        // Flor's units are chunks re-sliced into SENDs: the truth does not follow them yet.
-        return Err(format!(
-            "--truth: the ground truth of {} runs is not built yet (docs/truth.md)",
-            opts.stack.name()
-        ));
-    }
     if truth_path.is_some() && opts.stack.is_sdr() && opts.sdr.chunk_packets > 1 {
         // The per-tap view reads a chunk the control messages name as one packet.
         return Err(format!(

@@ -153,7 +153,7 @@ fn fixtures() -> Vec<(String, Truth)> {
         }
     }
     out.sort_by(|a, b| a.0.cmp(&b.0));
-    assert_eq!(out.len(), 10, "the ten synth fixtures");
+    assert_eq!(out.len(), 11, "the eleven synth fixtures");
     out
 }
 

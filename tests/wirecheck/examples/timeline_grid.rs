@@ -53,6 +53,7 @@ fn main() {
         (StackKind::Erd, false),
         (StackKind::SdrSr, false),
         (StackKind::SdrEc, false),
+        (StackKind::Flor, false),
     ];
     for (stack, trim) in stacks {
         for loss in [0.0, 0.001, 0.01, 0.05] {
@@ -78,6 +79,16 @@ fn main() {
                             o.loss_dir = rocescope_sim::LossDir::Both;
                             (o.sdr.code, o.sdr.k, o.sdr.m, o.sdr.channels) =
                                 if seed % 2 == 1 { (Code::Xor, 4, 1, 1) } else { (Code::Mds, 8, 2, 2) };
+                        }
+                        // Flor: loss both ways (its ACKs are lost too); large messages (WRITE
+                        // chunks, WRITE_RETX pieces, ADDR_REQs) on odd seeds, small ones (SENDs)
+                        // on even; UC wants a QP's packets in order: more than one path is
+                        // ECMP, not sprayed.
+                        if stack == StackKind::Flor {
+                            o.loss_dir = rocescope_sim::LossDir::Both;
+                            o.routing = rocescope_sim::Routing::Ecmp;
+                            o.mtu = 1024;
+                            o.message_size = message_size.unwrap_or(if seed % 2 == 1 { 100_000 } else { 8_192 });
                         }
                         if leaf_spine {
                             o.topology = TopologyKind::LeafSpine {

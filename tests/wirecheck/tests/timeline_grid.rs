@@ -238,3 +238,32 @@ fn sdr_ec_timeline_equals_the_observable_view() {
     }
     g.finish(1_001);
 }
+
+/// Flor (issue 13, acceptance 1): WQE copies on a UC data QP and the receiver's software ACKs,
+/// 1 and 5 % loss both ways (ACKs lost too), one path and 4 ECMP paths (UC wants a QP's
+/// packets in order: no spraying), 1 and 3 senders, large messages (100 KB: ADDR_REQs, WRITE
+/// chunks, WRITE_RETX pieces) and small ones (8 KB SENDs). The timeline must equal the
+/// observable view exactly.
+#[test]
+fn flor_timeline_equals_the_observable_view() {
+    use rocescope_sim::{LossDir, Routing};
+    let mut g = Grid::new("flor");
+    for loss in [0.01, 0.05] {
+        for paths in [1, 4] {
+            for incast in [1, 3] {
+                for (size, seed) in [(100_000, 1), (8_192, 2)] {
+                    let mut o = SynthOptions {
+                        loss_dir: LossDir::Both,
+                        mtu: 1024,
+                        message_size: size,
+                        ..options(StackKind::Flor, loss, paths, incast, seed, false)
+                    };
+                    o.routing = Routing::Ecmp;
+                    let label = format!("flor loss {loss} paths {paths} incast {incast} size {size} seed {seed}");
+                    g.judge(&o, &label, 8);
+                }
+            }
+        }
+    }
+    g.finish(10_001);
+}

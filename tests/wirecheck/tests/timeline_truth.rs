@@ -1,5 +1,5 @@
 //! Issue 10, acceptance 1: the timeline equals the truth's observable view on every bundled
-//! synth fixture (gbn, irn, dcp; clean and lossy; erd, netrt and sdr-sr lossy; sender, receiver and fabric taps; incast and
+//! synth fixture (gbn, irn, dcp; clean and lossy; erd, netrt, sdr-sr, sdr-ec and flor lossy; sender, receiver and fabric taps; incast and
 //! spraying), and the share of facts a tap cannot observe is printed per tap.
 
 use std::path::Path;
@@ -18,7 +18,7 @@ fn fixture(name: &str) -> (std::path::PathBuf, Truth) {
 #[test]
 fn timeline_equals_the_observable_view_on_the_fixtures() {
     let mut bad = Vec::new();
-    let names = ["gbn-clean", "gbn-loss", "irn-clean", "irn-loss", "dcp-clean", "dcp-loss", "erd-loss", "netrt-loss", "sdr-loss", "sdr-ec-loss"];
+    let names = ["gbn-clean", "gbn-loss", "irn-clean", "irn-loss", "dcp-clean", "dcp-loss", "erd-loss", "netrt-loss", "sdr-loss", "sdr-ec-loss", "flor-loss"];
     for name in names {
         let (pcap, truth) = fixture(name);
         let views = observe::view(&truth);

@@ -63,11 +63,20 @@ pub struct Options {
     pub plot: bool,
     /// Spill finished records to a temporary file rather than memory ([`spill`]).
     pub spill_to_file: bool,
+    /// Flor's UNIT_SIZE in bytes ([`flor`]; the decoder's `flor_unit_size`, which [`run`] passes).
+    pub flor_unit_size: u32,
 }
 
 impl Default for Options {
     fn default() -> Self {
-        Options { keep_events: true, link_gbps: 100.0, storm_ns: 10_000_000, plot: false, spill_to_file: false }
+        Options {
+            keep_events: true,
+            link_gbps: 100.0,
+            storm_ns: 10_000_000,
+            plot: false,
+            spill_to_file: false,
+            flor_unit_size: rocescope_codec::Params::default().flor_unit_size,
+        }
     }
 }
 
@@ -428,7 +437,15 @@ impl Analyzer {
         let f = &mut self.flows[i];
         let place = place_cached(f, &self.local, self.local_version);
         let t = f.transport;
-        f.data.on_data(k, place, t);
+        match k.class {
+            // Flor's messages are its own (`analyze/flor.rs`: a resend has new PSNs): to the PSN
+            // tracker its packets belong to no message.
+            Class::Request { op, .. } if k.profile == Profile::Flor || f.profile == Profile::Flor => {
+                let k = Pkt { class: Class::Request { pos: rocescope_codec::ib::opcode::Position::Middle, op }, ..*k };
+                f.data.on_data(&k, place, t);
+            }
+            _ => f.data.on_data(k, place, t),
+        }
         place
     }
 
@@ -437,7 +454,15 @@ impl Analyzer {
         let f = &mut self.flows[i];
         let place = place_cached(f, &self.local, self.local_version);
         let t = f.transport;
-        f.data.on_data(k, place, t);
+        match k.class {
+            // Flor's messages are its own (`analyze/flor.rs`: a resend has new PSNs): to the PSN
+            // tracker its packets belong to no message.
+            Class::Request { op, .. } if k.profile == Profile::Flor || f.profile == Profile::Flor => {
+                let k = Pkt { class: Class::Request { pos: rocescope_codec::ib::opcode::Position::Middle, op }, ..*k };
+                f.data.on_data(&k, place, t);
+            }
+            _ => f.data.on_data(k, place, t),
+        }
         note_data(&mut self.note, &f.data.last);
         place
     }
@@ -787,6 +812,13 @@ impl Analyzer {
                 None => {
                     table.ranges.insert(s.first_psn, (s.last_psn, rank as u64));
                 }
+            }
+        }
+        // (Flor's copies, each in its message: they follow the tracker's in the flow's list.)
+        if let Some(st) = self.flows[i].flor.as_ref() {
+            let base = d.msgs.len() as u64;
+            for &(first, last, index) in &st.ranges {
+                table.ranges.insert(first, (Some(last), base + index));
             }
         }
         // The message of a PSN: as the per-packet field finds it, else the id the tracker knew

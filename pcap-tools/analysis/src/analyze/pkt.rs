@@ -112,12 +112,30 @@ pub enum PktExt {
     /// An SDR data packet's immediate (B.2): message id, packet offset, and the message id's
     /// width in bits (the split it was read with).
     SdrData { msg_id: u32, pkt_off: u32, id_bits: u8 },
+    /// An RC or UC RDMA WRITE First's RETH DMA length (a Flor chunk's bytes: its span).
+    WriteFirst { dma_len: u32 },
     /// A Flor WRITE chunk's reliable number (B.3; hint masked): message id, chunk offset, and
     /// the split it was read with (ACKs echo the number whole).
     FlorWrite { mid: u32, off: u32, split: rocescope_codec::params::ImmSplit },
-    /// A Flor SEND header (first or only packet): SEND reliable number, global number, the
-    /// retransmission flag, and for a WRITE_RETX the chunk it carries (message id, offset).
-    FlorSend { rn: u32, gn: u64, retx: bool, write: Option<(u32, u32)> },
+    /// A Flor SEND header (first or only packet): its type (`kind`, [`FlorKind`]), SEND
+    /// reliable number, global number, the retransmission flag; `mid` and `off`, a WRITE_RETX's
+    /// chunk (message id, first unit) or an ADDR_REQ's message id; `len`, the body's length, or
+    /// an ADDR_REQ's message length (saturated at 4 GiB − 1).
+    FlorSend { kind: FlorKind, retx: bool, rn: u32, gn: u64, mid: u32, off: u32, len: u32 },
+}
+
+/// A Flor SEND header's type (WIRE.md B.3).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FlorKind {
+    /// A small message.
+    Data,
+    /// Units of a lost WRITE chunk.
+    WriteRetx,
+    /// A large message's address request.
+    AddrReq,
+    /// An ADDR_RESP (the receiver's answer, not data of the flow's messages), or an ADDR_REQ
+    /// whose body the capture cut.
+    Other,
 }
 
 /// A Flor software ACK (B.3) with the frame carrying it (class [`Class::Control`]).
@@ -294,7 +312,14 @@ impl Pkt {
             Ext::Dcp(x) => Some(*x),
             _ => None,
         };
-        let ext = if plain { PktExt::None } else { ext_of(f.ext(), p) };
+        let ext = if !plain {
+            ext_of(f.ext(), p)
+        } else if matches!(opcode.0, 0x06 | 0x26) {
+            // (An RDMA WRITE First's length: a Flor chunk's span.)
+            p.reth().map_or(PktExt::None, |r| PktExt::WriteFirst { dma_len: r.dma_len() })
+        } else {
+            PktExt::None
+        };
         let class = if opcode.0 == 0x80 || opcode.0 == 0x81 {
             Class::Cnp
         } else if !plain
@@ -432,8 +457,19 @@ fn ext_of(e: &Ext, p: &rocescope_codec::ib::RocePacket<'_>) -> PktExt {
         Ext::Sdr(Sdr::Data(d)) => PktExt::SdrData { msg_id: d.msg_id, pkt_off: d.pkt_off, id_bits: d.split.0 },
         Ext::Flor(Flor::Write(w)) => PktExt::FlorWrite { mid: w.mid, off: w.chunk_off, split: w.split },
         Ext::Flor(Flor::Send(h)) => {
-            let write = (h.kind == SendType::WriteRetx).then(|| (h.write().mid, h.write().chunk_off));
-            PktExt::FlorSend { rn: h.rn, gn: h.gn, retx: h.retx(), write }
+            use rocescope_codec::ext::flor::Addr;
+            let (kind, mid, off, len) = match h.kind {
+                SendType::Data => (FlorKind::Data, 0, 0, h.body_len),
+                SendType::WriteRetx => (FlorKind::WriteRetx, h.write().mid, h.write().chunk_off, h.body_len),
+                SendType::AddrReq => match h.addr(p.payload()) {
+                    Some(Addr::Req { mid, msg_len }) => {
+                        (FlorKind::AddrReq, mid, 0, msg_len.min(u32::MAX as u64) as u32)
+                    }
+                    _ => (FlorKind::Other, 0, 0, 0),
+                },
+                SendType::AddrResp => (FlorKind::Other, 0, 0, 0),
+            };
+            PktExt::FlorSend { kind, retx: h.retx(), rn: h.rn, gn: h.gn, mid, off, len }
         }
         Ext::Erd(x) => {
             let e = &x.eeth;

@@ -1215,26 +1215,6 @@ impl Tracker {
         }
     }
 
-    /// A transport whose own acknowledgement names a message (Flor's ACK): the message whose
-    /// first PSN is `first` completes at `frame`, if not yet complete.
-    pub fn complete_message_at(&mut self, first: u64, frame: u64, time_ns: u64) {
-        let Some(&id) = self.by_psn.get(&first) else { return };
-        if self.msg(id).is_none_or(|m| m.complete_frame.is_some()) {
-            return;
-        }
-        self.open.remove(&first);
-        self.complete(id, frame, time_ns);
-    }
-
-    /// A transport that resends under new PSNs (Flor): a packet of the message whose first PSN
-    /// is `first` is a resend, not unique data.
-    pub fn count_resend(&mut self, first: u64, payload: u32) {
-        self.stats.unique_bytes = self.stats.unique_bytes.saturating_sub(payload as u64);
-        if let Some(m) = self.by_psn.get(&first).copied().and_then(|id| self.msg_mut(id)) {
-            m.retransmitted += 1;
-        }
-    }
-
     /// Copies of a PSN the tap recorded (0 when unknown or never).
     pub fn copies_of(&self, p: u32) -> u16 {
         self.unwrap.peek(p).and_then(|v| self.get(v)).map_or(0, |s| s.copies)

@@ -5,9 +5,9 @@
 //! of the data QP. What a tap learns of losses and resends it reads from the WQEs it recorded and
 //! the receiver's ACKs (`flor_ack`, each listing GNs):
 //!
-//! - A copy is **identified** at a tap when the tap recorded the packet that names it (a SEND's
-//!   first packet, with its header; a WRITE chunk's last, with its immediate) and learned its
-//!   span (a SEND's header gives its length; a chunk's, all of its packets recorded).
+//! - A copy is **identified** at a tap when the tap recorded the packets that name it and give
+//!   its span: a SEND's first packet (its header: GN, type, body length); a WRITE chunk's first
+//!   (its RETH length) and last (its immediate: message id and first unit).
 //! - **Reading ACKs** (in frame order): an ACK the tap recorded *lists* the identified copies
 //!   whose GNs it names. Every identified copy not listed yet, recorded before the newest copy
 //!   the ACK lists, is *gap-flagged* (UC keeps a QP's order: the receiver did not get it).
@@ -26,17 +26,22 @@
 //!   that: frame k's first packet, PSN l's, signal k's trigger. A tap that recorded l (upstream)
 //!   cannot tell which packet of c was lost (an ACK names the WQE): unobservable, but for a
 //!   one-packet WQE (frame and PSN l's).
-//! - **Messages** are numbered in the flow as the tap first meets them (an ADDR_REQ or a DATA).
-//!   `first_frame`, `last_frame` are the tap's; `packets` (first copies) known when it recorded
-//!   all; `retransmitted` when every retransmission of it is observable; the completion (the
-//!   truth's) when the tap knows the message's units (the ADDR_REQ recorded; a small message is
-//!   one) and identified every copy of it the completing ACKs list.
+//! - **Messages** are numbered in the flow as the tap meets them: at their first identified
+//!   copy (a message with a packet recorded before that, in a copy the tap cannot name, is
+//!   unobservable: `wqe_not_seen`). `first_frame` is the tap's; `last_frame` too, unless its last
+//!   recorded packet is in a copy the tap cannot name; `packets` (first copies) known when it
+//!   recorded all; `retransmitted` when every retransmission of it is observable; the completion
+//!   (the truth's) when the tap knows the message's units (the ADDR_REQ identified; a small
+//!   message is one) and identified every copy of it the completing ACKs list.
+//! - A retransmission's **cause**: `spurious`; `loss` when not spurious after an ACK's gap (a
+//!   packet of the flagged copy was lost, though no ACK says which); else as the other stacks'.
+//!   A loss whose flag came before a repair the sender made on its timer is ambiguous.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 
 use super::{cause, Cx, Fact, FlowView, Frame, ObsLoss, ObsMessage, ObsRetx, Position, Reason, Repair, Signal};
 use super::{Unobservable, Why};
-use crate::truth::{Accept, Kind, Transmission};
+use crate::truth::{Accept, Kind, RetxCause, Transmission};
 
 /// A WQE copy the tap recorded some packet of.
 struct Copy<'a> {
@@ -119,7 +124,7 @@ pub(super) fn flor_view(cx: &Cx<'_, '_>, unit: u32) -> FlowView {
         let last = c.sent.last().map(|x| x.id);
         let has = |id: Option<u32>| c.recs.iter().any(|(_, x)| Some(x.id) == id);
         c.identified = match c.wqe {
-            "chunk" => has(last) && c.recs.len() == c.sent.len(),
+            "chunk" => has(first) && has(last),
             _ => has(first),
         };
     }
@@ -157,7 +162,7 @@ pub(super) fn flor_view(cx: &Cx<'_, '_>, unit: u32) -> FlowView {
     }
     // The latest identified copy before copy `c` covering unit `u` of its message.
     let previous = |c: &Copy, u: u32| -> Option<&Copy> {
-        order.iter().map(|g| &by_gn[g]).filter(|p| p.at < c.at && p.identified && c.same_unit(p, u)).last()
+        order.iter().map(|g| &by_gn[g]).filter(|p| p.at < c.at && p.identified && c.same_unit(p, u)).next_back()
     };
     let source = cx.position == Position::Source;
     let mut unobs: Vec<Unobservable> = Vec::new();
@@ -197,6 +202,11 @@ pub(super) fn flor_view(cx: &Cx<'_, '_>, unit: u32) -> FlowView {
         let ok = match (recorded, next, flagged) {
             (_, Some(k2), Some(at)) if at < k2.at => {
                 let frame = if recorded { c.sent.len() == 1 } else { repair.is_some_and(|r| r.frame == k2.at) };
+                // (The ACK's gap came before the repair, but the sender resent on its timer:
+                // the tap's evidence misleads about the signal; the loss is not judged.)
+                if frame && trigger(k2, c).is_err() {
+                    ambiguous.insert(x.psn);
+                }
                 frame.then(|| trigger(k2, c).unwrap_or(None))
             }
             _ => None,
@@ -277,7 +287,13 @@ pub(super) fn flor_view(cx: &Cx<'_, '_>, unit: u32) -> FlowView {
                     None
                 }
             };
+            // (Not spurious after an ACK's gap: a packet of the flagged copy was lost, though
+            // the tap may not tell which.)
             let earlier_loss_seen = p.sent.iter().any(|y| lost_seen.contains(&y.id));
+            let cause = match (spurious, trig) {
+                (Some(false), Some(Signal::FlorAck)) => Some(RetxCause::Loss),
+                _ => cause(spurious, trig, earlier_loss_seen),
+            };
             retx.push(ObsRetx {
                 psn: f.psn,
                 tx: x.id,
@@ -285,16 +301,18 @@ pub(super) fn flor_view(cx: &Cx<'_, '_>, unit: u32) -> FlowView {
                 time_ns: f.time_ns,
                 trigger: trig,
                 spurious,
-                cause: cause(spurious, trig, earlier_loss_seen),
+                cause,
             });
         }
     }
     // Messages, numbered as the tap first meets them.
     let mut msgs: Vec<ObsMessage> = Vec::new();
+    // (A message is met at its first identified copy: the packets of a copy the tap cannot
+    // name name no message.)
     let mut first_of: Vec<(u64, u64)> = Vec::new();
     for g in &order {
         let m = by_gn[g].msg;
-        if !first_of.iter().any(|&(_, x)| x == m) {
+        if by_gn[g].identified && !first_of.iter().any(|&(_, x)| x == m) {
             first_of.push((by_gn[g].at, m));
         }
     }
@@ -303,6 +321,13 @@ pub(super) fn flor_view(cx: &Cx<'_, '_>, unit: u32) -> FlowView {
         let Some(tm) = cx.flow.messages.iter().find(|x| x.index == m) else { continue };
         let copies: Vec<&Copy> = order.iter().map(|g| &by_gn[g]).filter(|c| c.msg == m).collect();
         let frames: Vec<(&Frame, &Transmission)> = copies.iter().flat_map(|c| c.recs.iter().copied()).collect();
+        // The tap recorded a packet of it before its first identified copy, in a copy it
+        // cannot name: where the message starts is not known there.
+        if frames.iter().any(|(f, _)| f.frame < first) {
+            unobs.push(Unobservable { fact: Fact::Message, psn: None, index: Some(m), tx: None, why: Why::WqeNotSeen });
+            continue;
+        }
+        let named_last = copies.iter().filter(|c| c.identified).flat_map(|c| c.recs.iter()).map(|(f, _)| f.frame).max();
         let firsts_sent: usize = sent.values().flatten().filter(|x| x.msg == Some(m) && x.retx.is_none()).count();
         let firsts_seen = frames.iter().filter(|(_, x)| x.retx.is_none()).count();
         let retx_frames: Vec<u64> = frames.iter().filter(|(_, x)| x.retx.is_some()).map(|(f, _)| f.frame).collect();
@@ -324,13 +349,18 @@ pub(super) fn flor_view(cx: &Cx<'_, '_>, unit: u32) -> FlowView {
         if !retx_known {
             unknown.push("retransmitted");
         }
+        // (Its last recorded packet in a copy the tap cannot name.)
+        let last_known = named_last == frames.iter().map(|(f, _)| f.frame).max();
+        if !last_known {
+            unknown.push("last_frame");
+        }
         if !complete_known {
             unknown.extend(["complete_frame", "complete_time_ns"]);
         }
         msgs.push(ObsMessage {
             index: index as u64,
             first_frame: Some(first),
-            last_frame: frames.iter().map(|(f, _)| f.frame).max(),
+            last_frame: frames.iter().map(|(f, _)| f.frame).max().filter(|_| last_known),
             packets: Some(firsts_seen as u32).filter(|_| firsts_seen >= firsts_sent),
             retransmitted: Some(retx_frames.len() as u64).filter(|_| retx_known),
             complete_frame: tm.complete_frame.filter(|_| complete_known),
