@@ -203,6 +203,25 @@ fn truth_is_refused_where_it_is_not_built_and_sdr_and_flor_have_it() {
     std::fs::remove_dir_all(&dir).ok();
 }
 
+/// `decode --profile PROFILE --format fields -e frame.number -e F…` of `pcap`: each frame's
+/// columns (the frame number first, then `fields` in order; empty where absent), by frame number.
+fn decode_fields(pcap: &Path, profile: &str, fields: &[&str]) -> std::collections::HashMap<u64, Vec<String>> {
+    let mut c = Command::new(BIN);
+    c.args(["decode", "--profile", profile, "--format", "fields", "-e", "frame.number"]);
+    for f in fields {
+        c.args(["-e", f]);
+    }
+    let out = c.arg(pcap).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let text = String::from_utf8(out.stdout).unwrap();
+    text.lines()
+        .map(|l| {
+            let c: Vec<String> = l.split('\t').map(str::to_string).collect();
+            (c[0].parse().unwrap(), c)
+        })
+        .collect()
+}
+
 /// SDR's truth against its capture's bytes (issue 13, acceptance 1): every data frame's (send,
 /// offset) in the truth is the one its immediate carries, as `decode` reads it (message id =
 /// the send's sequence number modulo 2^10, the default split: selective repeat sends a message
@@ -213,7 +232,7 @@ fn truth_is_refused_where_it_is_not_built_and_sdr_and_flor_have_it() {
 /// fallbacks resend packets).
 #[test]
 fn sdr_truth_agrees_with_the_immediates_in_the_capture() {
-    use std::collections::{HashMap, HashSet};
+    use std::collections::HashSet;
     let dir = temp_dir("sdr-bytes");
     for (i, args) in [
         "--stack sdr-sr --messages 12 --message-size 8192 --mtu 1024 --loss 0.05 --loss-dir both --seed 3",
@@ -224,21 +243,8 @@ fn sdr_truth_agrees_with_the_immediates_in_the_capture() {
     .enumerate()
     {
         let (pcap, t) = synth(&dir, &format!("sdr{i}"), args);
-        let out = Command::new(BIN)
-            .args(["decode", "--profile", "sdr", "--format", "fields", "-e", "frame.number", "-e", "rocescope.sdr.msg_id"])
-            .args(["-e", "rocescope.sdr.pkt_off", "-e", "rocescope.sdr.ctrl.cum_ack"])
-            .arg(&pcap)
-            .output()
-            .unwrap();
-        assert!(out.status.success());
-        let text = String::from_utf8(out.stdout).unwrap();
-        let bytes: HashMap<u64, Vec<String>> = text
-            .lines()
-            .map(|l| {
-                let c: Vec<String> = l.split('\t').map(str::to_string).collect();
-                (c[0].parse().unwrap(), c)
-            })
-            .collect();
+        let fields = ["rocescope.sdr.msg_id", "rocescope.sdr.pkt_off", "rocescope.sdr.ctrl.cum_ack"];
+        let bytes = decode_fields(&pcap, "sdr", &fields);
         let tx = |id: u32| t.sim.transmissions.iter().find(|x| x.id == id).unwrap();
         let (mut data, mut retx, mut acks) = (0, 0, 0);
         for tap in &t.taps {
@@ -296,22 +302,15 @@ fn flor_truth_agrees_with_the_headers_in_the_capture() {
     .enumerate()
     {
         let (pcap, t) = synth(&dir, &format!("flor{i}"), args);
-        let out = Command::new(BIN)
-            .args(["decode", "--profile", "flor", "--format", "fields", "-e", "frame.number"])
-            .args(["-e", "rocescope.flor.send.type", "-e", "rocescope.flor.send.gn", "-e", "rocescope.flor.chunk_off"])
-            .args(["-e", "rocescope.flor.send.write_rn", "-e", "rocescope.flor.ack.acked", "-e", "rocescope.bth.psn"])
-            .arg(&pcap)
-            .output()
-            .unwrap();
-        assert!(out.status.success());
-        let text = String::from_utf8(out.stdout).unwrap();
-        let bytes: HashMap<u64, Vec<String>> = text
-            .lines()
-            .map(|l| {
-                let c: Vec<String> = l.split('\t').map(str::to_string).collect();
-                (c[0].parse().unwrap(), c)
-            })
-            .collect();
+        let fields = [
+            "rocescope.flor.send.type",
+            "rocescope.flor.send.gn",
+            "rocescope.flor.chunk_off",
+            "rocescope.flor.send.write_rn",
+            "rocescope.flor.ack.acked",
+            "rocescope.bth.psn",
+        ];
+        let bytes = decode_fields(&pcap, "flor", &fields);
         let tx = |id: u32| t.sim.transmissions.iter().find(|x| x.id == id).unwrap();
         let (mut sends, mut chunks, mut pieces, mut acks) = (0, 0, 0, 0);
         for tap in &t.taps {

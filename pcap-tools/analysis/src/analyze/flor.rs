@@ -161,7 +161,7 @@ enum Rx {
     Send { id: u64, next: u32, mtu: u32 },
     /// A WRITE chunk so far: its span (`dma_len` bytes, MTU-sized packets, from its RETH), the
     /// packets recorded (the PSNs missing in [`FlowFlor::chunk_holes`]).
-    Chunk { first_psn: u32, at: u64, time: u64, next: u32, dma_len: u32, span: u32, packets: u32, bytes: u64 },
+    Chunk { first_psn: u32, at: u64, time: u64, next: u32, dma_len: u32, mtu: u32, span: u32, packets: u32, bytes: u64 },
 }
 
 /// One data flow's Flor copies and messages.
@@ -321,6 +321,7 @@ impl Analyzer {
                     time: k.time_ns,
                     next: psn::add(k.psn, 1),
                     dma_len,
+                    mtu: k.payload.max(1),
                     span: (dma_len as u64).div_ceil(k.payload.max(1) as u64).max(1) as u32,
                     packets: 1,
                     bytes: k.payload as u64,
@@ -361,7 +362,7 @@ impl Analyzer {
                             self.flows[i].flor.as_mut().expect("a Flor flow").close();
                         }
                     }
-                    Some(Rx::Chunk { first_psn, at, time, next, dma_len, span, packets, bytes }) => {
+                    Some(Rx::Chunk { first_psn, at, time, next, dma_len, mtu, span, packets, bytes }) => {
                         let k_in = psn::diff(first_psn, k.psn);
                         if k_in < 0 || k_in >= span as i32 || psn::diff(next, k.psn) < 0 {
                             // Beyond the chunk's span: a WQE the tap cannot name.
@@ -375,7 +376,7 @@ impl Analyzer {
                         }
                         let (packets, bytes) = (packets + 1, bytes + k.payload as u64);
                         let next = psn::add(k.psn, 1);
-                        st.rx = Some(Rx::Chunk { first_psn, at, time, next, dma_len, span, packets, bytes });
+                        st.rx = Some(Rx::Chunk { first_psn, at, time, next, dma_len, mtu, span, packets, bytes });
                         if !last {
                             return;
                         }
@@ -387,10 +388,9 @@ impl Analyzer {
                         }
                         let mut c = one_chunk(mid, off, k, span, dma_len as u64, unit);
                         (c.first_psn, c.at, c.time) = (first_psn, at, time);
-                        let mtu = (dma_len as u64).div_ceil(span as u64).max(1);
                         let id = self.flor_identify(i, c, None, false, place);
                         // (Its packets, recorded before it was named; the PSNs it misses.)
-                        self.flor_chunk_packets(i, id, k, packets, mtu as u32, bytes);
+                        self.flor_chunk_packets(i, id, k, packets, mtu, bytes);
                     }
                     None => {}
                 }

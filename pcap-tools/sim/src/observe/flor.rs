@@ -25,7 +25,8 @@
 //!   c, and the tap recorded the repair k (the next copy covering l's unit, the truth's) after
 //!   that: frame k's first packet, PSN l's, signal k's trigger. A tap that recorded l (upstream)
 //!   cannot tell which packet of c was lost (an ACK names the WQE): unobservable, but for a
-//!   one-packet WQE (frame and PSN l's).
+//!   one-packet WQE (frame and PSN l's). A packet the tap's frames alone name as lost where the
+//!   truth says otherwise (a lost ACK entry; a repair the tap could not name) is ambiguous.
 //! - **Messages** are numbered in the flow as the tap meets them: at their first identified
 //!   copy (a message with a packet recorded before that, in a copy the tap cannot name, is
 //!   unobservable: `wqe_not_seen`). `first_frame` is the tap's; `last_frame` too, unless its last
@@ -225,6 +226,28 @@ pub(super) fn flor_view(cx: &Cx<'_, '_>, unit: u32) -> FlowView {
             }
             _ if recorded && c.sent.len() > 1 => unobs.push(why(Why::WqeNotPacket)),
             _ => unobs.push(why(Why::NoEvidence)),
+        }
+    }
+    // What an analyser claims from the tap's frames alone: a packet an ACK's gap names (a
+    // one-packet copy the tap recorded, or a PSN of an identified copy it did not record) is lost
+    // when the flag came before the next identified copy of its unit. A claim the truth does not
+    // make (the flagged copy had arrived and its ACK entry was lost; the truth's repair is a copy
+    // the tap could not name) misleads: its PSN is ambiguous.
+    for g in &order {
+        let c = &by_gn[g];
+        let Some(&flag) = gapped.get(g).filter(|_| c.identified) else { continue };
+        for (k, y) in c.sent.iter().enumerate() {
+            let rec = c.recs.iter().find(|(_, x)| x.id == y.id).map(|(f, _)| f.frame);
+            if rec.is_some() && c.sent.len() != 1 {
+                continue;
+            }
+            let u = packet_unit(c.wqe, c.off, k as u32, mtu, unit);
+            let next = order.iter().map(|g| &by_gn[g]).find(|k2| k2.at > c.at && k2.identified && c.same_unit(k2, u));
+            let Some(k2) = next.filter(|k2| flag < k2.at) else { continue };
+            let frame = rec.unwrap_or(k2.at);
+            if !losses.iter().any(|l| l.frame == frame && l.psn == y.psn) {
+                ambiguous.insert(y.psn);
+            }
         }
     }
     // Retransmissions.
