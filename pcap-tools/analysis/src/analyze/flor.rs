@@ -182,9 +182,6 @@ pub struct FlowFlor {
     split: Option<ImmSplit>,
     /// Messages completed, in order (forgotten [`KEEP_DONE`] later).
     done: std::collections::VecDeque<MsgKey>,
-    /// Each identified copy's PSNs (unwrapped, first and last) and its message's index: the
-    /// per-packet `message` field (24 bytes a copy, kept for the capture's length).
-    pub ranges: Vec<(u64, u64, u64)>,
     /// Bytes per unit (`flor_unit_size`).
     unit: u64,
 }
@@ -489,9 +486,6 @@ impl Analyzer {
         }
         m.copies.push(id);
         let index = m.index as u64;
-        if let Some(v) = v {
-            st.ranges.push((v, v + c.span as u64 - 1, index));
-        }
         if c.span == 1 {
             // A one-packet copy the tap recorded: an ACK's gap names its packet.
             m.pending.push(Pending { copy: id, psn: c.first_psn, unit: c.off, frame: Some((c.at, c.time)) });
@@ -507,10 +501,16 @@ impl Analyzer {
             }
         }
         st.unlisted.insert(c.at, id);
+        let span = c.span as u64;
         st.copies.insert(id, c);
         let s = &mut self.flows[i].data.stats;
         s.losses += losses.len() as u64;
-        self.flows[i].sdr_out.get_or_insert_with(Default::default).losses.extend(losses);
+        let out = self.flows[i].sdr_out.get_or_insert_with(Default::default);
+        out.losses.extend(losses);
+        // (The per-packet `message` field: the copy's PSNs are its message's.)
+        if let Some(v) = v {
+            out.ranges.push((v, v + span - 1, index));
+        }
         id
     }
 

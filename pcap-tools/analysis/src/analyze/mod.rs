@@ -814,10 +814,11 @@ impl Analyzer {
                 }
             }
         }
-        // (Flor's copies, each in its message: they follow the tracker's in the flow's list.)
-        if let Some(st) = self.flows[i].flor.as_ref() {
+        // (SDR's and Flor's messages, by their PSNs: they follow the tracker's in the flow's
+        // list.)
+        if let Some(out) = self.flows[i].sdr_out.as_ref() {
             let base = d.msgs.len() as u64;
-            for &(first, last, index) in &st.ranges {
+            for &(first, last, index) in &out.ranges {
                 table.ranges.insert(first, (Some(last), base + index));
             }
         }

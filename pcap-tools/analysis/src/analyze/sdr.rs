@@ -119,6 +119,20 @@ pub struct Out {
     pub msgs: Vec<Message>,
     /// Message latencies were added to the flow's counts.
     settled: bool,
+    /// Runs of consecutive PSNs (unwrapped, first and last) of one message, with its index in
+    /// [`Self::msgs`]: the per-packet `message` field (SDR's packets; Flor's identified copies).
+    /// Kept for the capture's length: about one run a message and QP (24 bytes).
+    pub ranges: Vec<(u64, u64, u64)>,
+}
+
+impl Out {
+    /// PSN `v` (unwrapped) is of message `index`.
+    pub(super) fn note_psn(&mut self, v: u64, index: u64) {
+        match self.ranges.last_mut() {
+            Some(r) if r.2 == index && r.1 + 1 == v => r.1 = v,
+            _ => self.ranges.push((v, v, index)),
+        }
+    }
 }
 
 impl Analyzer {
@@ -182,6 +196,10 @@ impl Analyzer {
             _ => Signal::Unknown,
         };
         let in_msg_flow = |f: usize| (f == m.flow).then_some(m.index as u64);
+        // (The per-packet `message` field: this PSN is the message's, in the flow listing it.)
+        if let (Some(index), Some(v)) = (in_msg_flow(i), self.flows[i].data.peek(k.psn)) {
+            self.flows[i].sdr_out.get_or_insert_with(Default::default).note_psn(v, index);
+        }
         let mut retransmitted = false;
         match prior {
             None => {
