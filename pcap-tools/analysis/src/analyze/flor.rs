@@ -34,7 +34,7 @@
 //!   the ACK after which every one of its units is listed (known once its ADDR_REQ told the
 //!   length; a small message is one unit).
 //!
-//! Chunk lengths are read in units of 4096 bytes (`flor_unit_size`'s default).
+//! Units are `flor_unit_size` bytes (`--flor-unit-size`, [`super::Options::flor_unit_size`]).
 
 use std::collections::{BTreeMap, HashMap};
 
@@ -160,7 +160,7 @@ enum Rx {
     /// An identified SEND copy: the next PSN expected.
     Send { id: u64, next: u32, mtu: u32 },
     /// A WRITE chunk so far: its span (`dma_len` bytes, MTU-sized packets, from its RETH), the
-    /// packets recorded (the PSNs missing in [`FlowFlor::chunk_holes`]).
+    /// packets recorded (the PSNs missing in [`FlowFlor::holes`]).
     Chunk { first_psn: u32, at: u64, time: u64, next: u32, dma_len: u32, mtu: u32, span: u32, packets: u32, bytes: u64 },
 }
 
@@ -176,8 +176,8 @@ pub struct FlowFlor {
     /// Identified copies neither listed nor gap-flagged yet, by first frame.
     unlisted: BTreeMap<u64, u64>,
     rx: Option<Rx>,
-    /// The PSNs the WRITE chunk being received is missing so far.
-    chunk_holes: Vec<u32>,
+    /// The PSNs the WQE being received is missing so far.
+    holes: Vec<u32>,
     /// The reliable number's split, from the WRITE chunks.
     split: Option<ImmSplit>,
     /// Messages completed, in order (forgotten [`KEEP_DONE`] later).
@@ -188,6 +188,11 @@ pub struct FlowFlor {
 
 /// Completed messages kept (a late resend or ACK still finds its copies).
 const KEEP_DONE: usize = 4096;
+
+/// PSNs missing from one WQE that are named at most: a damaged capture may claim a WQE of
+/// millions of packets; one missing more names none (Flor's largest WQE, a 64 KiB chunk, has
+/// 256 packets at a 256-byte MTU).
+const MAX_HOLES: usize = 4096;
 
 impl FlowFlor {
     /// The unit (of `unit` bytes) of the first byte of packet `k` of copy `c` (a SEND's first 24
@@ -201,31 +206,58 @@ impl FlowFlor {
         }
     }
 
-    /// Ends the WQE being received: a SEND copy's PSNs not recorded are holes a loss may name.
-    fn close(&mut self) {
-        self.chunk_holes.clear();
-        let Some(Rx::Send { id, next, mtu }) = self.rx.take() else { return };
-        let Some(c) = self.copies.get(&id) else { return };
-        let end = psn::add(c.first_psn, c.span);
-        let mut holes = Vec::new();
-        let mut p = next;
-        while psn::lt(p, end) {
-            let k = psn::diff(c.first_psn, p) as u32;
-            holes.push(Pending { copy: id, psn: p, unit: Self::packet_unit(c, k, mtu, self.unit), frame: None });
-            p = psn::add(p, 1);
+    /// Packet `psn` of the WQE being received, which starts at `first` and spans `span`
+    /// packets, `next` expected: the PSNs it skips are missing. False when the packet is not
+    /// the WQE's (outside its span, or behind), or the WQE misses too many to name.
+    fn step(&mut self, first: u32, span: u32, next: u32, psn: u32) -> bool {
+        let (k, gap) = (psn::diff(first, psn), psn::diff(next, psn));
+        k >= 0 && k < span as i32 && gap >= 0 && self.miss(next, gap as u32)
+    }
+
+    /// `n` PSNs from `from` are missing from the WQE being received; false (and none named)
+    /// past [`MAX_HOLES`].
+    fn miss(&mut self, from: u32, n: u32) -> bool {
+        if self.holes.len() + n as usize > MAX_HOLES {
+            self.holes.clear();
+            return false;
         }
-        let whole = c.whole();
-        let (key, addr, off, units) = (c.msg, c.what == What::AddrReq, c.off, c.units);
-        let Some(m) = self.msgs.get_mut(&key) else { return };
-        m.pending.extend(holes);
-        if whole {
-            if addr {
-                m.addr_whole = true;
-            } else {
-                for u in off..off + units {
-                    set(&mut m.whole, u);
-                }
+        self.holes.extend((0..n).map(|d| psn::add(from, d)));
+        true
+    }
+
+    /// Copy `id` ends (`mtu`-sized packets): the PSNs it missed wait for a copy of their unit (a
+    /// loss may name them), and a copy recorded whole marks its units arrived whole.
+    fn settle(&mut self, id: u64, mtu: u32) {
+        let unit = self.unit;
+        let Some(c) = self.copies.get(&id) else { return self.holes.clear() };
+        let Some(m) = self.msgs.get_mut(&c.msg) else { return self.holes.clear() };
+        m.pending.extend(self.holes.drain(..).map(|p| {
+            let k = psn::diff(c.first_psn, p) as u32;
+            Pending { copy: id, psn: p, unit: Self::packet_unit(c, k, mtu, unit), frame: None }
+        }));
+        if !c.whole() {
+            return;
+        }
+        if c.what == What::AddrReq {
+            m.addr_whole = true;
+        } else {
+            for u in c.off..c.off + c.units {
+                set(&mut m.whole, u);
             }
+        }
+    }
+
+    /// Ends the WQE being received: a SEND copy's PSNs not recorded, up to its span, are missing.
+    fn close(&mut self) {
+        match self.rx.take() {
+            Some(Rx::Send { id, next, mtu }) => {
+                if let Some(c) = self.copies.get(&id) {
+                    let tail = psn::diff(next, psn::add(c.first_psn, c.span)).max(0) as u32;
+                    self.miss(next, tail);
+                }
+                self.settle(id, mtu);
+            }
+            _ => self.holes.clear(),
         }
     }
 
@@ -311,7 +343,6 @@ impl Analyzer {
                 self.flor_chunk_packets(i, id, k, 1, k.payload, k.payload as u64);
             }
             (Position::First, PktExt::WriteFirst { dma_len }) if op == ReqOp::Write => {
-                st.chunk_holes.clear();
                 st.rx = Some(Rx::Chunk {
                     first_psn: k.psn,
                     at: k.frame,
@@ -328,30 +359,11 @@ impl Analyzer {
                 let last = pos == Position::Last;
                 match st.rx {
                     Some(Rx::Send { id, next, mtu }) => {
-                        let Some(c) = st.copies.get(&id) else { return };
-                        let k_in = psn::diff(c.first_psn, k.psn);
-                        if k_in < 0 || k_in >= c.span as i32 || psn::diff(next, k.psn) < 0 {
-                            // Beyond the copy's span (or behind it): a WQE the tap cannot name.
+                        let Some((first, span)) = st.copies.get(&id).map(|c| (c.first_psn, c.span)) else { return };
+                        if !st.step(first, span, next, k.psn) {
+                            // A WQE the tap cannot name.
                             st.close();
                             return;
-                        }
-                        if k.psn != next {
-                            let holes: Vec<Pending> = (0..psn::diff(next, k.psn) as u32)
-                                .map(|d| {
-                                    let p = psn::add(next, d);
-                                    let kk = psn::diff(c.first_psn, p) as u32;
-                                    Pending {
-                                        copy: id,
-                                        psn: p,
-                                        unit: FlowFlor::packet_unit(c, kk, mtu, unit),
-                                        frame: None,
-                                    }
-                                })
-                                .collect();
-                            let key = c.msg;
-                            if let Some(m) = st.msgs.get_mut(&key) {
-                                m.pending.extend(holes);
-                            }
                         }
                         st.rx = Some(Rx::Send { id, next: psn::add(k.psn, 1), mtu });
                         self.flor_packet(i, id, k);
@@ -360,16 +372,10 @@ impl Analyzer {
                         }
                     }
                     Some(Rx::Chunk { first_psn, at, time, next, dma_len, mtu, span, packets, bytes }) => {
-                        let k_in = psn::diff(first_psn, k.psn);
-                        if k_in < 0 || k_in >= span as i32 || psn::diff(next, k.psn) < 0 {
-                            // Beyond the chunk's span: a WQE the tap cannot name.
-                            st.rx = None;
+                        if !st.step(first_psn, span, next, k.psn) {
+                            // A WQE the tap cannot name.
+                            st.close();
                             return;
-                        }
-                        let mut p = next;
-                        while p != k.psn {
-                            st.chunk_holes.push(p);
-                            p = psn::add(p, 1);
                         }
                         let (packets, bytes) = (packets + 1, bytes + k.payload as u64);
                         let next = psn::add(k.psn, 1);
@@ -380,8 +386,8 @@ impl Analyzer {
                         st.rx = None;
                         let PktExt::FlorWrite { mid, off, split } = ext else { return };
                         st.split = Some(split);
-                        if k_in != span as i32 - 1 {
-                            return;
+                        if psn::diff(first_psn, k.psn) != span as i32 - 1 {
+                            return st.holes.clear();
                         }
                         let mut c = one_chunk(mid, off, k, span, dma_len as u64, unit);
                         (c.first_psn, c.at, c.time) = (first_psn, at, time);
@@ -552,26 +558,14 @@ impl Analyzer {
     }
 
     /// A WRITE chunk named at its last packet `k`: its `packets` recorded (`bytes` of payload)
-    /// count in its message, and the PSNs it misses ([`FlowFlor::chunk_holes`], `mtu`-sized
-    /// packets) wait for a copy of their unit.
+    /// count in its message, and it ends ([`FlowFlor::settle`], `mtu`-sized packets).
     fn flor_chunk_packets(&mut self, i: usize, id: u64, k: &Pkt, packets: u32, mtu: u32, bytes: u64) {
         let Some(st) = self.flows[i].flor.as_mut() else { return };
         let Some(c) = st.copies.get_mut(&id) else { return };
         c.recorded = packets;
-        let c = &*c;
-        let holes = st.chunk_holes.iter().map(|&p| {
-            let unit = FlowFlor::packet_unit(c, psn::diff(c.first_psn, p) as u32, mtu, st.unit);
-            Pending { copy: id, psn: p, unit, frame: None }
-        });
-        let Some(m) = st.msgs.get_mut(&c.msg) else { return };
-        m.pending.extend(holes);
-        st.chunk_holes.clear();
-        if c.whole() {
-            for u in c.off..c.off + c.units {
-                set(&mut m.whole, u);
-            }
-        }
-        let index = m.index;
+        let key = c.msg;
+        st.settle(id, mtu);
+        let Some(index) = st.msgs.get(&key).map(|m| m.index) else { return };
         let Some(msg) = self.flows[i].sdr_out.as_mut().and_then(|o| o.msgs.get_mut(index)) else { return };
         msg.last_frame = msg.last_frame.max(k.frame);
         msg.last_psn = Some(k.psn);

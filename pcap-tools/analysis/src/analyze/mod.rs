@@ -209,6 +209,20 @@ fn place_cached(f: &mut FlowState, local: &FxHashMap<u32, FxHashSet<IpAddr>>, ve
     p
 }
 
+/// Data packet `k` to flow `f`'s PSN tracker. Flor's messages are its own (`analyze/flor.rs`:
+/// a resend has new PSNs): to the tracker its packets belong to no message.
+#[inline]
+fn feed_tracker(f: &mut FlowState, k: &Pkt, place: Place) {
+    let t = f.transport;
+    match k.class {
+        Class::Request { op, .. } if k.profile == Profile::Flor || f.profile == Profile::Flor => {
+            let k = Pkt { class: Class::Request { pos: rocescope_codec::ib::opcode::Position::Middle, op }, ..*k };
+            f.data.on_data(&k, place, t);
+        }
+        _ => f.data.on_data(k, place, t),
+    }
+}
+
 /// What a data packet showed at once (`last`, its tracker's note), into the frame's note.
 #[inline]
 fn note_data(note: &mut fields::LiveNote, last: &track::TrackNote) {
@@ -436,16 +450,7 @@ impl Analyzer {
     fn data(&mut self, i: usize, k: &Pkt) -> Place {
         let f = &mut self.flows[i];
         let place = place_cached(f, &self.local, self.local_version);
-        let t = f.transport;
-        match k.class {
-            // Flor's messages are its own (`analyze/flor.rs`: a resend has new PSNs): to the PSN
-            // tracker its packets belong to no message.
-            Class::Request { op, .. } if k.profile == Profile::Flor || f.profile == Profile::Flor => {
-                let k = Pkt { class: Class::Request { pos: rocescope_codec::ib::opcode::Position::Middle, op }, ..*k };
-                f.data.on_data(&k, place, t);
-            }
-            _ => f.data.on_data(k, place, t),
-        }
+        feed_tracker(f, k, place);
         place
     }
 
@@ -453,16 +458,7 @@ impl Analyzer {
     fn data_noted(&mut self, i: usize, k: &Pkt) -> Place {
         let f = &mut self.flows[i];
         let place = place_cached(f, &self.local, self.local_version);
-        let t = f.transport;
-        match k.class {
-            // Flor's messages are its own (`analyze/flor.rs`: a resend has new PSNs): to the PSN
-            // tracker its packets belong to no message.
-            Class::Request { op, .. } if k.profile == Profile::Flor || f.profile == Profile::Flor => {
-                let k = Pkt { class: Class::Request { pos: rocescope_codec::ib::opcode::Position::Middle, op }, ..*k };
-                f.data.on_data(&k, place, t);
-            }
-            _ => f.data.on_data(k, place, t),
-        }
+        feed_tracker(f, k, place);
         note_data(&mut self.note, &f.data.last);
         place
     }
