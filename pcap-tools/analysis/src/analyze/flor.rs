@@ -127,13 +127,9 @@ struct Msg {
     index: usize,
     /// Data units (from its ADDR_REQ; a small message: 1).
     units: Option<u32>,
-    /// Units listed by an ACK (data class), and the ADDR_REQ.
-    acked: Vec<bool>,
-    acked_n: u32,
-    addr_acked: bool,
-    /// Units recorded whole in some copy (data class), and the ADDR_REQ.
-    whole: Vec<bool>,
-    addr_whole: bool,
+    /// Its units listed by an ACK, and those recorded whole in some copy.
+    acked: Units,
+    whole: Units,
     /// Its identified copies, in the tap's order.
     copies: Vec<u64>,
     pending: Vec<Pending>,
@@ -142,16 +138,38 @@ struct Msg {
     first_time: u64,
 }
 
-fn set(v: &mut Vec<bool>, u: u32) -> bool {
-    let u = u as usize;
-    if v.len() <= u {
-        v.resize(u + 1, false);
-    }
-    !std::mem::replace(&mut v[u], true)
+/// Units of a message marked (listed by an ACK, or arrived whole): its data units, and its
+/// ADDR_REQ's unit of its own.
+#[derive(Debug, Default)]
+struct Units {
+    data: Vec<bool>,
+    /// Data units marked.
+    count: u32,
+    addr: bool,
 }
 
-fn get(v: &[bool], u: u32) -> bool {
-    v.get(u as usize).copied().unwrap_or(false)
+impl Units {
+    /// Marks copy `c`'s units.
+    fn mark(&mut self, c: &Copy) {
+        if c.what == What::AddrReq {
+            self.addr = true;
+            return;
+        }
+        for u in c.off as usize..(c.off + c.units) as usize {
+            if self.data.len() <= u {
+                self.data.resize(u + 1, false);
+            }
+            self.count += !std::mem::replace(&mut self.data[u], true) as u32;
+        }
+    }
+
+    /// Every unit of copy `c` is marked.
+    fn all(&self, c: &Copy) -> bool {
+        if c.what == What::AddrReq {
+            return self.addr;
+        }
+        (c.off as usize..(c.off + c.units) as usize).all(|u| self.data.get(u).copied().unwrap_or(false))
+    }
 }
 
 /// The WQE being received.
@@ -235,15 +253,8 @@ impl FlowFlor {
             let k = psn::diff(c.first_psn, p) as u32;
             Pending { copy: id, psn: p, unit: Self::packet_unit(c, k, mtu, unit), frame: None }
         }));
-        if !c.whole() {
-            return;
-        }
-        if c.what == What::AddrReq {
-            m.addr_whole = true;
-        } else {
-            for u in c.off..c.off + c.units {
-                set(&mut m.whole, u);
-            }
+        if c.whole() {
+            m.whole.mark(c);
         }
     }
 
@@ -470,14 +481,10 @@ impl Analyzer {
                 Place::Source => Signal::Timeout,
                 _ => Signal::Unknown,
             };
-            let addr = c.what == What::AddrReq;
-            let units = c.off..c.off + c.units;
             let spurious = match prev {
                 None => None,
-                Some(_) if place == Place::Destination => {
-                    Some(if addr { m.addr_whole } else { units.clone().all(|u| get(&m.whole, u)) })
-                }
-                Some(_) if (if addr { m.addr_acked } else { units.clone().all(|u| get(&m.acked, u)) }) => Some(true),
+                Some(_) if place == Place::Destination => Some(m.whole.all(&c)),
+                Some(_) if m.acked.all(&c) => Some(true),
                 Some(_) if gapped => Some(false),
                 Some(_) => None,
             };
@@ -530,13 +537,8 @@ impl Analyzer {
         let Some(index) = st.msgs.get(&c.msg).map(|m| m.index) else { return };
         let out = self.flows[i].sdr_out.get_or_insert_with(Default::default);
         let Some(msg) = out.msgs.get_mut(index) else { return };
-        msg.last_frame = msg.last_frame.max(k.frame);
-        msg.last_psn = Some(k.psn);
-        let Some(r) = retx else {
-            msg.packets = Some(msg.packets.unwrap_or(0) + 1);
-            msg.bytes += k.payload as u64;
-            return;
-        };
+        let Some(r) = retx else { return record(msg, k, 1, k.payload as u64) };
+        record(msg, k, 0, 0);
         msg.retransmitted += 1;
         out.retx.push(Retransmission {
             psn: k.psn,
@@ -567,10 +569,7 @@ impl Analyzer {
         st.settle(id, mtu);
         let Some(index) = st.msgs.get(&key).map(|m| m.index) else { return };
         let Some(msg) = self.flows[i].sdr_out.as_mut().and_then(|o| o.msgs.get_mut(index)) else { return };
-        msg.last_frame = msg.last_frame.max(k.frame);
-        msg.last_psn = Some(k.psn);
-        msg.packets = Some(msg.packets.unwrap_or(0) + packets);
-        msg.bytes += bytes;
+        record(msg, k, packets, bytes);
     }
 
     /// A Flor software ACK (on its own UD QP, receiver → sender).
@@ -601,13 +600,7 @@ impl Analyzer {
             c.listed = true;
             st.unlisted.remove(&c.at);
             let Some(m) = st.msgs.get_mut(&c.msg) else { continue };
-            if c.what == What::AddrReq {
-                m.addr_acked = true;
-            } else {
-                for u in c.off..c.off + c.units {
-                    m.acked_n += set(&mut m.acked, u) as u32;
-                }
-            }
+            m.acked.mark(c);
             if !touched.contains(&c.msg) {
                 touched.push(c.msg);
             }
@@ -626,7 +619,7 @@ impl Analyzer {
         let mut done = Vec::new();
         for key in touched {
             let Some(m) = st.msgs.get_mut(&key) else { continue };
-            if m.done || m.units.is_none_or(|u| m.acked_n < u) {
+            if m.done || m.units.is_none_or(|u| m.acked.count < u) {
                 continue;
             }
             m.done = true;
@@ -643,6 +636,15 @@ impl Analyzer {
             }
         }
     }
+}
+
+/// Packet `k` of message `msg` recorded, its latest so far, bringing `packets` packets of
+/// first copies (`bytes` of payload).
+fn record(msg: &mut Message, k: &Pkt, packets: u32, bytes: u64) {
+    msg.last_frame = msg.last_frame.max(k.frame);
+    msg.last_psn = Some(k.psn);
+    msg.packets = Some(msg.packets.unwrap_or(0) + packets);
+    msg.bytes += bytes;
 }
 
 /// A WRITE chunk of message `mid` from unit `off`, named at packet `k`: `packets` packets,
