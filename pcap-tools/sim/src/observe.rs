@@ -572,6 +572,19 @@ impl<'a> Cx<'a, '_> {
         self.ix.by_tx.get(&id).and_then(|v| v.first().copied())
     }
 
+    /// The tap's frame numbered `n` (its frames are in frame order).
+    fn frame_numbered(&self, n: u64) -> Option<&'a Frame> {
+        let frames = &self.ix.tap.frames;
+        frames.binary_search_by_key(&n, |f| f.frame).ok().map(|i| &frames[i])
+    }
+
+    /// The tap's frames of the flow's connection, any of its flows (a research transport's
+    /// several QPs), with their transmissions, in frame order.
+    fn conn_frames(&self) -> impl Iterator<Item = (&'a Frame, &'a Transmission)> + '_ {
+        let conn = self.flow.conn;
+        self.ix.tap.frames.iter().filter_map(move |f| Some((f, self.run.tx(f.tx).filter(|x| x.conn == conn)?)))
+    }
+
     /// The tap's data frames of the flow with PSN `p` (copies of p, whole or header-only), in
     /// frame order.
     fn recorded_copies(&self, p: u32) -> impl Iterator<Item = &'a Frame> + '_ {

@@ -43,6 +43,7 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use super::{cause, Cx, Fact, FlowView, Frame, ObsLoss, ObsMessage, ObsRetx, Position, Reason, Repair, Signal};
 use super::{Unobservable, Why};
 use crate::truth::{Accept, Kind, RetxCause, Transmission};
+use rocescope_codec::ext::flor::SEND_HEADER_LEN;
 
 /// A WQE copy the tap recorded some packet of.
 struct Copy<'a> {
@@ -86,7 +87,7 @@ fn packet_unit(wqe: &str, off: u32, k: u32, mtu: u32, unit: u32) -> u32 {
     let at = k as u64 * mtu as u64;
     match wqe {
         "chunk" => off + (at / unit as u64) as u32,
-        "piece" => off + (at.saturating_sub(24) / unit as u64) as u32,
+        "piece" => off + (at.saturating_sub(SEND_HEADER_LEN as u64) / unit as u64) as u32,
         _ => 0,
     }
 }
@@ -135,17 +136,8 @@ pub(super) fn flor_view(cx: &Cx<'_, '_>, unit: u32) -> FlowView {
     let mut listed: HashMap<u64, u64> = HashMap::new();
     let mut gapped: HashMap<u64, u64> = HashMap::new();
     // (Each ACK: its frame, the GNs it lists.)
-    let acks: Vec<(&Frame, &Vec<u64>)> = cx
-        .ix
-        .tap
-        .frames
-        .iter()
-        .filter_map(|f| {
-            let x = cx.run.tx(f.tx)?;
-            (x.conn == conn).then_some(())?;
-            Some((f, x.flor_ack.as_ref()?))
-        })
-        .collect();
+    let acks: Vec<(&Frame, &Vec<u64>)> =
+        cx.conn_frames().filter_map(|(f, x)| Some((f, x.flor_ack.as_ref()?))).collect();
     for (f, gns) in &acks {
         let mut newest = None;
         for g in gns.iter() {
@@ -197,7 +189,7 @@ pub(super) fn flor_view(cx: &Cx<'_, '_>, unit: u32) -> FlowView {
         };
         let k = c.sent.iter().position(|y| y.id == x.id).unwrap_or(0) as u32;
         let u = packet_unit(c.wqe, c.off, k, mtu, unit);
-        let repair = l.frame.and_then(|fr| cx.ix.tap.frames.iter().find(|f| f.frame == fr));
+        let repair = l.frame.and_then(|fr| cx.frame_numbered(fr));
         let next = order.iter().map(|g| &by_gn[g]).find(|k2| k2.at > c.at && k2.identified && c.same_unit(k2, u));
         let flagged = gapped.get(&c.gn).copied();
         let ok = match (recorded, next, flagged) {

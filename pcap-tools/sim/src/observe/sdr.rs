@@ -120,14 +120,9 @@ impl Rec<'_> {
 pub(super) fn sdr_views(cx: &Cx<'_, '_>) -> Vec<FlowView> {
     let conn = cx.flow.conn;
     let data: Vec<Rec> = cx
-        .ix
-        .tap
-        .frames
-        .iter()
-        .filter_map(|f| {
-            let x = cx.run.tx(f.tx)?;
-            (x.conn == conn && x.kind == Kind::Data && x.sdr_off.is_some()).then_some(Rec { f, x })
-        })
+        .conn_frames()
+        .filter(|(_, x)| x.kind == Kind::Data && x.sdr_off.is_some())
+        .map(|(f, x)| Rec { f, x })
         .collect();
     let mut recorded: HashMap<Unit, Vec<Rec>> = HashMap::new();
     let mut of_send: HashMap<u64, Vec<Rec>> = HashMap::new();
