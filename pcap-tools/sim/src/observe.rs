@@ -893,6 +893,20 @@ fn spurious(cx: &Cx<'_, '_>, p: u32, msg: Option<u64>, id: u32, at: u64, trigger
     None
 }
 
+/// A research transport's resend trigger at a tap: `signal` when the tap read the receiver's
+/// request for it (`asked`: SDR's NACKs, Flor's ACK gaps) and the stack's reason is the
+/// request's (`sack`); at the source, `timeout` when it read none and the reason is the timer;
+/// `Err` when the two disagree (its PSNs are ambiguous), else `None`.
+fn asked_trigger(asked: bool, reason: Option<Reason>, source: bool, signal: Signal) -> Result<Option<Signal>, ()> {
+    match (asked, reason) {
+        (true, Some(Reason::Sack)) => Ok(Some(signal)),
+        (true, _) => Err(()),
+        (false, Some(Reason::Timeout)) if source => Ok(Some(Signal::Timeout)),
+        (false, Some(Reason::Sack)) if source => Err(()),
+        (false, _) => Ok(None),
+    }
+}
+
 /// The truth's `cause` when the tap determines it: `spurious` when spurious; when not spurious,
 /// `timeout` if the trigger is `timeout`, `loss` if the trigger is a receiver's signal (so the
 /// stack's reason was not its timer) and the tap shows the loss of an earlier copy. `go_back`

@@ -40,7 +40,7 @@
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 
-use super::{cause, Cx, Fact, FlowView, Frame, ObsLoss, ObsMessage, ObsRetx, Position, Reason, Repair, Signal};
+use super::{asked_trigger, cause, Cx, Fact, FlowView, Frame, ObsLoss, ObsMessage, ObsRetx, Position, Repair, Signal};
 use super::{Unobservable, Why};
 use crate::truth::{Accept, Kind, RetxCause, Transmission};
 use rocescope_codec::ext::flor::SEND_HEADER_LEN;
@@ -164,13 +164,7 @@ pub(super) fn flor_view(cx: &Cx<'_, '_>, unit: u32) -> FlowView {
     let trigger = |c: &Copy, p: &Copy| -> Result<Option<Signal>, ()> {
         let flagged = gapped.get(&p.gn).is_some_and(|&at| at < c.at);
         let reason = c.recs.first().and_then(|(_, x)| x.retx.as_ref()).and_then(|r| r.reason);
-        match (flagged, reason) {
-            (true, Some(Reason::Sack)) => Ok(Some(Signal::FlorAck)),
-            (true, _) => Err(()),
-            (false, Some(Reason::Timeout)) if source => Ok(Some(Signal::Timeout)),
-            (false, Some(Reason::Sack)) if source => Err(()),
-            (false, _) => Ok(None),
-        }
+        asked_trigger(flagged, reason, source, Signal::FlorAck)
     };
     // Losses.
     let mut losses: Vec<ObsLoss> = Vec::new();

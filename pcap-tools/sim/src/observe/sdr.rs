@@ -54,8 +54,8 @@
 use std::collections::{BTreeMap, HashMap, HashSet};
 
 use super::{
-    cause, is_lost, Cx, Fact, Fate, FlowView, Frame, ObsLoss, ObsMessage, ObsRetx, Position, Reason, Repair, Signal,
-    Unobservable, Why,
+    asked_trigger, cause, is_lost, Cx, Fact, Fate, FlowView, Frame, ObsLoss, ObsMessage, ObsRetx, Position, Repair,
+    Signal, Unobservable, Why,
 };
 use crate::truth::{Kind, Transmission};
 
@@ -549,14 +549,7 @@ impl<'a> Sdr<'_, 'a, '_> {
         let prev = self.earlier_recorded(r).map(|p| p.f.frame);
         let nack = self.asked(r.unit(), prev, r.f.frame, Ask::at_once);
         let reason = r.x.retx.as_ref().and_then(|x| x.reason);
-        let source = self.cx.position == Position::Source;
-        match (nack, reason) {
-            (true, Some(Reason::Sack)) => Ok(Some(Signal::SdrBitmap)),
-            (true, _) => Err(()),
-            (false, Some(Reason::Timeout)) if source => Ok(Some(Signal::Timeout)),
-            (false, Some(Reason::Sack)) if source => Err(()),
-            (false, _) => Ok(None),
-        }
+        asked_trigger(nack, reason, self.cx.position == Position::Source, Signal::SdrBitmap)
     }
 
     /// Whether copy `r` was needless, when the tap tells.
