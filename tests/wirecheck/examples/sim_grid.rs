@@ -116,6 +116,10 @@ fn main() {
                             Ok(v) => {
                                 failed += grid::broken(&v).is_some() as u32;
                                 println!("{}", grid::line(&cell, &v));
+                                // The whole of what broke, on the error stream (the log keeps a line a run).
+                                for e in v.all() {
+                                    eprintln!("    {}", e.replace('\n', "\n    "));
+                                }
                             }
                             Err(e) => {
                                 failed += 1;

@@ -27,6 +27,7 @@ use rocescope_sim::sim::{Routing, TapPoint, TopologyKind};
 use rocescope_sim::synth::{Pattern, SynthOptions};
 use rocescope_stacks::StackKind;
 
+use super::research;
 use super::run;
 use super::verdict::{judge, Verdict};
 
@@ -107,7 +108,9 @@ impl Cell {
     }
 
     pub fn options(&self) -> SynthOptions {
-        let routing = if self.paths > 1 { Routing::Spray } else { Routing::Ecmp };
+        // Flor runs over UC, which needs a QP's packets in order (`synth` refuses to spray it):
+        // its cells of several paths hash each connection onto one of them (ECMP).
+        let routing = if self.paths > 1 && self.stack != StackKind::Flor { Routing::Spray } else { Routing::Ecmp };
         let base = SynthOptions {
             stack: self.stack,
             loss: self.loss,
@@ -160,7 +163,14 @@ pub fn run_cell(cell: &Cell, dir: &Path, twice: bool, keep: bool) -> Result<Verd
         cell.seed
     );
     let r = run::synth(&opts, dir, &name)?;
-    let mut v = judge(&r);
+    let mut v = if research::is_research(cell.stack) {
+        match research::read_others(&r.pcap) {
+            Ok(others) => research::judge(&opts, &r.truth, &r.wire, &others),
+            Err(e) => Verdict { errors: vec![e], ..Default::default() },
+        }
+    } else {
+        judge(&r)
+    };
     if r.truth.summary.timed_out {
         v.errors.push("the run hit its time limit".into());
     }

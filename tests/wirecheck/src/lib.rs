@@ -19,6 +19,8 @@
 //! - [`run`]: runs `synth` to files; [`mutants`]: faulty stacks the checks must catch.
 //! - [`verdict`]: all of the above over one run, with the invariants of issue 9's grid;
 //!   [`grid`]: one cell of that grid.
+//! - [`research`]: the same for the research transports (SDR-RDMA, Flor, ERD: issue 13), whose
+//!   messages are not PSN sequences.
 
 pub mod grid;
 pub mod harness_wire;
@@ -27,6 +29,7 @@ pub mod ledger;
 pub mod mutants;
 pub mod packet;
 pub mod payload;
+pub mod research;
 pub mod run;
 pub mod spurious;
 pub mod timeline_cmp;

@@ -204,18 +204,7 @@ pub fn judge_wire(t: &Truth, w: &Wire) -> Verdict {
         }
         v.coverage.push((flow, cov));
     }
-    let sum = &t.summary;
-    let posted = n_msgs * t.connections.len() as u64;
-    if sum.messages != posted {
-        v.reported
-            .push(format!("the truth's summary counts {} messages posted, its connections {posted}", sum.messages));
-    }
-    if sum.failed_connections == 0 && (sum.completed != sum.messages || sum.delivered_once != sum.messages) {
-        v.reported.push(format!(
-            "no connection failed, yet of {} messages the truth's summary completed {} and delivered {} exactly once",
-            sum.messages, sum.completed, sum.delivered_once
-        ));
-    }
+    check_summary(t, &mut v);
     for c in &w.conns {
         let failed = t
             .connections
@@ -288,4 +277,21 @@ pub fn judge_wire(t: &Truth, w: &Wire) -> Verdict {
         v.errors.push("no connection on the wire".into());
     }
     v
+}
+
+/// The truth's own summary (module doc): as many messages posted as its connections post, and
+/// with no connection failed, every one completed and delivered exactly once (`reported`).
+pub fn check_summary(t: &Truth, v: &mut Verdict) {
+    let sum = &t.summary;
+    let posted = t.config.messages as u64 * t.connections.len() as u64;
+    if sum.messages != posted {
+        v.reported
+            .push(format!("the truth's summary counts {} messages posted, its connections {posted}", sum.messages));
+    }
+    if sum.failed_connections == 0 && (sum.completed != sum.messages || sum.delivered_once != sum.messages) {
+        v.reported.push(format!(
+            "no connection failed, yet of {} messages the truth's summary completed {} and delivered {} exactly once",
+            sum.messages, sum.completed, sum.delivered_once
+        ));
+    }
 }

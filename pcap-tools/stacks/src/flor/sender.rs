@@ -250,11 +250,19 @@ impl FlorSender {
             if self.settled(&what) {
                 continue;
             }
-            if let What::Chunk { msg, mid, off, len } = what {
-                // A lost WRITE chunk goes again as WRITE_RETX SENDs, sliced into pieces of the
-                // chunk size in force (Figure 14), each unacknowledged piece with its own SEND
-                // reliable number.
-                let piece = self.window.chunk_size(self.window.cwnd()).max(self.unit);
+            let piece = self.window.chunk_size(self.window.cwnd()).max(self.unit);
+            // A lost WRITE chunk goes again as WRITE_RETX SENDs, sliced into pieces of the chunk
+            // size in force (Figure 14), each unacknowledged piece with its own SEND reliable
+            // number; so does a lost piece longer than that size, re-sliced as the chunk size
+            // shrinks (§4.2): a piece resent whole at the size it was cut at may never get
+            // through a lossy path (at 10 % packet loss a 48-packet SEND arrives whole once in
+            // 150 tries), the window halving on each loss while the piece stays as long.
+            let slice = match what {
+                What::Chunk { msg, mid, off, len } => Some((msg, mid, off, len)),
+                What::Piece { msg, mid, off, len, .. } if len > piece => Some((msg, mid, off, len)),
+                _ => None,
+            };
+            if let Some((msg, mid, off, len)) = slice {
                 let mut pieces = Vec::new();
                 let (mut at, end) = (off as u64 * self.unit as u64, off as u64 * self.unit as u64 + len as u64);
                 while at < end {
