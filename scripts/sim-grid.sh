@@ -16,6 +16,9 @@
 #   EXTRA="--stacks dcp --losses 0.05" scripts/sim-grid.sh
 #   # DCP with trimming (its `synth` defaults; the grid above drops DCP's losses):
 #   LOG=docs/logs/sim-grid-dcp-trim.log EXTRA="--stacks dcp --dcp-trim" scripts/sim-grid.sh
+#   # The research transports (issue 13; SDR, Flor and ERD by tests/wirecheck/src/research,
+#   # NetRT's Go-Back-N ends by the checks above; Flor's 8-path cells hash onto one path):
+#   LOG=docs/logs/sim-grid-research.log EXTRA="--stacks sdr-sr,sdr-ec,flor,erd,netrt" scripts/sim-grid.sh
 set -eu
 cd "$(dirname "$0")/.."
 TOPOLOGY=${TOPOLOGY:-dumbbell,leaf-spine}
