@@ -209,7 +209,10 @@ impl RequesterJudge {
     pub fn new(kind: StackKind, flow: String, params: Params, reaction_ns: u64, timeouts: Timeouts) -> RequesterJudge {
         let far = crate::far::ResponderFromSender::new(kind, flow.clone(), params);
         RequesterJudge {
-            kind,
+            // NetRT's hosts are Go-Back-N (docs/replay.md): every GBN requester rule applies to
+            // them (its go-backs too: judged as NetRT, a go-back's packets after the first were
+            // each taken for a new timeout, and a burst an ACK interrupted for an early one).
+            kind: if kind == StackKind::Netrt { StackKind::Gbn } else { kind },
             flow,
             params,
             reaction_ns,
@@ -687,6 +690,16 @@ impl RequesterJudge {
     /// requester's own tap, always; away from it, only after a silence (nothing from the
     /// requester arrived for at least half the time since the timer started). A resend in the
     /// midst of arrivals there is as likely a packet that took a slower path, after the others.
+    /// At the requester's tap, a resend within the reaction time of the timer's restart was on
+    /// its way before the progress that restarted it (an ACK, ending IRN's recovery or
+    /// interrupting a go-back): no timer fires that soon, so it is not a timeout. (Sprayed paths
+    /// reorder ACKs: IRN resent a hole below its highest SACK 3 ns after an ACK ended the
+    /// recovery that was resending it, and replay took it for a timeout 0.0 µs after the
+    /// timer started.)
+    fn decided_before_progress(&self, now: u64) -> bool {
+        self.vantage == Vantage::Own && self.timer.is_some_and(|(start, _, _)| now.saturating_sub(start) < self.reaction_ns)
+    }
+
     fn silent_before(&self, now: u64) -> bool {
         match (self.vantage, self.timer) {
             (Vantage::Own, _) => true,
@@ -799,7 +812,7 @@ impl RequesterJudge {
                     self.start_timer(now, number);
                 }
             }
-        } else if self.by_timer(psn, msg) && self.silent_before(now) {
+        } else if self.by_timer(psn, msg) && self.silent_before(now) && !self.decided_before_progress(now) {
             // Timeouts in a row, no progress between (GBN's retry count: IBTA's retry_cnt
             // resends before the QP gives up).
             self.in_a_row += 1;

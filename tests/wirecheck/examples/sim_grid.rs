@@ -92,7 +92,7 @@ fn main() {
     }
     println!(
         "# stack loss paths seed | data_frames retx data_lost retx/loss resent_after_ack go_backs bad_go_backs \
-         completed/messages truth_frames labels_checked [conns both/requester/responder/neither first A>B] | verdict: FAIL[broken invariants]: the first"
+         completed/messages truth_frames labels_checked replay_connections/ambiguous [conns both/requester/responder/neither first A>B] | verdict: FAIL[broken invariants]: the first"
     );
     let t0 = Instant::now();
     let (mut runs, mut failed) = (0, 0);

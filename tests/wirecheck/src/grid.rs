@@ -27,6 +27,7 @@ use rocescope_sim::sim::{Routing, TapPoint, TopologyKind};
 use rocescope_sim::synth::{Pattern, SynthOptions};
 use rocescope_stacks::StackKind;
 
+use super::replayed;
 use super::research;
 use super::run;
 use super::verdict::{judge, Verdict};
@@ -150,8 +151,9 @@ impl Cell {
     }
 }
 
-/// Runs `cell` in `dir` (its files are removed unless `keep`); `twice`: run it again and require
-/// the same capture bytes.
+/// Runs `cell` in `dir` (its files are removed unless `keep`), judges it (the research
+/// transports by [`crate::research`]) and replays its capture ([`crate::replayed`]: no
+/// departure); `twice`: run it again and require the same capture bytes.
 pub fn run_cell(cell: &Cell, dir: &Path, twice: bool, keep: bool) -> Result<Verdict, String> {
     let opts = cell.options();
     let name = format!(
@@ -173,6 +175,20 @@ pub fn run_cell(cell: &Cell, dir: &Path, twice: bool, keep: bool) -> Result<Verd
     };
     if r.truth.summary.timed_out {
         v.errors.push("the run hit its time limit".into());
+    }
+    match replayed::replay(&opts, &r.pcap) {
+        Ok(rp) => {
+            v.numbers.replay_connections = rp.connections;
+            v.numbers.replay_ambiguous = rp.ambiguous;
+            if !rp.departures.is_empty() {
+                v.replay.push(format!(
+                    "replay: {} departures on the unmodified capture, the first: {}",
+                    rp.departures.len(),
+                    rp.departures[..rp.departures.len().min(3)].join("; ")
+                ));
+            }
+        }
+        Err(e) => v.errors.push(e),
     }
     if twice {
         let again = run::synth(&opts, dir, &format!("{name}-again"));
@@ -202,6 +218,7 @@ pub fn broken(v: &Verdict) -> Option<(Vec<&'static str>, String)> {
         ("resends", &v.resends),
         ("go_back", &v.go_back),
         ("reported", &v.reported),
+        ("replay", &v.replay),
         ("other", &v.errors),
     ]
     .into_iter()
@@ -235,7 +252,7 @@ pub fn line(cell: &Cell, v: &Verdict) -> String {
         }
     };
     format!(
-        "{} | {} {} {} {:.2} {} {} {} {}/{} {} {}{coverage} | {verdict}",
+        "{} | {} {} {} {:.2} {} {} {} {}/{} {} {} {}/{}{coverage} | {verdict}",
         cell.label(),
         n.data_frames,
         n.retx,
@@ -247,6 +264,8 @@ pub fn line(cell: &Cell, v: &Verdict) -> String {
         n.completed_on_wire,
         n.messages_judged,
         n.compared.frames,
-        n.labels_checked
+        n.labels_checked,
+        n.replay_connections,
+        n.replay_ambiguous
     )
 }

@@ -19,6 +19,7 @@
 //! - [`run`]: runs `synth` to files; [`mutants`]: faulty stacks the checks must catch.
 //! - [`verdict`]: all of the above over one run, with the invariants of issue 9's grid;
 //!   [`grid`]: one cell of that grid.
+//! - [`replayed`]: `replay` over a grid cell's capture, which must find no departure.
 //! - [`research`]: the same for the research transports (SDR-RDMA, Flor, ERD: issue 13), whose
 //!   messages are not PSN sequences.
 
@@ -29,6 +30,7 @@ pub mod ledger;
 pub mod mutants;
 pub mod packet;
 pub mod payload;
+pub mod replayed;
 pub mod research;
 pub mod run;
 pub mod spurious;

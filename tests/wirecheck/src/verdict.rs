@@ -61,6 +61,10 @@ pub struct Numbers {
     pub conns_neither: u64,
     /// Messages the judged requesters posted (connections whose requester is tapped).
     pub messages_judged: u64,
+    /// `replay` over the capture (grid cells, [`crate::replayed`]): (tap, connection) pairs
+    /// it judged, and its ambiguous findings.
+    pub replay_connections: u64,
+    pub replay_ambiguous: u64,
 }
 
 impl Numbers {
@@ -92,6 +96,8 @@ pub struct Verdict {
     /// The truth's own summary says a message was not completed, or not delivered exactly once,
     /// with no connection failed.
     pub reported: Vec<String>,
+    /// `replay` found departures from the reference stack in the unmodified capture.
+    pub replay: Vec<String>,
     /// Anything else (the run hit its time limit, the same seed wrote other bytes, …).
     pub errors: Vec<String>,
     /// Per truth connection (its requests flow), which ends were tapped and so judged: not an
@@ -110,6 +116,7 @@ impl Verdict {
             &self.resends,
             &self.go_back,
             &self.reported,
+            &self.replay,
             &self.errors,
         ]
         .into_iter()
@@ -134,6 +141,7 @@ impl Verdict {
             &self.delivery,
             &self.go_back,
             &self.reported,
+            &self.replay,
             &self.errors,
         ])
     }
@@ -146,6 +154,7 @@ impl Verdict {
             &self.resends,
             &self.go_back,
             &self.reported,
+            &self.replay,
             &self.errors,
         ])
     }

@@ -61,6 +61,16 @@ fn flor_pieces_shrink_with_the_window_on_a_lossy_leaf_spine() {
     judge_cells(&[Cell { messages: 16, ..Cell::leaf_spine(StackKind::Flor, 0.05, 1, 2) }]);
 }
 
+/// Replay over NetRT's capture (every grid cell is replayed): judged as NetRT, its hosts'
+/// go-backs were not followed (Go-Back-N's requester rules applied to `gbn` only), so a go-back
+/// an ACK interrupted was taken for a timeout 0.1 µs after the ACK restarted the timer
+/// (`gbn.timeout-early`, leaf-spine at 5 % loss, seed 1). NetRT's hosts are judged as Go-Back-N
+/// now.
+#[test]
+fn netrt_go_backs_are_go_backs_to_replay() {
+    judge_cells(&[Cell { messages: 16, ..Cell::leaf_spine(StackKind::Netrt, 0.05, 1, 1) }]);
+}
+
 fn run(stack: StackKind, name: &str) -> (SynthOptions, Run, Vec<research::OtherFrame>) {
     let o = Cell { messages: 16, ..Cell::new(stack, 0.03, 1, 3) }.options();
     let dir = run::temp_dir(name);
@@ -160,7 +170,11 @@ fn a_moved_payload_a_flipped_bit_a_missing_frame_and_a_wrong_loss_label_are_each
             tap.frames.retain(|f| !tail.contains(&f.frame));
         }
         let v = research::judge(&o, &t, &w, &others);
-        assert!(!v.delivery.is_empty(), "{name}: the receiver's last {} data frames gone, no message short", tail.len());
+        assert!(
+            !v.delivery.is_empty(),
+            "{name}: the receiver's last {} data frames gone, no message short",
+            tail.len()
+        );
 
         // A loss the truth forgets, and one it invents.
         let mut t = r.truth.clone();
@@ -170,14 +184,23 @@ fn a_moved_payload_a_flipped_bit_a_missing_frame_and_a_wrong_loss_label_are_each
         assert!(v.truth.iter().any(|e| e.starts_with("arrivals")), "{name}: forgotten loss not reported");
         let mut t = r.truth.clone();
         let sender = t.taps.iter().position(|tap| tap.name == rocescope_sim::truth::TapName::Sender).unwrap();
-        let f = t.taps[sender].frames.iter_mut().find(|f| !f.lost && f.direction == rocescope_sim::truth::Direction::Out).unwrap();
+        let f = t.taps[sender]
+            .frames
+            .iter_mut()
+            .find(|f| !f.lost && f.direction == rocescope_sim::truth::Direction::Out)
+            .unwrap();
         f.lost = true;
         let v = research::judge(&o, &t, &r.wire, &others);
         assert!(v.truth.iter().any(|e| e.starts_with("arrivals")), "{name}: invented loss not reported");
 
         // A record of the wrong kind.
         let mut t = r.truth.clone();
-        let f = t.taps.iter_mut().flat_map(|tap| tap.frames.iter_mut()).find(|f| f.kind == rocescope_sim::truth::Kind::Data).unwrap();
+        let f = t
+            .taps
+            .iter_mut()
+            .flat_map(|tap| tap.frames.iter_mut())
+            .find(|f| f.kind == rocescope_sim::truth::Kind::Data)
+            .unwrap();
         f.kind = rocescope_sim::truth::Kind::Other;
         let v = research::judge(&o, &t, &r.wire, &others);
         assert!(v.truth.iter().any(|e| e.starts_with("truth against capture")), "{name}: wrong kind not reported");
@@ -199,9 +222,9 @@ fn erasure_coding_needs_the_parity_that_arrived_and_checks_its_bytes() {
     };
     let pkts: Vec<&Pkt> = arr.iter().map(|&i| &r.wire.pkts[i]).filter(|p| p.opcode == OPCODE_DATA).collect();
     // A data send with a packet that never arrived: its message was rebuilt from parity.
-    let data_sends: std::collections::BTreeSet<u32> =
-        pkts.iter().map(|p| id(p).0).filter(|s| s % 2 == 0).collect();
-    let per_send = (o.sdr.k as u64 * o.sdr.chunk_packets as u64).min((o.message_size as u64).div_ceil(o.mtu as u64)) as u32;
+    let data_sends: std::collections::BTreeSet<u32> = pkts.iter().map(|p| id(p).0).filter(|s| s % 2 == 0).collect();
+    let per_send =
+        (o.sdr.k as u64 * o.sdr.chunk_packets as u64).min((o.message_size as u64).div_ceil(o.mtu as u64)) as u32;
     let holed = data_sends
         .iter()
         .copied()

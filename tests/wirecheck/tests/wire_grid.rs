@@ -72,3 +72,14 @@ fn grid_slice_leaf_spine() {
         .collect();
     judge_cells(&cells);
 }
+
+/// Every cell above is also replayed (`rocescope_wirecheck::replayed`: no departure on an
+/// unmodified capture). This cell made replay report one before: on 8 sprayed paths ACKs come
+/// back reordered, and IRN resent a hole below its highest SACK 3 ns after an ACK ended the
+/// recovery that was resending it; replay took the resend for a timeout 0.0 µs after the timer
+/// started (`irn.timeout-early`). A resend within the reaction time of the timer's restart is
+/// no timeout now.
+#[test]
+fn grid_slice_once_replayed_as_early_timeouts() {
+    judge_cells(&[Cell { messages: 16, ..Cell::new(StackKind::Irn, 0.01, 8, 2) }]);
+}

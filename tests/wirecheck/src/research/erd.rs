@@ -57,7 +57,8 @@ pub fn rebuild(arrived: &[&Pkt]) -> Delivery {
         m.spans.push((off, off + data.len() as u64));
         if let Some(l) = e.msg_len() {
             if m.len.is_some_and(|x| x != l) {
-                d.errors.push(format!("frame {}: message {id} ends at {l}, an earlier Last said {:?}", p.number, m.len));
+                d.errors
+                    .push(format!("frame {}: message {id} ends at {l}, an earlier Last said {:?}", p.number, m.len));
             }
             m.len = Some(l);
         }

@@ -93,8 +93,7 @@ pub fn judge(opts: &SynthOptions, t: &Truth, w: &Wire, others: &[OtherFrame]) ->
     let stack = opts.stack;
     let conns: std::collections::BTreeSet<(IpAddr, IpAddr, u32)> =
         t.connections.iter().map(|c| (c.requester.ip, c.responder.ip, c.responder.qpn)).collect();
-    let classes: Vec<Class> =
-        w.pkts.iter().map(|p| class(stack, p, |s, d, q| conns.contains(&(s, d, q)))).collect();
+    let classes: Vec<Class> = w.pkts.iter().map(|p| class(stack, p, |s, d, q| conns.contains(&(s, d, q)))).collect();
     match records(t, w, &classes, others) {
         Ok(n) => v.numbers.compared.frames = n,
         Err(e) => v.truth.push(format!("truth against capture:\n{e}")),
@@ -243,7 +242,9 @@ pub fn records(t: &Truth, w: &Wire, classes: &[Class], others: &[OtherFrame]) ->
         Some(t) if t.host == Some(dst) => Dir::In,
         _ => Dir::Through,
     };
-    let dir_ok = |d: Dir, f: Direction| matches!((d, f), (Dir::Out, Direction::Out) | (Dir::In, Direction::In) | (Dir::Through, _));
+    let dir_ok = |d: Dir, f: Direction| {
+        matches!((d, f), (Dir::Out, Direction::Out) | (Dir::In, Direction::In) | (Dir::Through, _))
+    };
     let (mut n, mut n_other) = (0u64, 0u64);
     for tap in &t.taps {
         for f in &tap.frames {

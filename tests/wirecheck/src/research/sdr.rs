@@ -179,15 +179,16 @@ pub fn rebuild(opts: &SynthOptions, params: &Params, arrived: &[&Pkt]) -> Delive
             Some((k, m, code)) => (0..per_msg / 2).all(|j| {
                 let data_pkts = shape.packets(2 * j);
                 let kj = data_pkts.div_ceil(n);
-                let have_data =
-                    |c: u64| c >= kj || whole(2 * j, c * n..((c + 1) * n).min(data_pkts));
+                let have_data = |c: u64| c >= kj || whole(2 * j, c * n..((c + 1) * n).min(data_pkts));
                 let have_parity = |r: u64| whole(2 * j + 1, r * n..(r + 1) * n);
                 match code {
                     Code::Xor => (0..m).all(|r| {
                         (r..k).step_by(m as usize).filter(|&c| !have_data(c)).count() + !have_parity(r) as usize <= 1
                     }),
-                    Code::Mds => (0..k).filter(|&c| have_data(c)).count() + (0..m).filter(|&r| have_parity(r)).count()
-                        >= k as usize,
+                    Code::Mds => {
+                        (0..k).filter(|&c| have_data(c)).count() + (0..m).filter(|&r| have_parity(r)).count()
+                            >= k as usize
+                    }
                 }
             }),
         };
