@@ -83,3 +83,14 @@ fn grid_slice_leaf_spine() {
 fn grid_slice_once_replayed_as_early_timeouts() {
     judge_cells(&[Cell { messages: 16, ..Cell::new(StackKind::Irn, 0.01, 8, 2) }]);
 }
+
+/// And this one: on 8 sprayed paths a NAK can arrive after a later one (here NAK 6591628 after
+/// NAK 6591629, which had acknowledged through 6591628). Replay took the stale NAK as asking for
+/// a go-back, so the timeout's resend that followed was its go-back, not a timeout: the timer
+/// was not restarted there, and the next timeout, 67 ms later, measured 134 ms from the one
+/// before (`gbn.timeout-late`). A NAK naming an acknowledged PSN asks for nothing now.
+#[test]
+fn grid_slice_once_replayed_with_a_stale_nak() {
+    judge_cells(&[Cell { messages: 16, ..Cell::new(StackKind::Gbn, 0.05, 8, 3) }]);
+}
+
