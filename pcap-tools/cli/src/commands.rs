@@ -188,8 +188,8 @@ pub(crate) fn analysis_pass(
     drop(bar);
     let (t, messages) = a.timeline_and_messages();
     let n = fields::EventNotes::new(&t, messages);
-    let flor_unit_size = s.decoder().options().params.flor_unit_size;
-    Ok((n, Analyzer::new(Options { keep_events: false, flor_unit_size, ..Options::default() })))
+    let opts = Options::with_params(Options { keep_events: false, ..Options::default() }, &s.decoder().options().params);
+    Ok((n, Analyzer::new(opts)))
 }
 
 /// The session of a command that prints every packet (`decode`, `check`): over a file, `auto`

@@ -168,32 +168,29 @@ fn synthesized_captures_decode_clean_verify_and_are_not_malformed() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
-/// `--truth` where its ground truth is not built (SDR chunks of more than one packet): refused
-/// before the run, with a usage error (exit 2) that says why; `sdr-sr` and `sdr-ec` with their
-/// default one-packet chunks, and `flor`, are accepted.
+/// Every stack has its ground truth: `sdr-sr` and `sdr-ec` with one-packet chunks (the default,
+/// `config.sdr_chunk_packets` left out) and with chunks of several packets (its value written,
+/// so the per-tap view reads the control messages' chunks as their packets), and `flor`.
 #[test]
-fn truth_is_refused_where_it_is_not_built_and_sdr_and_flor_have_it() {
-    let dir = temp_dir("truth-refused");
-    for (args, why) in [
-        ("--stack sdr-sr --sdr-chunk 2", "one-packet chunks (--sdr-chunk 1) only"),
-        ("--stack sdr-ec --sdr-chunk 2", "the ground truth of sdr-ec runs is built for one-packet chunks"),
-    ] {
-        let out = Command::new(BIN)
-            .args(["synth", "--messages", "2", "-o"])
-            .arg(dir.join("x.pcapng"))
-            .arg("--truth")
-            .arg(dir.join("x.json"))
-            .args(args.split_whitespace())
-            .output()
-            .unwrap();
-        let err = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(2), "{args}: {err}");
-        assert!(err.contains(why), "{args}: {err}");
-        assert!(!dir.join("x.json").exists(), "{args}: a truth was written");
+fn sdr_with_any_chunk_size_and_flor_have_their_truth() {
+    let dir = temp_dir("truth-chunks");
+    for stack in ["sdr-sr", "sdr-ec"] {
+        let (_, t) = synth(
+            &dir,
+            &format!("{stack}-chunk2"),
+            &format!("--stack {stack} --messages 2 --loss 0.05 --loss-dir both --sdr-chunk 2 --seed 1"),
+        );
+        assert_eq!(t.config.sdr_chunk_packets, 2, "{stack}");
+        assert!(t.sim.transmissions.iter().filter(|x| x.kind == Kind::Data).all(|x| x.sdr_off.is_some()));
+        let text = std::fs::read_to_string(dir.join(format!("{stack}-chunk2.json"))).unwrap();
+        assert!(text.contains("\"sdr_chunk_packets\":2"), "{stack}");
     }
     for stack in ["sdr-sr", "sdr-ec"] {
         let (_, t) = synth(&dir, stack, &format!("--stack {stack} --messages 2 --loss 0.05 --loss-dir both --seed 1"));
         assert!(t.sim.transmissions.iter().filter(|x| x.kind == Kind::Data).all(|x| x.sdr_off.is_some()));
+        assert_eq!(t.config.sdr_chunk_packets, 1, "{stack}");
+        let text = std::fs::read_to_string(dir.join(format!("{stack}.json"))).unwrap();
+        assert!(!text.contains("sdr_chunk_packets"), "{stack}");
     }
     // (Flor's truth names each data packet's WQE copy: its global number.)
     let (_, t) =
@@ -238,6 +235,8 @@ fn sdr_truth_agrees_with_the_immediates_in_the_capture() {
         "--stack sdr-sr --messages 12 --message-size 8192 --mtu 1024 --loss 0.05 --loss-dir both --seed 3",
         "--stack sdr-sr --messages 12 --message-size 8192 --mtu 1024 --loss 0.05 --loss-dir both --sdr-nack --sdr-channels 2 --incast 2 --seed 4",
         "--stack sdr-ec --messages 24 --message-size 8192 --mtu 1024 --loss 0.05 --loss-dir both --ec-code xor --ec-k 4 --ec-m 1 --seed 3",
+        // (Chunks of 4 packets: bitmaps, cumulative ACKs and NACKs count chunks.)
+        "--stack sdr-sr --messages 12 --message-size 8192 --mtu 1024 --loss 0.05 --loss-dir both --sdr-chunk 4 --sdr-nack --seed 5",
     ]
     .into_iter()
     .enumerate()
@@ -276,7 +275,14 @@ fn sdr_truth_agrees_with_the_immediates_in_the_capture() {
             }
         }
         // (Erasure coding sends SR_ACKs only for data submessages that fell back.)
-        let min_acks = if args.contains("sdr-ec") { 0 } else { 100 };
+        // (Chunks of 4 packets: an SR_ACK per chunk completed, a quarter as many.)
+        let min_acks = if args.contains("sdr-ec") {
+            0
+        } else if args.contains("--sdr-chunk") {
+            50
+        } else {
+            100
+        };
         assert!(data > 250 && retx > 5 && acks >= min_acks, "{args}: {data} data frames, {retx} repeats, {acks} SR_ACKs");
     }
     std::fs::remove_dir_all(&dir).ok();

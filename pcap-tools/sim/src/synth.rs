@@ -811,6 +811,7 @@ impl SynthOptions {
             retry_cnt: self.retry_cnt,
             routing: self.routing.into(),
             rto_ns: self.rto_ns,
+            sdr_chunk_packets: if self.stack.is_sdr() { self.sdr.chunk_packets } else { 1 },
             seed: self.seed,
             senders: self.incast,
             stack: self.stack.into(),
@@ -1075,13 +1076,6 @@ pub fn run(
     progress: Option<&mut dyn FnMut(&Progress)>,
 ) -> Result<Option<Outcome>, String> {
     opts.validate()?;
-    if truth_path.is_some() && opts.stack.is_sdr() && opts.sdr.chunk_packets > 1 {
-        // The per-tap view reads a chunk the control messages name as one packet.
-        return Err(format!(
-            "--truth: the ground truth of {} runs is built for one-packet chunks (--sdr-chunk 1) only (docs/truth.md)",
-            opts.stack.name()
-        ));
-    }
     let writer: Box<dyn Write> = if out == "-" {
         Box::new(BufWriter::new(std::io::stdout().lock()))
     } else {

@@ -90,6 +90,14 @@ fn is_false(b: &bool) -> bool {
     !*b
 }
 
+fn one() -> u32 {
+    1
+}
+
+fn is_one(n: &u32) -> bool {
+    *n == 1
+}
+
 /// Floats read back exactly. serde_json's own float parsing (without its `float_roundtrip`
 /// feature) can be one ULP off for 17-digit values, so these take the number's text and parse
 /// it with `str::parse`, which rounds correctly: a document read back writes the same bytes.
@@ -260,6 +268,9 @@ pub struct Config {
     /// One retransmission timeout for every stack (`--rto`, ns), or `null`: each stack's own.
     #[serde(deserialize_with = "nullable")]
     pub rto_ns: Option<u64>,
+    /// SDR's packets a chunk (`--sdr-chunk`); written only when not 1.
+    #[serde(default = "one", skip_serializing_if = "is_one")]
+    pub sdr_chunk_packets: u32,
     /// The random seed, as a string of decimal digits.
     #[serde(with = "dec_u64")]
     pub seed: u64,

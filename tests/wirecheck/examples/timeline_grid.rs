@@ -8,7 +8,7 @@
 //! on any mismatch. `scripts/timeline-grid.sh` runs it and logs to docs/logs/timeline-grid.log.
 //!
 //! ```text
-//! cargo run --release -p rocescope-wirecheck --example timeline_grid -- [--seeds 1,2,3,4,5] [--messages 32] [--leaf-spine] [--only LABEL-PART]
+//! cargo run --release -p rocescope-wirecheck --example timeline_grid -- [--seeds 1,2,3,4,5] [--messages 32] [--leaf-spine] [--only LABEL-PART] [--sdr-chunk N]
 //! ```
 //! `ROCESCOPE_KEEP=1` keeps the capture and truth of a run with mismatches (its path is printed).
 //! ```text
@@ -26,6 +26,7 @@ fn main() {
     let mut message_size: Option<u32> = None;
     let mut leaf_spine = false;
     let mut only: Option<String> = None;
+    let mut sdr_chunk = 1u32;
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
         match a.as_str() {
@@ -34,9 +35,10 @@ fn main() {
             "--message-size" => message_size = args.next().and_then(|x| x.parse().ok()),
             "--leaf-spine" => leaf_spine = true,
             "--only" => only = args.next(),
+            "--sdr-chunk" => sdr_chunk = args.next().and_then(|x| x.parse().ok()).unwrap_or(1),
             _ => {
                 eprintln!(
-                    "usage: timeline_grid [--seeds 1,2,3] [--messages N] [--message-size BYTES] [--leaf-spine] [--only TEXT]"
+                    "usage: timeline_grid [--seeds 1,2,3] [--messages N] [--message-size BYTES] [--leaf-spine] [--only TEXT] [--sdr-chunk N]"
                 );
                 std::process::exit(2);
             }
@@ -74,6 +76,9 @@ fn main() {
                         }
                         // SDR-EC: loss both ways; XOR(4, 1) with one channel on odd seeds (a
                         // second loss in a submessage falls back), MDS(8, 2) with two on even.
+                        // `--sdr-chunk N`: SDR's chunks of N packets (its bitmaps and NACKs name
+                        // chunks).
+                        o.sdr.chunk_packets = sdr_chunk;
                         if stack == StackKind::SdrEc {
                             use rocescope_stacks::sdr::Code;
                             o.loss_dir = rocescope_sim::LossDir::Both;
@@ -102,10 +107,11 @@ fn main() {
                             o.reorder_ns = 0;
                         }
                         let label = format!(
-                            "{}{}{} loss {loss} paths {paths} incast {incast} seed {seed}",
+                            "{}{}{}{} loss {loss} paths {paths} incast {incast} seed {seed}",
                             if leaf_spine { "leaf-spine " } else { "" },
                             stack.name(),
-                            if trim { "+trim" } else { "" }
+                            if trim { "+trim" } else { "" },
+                            if stack.is_sdr() && sdr_chunk > 1 { format!(" chunk {sdr_chunk}") } else { String::new() }
                         );
                         if only.as_ref().is_some_and(|o| !label.contains(o.as_str())) {
                             continue;

@@ -255,7 +255,12 @@ pub fn judge_synth(
     shares: &mut BTreeMap<String, Share>,
 ) -> Result<Cmp, String> {
     let run = crate::run::synth(opts, dir, name)?;
-    let params = Params { dcp_tag_shift: opts.dcp_tag_shift, ..Default::default() };
+    // (What a user passes with `--param`: DCP's tag position, SDR's chunk size.)
+    let params = Params {
+        dcp_tag_shift: opts.dcp_tag_shift,
+        sdr_chunk_packets: if opts.stack.is_sdr() { opts.sdr.chunk_packets } else { 0 },
+        ..Default::default()
+    };
     let report = timeline(&run.pcap, params, "auto")?;
     let views = rocescope_sim::observe::view(&run.truth);
     for v in &views {

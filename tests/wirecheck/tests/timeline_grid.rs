@@ -239,6 +239,33 @@ fn sdr_ec_timeline_equals_the_observable_view() {
     g.finish(1_001);
 }
 
+/// SDR with chunks of several packets (`--sdr-chunk`; issue 13): the control messages' bitmaps,
+/// cumulative ACKs and NACKs name chunks, which the view and the analyser read as their packets
+/// (`sdr_chunk_packets`, given to the analyser as `--param` would); a request for a chunk proves
+/// a loss only at the receiver's tap, for a packet of it the tap had not seen. Selective repeat
+/// (with the SR_NACK variant on the incast) and erasure coding, chunks of 2 and 4 packets, 1 and
+/// 3 % loss both ways, 1 path and 4 sprayed ones.
+#[test]
+fn sdr_chunks_of_several_packets_timeline_equals_the_observable_view() {
+    use rocescope_sim::LossDir;
+    use rocescope_stacks::sdr::Code;
+    let mut g = Grid::new("sdr-chunks");
+    for stack in [StackKind::SdrSr, StackKind::SdrEc] {
+        for (chunk, loss, paths, incast) in [(2, 0.03, 1, 1), (4, 0.01, 4, 3), (4, 0.03, 4, 1)] {
+            let mut o =
+                SynthOptions { loss_dir: LossDir::Both, mtu: 1024, ..options(stack, loss, paths, incast, 1, false) };
+            o.sdr.chunk_packets = chunk;
+            o.sdr.nack = stack == StackKind::SdrSr && incast > 1;
+            if stack == StackKind::SdrEc {
+                (o.sdr.code, o.sdr.k, o.sdr.m) = (Code::Xor, 4, 1);
+            }
+            let label = format!("{} chunk {chunk} loss {loss} paths {paths} incast {incast}", stack.name());
+            g.judge(&o, &label, 8);
+        }
+    }
+    g.finish(1_001);
+}
+
 /// Flor (issue 13, acceptance 1): WQE copies on a UC data QP and the receiver's software ACKs,
 /// 1 and 5 % loss both ways (ACKs lost too), one path and 4 ECMP paths (UC wants a QP's
 /// packets in order: no spraying), 1 and 3 senders, large messages (100 KB: ADDR_REQs, WRITE

@@ -65,6 +65,9 @@ pub struct Options {
     pub spill_to_file: bool,
     /// Flor's UNIT_SIZE in bytes ([`flor`]; the decoder's `flor_unit_size`, which [`run`] passes).
     pub flor_unit_size: u32,
+    /// SDR's packets a chunk ([`sdr`]; the decoder's `sdr_chunk_packets`, which [`run`] passes;
+    /// 0 is 1).
+    pub sdr_chunk_packets: u32,
 }
 
 impl Default for Options {
@@ -76,7 +79,16 @@ impl Default for Options {
             plot: false,
             spill_to_file: false,
             flor_unit_size: rocescope_codec::Params::default().flor_unit_size,
+            sdr_chunk_packets: 1,
         }
+    }
+}
+
+impl Options {
+    /// `opts` with what the decoder's parameters say of the transports (Flor's unit size, SDR's
+    /// chunk size).
+    pub fn with_params(opts: Options, params: &rocescope_codec::Params) -> Options {
+        Options { flor_unit_size: params.flor_unit_size, sdr_chunk_packets: params.sdr_chunk_packets.max(1), ..opts }
     }
 }
 

@@ -48,7 +48,7 @@ pub fn analyze<R: Read>(
     window: Window,
     mut tick: impl FnMut(&Record<'_>),
 ) -> Result<Analyzer, CaptureError> {
-    let opts = Options { flor_unit_size: session.decoder().options().params.flor_unit_size, ..opts };
+    let opts = Options::with_params(opts, &session.decoder().options().params);
     let mut a = Analyzer::new(opts);
     let mut t0: Option<u64> = None;
     let limits = window.limits();
@@ -87,7 +87,7 @@ pub fn analyze_threaded<R: Read + Send + 'static>(
     mut tick: impl FnMut(u64, u64),
 ) -> (Analyzer, Result<(), CaptureError>) {
     use std::sync::mpsc;
-    let opts = Options { flor_unit_size: session.decoder().options().params.flor_unit_size, ..opts };
+    let opts = Options::with_params(opts, &session.decoder().options().params);
     type Batch = (Vec<Seen>, u64, u64);
     let (full_tx, full_rx) = mpsc::sync_channel::<Batch>(4);
     let (empty_tx, empty_rx) = mpsc::channel::<Vec<Seen>>();

@@ -14,9 +14,16 @@
 //! every packet the sender resends at once (a trigger, no loss evidence). A send completes at
 //! the first SR_ACK whose cumulative ACK passes every chunk the tap saw of it and whose bitmap
 //! shows none missing, or at the EC_ACK naming it. CTSes tie a send to its sequence number, so
-//! that a reused id starts a new send. Chunks are read as one packet each (`sdr_chunk_packets`
-//! 1, the default). Each event is listed in the timeline of the flow (QP) whose frame it is; a
-//! message in the flow of its first frame.
+//! that a reused id starts a new send. Each event is listed in the timeline of the flow (QP)
+//! whose frame it is; a message in the flow of its first frame.
+//!
+//! Chunks of `N` packets (`sdr_chunk_packets`, [`super::Options::sdr_chunk_packets`]; 1 by
+//! default): chunk `c` is packets `c·N … c·N + N − 1`, and what a control message says of a chunk
+//! it says of each of them. A request for a chunk of several packets says the receiver lacked
+//! one of them, not which: it is evidence that a packet was lost only at the receiver's tap, for
+//! a packet of the chunk the tap had seen no copy of (elsewhere the tap saw every packet leave
+//! and cannot tell which one went missing: no loss, and a resend's spuriousness unknown unless an
+//! acknowledgement covered it).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::net::IpAddr;
@@ -185,7 +192,9 @@ impl Analyzer {
         let Some(m) = conn.msgs.get_mut(&msg_id) else { return };
         m.flows.insert(i);
         let prior = m.pkts.get(&pkt_off).copied();
-        let asked = m.asked.remove(&pkt_off);
+        // A request for it (for its chunk), evidence that the receiver lacked it (module doc).
+        let asked = m.asked.remove(&pkt_off)
+            && (self.opts.sdr_chunk_packets <= 1 || (place == Place::Destination && prior.is_none()));
         let ec_nacked = m.ec_nack.is_some_and(|f| prior.is_none_or(|p| f > p.frame));
         let nacked = m.nacked.remove(&pkt_off) || ec_nacked;
         // What made the sender send this copy: an SR_NACK naming it, or an EC_NACK naming its
@@ -295,6 +304,15 @@ impl Analyzer {
             m.reposted |= c.kind == CtrlType::Cts;
             return;
         }
+        // Chunks to packets (module doc): `cum` chunks are `cum·N` packets; a chunk named, its N.
+        let n = self.opts.sdr_chunk_packets.max(1);
+        let packets = |chunks: &[u32]| -> Vec<u32> {
+            if n == 1 {
+                return chunks.to_vec();
+            }
+            chunks.iter().flat_map(|&c| c.saturating_mul(n)..c.saturating_mul(n).saturating_add(n)).collect()
+        };
+        let (sacked, missing) = (packets(&c.sacked), packets(&c.missing));
         if m.done {
             if c.kind == CtrlType::Cts {
                 m.reposted = true;
@@ -303,7 +321,7 @@ impl Analyzer {
             // (taken for complete at an SR_ACK passing every packet this tap had seen of it: a
             // tap on one of several paths sees only some).
             let open = matches!(c.kind, CtrlType::SrAck | CtrlType::SrNack)
-                && c.missing.iter().any(|x| *x >= m.cum && !m.sacked.contains(x));
+                && missing.iter().any(|x| *x >= m.cum && !m.sacked.contains(x));
             if !open || m.reposted {
                 return;
             }
@@ -311,15 +329,15 @@ impl Analyzer {
         }
         let complete = match c.kind {
             CtrlType::SrAck => {
-                let cum = c.cum_ack.unwrap_or(0);
+                let cum = c.cum_ack.unwrap_or(0).saturating_mul(n);
                 m.cum = m.cum.max(cum);
-                m.sacked.extend(c.sacked.iter().copied());
-                m.asked.extend(c.missing.iter().copied());
-                c.missing.is_empty() && m.pkts.keys().all(|&o| o < cum)
+                m.sacked.extend(sacked);
+                m.asked.extend(missing.iter().copied());
+                missing.is_empty() && m.pkts.keys().all(|&o| o < cum)
             }
             CtrlType::SrNack => {
-                m.asked.extend(c.missing.iter().copied());
-                m.nacked.extend(c.missing.iter().copied());
+                m.asked.extend(missing.iter().copied());
+                m.nacked.extend(missing);
                 false
             }
             CtrlType::EcAck => {

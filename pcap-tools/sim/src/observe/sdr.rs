@@ -16,8 +16,13 @@
 //!   chunks it names. An EC_ACK acknowledges every packet of the send it names (a message's
 //!   D0) and completes it; an EC_NACK *names* every packet of the data submessages it lists
 //!   (sends `msg_seq + 2j`), which the sender resends received or not: no loss evidence
-//!   ([`Ask`]). Only an SR_NACK or EC_NACK makes the sender resend at once. Chunks are one
-//!   packet each (`--sdr-chunk 1`), so a chunk is a packet offset.
+//!   ([`Ask`]). Only an SR_NACK or EC_NACK makes the sender resend at once. A chunk is `N`
+//!   packets (`config.sdr_chunk_packets`, `--sdr-chunk`): chunk `c` is packets `c·N …
+//!   c·N + N − 1`, and what a control message says of a chunk it says of each of them. With
+//!   `N` > 1 a request for a chunk says the receiver lacked one of its packets, not which: it is
+//!   *evidence* that a packet was lacked only at the destination's tap, for a packet of the
+//!   chunk the tap had recorded no copy of before the request; anywhere else it asks for the
+//!   packets (a NACK's resends are at once) but proves no loss and no need.
 //! - A **retransmission** is observable when the tap recorded an earlier copy of its packet
 //!   (copies in send order). Its `trigger` at the source tap is the stack's reason (`timeout`
 //!   when no NACK the tap read since the previous copy it recorded named the packet,
@@ -94,8 +99,8 @@ impl Ask {
 /// What the tap read of the connection's control messages.
 #[derive(Default)]
 struct Reads<'a> {
-    /// (frame, packet, what asked): a request for the packet.
-    asks: Vec<(u64, Unit, Ask)>,
+    /// (frame, packet, what asked, for a chunk of several packets): a request for the packet.
+    asks: Vec<(u64, Unit, Ask, bool)>,
     /// (frame, message, cumulative ACK, marked chunks).
     acks: Vec<(u64, u64, u32, Vec<u32>)>,
     /// Per message: the frame that completes it at the tap.
@@ -408,6 +413,10 @@ fn reads<'a>(cx: &Cx<'a, '_>, first_seen: &HashMap<u64, u64>, send_offsets: &Has
     let bitmap = bitmaps(cx, cx.flow.conn);
     let mut out = Reads::default();
     let packets = |m: u64| send_offsets.get(&m).map_or(0, |v| v.len() as u32);
+    // Chunks to packets (module doc).
+    let n = cx.run.t.config.sdr_chunk_packets.max(1);
+    let multi = n > 1;
+    let of_chunk = move |c: u32| c.saturating_mul(n)..c.saturating_mul(n).saturating_add(n);
     for f in cx.reverse {
         let Some(c) = cx.run.tx(f.tx).and_then(|x| x.sdr_ctrl.as_ref()) else { continue };
         let m = c.msg_seq as u64;
@@ -418,7 +427,7 @@ fn reads<'a>(cx: &Cx<'a, '_>, first_seen: &HashMap<u64, u64>, send_offsets: &Has
             let named: Vec<u64> = c.indices.iter().map(|&j| ec_data_send(m, j)).filter(|&d| open(&out, d)).collect();
             for d in named {
                 let offs = send_offsets.get(&d).map(Vec::as_slice).unwrap_or(&[]);
-                out.asks.extend(offs.iter().map(|&o| (f.frame, (d, o), Ask::EcNack)));
+                out.asks.extend(offs.iter().map(|&o| (f.frame, (d, o), Ask::EcNack, false)));
             }
             continue;
         }
@@ -430,14 +439,19 @@ fn reads<'a>(cx: &Cx<'a, '_>, first_seen: &HashMap<u64, u64>, send_offsets: &Has
                 let cum = c.cum_ack.unwrap_or(0);
                 let sacked = bitmap.get(&f.tx).cloned().unwrap_or_default();
                 if let Some(&top) = sacked.iter().max() {
-                    out.asks.extend((cum..top).filter(|o| !sacked.contains(o)).map(|o| (f.frame, (m, o), Ask::Hole)));
+                    let holes = (cum..top).filter(|o| !sacked.contains(o)).flat_map(of_chunk);
+                    out.asks.extend(holes.map(|o| (f.frame, (m, o), Ask::Hole, multi)));
                 }
-                out.acks.push((f.frame, m, cum, sacked));
+                let cum = cum.saturating_mul(n);
+                out.acks.push((f.frame, m, cum, sacked.into_iter().flat_map(of_chunk).collect()));
                 if cum >= packets(m) {
                     out.complete.insert(m, *f);
                 }
             }
-            "sr_nack" => out.asks.extend(c.indices.iter().map(|&o| (f.frame, (m, o), Ask::Nack))),
+            "sr_nack" => {
+                let named = c.indices.iter().flat_map(|&c| of_chunk(c));
+                out.asks.extend(named.map(|o| (f.frame, (m, o), Ask::Nack, multi)))
+            }
             "ec_ack" => {
                 // (Its message delivered: every packet of its first send is acknowledged.)
                 out.acks.push((f.frame, m, u32::MAX, Vec::new()));
@@ -530,9 +544,11 @@ impl<'a> Sdr<'_, 'a, '_> {
     }
 
     /// A request for `u` that `which` accepts, read after frame `after` (if any) and before
-    /// frame `before`.
-    fn asked(&self, u: Unit, after: Option<u64>, before: u64, which: fn(Ask) -> bool) -> bool {
-        self.reads.asks.iter().any(|&(f, q, a)| q == u && f < before && after.is_none_or(|x| f > x) && which(a))
+    /// frame `before`; `chunks`: requests for a chunk of several packets count too.
+    fn asked(&self, u: Unit, after: Option<u64>, before: u64, which: fn(Ask) -> bool, chunks: bool) -> bool {
+        self.reads.asks.iter().any(|&(f, q, a, multi)| {
+            q == u && f < before && after.is_none_or(|x| f > x) && which(a) && (chunks || !multi)
+        })
     }
 
     /// An acknowledgement of `u` read before frame `before`.
@@ -547,7 +563,7 @@ impl<'a> Sdr<'_, 'a, '_> {
     /// tap read contradicts the stack's reason (the timer fired first).
     fn trigger(&self, r: &Rec<'a>) -> Result<Option<Signal>, ()> {
         let prev = self.earlier_recorded(r).map(|p| p.f.frame);
-        let nack = self.asked(r.unit(), prev, r.f.frame, Ask::at_once);
+        let nack = self.asked(r.unit(), prev, r.f.frame, Ask::at_once, true);
         let reason = r.x.retx.as_ref().and_then(|x| x.reason);
         asked_trigger(nack, reason, self.cx.position == Position::Source, Signal::SdrBitmap)
     }
@@ -563,7 +579,7 @@ impl<'a> Sdr<'_, 'a, '_> {
             return Some(true);
         }
         let prev = self.earlier_recorded(r).map(|p| p.f.frame);
-        (self.asked(r.unit(), prev, r.f.frame, Ask::lacked) && !ambiguous).then_some(false)
+        (self.asked(r.unit(), prev, r.f.frame, Ask::lacked, false) && !ambiguous).then_some(false)
     }
 
     /// The lost copy `c`'s frame and signal, when observable.
@@ -572,7 +588,9 @@ impl<'a> Sdr<'_, 'a, '_> {
         let copies = self.recorded.get(&u)?;
         let k = copies.iter().find(|r| r.x.id > c.id)?;
         let prior = copies.iter().take_while(|r| r.f.frame < k.f.frame).last();
-        if !self.asked(u, prior.map(|p| p.f.frame), k.f.frame, Ask::lacked) {
+        // (A chunk's request is evidence at the destination for a packet not recorded before.)
+        let chunks = prior.is_none() && self.cx.position_at(k.f.frame) == Position::Destination;
+        if !self.asked(u, prior.map(|p| p.f.frame), k.f.frame, Ask::lacked, chunks) {
             return None;
         }
         let frame = match prior {
@@ -591,11 +609,16 @@ impl<'a> Sdr<'_, 'a, '_> {
     /// The packets about which a request the tap read misleads it (see the module's doc).
     fn misleading_asks(&self) -> HashSet<Unit> {
         let mut out = HashSet::new();
-        for &(f, u, _) in self.reads.asks.iter().filter(|a| a.2.lacked()) {
+        for &(f, u, _, multi) in self.reads.asks.iter().filter(|a| a.2.lacked()) {
             if out.contains(&u) {
                 continue;
             }
             let Some(k) = self.recorded.get(&u).and_then(|v| v.iter().find(|r| r.f.frame > f)) else { continue };
+            // (A chunk's request misleads only where it is evidence: `loss`.)
+            let before = self.recorded.get(&u).is_some_and(|v| v.iter().any(|r| r.f.frame < f));
+            if multi && (before || self.cx.position_at(k.f.frame) != Position::Destination) {
+                continue;
+            }
             let Some(all) = self.sent.get(&u) else { continue };
             let before: Vec<&&Transmission> = all.iter().filter(|x| x.id < k.x.id).collect();
             let whole = before.iter().any(|x| x.fate == Fate::Delivered);
