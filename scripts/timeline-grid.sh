@@ -4,6 +4,8 @@
 # seeds, three taps, on the dumbbell and the leaf-spine (tests/wirecheck/examples/timeline_grid.rs;
 # CI runs a slice: tests/wirecheck/tests/timeline_grid.rs). Logs to docs/logs/timeline-grid.log:
 # date, commit, one line per run, the unobservable shares per tap, the totals, the wall time.
+# Then SDR's two stacks again with chunks of 4 packets (`--sdr-chunk 4`: the control messages'
+# bitmaps and NACKs name chunks), on both fabrics.
 #
 #   scripts/timeline-grid.sh                 # dumbbell and leaf-spine
 #   SEEDS=1,2 MESSAGES=16 scripts/timeline-grid.sh
@@ -19,11 +21,13 @@ start=$(date +%s)
 status=0
 {
     echo "# $(date -u +%Y-%m-%dT%H:%M:%SZ) $(git rev-parse --short HEAD 2>/dev/null || echo unknown)"
-    echo "# scripts/timeline-grid.sh: timeline_grid --seeds $SEEDS --messages $MESSAGES (dumbbell, then --leaf-spine)"
+    echo "# scripts/timeline-grid.sh: timeline_grid --seeds $SEEDS --messages $MESSAGES (dumbbell, then --leaf-spine; then --only sdr --sdr-chunk 4 on both)"
     "$BIN" --seeds "$SEEDS" --messages "$MESSAGES" || status=1
     "$BIN" --seeds "$SEEDS" --messages "$MESSAGES" --leaf-spine || status=1
+    "$BIN" --seeds "$SEEDS" --messages "$MESSAGES" --only sdr --sdr-chunk 4 || status=1
+    "$BIN" --seeds "$SEEDS" --messages "$MESSAGES" --only sdr --sdr-chunk 4 --leaf-spine || status=1
     echo "# wall time $(( $(date +%s) - start )) s"
     exit $status
 } 2>&1 | tee "$LOG"
-# Both halves' totals must show no run with mismatches.
-[ "$(grep -c '^# [0-9]* runs, 0 with mismatches' "$LOG")" = 2 ]
+# All four parts' totals must show no run with mismatches.
+[ "$(grep -c '^# [0-9]* runs, 0 with mismatches' "$LOG")" = 4 ]
