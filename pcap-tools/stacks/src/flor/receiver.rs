@@ -81,6 +81,10 @@ pub struct FlorReceiver {
     small_low: u64,
     /// Large messages by MID, and recent ones delivered.
     live: HashMap<u32, InMsg>,
+    /// The live large messages by the 24 bits of their id a VA carries (a WRITE packet finds
+    /// its message here: a scan of `live` per packet made a run of many posted messages
+    /// quadratic).
+    by_va: HashMap<u64, u64>,
     done: HashSet<u32>,
     done_order: VecDeque<u32>,
     /// The highest message id a MID named so far (MIDs are unwrapped near it).
@@ -116,6 +120,7 @@ impl FlorReceiver {
             small_order: VecDeque::new(),
             small_low: 0,
             live: HashMap::new(),
+            by_va: HashMap::new(),
             done: HashSet::new(),
             done_order: VecDeque::new(),
             mid_high: 0,
@@ -160,6 +165,7 @@ impl FlorReceiver {
         self.mid_high = self.mid_high.max(id);
         let units = len.div_ceil(self.unit).max(1) as usize;
         self.live.insert(mid, InMsg { id, len, covered: vec![false; units], count: 0, intact: true });
+        self.by_va.insert(id & 0xff_ffff, id);
         Some(id)
     }
 
@@ -178,6 +184,9 @@ impl FlorReceiver {
         }
         if m.count == m.covered.len() {
             let m = self.live.remove(&mid).expect("live");
+            if self.by_va.get(&(m.id & 0xff_ffff)) == Some(&m.id) {
+                self.by_va.remove(&(m.id & 0xff_ffff));
+            }
             out.push(Action::Delivered { msg: m.id, len: m.len, intact: m.intact });
             self.done.insert(mid);
             self.done_order.push_back(mid);
@@ -378,7 +387,7 @@ impl FlorReceiver {
         match self.verb.as_ref() {
             Some(&Verb::Write { va, got, .. }) if write => {
                 let (low, off) = Self::place(va);
-                let id = self.live.values().map(|m| m.id).find(|id| id & 0xff_ffff == low);
+                let id = self.by_va.get(&low).copied();
                 let ok = id.is_some_and(|id| is_content(id, off + got, body));
                 if let Some(Verb::Write { got, intact, .. }) = self.verb.as_mut() {
                     *intact &= ok;
