@@ -208,6 +208,25 @@ pub fn run_cell(cell: &Cell, dir: &Path, twice: bool, keep: bool) -> Result<Verd
     Ok(v)
 }
 
+/// Runs and judges each cell (twice, for the same bytes) in a scratch directory, printing its
+/// log line; panics with every broken invariant, or if a check ran on nothing (no truth frame
+/// compared, no message rebuilt from the receiver's tap). The CI slices' driver.
+pub fn judge_cells(cells: &[Cell]) {
+    let dir = run::temp_dir("grid");
+    let mut bad = Vec::new();
+    for cell in cells {
+        let v = run_cell(cell, &dir, true, false).unwrap_or_else(|e| panic!("{}: {e}", cell.label()));
+        let line = line(cell, &v);
+        eprintln!("{line}");
+        if broken(&v).is_some() {
+            bad.push(format!("{line}\n{}", v.all().join("\n")));
+        }
+        assert!(v.numbers.compared.frames > 0 && v.numbers.messages_rebuilt > 0, "a check ran on nothing: {line}");
+    }
+    let _ = std::fs::remove_dir(&*dir);
+    assert!(bad.is_empty(), "broken invariants:\n{}", bad.join("\n"));
+}
+
 /// The names of the invariants `v` breaks, and the first message.
 pub fn broken(v: &Verdict) -> Option<(Vec<&'static str>, String)> {
     let all: Vec<(&'static str, &Vec<String>)> = [

@@ -175,18 +175,24 @@ pub fn decode(number: u64, interface: u32, ts_ns: u64, bytes: &[u8], profile: Pr
     })
 }
 
-/// Reads every frame of a pcap/pcapng file and decodes the RoCE ones under `profile`.
-pub fn read(path: &std::path::Path, profile: Profile, params: Params) -> Result<Vec<Pkt>, String> {
+/// Calls `each(frame number, interface, time, bytes)` for every Ethernet frame of a pcap/pcapng
+/// file.
+pub fn each_frame(path: &std::path::Path, mut each: impl FnMut(u64, u32, u64, &[u8])) -> Result<(), String> {
     let mut r: CaptureReader<Box<dyn std::io::Read + Send>> =
         capture::open(&path.display().to_string()).map_err(|e| format!("{}: {e}", path.display()))?;
-    let mut out = Vec::new();
     while let Some(rec) = r.next_record().map_err(|e| format!("{}: {e}", path.display()))? {
-        if rec.linktype != 1 {
-            continue;
-        }
-        if let Some(p) = decode(rec.number, rec.interface, rec.ts_ns, rec.data, profile, params) {
-            out.push(p);
+        if rec.linktype == 1 {
+            each(rec.number, rec.interface, rec.ts_ns, rec.data);
         }
     }
+    Ok(())
+}
+
+/// Reads every frame of a pcap/pcapng file and decodes the RoCE ones under `profile`.
+pub fn read(path: &std::path::Path, profile: Profile, params: Params) -> Result<Vec<Pkt>, String> {
+    let mut out = Vec::new();
+    each_frame(path, |number, interface, ts, bytes| {
+        out.extend(decode(number, interface, ts, bytes, profile, params));
+    })?;
     Ok(out)
 }

@@ -68,6 +68,17 @@ pub struct Numbers {
 }
 
 impl Numbers {
+    /// One more truth connection, whose ends the taps cover as `cov`.
+    pub fn count_connection(&mut self, cov: Coverage) {
+        self.conns += 1;
+        *match cov {
+            Coverage::Both => &mut self.conns_both,
+            Coverage::Requester => &mut self.conns_requester,
+            Coverage::Responder => &mut self.conns_responder,
+            Coverage::Neither => &mut self.conns_neither,
+        } += 1;
+    }
+
     /// Retransmissions per lost data packet (over the connections with both ends tapped).
     pub fn retx_per_loss(&self) -> f64 {
         self.retx_both as f64 / self.data_lost.max(1) as f64
@@ -198,13 +209,7 @@ pub fn judge_wire(t: &Truth, w: &Wire) -> Verdict {
     for tc in &t.connections {
         let (req, resp) = (tc.requester.ip, tc.responder.ip);
         let cov = w.coverage(req, resp);
-        v.numbers.conns += 1;
-        *match cov {
-            Coverage::Both => &mut v.numbers.conns_both,
-            Coverage::Requester => &mut v.numbers.conns_requester,
-            Coverage::Responder => &mut v.numbers.conns_responder,
-            Coverage::Neither => &mut v.numbers.conns_neither,
-        } += 1;
+        v.numbers.count_connection(cov);
         let flow = format!("{req}>{resp}/{}", tc.responder.qpn);
         let on_wire =
             w.conns.iter().any(|c| c.requester == req && c.responder == resp && c.responder_qpn == tc.responder.qpn);

@@ -8,7 +8,7 @@ use rocescope_codec::ext::sdr::{Data, OPCODE_DATA};
 use rocescope_sim::synth::SynthOptions;
 use rocescope_sim::truth::Accept;
 use rocescope_stacks::StackKind;
-use rocescope_wirecheck::grid::{self, Cell};
+use rocescope_wirecheck::grid::{judge_cells, Cell};
 use rocescope_wirecheck::packet::Pkt;
 use rocescope_wirecheck::research::{self, Class};
 use rocescope_wirecheck::run::{self, Run};
@@ -16,23 +16,6 @@ use rocescope_wirecheck::verdict::Verdict;
 use rocescope_wirecheck::wire::{Dir, Wire};
 
 const RESEARCH: [StackKind; 4] = [StackKind::SdrSr, StackKind::SdrEc, StackKind::Flor, StackKind::Erd];
-
-fn judge_cells(cells: &[Cell]) {
-    let dir = run::temp_dir("research-grid");
-    let mut bad = Vec::new();
-    for cell in cells {
-        let v = grid::run_cell(cell, &dir, true, false).unwrap_or_else(|e| panic!("{}: {e}", cell.label()));
-        let line = grid::line(cell, &v);
-        eprintln!("{line}");
-        if grid::broken(&v).is_some() {
-            bad.push(format!("{line}\n{}", v.all().join("\n")));
-        }
-        // Every check ran on something: frames compared, messages rebuilt from the receiver's tap.
-        assert!(v.numbers.compared.frames > 0 && v.numbers.messages_rebuilt > 0, "{line}");
-    }
-    let _ = std::fs::remove_dir(&dir);
-    assert!(bad.is_empty(), "broken invariants:\n{}", bad.join("\n"));
-}
 
 /// Each research stack on the dumbbell at 5 % loss on one path and on 8 (sprayed; Flor's
 /// hashed onto one), and on the grid's leaf-spine at 1 % over 8 spines; NetRT (Go-Back-N ends,

@@ -4,23 +4,7 @@
 //! bytes, on the dumbbell and on the grid's leaf-spine (`rocescope_wirecheck::grid`).
 
 use rocescope_stacks::StackKind;
-use rocescope_wirecheck::grid::{self, Cell};
-use rocescope_wirecheck::run;
-
-fn judge_cells(cells: &[Cell]) {
-    let dir = run::temp_dir("grid");
-    let mut bad = Vec::new();
-    for cell in cells {
-        let v = grid::run_cell(cell, &dir, true, false).unwrap_or_else(|e| panic!("{}: {e}", cell.label()));
-        let line = grid::line(cell, &v);
-        eprintln!("{line}");
-        if grid::broken(&v).is_some() {
-            bad.push(line);
-        }
-    }
-    let _ = std::fs::remove_dir(&dir);
-    assert!(bad.is_empty(), "broken invariants:\n{}", bad.join("\n"));
-}
+use rocescope_wirecheck::grid::{judge_cells, Cell};
 
 /// Every stack without loss and under random loss on one path, DCP also sprayed over 8 paths.
 #[test]

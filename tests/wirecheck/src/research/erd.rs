@@ -63,16 +63,9 @@ pub fn rebuild(arrived: &[&Pkt]) -> Delivery {
             m.len = Some(l);
         }
     }
-    for (id, mut m) in msgs {
-        m.spans.sort_unstable();
+    for (id, m) in msgs {
         // Covered from 0 without a hole, up to the end the Last packet gave.
-        let mut upto = 0u64;
-        for &(a, b) in &m.spans {
-            if a > upto {
-                break;
-            }
-            upto = upto.max(b);
-        }
+        let upto = super::covered_from_zero(m.spans);
         let whole = m.len.is_some_and(|l| upto >= l);
         d.messages.push(Rebuilt {
             msg: id,

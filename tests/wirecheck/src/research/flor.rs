@@ -146,15 +146,8 @@ pub fn rebuild(params: &Params, message_size: u64, arrived: &[&Pkt], back: &[&Pk
             SendType::AddrReq | SendType::AddrResp => {}
         }
     }
-    for (id, mut m) in msgs {
-        m.spans.sort_unstable();
-        let mut upto = 0u64;
-        for &(a, b) in &m.spans {
-            if a > upto {
-                break;
-            }
-            upto = upto.max(b);
-        }
+    for (id, m) in msgs {
+        let upto = super::covered_from_zero(m.spans);
         let whole = upto >= message_size;
         d.messages.push(Rebuilt {
             msg: id,

@@ -126,13 +126,7 @@ pub fn judge(opts: &SynthOptions, t: &Truth, w: &Wire, others: &[OtherFrame]) ->
     for tc in &t.connections {
         let (req, resp) = (tc.requester.ip, tc.responder.ip);
         let cov = w.coverage(req, resp);
-        v.numbers.conns += 1;
-        *match cov {
-            Coverage::Both => &mut v.numbers.conns_both,
-            Coverage::Requester => &mut v.numbers.conns_requester,
-            Coverage::Responder => &mut v.numbers.conns_responder,
-            Coverage::Neither => &mut v.numbers.conns_neither,
-        } += 1;
+        v.numbers.count_connection(cov);
         let flow = format!("{req}>{resp}/{}", tc.responder.qpn);
         v.coverage.push((flow.clone(), cov));
         let Some(tap) = w.tap_at(resp) else { continue };
@@ -170,6 +164,19 @@ pub fn judge(opts: &SynthOptions, t: &Truth, w: &Wire, others: &[OtherFrame]) ->
     v
 }
 
+/// How far byte ranges `[a, b)` cover a message from byte 0 without a hole.
+pub(crate) fn covered_from_zero(mut spans: Vec<(u64, u64)>) -> u64 {
+    spans.sort_unstable();
+    let mut upto = 0u64;
+    for (a, b) in spans {
+        if a > upto {
+            break;
+        }
+        upto = upto.max(b);
+    }
+    upto
+}
+
 /// The frames the truth says did not reach their destination whole.
 fn lost_frames(t: &Truth) -> std::collections::BTreeSet<u64> {
     t.taps.iter().flat_map(|tap| &tap.frames).filter(|f| f.lost).map(|f| f.frame).collect()
@@ -203,30 +210,14 @@ pub struct OtherFrame {
 
 /// The IP frames of the capture at `path` that are not RoCE.
 pub fn read_others(path: &std::path::Path) -> Result<Vec<OtherFrame>, String> {
-    use rocescope_analysis::capture::{self, CaptureReader};
     use rocescope_codec::{DecodeOptions, Frame, LinkType};
-    let mut r: CaptureReader<Box<dyn std::io::Read + Send>> =
-        capture::open(&path.display().to_string()).map_err(|e| format!("{}: {e}", path.display()))?;
     let mut out = Vec::new();
-    while let Some(rec) = r.next_record().map_err(|e| format!("{}: {e}", path.display()))? {
-        if rec.linktype != 1 {
-            continue;
+    super::packet::each_frame(path, |number, interface, ts_ns, bytes| {
+        let f = Frame::parse(LinkType::Ethernet, bytes, bytes.len(), &DecodeOptions::default());
+        if let (None, Some((src, dst))) = (f.roce(), f.ip_addrs()) {
+            out.push(OtherFrame { number, interface, ts_ns, src, dst, normalized: super::packet::normalize(bytes) });
         }
-        let f = Frame::parse(LinkType::Ethernet, rec.data, rec.data.len(), &DecodeOptions::default());
-        if f.roce().is_some() {
-            continue;
-        }
-        if let Some((src, dst)) = f.ip_addrs() {
-            out.push(OtherFrame {
-                number: rec.number,
-                interface: rec.interface,
-                ts_ns: rec.ts_ns,
-                src,
-                dst,
-                normalized: super::packet::normalize(rec.data),
-            });
-        }
-    }
+    })?;
     Ok(out)
 }
 
