@@ -19,6 +19,8 @@
 #   # The research transports (issue 13; SDR, Flor and ERD by tests/wirecheck/src/research,
 #   # NetRT's Go-Back-N ends by the checks above; Flor's 8-path cells hash onto one path):
 #   LOG=docs/logs/sim-grid-research.log EXTRA="--stacks sdr-sr,sdr-ec,flor,erd,netrt" scripts/sim-grid.sh
+#   # SDR with chunks of 4 packets (bitmaps and NACKs name chunks):
+#   LOG=docs/logs/sim-grid-sdr-chunk4.log EXTRA="--stacks sdr-sr,sdr-ec --sdr-chunk 4" scripts/sim-grid.sh
 set -eu
 cd "$(dirname "$0")/.."
 TOPOLOGY=${TOPOLOGY:-dumbbell,leaf-spine}

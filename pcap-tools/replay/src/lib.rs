@@ -319,8 +319,9 @@ impl Judge {
             ),
             Judge::Sdr(j) if !j.chunks_agree() => Some(format!(
                 "SDR-RDMA: its SR_ACKs name far fewer chunks than packets were sent: chunks of more than {} \
-                 packet(s) (synth --sdr-chunk), which the judge cannot place: not judged",
-                opts.params.sdr_chunk_packets
+                 packet(s) (synth --sdr-chunk), which the judge cannot place: not judged (give the sender's chunk \
+                 size: --sdr-chunk-packets N)",
+                opts.params.sdr_chunk_packets.max(1)
             )),
             _ => None,
         }

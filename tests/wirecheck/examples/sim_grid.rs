@@ -9,7 +9,7 @@
 //! cargo run --release -p rocescope-wirecheck --example sim_grid -- \
 //!     [--stacks gbn,irn,dcp] [--losses 0,0.001,0.01,0.05] [--paths 1,8] [--seeds 1,2,3] \
 //!     [--messages 64] [--message-size 65536] [--reorder 2000] \
-//!     [--topology dumbbell,leaf-spine] [--dcp-trim] [--keep DIR]
+//!     [--topology dumbbell,leaf-spine] [--dcp-trim] [--sdr-chunk N] [--keep DIR]
 //! ```
 //! `--dcp-trim`: DCP with trimming and `--loss-mode trim`, as `rocescope synth --stack dcp`
 //! runs by default (its lines say `dcp+trim`); without it DCP's random losses are drops.
@@ -40,6 +40,7 @@ fn main() {
     let mut topologies = vec![Topology::Dumbbell];
     let mut keep: Option<PathBuf> = None;
     let mut dcp_trim = false;
+    let mut sdr_chunk = 1u32;
     let args: Vec<String> = std::env::args().skip(1).collect();
     let mut i = 0;
     while i < args.len() {
@@ -52,6 +53,7 @@ fn main() {
             "--messages" => messages = v.parse().expect("--messages N"),
             "--message-size" => size = v.parse().expect("--message-size BYTES"),
             "--reorder" => reorder = v.parse().expect("--reorder NS"),
+            "--sdr-chunk" => sdr_chunk = v.parse().expect("--sdr-chunk N"),
             "--dcp-trim" => {
                 dcp_trim = true;
                 i += 1;
@@ -109,6 +111,7 @@ fn main() {
                             message_size: size,
                             reorder_ns: reorder,
                             dcp_trim,
+                            sdr_chunk,
                             ..Cell::new(stack, loss, np, seed)
                         };
                         runs += 1;

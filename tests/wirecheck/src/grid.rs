@@ -81,6 +81,9 @@ pub struct Cell {
     /// first: DCP's losses are drops, recovered by its coarse timeout), on with `sim_grid
     /// --dcp-trim`. No effect on other stacks.
     pub dcp_trim: bool,
+    /// SDR's packets a chunk (`--sdr-chunk`; 1 in the grid, more with `sim_grid --sdr-chunk`).
+    /// No effect on other stacks.
+    pub sdr_chunk: u32,
 }
 
 impl Cell {
@@ -98,6 +101,7 @@ impl Cell {
             message_size: 65_536,
             reorder_ns: 2000,
             dcp_trim: false,
+            sdr_chunk: 1,
         }
     }
 
@@ -112,7 +116,7 @@ impl Cell {
         // Flor runs over UC, which needs a QP's packets in order (`synth` refuses to spray it):
         // its cells of several paths hash each connection onto one of them (ECMP).
         let routing = if self.paths > 1 && self.stack != StackKind::Flor { Routing::Spray } else { Routing::Ecmp };
-        let base = SynthOptions {
+        let mut base = SynthOptions {
             stack: self.stack,
             loss: self.loss,
             routing,
@@ -123,6 +127,7 @@ impl Cell {
             time_limit_ns: 10_000_000_000,
             ..if self.dcp_trim { SynthOptions::for_stack(self.stack) } else { SynthOptions::default() }
         };
+        base.sdr.chunk_packets = self.sdr_chunk.max(1);
         match self.topology {
             Topology::Dumbbell => {
                 SynthOptions { paths: self.paths, reorder_ns: if self.paths > 1 { self.reorder_ns } else { 0 }, ..base }
@@ -143,7 +148,8 @@ impl Cell {
     /// log's line.
     pub fn label(&self) -> String {
         let trim = if self.dcp_trim && self.stack == StackKind::Dcp { "+trim" } else { "" };
-        let base = format!("{}{trim} {} {} {}", self.stack.name(), self.loss, self.paths, self.seed);
+        let chunk = if self.stack.is_sdr() && self.sdr_chunk > 1 { format!("+chunk{}", self.sdr_chunk) } else { String::new() };
+        let base = format!("{}{trim}{chunk} {} {} {}", self.stack.name(), self.loss, self.paths, self.seed);
         match self.topology {
             Topology::Dumbbell => base,
             Topology::LeafSpine => format!("leaf-spine {base}"),

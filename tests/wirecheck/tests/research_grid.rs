@@ -29,6 +29,10 @@ fn research_grid_slice() {
         cells.push(small(Cell::new(s, 0.05, 8, 1)));
         cells.push(small(Cell::leaf_spine(s, 0.01, 8, 1)));
     }
+    // SDR with chunks of several packets (its bitmaps and NACKs name chunks; replay given the
+    // chunk size, as `--sdr-chunk-packets` gives it).
+    cells.push(small(Cell { sdr_chunk: 4, ..Cell::new(StackKind::SdrSr, 0.05, 8, 1) }));
+    cells.push(small(Cell { sdr_chunk: 2, ..Cell::new(StackKind::SdrEc, 0.05, 1, 1) }));
     cells.push(small(Cell::new(StackKind::Netrt, 0.01, 8, 1)));
     cells.push(small(Cell::leaf_spine(StackKind::Netrt, 0.05, 8, 2)));
     judge_cells(&cells);
