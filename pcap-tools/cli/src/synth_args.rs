@@ -226,6 +226,10 @@ pub struct SynthArgs {
     /// idle round trip).
     #[arg(long, value_name = "NS")]
     pub netrt_request_interval: Option<u64>,
+    /// --stack flor: UNIT_SIZE, the unit of reliability of a large message (its chunks, pieces
+    /// and immediates count units), bytes; `timeline`/`replay` take it as `--flor-unit-size` too
+    #[arg(long, value_name = "BYTES", default_value_t = rocescope_codec::Params::default().flor_unit_size)]
+    pub flor_unit_size: u32,
     #[command(flatten)]
     pub sdr: SdrArgs,
 }
@@ -373,6 +377,7 @@ impl SynthArgs {
             sdr: self.sdr.options(),
             netrt_pool_bytes: self.netrt_pool_bytes,
             netrt_request_interval_ns: self.netrt_request_interval,
+            flor_unit_size: self.flor_unit_size,
         }
     }
 

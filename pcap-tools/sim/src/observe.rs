@@ -472,7 +472,7 @@ fn tap_view(run: &Run<'_>, tap: &Tap) -> TapView {
         let own = match cx.run.stack() {
             _ if cx.key.1 != Role::Requests => None,
             Stack::SdrSr | Stack::SdrEc => Some(sdr::sdr_views(cx)),
-            Stack::Flor => Some(vec![flor::flor_view(cx, rocescope_codec::Params::default().flor_unit_size)]),
+            Stack::Flor => Some(vec![flor::flor_view(cx, cx.run.t.config.flor_unit_size)]),
             _ => None,
         };
         if let Some(own) = own {

@@ -167,6 +167,8 @@ pub struct SynthOptions {
     pub netrt_pool_bytes: Option<u64>,
     /// NetRT: the destination ToR's request interval, ns (`None`: the idle round trip).
     pub netrt_request_interval_ns: Option<u64>,
+    /// Flor's UNIT_SIZE, bytes (`--flor-unit-size`; `--stack flor` only).
+    pub flor_unit_size: u32,
 }
 
 /// What `synth` sets of an SDR connection (docs/stacks.md "SDR-RDMA"; `--sdr-*`, `--ec-*`).
@@ -264,6 +266,7 @@ impl Default for SynthOptions {
             sdr: SdrOptions::default(),
             netrt_pool_bytes: None,
             netrt_request_interval_ns: None,
+            flor_unit_size: rocescope_codec::Params::default().flor_unit_size,
         }
     }
 }
@@ -503,6 +506,9 @@ impl SynthOptions {
         if self.stack.is_sdr() {
             self.validate_sdr()?;
         }
+        if self.flor_unit_size == 0 || self.flor_unit_size > 1 << 30 {
+            return Err(format!("--flor-unit-size {} out of range (1 B - 1 GiB)", self.flor_unit_size));
+        }
         if self.stack == StackKind::Netrt && self.pfc {
             return Err("--stack netrt runs on a lossy fabric (its ToRs pause senders themselves): not with --pfc".into());
         }
@@ -611,6 +617,9 @@ impl SynthOptions {
         if let Some(f) = self.fault {
             a.push(format!("--fault {}:{} --fault-connection {}", f.fault.name(), f.nth, self.fault_connection));
         }
+        if self.stack == StackKind::Flor && self.flor_unit_size != rocescope_codec::Params::default().flor_unit_size {
+            a.push(format!("--flor-unit-size {}", self.flor_unit_size));
+        }
         if self.stack.is_sdr() {
             let o = &self.sdr;
             let mut s = format!(
@@ -711,6 +720,7 @@ impl SynthOptions {
         let params = rocescope_codec::Params {
             dcp_tag_shift: self.dcp_tag_shift,
             sdr_chunk_packets: self.sdr.chunk_packets,
+            flor_unit_size: self.flor_unit_size,
             ..Default::default()
         };
         FabricConfig {
@@ -812,6 +822,11 @@ impl SynthOptions {
             routing: self.routing.into(),
             rto_ns: self.rto_ns,
             sdr_chunk_packets: if self.stack.is_sdr() { self.sdr.chunk_packets } else { 1 },
+            flor_unit_size: if self.stack == StackKind::Flor {
+                self.flor_unit_size
+            } else {
+                rocescope_codec::Params::default().flor_unit_size
+            },
             seed: self.seed,
             senders: self.incast,
             stack: self.stack.into(),

@@ -94,6 +94,14 @@ fn one() -> u32 {
     1
 }
 
+fn default_unit() -> u32 {
+    rocescope_codec::Params::default().flor_unit_size
+}
+
+fn is_default_unit(n: &u32) -> bool {
+    *n == default_unit()
+}
+
 fn is_one(n: &u32) -> bool {
     *n == 1
 }
@@ -231,6 +239,9 @@ pub struct Config {
     pub fabric_rate_bps: u64,
     /// The fabric link the fabric tap watches.
     pub fabric_tap_path: u32,
+    /// Flor's UNIT_SIZE, bytes (`--flor-unit-size`); written only when not the default 4096.
+    #[serde(default = "default_unit", skip_serializing_if = "is_default_unit")]
+    pub flor_unit_size: u32,
     /// GBN's local ACK timeout exponent t (4.096 µs · 2^t; 0: none).
     pub local_ack_timeout: u8,
     /// Bernoulli loss probability per frame on the lossy links.

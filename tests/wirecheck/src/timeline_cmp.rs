@@ -259,6 +259,7 @@ pub fn judge_synth(
     let params = Params {
         dcp_tag_shift: opts.dcp_tag_shift,
         sdr_chunk_packets: if opts.stack.is_sdr() { opts.sdr.chunk_packets } else { 0 },
+        flor_unit_size: opts.flor_unit_size,
         ..Default::default()
     };
     let report = timeline(&run.pcap, params, "auto")?;

@@ -306,5 +306,19 @@ fn flor_timeline_equals_the_observable_view() {
         o.routing = Routing::Ecmp;
         g.judge(&o, &format!("flor loss {loss} paths 4 incast 4 messages 32 seed {seed}"), 8);
     }
+    // Other UNIT_SIZEs (`--flor-unit-size`; the analyser takes it as `timeline --flor-unit-size`
+    // does, the view from the truth's `config.flor_unit_size`): chunks, pieces and immediates
+    // count other units.
+    for (unit, seed) in [(1_024, 1), (2_048, 2), (16_384, 3)] {
+        let mut o = SynthOptions {
+            loss_dir: LossDir::Both,
+            mtu: 1024,
+            message_size: 100_000,
+            flor_unit_size: unit,
+            ..options(StackKind::Flor, 0.03, 1, 2, seed, false)
+        };
+        o.routing = Routing::Ecmp;
+        g.judge(&o, &format!("flor unit {unit} loss 0.03 incast 2 seed {seed}"), 8);
+    }
     g.finish(10_001);
 }
