@@ -6,7 +6,7 @@
 //!
 //! [`ParamArgs`] implements [`clap::Args`] by hand, so a derived command takes the flags with
 //! `#[command(flatten)]`; its type parameter says which parameters ([`All`] for the commands
-//! that decode, [`DcpTagShift`] for `synth`).
+//! that decode, [`SynthParams`] for `synth`).
 
 use std::ffi::OsStr;
 use std::marker::PhantomData;
@@ -33,13 +33,14 @@ impl ParamSet for All {
     }
 }
 
-/// `--dcp-tag-shift` only (`synth`: the simulated DCP stack tags its packets so).
+/// `--dcp-tag-shift` and `--flor-unit-size` (`synth`: the simulated DCP stack tags its packets
+/// so, the simulated Flor stack counts its units so).
 #[derive(Clone, Debug)]
-pub struct DcpTagShift;
+pub struct SynthParams;
 
-impl ParamSet for DcpTagShift {
+impl ParamSet for SynthParams {
     fn names() -> &'static [&'static str] {
-        &["dcp_tag_shift"]
+        &["dcp_tag_shift", "flor_unit_size"]
     }
 }
 
@@ -156,7 +157,7 @@ mod tests {
         for sub in ["decode", "check"] {
             check_args(cli.find_subcommand(sub).unwrap(), &Params::NAMES);
         }
-        check_args(cli.find_subcommand("synth").unwrap(), &["dcp_tag_shift"]);
+        check_args(cli.find_subcommand("synth").unwrap(), &["dcp_tag_shift", "flor_unit_size"]);
     }
 
     #[test]
@@ -174,9 +175,9 @@ mod tests {
             assert_eq!(parse::<All>(&[d.flag, &text]).unwrap(), want, "{} {text}", d.flag);
             assert_eq!(parse::<All>(&[&format!("{}={text}", d.flag)]).unwrap(), want, "{}={text}", d.flag);
         }
-        let p = parse::<DcpTagShift>(&["--dcp-tag-shift", "4"]).unwrap();
+        let p = parse::<SynthParams>(&["--dcp-tag-shift", "4"]).unwrap();
         assert_eq!(p, Params { dcp_tag_shift: 4, ..Params::default() });
-        assert!(parse::<DcpTagShift>(&["--sdr-split", "8,22,2"]).is_err());
+        assert!(parse::<SynthParams>(&["--sdr-split", "8,22,2"]).is_err());
     }
 
     #[test]

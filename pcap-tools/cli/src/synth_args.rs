@@ -7,7 +7,7 @@ use rocescope_sim::{LossDir, LossMode, LossPlace, Routing, TapPoint};
 use rocescope_stacks::faults::{Fault, FaultSpec};
 use rocescope_stacks::StackKind;
 
-use crate::params_args::{DcpTagShift, ParamArgs};
+use crate::params_args::{ParamArgs, SynthParams};
 use crate::sdr_args::SdrArgs;
 use crate::progress;
 
@@ -176,7 +176,7 @@ pub struct SynthArgs {
     pub post_interval: u64,
     /// `--dcp-tag-shift`, the decoders' flag (the codec's parameter table).
     #[command(flatten)]
-    pub params: ParamArgs<DcpTagShift>,
+    pub params: ParamArgs<SynthParams>,
     /// The fabric: dumbbell (senders on one switch, the receiver on another, --paths links
     /// between them) or leaf-spine (--leaves × --hosts-per-leaf hosts, every leaf linked to
     /// every one of --spines spines).
@@ -226,10 +226,6 @@ pub struct SynthArgs {
     /// idle round trip).
     #[arg(long, value_name = "NS")]
     pub netrt_request_interval: Option<u64>,
-    /// --stack flor: UNIT_SIZE, the unit of reliability of a large message (its chunks, pieces
-    /// and immediates count units), bytes; `timeline`/`replay` take it as `--flor-unit-size` too
-    #[arg(long, value_name = "BYTES", default_value_t = rocescope_codec::Params::default().flor_unit_size)]
-    pub flor_unit_size: u32,
     #[command(flatten)]
     pub sdr: SdrArgs,
 }
@@ -377,7 +373,7 @@ impl SynthArgs {
             sdr: self.sdr.options(),
             netrt_pool_bytes: self.netrt_pool_bytes,
             netrt_request_interval_ns: self.netrt_request_interval,
-            flor_unit_size: self.flor_unit_size,
+            flor_unit_size: self.params.params.flor_unit_size,
         }
     }
 
