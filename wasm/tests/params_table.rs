@@ -2,7 +2,7 @@
 //! `codec/src/params/table.rs`):
 //!
 //! - the command line: every entry is a flag of `decode` and `check` (`synth`: the DCP tag shift
-//!   only) with the entry's value name, help text, default and enumeration values, and a bad
+//!   and Flor's unit size only) with the entry's value name, help text, default and enumeration values, and a bad
 //!   value is exit 2 with the entry's message (the built `rocescope` binary is run, as in
 //!   `cli_parity.rs`);
 //! - the browser: the options' keys are the table's names, read with the entries' setters (the
@@ -38,7 +38,7 @@ const BAD: &str = "0,1";
 
 #[test]
 fn the_command_line_is_the_table() {
-    for (sub, names) in [("decode", &Params::NAMES[..]), ("check", &Params::NAMES[..]), ("synth", &["dcp_tag_shift"][..])] {
+    for (sub, names) in [("decode", &Params::NAMES[..]), ("check", &Params::NAMES[..]), ("synth", &["dcp_tag_shift", "flor_unit_size"][..])] {
         let (code, help, _) = rocescope(&[sub, "--help"]);
         assert_eq!(code, 0);
         for d in PARAMS {
