@@ -101,6 +101,15 @@ pub fn fragment_count(split: ImmSplit) -> Option<u32> {
     (fr != 0 && 32 % fr == 0).then(|| 32 / fr)
 }
 
+/// The packet offsets of chunk `c` in chunks of `n` packets (`sdr_chunk_packets`; 0 is 1):
+/// `c·n … c·n + n − 1`, as control messages name them (WIRE.md B.2; a short last chunk's past
+/// the send's end name no packet).
+#[inline]
+pub fn chunk_packets(c: u32, n: u32) -> core::ops::Range<u32> {
+    let n = n.max(1);
+    c.saturating_mul(n)..c.saturating_mul(n).saturating_add(n)
+}
+
 /// Erasure coding: the message sequence number of data submessage `j` of the message whose first
 /// send is `base` (its sends go D0, P0, D1, P1, …: D_j is `base + 2j`, modulo 2^32 as on the
 /// wire), as an EC_NACK's indices name them (WIRE.md B.2).

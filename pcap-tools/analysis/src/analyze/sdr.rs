@@ -307,10 +307,7 @@ impl Analyzer {
         // Chunks to packets (module doc): `cum` chunks are `cum·N` packets; a chunk named, its N.
         let n = self.opts.sdr_chunk_packets.max(1);
         let packets = |chunks: &[u32]| -> Vec<u32> {
-            if n == 1 {
-                return chunks.to_vec();
-            }
-            chunks.iter().flat_map(|&c| c.saturating_mul(n)..c.saturating_mul(n).saturating_add(n)).collect()
+            chunks.iter().flat_map(|&c| rocescope_codec::ext::sdr::chunk_packets(c, n)).collect()
         };
         let (sacked, missing) = (packets(&c.sacked), packets(&c.missing));
         if m.done {

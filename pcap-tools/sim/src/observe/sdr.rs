@@ -416,7 +416,7 @@ fn reads<'a>(cx: &Cx<'a, '_>, first_seen: &HashMap<u64, u64>, send_offsets: &Has
     // Chunks to packets (module doc).
     let n = cx.run.t.config.sdr_chunk_packets.max(1);
     let multi = n > 1;
-    let of_chunk = move |c: u32| c.saturating_mul(n)..c.saturating_mul(n).saturating_add(n);
+    let of_chunk = move |c: u32| rocescope_codec::ext::sdr::chunk_packets(c, n);
     for f in cx.reverse {
         let Some(c) = cx.run.tx(f.tx).and_then(|x| x.sdr_ctrl.as_ref()) else { continue };
         let m = c.msg_seq as u64;
