@@ -11,6 +11,7 @@ pub mod observe;
 pub mod pfc;
 pub mod sim;
 pub mod spill;
+pub mod spill_sort;
 pub mod spill_var;
 pub mod synth;
 pub mod topology;

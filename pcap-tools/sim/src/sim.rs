@@ -1025,7 +1025,7 @@ pub struct Fabric<'w> {
     /// reliable number (MID, chunk offset); and what each receiver ACK listed, in transmission
     /// order (kept like [`Self::erd_nacks`]).
     flor_chunk_gns: Vec<HashMap<(u32, u32), u64>>,
-    pub flor_acks: Vec<(u32, Vec<u64>)>,
+    pub flor_acks: Vec<flor_sent::AckGns>,
     /// SDR: per connection, each message's first send's sequence number (as far as asked).
     sdr_send_bases: Vec<Vec<u64>>,
     /// SDR: per (connection, message sequence number), the chunks its SR_ACKs so far mark past
@@ -1938,7 +1938,8 @@ impl<'w> Fabric<'w> {
     /// Makes the run spill what its truth needs to disk (`spill.rs`) instead of keeping it:
     /// every transmission's record once its fate is final (its slot is then reused, as
     /// without [`Self::keep_txs`]), every tap frame, and what the receivers' control frames
-    /// name ([`Self::erd_nacks`], [`Self::sdr_ctrls`]). Call before the run; after it,
+    /// name ([`Self::erd_nacks`], [`Self::sdr_ctrls`], and Flor's WQEs and ACKs:
+    /// [`Self::flor_sent`], [`Self::flor_wqes`], [`Self::flor_acks`]). Call before the run; after it,
     /// [`Self::finish_spill`]. Fails if the temporary files cannot be made.
     pub fn spill_truth(&mut self) -> std::io::Result<()> {
         self.spilled = Some(crate::spill::Spilled::new()?);
@@ -2558,7 +2559,15 @@ impl<'w> Fabric<'w> {
         let Some(j) = self.flor_judges.get_mut(conn as usize).and_then(Option::as_mut) else { return };
         let mut closed = Vec::new();
         j.arrive(self.now, id, p, &mut closed);
-        self.flor_wqes.extend(closed.into_iter().map(|c| (conn, c)));
+        self.keep_flor_closed(conn, closed);
+    }
+
+    /// Flor: WQEs a receiver closed, kept for the truth (in memory, or spilled).
+    fn keep_flor_closed(&mut self, conn: u32, closed: Vec<flor_judge::Closed>) {
+        match &self.spilled {
+            Some(s) => closed.into_iter().for_each(|c| s.flor_wqes.push(&(conn, c))),
+            None => self.flor_wqes.extend(closed.into_iter().map(|c| (conn, c))),
+        }
     }
 
     /// Flor: data packet `bytes` (transmission `id`, PSN `psn`) left a sender: when it is a
@@ -2589,7 +2598,11 @@ impl<'w> Fabric<'w> {
         }
         if keep {
             let (first_tx, first_psn, gn) = (id, psn, *gn);
-            self.flor_sent.push(flor_sent::SentWqe { conn, first_tx, first_psn, packets, gn, kind, off, units });
+            let w = flor_sent::SentWqe { conn, first_tx, first_psn, packets, gn, kind, off, units };
+            match &self.spilled {
+                Some(s) => s.flor_sent.push(&w),
+                None => self.flor_sent.push(w),
+            }
         }
     }
 
@@ -2601,20 +2614,24 @@ impl<'w> Fabric<'w> {
         let f = Frame::parse(LinkType::Ethernet, bytes, bytes.len(), &DecodeOptions { verify: false, ..self.decode });
         let chunk_gns = &mut self.flor_chunk_gns[conn as usize];
         if let Some(gns) = f.roce().and_then(|p| flor_sent::ack_gns(p, set_means, split, chunk_gns)) {
-            self.flor_acks.push((id, gns));
+            let r = flor_sent::AckGns { tx: id, gns };
+            match &self.spilled {
+                Some(s) => s.flor_acks.push(&r),
+                None => self.flor_acks.push(r),
+            }
         }
     }
 
     /// Flor: the run ended; WQEs still being received never completed.
     fn finish_flor(&mut self) {
         let keep = self.keep_txs || self.spilled.is_some();
-        for (conn, j) in self.flor_judges.iter_mut().enumerate() {
+        for conn in 0..self.flor_judges.len() {
             let mut closed = Vec::new();
-            if let Some(j) = j.as_mut() {
+            if let Some(j) = self.flor_judges[conn].as_mut() {
                 j.finish(self.now, &mut closed);
             }
             if keep {
-                self.flor_wqes.extend(closed.into_iter().map(|c| (conn as u32, c)));
+                self.keep_flor_closed(conn as u32, closed);
             }
         }
     }

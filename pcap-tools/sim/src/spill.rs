@@ -13,6 +13,8 @@ use std::io;
 use std::marker::PhantomData;
 use std::sync::atomic::{AtomicU64, Ordering};
 
+use super::sim::flor_judge::Closed;
+use super::sim::flor_sent::{AckGns, SentWqe};
 use super::sim::{Accept, Cover, DropCause, Fate, Kind, NackNames, Origin, SdrCtrlNames, TapFrame, TxRec};
 use super::spill_var::DiskVarVec;
 use rocescope_stacks::RetxReason;
@@ -211,6 +213,12 @@ impl<T: Record> DiskVec<T> {
         }
     }
 
+    /// Keeps `e` as the array's first error, if it has none (an array made from another whose
+    /// reads failed).
+    pub fn fail_with(&self, e: io::Error) {
+        self.fail(e)
+    }
+
     fn fail(&self, e: io::Error) {
         let mut err = self.error.borrow_mut();
         if err.is_none() {
@@ -292,6 +300,42 @@ impl<T: Record> DiskVec<T> {
     /// Every record in order.
     pub fn iter(&self) -> impl Iterator<Item = T> + '_ {
         (0..self.len()).map(|i| self.get(i))
+    }
+
+    /// The first slot of `lo..hi` whose record fails `before`, where the records of `lo..hi`
+    /// are partitioned (all that pass come before all that fail); `hi` when all pass. The
+    /// search starts at slot `near`, gallops out (doubling steps) and then halves, so that it
+    /// reads O(log d) records for an answer d slots from `near`: walks in order, starting each
+    /// search where the last ended, read mostly blocks already cached.
+    pub fn partition_point_near(&self, lo: u64, hi: u64, near: u64, before: impl Fn(&T) -> bool) -> u64 {
+        if lo >= hi {
+            return lo;
+        }
+        let pass = |i: u64| before(&self.get(i));
+        let c = near.clamp(lo, hi - 1);
+        // The answer is in a..=b.
+        let (mut a, mut b) = if pass(c) {
+            let mut step = 1;
+            while c + step < hi && pass(c + step) {
+                step *= 2;
+            }
+            (c + step / 2 + 1, (c + step).min(hi))
+        } else {
+            let mut step = 1;
+            while step <= c - lo && !pass(c - step) {
+                step *= 2;
+            }
+            (if step <= c - lo { c - step + 1 } else { lo }, c - step / 2)
+        };
+        while a < b {
+            let m = a + (b - a) / 2;
+            if pass(m) {
+                a = m + 1;
+            } else {
+                b = m;
+            }
+        }
+        a
     }
 }
 
@@ -530,14 +574,19 @@ impl Record for TapFrame {
 
 /// What a run spills for its truth instead of keeping it in [`super::sim::Fabric::txs`],
 /// [`super::sim::Fabric::tap_frames`], [`super::sim::Fabric::erd_nacks`] and
-/// [`super::sim::Fabric::sdr_ctrls`]: every transmission's record at its id once its fate is
-/// final, every tap frame in file order, and what each ERD NACK segment and SDR control message
-/// names, in transmission order (`spill_var.rs`).
+/// [`super::sim::Fabric::sdr_ctrls`] and Flor's three: every transmission's record at its id
+/// once its fate is final, every tap frame in file order, what each ERD NACK segment and SDR
+/// control message names, in transmission order (`spill_var.rs`), and Flor's WQEs as sent (in
+/// transmission order) and as the receivers closed them (in the order they closed), and the GNs
+/// each Flor ACK lists (in transmission order).
 pub struct Spilled {
     pub txs: DiskVec<TxRec>,
     pub frames: DiskVec<TapFrame>,
     pub erd_nacks: DiskVarVec<NackNames>,
     pub sdr_ctrls: DiskVarVec<SdrCtrlNames>,
+    pub flor_sent: DiskVec<SentWqe>,
+    pub flor_wqes: DiskVec<(u32, Closed)>,
+    pub flor_acks: DiskVarVec<AckGns>,
 }
 
 impl Spilled {
@@ -548,6 +597,9 @@ impl Spilled {
             frames: DiskVec::new(),
             erd_nacks: DiskVarVec::new(),
             sdr_ctrls: DiskVarVec::new(),
+            flor_sent: DiskVec::new(),
+            flor_wqes: DiskVec::new(),
+            flor_acks: DiskVarVec::new(),
         };
         s.check()?;
         Ok(s)
@@ -558,7 +610,10 @@ impl Spilled {
         self.txs.check()?;
         self.frames.check()?;
         self.erd_nacks.check()?;
-        self.sdr_ctrls.check()
+        self.sdr_ctrls.check()?;
+        self.flor_sent.check()?;
+        self.flor_wqes.check()?;
+        self.flor_acks.check()
     }
 }
 

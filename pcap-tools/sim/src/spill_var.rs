@@ -120,33 +120,9 @@ impl<T: VarRecord> DiskVarVec<T> {
         if n == 0 {
             return None;
         }
-        let key = |i: u64| self.index.get(i).tx;
-        let c = self.cursor.get().min(n - 1);
-        // The first entry at or past `tx` is in lo..=hi (hi = n: there is none), found by
-        // doubling steps away from the cursor.
-        let (mut lo, mut hi) = if key(c) < tx {
-            let mut step = 1;
-            while c + step < n && key(c + step) < tx {
-                step *= 2;
-            }
-            (c + step / 2 + 1, (c + step).min(n))
-        } else {
-            let mut step = 1;
-            while step <= c && key(c - step) >= tx {
-                step *= 2;
-            }
-            (if step <= c { c - step + 1 } else { 0 }, c - step / 2)
-        };
-        while lo < hi {
-            let mid = lo + (hi - lo) / 2;
-            if key(mid) < tx {
-                lo = mid + 1;
-            } else {
-                hi = mid;
-            }
-        }
-        self.cursor.set(lo.min(n - 1));
-        (lo < n && key(lo) == tx).then(|| self.get(lo))
+        let at = self.index.partition_point_near(0, n, self.cursor.get(), |e| e.tx < tx);
+        self.cursor.set(at.min(n - 1));
+        (at < n && self.index.get(at).tx == tx).then(|| self.get(at))
     }
 }
 

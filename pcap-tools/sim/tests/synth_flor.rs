@@ -145,8 +145,9 @@ fn the_flor_judge_delivers_what_the_receiver_delivers() {
             .filter_map(|(conn, w)| f.flor_sent.iter().find(|s| s.first_tx == w.first_tx).map(|s| (*conn, s.gn)))
             .collect();
         let mut listed = HashSet::new();
-        for (tx, gns) in &f.flor_acks {
-            let conn = f.txs.iter().find(|t| t.id == *tx).unwrap().conn;
+        for a in &f.flor_acks {
+            let (tx, gns) = (a.tx, &a.gns);
+            let conn = f.txs.iter().find(|t| t.id == tx).unwrap().conn;
             for &gn in gns {
                 assert!(whole.contains(&(conn, gn)), "{label}: ACK tx {tx} lists GN {gn}, not received whole");
                 assert!(listed.insert((conn, gn)), "{label}: GN {gn} listed twice");

@@ -26,8 +26,9 @@ fn without_the_truth_transmission_records_are_recycled() {
 /// every transmission record (once final) and every tap frame to temporary files
 /// (`Keep::Disk`, docs/truth.md "Memory") and derives the truth from them. The proxy for its
 /// memory, deterministic where the process's resident size is not: the records of the run's
-/// own size it holds in memory — the simulator's transmission slots (what is in flight) and its
-/// tap frames; the truth's derivation holds none (`TruthStats::in_memory`). Ten times the
+/// own size it holds in memory — the simulator's transmission slots (what is in flight), its
+/// tap frames, and Flor's WQE and ACK records; the truth's derivation holds none
+/// (`TruthStats::in_memory`; Flor's index keeps its records on disk, `truth/flor.rs`). Ten times the
 /// messages must stay within 1.5× of that, while the records the truth covers grow tenfold.
 #[test]
 fn with_the_truth_spilled_records_in_memory_do_not_grow_with_the_run() {
@@ -42,11 +43,23 @@ fn with_the_truth_spilled_records_in_memory_do_not_grow_with_the_run() {
         if keep == Keep::Disk {
             assert_eq!(s.in_memory, 0, "{}", opts.command_line());
         }
-        (f.txs.len() as u64 + f.tap_frames.len() as u64, s.records)
+        // (Flor's records too: its WQEs as sent and as closed, its ACKs' GNs.)
+        let flor = f.flor_sent.len() + f.flor_wqes.len() + f.flor_acks.len();
+        (f.txs.len() as u64 + f.tap_frames.len() as u64 + flor as u64, s.records)
     };
-    for (stack, size, small) in [(StackKind::Gbn, 4096, 1000), (StackKind::Dcp, 16384, 300)] {
-        let opts =
-            |messages| SynthOptions { stack, messages, message_size: size, loss: 0.01, seed: 3, ..Default::default() };
+    // (Flor's sender exchanges addresses for every message posted at once: those ADDR_REQs are
+    // in flight together. Posted one every 10 µs, the run's live state is a few messages'.)
+    let runs = [(StackKind::Gbn, 4096, 1000, 0), (StackKind::Dcp, 16384, 300, 0), (StackKind::Flor, 65536, 60, 10_000)];
+    for (stack, size, small, post_interval_ns) in runs {
+        let opts = |messages| SynthOptions {
+            stack,
+            messages,
+            message_size: size,
+            loss: 0.01,
+            seed: 3,
+            post_interval_ns,
+            ..Default::default()
+        };
         let (a, b) = (opts(small), opts(small * 10));
         let ((held_a, records_a), (held_b, records_b)) = (held(&a, Keep::Disk), held(&b, Keep::Disk));
         assert!(records_b > 9 * records_a, "{stack:?}: the truth covers {records_a} then {records_b} records");

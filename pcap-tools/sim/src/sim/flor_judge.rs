@@ -22,6 +22,8 @@ use rocescope_codec::ib::{psn, RocePacket};
 use rocescope_codec::params::ImmSplit;
 use rocescope_codec::Warnings;
 
+use crate::spill::{Dec, Enc, Record};
+
 /// What the receiver made of a WQE transmission's packets that arrived.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Verdict {
@@ -43,6 +45,35 @@ pub struct Closed {
     /// When it closed: the arrival that completed or aborted it (for one still being received
     /// when the run ended, the end).
     pub at: u64,
+}
+
+/// On disk (`spill.rs`), when the run spills its truth: a closed WQE with its connection (a
+/// zeroed record reads as a new one).
+impl Record for (u32, Closed) {
+    const SIZE: usize = 4 + 4 * 3 + 1 + 1 + 8;
+    fn encode(&self, o: &mut Enc<'_>) {
+        let (conn, c) = self;
+        for v in [*conn, c.first_tx, c.first_psn, c.packets] {
+            o.u32(v);
+        }
+        o.u8(match c.verdict {
+            Verdict::New => 0,
+            Verdict::Old => 1,
+            Verdict::Aborted => 2,
+        });
+        o.u8(c.delivers as u8);
+        o.u64(c.at);
+    }
+    fn decode(i: &mut Dec<'_>) -> (u32, Closed) {
+        let (conn, first_tx, first_psn, packets) = (i.u32(), i.u32(), i.u32(), i.u32());
+        let verdict = match i.u8() {
+            1 => Verdict::Old,
+            2 => Verdict::Aborted,
+            _ => Verdict::New,
+        };
+        let delivers = i.bool();
+        (conn, Closed { first_tx, first_psn, packets, verdict, delivers, at: i.u64() })
+    }
 }
 
 /// Completed messages and SEND numbers remembered (the stack's receiver's bound).

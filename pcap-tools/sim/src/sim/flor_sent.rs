@@ -12,6 +12,9 @@ use rocescope_codec::ib::RocePacket;
 use rocescope_codec::params::ImmSplit;
 use rocescope_codec::Warnings;
 
+use crate::spill::{Dec, Enc, Record};
+use crate::spill_var::VarRecord;
+
 /// What a WQE carries.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum WqeKind {
@@ -45,6 +48,63 @@ impl SentWqe {
     /// Whether it covers unit `u` of its message (for DATA and ADDR_REQ: their one unit, 0).
     pub fn covers(&self, u: u32) -> bool {
         u >= self.off && u - self.off < self.units
+    }
+}
+
+/// On disk (`spill.rs`), when the run spills its truth: the WQE's fields; its kind as a tag and
+/// its reliable numbers (a zeroed record reads as a chunk).
+impl Record for SentWqe {
+    const SIZE: usize = 4 * 4 + 8 + 1 + 4 + 4 + 4 + 4;
+    fn encode(&self, o: &mut Enc<'_>) {
+        for v in [self.conn, self.first_tx, self.first_psn, self.packets] {
+            o.u32(v);
+        }
+        o.u64(self.gn);
+        let (tag, rn, mid) = match self.kind {
+            WqeKind::Chunk => (0, 0, 0),
+            WqeKind::Piece { rn } => (1, rn, 0),
+            WqeKind::Data { rn } => (2, rn, 0),
+            WqeKind::AddrReq { mid, rn } => (3, rn, mid),
+        };
+        o.u8(tag);
+        o.u32(rn);
+        o.u32(mid);
+        o.u32(self.off);
+        o.u32(self.units);
+    }
+    fn decode(i: &mut Dec<'_>) -> SentWqe {
+        let (conn, first_tx, first_psn, packets, gn) = (i.u32(), i.u32(), i.u32(), i.u32(), i.u64());
+        let (tag, rn, mid) = (i.u8(), i.u32(), i.u32());
+        let kind = match tag {
+            1 => WqeKind::Piece { rn },
+            2 => WqeKind::Data { rn },
+            3 => WqeKind::AddrReq { mid, rn },
+            _ => WqeKind::Chunk,
+        };
+        SentWqe { conn, first_tx, first_psn, packets, gn, kind, off: i.u32(), units: i.u32() }
+    }
+}
+
+/// What one receiver ACK (transmission `tx`) lists: the GNs of the WQEs it acknowledges, in
+/// its order (kept for the truth: in memory, or on disk when the run spills its truth).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct AckGns {
+    pub tx: u32,
+    pub gns: Vec<u64>,
+}
+
+/// On disk (`spill_var.rs`): the GN count is the fixed part, each GN two words (low first).
+impl VarRecord for AckGns {
+    type Head = u32;
+    fn tx(&self) -> u32 {
+        self.tx
+    }
+    fn split(&self, words: &mut Vec<u32>) -> u32 {
+        words.extend(self.gns.iter().flat_map(|g| [*g as u32, (g >> 32) as u32]));
+        self.gns.len() as u32
+    }
+    fn join(tx: u32, _: u32, words: &[u32]) -> AckGns {
+        AckGns { tx, gns: words.chunks_exact(2).map(|w| w[0] as u64 | (w[1] as u64) << 32).collect() }
     }
 }
 
