@@ -239,6 +239,8 @@ pub struct Frame<'a> {
     vcrc_off: u32,
     vcrc: IcrcStatus,
     profile: Profile,
+    /// The profile [`Frame::decode`] was asked for (`profile` is what its extension decoded).
+    decoded_as: Profile,
     ext: Ext,
     /// Problems found.
     pub warnings: Warnings,
@@ -280,6 +282,7 @@ impl<'a> Frame<'a> {
             vcrc_off: 0,
             vcrc: IcrcStatus::Unchecked,
             profile: Profile::Std,
+            decoded_as: Profile::Std,
             ext: Ext::None,
             warnings: Warnings::default(),
         }
@@ -292,6 +295,7 @@ impl<'a> Frame<'a> {
     /// benchmark measures 86 rather than 95 cycles per frame; `examples/decode_loop.rs`).
     #[inline(always)]
     pub fn decode(&mut self, orig_len: usize, opts: &DecodeOptions) {
+        self.decoded_as = opts.profile;
         let data = self.data;
         let wire_len = orig_len.max(data.len());
         if self.link == LinkType::Infiniband {
@@ -728,6 +732,11 @@ impl<'a> Frame<'a> {
     }
     pub fn profile(&self) -> Profile {
         self.profile
+    }
+    /// The profile the frame was decoded with ([`DecodeOptions::profile`]): decoding its bytes
+    /// again with it gives the same frame (`profile` is what the extension made of them).
+    pub fn decoded_as(&self) -> Profile {
+        self.decoded_as
     }
     /// What the profile's extension decoded.
     pub fn ext(&self) -> &Ext {

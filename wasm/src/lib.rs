@@ -18,15 +18,17 @@
 
 use std::ops::ControlFlow;
 
-use rocescope_analysis::capture::{CaptureError, CaptureReader};
-use rocescope_analysis::flows::FlowTable;
+use rocescope_analysis::capture::{CaptureError, CaptureReader, Record};
+use rocescope_analysis::flows::{Flow, FlowTable};
 use rocescope_analysis::output::{self, Meta};
 use rocescope_analysis::session::Session;
-use rocescope_codec::decoder::{Decoder, ProfileChoice};
+use rocescope_codec::decoder::{Decoded, Decoder, ProfileChoice};
 use rocescope_codec::{field_group, Profile, Value, FIELDS};
 use serde::Serialize;
 use wasm_bindgen::prelude::*;
 
+pub mod index;
+pub mod inspector;
 pub mod options;
 
 /// The answer of [`decode_capture`], serialised as JSON.
@@ -95,7 +97,7 @@ pub struct FieldInfo {
 
 /// One direction of one QP between two addresses: an entry of
 /// [`rocescope_analysis::flows::FlowTable`] (`id` is `SRC>DST/DESTQP`).
-#[derive(Serialize, Debug)]
+#[derive(Serialize, Debug, Clone)]
 pub struct FlowInfo {
     pub id: String,
     pub src: String,
@@ -263,32 +265,10 @@ pub fn inspect(bytes: &[u8], options_json: &str) -> Inspection {
         if opts.count.is_some_and(|c| rec.number > c) {
             return ControlFlow::Break(());
         }
-        let frame = &d.frame;
-        let addrs = frame.ip_addrs();
-        let mut fields = Vec::new();
-        d.visit(|id, v: Value<'_>, range| {
-            fields.push(FieldInfo { name: id.name(), value: v.to_string(), start: range.start, end: range.end });
-        });
-        let roce = frame.roce();
         flows.add(d, rec.orig_len, rec.number);
         out.stats.frames += 1;
-        out.stats.roce += roce.is_some() as u64;
-        out.frames.push(FrameInfo {
-            number: rec.number,
-            time_ns: rec.ts_ns.to_string(),
-            len: rec.orig_len,
-            cap_len: rec.data.len(),
-            interface: rec.interface,
-            linktype: rec.linktype,
-            data_offset: rec.data_offset,
-            src: addrs.map(|(s, _)| s.to_string()),
-            dst: addrs.map(|(_, d)| d.to_string()),
-            protocol: output::protocol_name(d),
-            summary: output::summary_info(d),
-            profile: (roce.is_some() || d.nacks.is_some()).then(|| d.profile().name()),
-            warnings: frame.warnings.listed().chain(d.extra.detection.iter().copied()).map(|w| w.to_string()).collect(),
-            fields,
-        });
+        out.stats.roce += d.frame.roce().is_some() as u64;
+        out.frames.push(FrameInfo::of(rec, d));
         ControlFlow::Continue(())
     });
     if let Err(e) = r {
@@ -302,10 +282,41 @@ pub fn inspect(bytes: &[u8], options_json: &str) -> Inspection {
         out.stats.flows_unsure = s.flows_unsure;
         out.stats.packets_unsure = s.packets_unsure;
     }
-    out.flows = flows
-        .flows()
-        .iter()
-        .map(|f| FlowInfo {
+    out.flows = flows.flows().iter().map(FlowInfo::from).collect();
+    out
+}
+
+impl FrameInfo {
+    /// A frame as the page shows it: its record and decoding, every field walked.
+    pub fn of(rec: &Record<'_>, d: &Decoded<'_, '_>) -> FrameInfo {
+        let frame = &d.frame;
+        let addrs = frame.ip_addrs();
+        let mut fields = Vec::new();
+        d.visit(|id, v: Value<'_>, range| {
+            fields.push(FieldInfo { name: id.name(), value: v.to_string(), start: range.start, end: range.end });
+        });
+        FrameInfo {
+            number: rec.number,
+            time_ns: rec.ts_ns.to_string(),
+            len: rec.orig_len,
+            cap_len: rec.data.len(),
+            interface: rec.interface,
+            linktype: rec.linktype,
+            data_offset: rec.data_offset,
+            src: addrs.map(|(s, _)| s.to_string()),
+            dst: addrs.map(|(_, d)| d.to_string()),
+            protocol: output::protocol_name(d),
+            summary: output::summary_info(d),
+            profile: (frame.roce().is_some() || d.nacks.is_some()).then(|| d.profile().name()),
+            warnings: frame.warnings.listed().chain(d.extra.detection.iter().copied()).map(|w| w.to_string()).collect(),
+            fields,
+        }
+    }
+}
+
+impl From<&Flow> for FlowInfo {
+    fn from(f: &Flow) -> FlowInfo {
+        FlowInfo {
             id: f.id(),
             src: f.src.to_string(),
             dst: f.dst.to_string(),
@@ -315,9 +326,8 @@ pub fn inspect(bytes: &[u8], options_json: &str) -> Inspection {
             bytes: f.bytes,
             first_frame: f.first_frame,
             last_frame: f.last_frame,
-        })
-        .collect();
-    out
+        }
+    }
 }
 
 #[cfg(test)]

@@ -69,7 +69,9 @@ fn param_text(d: &ParamDef, v: &Value) -> Result<String, String> {
     match v {
         Value::String(s) => Ok(s.clone()),
         Value::Number(n) => Ok(n.to_string()),
-        Value::Array(a) if d.kind == ParamKind::Split => Ok(a.iter().map(|x| x.to_string()).collect::<Vec<_>>().join(",")),
+        Value::Array(a) if d.kind == ParamKind::Split => {
+            Ok(a.iter().map(|x| x.to_string()).collect::<Vec<_>>().join(","))
+        }
         _ => Err(format!("expected a string or a number, got {v}")),
     }
 }
@@ -95,8 +97,8 @@ pub fn parse(json: &str) -> Result<Options, String> {
     let mut p = Params::default();
     if let Some(v) = get("profile") {
         let s = text("profile", v)?;
-        o.decoder.profile =
-            ProfileChoice::parse(s).ok_or_else(|| format!("profile: unknown profile '{s}' (auto std dcp sdr flor netrt erd)"))?;
+        o.decoder.profile = ProfileChoice::parse(s)
+            .ok_or_else(|| format!("profile: unknown profile '{s}' (auto std dcp sdr flor netrt erd)"))?;
     }
     if let Some(v) = get("maps") {
         let entries: Vec<String> = match v {

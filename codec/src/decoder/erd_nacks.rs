@@ -88,7 +88,37 @@ pub struct NackBatch<'r> {
     captured: usize,
 }
 
+/// A [`NackBatch`] that owns its messages: kept past the reassembler's next `push` (by a
+/// reader that decodes frames again on demand, after one pass).
+#[derive(Clone, Debug)]
+pub struct NackBatchBuf {
+    messages: Vec<NackMessage>,
+    entries: Vec<NackEntry>,
+    warnings: Warnings,
+    payload_offset: usize,
+    captured: usize,
+}
+
+impl NackBatchBuf {
+    /// The batch, borrowed from this copy.
+    pub fn batch(&self) -> NackBatch<'_> {
+        let (messages, entries) = (&self.messages[..], &self.entries[..]);
+        NackBatch { messages, entries, warnings: self.warnings, payload_offset: self.payload_offset, captured: self.captured }
+    }
+}
+
 impl<'r> NackBatch<'r> {
+    /// A copy that owns its messages.
+    pub fn to_buf(&self) -> NackBatchBuf {
+        NackBatchBuf {
+            messages: self.messages.to_vec(),
+            entries: self.entries.to_vec(),
+            warnings: self.warnings,
+            payload_offset: self.payload_offset,
+            captured: self.captured,
+        }
+    }
+
     fn empty() -> Self {
         NackBatch { messages: &[], entries: &[], warnings: Warnings::default(), payload_offset: 0, captured: 0 }
     }

@@ -59,7 +59,7 @@ mod sdr_tracker;
 use crate::fxhash::FxBuild;
 use crate::recent_map::RecentMap;
 
-pub use erd_nacks::{is_nack_segment, NackBatch, NackMessage, NackReassembler, Segment, StreamKey};
+pub use erd_nacks::{is_nack_segment, NackBatch, NackBatchBuf, NackMessage, NackReassembler, Segment, StreamKey};
 pub use sdr_tracker::{SdrAnnotation, SdrTracker};
 
 /// Which packets a `--map` entry applies to.
@@ -420,6 +420,18 @@ impl Decoder {
         let mut out = Decoded { frame: Frame::new(link, data), extra: Extra::default(), nacks: None };
         out.frame.decode(orig_len, &self.frame_opts(Profile::Std));
         out
+    }
+
+    /// Decodes one frame as `profile` with the decoder's options and nothing else: no
+    /// detection, no memory of other frames. For a frame an earlier pass gave out
+    /// ([`Decoded::frame`]) and `profile` its [`Frame::decoded_as`], this is the same frame
+    /// but for the warnings the decoder's memory appended to its own (an SDR fragment's problem,
+    /// an ERD NACK stream's: only frames given an [`Extra::sdr`] or [`Decoded::nacks`] have
+    /// any): what decodes a capture's frames on demand, after one pass over it, needs.
+    pub fn decode_as<'a>(&self, link: LinkType, data: &'a [u8], orig_len: usize, profile: Profile) -> Frame<'a> {
+        let mut frame = Frame::new(link, data);
+        frame.decode(orig_len, &self.frame_opts(profile));
+        frame
     }
 
     fn frame_opts(&self, profile: Profile) -> DecodeOptions {

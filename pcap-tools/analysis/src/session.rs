@@ -189,6 +189,12 @@ impl<R: Read> Session<R> {
     pub fn decoder(&self) -> &Decoder {
         &self.decoder
     }
+
+    /// The decoder, kept once the run is over: its flows' profiles are final, and
+    /// [`Decoder::decode_as`] decodes the capture's frames again on demand.
+    pub fn into_decoder(self) -> Decoder {
+        self.decoder
+    }
 }
 
 /// The decoding of a record of a link type rocescope does not decode: empty.

@@ -1,0 +1,302 @@
+//! A capture indexed in one pass and decoded again on demand: what the inspector page holds
+//! instead of one document for the whole capture (issue 14).
+//!
+//! [`CaptureIndex::build`] reads the capture once as `rocescope decode` does (a detection pass,
+//! then every frame given out with its flow's final profile: [`rocescope_analysis::session`]),
+//! and keeps per frame only where its bytes are, its times and lengths, the profile it was
+//! decoded with ([`Frame::decoded_as`]) and a few flags ([`Entry`], 40 bytes). What the
+//! decoder's memory of *other* frames added to a frame (an SDR message's rebuilt immediate and
+//! its problems, the ERD NACK messages a TCP segment completed, the detection warning on a
+//! flow's first packet) cannot be decoded again from the frame alone: it is kept, for the frames
+//! that have any ([`Stateful`]). [`CaptureIndex::with_frame`] then rebuilds a frame's
+//! [`Decoded`] exactly as the pass gave it out — [`Decoder::decode_as`] plus what was kept — so
+//! every output built on a `Decoded` (the field walk, the summary line, display filters) is the
+//! command line's. `tests/index_parity.rs` checks every frame of every fixture against the
+//! whole-capture decoding ([`crate::inspect`]).
+//!
+//! Memory: the file, 40 bytes a frame, and for frames with stateful additions (SDR data,
+//! ERD NACK segments) their [`Extra`] and, when those added warnings, the frame's warnings.
+
+use std::ops::ControlFlow;
+
+use rocescope_analysis::capture::{CaptureError, CaptureReader, Record};
+use rocescope_analysis::filter::Filter;
+use rocescope_analysis::flows::FlowTable;
+use rocescope_analysis::output::{Clock, Times};
+use rocescope_analysis::session::Session;
+use rocescope_codec::decoder::{Decoded, Decoder, Extra, NackBatchBuf, ProfileChoice};
+use rocescope_codec::frame::{Frame, LinkType};
+use rocescope_codec::{Profile, Warnings};
+
+use crate::{options, ErrorInfo, FlowInfo, Stats};
+
+/// One frame of the index.
+#[derive(Clone, Copy, Debug)]
+struct Entry {
+    /// Where its captured bytes are in the file.
+    data_offset: u64,
+    ts_ns: u64,
+    orig_len: u32,
+    cap_len: u32,
+    interface: u32,
+    /// Its place in [`CaptureIndex::stateful`], or `NONE`.
+    stateful: u32,
+    /// pcap LINKTYPE_ (as read; frames of other link types are listed, not decoded).
+    linktype: u16,
+    /// [`Frame::decoded_as`], as an index into [`Profile::ALL`].
+    decoded_as: u8,
+    flags: u8,
+}
+
+const NONE: u32 = u32::MAX;
+/// [`Entry::flags`]: the frame has warnings.
+const WARNED: u8 = 1;
+/// [`Entry::flags`]: a RoCE packet or an ERD NACK segment (the list shows its profile).
+const PROFILED: u8 = 2;
+
+/// What the decoder's memory of other frames added to a frame.
+#[derive(Clone, Debug)]
+struct Stateful {
+    extra: Extra,
+    /// The frame's warnings, when the decoder's memory appended some to its own.
+    warnings: Option<Box<Warnings>>,
+    nacks: Option<Box<NackBatchBuf>>,
+}
+
+/// How far [`CaptureIndex::build`] has read: the byte the frames given out so far end at, and
+/// those frames.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Progress {
+    pub bytes: u64,
+    pub frames: u64,
+}
+
+/// Frames given out between two progress reports.
+const REPORT_EVERY: u64 = 1 << 16;
+
+/// A capture, indexed.
+pub struct CaptureIndex {
+    bytes: Vec<u8>,
+    /// The decoder after the pass: its options decode frames again ([`Decoder::decode_as`]).
+    decoder: Decoder,
+    frames: Vec<Entry>,
+    stateful: Vec<Stateful>,
+    flows: Vec<FlowInfo>,
+    pub stats: Stats,
+    /// Why the capture could not be read to its end (the frames before are indexed), or why
+    /// the options are wrong (nothing is).
+    pub error: Option<ErrorInfo>,
+}
+
+impl CaptureIndex {
+    /// Reads `bytes` (a pcap or pcapng file) with the options (`options.rs`), calling `progress`
+    /// every [`REPORT_EVERY`] frames given out.
+    pub fn build(bytes: Vec<u8>, options_json: &str, mut progress: impl FnMut(Progress)) -> CaptureIndex {
+        let mut ix = CaptureIndex {
+            bytes: Vec::new(),
+            decoder: Decoder::new(Default::default()),
+            frames: Vec::new(),
+            stateful: Vec::new(),
+            flows: Vec::new(),
+            stats: Stats::default(),
+            error: None,
+        };
+        let opts = match options::parse(options_json) {
+            Ok(o) => o,
+            Err(message) => {
+                ix.error = Some(ErrorInfo { offset: None, text: format!("options: {message}"), message });
+                ix.bytes = bytes;
+                return ix;
+            }
+        };
+        let error = |e: CaptureError| ErrorInfo { offset: Some(e.offset), text: e.to_string(), message: e.message };
+        let reader = match CaptureReader::new(&bytes[..]) {
+            Ok(r) => r,
+            Err(e) => {
+                ix.error = Some(error(e));
+                ix.bytes = bytes;
+                return ix;
+            }
+        };
+        // (Decodes frames alone, as `decode_as` will: what the pass's decoder appended to a
+        // frame's warnings is what this one's decoding lacks.)
+        let alone = Decoder::new(opts.decoder.clone());
+        let mut session = Session::new(reader, Decoder::new(opts.decoder.clone()));
+        if let Ok(again) = CaptureReader::new(&bytes[..]) {
+            session = session.with_detection_pass(again);
+        }
+        let mut flows = FlowTable::default();
+        let (frames, stateful, stats) = (&mut ix.frames, &mut ix.stateful, &mut ix.stats);
+        let r = session.run(|rec, d| {
+            if opts.count.is_some_and(|c| rec.number > c) {
+                return ControlFlow::Break(());
+            }
+            debug_assert_eq!(rec.number, frames.len() as u64 + 1, "frames numbered from 1");
+            let roce = d.frame.roce().is_some();
+            flows.add(d, rec.orig_len, rec.number);
+            stats.frames += 1;
+            stats.roce += roce as u64;
+            let mut e = Entry {
+                data_offset: rec.data_offset,
+                ts_ns: rec.ts_ns,
+                orig_len: rec.orig_len,
+                cap_len: rec.data.len() as u32,
+                interface: rec.interface,
+                stateful: NONE,
+                linktype: rec.linktype as u16,
+                decoded_as: d.frame.decoded_as() as u8,
+                flags: 0,
+            };
+            if d.warning_count() > 0 {
+                e.flags |= WARNED;
+            }
+            if roce || d.nacks.is_some() {
+                e.flags |= PROFILED;
+            }
+            let added = d.nacks.is_some() || d.extra.sdr.is_some() || d.extra.detection.is_some();
+            if let (true, Some(lt)) = (added, rocescope_analysis::link_type(rec.linktype)) {
+                let own = alone.decode_as(lt, rec.data, rec.orig_len as usize, d.frame.decoded_as()).warnings;
+                let appended = !own.listed().eq(d.frame.warnings.listed());
+                e.stateful = stateful.len() as u32;
+                stateful.push(Stateful {
+                    extra: d.extra,
+                    warnings: appended.then(|| Box::new(d.frame.warnings)),
+                    nacks: d.nacks.map(|n| Box::new(n.to_buf())),
+                });
+            }
+            frames.push(e);
+            if rec.number % REPORT_EVERY == 0 {
+                progress(Progress { bytes: rec.data_offset + rec.data.len() as u64, frames: rec.number });
+            }
+            ControlFlow::Continue(())
+        });
+        if let Err(e) = r {
+            ix.error = Some(error(e));
+        }
+        let decoder = session.into_decoder();
+        let s = decoder.stats();
+        ix.stats.packets = Profile::ALL.iter().map(|p| (p.name(), s.packets[*p as usize])).collect();
+        ix.stats.flows_detected = s.flows_detected;
+        if decoder.options().profile == ProfileChoice::Auto {
+            ix.stats.flows_unsure = s.flows_unsure;
+            ix.stats.packets_unsure = s.packets_unsure;
+        }
+        ix.flows = flows.flows().iter().map(FlowInfo::from).collect();
+        ix.decoder = decoder;
+        ix.bytes = bytes;
+        progress(Progress { bytes: ix.bytes.len() as u64, frames: ix.frames.len() as u64 });
+        ix
+    }
+
+    /// The file's length in bytes.
+    pub fn file_len(&self) -> usize {
+        self.bytes.len()
+    }
+
+    /// Frames indexed.
+    pub fn len(&self) -> usize {
+        self.frames.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.frames.is_empty()
+    }
+
+    /// Frames for which the decoder's memory of other frames is kept.
+    pub fn stateful_frames(&self) -> usize {
+        self.stateful.len()
+    }
+
+    /// The flows, in order of first packet.
+    pub fn flows(&self) -> &[FlowInfo] {
+        &self.flows
+    }
+
+    /// The captured bytes of frame `i` (from 0).
+    pub fn frame_bytes(&self, i: usize) -> &[u8] {
+        let e = &self.frames[i];
+        &self.bytes[e.data_offset as usize..][..e.cap_len as usize]
+    }
+
+    /// Whether frame `i` has warnings, and whether it is RoCE (or an ERD NACK segment), without
+    /// decoding it.
+    pub fn flags(&self, i: usize) -> (bool, bool) {
+        let f = self.frames[i].flags;
+        (f & WARNED != 0, f & PROFILED != 0)
+    }
+
+    /// Frame `i`'s timestamp, nanoseconds since the epoch.
+    pub fn ts_ns(&self, i: usize) -> u64 {
+        self.frames[i].ts_ns
+    }
+
+    /// Calls `f` with frame `i`'s record and its decoding, as the pass gave them out.
+    pub fn with_frame<R>(&self, i: usize, f: impl FnOnce(&Record<'_>, &Decoded<'_, '_>) -> R) -> R {
+        let e = self.frames[i];
+        let data = self.frame_bytes(i);
+        let rec = Record {
+            number: i as u64 + 1,
+            linktype: e.linktype as u32,
+            ts_ns: e.ts_ns,
+            orig_len: e.orig_len,
+            data,
+            offset: 0,
+            data_offset: e.data_offset,
+            interface: e.interface,
+            options: &[],
+            big_endian: false,
+        };
+        let Some(lt) = rocescope_analysis::link_type(rec.linktype) else {
+            let d = Decoded { frame: Frame::new(LinkType::RawIp, &[]), extra: Extra::default(), nacks: None };
+            return f(&rec, &d);
+        };
+        let profile = Profile::ALL[e.decoded_as as usize];
+        let frame = self.decoder.decode_as(lt, data, e.orig_len as usize, profile);
+        let mut d = Decoded { frame, extra: Extra::default(), nacks: None };
+        let st = self.stateful.get(e.stateful as usize);
+        if let Some(s) = st {
+            d.extra = s.extra;
+            if let Some(w) = &s.warnings {
+                d.frame.warnings = **w;
+            }
+        }
+        let nacks = st.and_then(|s| s.nacks.as_deref());
+        let d = Decoded { nacks: nacks.map(NackBatchBuf::batch), ..d };
+        f(&rec, &d)
+    }
+
+    /// Runs `filter` over frames `from..` (at most `budget` of them), appending the matches to
+    /// `out`; `clock` carries the times across calls (start with the default, at frame 0).
+    /// Returns where to go on from (`len()` when done).
+    pub fn filter_from(
+        &self,
+        filter: &mut Filter,
+        clock: &mut Clock,
+        from: usize,
+        budget: usize,
+        out: &mut Vec<u32>,
+    ) -> usize {
+        let end = from.saturating_add(budget).min(self.len());
+        for i in from..end {
+            let times: Times = clock.read(self.frames[i].ts_ns);
+            if self.with_frame(i, |rec, d| filter.matches(rec, &times, d)) {
+                clock.displayed(&times);
+                out.push(i as u32);
+            }
+        }
+        end
+    }
+}
+
+/// How big [`Entry`] is (the page's memory budget counts it).
+pub const ENTRY_BYTES: usize = std::mem::size_of::<Entry>();
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_entry_is_40_bytes() {
+        assert_eq!(ENTRY_BYTES, 40);
+    }
+}
