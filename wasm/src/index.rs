@@ -188,6 +188,12 @@ impl CaptureIndex {
         ix
     }
 
+    /// The file, taken out (the index is left empty of it), to index it again with other
+    /// options without a second copy.
+    pub fn take_bytes(&mut self) -> Vec<u8> {
+        std::mem::take(&mut self.bytes)
+    }
+
     /// The file's length in bytes.
     pub fn file_len(&self) -> usize {
         self.bytes.len()

@@ -110,6 +110,12 @@ impl Inspector {
         Inspector::open(bytes, options_json, |p| progress.report(p.bytes as f64, p.frames as f64))
     }
 
+    /// Indexes the same file again with other options (the page's profile, maps and
+    /// parameters), reporting progress to `progress`; any filter is dropped.
+    pub fn reindex(&mut self, options_json: &str, progress: &ProgressSink) {
+        self.reopen(options_json, |p| progress.report(p.bytes as f64, p.frames as f64));
+    }
+
     /// The frames, statistics, flows and error (or `null`), as JSON ([`Summary`]).
     pub fn summary(&self) -> String {
         let s = Summary {
@@ -204,6 +210,12 @@ impl Inspector {
     /// [`Inspector::new`] without JavaScript.
     pub fn open(bytes: Vec<u8>, options_json: &str, progress: impl FnMut(Progress)) -> Inspector {
         Inspector { ix: CaptureIndex::build(bytes, options_json, progress), view: None, filtering: None }
+    }
+
+    /// [`Inspector::reindex`] without JavaScript.
+    pub fn reopen(&mut self, options_json: &str, progress: impl FnMut(Progress)) {
+        let bytes = self.ix.take_bytes();
+        *self = Inspector::open(bytes, options_json, progress);
     }
 
     /// The index.

@@ -71,6 +71,12 @@ fn every_fixture_decoded_on_demand_as_in_one_pass() {
             assert!(frames > 0, "{name}");
             *stateful.entry(name.clone()).or_insert(0) += kept;
         }
+        // Indexed again with other options, the file kept: as indexed afresh with them.
+        let mut page = Inspector::open(bytes.clone(), "{}", |_| {});
+        page.reopen(r#"{"profile":"std"}"#, |_| {});
+        let fresh = Inspector::open(bytes.clone(), r#"{"profile":"std"}"#, |_| {});
+        assert_eq!(page.index().file_len(), bytes.len(), "{name}");
+        assert_eq!(json(&page.rows_of(0, usize::MAX)), json(&fresh.rows_of(0, usize::MAX)), "{name}");
         // Cut inside a record: the frames before it, and the error.
         let cut = &bytes[..bytes.len() * 2 / 3];
         check(&format!("{name} cut"), cut, "{}");

@@ -1,12 +1,17 @@
-// rocescope inspector: lays out what the Rust decoder (pkg/, built by wasm/build.sh) returns.
-// All decoding, value formatting and summaries are Rust's (wasm/src/lib.rs); this file only
-// draws the packet list, the field tree and the hex view, and turns the inputs into options.
+// rocescope inspector: lays out what the Rust decoder answers. The capture lives in a Web
+// Worker (worker.js, the Rust Inspector of wasm/src/inspector.rs): it is indexed once, and the
+// page asks for what it shows — the visible rows of the packet list, the selected frame's
+// fields and bytes, the flows — each decoded when asked for. All decoding, value formatting,
+// summaries and display filters are Rust's; this file only draws the list (virtualised: only
+// the visible rows are in the DOM), the field tree and the hex view, and turns the inputs into
+// options.
 //
-// URL parameters (for links and headless screenshots): ?capture=URL loads a capture,
-// &frame=N selects a frame, &field=NAME selects a field, &flows=1 opens the flow table,
-// &profile=…, &maps=…, and any parameter key (dcp_tag_shift=3 …) presets an option.
+// URL parameters (for links, headless tests and screenshots): ?capture=URL loads a capture,
+// &frame=N selects a frame, &field=NAME selects a field, &filter=… applies a display filter,
+// &flows=1 opens the flow table, &profile=…, &maps=…, and any parameter key (dcp_tag_shift=3 …)
+// presets an option. window.rocescope exposes the page's state to tests.
 
-import init, { decode_capture, fields_registry, params_table } from './pkg/rocescope_wasm.js';
+import init, { fields_registry, params_table } from './pkg/rocescope_wasm.js';
 
 const $ = (id) => document.getElementById(id);
 const el = (tag, props = {}, ...children) => {
@@ -21,15 +26,71 @@ const el = (tag, props = {}, ...children) => {
   return e;
 };
 
+// Height of a row of the packet list, px (style.css: .row), rows asked for at a time, and rows
+// drawn beyond the visible ones.
+const ROW_H = 20;
+const BLOCK = 256;
+const OVERSCAN = 10;
+// The largest file the page opens: the worker's WebAssembly memory holds the file and its
+// index (40 bytes a frame) within the 4 GiB a wasm32 module can address; browsers give less.
+const MAX_FILE = 1536 * 1024 * 1024;
+
 const state = {
-  bytes: null, // the capture file (Uint8Array)
   name: '',
-  result: null, // decode_capture's answer
-  registry: new Map(), // field name -> { type, desc, values, repeated }
-  selected: null, // selected frame (object from result.frames)
-  field: null, // selected field index in the selected frame
+  registry: new Map(), // field name -> { type, desc, values, repeated, group, group_label }
+  summary: null, // the Inspector's summary (frames, stats, flows, error)
+  shown: 0, // rows in the list (all frames, or the filter's matches so far)
+  rows: new Map(), // row index -> row (from the worker), for the current view
+  asked: new Set(), // blocks of rows asked for, for the current view
+  view: 0, // generation of the view (a new capture or filter starts a new one)
+  selected: null, // frame number
+  selectedRow: -1,
+  frame: null, // the selected frame: { info, bytes }
+  field: null, // selected field index in the frame
   hexSpans: [], // per byte of the selected frame: [hex span, ascii span]
+  loading: false,
+  filter: { text: '', problem: null, done: 1 },
+  timings: {}, // for the benchmark: ms of the last open, row click, filter
 };
+window.rocescope = state;
+
+// ---- the worker ---------------------------------------------------------------------------
+
+let worker = null;
+let nextId = 1;
+const pending = new Map(); // request id -> { resolve, reject, progress }
+
+function startWorker() {
+  worker?.terminate();
+  for (const p of pending.values()) p.reject({ message: 'the worker was restarted' });
+  pending.clear();
+  worker = new Worker(new URL('./worker.js', import.meta.url), { type: 'module' });
+  worker.onmessage = (e) => {
+    const m = e.data;
+    const p = pending.get(m.id);
+    if (!p) return;
+    if (m.type === 'progress' || (m.type === 'filtered' && m.done < 1)) {
+      p.progress?.(m);
+      return;
+    }
+    pending.delete(m.id);
+    if (m.type === 'failed') p.reject(m);
+    else p.resolve(m);
+  };
+  worker.onerror = (e) => {
+    e.preventDefault();
+    for (const p of pending.values()) p.reject({ message: `the decoder's worker failed: ${e.message || 'could not start'}` });
+    pending.clear();
+  };
+}
+
+function request(type, payload = {}, { transfer = [], progress = null } = {}) {
+  const id = nextId++;
+  return new Promise((resolve, reject) => {
+    pending.set(id, { resolve, reject, progress, type });
+    worker.postMessage({ type, id, ...payload }, transfer);
+  });
+}
 
 // ---- options ------------------------------------------------------------------------------
 
@@ -55,7 +116,7 @@ function buildParams(table) {
   }
 }
 
-// The options object for decode_capture: what differs from the defaults.
+// The options object for the decoder: what differs from the defaults.
 function options() {
   const o = { profile: $('profile').value };
   const maps = $('maps').value.trim();
@@ -71,6 +132,7 @@ function options() {
 function presetFromUrl(params) {
   if (params.has('profile')) $('profile').value = params.get('profile');
   if (params.has('maps')) $('maps').value = params.get('maps');
+  if (params.has('filter')) $('filter').value = params.get('filter');
   for (const input of $('params').elements) {
     if (input.name && params.has(input.name)) {
       input.value = params.get(input.name);
@@ -79,136 +141,247 @@ function presetFromUrl(params) {
   }
 }
 
-// ---- decoding -----------------------------------------------------------------------------
-
-function decode() {
-  if (!state.bytes) return;
-  const keep = state.selected?.number;
-  const t0 = performance.now();
-  state.result = JSON.parse(decode_capture(state.bytes, JSON.stringify(options())));
-  const ms = performance.now() - t0;
-  renderStatus(ms);
-  renderPackets();
-  renderFlows();
-  const again = state.result.frames.find((f) => f.number === keep) ?? null;
-  select(again ?? state.result.frames[0] ?? null, again ? state.field : null);
-}
-
-function load(bytes, name) {
-  state.bytes = bytes;
-  state.name = name;
-  state.selected = null;
-  state.field = null;
-  $('filename').textContent = `${name} — ${bytes.length.toLocaleString()} bytes`;
-  $('filename').title = $('filename').textContent;
-  $('filename').classList.remove('muted');
-  decode();
-}
-
 // ---- status -------------------------------------------------------------------------------
 
+function showError(text) {
+  const s = $('status');
+  s.className = 'error';
+  s.replaceChildren(el('span', {}, text));
+}
+
+function showProgress(what, m) {
+  const s = $('status');
+  s.className = 'progress';
+  const pct = m.total ? Math.min(100, (100 * m.bytes) / m.total) : 0;
+  s.replaceChildren(el('span', {}, `${what}: ${m.frames.toLocaleString()} frames, ${pct.toFixed(0)} %`),
+    el('progress', { max: 100, value: pct }));
+}
+
 function renderStatus(ms) {
-  const r = state.result;
+  const r = state.summary;
   const s = $('status');
   s.replaceChildren();
   s.className = '';
   if (r.error) {
     s.className = 'error';
     const where = r.error.offset === null ? '' : ` (frames after byte ${r.error.offset} are not shown)`;
-    s.append(el('span', {}, `${state.name}: ${r.error.text}${r.frames.length ? where : ''}`));
+    s.append(el('span', {}, `${state.name}: ${r.error.text}${r.frames ? where : ''}`));
     if (r.error.offset === null) return;
   }
   const per = Object.entries(r.stats.packets).filter(([, n]) => n > 0).map(([p, n]) => `${p} ${n}`).join(' · ');
-  const warned = r.frames.filter((f) => f.warnings.length).length;
   const parts = [
-    `${r.stats.frames} frames`,
-    `${r.stats.roce} RoCE${per ? ` (${per})` : ''}`,
+    `${r.stats.frames.toLocaleString()} frames`,
+    `${r.stats.roce.toLocaleString()} RoCE${per ? ` (${per})` : ''}`,
     `${r.flows.length} flows`,
   ];
-  if (warned) parts.push(`${warned} with warnings`);
   if (r.stats.flows_unsure) {
     parts.push(`auto: ${r.stats.packets_unsure} packets in ${r.stats.flows_unsure} flows could not be classified (decoded as std)`);
   }
-  parts.push(`decoded in ${ms.toFixed(0)} ms`);
+  parts.push(`indexed in ${ms.toFixed(0)} ms`);
+  parts.push(`index ${((r.frames * r.entry_bytes) / 1048576).toFixed(1)} MB for a ${(r.file_bytes / 1048576).toFixed(1)} MB file`);
   s.append(el('span', { class: r.error ? 'after-error' : '' }, (r.error ? ' — ' : '') + parts.join(' · ')));
 }
 
-// ---- packet list --------------------------------------------------------------------------
+// ---- opening ------------------------------------------------------------------------------
 
-function relTime(frame) {
-  const t0 = BigInt(state.result.frames[0].time_ns);
-  const d = BigInt(frame.time_ns) - t0;
-  const neg = d < 0n;
-  const a = neg ? -d : d;
-  return `${neg ? '-' : ''}${a / 1_000_000_000n}.${(a % 1_000_000_000n).toString().padStart(9, '0')}`;
-}
-
-function absTime(frame) {
-  const t = BigInt(frame.time_ns);
-  const ms = Number(t / 1_000_000n);
-  const frac = (t % 1_000_000_000n).toString().padStart(9, '0');
-  return `${new Date(ms).toISOString().replace(/\.\d+Z$/, '')}.${frac}Z (${frame.time_ns} ns)`;
-}
-
-// The flow id (SRC>DST/DESTQP, as in the flow table of rocescope-analysis) of a RoCE frame.
-function flowId(f) {
-  const qp = f.fields.find((x) => x.name === 'rocescope.bth.destqp');
-  return f.src && qp ? `${f.src}>${f.dst}/${qp.value}` : '';
-}
-
-function lineText(f) {
-  return `${f.number} ${f.src ?? ''} ${f.dst ?? ''} ${f.protocol} ${f.profile ?? ''} ${f.summary} ${f.warnings.join(' ')} ${
-    flowId(f)}`.toLowerCase();
-}
-
-function renderPackets() {
-  const tbody = $('packets').querySelector('tbody');
-  const frag = document.createDocumentFragment();
-  for (const f of state.result.frames) {
-    const info = el('td', { class: 'info' }, f.summary);
-    for (const w of f.warnings) info.append(' ', el('span', { class: 'warning' }, w));
-    const tr = el(
-      'tr',
-      { dataset: { number: f.number }, class: f.warnings.length ? 'warn' : f.profile ? '' : 'other' },
-      el('td', { class: 'num' }, String(f.number)),
-      el('td', { class: 'num', title: absTime(f) }, relTime(f)),
-      el('td', { class: 'addr' }, f.src ? `${f.src} → ${f.dst}` : '—'),
-      el('td', {}, f.protocol),
-      el('td', {}, f.profile ? el('span', { class: `profile p-${f.profile}` }, f.profile) : ''),
-      info,
-    );
-    tr.dataset.text = lineText(f);
-    tr.dataset.flow = flowId(f).toLowerCase();
-    frag.append(tr);
+async function openFile(file) {
+  if (file.size > MAX_FILE) {
+    showError(`${file.name}: ${file.size.toLocaleString()} bytes is more than this page can hold ` +
+      `(${MAX_FILE.toLocaleString()} bytes: the file and its index live in the browser's memory). Cut it first, ` +
+      `e.g. editcap -r ${file.name} part.pcapng 1-1000000, or use the rocescope command.`);
+    return;
   }
-  tbody.replaceChildren(frag);
-  $('empty').hidden = state.result.frames.length > 0;
-  $('packets').hidden = state.result.frames.length === 0;
-  applyFilter();
+  let buf;
+  try {
+    buf = await file.arrayBuffer();
+  } catch (err) {
+    showError(`${file.name}: the browser could not read the file (${err.message})`);
+    return;
+  }
+  await open(buf, file.name);
 }
 
-// Frames whose line contains the text; a flow id (SRC>DST/DESTQP) matches that flow exactly.
-function applyFilter() {
-  const q = $('filter').value.trim().toLowerCase();
-  const flow = /^\S+>\S+\/\d+$/.test(q);
-  for (const tr of $('packets').querySelector('tbody').rows) {
-    tr.hidden = q !== '' && (flow ? tr.dataset.flow !== q : !tr.dataset.text.includes(q));
+async function open(buf, name) {
+  state.name = name;
+  $('filename').textContent = `${name} — ${buf.byteLength.toLocaleString()} bytes`;
+  $('filename').title = $('filename').textContent;
+  $('filename').classList.remove('muted');
+  startWorker();
+  await index('open', { bytes: buf, options: options() }, [buf]);
+}
+
+// Indexes (open) or indexes again (reindex), then shows the list.
+async function index(type, payload, transfer = []) {
+  const keep = state.selected;
+  state.loading = true;
+  resetView(0);
+  state.summary = null;
+  renderFlows();
+  const t0 = performance.now();
+  let m;
+  try {
+    m = await request(type, payload, { transfer, progress: (p) => showProgress('indexing', p) });
+  } catch (err) {
+    state.loading = false;
+    showError(`${state.name}: ${err.message}${err.trapped ? ' — the decoder stopped; open the file again' : ''}`);
+    if (err.trapped) startWorker();
+    return;
+  }
+  const ms = performance.now() - t0;
+  state.timings.open = ms;
+  state.loading = false;
+  state.summary = m.summary;
+  renderStatus(ms);
+  renderFlows();
+  resetView(m.shown);
+  const f = $('filter').value.trim();
+  if (f) await applyFilter(f);
+  const number = keep && keep <= m.summary.frames ? keep : m.summary.frames ? 1 : null;
+  await select(number, keep === number ? state.field : null);
+}
+
+// ---- packet list (virtualised) ------------------------------------------------------------
+
+function resetView(shown) {
+  state.view++;
+  state.shown = shown;
+  state.rows.clear();
+  state.asked.clear();
+  $('list-spacer').style.height = `${shown * ROW_H}px`;
+  $('empty').hidden = shown > 0 || (state.summary?.frames ?? 0) > 0;
+  $('list').hidden = !state.summary;
+  $('list-head').hidden = !state.summary;
+  renderRows();
+}
+
+// More rows matched (a filter running): the rows already known stay.
+function growView(shown) {
+  // (The block that was the last one was asked for while shorter: ask for it again.)
+  if (shown > state.shown) state.asked.delete(Math.floor(state.shown / BLOCK));
+  state.shown = shown;
+  $('list-spacer').style.height = `${shown * ROW_H}px`;
+  renderRows();
+}
+
+function visibleRange() {
+  const list = $('list');
+  const first = Math.max(0, Math.floor(list.scrollTop / ROW_H) - OVERSCAN);
+  const last = Math.min(state.shown, Math.ceil((list.scrollTop + list.clientHeight) / ROW_H) + OVERSCAN);
+  return [first, last];
+}
+
+function askRows(first, last) {
+  const view = state.view;
+  for (let b = Math.floor(first / BLOCK); b * BLOCK < last; b++) {
+    if (state.asked.has(b)) continue;
+    state.asked.add(b);
+    request('rows', { first: b * BLOCK, count: BLOCK }).then((m) => {
+      if (view !== state.view) return;
+      m.rows.forEach((r, k) => state.rows.set(m.first + k, r));
+      renderRows();
+    }, () => state.asked.delete(b));
   }
 }
 
-function rowOf(frame) {
-  return $('packets').querySelector(`tbody tr[data-number="${frame.number}"]`);
+function rowElement(r, k) {
+  const info = el('span', { class: 'c-info' }, r.summary);
+  for (const w of r.warnings) info.append(' ', el('span', { class: 'warning' }, w));
+  const cls = ['row', r.warnings.length ? 'warn' : r.profile ? '' : 'other', k % 2 ? 'odd' : '',
+    r.number === state.selected ? 'selected' : ''].filter(Boolean).join(' ');
+  return el('div', { class: cls, role: 'row', dataset: { number: r.number, row: k } },
+    el('span', { class: 'c-num' }, String(r.number)),
+    el('span', { class: 'c-time' }, r.time),
+    el('span', { class: 'c-addr' }, r.src ? `${r.src} → ${r.dst}` : '—'),
+    el('span', { class: 'c-proto' }, r.protocol),
+    el('span', { class: 'c-prof' }, r.profile ? el('span', { class: `profile p-${r.profile}` }, r.profile) : ''),
+    info);
+}
+
+function renderRows() {
+  const [first, last] = visibleRange();
+  askRows(first, last);
+  const box = $('list-rows');
+  box.style.top = `${first * ROW_H}px`;
+  const out = [];
+  for (let k = first; k < last; k++) {
+    const r = state.rows.get(k);
+    out.push(r ? rowElement(r, k) : el('div', { class: 'row loading', dataset: { row: k } }, el('span', { class: 'c-num' }, '…')));
+  }
+  box.replaceChildren(...out);
+}
+
+async function scrollToRow(row) {
+  if (row < 0) return;
+  const list = $('list');
+  const top = row * ROW_H;
+  if (top < list.scrollTop) list.scrollTop = top;
+  else if (top + ROW_H > list.scrollTop + list.clientHeight) list.scrollTop = top + ROW_H - list.clientHeight;
+  renderRows();
+}
+
+// ---- display filter -----------------------------------------------------------------------
+
+let filterTimer = 0;
+let filterReq = null;
+
+async function applyFilter(text) {
+  if (filterReq !== null) pending.delete(filterReq);
+  const id = nextId; // (the id request() takes)
+  filterReq = id;
+  const t0 = performance.now();
+  state.filter = { text, problem: null, done: 0 };
+  $('filter-bar').className = text ? 'running' : '';
+  resetView(0);
+  const progress = (m) => {
+    if (filterReq !== id) return;
+    state.filter.done = m.done;
+    $('filter-state').textContent = `${m.shown.toLocaleString()} shown, ${(100 * m.done).toFixed(0)} % looked at…`;
+    if (state.timings.filterFirst === undefined) state.timings.filterFirst = performance.now() - t0;
+    growView(m.shown);
+  };
+  state.timings.filterFirst = undefined;
+  let m;
+  try {
+    m = await request('filter', { text }, { progress });
+  } catch (err) {
+    showError(`filter: ${err.message}`);
+    return;
+  }
+  if (filterReq !== id) return;
+  filterReq = null;
+  state.timings.filter = performance.now() - t0;
+  state.filter.done = 1;
+  if (m.problem) {
+    state.filter.problem = m.problem;
+    $('filter-bar').className = 'invalid';
+    $('filter-state').textContent = m.problem.message;
+    $('filter').title = m.problem.message;
+    growView(m.shown);
+    // The rows shown before the bad filter stay: ask again for them.
+    resetView(m.shown);
+    return;
+  }
+  $('filter-bar').className = text ? 'valid' : '';
+  $('filter-state').textContent = text ? `${m.shown.toLocaleString()} of ${state.summary.frames.toLocaleString()} frames` : '';
+  growView(m.shown);
+  if (state.selected) scrollToRow((await request('row_of', { number: state.selected })).row);
 }
 
 // ---- flows --------------------------------------------------------------------------------
 
+// The display filter that shows one flow (one direction of one QP).
+function flowFilter(fl) {
+  const ip = fl.src.includes(':') ? 'ipv6' : 'ip';
+  return `${ip}.src == ${fl.src} && ${ip}.dst == ${fl.dst} && rocescope.bth.destqp == ${fl.destqp}`;
+}
+
 function renderFlows() {
-  const tbody = $('flows').querySelector('tbody');
-  tbody.replaceChildren(
-    ...state.result.flows.map((fl) =>
+  const flows = state.summary?.flows ?? [];
+  $('flows').querySelector('tbody').replaceChildren(
+    ...flows.map((fl) =>
       el(
         'tr',
-        { title: 'Show only this flow', dataset: { id: fl.id } },
+        { title: 'Show only this flow', dataset: { filter: flowFilter(fl) } },
         el('td', { class: 'addr' }, fl.id),
         el('td', {}, el('span', { class: `profile p-${fl.profile}` }, fl.profile)),
         el('td', { class: 'num' }, fl.packets.toLocaleString()),
@@ -217,7 +390,7 @@ function renderFlows() {
       ),
     ),
   );
-  $('flow-count').textContent = `(${state.result.flows.length})`;
+  $('flow-count').textContent = state.summary ? `(${flows.length})` : '';
 }
 
 // ---- field tree ---------------------------------------------------------------------------
@@ -286,7 +459,7 @@ function renderTree(frame) {
         class: `field${f.end > f.start ? '' : ' derived'}${isWarning ? ' warning' : ''}`,
         title: tooltip(f),
         tabIndex: 0,
-        dataset: { index: i },
+        dataset: { index: i, name: f.name },
       }, el('span', { class: 'fname' }, short), ': ', el('span', { class: 'fvalue' }, f.value));
       det.append(row);
     }
@@ -297,14 +470,13 @@ function renderTree(frame) {
 
 // ---- hex view -----------------------------------------------------------------------------
 
-function renderHex(frame) {
+function renderHex(frame, data) {
   const hex = $('hex');
   state.hexSpans = [];
   if (!frame) {
     hex.replaceChildren();
     return;
   }
-  const data = state.bytes.subarray(frame.data_offset, frame.data_offset + frame.cap_len);
   const rows = [];
   for (let off = 0; off < data.length; off += 16) {
     const h = el('span', { class: 'hexbytes' });
@@ -326,7 +498,8 @@ function renderHex(frame) {
   hex.replaceChildren(...rows);
 }
 
-function highlight(frame, index) {
+function highlight(index) {
+  const frame = state.frame?.info;
   for (const e of $('hex').querySelectorAll('.b.hl')) e.classList.remove('hl');
   for (const e of $('tree').querySelectorAll('.field.selected')) e.classList.remove('selected');
   state.field = index;
@@ -352,33 +525,45 @@ function fieldAt(frame, i) {
 
 // ---- selection ----------------------------------------------------------------------------
 
-function select(frame, fieldIndex = null) {
-  for (const tr of $('packets').querySelectorAll('tbody tr.selected')) tr.classList.remove('selected');
-  state.selected = frame;
-  if (frame) {
-    const tr = rowOf(frame);
-    tr?.classList.add('selected');
-    tr?.scrollIntoView({ block: 'nearest' });
+async function select(number, fieldIndex = null) {
+  const t0 = performance.now();
+  state.selected = number;
+  for (const e of $('list-rows').querySelectorAll('.row.selected')) e.classList.remove('selected');
+  $('list-rows').querySelector(`.row[data-number="${number}"]`)?.classList.add('selected');
+  if (!number) {
+    state.frame = null;
+    renderTree(null);
+    renderHex(null);
+    return;
   }
-  renderTree(frame);
-  renderHex(frame);
-  highlight(frame, fieldIndex !== null && frame && fieldIndex < frame.fields.length ? fieldIndex : null);
+  const [m, at] = await Promise.all([request('frame', { number }), request('row_of', { number })]);
+  if (state.selected !== number) return;
+  state.frame = { info: m.info, bytes: m.bytes };
+  state.selectedRow = at.row;
+  renderTree(m.info);
+  renderHex(m.info, m.bytes);
+  highlight(fieldIndex !== null && m.info && fieldIndex < m.info.fields.length ? fieldIndex : null);
+  scrollToRow(at.row);
+  state.timings.select = performance.now() - t0;
 }
 
-function move(step) {
-  const rows = [...$('packets').querySelector('tbody').rows].filter((r) => !r.hidden);
-  if (!rows.length) return;
-  const at = state.selected ? rows.findIndex((r) => Number(r.dataset.number) === state.selected.number) : -1;
-  const next = rows[Math.max(0, Math.min(rows.length - 1, at + step))];
-  select(state.result.frames.find((f) => f.number === Number(next.dataset.number)));
+async function move(step) {
+  if (!state.shown) return;
+  const row = Math.max(0, Math.min(state.shown - 1, (state.selectedRow < 0 ? -1 : state.selectedRow) + step));
+  let r = state.rows.get(row);
+  if (!r) {
+    const m = await request('rows', { first: row, count: 1 });
+    [r] = m.rows;
+  }
+  if (r) await select(r.number);
 }
 
 // ---- wiring -------------------------------------------------------------------------------
 
 function wire() {
-  $('file').addEventListener('change', async (e) => {
+  $('file').addEventListener('change', (e) => {
     const file = e.target.files[0];
-    if (file) load(new Uint8Array(await file.arrayBuffer()), file.name);
+    if (file) openFile(file);
   });
   document.addEventListener('dragover', (e) => {
     e.preventDefault();
@@ -387,69 +572,86 @@ function wire() {
   document.addEventListener('dragleave', (e) => {
     if (e.relatedTarget === null) document.body.classList.remove('dragging');
   });
-  document.addEventListener('drop', async (e) => {
+  document.addEventListener('drop', (e) => {
     e.preventDefault();
     document.body.classList.remove('dragging');
     const file = e.dataTransfer.files[0];
-    if (file) load(new Uint8Array(await file.arrayBuffer()), file.name);
+    if (file) openFile(file);
   });
 
   let timer = 0;
-  const redecode = () => {
-    clearTimeout(timer);
-    timer = setTimeout(decode, 250);
+  const reindex = () => {
+    if (state.summary) index('reindex', { options: options() });
   };
-  $('profile').addEventListener('change', decode);
-  $('maps').addEventListener('input', redecode);
-  $('params').addEventListener('input', redecode);
-  $('params').addEventListener('reset', () => setTimeout(decode, 0));
+  const later = () => {
+    clearTimeout(timer);
+    timer = setTimeout(reindex, 400);
+  };
+  $('profile').addEventListener('change', reindex);
+  // (Typing: indexed again once the text settles; the list stays until then.)
+  $('maps').addEventListener('input', later);
+  $('params').addEventListener('input', later);
+  $('params').addEventListener('reset', () => setTimeout(reindex, 0));
   $('params').addEventListener('submit', (e) => {
     e.preventDefault();
-    decode();
+    reindex();
   });
   $('params-toggle').addEventListener('click', () => {
     const p = $('params');
     p.hidden = !p.hidden;
     $('params-toggle').setAttribute('aria-expanded', String(!p.hidden));
   });
-  $('filter').addEventListener('input', applyFilter);
+  $('filter').addEventListener('input', () => {
+    clearTimeout(filterTimer);
+    filterTimer = setTimeout(() => state.summary && applyFilter($('filter').value.trim()), 200);
+  });
+  $('filter').addEventListener('keydown', (e) => {
+    if (e.key === 'Enter') {
+      clearTimeout(filterTimer);
+      if (state.summary) applyFilter($('filter').value.trim());
+    }
+  });
 
-  $('packets').querySelector('tbody').addEventListener('click', (e) => {
-    const tr = e.target.closest('tr');
-    if (tr) select(state.result.frames.find((f) => f.number === Number(tr.dataset.number)));
+  $('list').addEventListener('scroll', () => requestAnimationFrame(renderRows));
+  new ResizeObserver(() => renderRows()).observe($('list'));
+  $('list-rows').addEventListener('click', (e) => {
+    const row = e.target.closest('.row[data-number]');
+    if (row) select(Number(row.dataset.number));
   });
   $('flows').querySelector('tbody').addEventListener('click', (e) => {
     const tr = e.target.closest('tr');
     if (!tr) return;
-    $('filter').value = $('filter').value === tr.dataset.id ? '' : tr.dataset.id;
-    applyFilter();
+    $('filter').value = $('filter').value === tr.dataset.filter ? '' : tr.dataset.filter;
+    applyFilter($('filter').value);
   });
   $('tree').addEventListener('click', (e) => {
     const row = e.target.closest('.field');
-    if (row) highlight(state.selected, Number(row.dataset.index));
+    if (row) highlight(Number(row.dataset.index));
   });
   $('tree').addEventListener('keydown', (e) => {
     const row = e.target.closest('.field');
     if (row && (e.key === 'Enter' || e.key === ' ')) {
       e.preventDefault();
-      highlight(state.selected, Number(row.dataset.index));
+      highlight(Number(row.dataset.index));
     }
   });
   $('hex').addEventListener('click', (e) => {
     const b = e.target.closest('.b');
-    if (!b || !state.selected) return;
-    const k = fieldAt(state.selected, Number(b.dataset.i));
-    highlight(state.selected, k);
-    if (k !== null) $('tree').querySelector(`.field[data-index="${k}"]`)?.scrollIntoView({ block: 'nearest' });
+    if (!b || !state.frame) return;
+    const k = fieldAt(state.frame.info, Number(b.dataset.i));
+    highlight(k);
   });
   document.addEventListener('keydown', (e) => {
-    if ((e.target instanceof Element && e.target.matches('input, select, textarea')) || !state.result) return;
+    if ((e.target instanceof Element && e.target.matches('input, select, textarea')) || !state.summary) return;
     if (e.key === 'ArrowDown' || e.key === 'j') {
       e.preventDefault();
       move(1);
     } else if (e.key === 'ArrowUp' || e.key === 'k') {
       e.preventDefault();
       move(-1);
+    } else if (e.key === 'PageDown' || e.key === 'PageUp') {
+      e.preventDefault();
+      move((e.key === 'PageDown' ? 1 : -1) * Math.max(1, Math.floor($('list').clientHeight / ROW_H) - 1));
     }
   });
 }
@@ -458,35 +660,37 @@ async function main() {
   try {
     await init();
   } catch (err) {
-    $('status').className = 'error';
-    $('status').textContent = `Could not load the decoder (pkg/rocescope_wasm_bg.wasm): build it with "bash wasm/build.sh" and serve wasm/www over http. ${err}`;
+    showError(`Could not load the decoder (pkg/rocescope_wasm_bg.wasm): build it with "bash wasm/build.sh" and serve wasm/www over http. ${err}`);
     return;
   }
   for (const d of JSON.parse(fields_registry())) state.registry.set(d.name, d);
   buildParams(JSON.parse(params_table()));
   wire();
+  resetView(0);
   const params = new URLSearchParams(location.search);
   presetFromUrl(params);
   if (params.has('flows')) $('flows-pane').open = true;
   if (params.has('capture')) {
     const url = params.get('capture');
+    let buf;
     try {
       const resp = await fetch(url);
       if (!resp.ok) throw new Error(`HTTP ${resp.status}`);
-      load(new Uint8Array(await resp.arrayBuffer()), url.split('/').pop());
+      buf = await resp.arrayBuffer();
     } catch (err) {
-      $('status').className = 'error';
-      $('status').textContent = `${url}: ${err.message}`;
+      showError(`${url}: ${err.message}`);
       return;
     }
+    await open(buf, url.split('/').pop());
     const n = Number(params.get('frame'));
-    const frame = state.result.frames.find((f) => f.number === n);
-    if (frame) {
+    if (n && state.summary && n <= state.summary.frames) {
+      await select(n);
       const name = params.get('field');
-      const k = name ? frame.fields.findIndex((f) => f.name === name) : -1;
-      select(frame, k >= 0 ? k : null);
+      const k = name ? state.frame.info.fields.findIndex((f) => f.name === name) : -1;
+      if (k >= 0) highlight(k);
     }
   }
+  document.body.dataset.ready = '1';
 }
 
 main();
