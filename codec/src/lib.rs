@@ -26,6 +26,7 @@ pub mod field_group;
 pub mod frame;
 pub mod fxhash;
 pub mod ib;
+pub mod layers;
 pub mod layout;
 pub mod mac_control;
 pub mod params;

@@ -23,7 +23,7 @@ use rocescope_analysis::flows::{Flow, FlowTable};
 use rocescope_analysis::output::{self, Meta};
 use rocescope_analysis::session::Session;
 use rocescope_codec::decoder::{Decoded, Decoder, ProfileChoice};
-use rocescope_codec::{field_group, Profile, Value, FIELDS};
+use rocescope_codec::{field_group, layers, Profile, Value, FIELDS};
 use serde::Serialize;
 use wasm_bindgen::prelude::*;
 
@@ -85,6 +85,21 @@ pub struct FrameInfo {
     pub profile: Option<&'static str>,
     pub warnings: Vec<String>,
     pub fields: Vec<FieldInfo>,
+    /// The headers below RoCE and the bytes no header claims (`rocescope_codec::layers`), in
+    /// wire order: with `fields`, every captured byte belongs to one.
+    pub layers: Vec<LayerInfo>,
+}
+
+/// A field of the headers below RoCE (Wireshark's name and text), or bytes no header claims.
+#[derive(Serialize, Debug)]
+pub struct LayerInfo {
+    /// Its subtree (`eth`, `vlan`, `ip`, `ipv6`, `grh`, `udp`, `tcp`, `data`) and its label.
+    pub group: &'static str,
+    pub label: &'static str,
+    pub name: &'static str,
+    pub value: String,
+    pub start: usize,
+    pub end: usize,
 }
 
 #[derive(Serialize, Debug)]
@@ -295,7 +310,13 @@ impl FrameInfo {
         d.visit(|id, v: Value<'_>, range| {
             fields.push(FieldInfo { name: id.name(), value: v.to_string(), start: range.start, end: range.end });
         });
+        let covered: Vec<_> = fields.iter().map(|f| f.start..f.end).collect();
+        let mut layers = Vec::new();
+        layers::visit_layers(frame, &covered, |group, name, value, r| {
+            layers.push(LayerInfo { group, label: layers::group_label(group), name, value, start: r.start, end: r.end });
+        });
         FrameInfo {
+            layers,
             number: rec.number,
             time_ns: rec.ts_ns.to_string(),
             len: rec.orig_len,

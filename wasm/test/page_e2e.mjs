@@ -17,12 +17,12 @@
 // does it). With --screenshots, PNGs of the page are written to DIR (docs/ keeps them; CI
 // does not take them).
 import { createRequire } from 'node:module';
-import { createServer } from 'node:http';
-import { readFileSync, statSync, mkdirSync, writeFileSync } from 'node:fs';
-import { dirname, extname, join, resolve } from 'node:path';
+import { readFileSync, mkdirSync, writeFileSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
 import { execFileSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import assert from 'node:assert/strict';
+import { serve } from './serve.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const root = resolve(here, '../..');
@@ -37,31 +37,10 @@ if (!bin) {
   process.exit(2);
 }
 
-// ---- a static server: the page at /, the fixtures at /fixtures/, made files at /made/ -----------
+// ---- the page at /, the fixtures at /fixtures/, made files at /made/ (serve.mjs) -------------
 
 const made = new Map(); // name -> bytes
-const TYPES = { '.html': 'text/html', '.js': 'text/javascript', '.mjs': 'text/javascript', '.css': 'text/css', '.wasm': 'application/wasm' };
-const server = createServer((req, res) => {
-  const path = decodeURIComponent(new URL(req.url, 'http://x').pathname);
-  let body = null;
-  let file = path;
-  if (path.startsWith('/made/')) body = made.get(path.slice(6)) ?? null;
-  else {
-    file = path.startsWith('/fixtures/') ? join(root, path) : join(root, 'wasm/www', path === '/' ? 'index.html' : path);
-    try {
-      if (statSync(file).isFile()) body = readFileSync(file);
-    } catch {
-      body = null;
-    }
-  }
-  if (body === null) {
-    res.writeHead(404).end('not found');
-    return;
-  }
-  res.writeHead(200, { 'content-type': TYPES[extname(file)] ?? 'application/octet-stream' }).end(body);
-});
-await new Promise((ok) => server.listen(0, '127.0.0.1', ok));
-const base = `http://127.0.0.1:${server.address().port}`;
+const { base, server } = await serve(root, made);
 
 // ---- what the command line says ------------------------------------------------------------
 
@@ -107,7 +86,7 @@ async function openPage(query) {
 async function clickFrame(n) {
   const row = await page.evaluate((n) => window.rocescope.shown && n, n);
   assert.ok(row, `frame ${n}`);
-  await page.evaluate((n) => { document.getElementById('list').scrollTop = (n - 1) * 20 - 40; }, n);
+  await page.evaluate((n) => window.rocescope.showRow(n - 1), n);
   const sel = `#list-rows .row[data-number="${n}"]`;
   await page.waitForSelector(sel, { timeout: 10000 });
   await page.click(`${sel} .c-info`);
@@ -116,7 +95,7 @@ async function clickFrame(n) {
 }
 
 async function treeFields() {
-  return page.$$eval('#tree .field', (rows) => rows.map((r) => [r.dataset.name, r.querySelector('.fvalue').textContent]));
+  return page.$$eval('#tree .field[data-kind="field"]', (rows) => rows.map((r) => [r.dataset.name, r.querySelector('.fvalue').textContent]));
 }
 
 try {
@@ -146,11 +125,23 @@ try {
       for (const [k, v] of await treeFields()) (got[k] ??= []).push(v);
       const expect = cliFields(want[n - 1], registry);
       assert.deepEqual(got, expect, `${name}: frame ${n}'s fields`);
+      // Every byte of the hex view belongs to a row of the tree (a layer's or the registry's).
+      const orphans = await page.evaluate(() => {
+        const all = window.rocescope.frame.all;
+        const rows = new Set([...document.querySelectorAll('#tree .field')].map((r) => Number(r.dataset.index)));
+        const out = [];
+        for (const b of document.querySelectorAll('#hex .hexbytes .b')) {
+          const i = Number(b.dataset.i);
+          if (!all.some((f, k) => f.start <= i && i < f.end && rows.has(k))) out.push(i);
+        }
+        return out;
+      });
+      assert.deepEqual(orphans, [], `${name}: frame ${n}: bytes of no field`);
       checked.frames++;
       checked.values += Object.values(expect).reduce((a, v) => a + v.length, 0);
     }
     // The hex view: a field with bytes clicked highlights them, and only them.
-    const fields = await page.evaluate(() => window.rocescope.frame.info.fields);
+    const fields = await page.evaluate(() => window.rocescope.frame.all);
     const withBytes = fields.map((f, i) => [f, i]).filter(([f]) => f.end > f.start);
     for (const [f, i] of [withBytes[0], withBytes[withBytes.length - 1]].filter(Boolean)) {
       await page.click(`#tree .field[data-index="${i}"]`);
@@ -162,7 +153,7 @@ try {
       // A byte clicked selects the smallest field holding it.
       const [f] = withBytes[withBytes.length - 1];
       await page.click(`#hex .hexbytes .b[data-i="${f.start}"]`);
-      const sel = await page.evaluate(() => window.rocescope.frame.info.fields[window.rocescope.field]);
+      const sel = await page.evaluate(() => window.rocescope.frame.all[window.rocescope.field]);
       assert.ok(sel.start <= f.start && f.start < sel.end, `${name}: byte ${f.start} selected ${JSON.stringify(sel)}`);
     }
     if (shots && name === 'ext-mix.pcapng') {

@@ -31,6 +31,9 @@ const el = (tag, props = {}, ...children) => {
 const ROW_H = 20;
 const BLOCK = 256;
 const OVERSCAN = 10;
+// The tallest the list's scrolled area is made (browsers cap an element's height near 2^25 px):
+// past it, the scroll bar's range is mapped onto the rows' (5 M rows are 100 M px).
+const MAX_PX = 8000000;
 // The largest file the page opens: the worker's WebAssembly memory holds the file and its
 // index (40 bytes a frame) within the 4 GiB a wasm32 module can address; browsers give less.
 const MAX_FILE = 1536 * 1024 * 1024;
@@ -50,9 +53,11 @@ const state = {
   hexSpans: [], // per byte of the selected frame: [hex span, ascii span]
   loading: false,
   filter: { text: '', problem: null, done: 1 },
-  timings: {}, // for the benchmark: ms of the last open, row click, filter
+  timings: {}, // for the benchmark (wasm/test/page_bench.mjs): ms of the last open, row click, filter
 };
 window.rocescope = state;
+// For the benchmark: the worker's memory (its module's and its JavaScript heap), bytes.
+state.memory = () => request('memory');
 
 // ---- the worker ---------------------------------------------------------------------------
 
@@ -185,6 +190,7 @@ function renderStatus(ms) {
 // ---- opening ------------------------------------------------------------------------------
 
 async function openFile(file) {
+  state.timings = { t0: performance.now() };
   if (file.size > MAX_FILE) {
     showError(`${file.name}: ${file.size.toLocaleString()} bytes is more than this page can hold ` +
       `(${MAX_FILE.toLocaleString()} bytes: the file and its index live in the browser's memory). Cut it first, ` +
@@ -202,6 +208,7 @@ async function openFile(file) {
 }
 
 async function open(buf, name) {
+  state.timings.read = performance.now() - (state.timings.t0 ?? performance.now());
   state.name = name;
   $('filename').textContent = `${name} — ${buf.byteLength.toLocaleString()} bytes`;
   $('filename').title = $('filename').textContent;
@@ -247,7 +254,7 @@ function resetView(shown) {
   state.shown = shown;
   state.rows.clear();
   state.asked.clear();
-  $('list-spacer').style.height = `${shown * ROW_H}px`;
+  setHeight(shown);
   $('empty').hidden = shown > 0 || (state.summary?.frames ?? 0) > 0;
   $('list').hidden = !state.summary;
   $('list-head').hidden = !state.summary;
@@ -259,14 +266,31 @@ function growView(shown) {
   // (The block that was the last one was asked for while shorter: ask for it again.)
   if (shown > state.shown) state.asked.delete(Math.floor(state.shown / BLOCK));
   state.shown = shown;
-  $('list-spacer').style.height = `${shown * ROW_H}px`;
+  setHeight(shown);
   renderRows();
+}
+
+function setHeight(shown) {
+  $('list-spacer').style.height = `${Math.min(shown * ROW_H, MAX_PX)}px`;
+}
+
+// How many px of rows one px of scrolling moves past (1 until the rows outgrow MAX_PX).
+function scale() {
+  const h = $('list').clientHeight;
+  const rows = state.shown * ROW_H;
+  return rows <= MAX_PX || MAX_PX <= h ? 1 : (rows - h) / (MAX_PX - h);
+}
+
+// Where the list's view starts among the rows, px.
+function virtualTop() {
+  return $('list').scrollTop * scale();
 }
 
 function visibleRange() {
   const list = $('list');
-  const first = Math.max(0, Math.floor(list.scrollTop / ROW_H) - OVERSCAN);
-  const last = Math.min(state.shown, Math.ceil((list.scrollTop + list.clientHeight) / ROW_H) + OVERSCAN);
+  const top = virtualTop();
+  const first = Math.max(0, Math.floor(top / ROW_H) - OVERSCAN);
+  const last = Math.min(state.shown, Math.ceil((top + list.clientHeight) / ROW_H) + OVERSCAN);
   return [first, last];
 }
 
@@ -301,23 +325,33 @@ function renderRows() {
   const [first, last] = visibleRange();
   askRows(first, last);
   const box = $('list-rows');
-  box.style.top = `${first * ROW_H}px`;
+  box.style.top = `${$('list').scrollTop + first * ROW_H - virtualTop()}px`;
   const out = [];
   for (let k = first; k < last; k++) {
     const r = state.rows.get(k);
     out.push(r ? rowElement(r, k) : el('div', { class: 'row loading', dataset: { row: k } }, el('span', { class: 'c-num' }, '…')));
   }
   box.replaceChildren(...out);
+  if (state.timings.firstRows === undefined && state.timings.t0 !== undefined && out.some((r) => r.dataset.number)) {
+    state.timings.firstRows = performance.now() - state.timings.t0;
+  }
 }
 
-async function scrollToRow(row) {
+// Scrolls the list so that `row` is in view (in its middle with `centre`).
+function scrollToRow(row, centre = false) {
   if (row < 0) return;
   const list = $('list');
   const top = row * ROW_H;
-  if (top < list.scrollTop) list.scrollTop = top;
-  else if (top + ROW_H > list.scrollTop + list.clientHeight) list.scrollTop = top + ROW_H - list.clientHeight;
+  const view = virtualTop();
+  let want = view;
+  if (centre) want = top - list.clientHeight / 2;
+  else if (top < view) want = top;
+  else if (top + ROW_H > view + list.clientHeight) want = top + ROW_H - list.clientHeight;
+  if (want !== view) list.scrollTop = Math.max(0, want) / scale();
   renderRows();
 }
+// For tests: scrolls row `row` into the middle of the list.
+state.showRow = (row) => scrollToRow(row, true);
 
 // ---- display filter -----------------------------------------------------------------------
 
@@ -403,11 +437,13 @@ function groupOf(name) {
 }
 
 function groupLabel(group, items) {
+  if (items[0][0].kind === 'layer') return items[0][0].label;
   const def = state.registry.get(items[0][0].name);
   return (def && def.group_label) || group.toUpperCase();
 }
 
 function tooltip(field) {
+  if (field.kind === 'layer') return `${field.name}\nbytes ${field.start}..${field.end}`;
   const def = state.registry.get(field.name);
   const lines = [];
   if (def) lines.push(def.desc);
@@ -428,13 +464,13 @@ function renderTree(frame) {
     frame.src ? `, ${frame.src} → ${frame.dst}` : '',
     ` (${frame.protocol})`);
   const groups = new Map();
-  frame.fields.forEach((f, i) => {
-    const [g, short] = groupOf(f.name);
+  state.frame.all.forEach((f, i) => {
+    const [g, short] = f.kind === 'layer' ? [`layer:${f.group}`, f.name] : groupOf(f.name);
     if (!groups.has(g)) groups.set(g, []);
     groups.get(g).push([f, short, i]);
   });
   const nodes = [head];
-  if (frame.fields.length === 0) {
+  if (frame.fields.length === 0 && frame.layers.length === 0) {
     nodes.push(el('p', { class: 'placeholder' },
       frame.cap_len === 0 ? 'Link type not decoded by rocescope.' : 'Not RoCE: no rocescope fields.'));
   }
@@ -459,7 +495,7 @@ function renderTree(frame) {
         class: `field${f.end > f.start ? '' : ' derived'}${isWarning ? ' warning' : ''}`,
         title: tooltip(f),
         tabIndex: 0,
-        dataset: { index: i, name: f.name },
+        dataset: { index: i, name: f.name, kind: f.kind },
       }, el('span', { class: 'fname' }, short), ': ', el('span', { class: 'fvalue' }, f.value));
       det.append(row);
     }
@@ -504,7 +540,7 @@ function highlight(index) {
   for (const e of $('tree').querySelectorAll('.field.selected')) e.classList.remove('selected');
   state.field = index;
   if (index === null || !frame) return;
-  const f = frame.fields[index];
+  const f = state.frame.all[index];
   const row = $('tree').querySelector(`.field[data-index="${index}"]`);
   row?.classList.add('selected');
   row?.scrollIntoView({ block: 'nearest' });
@@ -514,11 +550,12 @@ function highlight(index) {
   state.hexSpans[f.start]?.[0].scrollIntoView({ block: 'nearest' });
 }
 
-// The field with the smallest byte range that covers byte i.
-function fieldAt(frame, i) {
+// The field (of the registry's and the layers', `all`) with the smallest byte range that
+// covers byte i.
+function fieldAt(all, i) {
   let best = null;
-  frame.fields.forEach((f, k) => {
-    if (f.start <= i && i < f.end && (best === null || f.end - f.start < frame.fields[best].end - frame.fields[best].start)) best = k;
+  all.forEach((f, k) => {
+    if (f.start <= i && i < f.end && (best === null || f.end - f.start < all[best].end - all[best].start)) best = k;
   });
   return best;
 }
@@ -538,11 +575,14 @@ async function select(number, fieldIndex = null) {
   }
   const [m, at] = await Promise.all([request('frame', { number }), request('row_of', { number })]);
   if (state.selected !== number) return;
-  state.frame = { info: m.info, bytes: m.bytes };
+  // Every field of the tree: the registry's (`fields`), then the layers below RoCE and the
+  // bytes no header claims (`layers`); `state.field` indexes this list.
+  const all = m.info ? [...m.info.fields.map((f) => ({ ...f, kind: 'field' })), ...m.info.layers.map((l) => ({ ...l, kind: 'layer' }))] : [];
+  state.frame = { info: m.info, bytes: m.bytes, all };
   state.selectedRow = at.row;
   renderTree(m.info);
   renderHex(m.info, m.bytes);
-  highlight(fieldIndex !== null && m.info && fieldIndex < m.info.fields.length ? fieldIndex : null);
+  highlight(fieldIndex !== null && fieldIndex < all.length ? fieldIndex : null);
   scrollToRow(at.row);
   state.timings.select = performance.now() - t0;
 }
@@ -638,7 +678,7 @@ function wire() {
   $('hex').addEventListener('click', (e) => {
     const b = e.target.closest('.b');
     if (!b || !state.frame) return;
-    const k = fieldAt(state.frame.info, Number(b.dataset.i));
+    const k = fieldAt(state.frame.all, Number(b.dataset.i));
     highlight(k);
   });
   document.addEventListener('keydown', (e) => {
@@ -672,6 +712,7 @@ async function main() {
   if (params.has('flows')) $('flows-pane').open = true;
   if (params.has('capture')) {
     const url = params.get('capture');
+    state.timings = { t0: performance.now() };
     let buf;
     try {
       const resp = await fetch(url);
@@ -686,7 +727,7 @@ async function main() {
     if (n && state.summary && n <= state.summary.frames) {
       await select(n);
       const name = params.get('field');
-      const k = name ? state.frame.info.fields.findIndex((f) => f.name === name) : -1;
+      const k = name ? state.frame.all.findIndex((f) => f.name === name) : -1;
       if (k >= 0) highlight(k);
     }
   }

@@ -8,6 +8,7 @@
 //   frame    { number }                       -> frame { info, bytes }
 //   filter   { text }                         -> filtered { shown, done, problem }*
 //   row_of   { number }                       -> row_of { row }
+//   memory   {}                               -> memory { wasm, js } (bytes)
 //
 // A filter runs a slice of frames at a time and yields between slices, so rows and frames are
 // answered while it runs; a newer filter (or open) ends an older one. Anything that throws,
@@ -17,7 +18,10 @@ import init, { Inspector } from './pkg/rocescope_wasm.js';
 
 let inspector = null;
 let filterGen = 0;
-const ready = init();
+let wasm = null;
+const ready = init().then((w) => {
+  wasm = w;
+});
 
 // Frames a filter looks at per slice.
 const SLICE = 20000;
@@ -79,6 +83,11 @@ async function handle(m) {
       runFilter(m.id, gen);
       break;
     }
+    case 'memory':
+      // (For the benchmark: the module's memory, which holds the file and the index, and
+      // this worker's JavaScript heap.)
+      post({ type: 'memory', id: m.id, wasm: wasm.memory.buffer.byteLength, js: performance.memory?.usedJSHeapSize ?? null });
+      break;
     case 'row_of':
       post({ type: 'row_of', id: m.id, row: inspector.row_of(m.number) });
       break;
