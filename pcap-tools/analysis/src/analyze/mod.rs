@@ -776,6 +776,9 @@ impl Analyzer {
         &mut self,
         mut f: impl FnMut(FlowTimeline, Option<&series::Series>) -> Result<(), E>,
     ) -> Result<(), E> {
+        // (As `timeline_and_messages`: an ERD flow whose tap turned out to be the receiver's
+        // late completes the messages that arrived whole before it is reported.)
+        self.erd_settle();
         let ids = self.ids();
         for i in 0..self.flows.len() {
             let (t, _) = self.flow_timeline(i, &ids);
