@@ -57,11 +57,17 @@ cargo build -q -p rocescope-wasm --target wasm32-unknown-unknown --release --loc
 target_dir=$(cargo metadata --format-version 1 --no-deps | sed -n 's/.*"target_directory":"\([^"]*\)".*/\1/p')
 wasm="$target_dir/wasm32-unknown-unknown/release/rocescope_wasm.wasm"
 
-wasm-bindgen --target web --no-typescript --out-dir wasm/www/pkg "$wasm"
+# (No name section: function names only label a trap's stack trace, and cost 20 KB gzipped.)
+wasm-bindgen --target web --no-typescript --remove-name-section --remove-producers-section --out-dir wasm/www/pkg "$wasm"
 wasm-bindgen --target nodejs --no-typescript --out-dir wasm/test/pkg "$wasm"
 size=$(wc -c < wasm/www/pkg/rocescope_wasm_bg.wasm)
 gz=$(gzip -9c wasm/www/pkg/rocescope_wasm_bg.wasm | wc -c)
 echo "wasm/build.sh: wasm/www/pkg/rocescope_wasm_bg.wasm: $size bytes ($gz gzipped)"
+# The page's budget (issue 14): the module a visitor downloads stays under 400 KB gzipped.
+if [ "$gz" -ge 409600 ]; then
+    echo "wasm/build.sh: the module is $gz bytes gzipped, over the page's budget of 400 KB" >&2
+    exit 1
+fi
 
 if [ "$test" = 1 ]; then
     node --test wasm/test/node_test.mjs

@@ -4,7 +4,7 @@
 //! [`CaptureIndex::build`] reads the capture once as `rocescope decode` does (a detection pass,
 //! then every frame given out with its flow's final profile: [`rocescope_analysis::session`]),
 //! and keeps per frame only where its bytes are, its times and lengths, the profile it was
-//! decoded with ([`Frame::decoded_as`]) and a few flags ([`Entry`], 40 bytes). What the
+//! decoded with ([`Frame::decoded_as`]), a few flags and what the analysers say of it ([`Entry`], 48 bytes). What the
 //! decoder's memory of *other* frames added to a frame (an SDR message's rebuilt immediate and
 //! its problems, the ERD NACK messages a TCP segment completed, the detection warning on a
 //! flow's first packet) cannot be decoded again from the frame alone: it is kept, for the frames
@@ -14,7 +14,7 @@
 //! command line's. `tests/index_parity.rs` checks every frame of every fixture against the
 //! whole-capture decoding ([`crate::inspect`]).
 //!
-//! Memory: the file, 40 bytes a frame, and for frames with stateful additions (SDR data,
+//! Memory: the file, 48 bytes a frame, and for frames with stateful additions (SDR data,
 //! ERD NACK segments) their [`Extra`] and, when those added warnings, the frame's warnings.
 
 use std::ops::ControlFlow;
@@ -28,6 +28,11 @@ use rocescope_codec::decoder::{Decoded, Decoder, Extra, NackBatchBuf, ProfileCho
 use rocescope_codec::frame::{Frame, LinkType};
 use rocescope_codec::{Profile, Warnings};
 
+use rocescope_analysis::analyze::fields::EventNotes;
+use rocescope_analysis::analyze::pkt::{Pkt, Seen};
+use rocescope_analysis::analyze::{Analyzer, Options as AOptions};
+
+use crate::analysis::{self, Analysis, AnalysisValue, FrameNote};
 use crate::{options, ErrorInfo, FlowInfo, Stats};
 
 /// One frame of the index.
@@ -46,6 +51,8 @@ struct Entry {
     /// [`Frame::decoded_as`], as an index into [`Profile::ALL`].
     decoded_as: u8,
     flags: u8,
+    /// What the analysers say of it, once [`CaptureIndex::analyze`] ran.
+    note: FrameNote,
 }
 
 const NONE: u32 = u32::MAX;
@@ -86,6 +93,10 @@ pub struct CaptureIndex {
     /// Why the capture could not be read to its end (the frames before are indexed), or why
     /// the options are wrong (nothing is).
     pub error: Option<ErrorInfo>,
+    /// The decoder's options as given (the analysers read the capture with them).
+    options: Option<options::Options>,
+    /// The analysers' answers, once [`Self::analyze`] ran.
+    pub analysis: Option<Analysis>,
 }
 
 impl CaptureIndex {
@@ -100,6 +111,8 @@ impl CaptureIndex {
             flows: Vec::new(),
             stats: Stats::default(),
             error: None,
+            options: None,
+            analysis: None,
         };
         let opts = match options::parse(options_json) {
             Ok(o) => o,
@@ -146,6 +159,7 @@ impl CaptureIndex {
                 linktype: rec.linktype as u16,
                 decoded_as: d.frame.decoded_as() as u8,
                 flags: 0,
+                note: FrameNote { flow: analysis::NONE, message: analysis::NONE, flags: 0 },
             };
             if d.warning_count() > 0 {
                 e.flags |= WARNED;
@@ -183,6 +197,7 @@ impl CaptureIndex {
         }
         ix.flows = flows.flows().iter().map(FlowInfo::from).collect();
         ix.decoder = decoder;
+        ix.options = Some(opts);
         ix.bytes = bytes;
         progress(Progress { bytes: ix.bytes.len() as u64, frames: ix.frames.len() as u64 });
         ix
@@ -271,6 +286,67 @@ impl CaptureIndex {
         f(&rec, &d)
     }
 
+    /// Runs the analysers (`analysis.rs`): a pass over the capture as `rocescope timeline`
+    /// makes it, then the analyser replayed over the indexed frames in order. `progress` is
+    /// called with the share done (0 to 1). Nothing happens for a capture that could not be
+    /// opened.
+    pub fn analyze(&mut self, mut progress: impl FnMut(f64)) {
+        let Some(opts) = self.options.clone() else { return };
+        let Ok(reader) = CaptureReader::new(&self.bytes[..]) else { return };
+        // The first pass, as `rocescope flows` and `timeline` read a capture (no detection pass:
+        // the session's look-ahead; checksums only where detection compares decodings), kept
+        // when the file turns out damaged part-way: the frames before are analysed.
+        let mut session = Session::new(reader, Decoder::new(opts.decoder.clone()).checksums_for_detection_only());
+        let params = opts.decoder.params;
+        let a_opts = AOptions { keep_events: true, plot: true, ..AOptions::default() };
+        let mut a = Analyzer::new(AOptions::with_params(a_opts, &params));
+        let total = self.frames.len().max(1) as f64;
+        let _ = session.run(|rec, d| {
+            if opts.count.is_some_and(|c| rec.number > c) {
+                return ControlFlow::Break(());
+            }
+            let seen = Pkt::from_decoded(d, rec.number, rec.ts_ns, rec.interface, rec.orig_len);
+            if !matches!(seen, Seen::None) {
+                a.add(&seen);
+            }
+            if rec.number % REPORT_EVERY == 0 {
+                progress(rec.number as f64 / total / 2.0);
+            }
+            ControlFlow::Continue(())
+        });
+        let flows = a.flows();
+        let (timeline, messages) = a.timeline_and_messages();
+        let series = a.series().into_iter().map(|s| s.cloned()).collect();
+        let notes = EventNotes::new(&timeline, messages);
+        let mut an = Analysis { flows, timeline, series, notes, times: Vec::new() };
+        // The second pass: the analyser replayed in step with the frames as given out.
+        let mut live =
+            Analyzer::new(AOptions::with_params(AOptions { keep_events: false, ..AOptions::default() }, &params));
+        for i in 0..self.frames.len() {
+            let note = self.with_frame(i, |rec, d| {
+                let l = live.add_noted(&Pkt::from_decoded(d, rec.number, rec.ts_ns, rec.interface, rec.orig_len));
+                an.note(rec.number, &l)
+            });
+            self.frames[i].note = note;
+            if (i as u64 + 1) % REPORT_EVERY == 0 {
+                progress(0.5 + (i + 1) as f64 / total / 2.0);
+            }
+        }
+        self.analysis = Some(an);
+        progress(1.0);
+    }
+
+    /// Frame `i`'s analysis flags ([`analysis::Flag`]; 0 before [`Self::analyze`]).
+    pub fn analysis_flags(&self, i: usize) -> u16 {
+        self.frames[i].note.flags
+    }
+
+    /// Frame `i`'s analysis fields, as `decode --analysis` writes them (none before
+    /// [`Self::analyze`]).
+    pub fn analysis_values(&self, i: usize) -> Vec<AnalysisValue> {
+        self.analysis.as_ref().map_or(Vec::new(), |a| a.values(i as u64 + 1, &self.frames[i].note))
+    }
+
     /// Runs `filter` over frames `from..` (at most `budget` of them), appending the matches to
     /// `out`; `clock` carries the times across calls (start with the default, at frame 0).
     /// Returns where to go on from (`len()` when done).
@@ -302,7 +378,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn an_entry_is_40_bytes() {
-        assert_eq!(ENTRY_BYTES, 40);
+    fn an_entry_is_48_bytes() {
+        assert_eq!(ENTRY_BYTES, 48);
     }
 }

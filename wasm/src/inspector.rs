@@ -39,6 +39,9 @@ pub struct Row {
     pub profile: Option<&'static str>,
     pub summary: String,
     pub warnings: Vec<String>,
+    /// The analysis flags set on it (`analysis.rs`: `retransmission`, `loss`, …), once the
+    /// analysers ran.
+    pub flags: Vec<&'static str>,
 }
 
 impl Row {
@@ -61,8 +64,29 @@ impl Row {
                 .chain(d.extra.detection.iter().copied())
                 .map(|w| w.to_string())
                 .collect(),
+            flags: Vec::new(),
         }
     }
+}
+
+/// What [`Inspector::analysis`] answers: the flow table of `rocescope flows`, and per flow of
+/// the timeline its head and how many events it has (a flow's events: [`Inspector::flow_timeline`]).
+#[derive(Serialize, Debug)]
+struct AnalysisSummary<'a> {
+    flows: &'a rocescope_analysis::analyze::report::FlowsReport,
+    timeline: Vec<TimelineHead<'a>>,
+}
+
+#[derive(Serialize, Debug)]
+struct TimelineHead<'a> {
+    #[serde(flatten)]
+    head: &'a rocescope_analysis::analyze::report::FlowHead,
+    losses: usize,
+    retransmissions: usize,
+    capture_gaps: usize,
+    messages: usize,
+    /// Whether it has a plot (data packets or retransmissions).
+    plot: bool,
 }
 
 /// What [`Inspector::summary`] answers.
@@ -114,6 +138,49 @@ impl Inspector {
     /// parameters), reporting progress to `progress`; any filter is dropped.
     pub fn reindex(&mut self, options_json: &str, progress: &ProgressSink) {
         self.reopen(options_json, |p| progress.report(p.bytes as f64, p.frames as f64));
+    }
+
+    /// Runs the analysers (`analysis.rs`), reporting the share done to `progress` (as
+    /// `report(share, 0)`).
+    pub fn analyze(&mut self, progress: &ProgressSink) {
+        self.ix.analyze(|share| progress.report(share, 0.0));
+    }
+
+    /// The analysers' flow table and timeline heads as JSON, or `null` before [`Self::analyze`].
+    pub fn analysis(&self) -> String {
+        let Some(a) = &self.ix.analysis else { return "null".into() };
+        let empty = rocescope_analysis::analyze::series::Series::default();
+        let timeline = a
+            .timeline
+            .flows
+            .iter()
+            .zip(&a.series)
+            .map(|(f, s)| TimelineHead {
+                head: &f.head,
+                losses: f.losses.len(),
+                retransmissions: f.retransmissions.len(),
+                capture_gaps: f.capture_gaps.len(),
+                messages: f.messages.len(),
+                plot: !(s.as_ref().unwrap_or(&empty).originals.is_empty() && f.retransmissions.is_empty()),
+            })
+            .collect();
+        serde_json::to_string(&AnalysisSummary { flows: &a.flows, timeline }).expect("serialising to a String")
+    }
+
+    /// Flow `i` of the timeline as JSON (`rocescope timeline --format json`'s flow), or `null`.
+    pub fn flow_timeline(&self, i: u32) -> String {
+        let f = self.ix.analysis.as_ref().and_then(|a| a.timeline.flows.get(i as usize));
+        serde_json::to_string(&f).expect("serialising to a String")
+    }
+
+    /// Flow `i`'s plot (`rocescope timeline --svg`'s: PSN against time, each loss,
+    /// retransmission and message completion a mark with its `data-frame`), or `""`.
+    pub fn flow_plot(&self, i: u32) -> String {
+        let Some(a) = &self.ix.analysis else { return String::new() };
+        let Some(f) = a.timeline.flows.get(i as usize) else { return String::new() };
+        let empty = rocescope_analysis::analyze::series::Series::default();
+        let series = a.series.get(i as usize).and_then(Option::as_ref).unwrap_or(&empty);
+        rocescope_analysis::analyze::plot::flow_svg(f, series)
     }
 
     /// The frames, statistics, flows and error (or `null`), as JSON ([`Summary`]).
@@ -223,19 +290,30 @@ impl Inspector {
         &self.ix
     }
 
+    /// The index, to run its analysers ([`CaptureIndex::analyze`]) without JavaScript.
+    pub fn index_mut(&mut self) -> &mut CaptureIndex {
+        &mut self.ix
+    }
+
     /// Shown rows `first..first + count`.
     pub fn rows_of(&self, first: usize, count: usize) -> Vec<Row> {
         let t0 = if self.ix.is_empty() { 0 } else { self.ix.ts_ns(0) };
         let shown = self.shown() as usize;
         (first.min(shown)..first.saturating_add(count).min(shown))
             .map(|r| self.view.as_ref().map_or(r, |v| v[r] as usize))
-            .map(|i| self.ix.with_frame(i, |rec, d| Row::of(rec, d, t0)))
+            .map(|i| {
+                let mut r = self.ix.with_frame(i, |rec, d| Row::of(rec, d, t0));
+                r.flags = crate::analysis::Flag::names(self.ix.analysis_flags(i));
+                r
+            })
             .collect()
     }
 
     /// Frame `number` (from 1) whole.
     pub fn frame_info(&self, number: u64) -> Option<FrameInfo> {
         let i = (number as usize).checked_sub(1).filter(|&i| i < self.ix.len())?;
-        Some(self.ix.with_frame(i, FrameInfo::of))
+        let mut f = self.ix.with_frame(i, FrameInfo::of);
+        f.analysis = self.ix.analysis_values(i);
+        Some(f)
     }
 }

@@ -27,6 +27,7 @@ use rocescope_codec::{field_group, layers, Profile, Value, FIELDS};
 use serde::Serialize;
 use wasm_bindgen::prelude::*;
 
+pub mod analysis;
 pub mod index;
 pub mod inspector;
 pub mod options;
@@ -88,6 +89,10 @@ pub struct FrameInfo {
     /// The headers below RoCE and the bytes no header claims (`rocescope_codec::layers`), in
     /// wire order: with `fields`, every captured byte belongs to one.
     pub layers: Vec<LayerInfo>,
+    /// The analysis fields (`rocescope.analysis.*`) the frame has, once the page's analysers
+    /// ran (`analysis.rs`); absent before, and in [`decode_capture`]'s answer.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub analysis: Vec<analysis::AnalysisValue>,
 }
 
 /// A field of the headers below RoCE (Wireshark's name and text), or bytes no header claims.
@@ -316,6 +321,7 @@ impl FrameInfo {
             layers.push(LayerInfo { group, label: layers::group_label(group), name, value, start: r.start, end: r.end });
         });
         FrameInfo {
+            analysis: Vec::new(),
             layers,
             number: rec.number,
             time_ns: rec.ts_ns.to_string(),

@@ -70,7 +70,7 @@ function cliFields(frame, registry) {
 const args = ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
   '--disable-component-update', '--disable-sync'];
 const browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args });
-const checked = { fixtures: 0, frames: 0, values: 0, highlights: 0, filters: 0, errors: 0 };
+const checked = { fixtures: 0, frames: 0, values: 0, highlights: 0, filters: 0, errors: 0, analysis: 0 };
 let page;
 const pageErrors = [];
 
@@ -162,6 +162,44 @@ try {
     }
     await page.close();
     checked.fixtures++;
+  }
+
+  // The analysers in the page: the flow table, a flow's plot (a mark clicked selects its
+  // frame), a retransmission's row coloured and its analysis fields, all as the command line.
+  {
+    const name = 'synth-gbn-loss.pcapng';
+    const file = join(root, 'fixtures', name);
+    const flows = JSON.parse(execFileSync(bin, ['flows', '--format', 'json', file]).toString()).flows;
+    const timeline = JSON.parse(execFileSync(bin, ['timeline', '--format', 'json', file]).toString()).flows;
+    const decoded = JSON.parse(execFileSync(bin, ['decode', '--analysis', '--format', 'json', file]).toString());
+    await openPage(`capture=/fixtures/${name}`);
+    await page.waitForFunction(() => window.rocescope.analysis !== null, null, { timeout: 60000 });
+    await page.click('#flows-pane summary');
+    const ids = await page.$$eval('#flows tbody tr td:first-child', (c) => c.map((x) => x.textContent));
+    assert.deepEqual(ids, flows.map((f) => f.id), 'the flow table');
+    const lossy = timeline.findIndex((f) => f.losses.length > 0);
+    assert.ok(lossy >= 0, 'a flow with losses');
+    await page.click(`#flows tbody tr[data-index="${lossy}"]`);
+    await page.waitForSelector('#plot svg');
+    const marks = await page.$$eval('#plot .loss', (m) => m.map((x) => Number(x.dataset.frame)));
+    assert.deepEqual(marks.sort((a, b) => a - b), timeline[lossy].losses.map((l) => l.frame).sort((a, b) => a - b), 'loss marks');
+    const frame = marks[0];
+    await page.click(`#plot .loss[data-frame="${frame}"]`);
+    await page.waitForFunction((n) => window.rocescope.frame?.info?.number === n, frame);
+    // The first retransmission the command line names: its row is coloured, its tree lists the
+    // analysis fields decode --analysis gives it.
+    await page.fill('#filter', '');
+    await page.waitForFunction(() => document.getElementById('filter-bar').className === '');
+    const retx = decoded.find((f) => f['rocescope.analysis.retransmission']);
+    await clickFrame(retx.frame);
+    const bad = await page.$eval(`#list-rows .row[data-number="${retx.frame}"]`, (r) => r.classList.contains('bad'));
+    assert.ok(bad, `frame ${retx.frame} coloured`);
+    const got = Object.fromEntries(await page.$$eval('#tree .field[data-kind="analysis"]', (rows) => rows.map((r) => [r.dataset.name, r.querySelector('.fvalue').textContent])));
+    const want = Object.fromEntries(Object.entries(retx).filter(([k]) => k.startsWith('rocescope.analysis.')).map(([k, v]) => [k, text(v)]));
+    assert.deepEqual(got, want, `frame ${retx.frame}'s analysis fields`);
+    checked.analysis = marks.length;
+    if (shots) await page.screenshot({ path: join(shots, 'inspector-analysis.png') });
+    await page.close();
   }
 
   // Display filters typed in the box: the frames the command line prints.

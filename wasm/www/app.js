@@ -42,6 +42,8 @@ const state = {
   name: '',
   registry: new Map(), // field name -> { type, desc, values, repeated, group, group_label }
   summary: null, // the Inspector's summary (frames, stats, flows, error)
+  analysis: null, // the analysers' flow table and timeline heads, once they ran
+  flow: null, // the flow of the timeline whose plot is shown (its index)
   shown: 0, // rows in the list (all frames, or the filter's matches so far)
   rows: new Map(), // row index -> row (from the worker), for the current view
   asked: new Set(), // blocks of rows asked for, for the current view
@@ -183,6 +185,11 @@ function renderStatus(ms) {
     parts.push(`auto: ${r.stats.packets_unsure} packets in ${r.stats.flows_unsure} flows could not be classified (decoded as std)`);
   }
   parts.push(`indexed in ${ms.toFixed(0)} ms`);
+  if (state.analysis) {
+    const fl = state.analysis.flows.flows;
+    const sum = (k) => fl.reduce((a, f) => a + f[k], 0);
+    parts.push(`analysed in ${state.timings.analysis.toFixed(0)} ms: ${sum('losses')} losses, ${sum('retransmitted')} retransmitted`);
+  }
   parts.push(`index ${((r.frames * r.entry_bytes) / 1048576).toFixed(1)} MB for a ${(r.file_bytes / 1048576).toFixed(1)} MB file`);
   s.append(el('span', { class: r.error ? 'after-error' : '' }, (r.error ? ' — ' : '') + parts.join(' · ')));
 }
@@ -223,6 +230,9 @@ async function index(type, payload, transfer = []) {
   state.loading = true;
   resetView(0);
   state.summary = null;
+  state.analysis = null;
+  state.flow = null;
+  $('plot-pane').open = false;
   renderFlows();
   const t0 = performance.now();
   let m;
@@ -245,6 +255,30 @@ async function index(type, payload, transfer = []) {
   if (f) await applyFilter(f);
   const number = keep && keep <= m.summary.frames ? keep : m.summary.frames ? 1 : null;
   await select(number, keep === number ? state.field : null);
+  if (m.summary.frames) analyze(ms);
+}
+
+// Runs the analysers in the worker (after the first rows are shown): the flow table, the
+// flows' plots and timelines, and each frame's analysis flags and fields.
+async function analyze(indexMs) {
+  const t0 = performance.now();
+  let m;
+  try {
+    m = await request('analyze', {}, { progress: (p) => showProgress('analysing', { frames: state.summary.frames, bytes: p.bytes, total: 1 }) });
+  } catch (err) {
+    showError(`analysis: ${err.message}`);
+    return;
+  }
+  state.timings.analysis = performance.now() - t0;
+  state.analysis = m.analysis;
+  renderStatus(indexMs);
+  renderFlows();
+  // The rows and the frame shown again, with what the analysers say of them.
+  state.rows.clear();
+  state.asked.clear();
+  renderRows();
+  if (state.selected) await select(state.selected, state.field);
+  if (state.flow !== null) showFlow(state.flow);
 }
 
 // ---- packet list (virtualised) ------------------------------------------------------------
@@ -307,12 +341,17 @@ function askRows(first, last) {
   }
 }
 
+// The analysis flags that colour a row as Wireshark colours bad TCP.
+const BAD = new Set(['retransmission', 'loss', 'out_of_order', 'psn_gap', 'duplicate_nak']);
+
 function rowElement(r, k) {
   const info = el('span', { class: 'c-info' }, r.summary);
   for (const w of r.warnings) info.append(' ', el('span', { class: 'warning' }, w));
-  const cls = ['row', r.warnings.length ? 'warn' : r.profile ? '' : 'other', k % 2 ? 'odd' : '',
+  // (As Wireshark's "Bad TCP" colouring rule marks tcp.analysis.flags.)
+  const bad = r.flags.some((f) => BAD.has(f));
+  const cls = ['row', bad ? 'bad' : r.warnings.length ? 'warn' : r.profile ? '' : 'other', k % 2 ? 'odd' : '',
     r.number === state.selected ? 'selected' : ''].filter(Boolean).join(' ');
-  return el('div', { class: cls, role: 'row', dataset: { number: r.number, row: k } },
+  return el('div', { class: cls, role: 'row', title: r.flags.join(', '), dataset: { number: r.number, row: k, flags: r.flags.join(' ') } },
     el('span', { class: 'c-num' }, String(r.number)),
     el('span', { class: 'c-time' }, r.time),
     el('span', { class: 'c-addr' }, r.src ? `${r.src} → ${r.dst}` : '—'),
@@ -409,22 +448,83 @@ function flowFilter(fl) {
   return `${ip}.src == ${fl.src} && ${ip}.dst == ${fl.dst} && rocescope.bth.destqp == ${fl.destqp}`;
 }
 
+const us = (ns) => (ns === null || ns === undefined ? '—' : `${(ns / 1000).toLocaleString(undefined, { maximumFractionDigits: 1 })} µs`);
+const rate = (bps) => (bps === null || bps === undefined ? '—' : `${(bps / 1e9).toFixed(2)} Gb/s`);
+
 function renderFlows() {
+  const tbody = $('flows').querySelector('tbody');
+  if (state.analysis) {
+    // The analysers' flow table (rocescope flows).
+    const rows = state.analysis.flows.flows;
+    tbody.replaceChildren(...rows.map((fl, i) => el(
+      'tr',
+      { title: 'Plot this flow and show only its frames', dataset: { index: i, filter: flowFilter(fl) }, class: i === state.flow ? 'selected' : '' },
+      el('td', { class: 'addr' }, fl.id),
+      el('td', {}, el('span', { class: `profile p-${fl.profile}` }, fl.transport)),
+      el('td', {}, `${fl.tap} (${fl.role})`),
+      el('td', { class: 'num' }, fl.frames.toLocaleString()),
+      el('td', { class: 'num' }, fl.bytes.toLocaleString()),
+      el('td', { class: 'num' }, fl.retransmitted.toLocaleString()),
+      el('td', { class: 'num' }, fl.losses.toLocaleString()),
+      el('td', { class: 'num' }, fl.out_of_order.toLocaleString()),
+      el('td', { class: 'num' }, `${fl.messages_completed}/${fl.messages}`),
+      el('td', { class: 'num' }, us(fl.fct_ns)),
+      el('td', { class: 'num' }, us(fl.rtt.avg_ns)),
+      el('td', { class: 'num' }, rate(fl.goodput_bps)),
+    )));
+    $('flow-count').textContent = `(${rows.length})`;
+    return;
+  }
   const flows = state.summary?.flows ?? [];
-  $('flows').querySelector('tbody').replaceChildren(
+  tbody.replaceChildren(
     ...flows.map((fl) =>
       el(
         'tr',
         { title: 'Show only this flow', dataset: { filter: flowFilter(fl) } },
         el('td', { class: 'addr' }, fl.id),
         el('td', {}, el('span', { class: `profile p-${fl.profile}` }, fl.profile)),
+        el('td', {}, state.summary ? 'analysing…' : ''),
         el('td', { class: 'num' }, fl.packets.toLocaleString()),
         el('td', { class: 'num' }, fl.bytes.toLocaleString()),
-        el('td', { class: 'num' }, `${fl.first_frame}–${fl.last_frame}`),
       ),
     ),
   );
   $('flow-count').textContent = state.summary ? `(${flows.length})` : '';
+}
+
+// ---- a flow's plot and messages ----------------------------------------------------------------
+
+// Shows flow `i` of the timeline: its plot (rocescope timeline --svg's: a mark per loss,
+// retransmission and message completion, each naming its frame) and its messages.
+async function showFlow(i) {
+  state.flow = i;
+  const m = await request('flow', { index: i });
+  if (state.flow !== i || !m.timeline) return;
+  const t = m.timeline;
+  $('plot-pane').open = true;
+  $('plot-title').textContent = `— ${t.id}: ${t.losses.length} losses, ${t.retransmissions.length} retransmissions, ${t.messages.length} messages (click a mark for its frame)`;
+  const plot = $('plot');
+  if (m.svg) {
+    // (The SVG is the Rust plotter's own output, not the capture's bytes.)
+    const doc = new DOMParser().parseFromString(m.svg, 'image/svg+xml');
+    plot.replaceChildren(document.importNode(doc.documentElement, true));
+  } else {
+    plot.replaceChildren(el('p', { class: 'placeholder' }, 'No data packets to plot in this flow.'));
+  }
+  const SHOWN = 500;
+  $('messages').querySelector('tbody').replaceChildren(...t.messages.slice(0, SHOWN).map((msg) => el('tr', {},
+    el('td', { class: 'num' }, String(msg.index)),
+    el('td', {}, msg.op),
+    el('td', { class: 'num' }, el('a', { href: '#', dataset: { frame: msg.first_frame } }, String(msg.first_frame))),
+    el('td', { class: 'num' }, msg.complete_frame ? el('a', { href: '#', dataset: { frame: msg.complete_frame } }, String(msg.complete_frame)) : 'not completed'),
+    el('td', { class: 'num' }, msg.packets === null ? '—' : String(msg.packets)),
+    el('td', { class: 'num' }, String(msg.retransmitted)),
+    el('td', { class: 'num' }, us(msg.latency_ns)),
+  )));
+  if (t.messages.length > SHOWN) {
+    $('messages').querySelector('tbody').append(el('tr', {}, el('td', { colSpan: 7, class: 'muted' }, `… and ${t.messages.length - SHOWN} more (rocescope timeline lists them all)`)));
+  }
+  for (const tr of $('flows').querySelectorAll('tbody tr')) tr.classList.toggle('selected', Number(tr.dataset.index) === i);
 }
 
 // ---- field tree ---------------------------------------------------------------------------
@@ -438,12 +538,14 @@ function groupOf(name) {
 
 function groupLabel(group, items) {
   if (items[0][0].kind === 'layer') return items[0][0].label;
+  if (items[0][0].kind === 'analysis') return 'RoCE analysis (rocescope.analysis)';
   const def = state.registry.get(items[0][0].name);
   return (def && def.group_label) || group.toUpperCase();
 }
 
 function tooltip(field) {
   if (field.kind === 'layer') return `${field.name}\nbytes ${field.start}..${field.end}`;
+  if (field.kind === 'analysis') return `${field.name}\nwhat the analysers say of this frame (rocescope decode --analysis)`;
   const def = state.registry.get(field.name);
   const lines = [];
   if (def) lines.push(def.desc);
@@ -465,7 +567,8 @@ function renderTree(frame) {
     ` (${frame.protocol})`);
   const groups = new Map();
   state.frame.all.forEach((f, i) => {
-    const [g, short] = f.kind === 'layer' ? [`layer:${f.group}`, f.name] : groupOf(f.name);
+    const [g, short] = f.kind === 'layer' ? [`layer:${f.group}`, f.name]
+      : f.kind === 'analysis' ? ['analysis', f.name.replace('rocescope.analysis.', '')] : groupOf(f.name);
     if (!groups.has(g)) groups.set(g, []);
     groups.get(g).push([f, short, i]);
   });
@@ -478,6 +581,7 @@ function renderTree(frame) {
   // own values first.
   const wireStart = (g, items) => {
     if (g === 'frame') return -1;
+    if (g === 'analysis') return Number.MAX_SAFE_INTEGER; // (last, as Wireshark's [SEQ/ACK analysis])
     const starts = items.filter(([f]) => f.end > f.start).map(([f]) => f.start);
     return starts.length ? Math.min(...starts) : Number.MAX_SAFE_INTEGER;
   };
@@ -577,7 +681,11 @@ async function select(number, fieldIndex = null) {
   if (state.selected !== number) return;
   // Every field of the tree: the registry's (`fields`), then the layers below RoCE and the
   // bytes no header claims (`layers`); `state.field` indexes this list.
-  const all = m.info ? [...m.info.fields.map((f) => ({ ...f, kind: 'field' })), ...m.info.layers.map((l) => ({ ...l, kind: 'layer' }))] : [];
+  const all = m.info ? [
+    ...m.info.fields.map((f) => ({ ...f, kind: 'field' })),
+    ...m.info.layers.map((l) => ({ ...l, kind: 'layer' })),
+    ...(m.info.analysis ?? []).map((a) => ({ ...a, kind: 'analysis', start: 0, end: 0 })),
+  ] : [];
   state.frame = { info: m.info, bytes: m.bytes, all };
   state.selectedRow = at.row;
   renderTree(m.info);
@@ -663,7 +771,17 @@ function wire() {
     if (!tr) return;
     $('filter').value = $('filter').value === tr.dataset.filter ? '' : tr.dataset.filter;
     applyFilter($('filter').value);
+    if (tr.dataset.index !== undefined) showFlow(Number(tr.dataset.index));
   });
+  // A mark of the plot, or a frame of the messages table: that frame.
+  for (const id of ['plot', 'messages']) {
+    $(id).addEventListener('click', (e) => {
+      const mark = e.target.closest('[data-frame]');
+      if (!mark || !Number(mark.dataset.frame)) return;
+      e.preventDefault();
+      select(Number(mark.dataset.frame));
+    });
+  }
   $('tree').addEventListener('click', (e) => {
     const row = e.target.closest('.field');
     if (row) highlight(Number(row.dataset.index));

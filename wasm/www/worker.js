@@ -4,6 +4,8 @@
 //
 //   open     { bytes: ArrayBuffer, options }  -> progress*, opened { summary, shown }
 //   reindex  { options }                      -> progress*, opened { summary, shown }
+//   analyze  {}                               -> progress* { bytes: share done }, analyzed { analysis }
+//   flow     { index }                        -> flow { timeline, svg } (a flow of the timeline)
 //   rows     { first, count }                 -> rows { first, rows }
 //   frame    { number }                       -> frame { info, bytes }
 //   filter   { text }                         -> filtered { shown, done, problem }*
@@ -64,6 +66,13 @@ async function handle(m) {
       filterGen++;
       inspector.reindex(JSON.stringify(m.options), progressTo(m.id, JSON.parse(inspector.summary()).file_bytes));
       opened(m.id);
+      break;
+    case 'analyze':
+      inspector.analyze(progressTo(m.id, 1));
+      post({ type: 'analyzed', id: m.id, analysis: JSON.parse(inspector.analysis()) });
+      break;
+    case 'flow':
+      post({ type: 'flow', id: m.id, timeline: JSON.parse(inspector.flow_timeline(m.index)), svg: inspector.flow_plot(m.index) });
       break;
     case 'rows':
       post({ type: 'rows', id: m.id, first: m.first, rows: JSON.parse(inspector.rows(m.first, m.count)) });

@@ -256,7 +256,7 @@ pub struct FlowRow {
     pub rtt: Spread,
     pub first_time_ns: Ns,
     pub last_time_ns: Ns,
-    /// Unique payload bytes per second between the first and last frame.
+    /// Unique payload bits per second between the first and last frame.
     pub goodput_bps: Option<f64>,
     /// Longest time between two consecutive frames of the flow.
     pub idle_max_ns: u64,
