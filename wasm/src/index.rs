@@ -24,7 +24,7 @@ use rocescope_analysis::filter::Filter;
 use rocescope_analysis::flows::FlowTable;
 use rocescope_analysis::output::{Clock, Times};
 use rocescope_analysis::session::Session;
-use rocescope_codec::decoder::{Decoded, Decoder, Extra, NackBatchBuf, ProfileChoice};
+use rocescope_codec::decoder::{Decoded, Decoder, Extra, NackBatchBuf};
 use rocescope_codec::frame::{Frame, LinkType};
 use rocescope_codec::{Profile, Warnings};
 
@@ -188,13 +188,7 @@ impl CaptureIndex {
             ix.error = Some(error(e));
         }
         let decoder = session.into_decoder();
-        let s = decoder.stats();
-        ix.stats.packets = Profile::ALL.iter().map(|p| (p.name(), s.packets[*p as usize])).collect();
-        ix.stats.flows_detected = s.flows_detected;
-        if decoder.options().profile == ProfileChoice::Auto {
-            ix.stats.flows_unsure = s.flows_unsure;
-            ix.stats.packets_unsure = s.packets_unsure;
-        }
+        ix.stats.add_detection(&decoder);
         ix.flows = flows.flows().iter().map(FlowInfo::from).collect();
         ix.decoder = decoder;
         ix.options = Some(opts);

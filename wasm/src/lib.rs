@@ -145,6 +145,20 @@ pub struct Stats {
     pub packets_unsure: u64,
 }
 
+impl Stats {
+    /// What the decoder counted once a capture was read: packets per profile, flows detected,
+    /// and under `auto` the flows (and their packets) it could not classify.
+    pub fn add_detection(&mut self, decoder: &Decoder) {
+        let s = decoder.stats();
+        self.packets = Profile::ALL.iter().map(|p| (p.name(), s.packets[*p as usize])).collect();
+        self.flows_detected = s.flows_detected;
+        if decoder.options().profile == ProfileChoice::Auto {
+            self.flows_unsure = s.flows_unsure;
+            self.packets_unsure = s.packets_unsure;
+        }
+    }
+}
+
 #[derive(Serialize, Debug, Clone, PartialEq, Eq)]
 pub struct ErrorInfo {
     pub offset: Option<u64>,
@@ -294,14 +308,7 @@ pub fn inspect(bytes: &[u8], options_json: &str) -> Inspection {
     if let Err(e) = r {
         out.error = Some(error(e));
     }
-    let decoder = session.decoder();
-    let s = decoder.stats();
-    out.stats.packets = Profile::ALL.iter().map(|p| (p.name(), s.packets[*p as usize])).collect();
-    out.stats.flows_detected = s.flows_detected;
-    if decoder.options().profile == ProfileChoice::Auto {
-        out.stats.flows_unsure = s.flows_unsure;
-        out.stats.packets_unsure = s.packets_unsure;
-    }
+    out.stats.add_detection(session.decoder());
     out.flows = flows.flows().iter().map(FlowInfo::from).collect();
     out
 }

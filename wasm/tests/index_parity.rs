@@ -5,7 +5,7 @@
 //! profile the one pass gave; the list's rows say the same; the statistics, flows and error
 //! are the same. Display filters keep exactly the frames `rocescope decode -Y` prints.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 
 use rocescope_wasm::inspector::Inspector;
@@ -13,18 +13,8 @@ use rocescope_wasm::{inspect, Inspection};
 use serde_json::Value;
 
 mod common;
-use common::{bin, root};
+use common::{bin, fixtures, root};
 
-fn fixtures() -> Vec<PathBuf> {
-    let mut v: Vec<PathBuf> = std::fs::read_dir(root().join("fixtures"))
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|x| x == "pcap" || x == "pcapng"))
-        .collect();
-    v.sort();
-    assert!(v.len() >= 14, "{} fixtures", v.len());
-    v
-}
 
 fn json<T: serde::Serialize>(v: &T) -> Value {
     serde_json::to_value(v).unwrap()
@@ -63,6 +53,7 @@ fn check(label: &str, bytes: &[u8], options: &str) -> (usize, usize) {
 #[test]
 fn every_fixture_decoded_on_demand_as_in_one_pass() {
     let mut stateful = std::collections::BTreeMap::new();
+    assert!(fixtures().len() >= 14, "{} fixtures", fixtures().len());
     for file in fixtures() {
         let name = file.file_name().unwrap().to_string_lossy().to_string();
         let bytes = std::fs::read(&file).unwrap();

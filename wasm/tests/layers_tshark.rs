@@ -9,7 +9,7 @@ use std::process::Command;
 use rocescope_wasm::inspect;
 
 mod common;
-use common::root;
+use common::fixtures;
 
 /// The layer fields compared with tshark's (those Wireshark names alike).
 const NAMES: &[&str] = &[
@@ -55,15 +55,6 @@ const NAMES: &[&str] = &[
     "tcp.urgent_pointer",
 ];
 
-fn fixtures() -> Vec<std::path::PathBuf> {
-    let mut v: Vec<_> = std::fs::read_dir(root().join("fixtures"))
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|x| x == "pcap" || x == "pcapng"))
-        .collect();
-    v.sort();
-    v
-}
 
 #[test]
 fn every_byte_of_every_frame_belongs_to_a_field() {

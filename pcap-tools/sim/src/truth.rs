@@ -3037,12 +3037,7 @@ mod tests {
             let kept = simulate(&opts, None, true, None).unwrap();
             let spilled = synth::simulate_keeping(&opts, None, synth::Keep::Disk, None).unwrap();
             assert!(kept.conns.len() > 2, "{ctx}");
-            let (mut a, mut b) = (Vec::new(), Vec::new());
-            synth::write_truth(&opts, &kept, &mut a).unwrap();
-            synth::write_truth(&opts, &spilled, &mut b).unwrap();
-            assert!(a == b, "{ctx}: the spilled run's truth differs");
-            let t = Truth::from_json(std::str::from_utf8(&b).unwrap()).unwrap();
-            assert!(t.summary.retransmissions > 0, "{ctx}");
+            same_truth_with_repairs(&opts, &kept, &spilled);
         }
     }
 
@@ -3115,9 +3110,16 @@ mod tests {
         assert!(s.flor_sent.len() > crate::spill_sort::RUN, "{ctx}: {} WQEs, one sorted run", s.flor_sent.len());
         let unsorted = kept.flor_wqes.windows(2).any(|w| w[0].0 == w[1].0 && w[0].1.first_tx > w[1].1.first_tx);
         assert!(unsorted, "{ctx}: every WQE closed in send order");
+        same_truth_with_repairs(&opts, &kept, &spilled);
+    }
+
+    /// The run kept in memory and the run spilled write the same truth, which has
+    /// retransmissions.
+    fn same_truth_with_repairs(opts: &SynthOptions, kept: &Fabric<'_>, spilled: &Fabric<'_>) {
+        let ctx = opts.command_line();
         let (mut a, mut b) = (Vec::new(), Vec::new());
-        synth::write_truth(&opts, &kept, &mut a).unwrap();
-        synth::write_truth(&opts, &spilled, &mut b).unwrap();
+        synth::write_truth(opts, kept, &mut a).unwrap();
+        synth::write_truth(opts, spilled, &mut b).unwrap();
         assert!(a == b, "{ctx}: the spilled run's truth differs");
         let t = Truth::from_json(std::str::from_utf8(&b).unwrap()).unwrap();
         assert!(t.summary.retransmissions > 0, "{ctx}");

@@ -11,6 +11,7 @@ pub fn root() -> PathBuf {
 
 /// The workspace's `rocescope` binary: `ROCESCOPE_BIN`, else `target/<profile>/rocescope` beside
 /// the test executable, built with cargo when missing.
+#[allow(dead_code)]
 pub fn bin() -> &'static Path {
     static BIN: OnceLock<PathBuf> = OnceLock::new();
     BIN.get_or_init(|| {
@@ -36,4 +37,16 @@ pub fn bin() -> &'static Path {
         assert!(p.exists(), "no rocescope binary at {}", p.display());
         p
     })
+}
+
+/// The bundled captures (`fixtures/*.pcap`, `*.pcapng`), sorted.
+#[allow(dead_code)]
+pub fn fixtures() -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = std::fs::read_dir(root().join("fixtures"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "pcap" || x == "pcapng"))
+        .collect();
+    v.sort();
+    v
 }
