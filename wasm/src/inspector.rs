@@ -135,9 +135,11 @@ impl Inspector {
     }
 
     /// Indexes the same file again with other options (the page's profile, maps and
-    /// parameters), reporting progress to `progress`; any filter is dropped.
-    pub fn reindex(&mut self, options_json: &str, progress: &ProgressSink) {
-        self.reopen(options_json, |p| progress.report(p.bytes as f64, p.frames as f64));
+    /// parameters), reporting progress to `progress`; any filter is dropped. Options that do
+    /// not parse (a maps box still being typed) change nothing: the answer is their error's
+    /// text (`""` when the file was indexed again).
+    pub fn reindex(&mut self, options_json: &str, progress: &ProgressSink) -> String {
+        self.reopen(options_json, |p| progress.report(p.bytes as f64, p.frames as f64))
     }
 
     /// Runs the analysers (`analysis.rs`), reporting the share done to `progress` (as
@@ -280,9 +282,13 @@ impl Inspector {
     }
 
     /// [`Inspector::reindex`] without JavaScript.
-    pub fn reopen(&mut self, options_json: &str, progress: impl FnMut(Progress)) {
+    pub fn reopen(&mut self, options_json: &str, progress: impl FnMut(Progress)) -> String {
+        if let Err(message) = crate::options::parse(options_json) {
+            return format!("options: {message}");
+        }
         let bytes = self.ix.take_bytes();
         *self = Inspector::open(bytes, options_json, progress);
+        String::new()
     }
 
     /// The index.

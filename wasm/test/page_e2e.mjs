@@ -229,6 +229,17 @@ try {
     const why = await page.textContent('#filter-state');
     assert.ok(why.length > 5, `a reason: ${why}`);
     assert.equal(await page.evaluate(() => window.rocescope.shown), frames, 'a bad filter keeps the rows');
+    // A maps box being typed (not yet valid): an error, and the list as it was.
+    await page.fill('#filter', '');
+    await page.waitForFunction(() => document.getElementById('filter-bar').className === '');
+    await page.fill('#maps', 'qpn=0x12=');
+    await page.waitForSelector('#status.error', { timeout: 10000 });
+    assert.match(await page.textContent('#status'), /options: /, 'the maps error');
+    assert.equal(await page.evaluate(() => window.rocescope.shown), frames, 'the list stays while the maps are typed');
+    assert.ok(await page.$$eval('#list-rows .row[data-number]', (r) => r.length) > 0, 'rows still drawn');
+    // Completed: the capture is decoded again with it.
+    await page.fill('#maps', 'qpn=0x12=flor');
+    await page.waitForFunction(() => !document.querySelector('#status.error') && window.rocescope.summary?.frames > 0, null, { timeout: 20000 });
     // A flow of the flow table clicked: that flow only.
     await page.click('#flows-pane summary');
     const flows = await page.evaluate(() => window.rocescope.summary.flows);

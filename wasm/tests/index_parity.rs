@@ -64,7 +64,11 @@ fn every_fixture_decoded_on_demand_as_in_one_pass() {
         }
         // Indexed again with other options, the file kept: as indexed afresh with them.
         let mut page = Inspector::open(bytes.clone(), "{}", |_| {});
-        page.reopen(r#"{"profile":"std"}"#, |_| {});
+        // (Options that do not parse change nothing.)
+        let before = json(&page.rows_of(0, usize::MAX));
+        assert_eq!(page.reopen(r#"{"maps":"qpn=0x12="}"#, |_| {}).split(':').next(), Some("options"), "{name}");
+        assert_eq!(json(&page.rows_of(0, usize::MAX)), before, "{name}");
+        assert_eq!(page.reopen(r#"{"profile":"std"}"#, |_| {}), "", "{name}");
         let fresh = Inspector::open(bytes.clone(), r#"{"profile":"std"}"#, |_| {});
         assert_eq!(page.index().file_len(), bytes.len(), "{name}");
         assert_eq!(json(&page.rows_of(0, usize::MAX)), json(&fresh.rows_of(0, usize::MAX)), "{name}");

@@ -226,6 +226,19 @@ async function open(buf, name) {
 
 // Indexes (open) or indexes again (reindex), then shows the list.
 async function index(type, payload, transfer = []) {
+  if (type === 'reindex') {
+    // Options that do not parse (a maps box still being typed) leave the list as it is.
+    const m = await request('reindex', payload, { progress: (p) => showProgress('indexing', p) }).catch((err) => err);
+    if (m.type === 'refused') {
+      showError(`${m.problem} — the capture is shown as decoded before`);
+      return;
+    }
+    if (m.type !== 'opened') {
+      showError(`${state.name}: ${m.message}`);
+      return;
+    }
+    return shown(m, state.selected, 0);
+  }
   const keep = state.selected;
   state.loading = true;
   resetView(0);
@@ -244,9 +257,14 @@ async function index(type, payload, transfer = []) {
     if (err.trapped) startWorker();
     return;
   }
-  const ms = performance.now() - t0;
+  return shown(m, keep, performance.now() - t0);
+}
+
+// The capture (re)indexed: the status, the flows, the list, the frame selected before.
+async function shown(m, keep, ms) {
   state.timings.open = ms;
   state.loading = false;
+  state.analysis = null;
   state.summary = m.summary;
   renderStatus(ms);
   renderFlows();

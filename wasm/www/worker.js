@@ -3,7 +3,7 @@
 // request is a message { type, id, ... }; every answer carries the request's id.
 //
 //   open     { bytes: ArrayBuffer, options }  -> progress*, opened { summary, shown }
-//   reindex  { options }                      -> progress*, opened { summary, shown }
+//   reindex  { options }                      -> progress*, opened { summary, shown } | refused { problem }
 //   analyze  {}                               -> progress* { bytes: share done }, analyzed { analysis }
 //   flow     { index }                        -> flow { timeline, svg } (a flow of the timeline)
 //   rows     { first, count }                 -> rows { first, rows }
@@ -62,11 +62,17 @@ async function handle(m) {
       opened(m.id);
       break;
     }
-    case 'reindex':
+    case 'reindex': {
+      const problem = inspector.reindex(JSON.stringify(m.options), progressTo(m.id, JSON.parse(inspector.summary()).file_bytes));
+      if (problem) {
+        // (Options that do not parse: the capture stays as it was indexed.)
+        post({ type: 'refused', id: m.id, problem });
+        break;
+      }
       filterGen++;
-      inspector.reindex(JSON.stringify(m.options), progressTo(m.id, JSON.parse(inspector.summary()).file_bytes));
       opened(m.id);
       break;
+    }
     case 'analyze':
       inspector.analyze(progressTo(m.id, 1));
       post({ type: 'analyzed', id: m.id, analysis: JSON.parse(inspector.analysis()) });
