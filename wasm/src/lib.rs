@@ -327,6 +327,12 @@ impl FrameInfo {
         layers::visit_layers(frame, &covered, |group, name, value, r| {
             layers.push(LayerInfo { group, label: layers::group_label(group), name, value, start: r.start, end: r.end });
         });
+        if frame.data().is_empty() && !rec.data.is_empty() {
+            // (A link type rocescope does not decode: the frame's bytes are data.)
+            let (label, n) = ("Data (a link type rocescope does not decode)", rec.data.len());
+            let value = format!("{n} byte{}", if n == 1 { "" } else { "s" });
+            layers.push(LayerInfo { group: "data", label, name: "data.data", value, start: 0, end: n });
+        }
         FrameInfo {
             analysis: Vec::new(),
             layers,

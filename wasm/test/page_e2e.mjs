@@ -274,6 +274,23 @@ try {
     checked.errors++;
     await page.close();
   }
+  // A link type rocescope does not decode (802.11): listed, each byte data, no error.
+  {
+    const head = Buffer.alloc(24);
+    head.writeUInt32LE(0xa1b2c3d4, 0); head.writeUInt16LE(2, 4); head.writeUInt16LE(4, 6);
+    head.writeUInt32LE(65535, 16); head.writeUInt32LE(105, 20);
+    const body = Buffer.concat([Buffer.from([8, 2]), Buffer.alloc(30)]);
+    const rec = Buffer.alloc(16);
+    rec.writeUInt32LE(1700000000, 0); rec.writeUInt32LE(body.length, 8); rec.writeUInt32LE(body.length, 12);
+    made.set('wifi.pcap', Buffer.concat([head, rec, body, rec, body]));
+    await openPage('capture=/made/wifi.pcap');
+    assert.equal(await page.evaluate(() => window.rocescope.summary.frames), 2, 'an unsupported link type: its frames listed');
+    await clickFrame(1);
+    const rows = await page.$$eval('#tree .field', (r) => r.map((x) => x.dataset.name));
+    assert.deepEqual(rows, ['data.data'], 'its bytes as data');
+    checked.errors++;
+    await page.close();
+  }
   assert.deepEqual(pageErrors, [], 'errors in the page');
   console.log(JSON.stringify(checked));
 } finally {
