@@ -9,13 +9,14 @@
 //    Event Timing API measures it (input delay, handlers and the next paint: what the user
 //    waits for before the character shows), then how long the filter took to show its first
 //    matches and to look at every frame;
-//  - memory: the worker's WebAssembly memory (file, index, decoder) and JavaScript heap, and the
-//    page's JavaScript heap, against the file's size.
+//  - memory: the worker's WebAssembly memory (file, index, decoder) and the page's JavaScript
+//    heap, against the file's size, and the renderer process's resident memory (which holds
+//    the worker's JavaScript heap too, which the page cannot measure).
 // A capture the page cannot hold must show an error naming the limit instead.
 //
 //   node wasm/test/page_bench.mjs CAPTURE...      (scripts/bench-page.sh makes the captures and logs)
 import { createRequire } from 'node:module';
-import { statSync } from 'node:fs';
+import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { serve } from './serve.mjs';
@@ -35,6 +36,22 @@ const args = ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run
   '--disable-component-update', '--disable-sync', '--enable-precise-memory-info'];
 const browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args });
 const MB = (b) => (b / 1048576).toFixed(1);
+
+// The largest resident set among chromium's renderer processes, bytes (one page is open).
+function rendererRss() {
+  let best = 0;
+  for (const pid of readdirSync('/proc').filter((d) => /^\d+$/.test(d))) {
+    try {
+      const cmd = readFileSync(`/proc/${pid}/cmdline`, 'utf8');
+      if (!cmd.includes('--type=renderer')) continue;
+      const rss = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+      if (rss) best = Math.max(best, Number(rss[1]) * 1024);
+    } catch {
+      // (A process that ended meanwhile.)
+    }
+  }
+  return best;
+}
 const median = (v) => [...v].sort((a, b) => a - b)[Math.floor(v.length / 2)];
 
 try {
@@ -66,7 +83,11 @@ try {
     const metrics = Object.fromEntries((await cdp.send('Performance.getMetrics')).metrics.map((m) => [m.name, m.value]));
     const mem = await page.evaluate(() => window.rocescope.memory());
     const total = mem.wasm + (mem.js ?? 0) + metrics.JSHeapUsedSize;
-    line.push(`memory ${MB(total)} MB = wasm ${MB(mem.wasm)} + worker JS ${MB(mem.js ?? 0)} + page JS ${MB(metrics.JSHeapUsedSize)} (${(total / size).toFixed(2)}× the file)`);
+    // (A worker's JavaScript heap is not measurable from the page: the renderer process's
+    // resident memory, which holds the page, the worker and the module, bounds all three.)
+    const renderer = rendererRss();
+    line.push(`memory ${MB(total)} MB = wasm ${MB(mem.wasm)} + page JS ${MB(metrics.JSHeapUsedSize)}${mem.js === null ? '' : ` + worker JS ${MB(mem.js)}`}` +
+      ` (${(total / size).toFixed(2)}× the file); the renderer process's resident memory ${MB(renderer)} MB (${(renderer / size).toFixed(2)}×)`);
 
     // Row clicks across the capture.
     const clicks = [];
