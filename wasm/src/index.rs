@@ -18,6 +18,7 @@
 //! ERD NACK segments) their [`Extra`] and, when those added warnings, the frame's warnings.
 
 use std::ops::ControlFlow;
+use std::rc::Rc;
 
 use rocescope_analysis::capture::{CaptureError, CaptureReader, Record};
 use rocescope_analysis::filter::Filter;
@@ -83,7 +84,8 @@ const REPORT_EVERY: u64 = 1 << 16;
 
 /// A capture, indexed.
 pub struct CaptureIndex {
-    bytes: Vec<u8>,
+    /// (Shared with the analysers' reader while they run: [`SharedFile`].)
+    bytes: Rc<Vec<u8>>,
     /// The decoder after the pass: its options decode frames again ([`Decoder::decode_as`]).
     decoder: Decoder,
     frames: Vec<Entry>,
@@ -97,6 +99,35 @@ pub struct CaptureIndex {
     options: Option<options::Options>,
     /// The analysers' answers, once [`Self::analyze`] ran.
     pub analysis: Option<Analysis>,
+    /// The analysers while [`Self::analyze_step`] runs them.
+    job: Option<AnalysisJob>,
+}
+
+/// The analysers part-way: the first pass's analyser and its session over the file (until it
+/// has read it), then the replayed analyser with the first pass's answers; frames given to the
+/// pass under way.
+struct AnalysisJob {
+    first: Analyzer,
+    session: Option<Session<SharedFile>>,
+    replay: Option<(Analyzer, Analysis)>,
+    next: usize,
+}
+
+/// The file read by the analysers' session, shared with the index (a session borrowing the
+/// index's bytes could not live beside them).
+struct SharedFile {
+    bytes: Rc<Vec<u8>>,
+    at: usize,
+}
+
+impl std::io::Read for SharedFile {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let rest = self.bytes.get(self.at..).unwrap_or(&[]);
+        let n = rest.len().min(buf.len());
+        buf[..n].copy_from_slice(&rest[..n]);
+        self.at += n;
+        Ok(n)
+    }
 }
 
 impl CaptureIndex {
@@ -104,7 +135,7 @@ impl CaptureIndex {
     /// every [`REPORT_EVERY`] frames given out.
     pub fn build(bytes: Vec<u8>, options_json: &str, mut progress: impl FnMut(Progress)) -> CaptureIndex {
         let mut ix = CaptureIndex {
-            bytes: Vec::new(),
+            bytes: Rc::new(Vec::new()),
             decoder: Decoder::new(Default::default()),
             frames: Vec::new(),
             stateful: Vec::new(),
@@ -113,12 +144,13 @@ impl CaptureIndex {
             error: None,
             options: None,
             analysis: None,
+            job: None,
         };
         let opts = match options::parse(options_json) {
             Ok(o) => o,
             Err(message) => {
                 ix.error = Some(ErrorInfo { offset: None, text: format!("options: {message}"), message });
-                ix.bytes = bytes;
+                ix.bytes = Rc::new(bytes);
                 return ix;
             }
         };
@@ -127,7 +159,7 @@ impl CaptureIndex {
             Ok(r) => r,
             Err(e) => {
                 ix.error = Some(error(e));
-                ix.bytes = bytes;
+                ix.bytes = Rc::new(bytes);
                 return ix;
             }
         };
@@ -192,7 +224,7 @@ impl CaptureIndex {
         ix.flows = flows.flows().iter().map(FlowInfo::from).collect();
         ix.decoder = decoder;
         ix.options = Some(opts);
-        ix.bytes = bytes;
+        ix.bytes = Rc::new(bytes);
         progress(Progress { bytes: ix.bytes.len() as u64, frames: ix.frames.len() as u64 });
         ix
     }
@@ -200,7 +232,10 @@ impl CaptureIndex {
     /// The file, taken out (the index is left empty of it), to index it again with other
     /// options without a second copy.
     pub fn take_bytes(&mut self) -> Vec<u8> {
-        std::mem::take(&mut self.bytes)
+        // (The analysers' reader, if they are running, lets go of it first.)
+        self.job = None;
+        let bytes = std::mem::take(&mut self.bytes);
+        Rc::try_unwrap(bytes).unwrap_or_else(|shared| shared.as_ref().clone())
     }
 
     /// The file's length in bytes.
@@ -280,54 +315,98 @@ impl CaptureIndex {
         f(&rec, &d)
     }
 
-    /// Runs the analysers (`analysis.rs`): a pass over the capture as `rocescope timeline`
-    /// makes it, then the analyser replayed over the indexed frames in order. `progress` is
-    /// called with the share done (0 to 1). Nothing happens for a capture that could not be
-    /// opened.
+    /// Runs the analysers (`analysis.rs`) to the end: [`Self::analyze_step`] until done,
+    /// `progress` called with the share done (0 to 1).
     pub fn analyze(&mut self, mut progress: impl FnMut(f64)) {
-        let Some(opts) = self.options.clone() else { return };
-        let Ok(reader) = CaptureReader::new(&self.bytes[..]) else { return };
-        // The first pass, as `rocescope flows` and `timeline` read a capture (no detection pass:
-        // the session's look-ahead; checksums only where detection compares decodings), kept
-        // when the file turns out damaged part-way: the frames before are analysed.
-        let mut session = Session::new(reader, Decoder::new(opts.decoder.clone()).checksums_for_detection_only());
-        let params = opts.decoder.params;
-        let a_opts = AOptions { keep_events: true, plot: true, ..AOptions::default() };
-        let mut a = Analyzer::new(AOptions::with_params(a_opts, &params));
-        let total = self.frames.len().max(1) as f64;
-        let _ = session.run(|rec, d| {
-            if opts.count.is_some_and(|c| rec.number > c) {
-                return ControlFlow::Break(());
-            }
-            let seen = Pkt::from_decoded(d, rec.number, rec.ts_ns, rec.interface, rec.orig_len);
-            if !matches!(seen, Seen::None) {
-                a.add(&seen);
-            }
-            if rec.number % REPORT_EVERY == 0 {
-                progress(rec.number as f64 / total / 2.0);
-            }
-            ControlFlow::Continue(())
-        });
-        let flows = a.flows();
-        let (timeline, messages) = a.timeline_and_messages();
-        let series = a.series().into_iter().map(|s| s.cloned()).collect();
-        let notes = EventNotes::new(&timeline, messages);
-        let mut an = Analysis { flows, timeline, series, notes, times: Vec::new() };
-        // The second pass: the analyser replayed in step with the frames as given out.
-        let mut live =
-            Analyzer::new(AOptions::with_params(AOptions { keep_events: false, ..AOptions::default() }, &params));
-        for i in 0..self.frames.len() {
-            let note = self.with_frame(i, |rec, d| {
-                let l = live.add_noted(&Pkt::from_decoded(d, rec.number, rec.ts_ns, rec.interface, rec.orig_len));
-                an.note(rec.number, &l)
-            });
-            self.frames[i].note = note;
-            if (i as u64 + 1) % REPORT_EVERY == 0 {
-                progress(0.5 + (i + 1) as f64 / total / 2.0);
+        loop {
+            let done = self.analyze_step(REPORT_EVERY as usize);
+            progress(done);
+            if done >= 1.0 {
+                return;
             }
         }
-        self.analysis = Some(an);
-        progress(1.0);
+    }
+
+    /// Runs the analysers over up to `budget` more frames; answers the share done (1 when the
+    /// analysis is complete, [`Self::analysis`] then set), a slice at a time so that the page's
+    /// worker answers between slices. As `decode --analysis` does, in two passes: the
+    /// analysers read the capture as `rocescope flows` and `timeline` read it (a session with
+    /// the bounded look-ahead, no detection pass; checksums only where detection compares
+    /// decodings) for the flow table, the timeline, the plots and the timeline's notes by
+    /// frame; then an analyser is replayed over the indexed frames (each decoded again as the
+    /// index gives it out, as `decode` gives it) for what each frame shows at once.
+    pub fn analyze_step(&mut self, budget: usize) -> f64 {
+        let Some(opts) = self.options.clone().filter(|_| self.analysis.is_none()) else { return 1.0 };
+        let params = opts.decoder.params;
+        let budget = budget.max(1);
+        let n = self.frames.len();
+        let mut job = match self.job.take() {
+            Some(j) => j,
+            None => {
+                let decoder = Decoder::new(opts.decoder.clone()).checksums_for_detection_only();
+                let file = SharedFile { bytes: Rc::clone(&self.bytes), at: 0 };
+                let a_opts = AOptions { keep_events: true, plot: true, ..AOptions::default() };
+                AnalysisJob {
+                    first: Analyzer::new(AOptions::with_params(a_opts, &params)),
+                    session: CaptureReader::new(file).ok().map(|r| Session::new(r, decoder)),
+                    replay: None,
+                    next: 0,
+                }
+            }
+        };
+        if job.replay.is_none() {
+            let (first, mut given) = (&mut job.first, 0usize);
+            let mut finished = true;
+            if let Some(session) = job.session.as_mut() {
+                let r = session.run(|rec, d| {
+                    if opts.count.is_some_and(|c| rec.number > c) {
+                        return ControlFlow::Break(());
+                    }
+                    let seen = Pkt::from_decoded(d, rec.number, rec.ts_ns, rec.interface, rec.orig_len);
+                    if !matches!(seen, Seen::None) {
+                        first.add(&seen);
+                    }
+                    given += 1;
+                    if given == budget {
+                        finished = false;
+                        return ControlFlow::Break(());
+                    }
+                    ControlFlow::Continue(())
+                });
+                // (A damaged file: the frames before the damage are analysed.)
+                finished |= r.is_err() || opts.count.is_some_and(|c| job.next as u64 + given as u64 >= c);
+            }
+            job.next += given;
+            if finished {
+                job.session = None;
+                let a = &mut job.first;
+                let flows = a.flows();
+                let (timeline, messages) = a.timeline_and_messages();
+                let series = a.series().into_iter().map(|s| s.cloned()).collect();
+                let notes = EventNotes::new(&timeline, messages);
+                let an = Analysis { flows, timeline, series, notes, times: Vec::new() };
+                let live_opts = AOptions::with_params(AOptions { keep_events: false, ..AOptions::default() }, &params);
+                job.replay = Some((Analyzer::new(live_opts), an));
+                job.next = 0;
+            }
+        } else if let Some((live, an)) = job.replay.as_mut() {
+            let end = job.next.saturating_add(budget).min(n);
+            for i in job.next..end {
+                let note = self.with_frame(i, |rec, d| {
+                    let l = live.add_noted(&Pkt::from_decoded(d, rec.number, rec.ts_ns, rec.interface, rec.orig_len));
+                    an.note(rec.number, &l)
+                });
+                self.frames[i].note = note;
+            }
+            job.next = end;
+            if end == n {
+                self.analysis = job.replay.map(|(_, an)| an);
+                return 1.0;
+            }
+        }
+        let share = (job.next.min(n) as f64 / n.max(1) as f64 + job.replay.is_some() as u8 as f64) / 2.0;
+        self.job = Some(job);
+        share.min(0.999)
     }
 
     /// Frame `i`'s analysis flags ([`analysis::Flag`]; 0 before [`Self::analyze`]).

@@ -142,10 +142,11 @@ impl Inspector {
         self.reopen(options_json, |p| progress.report(p.bytes as f64, p.frames as f64))
     }
 
-    /// Runs the analysers (`analysis.rs`), reporting the share done to `progress` (as
-    /// `report(share, 0)`).
-    pub fn analyze(&mut self, progress: &ProgressSink) {
-        self.ix.analyze(|share| progress.report(share, 0.0));
+    /// Runs the analysers (`analysis.rs`) over up to `budget` more frames; answers the share
+    /// done (1 when complete). The worker calls it until done, answering the page between
+    /// calls.
+    pub fn analyze_step(&mut self, budget: u32) -> f64 {
+        self.ix.analyze_step(budget as usize)
     }
 
     /// The analysers' flow table and timeline heads as JSON, or `null` before [`Self::analyze`].

@@ -15,7 +15,6 @@ use serde_json::Value;
 mod common;
 use common::{bin, fixtures, root};
 
-
 fn json<T: serde::Serialize>(v: &T) -> Value {
     serde_json::to_value(v).unwrap()
 }
@@ -75,6 +74,10 @@ fn every_fixture_decoded_on_demand_as_in_one_pass() {
         // Cut inside a record: the frames before it, and the error.
         let cut = &bytes[..bytes.len() * 2 / 3];
         check(&format!("{name} cut"), cut, "{}");
+        // The analysers run to their end over a cut file too (the frames before the damage).
+        let mut page = Inspector::open(cut.to_vec(), "{}", |_| {});
+        page.index_mut().analyze(|_| {});
+        assert!(page.index().analysis.is_some(), "{name} cut: analysed");
     }
     // The kept state is exercised: SDR's rebuilt immediates, ERD's NACK segments, detection's
     // warnings.

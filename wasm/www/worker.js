@@ -5,6 +5,7 @@
 //   open     { bytes: ArrayBuffer, options }  -> progress*, opened { summary, shown }
 //   reindex  { options }                      -> progress*, opened { summary, shown } | refused { problem }
 //   analyze  {}                               -> progress* { bytes: share done }, analyzed { analysis }
+//                                                (a slice at a time, as filters run)
 //   flow     { index }                        -> flow { timeline, svg } (a flow of the timeline)
 //   rows     { first, count }                 -> rows { first, rows }
 //   frame    { number }                       -> frame { info, bytes }
@@ -20,6 +21,7 @@ import init, { Inspector } from './pkg/rocescope_wasm.js';
 
 let inspector = null;
 let filterGen = 0;
+let analysisGen = 0;
 let wasm = null;
 const ready = init().then((w) => {
   wasm = w;
@@ -42,6 +44,19 @@ function opened(id) {
   post({ type: 'opened', id, summary: JSON.parse(inspector.summary()), shown: inspector.shown() });
 }
 
+// Runs the analysers a slice at a time (the page's requests are answered between slices);
+// an open or reindex ends a run.
+function runAnalysis(id, gen) {
+  if (gen !== analysisGen || !inspector) return;
+  const done = inspector.analyze_step(SLICE);
+  if (done < 1) {
+    post({ type: 'progress', id, bytes: done, frames: 0, total: 1 });
+    setTimeout(() => runAnalysis(id, gen), 0);
+    return;
+  }
+  post({ type: 'analyzed', id, analysis: JSON.parse(inspector.analysis()) });
+}
+
 function runFilter(id, gen) {
   if (gen !== filterGen || !inspector) return;
   const done = inspector.filter_step(SLICE);
@@ -54,6 +69,7 @@ async function handle(m) {
   switch (m.type) {
     case 'open': {
       filterGen++;
+      analysisGen++;
       if (inspector) inspector.free();
       inspector = null;
       const bytes = new Uint8Array(m.bytes);
@@ -70,12 +86,12 @@ async function handle(m) {
         break;
       }
       filterGen++;
+      analysisGen++;
       opened(m.id);
       break;
     }
     case 'analyze':
-      inspector.analyze(progressTo(m.id, 1));
-      post({ type: 'analyzed', id: m.id, analysis: JSON.parse(inspector.analysis()) });
+      runAnalysis(m.id, ++analysisGen);
       break;
     case 'flow':
       post({ type: 'flow', id: m.id, timeline: JSON.parse(inspector.flow_timeline(m.index)), svg: inspector.flow_plot(m.index) });
