@@ -14,6 +14,7 @@ use rocescope_codec::Profile;
 
 mod annotate_cmd;
 mod commands;
+mod export_cmd;
 mod params_args;
 mod progress;
 mod replay_cmd;
@@ -229,6 +230,9 @@ enum Cmd {
     /// Simulate a lossy fabric with a reference stack: write a pcapng (one interface per tap)
     /// and, with --truth, the ground truth (docs/truth.md).
     Synth(synth_args::SynthArgs),
+    /// Write captures and their analysis as Apache Parquet for DuckDB and Spark
+    /// (docs/cluster.md): packets, flows, messages and events tables.
+    Export(export_cmd::ExportArgs),
 }
 
 
@@ -263,6 +267,7 @@ fn main() -> ExitCode {
         Cmd::Replay(args) => replay_cmd::run(&mut out, &args),
         Cmd::Annotate(args) => annotate_cmd::run(&args),
         Cmd::Synth(args) => args.run().map_err(Failure::Usage),
+        Cmd::Export(args) => export_cmd::run(&mut out, &args),
     };
     let flushed = out.flush();
     match r {

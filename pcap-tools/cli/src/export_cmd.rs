@@ -1,0 +1,85 @@
+//! `rocescope export`: captures and their analysis as Apache Parquet (the library:
+//! `rocescope-export`; docs/cluster.md): arguments, names, progress, the summary.
+
+use clap::Args;
+
+use crate::{progress, Failure, ProfileArgs};
+
+#[derive(Args)]
+pub(crate) struct ExportArgs {
+    /// The captures (pcap or pcapng, also gzip- or Zstandard-compressed).
+    #[arg(required_unless_present = "schema")]
+    pub files: Vec<String>,
+    /// The output folder: a folder per table (packets, flows, messages, events), a Parquet
+    /// file per capture in each.
+    #[arg(short = 'o', long = "out", value_name = "DIR", required_unless_present = "schema")]
+    pub out: Option<String>,
+    /// Hive-style partition folders for these captures, KEY=VALUE[,KEY=VALUE…], e.g.
+    /// `host=h1,date=2026-11-29` (engines read them back as columns).
+    #[arg(long, value_name = "KEY=VALUE,…")]
+    pub partition: Option<String>,
+    /// Print the packets table's schema (Markdown: column, type, registry field, description)
+    /// and exit.
+    #[arg(long)]
+    pub schema: bool,
+    #[command(flatten)]
+    pub profile: ProfileArgs,
+}
+
+/// `KEY=VALUE,…` as the folders `KEY=VALUE/…`.
+fn partition_dir(spec: &str) -> Result<String, Failure> {
+    let mut parts = Vec::new();
+    for kv in spec.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+        let Some((k, v)) = kv.split_once('=') else {
+            return Err(Failure::Usage(format!("--partition: '{kv}' is not KEY=VALUE")));
+        };
+        let ok = |s: &str| !s.is_empty() && s.chars().all(|c| c.is_ascii_alphanumeric() || "-_.:".contains(c));
+        if !ok(k) || !ok(v) {
+            return Err(Failure::Usage(format!(
+                "--partition: '{kv}': keys and values are letters, digits and - _ . :"
+            )));
+        }
+        parts.push(format!("{k}={v}"));
+    }
+    Ok(parts.join("/"))
+}
+
+pub(crate) fn run(out: &mut impl std::io::Write, args: &ExportArgs) -> Result<u8, Failure> {
+    if args.schema {
+        let _ = out.write_all(rocescope_export::schema::schema_markdown().as_bytes());
+        return Ok(0);
+    }
+    let dir = std::path::PathBuf::from(args.out.as_deref().unwrap_or("."));
+    let partition = partition_dir(args.partition.as_deref().unwrap_or(""))?;
+    let mut names = std::collections::HashSet::new();
+    let mut status = 0;
+    for file in &args.files {
+        // (Two captures of one name get -2, -3, … in the export.)
+        let stem = rocescope_export::file_stem(file);
+        let mut name = stem.clone();
+        let mut k = 1;
+        while !names.insert(name.clone()) {
+            k += 1;
+            name = format!("{stem}-{k}");
+        }
+        let bar = progress::FileBar::for_file(file);
+        let r =
+            rocescope_export::export_capture(file, &name, &dir, &partition, &|| args.profile.decoder(), &mut |n, o| {
+                bar.tick(n, o)
+            });
+        drop(bar);
+        match r {
+            Ok(e) => eprintln!(
+                "rocescope export: {file}: {} frames, {} flows, {} messages, {} events",
+                e.frames, e.flows, e.messages, e.events
+            ),
+            Err(rocescope_export::ExportError::Output(m)) => return Err(Failure::Usage(m)),
+            Err(e) => {
+                // (The frames before the damage are exported; the next captures still are.)
+                eprintln!("rocescope: {e}");
+                status = 2;
+            }
+        }
+    }
+    Ok(status)
+}
