@@ -145,21 +145,22 @@ pub fn export_capture(
         reports::write_flows(&file, &flows, properties(false)).map_err(ExportError::Output)?;
         done.files.push(file);
     }
-    let (mut messages, mut events, mut index) = (Vec::new(), Vec::new(), 0);
-    a.each_flow_timeline(|f, _| -> Result<(), ()> {
-        reports::timeline_rows(name, index, &f, &mut messages, &mut events);
+    // (Written flow by flow as the timeline gives them: memory holds one flow's report.)
+    let (mfile, efile) = (table_file(dir, "messages", partition, name)?, table_file(dir, "events", partition, name)?);
+    let mut messages =
+        reports::RowsWriter::new(&mfile, reports::messages_schema(), properties(false)).map_err(ExportError::Output)?;
+    let mut events =
+        reports::RowsWriter::new(&efile, reports::events_schema(), properties(false)).map_err(ExportError::Output)?;
+    let mut index = 0;
+    a.each_flow_timeline(|f, _| {
+        reports::timeline_rows(name, index, &f, &mut messages, &mut events)?;
         index += 1;
         Ok(())
     })
-    .expect("collecting rows cannot fail");
-    done.messages = messages.len() as u64;
-    done.events = events.len() as u64;
-    let file = table_file(dir, "messages", partition, name)?;
-    reports::write_messages(&file, &messages, properties(false)).map_err(ExportError::Output)?;
-    done.files.push(file);
-    let file = table_file(dir, "events", partition, name)?;
-    reports::write_events(&file, &events, properties(false)).map_err(ExportError::Output)?;
-    done.files.push(file);
+    .map_err(ExportError::Output)?;
+    done.messages = messages.finish().map_err(ExportError::Output)?;
+    done.events = events.finish().map_err(ExportError::Output)?;
+    done.files.extend([mfile, efile]);
     match read_error {
         Some(e) => Err(ExportError::Input(path.to_string(), e)),
         None => Ok(done),

@@ -28,30 +28,59 @@ fn with_integer_times(mut v: Value) -> Value {
     v
 }
 
-/// Writes `rows` as one Parquet file with the schema `schema` (inferred from the rows when
-/// `None`).
-fn write_rows(
-    path: &std::path::Path,
-    rows: &[Value],
-    schema: Option<Schema>,
-    props: WriterProperties,
-) -> Result<(), String> {
-    let schema = match schema {
-        Some(s) => s,
-        None => infer_json_schema_from_iterator(rows.iter().map(|r| Ok(r.clone()))).map_err(|e| e.to_string())?,
-    };
-    let schema = Arc::new(schema);
-    let file = File::create(path).map_err(|e| format!("{}: {e}", path.display()))?;
-    let mut out = ArrowWriter::try_new(file, schema.clone(), Some(props)).map_err(|e| e.to_string())?;
-    for chunk in rows.chunks(8192) {
-        let mut decoder = ReaderBuilder::new(schema.clone()).build_decoder().map_err(|e| e.to_string())?;
-        decoder.serialize(chunk).map_err(|e| e.to_string())?;
-        if let Some(batch) = decoder.flush().map_err(|e| e.to_string())? {
-            out.write(&batch).map_err(|e| e.to_string())?;
-        }
+/// A table's rows written as they come, 8,192 at a time, to one Parquet file.
+pub struct RowsWriter {
+    schema: Arc<Schema>,
+    rows: Vec<Value>,
+    out: ArrowWriter<File>,
+    pub written: u64,
+}
+
+impl RowsWriter {
+    pub fn new(path: &std::path::Path, schema: Schema, props: WriterProperties) -> Result<RowsWriter, String> {
+        let schema = Arc::new(schema);
+        let file = File::create(path).map_err(|e| format!("{}: {e}", path.display()))?;
+        let out = ArrowWriter::try_new(file, schema.clone(), Some(props)).map_err(|e| e.to_string())?;
+        Ok(RowsWriter { schema, rows: Vec::new(), out, written: 0 })
     }
-    out.close().map_err(|e| e.to_string())?;
-    Ok(())
+
+    pub fn push(&mut self, row: Value) -> Result<(), String> {
+        self.rows.push(row);
+        if self.rows.len() == 8192 {
+            self.flush()?;
+        }
+        Ok(())
+    }
+
+    fn flush(&mut self) -> Result<(), String> {
+        if self.rows.is_empty() {
+            return Ok(());
+        }
+        let mut decoder = ReaderBuilder::new(self.schema.clone()).build_decoder().map_err(|e| e.to_string())?;
+        decoder.serialize(&self.rows).map_err(|e| e.to_string())?;
+        if let Some(batch) = decoder.flush().map_err(|e| e.to_string())? {
+            self.out.write(&batch).map_err(|e| e.to_string())?;
+        }
+        self.written += self.rows.len() as u64;
+        self.rows.clear();
+        Ok(())
+    }
+
+    pub fn finish(mut self) -> Result<u64, String> {
+        self.flush()?;
+        self.out.close().map_err(|e| e.to_string())?;
+        Ok(self.written)
+    }
+}
+
+/// Writes `rows` as one Parquet file, their schema inferred from them.
+fn write_inferred(path: &std::path::Path, rows: &[Value], props: WriterProperties) -> Result<(), String> {
+    let schema = infer_json_schema_from_iterator(rows.iter().map(|r| Ok(r.clone()))).map_err(|e| e.to_string())?;
+    let mut w = RowsWriter::new(path, schema, props)?;
+    for r in rows {
+        w.push(r.clone())?;
+    }
+    w.finish().map(|_| ())
 }
 
 /// The `flows` rows of one capture.
@@ -71,14 +100,14 @@ pub fn flows_rows(capture_file: &str, report: &FlowsReport) -> Vec<Value> {
         .collect()
 }
 
-/// The `messages` and `events` rows of one flow of one capture.
+/// Writes the `messages` and `events` rows of one flow of one capture.
 pub fn timeline_rows(
     capture_file: &str,
     index: usize,
     f: &FlowTimeline,
-    messages: &mut Vec<Value>,
-    events: &mut Vec<Value>,
-) {
+    messages: &mut RowsWriter,
+    events: &mut RowsWriter,
+) -> Result<(), String> {
     let key = |m: &mut Map<String, Value>| {
         m.insert("capture_file".into(), json!(capture_file));
         m.insert("flow".into(), json!(f.id));
@@ -89,7 +118,7 @@ pub fn timeline_rows(
         if let Value::Object(o) = &mut v {
             key(o);
         }
-        messages.push(v);
+        messages.push(v)?;
     }
     let mut event = |kind: &str, v: Value| {
         let mut v = with_integer_times(v);
@@ -97,17 +126,18 @@ pub fn timeline_rows(
             key(o);
             o.insert("kind".into(), json!(kind));
         }
-        events.push(v);
+        events.push(v)
     };
     for l in &f.losses {
-        event("loss", serde_json::to_value(l).expect("a loss serialises"));
+        event("loss", serde_json::to_value(l).expect("a loss serialises"))?;
     }
     for r in &f.retransmissions {
-        event("retransmission", serde_json::to_value(r).expect("a retransmission serialises"));
+        event("retransmission", serde_json::to_value(r).expect("a retransmission serialises"))?;
     }
     for g in &f.capture_gaps {
-        event("capture_gap", serde_json::to_value(g).expect("a capture gap serialises"));
+        event("capture_gap", serde_json::to_value(g).expect("a capture gap serialises"))?;
     }
+    Ok(())
 }
 
 /// The `messages` table's schema (the same in every file).
@@ -158,13 +188,5 @@ pub fn events_schema() -> Schema {
 }
 
 pub fn write_flows(path: &std::path::Path, rows: &[Value], props: WriterProperties) -> Result<(), String> {
-    write_rows(path, rows, None, props)
-}
-
-pub fn write_messages(path: &std::path::Path, rows: &[Value], props: WriterProperties) -> Result<(), String> {
-    write_rows(path, rows, Some(messages_schema()), props)
-}
-
-pub fn write_events(path: &std::path::Path, rows: &[Value], props: WriterProperties) -> Result<(), String> {
-    write_rows(path, rows, Some(events_schema()), props)
+    write_inferred(path, rows, props)
 }
