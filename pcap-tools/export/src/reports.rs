@@ -73,9 +73,30 @@ impl RowsWriter {
     }
 }
 
+/// A column every row of a capture left null is inferred as the null type; its type is the one
+/// other captures' files give it, so that engines merge the files' schemas (Spark refuses to
+/// merge a null-typed column with a typed one): times and counts of nanoseconds `…_ns` and
+/// `samples` are 64-bit integers, `goodput_bps` a double, anything else text.
+fn typed_nulls(fields: &arrow::datatypes::Fields) -> Vec<Field> {
+    fields
+        .iter()
+        .map(|f| {
+            let t = match f.data_type() {
+                DataType::Null if f.name().ends_with("_ns") || f.name() == "samples" => DataType::Int64,
+                DataType::Null if f.name() == "goodput_bps" => DataType::Float64,
+                DataType::Null => DataType::Utf8,
+                DataType::Struct(children) => DataType::Struct(typed_nulls(children).into()),
+                t => t.clone(),
+            };
+            Field::new(f.name(), t, true)
+        })
+        .collect()
+}
+
 /// Writes `rows` as one Parquet file, their schema inferred from them.
 fn write_inferred(path: &std::path::Path, rows: &[Value], props: WriterProperties) -> Result<(), String> {
     let schema = infer_json_schema_from_iterator(rows.iter().map(|r| Ok(r.clone()))).map_err(|e| e.to_string())?;
+    let schema = Schema::new(typed_nulls(schema.fields()));
     let mut w = RowsWriter::new(path, schema, props)?;
     for r in rows {
         w.push(r.clone())?;
