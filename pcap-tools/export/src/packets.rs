@@ -67,30 +67,49 @@ impl Col {
             Col::U64(b) => b.append_value(n),
             Col::Bool(b) => b.append_value(n != 0),
             Col::Bin(b) => b.append_value(bytes_of(v)),
-            Col::Str(b) => b.append_value(v.to_string()),
+            // (Names and fixed texts as they are: no string made per value.)
+            Col::Str(b) => match v {
+                Value::Str(t) => b.append_value(t),
+                _ => b.append_value(v.to_string()),
+            },
             Col::Dict(b) => {
-                b.append_value(v.to_string());
+                match v {
+                    Value::Str(t) => b.append_value(t),
+                    _ => b.append_value(v.to_string()),
+                };
             }
             Col::ListU(b) => b.values().append_value(n),
             Col::ListB(b) => b.values().append_value(bytes_of(v)),
-            Col::ListS(b) => b.values().append_value(v.to_string()),
+            Col::ListS(b) => match v {
+                Value::Str(t) => b.values().append_value(t),
+                _ => b.values().append_value(v.to_string()),
+            },
         }
     }
 
-    /// The end of a frame's row: `set` when a value was pushed.
-    fn end_row(&mut self, set: bool) {
+    /// `n` rows without a value.
+    fn nulls(&mut self, n: usize) {
         match self {
-            Col::U8(b) if !set => b.append_null(),
-            Col::U16(b) if !set => b.append_null(),
-            Col::U32(b) if !set => b.append_null(),
-            Col::U64(b) if !set => b.append_null(),
-            Col::Bool(b) if !set => b.append_null(),
-            Col::Bin(b) if !set => b.append_null(),
-            Col::Str(b) if !set => b.append_null(),
-            Col::Dict(b) if !set => b.append_null(),
-            Col::ListU(b) => b.append(set),
-            Col::ListB(b) => b.append(set),
-            Col::ListS(b) => b.append(set),
+            Col::U8(b) => b.append_nulls(n),
+            Col::U16(b) => b.append_nulls(n),
+            Col::U32(b) => b.append_nulls(n),
+            Col::U64(b) => b.append_nulls(n),
+            Col::Bool(b) => b.append_nulls(n),
+            Col::Bin(b) => (0..n).for_each(|_| b.append_null()),
+            Col::Str(b) => (0..n).for_each(|_| b.append_null()),
+            Col::Dict(b) => b.append_nulls(n),
+            Col::ListU(b) => (0..n).for_each(|_| b.append_null()),
+            Col::ListB(b) => (0..n).for_each(|_| b.append_null()),
+            Col::ListS(b) => (0..n).for_each(|_| b.append_null()),
+        }
+    }
+
+    /// The end of a row that has a value (a repeated field's list closes).
+    fn end_set_row(&mut self) {
+        match self {
+            Col::ListU(b) => b.append(true),
+            Col::ListB(b) => b.append(true),
+            Col::ListS(b) => b.append(true),
             _ => {}
         }
     }
@@ -184,7 +203,12 @@ pub struct PacketsWriter {
     schema: Arc<Schema>,
     capture: CaptureCols,
     cols: Vec<Col>,
+    /// Per column: whether this row has a value, and how many rows it holds (most columns are
+    /// null in most rows: their nulls are appended in runs, when a value comes or the batch
+    /// ends, so that a row costs its fields, not every column).
     set: Vec<bool>,
+    held: Vec<usize>,
+    touched: Vec<usize>,
     rows: usize,
     pub written: u64,
     out: ArrowWriter<File>,
@@ -204,6 +228,8 @@ impl PacketsWriter {
             capture: CaptureCols::new(),
             cols,
             set: vec![false; FIELDS.len()],
+            held: vec![0; FIELDS.len()],
+            touched: Vec::new(),
             rows: 0,
             written: 0,
             out,
@@ -242,18 +268,25 @@ impl PacketsWriter {
             }
         }
         c.protocol.append_value(output::protocol_name(d));
-        let (cols, set) = (&mut self.cols, &mut self.set);
+        let rows = self.rows;
+        let (cols, set, held, touched) = (&mut self.cols, &mut self.set, &self.held, &mut self.touched);
         d.visit(|id, v, _| {
             let k = id as usize;
             if set[k] && !FIELDS[k].repeated {
                 return;
             }
-            set[k] = true;
+            if !set[k] {
+                // (The rows since this column's last value: null.)
+                set[k] = true;
+                touched.push(k);
+                cols[k].nulls(rows - held[k]);
+            }
             cols[k].push(&v);
         });
-        for (k, col) in self.cols.iter_mut().enumerate() {
-            col.end_row(self.set[k]);
+        for k in self.touched.drain(..) {
+            self.cols[k].end_set_row();
             self.set[k] = false;
+            self.held[k] = rows + 1;
         }
         self.rows += 1;
         if self.rows == BATCH_ROWS {
@@ -265,6 +298,10 @@ impl PacketsWriter {
     fn flush(&mut self) -> parquet::errors::Result<()> {
         if self.rows == 0 {
             return Ok(());
+        }
+        for (k, col) in self.cols.iter_mut().enumerate() {
+            col.nulls(self.rows - self.held[k]);
+            self.held[k] = 0;
         }
         let mut arrays = self.capture.finish();
         arrays.extend(self.cols.iter_mut().map(Col::finish));
