@@ -10,19 +10,11 @@
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use serde_json::Value;
 
-fn rocescope(args: &[&str]) -> Vec<u8> {
-    let o = Command::new(env!("CARGO_BIN_EXE_rocescope")).args(args).output().expect("run rocescope");
-    assert!(o.status.success(), "rocescope {args:?}: {}", String::from_utf8_lossy(&o.stderr));
-    o.stdout
-}
-
-fn json(args: &[&str]) -> Value {
-    serde_json::from_slice(&rocescope(args)).expect("JSON")
-}
+mod export_common;
+use export_common::{json, rocescope};
 
 #[test]
 fn duckdb_reads_what_the_command_line_prints() {
@@ -53,22 +45,13 @@ fn duckdb_reads_what_the_command_line_prints() {
     let captures: Vec<PathBuf> =
         vec![root.join("fixtures/synth-gbn-loss.pcapng"), root.join("fixtures/synth-erd-loss.pcapng"), made.clone()];
     let out = dir.join("export");
-    let mut args = vec!["export".to_string()];
-    args.extend(captures.iter().map(|p| p.to_str().unwrap().to_string()));
-    args.extend(["-o", out.to_str().unwrap(), "--partition", "host=h7,date=2026-11-29"].map(String::from));
-    rocescope(&args.iter().map(String::as_str).collect::<Vec<_>>());
-
-    let o = Command::new("python3")
-        .arg(root.join("pcap-tools/cli/tests/export/duckdb_check.py"))
-        .arg(&out)
-        .output()
-        .expect("run python3");
-    assert!(
-        o.status.success(),
-        "duckdb_check.py (python3 -m pip install duckdb): {}",
-        String::from_utf8_lossy(&o.stderr)
+    let got = export_common::export_and_read(
+        &captures,
+        &out,
+        "host=h7,date=2026-11-29",
+        &root.join("pcap-tools/cli/tests/export/duckdb_check.py"),
+        "python3 -m pip install duckdb",
     );
-    let got: Value = serde_json::from_slice(&o.stdout).expect("the script's JSON");
     assert_eq!(got["_partitions"], serde_json::json!([["h7", "2026-11-29"]]));
     assert_eq!(got["_versions"], serde_json::json!(["1"]));
 

@@ -10,19 +10,10 @@
 
 use std::collections::BTreeMap;
 use std::path::Path;
-use std::process::Command;
 
-use serde_json::Value;
 
-fn rocescope(args: &[&str]) -> Vec<u8> {
-    let o = Command::new(env!("CARGO_BIN_EXE_rocescope")).args(args).output().expect("run rocescope");
-    assert!(o.status.success(), "rocescope {args:?}: {}", String::from_utf8_lossy(&o.stderr));
-    o.stdout
-}
-
-fn json(args: &[&str]) -> Value {
-    serde_json::from_slice(&rocescope(args)).expect("JSON")
-}
+mod export_common;
+use export_common::{json, rocescope};
 
 /// The exact percentile `q` of `v` (sorted), interpolated linearly as Spark's `percentile` is.
 fn percentile(v: &[f64], q: f64) -> f64 {
@@ -61,22 +52,13 @@ fn the_shipped_spark_script_reports_what_the_command_line_prints() {
     let captures =
         [made.clone(), root.join("fixtures/synth-gbn-loss.pcapng"), root.join("fixtures/synth-flor-loss.pcapng")];
     let out = dir.join("export");
-    let mut args = vec!["export".to_string()];
-    args.extend(captures.iter().map(|p| p.to_str().unwrap().to_string()));
-    args.extend(["-o", out.to_str().unwrap(), "--partition", "host=h3"].map(String::from));
-    rocescope(&args.iter().map(String::as_str).collect::<Vec<_>>());
-
-    let o = Command::new("python3")
-        .arg(root.join("pcap-tools/export/spark/rocescope_report.py"))
-        .arg(&out)
-        .output()
-        .expect("run python3");
-    assert!(
-        o.status.success(),
-        "rocescope_report.py (pip install pyspark; a Java runtime): {}",
-        String::from_utf8_lossy(&o.stderr)
+    let report = export_common::export_and_read(
+        &captures,
+        &out,
+        "host=h3",
+        &root.join("pcap-tools/export/spark/rocescope_report.py"),
+        "pip install pyspark; a Java runtime",
     );
-    let report: Value = serde_json::from_slice(&o.stdout).expect("the report's JSON");
 
     let (mut all_retx, mut all_losses_timeline) = (Vec::new(), 0u64);
     for c in &captures {
