@@ -136,7 +136,7 @@ pub fn visit_layers(
                 emit("ip", "ip.dst", format!("{}.{}.{}.{}", ip[4], ip[5], ip[6], ip[7]), o + 16..o + 20);
             }
             if hl > 20 {
-                emit("ip", "ip.options", format!("{} bytes", hl - 20), o + 20..o + hl);
+                emit("ip", "ip.options", bytes_text(hl - 20), o + 20..o + hl);
             }
             ip_end = Some(o + u16_at(o + 2) as usize);
         }
@@ -195,7 +195,7 @@ pub fn visit_layers(
         emit("tcp", "tcp.checksum", format!("0x{:04x}", u16_at(o + 16)), o + 16..o + 18);
         emit("tcp", "tcp.urgent_pointer", u16_at(o + 18).to_string(), o + 18..o + 20);
         if t.payload_offset > o + 20 {
-            emit("tcp", "tcp.options", format!("{} bytes", t.payload_offset - o - 20), o + 20..t.payload_offset);
+            emit("tcp", "tcp.options", bytes_text(t.payload_offset - o - 20), o + 20..t.payload_offset);
         }
     }
 
@@ -233,10 +233,14 @@ pub fn visit_layers(
                 Some((_, _, payload_end)) if payload_end <= p.start && p.start < payload_end + 4 => ("pad", "pad"),
                 _ => ("data", "data.data"),
             };
-            let text = format!("{} byte{}", p.len(), if p.len() == 1 { "" } else { "s" });
-            f(group, name, text, p);
+            f(group, name, bytes_text(p.len()), p);
         }
     }
+}
+
+/// The value of a run of bytes no field names: `1 byte`, `42 bytes`.
+pub fn bytes_text(n: usize) -> String {
+    format!("{n} byte{}", if n == 1 { "" } else { "s" })
 }
 
 /// An IPv6 address (or GID) as Wireshark prints it: RFC 5952 text.

@@ -196,7 +196,7 @@ impl CaptureIndex {
             if d.warning_count() > 0 {
                 e.flags |= WARNED;
             }
-            if roce || d.nacks.is_some() {
+            if crate::listed_profile(d).is_some() {
                 e.flags |= PROFILED;
             }
             let added = d.nacks.is_some() || d.extra.sdr.is_some() || d.extra.detection.is_some();

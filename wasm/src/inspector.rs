@@ -55,15 +55,9 @@ impl Row {
             src: addrs.map(|(s, _)| s.to_string()),
             dst: addrs.map(|(_, d)| d.to_string()),
             protocol: output::protocol_name(d),
-            profile: (d.frame.roce().is_some() || d.nacks.is_some()).then(|| d.profile().name()),
+            profile: crate::listed_profile(d),
             summary: output::summary_info(d),
-            warnings: d
-                .frame
-                .warnings
-                .listed()
-                .chain(d.extra.detection.iter().copied())
-                .map(|w| w.to_string())
-                .collect(),
+            warnings: crate::warning_texts(d),
             flags: Vec::new(),
         }
     }

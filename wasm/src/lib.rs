@@ -313,6 +313,17 @@ pub fn inspect(bytes: &[u8], options_json: &str) -> Inspection {
     out
 }
 
+/// The profile a frame is listed with: the one it was decoded with, for a RoCE packet or an
+/// ERD NACK segment; `None` for any other frame.
+pub fn listed_profile(d: &Decoded<'_, '_>) -> Option<&'static str> {
+    (d.frame.roce().is_some() || d.nacks.is_some()).then(|| d.profile().name())
+}
+
+/// A frame's warnings as texts: its own, then the decoder's detection warning.
+pub fn warning_texts(d: &Decoded<'_, '_>) -> Vec<String> {
+    d.frame.warnings.listed().chain(d.extra.detection.iter().copied()).map(|w| w.to_string()).collect()
+}
+
 impl FrameInfo {
     /// A frame as the page shows it: its record and decoding, every field walked.
     pub fn of(rec: &Record<'_>, d: &Decoded<'_, '_>) -> FrameInfo {
@@ -325,12 +336,19 @@ impl FrameInfo {
         let covered: Vec<_> = fields.iter().map(|f| f.start..f.end).collect();
         let mut layers = Vec::new();
         layers::visit_layers(frame, &covered, |group, name, value, r| {
-            layers.push(LayerInfo { group, label: layers::group_label(group), name, value, start: r.start, end: r.end });
+            layers.push(LayerInfo {
+                group,
+                label: layers::group_label(group),
+                name,
+                value,
+                start: r.start,
+                end: r.end,
+            });
         });
         if frame.data().is_empty() && !rec.data.is_empty() {
             // (A link type rocescope does not decode: the frame's bytes are data.)
             let (label, n) = ("Data (a link type rocescope does not decode)", rec.data.len());
-            let value = format!("{n} byte{}", if n == 1 { "" } else { "s" });
+            let value = layers::bytes_text(n);
             layers.push(LayerInfo { group: "data", label, name: "data.data", value, start: 0, end: n });
         }
         FrameInfo {
@@ -347,8 +365,8 @@ impl FrameInfo {
             dst: addrs.map(|(_, d)| d.to_string()),
             protocol: output::protocol_name(d),
             summary: output::summary_info(d),
-            profile: (frame.roce().is_some() || d.nacks.is_some()).then(|| d.profile().name()),
-            warnings: frame.warnings.listed().chain(d.extra.detection.iter().copied()).map(|w| w.to_string()).collect(),
+            profile: listed_profile(d),
+            warnings: warning_texts(d),
             fields,
         }
     }

@@ -130,8 +130,7 @@ pub fn export_capture(
     let read_error = r.err();
 
     // flows, messages, events: as `rocescope flows` and `timeline` read a file.
-    let session = Session::new(open()?, decoder().checksums_for_detection_only());
-    let mut session = session;
+    let mut session = Session::new(open()?, decoder().checksums_for_detection_only());
     let opts = Options { keep_events: true, spill_to_file: true, ..Options::default() };
     let mut a = match run::analyze(&mut session, opts, run::Window::default(), |_| {}) {
         Ok(a) => a,
