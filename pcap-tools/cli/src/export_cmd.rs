@@ -15,7 +15,10 @@ pub(crate) struct ExportArgs {
     #[arg(short = 'o', long = "out", value_name = "DIR", required_unless_present = "schema")]
     pub out: Option<String>,
     /// Hive-style partition folders for these captures, KEY=VALUE[,KEY=VALUE…], e.g.
-    /// `host=h1,date=2026-11-29` (engines read them back as columns).
+    /// `host=h1,date=2026-11-29` (engines read them back as columns); a VALUE of @hardware,
+    /// @os, @application, @comment (pcapng's section header), @interface,
+    /// @interface_description (each interface's rows to their own folder), @date (the first
+    /// frame's UTC date) or @file is taken from each capture.
     #[arg(long, value_name = "KEY=VALUE,…")]
     pub partition: Option<String>,
     /// Print the packets table's schema (Markdown: column, type, registry field, description)
@@ -26,31 +29,14 @@ pub(crate) struct ExportArgs {
     pub profile: ProfileArgs,
 }
 
-/// `KEY=VALUE,…` as the folders `KEY=VALUE/…`.
-fn partition_dir(spec: &str) -> Result<String, Failure> {
-    let mut parts = Vec::new();
-    for kv in spec.split(',').map(str::trim).filter(|s| !s.is_empty()) {
-        let Some((k, v)) = kv.split_once('=') else {
-            return Err(Failure::Usage(format!("--partition: '{kv}' is not KEY=VALUE")));
-        };
-        let ok = |s: &str| !s.is_empty() && s.chars().all(|c| c.is_ascii_alphanumeric() || "-_.:".contains(c));
-        if !ok(k) || !ok(v) {
-            return Err(Failure::Usage(format!(
-                "--partition: '{kv}': keys and values are letters, digits and - _ . :"
-            )));
-        }
-        parts.push(format!("{k}={v}"));
-    }
-    Ok(parts.join("/"))
-}
-
 pub(crate) fn run(out: &mut impl std::io::Write, args: &ExportArgs) -> Result<u8, Failure> {
     if args.schema {
         let _ = out.write_all(rocescope_export::schema::schema_markdown().as_bytes());
         return Ok(0);
     }
     let dir = std::path::PathBuf::from(args.out.as_deref().unwrap_or("."));
-    let partition = partition_dir(args.partition.as_deref().unwrap_or(""))?;
+    let partition = rocescope_export::partition::Partition::parse(args.partition.as_deref().unwrap_or(""))
+        .map_err(Failure::Usage)?;
     let mut names = std::collections::HashSet::new();
     let mut status = 0;
     for file in &args.files {
@@ -63,10 +49,22 @@ pub(crate) fn run(out: &mut impl std::io::Write, args: &ExportArgs) -> Result<u8
             name = format!("{stem}-{k}");
         }
         let bar = progress::FileBar::for_file(file);
-        let r =
-            rocescope_export::export_capture(file, &name, &dir, &partition, &|| args.profile.decoder(), &mut |n, o| {
+        let mut shown = 0;
+        let r = rocescope_export::export_capture(
+            file,
+            &name,
+            &dir,
+            &partition,
+            &|| args.profile.decoder(),
+            &mut |pass, n, o| {
+                if pass != shown {
+                    // (The second pass over the file: the bar starts again, named for it.)
+                    shown = pass;
+                    bar.restart("packets");
+                }
                 bar.tick(n, o)
-            });
+            },
+        );
         drop(bar);
         match r {
             Ok(e) => eprintln!(

@@ -14,7 +14,7 @@ impl FileBar {
         FileBar(len.filter(|_| show).map(|len| {
             let bar = indicatif::ProgressBar::new(len);
             bar.set_style(
-                indicatif::ProgressStyle::with_template("{bar:30} {bytes}/{total_bytes} · {msg} frames · {elapsed}")
+                indicatif::ProgressStyle::with_template("{prefix}{bar:30} {bytes}/{total_bytes} · {msg} frames · {elapsed}")
                     .expect("valid template"),
             );
             bar
@@ -29,6 +29,16 @@ impl FileBar {
                 bar.set_position(offset);
                 bar.set_message(frame.to_string());
             }
+        }
+    }
+}
+
+impl FileBar {
+    /// The bar from the start again, for another pass over the file, labelled `label`.
+    pub fn restart(&self, label: &str) {
+        if let Some(bar) = &self.0 {
+            bar.reset();
+            bar.set_prefix(format!("{label} "));
         }
     }
 }

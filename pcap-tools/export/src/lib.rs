@@ -3,22 +3,31 @@
 //! crate, so that the Parquet writer (arrow-rs `arrow` and `parquet`) stays out of the wasm
 //! build.
 //!
-//! Per capture, four tables, each a folder of Parquet files (one file per capture, under the
-//! Hive-style partition folders given, `host=h1/date=2026-11-29/`):
-//! - `packets/`: one row per frame, the capture columns and one nullable column per registry
-//!   field ([`schema`], [`packets`]), in capture order;
+//! Per capture, four tables, each a folder of Parquet files under the Hive-style partition
+//! folders asked for ([`partition`]: `host=h1/date=2026-11-29/`):
+//! - `packets/`: one row per frame: the capture columns, the frame's flow, one nullable column
+//!   per registry field and the per-packet analysis fields ([`schema`], [`packets`]); a file per
+//!   window of rows, sorted by flow and time within it ([`window`]);
 //! - `flows/`: `rocescope flows`' rows; `messages/` and `events/` (losses, retransmissions,
 //!   capture gaps): `rocescope timeline`'s entries ([`reports`]), joined to `packets` by
-//!   (`capture_file`, `frame`) and to `flows` by (`capture_file`, `flow`).
+//!   (`capture_file`, `frame`) and to `flows` by (`capture_file`, `flow_index`).
 //!
-//! Memory: a record batch of packets and the writer's open row group, and what `flows` and
-//! `timeline` hold (live flows; the timeline's events, spilled to a temporary file as
-//! `timeline` spills them).
+//! Two passes over each capture. The first analyses it (as `flows` and `timeline` do: two
+//! threads) and writes `flows`, `messages` and `events`, keeping on disk what the second needs
+//! of it frame by frame ([`notes`]). The second decodes every frame (as `decode` does: a
+//! detection pass first) into the packets windows, which a third thread sorts and writes.
+//!
+//! Memory: live flows and their messages (and the flow being written out), the packets
+//! window being built and the one being written; not the capture's length.
 
+pub mod notes;
 pub mod packets;
+pub mod partition;
 pub mod reports;
 pub mod schema;
+pub mod window;
 
+use std::collections::BTreeMap;
 use std::fs;
 use std::ops::ControlFlow;
 use std::path::{Path, PathBuf};
@@ -30,6 +39,8 @@ use rocescope_analysis::analyze::{run, Options};
 use rocescope_analysis::capture::{self, CaptureError};
 use rocescope_analysis::session::Session;
 use rocescope_codec::decoder::Decoder;
+
+use partition::{CaptureInfo, Partition};
 
 /// Rows a Parquet row group holds at most (about 16 MB of packets: row groups engines can skip
 /// by their statistics).
@@ -92,75 +103,176 @@ pub fn file_stem(path: &str) -> String {
     base.chars().map(|c| if c.is_ascii_alphanumeric() || c == '.' || c == '-' { c } else { '_' }).collect()
 }
 
+/// The writers of one table, a file per partition folder, opened when a row comes.
+struct TableWriters<C: reports::Columns> {
+    table: &'static str,
+    open: BTreeMap<usize, reports::TableWriter<C>>,
+}
+
+impl<C: reports::Columns> TableWriters<C> {
+    fn new(table: &'static str) -> TableWriters<C> {
+        TableWriters { table, open: BTreeMap::new() }
+    }
+
+    fn get(
+        &mut self,
+        dir: &Path,
+        folders: &partition::Folders,
+        name: &str,
+        folder: usize,
+    ) -> Result<&mut reports::TableWriter<C>, String> {
+        if let std::collections::btree_map::Entry::Vacant(v) = self.open.entry(folder) {
+            let file = table_file(dir, self.table, &folders.dirs[folder], name).map_err(|e| e.to_string())?;
+            v.insert(reports::TableWriter::new(&file, properties(false))?);
+        }
+        Ok(self.open.get_mut(&folder).expect("just opened"))
+    }
+
+    /// Closes the files (a capture without rows still has its file, so that every export has
+    /// every table).
+    fn finish(
+        mut self,
+        dir: &Path,
+        folders: &partition::Folders,
+        name: &str,
+        done: &mut Exported,
+    ) -> Result<u64, String> {
+        if self.open.is_empty() {
+            self.get(dir, folders, name, folders.of_interface(0))?;
+        }
+        let mut rows = 0;
+        for (_, w) in self.open {
+            done.files.push(w.path.clone());
+            rows += w.finish()?;
+        }
+        Ok(rows)
+    }
+}
+
 /// Exports capture `path` (named `name` in the tables' `capture_file` and files) into `dir`,
-/// under the partition folders `partition` (`""`, or `k=v/k2=v2`), decoding with `decoder()`;
-/// `tick(frame, offset)` reports progress. A damaged capture's frames before the damage are
-/// exported, and the error returned after.
+/// under the partition folders `partition` makes of it, decoding with `decoder()`;
+/// `tick(pass, frame, offset)` reports progress (pass 0 analyses, pass 1 writes the packets).
+/// A damaged capture's frames before the damage are exported (their packets and analysis), and
+/// the error returned after.
 pub fn export_capture(
     path: &str,
     name: &str,
     dir: &Path,
-    partition: &str,
+    partition: &Partition,
     decoder: &dyn Fn() -> Decoder,
-    tick: &mut dyn FnMut(u64, u64),
+    tick: &mut dyn FnMut(u32, u64, u64),
 ) -> Result<Exported, ExportError> {
-    let out_err = |e: parquet::errors::ParquetError| ExportError::Output(format!("{name}: {e}"));
+    let out_err = |e: String| ExportError::Output(format!("{name}: {e}"));
     let open = || capture::open(path).map_err(|e| ExportError::Input(path.to_string(), e));
     let mut done = Exported::default();
+    let info = if partition.reads_capture() {
+        CaptureInfo::read(path, &file_stem(path)).map_err(|e| ExportError::Input(path.to_string(), e))?
+    } else {
+        CaptureInfo::default()
+    };
+    let folders = partition.folders(&info);
 
-    // packets: as `rocescope decode` reads a file (a detection pass first).
-    let file = table_file(dir, "packets", partition, name)?;
-    let f = fs::File::create(&file).map_err(|e| ExportError::Output(format!("{}: {e}", file.display())))?;
-    let mut w = packets::PacketsWriter::new(f, properties(true)).map_err(out_err)?;
+    // The first pass: the analysis, as `rocescope flows` and `timeline` read a file, with what
+    // the analyser shows of each frame at once kept on disk for the packets.
+    let session = Session::new(open()?, decoder().checksums_for_detection_only());
+    let opts = Options { keep_events: true, spill_to_file: true, ..Options::default() };
+    let mut live = notes::LiveLog::new().map_err(|e| out_err(format!("temporary file: {e}")))?;
+    let mut live_err = None;
+    let (mut a, analysed) = run::analyze_threaded_noted(
+        session,
+        opts,
+        run::Window::default(),
+        |n, o| tick(0, n, o),
+        |seen, note| {
+            if let (Some(frame), None) = (seen.frame(), &live_err) {
+                if let Err(e) = live.push(frame, &notes::Live::of(note)) {
+                    live_err = Some(e);
+                }
+            }
+        },
+    );
+    if let Some(e) = live_err {
+        return Err(out_err(format!("temporary file: {e}")));
+    }
+    // (A damaged capture: the analysis of the frames before the damage is written.)
+    let read_error = analysed.err();
+
+    let report = a.flows();
+    let rows = reports::flows_rows(name, &report);
+    done.flows = rows.len() as u64;
+    let mut by_folder: BTreeMap<usize, Vec<serde_json::Value>> = BTreeMap::new();
+    for (row, f) in rows.into_iter().zip(&report.flows) {
+        by_folder.entry(folders.of_interface(f.head.interface)).or_default().push(row);
+    }
+    for (folder, rows) in by_folder {
+        let file = table_file(dir, "flows", &folders.dirs[folder], name)?;
+        reports::write_flows(&file, &rows, properties(false)).map_err(out_err)?;
+        done.files.push(file);
+    }
+    drop(report);
+    // (Written flow by flow as the timeline gives them: memory holds one flow's report.)
+    let mut messages = TableWriters::<reports::MessagesColumns>::new("messages");
+    let mut events = TableWriters::<reports::EventsColumns>::new("events");
+    let mut event_log = notes::EventLog::new().map_err(|e| out_err(format!("temporary file: {e}")))?;
+    let mut ids = Vec::new();
+    a.each_flow_timeline(|f, _| {
+        let folder = folders.of_interface(f.head.interface);
+        let m = messages.get(dir, &folders, name, folder)?;
+        for msg in &f.messages {
+            m.cols.add(name, &f.id, ids.len(), msg);
+            m.maybe_flush()?;
+        }
+        let e = events.get(dir, &folders, name, folder)?;
+        e.cols.add_flow(name, ids.len(), &f);
+        e.maybe_flush()?;
+        event_log.push_flow(&f).map_err(|e| format!("temporary file: {e}"))?;
+        ids.push(f.head.id.clone());
+        Ok(())
+    })
+    .map_err(out_err)?;
+    drop(a);
+    done.messages = messages.finish(dir, &folders, name, &mut done).map_err(out_err)?;
+    done.events = events.finish(dir, &folders, name, &mut done).map_err(out_err)?;
+
+    // The second pass: the packets, as `rocescope decode` reads a file (a detection pass
+    // first), with the first pass's notes.
+    let mut live = live.reader().map_err(|e| out_err(format!("temporary file: {e}")))?;
+    let mut event_log = event_log.reader().map_err(|e| out_err(format!("temporary file: {e}")))?;
+    let mut builder = packets::PacketsBuilder::new();
+    let target = window::Target { dir: dir.to_path_buf(), name: name.to_string(), folders: folders.dirs.clone() };
+    let mut writer = window::WindowWriter::spawn(target, builder.schema(), properties(true));
     let mut session = Session::new(open()?, decoder()).with_detection_pass(open()?);
     let mut failed = None;
     let r = session.run(|rec, d| {
-        tick(rec.number, rec.offset);
-        if let Err(e) = w.add(name, rec, d) {
-            failed = Some(e);
-            return ControlFlow::Break(());
+        tick(1, rec.number, rec.offset);
+        let mut step = || -> Result<(), String> {
+            let l = live.of(rec.number).map_err(|e| format!("temporary file: {e}"))?;
+            let e = event_log.of(rec.number).map_err(|e| format!("temporary file: {e}"))?;
+            let flow = l.flow.and_then(|i| ids.get(i as usize).map(|id| (i, id.as_str())));
+            let folder = folders.of_interface(rec.interface) as u32;
+            if let Some(w) = builder.add(name, rec, d, flow, &l, &e, folder).map_err(|e| e.to_string())? {
+                writer.send(w)?;
+            }
+            Ok(())
+        };
+        match step() {
+            Ok(()) => ControlFlow::Continue(()),
+            Err(e) => {
+                failed = Some(e);
+                ControlFlow::Break(())
+            }
         }
-        ControlFlow::Continue(())
     });
     if let Some(e) = failed {
         return Err(out_err(e));
     }
-    done.frames = w.finish("capture order (frame, time)").map_err(out_err)?;
-    done.files.push(file);
-    let read_error = r.err();
-
-    // flows, messages, events: as `rocescope flows` and `timeline` read a file.
-    let mut session = Session::new(open()?, decoder().checksums_for_detection_only());
-    let opts = Options { keep_events: true, spill_to_file: true, ..Options::default() };
-    let mut a = match run::analyze(&mut session, opts, run::Window::default(), |_| {}) {
-        Ok(a) => a,
-        // (The frames before the damage were exported; their analysis needs the whole pass.)
-        Err(e) => return Err(ExportError::Input(path.to_string(), e)),
-    };
-    let flows = reports::flows_rows(name, &a.flows());
-    done.flows = flows.len() as u64;
-    if !flows.is_empty() {
-        let file = table_file(dir, "flows", partition, name)?;
-        reports::write_flows(&file, &flows, properties(false)).map_err(ExportError::Output)?;
-        done.files.push(file);
+    if let Some(w) = builder.finish().map_err(|e| out_err(e.to_string()))? {
+        writer.send(w).map_err(out_err)?;
     }
-    // (Written flow by flow as the timeline gives them: memory holds one flow's report.)
-    let (mfile, efile) = (table_file(dir, "messages", partition, name)?, table_file(dir, "events", partition, name)?);
-    let mut messages =
-        reports::RowsWriter::new(&mfile, reports::messages_schema(), properties(false)).map_err(ExportError::Output)?;
-    let mut events =
-        reports::RowsWriter::new(&efile, reports::events_schema(), properties(false)).map_err(ExportError::Output)?;
-    let mut index = 0;
-    a.each_flow_timeline(|f, _| {
-        reports::timeline_rows(name, index, &f, &mut messages, &mut events)?;
-        index += 1;
-        Ok(())
-    })
-    .map_err(ExportError::Output)?;
-    done.messages = messages.finish().map_err(ExportError::Output)?;
-    done.events = events.finish().map_err(ExportError::Output)?;
-    done.files.extend([mfile, efile]);
-    match read_error {
+    let written = writer.finish().map_err(out_err)?;
+    done.frames = written.rows;
+    done.files.extend(written.files);
+    match read_error.or(r.err()) {
         Some(e) => Err(ExportError::Input(path.to_string(), e)),
         None => Ok(done),
     }

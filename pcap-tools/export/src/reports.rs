@@ -2,17 +2,24 @@
 //! `events` (losses, retransmissions, capture gaps: `rocescope timeline`'s entries), each row
 //! keyed by its capture file and its flow (`flow`, the id `flows` prints, and `flow_index`) and,
 //! for messages and events, the frame numbers that join to `packets` (`capture_file`, `frame`).
-//! The rows are the reports' own serialisations (INTERFACES.md), their times as integers.
+//! The flows' rows are the report's own serialisation (INTERFACES.md), their times as integers,
+//! their schema inferred (a capture has few flows); messages and events, as many as the
+//! capture's packets nearly, are built column by column into declared schemas
+//! ([`messages_schema`], [`events_schema`]) and written 8,192 rows at a time.
 
 use std::fs::File;
 use std::sync::Arc;
 
-use arrow::datatypes::{DataType, Field, Schema};
+use arrow::array::{
+    ArrayBuilder, ArrayRef, BooleanBuilder, Int64Builder, StringDictionaryBuilder, UInt32Builder, UInt64Builder,
+};
+use arrow::datatypes::{DataType, Field, Int16Type, Int32Type, Schema};
 use arrow::json::reader::{infer_json_schema_from_iterator, ReaderBuilder};
+use arrow::record_batch::RecordBatch;
 use parquet::arrow::ArrowWriter;
 use parquet::file::properties::WriterProperties;
-use rocescope_analysis::analyze::report::{FlowTimeline, FlowsReport};
-use serde_json::{json, Map, Value};
+use rocescope_analysis::analyze::report::{FlowTimeline, FlowsReport, Message};
+use serde_json::{json, Value};
 
 /// A report's row with its times (`…time_ns`, strings in the JSON reports: 64-bit) as integers.
 fn with_integer_times(mut v: Value) -> Value {
@@ -34,6 +41,7 @@ pub struct RowsWriter {
     rows: Vec<Value>,
     out: ArrowWriter<File>,
     pub written: u64,
+    pub path: std::path::PathBuf,
 }
 
 impl RowsWriter {
@@ -41,7 +49,7 @@ impl RowsWriter {
         let schema = Arc::new(schema);
         let file = File::create(path).map_err(|e| format!("{}: {e}", path.display()))?;
         let out = ArrowWriter::try_new(file, schema.clone(), Some(props)).map_err(|e| e.to_string())?;
-        Ok(RowsWriter { schema, rows: Vec::new(), out, written: 0 })
+        Ok(RowsWriter { schema, rows: Vec::new(), out, written: 0, path: path.to_path_buf() })
     }
 
     pub fn push(&mut self, row: Value) -> Result<(), String> {
@@ -121,93 +129,300 @@ pub fn flows_rows(capture_file: &str, report: &FlowsReport) -> Vec<Value> {
         .collect()
 }
 
-/// Writes the `messages` and `events` rows of one flow of one capture.
-pub fn timeline_rows(
-    capture_file: &str,
-    index: usize,
-    f: &FlowTimeline,
-    messages: &mut RowsWriter,
-    events: &mut RowsWriter,
-) -> Result<(), String> {
-    let key = |m: &mut Map<String, Value>| {
-        m.insert("capture_file".into(), json!(capture_file));
-        m.insert("flow".into(), json!(f.id));
-        m.insert("flow_index".into(), json!(index));
-    };
-    for m in &f.messages {
-        let mut v = with_integer_times(serde_json::to_value(m).expect("a message serialises"));
-        if let Value::Object(o) = &mut v {
-            key(o);
-        }
-        messages.push(v)?;
-    }
-    let mut event = |kind: &str, v: Value| {
-        let mut v = with_integer_times(v);
-        if let Value::Object(o) = &mut v {
-            key(o);
-            o.insert("kind".into(), json!(kind));
-        }
-        events.push(v)
-    };
-    for l in &f.losses {
-        event("loss", serde_json::to_value(l).expect("a loss serialises"))?;
-    }
-    for r in &f.retransmissions {
-        event("retransmission", serde_json::to_value(r).expect("a retransmission serialises"))?;
-    }
-    for g in &f.capture_gaps {
-        event("capture_gap", serde_json::to_value(g).expect("a capture gap serialises"))?;
-    }
-    Ok(())
-}
-
-/// The `messages` table's schema (the same in every file).
-pub fn messages_schema() -> Schema {
-    let s = |n: &str| Field::new(n, DataType::Utf8, true);
-    let u = |n: &str| Field::new(n, DataType::UInt64, true);
-    let i = |n: &str| Field::new(n, DataType::Int64, true);
-    Schema::new(vec![
-        Field::new("capture_file", DataType::Utf8, false),
-        Field::new("flow", DataType::Utf8, false),
-        Field::new("flow_index", DataType::UInt32, false),
-        u("index"),
-        s("op"),
-        Field::new("first_psn", DataType::UInt32, true),
-        Field::new("last_psn", DataType::UInt32, true),
-        u("first_frame"),
-        u("last_frame"),
-        u("complete_frame"),
-        i("complete_time_ns"),
-        Field::new("packets", DataType::UInt32, true),
-        u("retransmitted"),
-        u("bytes"),
-        u("latency_ns"),
-    ])
-}
-
-/// The `events` table's schema (the same in every file): a loss's, a retransmission's and a
-/// capture gap's keys, each absent one null.
-pub fn events_schema() -> Schema {
-    let s = |n: &str| Field::new(n, DataType::Utf8, true);
-    Schema::new(vec![
-        Field::new("capture_file", DataType::Utf8, false),
-        Field::new("flow", DataType::Utf8, false),
-        Field::new("flow_index", DataType::UInt32, false),
-        Field::new("kind", DataType::Utf8, false),
-        Field::new("frame", DataType::UInt64, false),
-        Field::new("psn", DataType::UInt32, false),
-        Field::new("time_ns", DataType::Int64, true),
-        s("signal"),
-        s("repair"),
-        s("evidence"),
-        s("cause"),
-        s("trigger"),
-        Field::new("spurious", DataType::Boolean, true),
-        Field::new("copy", DataType::UInt32, true),
-        Field::new("message", DataType::UInt64, true),
-    ])
-}
-
 pub fn write_flows(path: &std::path::Path, rows: &[Value], props: WriterProperties) -> Result<(), String> {
     write_inferred(path, rows, props)
+}
+
+/// A table built column by column: [`TableWriter`] writes it a batch at a time.
+pub trait Columns: Default {
+    fn schema() -> Schema;
+    fn rows(&self) -> usize;
+    fn finish(&mut self) -> Vec<ArrayRef>;
+}
+
+/// Rows a [`TableWriter`] holds before it writes them.
+const TABLE_BATCH: usize = 8192;
+
+/// One table's file, written a batch at a time.
+pub struct TableWriter<C: Columns> {
+    pub cols: C,
+    schema: Arc<Schema>,
+    out: ArrowWriter<File>,
+    pub written: u64,
+    pub path: std::path::PathBuf,
+}
+
+impl<C: Columns> TableWriter<C> {
+    pub fn new(path: &std::path::Path, props: WriterProperties) -> Result<TableWriter<C>, String> {
+        let schema = Arc::new(C::schema());
+        let file = File::create(path).map_err(|e| format!("{}: {e}", path.display()))?;
+        let out = ArrowWriter::try_new(file, schema.clone(), Some(props)).map_err(|e| e.to_string())?;
+        Ok(TableWriter { cols: C::default(), schema, out, written: 0, path: path.to_path_buf() })
+    }
+
+    /// Writes the rows held once there are enough.
+    pub fn maybe_flush(&mut self) -> Result<(), String> {
+        if self.cols.rows() >= TABLE_BATCH {
+            self.flush()?;
+        }
+        Ok(())
+    }
+
+    fn flush(&mut self) -> Result<(), String> {
+        let n = self.cols.rows();
+        if n == 0 {
+            return Ok(());
+        }
+        let batch = RecordBatch::try_new(self.schema.clone(), self.cols.finish()).map_err(|e| e.to_string())?;
+        self.out.write(&batch).map_err(|e| e.to_string())?;
+        self.written += n as u64;
+        Ok(())
+    }
+
+    pub fn finish(mut self) -> Result<u64, String> {
+        self.flush()?;
+        self.out.close().map_err(|e| format!("{}: {e}", self.path.display()))?;
+        Ok(self.written)
+    }
+}
+
+/// The key columns of a messages or events row.
+#[derive(Default)]
+struct Keys {
+    capture_file: StringDictionaryBuilder<Int32Type>,
+    flow: StringDictionaryBuilder<Int32Type>,
+    flow_index: UInt32Builder,
+}
+
+impl Keys {
+    fn add(&mut self, capture_file: &str, flow: &str, index: usize) {
+        self.capture_file.append_value(capture_file);
+        self.flow.append_value(flow);
+        self.flow_index.append_value(index as u32);
+    }
+
+    fn finish(&mut self) -> Vec<ArrayRef> {
+        vec![Arc::new(self.capture_file.finish()), Arc::new(self.flow.finish()), Arc::new(self.flow_index.finish())]
+    }
+
+    fn fields() -> Vec<Field> {
+        let dict = || DataType::Dictionary(Box::new(DataType::Int32), Box::new(DataType::Utf8));
+        vec![
+            Field::new("capture_file", dict(), false),
+            Field::new("flow", dict(), false),
+            Field::new("flow_index", DataType::UInt32, false),
+        ]
+    }
+}
+
+/// A time in nanoseconds as the tables keep it (INT64).
+fn ns(t: u64) -> i64 {
+    t.min(i64::MAX as u64) as i64
+}
+
+/// The `messages` table's columns: `rocescope timeline`'s messages.
+#[derive(Default)]
+pub struct MessagesColumns {
+    keys: Keys,
+    index: UInt64Builder,
+    op: StringDictionaryBuilder<Int16Type>,
+    first_psn: UInt32Builder,
+    last_psn: UInt32Builder,
+    first_frame: UInt64Builder,
+    last_frame: UInt64Builder,
+    complete_frame: UInt64Builder,
+    complete_time_ns: Int64Builder,
+    packets: UInt32Builder,
+    retransmitted: UInt64Builder,
+    bytes: UInt64Builder,
+    latency_ns: UInt64Builder,
+}
+
+impl MessagesColumns {
+    pub fn add(&mut self, capture_file: &str, flow: &str, flow_index: usize, m: &Message) {
+        self.keys.add(capture_file, flow, flow_index);
+        self.index.append_value(m.index);
+        self.op.append_value(m.op);
+        self.first_psn.append_value(m.first_psn);
+        self.last_psn.append_option(m.last_psn);
+        self.first_frame.append_value(m.first_frame);
+        self.last_frame.append_value(m.last_frame);
+        self.complete_frame.append_option(m.complete_frame);
+        self.complete_time_ns.append_option(m.complete_time_ns.map(|t| ns(t.0)));
+        self.packets.append_option(m.packets);
+        self.retransmitted.append_value(m.retransmitted);
+        self.bytes.append_value(m.bytes);
+        self.latency_ns.append_option(m.latency_ns);
+    }
+}
+
+impl Columns for MessagesColumns {
+    /// The `messages` table's schema (the same in every file).
+    fn schema() -> Schema {
+        let u = |n: &str| Field::new(n, DataType::UInt64, true);
+        let mut f = Keys::fields();
+        f.extend([
+            Field::new("index", DataType::UInt64, false),
+            Field::new("op", DataType::Dictionary(Box::new(DataType::Int16), Box::new(DataType::Utf8)), false),
+            Field::new("first_psn", DataType::UInt32, false),
+            Field::new("last_psn", DataType::UInt32, true),
+            Field::new("first_frame", DataType::UInt64, false),
+            Field::new("last_frame", DataType::UInt64, false),
+            u("complete_frame"),
+            Field::new("complete_time_ns", DataType::Int64, true),
+            Field::new("packets", DataType::UInt32, true),
+            Field::new("retransmitted", DataType::UInt64, false),
+            Field::new("bytes", DataType::UInt64, false),
+            u("latency_ns"),
+        ]);
+        Schema::new(f)
+    }
+
+    fn rows(&self) -> usize {
+        self.index.len()
+    }
+
+    fn finish(&mut self) -> Vec<ArrayRef> {
+        let mut v = self.keys.finish();
+        v.extend([
+            Arc::new(self.index.finish()) as ArrayRef,
+            Arc::new(self.op.finish()),
+            Arc::new(self.first_psn.finish()),
+            Arc::new(self.last_psn.finish()),
+            Arc::new(self.first_frame.finish()),
+            Arc::new(self.last_frame.finish()),
+            Arc::new(self.complete_frame.finish()),
+            Arc::new(self.complete_time_ns.finish()),
+            Arc::new(self.packets.finish()),
+            Arc::new(self.retransmitted.finish()),
+            Arc::new(self.bytes.finish()),
+            Arc::new(self.latency_ns.finish()),
+        ]);
+        v
+    }
+}
+
+/// An enumeration's JSON name (the reports' serde names).
+fn serde_name<T: serde::Serialize>(v: &T) -> String {
+    match serde_json::to_value(v) {
+        Ok(Value::String(s)) => s,
+        _ => "unknown".into(),
+    }
+}
+
+/// The `events` table's columns: `rocescope timeline`'s losses, retransmissions and capture
+/// gaps, each kind's absent keys null.
+#[derive(Default)]
+pub struct EventsColumns {
+    keys: Keys,
+    kind: StringDictionaryBuilder<Int16Type>,
+    frame: UInt64Builder,
+    psn: UInt32Builder,
+    time_ns: Int64Builder,
+    signal: StringDictionaryBuilder<Int16Type>,
+    repair: StringDictionaryBuilder<Int16Type>,
+    evidence: StringDictionaryBuilder<Int16Type>,
+    cause: StringDictionaryBuilder<Int16Type>,
+    trigger: StringDictionaryBuilder<Int16Type>,
+    spurious: BooleanBuilder,
+    copy: UInt32Builder,
+    message: UInt64Builder,
+}
+
+impl EventsColumns {
+    fn common(&mut self, capture_file: &str, flow: &str, flow_index: usize, kind: &str, frame: u64, psn: u32) {
+        self.keys.add(capture_file, flow, flow_index);
+        self.kind.append_value(kind);
+        self.frame.append_value(frame);
+        self.psn.append_value(psn);
+    }
+
+    /// One flow's events: losses, then retransmissions, then capture gaps (each in the
+    /// timeline's order).
+    pub fn add_flow(&mut self, capture_file: &str, flow_index: usize, f: &FlowTimeline) {
+        for l in &f.losses {
+            self.common(capture_file, &f.id, flow_index, "loss", l.frame, l.psn);
+            self.time_ns.append_value(ns(l.time_ns.0));
+            self.signal.append_value(l.signal.name());
+            self.repair.append_value(serde_name(&l.repair));
+            self.evidence.append_value(serde_name(&l.evidence));
+            self.cause.append_null();
+            self.trigger.append_null();
+            self.spurious.append_null();
+            self.copy.append_null();
+            self.message.append_option(l.message);
+        }
+        for r in &f.retransmissions {
+            self.common(capture_file, &f.id, flow_index, "retransmission", r.frame, r.psn);
+            self.time_ns.append_value(ns(r.time_ns.0));
+            self.signal.append_null();
+            self.repair.append_null();
+            self.evidence.append_null();
+            self.cause.append_value(r.cause.name());
+            self.trigger.append_value(r.trigger.name());
+            self.spurious.append_option(r.spurious);
+            self.copy.append_value(r.copy);
+            self.message.append_option(r.message);
+        }
+        for g in &f.capture_gaps {
+            self.common(capture_file, &f.id, flow_index, "capture_gap", g.frame, g.psn);
+            self.time_ns.append_null();
+            self.signal.append_null();
+            self.repair.append_null();
+            self.evidence.append_null();
+            self.cause.append_null();
+            self.trigger.append_null();
+            self.spurious.append_null();
+            self.copy.append_null();
+            self.message.append_null();
+        }
+    }
+}
+
+impl Columns for EventsColumns {
+    /// The `events` table's schema (the same in every file): a loss's, a retransmission's and a
+    /// capture gap's keys, each absent one null.
+    fn schema() -> Schema {
+        let e =
+            |n: &str| Field::new(n, DataType::Dictionary(Box::new(DataType::Int16), Box::new(DataType::Utf8)), true);
+        let mut f = Keys::fields();
+        f.extend([
+            Field::new("kind", DataType::Dictionary(Box::new(DataType::Int16), Box::new(DataType::Utf8)), false),
+            Field::new("frame", DataType::UInt64, false),
+            Field::new("psn", DataType::UInt32, false),
+            Field::new("time_ns", DataType::Int64, true),
+            e("signal"),
+            e("repair"),
+            e("evidence"),
+            e("cause"),
+            e("trigger"),
+            Field::new("spurious", DataType::Boolean, true),
+            Field::new("copy", DataType::UInt32, true),
+            Field::new("message", DataType::UInt64, true),
+        ]);
+        Schema::new(f)
+    }
+
+    fn rows(&self) -> usize {
+        self.frame.len()
+    }
+
+    fn finish(&mut self) -> Vec<ArrayRef> {
+        let mut v = self.keys.finish();
+        v.extend([
+            Arc::new(self.kind.finish()) as ArrayRef,
+            Arc::new(self.frame.finish()),
+            Arc::new(self.psn.finish()),
+            Arc::new(self.time_ns.finish()),
+            Arc::new(self.signal.finish()),
+            Arc::new(self.repair.finish()),
+            Arc::new(self.evidence.finish()),
+            Arc::new(self.cause.finish()),
+            Arc::new(self.trigger.finish()),
+            Arc::new(self.spurious.finish()),
+            Arc::new(self.copy.finish()),
+            Arc::new(self.message.finish()),
+        ]);
+        v
+    }
 }

@@ -203,6 +203,23 @@ pub enum Seen {
     None,
 }
 
+impl Seen {
+    /// The frame number summarised (`None` for [`Seen::None`]).
+    pub fn frame(&self) -> Option<u64> {
+        match self {
+            Seen::Roce(p) => Some(p.frame),
+            Seen::Pfc(p) => Some(p.frame),
+            Seen::Rare(r) => Some(match &**r {
+                Rare::ErdNack(n) => n.frame,
+                Rare::SdrCtrl(c) => c.pkt.frame,
+                Rare::FlorAck(f) => f.pkt.frame,
+                Rare::Cm(c) => c.pkt.frame,
+            }),
+            Seen::None => None,
+        }
+    }
+}
+
 /// The summaries allocated for, each rare in a capture.
 #[derive(Clone, Debug)]
 pub enum Rare {

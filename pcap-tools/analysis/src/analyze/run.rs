@@ -8,6 +8,7 @@ use std::ops::ControlFlow;
 use crate::capture::{CaptureError, Record};
 use crate::session::Session;
 
+use super::fields::LiveNote;
 use super::pkt::{Pkt, Seen};
 use super::{Analyzer, Options};
 
@@ -81,10 +82,35 @@ const BATCH: usize = 1024;
 /// the error, with the error.
 #[cfg(not(target_arch = "wasm32"))]
 pub fn analyze_threaded<R: Read + Send + 'static>(
+    session: Session<R>,
+    opts: Options,
+    window: Window,
+    tick: impl FnMut(u64, u64),
+) -> (Analyzer, Result<(), CaptureError>) {
+    analyze_threaded_with(session, opts, window, tick, None::<fn(&Seen, &LiveNote)>)
+}
+
+/// [`analyze_threaded`], and for every frame the analyser is given, what it showed at once
+/// ([`Analyzer::add_noted`]): `noted(summary, note)`, in file order, on the analysing thread
+/// (`rocescope export` keeps them for the `packets` table's analysis columns).
+#[cfg(not(target_arch = "wasm32"))]
+pub fn analyze_threaded_noted<R: Read + Send + 'static>(
+    session: Session<R>,
+    opts: Options,
+    window: Window,
+    tick: impl FnMut(u64, u64),
+    noted: impl FnMut(&Seen, &LiveNote),
+) -> (Analyzer, Result<(), CaptureError>) {
+    analyze_threaded_with(session, opts, window, tick, Some(noted))
+}
+
+#[cfg(not(target_arch = "wasm32"))]
+fn analyze_threaded_with<R: Read + Send + 'static>(
     mut session: Session<R>,
     opts: Options,
     window: Window,
     mut tick: impl FnMut(u64, u64),
+    mut noted: Option<impl FnMut(&Seen, &LiveNote)>,
 ) -> (Analyzer, Result<(), CaptureError>) {
     use std::sync::mpsc;
     let opts = Options::with_params(opts, &session.decoder().options().params);
@@ -165,7 +191,13 @@ pub fn analyze_threaded<R: Read + Send + 'static>(
                 crate::prefetch::prefetch(p);
                 crate::prefetch::prefetch(p.cast::<u8>().wrapping_add(std::mem::size_of::<Seen>() - 1));
             }
-            a.add(seen);
+            match noted.as_mut() {
+                Some(f) => {
+                    let n = a.add_noted(seen);
+                    f(seen, &n);
+                }
+                None => a.add(seen),
+            }
         }
         tick(number, offset);
         reader_at = offset;

@@ -7,7 +7,7 @@ mod mapped;
 pub mod reader;
 pub mod writer;
 
-pub use reader::{CaptureError, CaptureReader, Comments, Record};
+pub use reader::{CaptureError, CaptureReader, Comments, InterfaceName, Record, SectionInfo};
 pub use writer::CaptureWriter;
 
 /// A memory-mapped capture's window handed to another thread, to be faulted in ahead of the

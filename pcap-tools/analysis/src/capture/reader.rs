@@ -137,7 +137,24 @@ impl<'a> Iterator for Comments<'a> {
 
 enum Format {
     Pcap { parser: PcapParser, linktype: u32 },
-    PcapNg { parser: PcapNgParser, ifaces: Vec<Iface> },
+    PcapNg { parser: PcapNgParser, ifaces: Vec<Iface>, names: Vec<InterfaceName> },
+}
+
+/// An interface's `if_name` and `if_description` (pcapng 4.2), as described.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct InterfaceName {
+    pub name: Option<String>,
+    pub description: Option<String>,
+}
+
+/// What a capture says of where it was taken (pcapng's Section Header Block options, 4.1):
+/// `shb_hardware`, `shb_os`, `shb_userappl` and the section's first comment; none for pcap.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct SectionInfo {
+    pub hardware: Option<String>,
+    pub os: Option<String>,
+    pub userappl: Option<String>,
+    pub comment: Option<String>,
 }
 
 #[derive(Clone, Copy)]
@@ -313,7 +330,7 @@ impl<R: Read> CaptureReader<R> {
                 let head = &r.source.bytes()[..r.end];
                 let (rem, parser) = PcapNgParser::new(head).map_err(|e| err(0, describe(&e)))?;
                 r.start = r.end - rem.len();
-                r.format = Format::PcapNg { parser, ifaces: Vec::new() };
+                r.format = Format::PcapNg { parser, ifaces: Vec::new(), names: Vec::new() };
             }
             _ => return Err(err(0, format!("not a pcap or pcapng file (magic {magic:08x})"))),
         }
@@ -330,6 +347,33 @@ impl<R: Read> CaptureReader<R> {
         }
         #[cfg(target_arch = "wasm32")]
         drop(to);
+    }
+
+    /// The current section's options (pcapng; pcap has none).
+    pub fn section_info(&self) -> SectionInfo {
+        use pcap_file::pcapng::blocks::section_header::SectionHeaderOption as O;
+        let mut info = SectionInfo::default();
+        if let Format::PcapNg { parser, .. } = &self.format {
+            for o in &parser.section().options {
+                match o {
+                    O::Hardware(v) => info.hardware = Some(v.to_string()),
+                    O::OS(v) => info.os = Some(v.to_string()),
+                    O::UserApplication(v) => info.userappl = Some(v.to_string()),
+                    O::Comment(v) if info.comment.is_none() => info.comment = Some(v.to_string()),
+                    _ => {}
+                }
+            }
+        }
+        info
+    }
+
+    /// The name and description of interface `id`, as the section has described it so far
+    /// (`None` for pcap, or an interface not described yet).
+    pub fn interface_name(&self, id: u32) -> Option<&InterfaceName> {
+        match &self.format {
+            Format::PcapNg { names, .. } => names.get(id as usize),
+            Format::Pcap { .. } => None,
+        }
     }
 
     /// Byte offset of the next record.
@@ -485,7 +529,7 @@ impl<R: Read> CaptureReader<R> {
                     let d = &pkt.data;
                     Some((*linktype, ts, pkt.orig_len, d.as_ptr() as usize - base_ptr, d.len(), 0, 0..0))
                 }
-                Format::PcapNg { parser, ifaces } => {
+                Format::PcapNg { parser, ifaces, names } => {
                     let big = parser.section().endianness == pcap_file::Endianness::Big;
                     // An Enhanced Packet Block read here as on the fast path (its options kept as
                     // they are: a malformed one does not make the frame unreadable).
@@ -518,10 +562,20 @@ impl<R: Read> CaptureReader<R> {
                                 }
                             }
                             ifaces.push(Iface::new(u32::from(idb.linktype), idb.snaplen).with_clock(units_per_sec, offset_s));
+                            let mut n = InterfaceName::default();
+                            for o in &idb.options {
+                                match o {
+                                    O::IfName(v) => n.name = Some(v.to_string()),
+                                    O::IfDescription(v) => n.description = Some(v.to_string()),
+                                    _ => {}
+                                }
+                            }
+                            names.push(n);
                             None
                         }
                         Block::SectionHeader(_) => {
                             ifaces.clear();
+                            names.clear();
                             None
                         }
                         Block::EnhancedPacket(epb) => {
@@ -569,7 +623,7 @@ impl<R: Read> CaptureReader<R> {
     /// the same result for such a block.
     #[inline(always)]
     fn next_plain_epb(&mut self) -> Result<Option<Parsed>, CaptureError> {
-        let Format::PcapNg { parser, ifaces } = &self.format else { return Ok(None) };
+        let Format::PcapNg { parser, ifaces, .. } = &self.format else { return Ok(None) };
         // (The source's bytes looked up once: each look-up matches on the source's kind.)
         let all = self.source.bytes();
         let avail = &all[self.start..self.end];

@@ -3,10 +3,13 @@
 
     python3 duckdb_check.py DIR
 
-Per capture file: its frames and each frame's BTH PSN (packets), each flow's id, retransmitted
+Per capture file: its frames and each frame's BTH PSN (packets), each frame's flow and analysis
+fields written as `rocescope decode -e` writes them (packets), each flow's id, retransmitted
 frames, losses and completed messages (flows), each message's completion frame and latency
-(messages), and the events of each kind (events); and the Hive partition columns seen.
+(messages), and the events of each kind (events); the Hive partition columns seen, the schema
+version and sort order of every packets file, and whether each file's rows are in that order.
 """
+import glob
 import json
 import sys
 
@@ -30,6 +33,39 @@ for (f, fid, idx, frame, lat) in c.sql(
     out[f].setdefault("messages", []).append([fid, idx, frame, lat])
 for (f, kind, n) in c.sql(f"select capture_file, kind, count(*) from {t('events')} group by all order by all").fetchall():
     out[f].setdefault("events", {})[kind] = n
+# The analysis fields, as `decode -e` writes values (booleans 0/1, lists joined by commas).
+ANALYSIS = [
+    "flow", "analysis_retransmission", "analysis_retransmission_cause", "analysis_retransmission_trigger",
+    "analysis_spurious", "analysis_loss", "analysis_loss_signal", "analysis_out_of_order", "analysis_psn_gap",
+    "analysis_acked_unseen", "analysis_duplicate_nak", "analysis_ack_rtt_ns", "analysis_message_complete",
+    "analysis_ce_to_cnp_ns",
+]
+
+
+def text(v):
+    if v is None:
+        return ""
+    if isinstance(v, bool):
+        return "1" if v else "0"
+    if isinstance(v, list):
+        return ",".join(str(x) for x in v)
+    return str(v)
+
+
+for row in c.sql(f"select capture_file, frame, {', '.join(ANALYSIS)} from {t('packets')} order by capture_file, frame").fetchall():
+    out[row[0]].setdefault("analysis", []).append("\t".join([str(row[1])] + [text(v) for v in row[2:]]))
+# Each packets file's rows in its stated order: flow_index (none last), time, frame.
+c.sql("set threads = 1")
+unsorted = []
+for path in sorted(glob.glob(f"{d}/packets/**/*.parquet", recursive=True)):
+    rows = c.sql(f"select flow_index, time_ns, frame from read_parquet('{path}')").fetchall()
+    keys = [(f if f is not None else 2**32, t, n) for (f, t, n) in rows]
+    if keys != sorted(keys):
+        unsorted.append(path)
+out["_unsorted_files"] = unsorted
+out["_sort_orders"] = sorted(
+    {v.decode() for (v,) in c.sql(f"select value from parquet_kv_metadata('{d}/packets/**/*.parquet') where key = 'rocescope.sort_order'").fetchall()}
+)
 # The partition columns (Hive folders) and the schema version of every packets file.
 out["_partitions"] = sorted(set(map(tuple, c.sql(f"select distinct host, date::varchar from {t('packets')}").fetchall())))
 out["_versions"] = sorted(

@@ -13,6 +13,15 @@ pub fn rocescope(args: &[&str]) -> Vec<u8> {
     o.stdout
 }
 
+/// `rocescope ARGS`' standard output, the command exiting with one of `codes`.
+#[allow(dead_code)] // (export_spark.rs reads no damaged capture)
+pub fn rocescope_status(args: &[&str], codes: &[i32]) -> Vec<u8> {
+    let o = Command::new(env!("CARGO_BIN_EXE_rocescope")).args(args).output().expect("run rocescope");
+    let code = o.status.code().unwrap_or(-1);
+    assert!(codes.contains(&code), "rocescope {args:?} exited with {code}: {}", String::from_utf8_lossy(&o.stderr));
+    o.stdout
+}
+
 /// `rocescope ARGS`' JSON.
 pub fn json(args: &[&str]) -> Value {
     serde_json::from_slice(&rocescope(args)).expect("JSON")
