@@ -185,6 +185,15 @@ fn compare(got: &Value, c: &Path, fields_set: Option<&mut BTreeMap<String, u64>>
     assert_eq!(g["messages"], Value::Array(messages.clone()), "{name}: messages");
     assert_eq!(g["events"], serde_json::to_value(&events).unwrap(), "{name}: events");
     let Some(fields_set) = fields_set else { return (frames, messages.len(), events.values().sum::<u64>()) };
+    // The message of each data packet, by docs/cluster.md's join (no column holds it).
+    let want: Vec<Value> =
+        String::from_utf8(out(&["decode", "-e", "frame.number", "-e", "rocescope.analysis.message", file]))
+            .unwrap()
+            .lines()
+            .filter_map(|l| l.split_once('\t').filter(|(_, m)| !m.is_empty()))
+            .map(|(f, m)| serde_json::json!([f.parse::<u64>().unwrap(), m.parse::<u64>().unwrap()]))
+            .collect();
+    assert_eq!(g["message_join"], Value::Array(want), "{name}: messages by the documented join");
     // packets: each frame's flow and analysis fields, as decode prints them.
     let names: Vec<String> = [
         "flow",

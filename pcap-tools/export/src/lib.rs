@@ -210,26 +210,45 @@ pub fn export_capture(
         done.files.push(file);
     }
     drop(report);
-    // (Written flow by flow as the timeline gives them: memory holds one flow's report.)
+    // (Written as the timeline gives them, a record at a time: memory holds what indexes one
+    // flow's messages, not its report.)
     let mut messages = TableWriters::<reports::MessagesColumns>::new("messages");
     let mut events = TableWriters::<reports::EventsColumns>::new("events");
     let mut event_log = notes::EventLog::new().map_err(|e| out_err(format!("temporary file: {e}")))?;
     let mut ids = Vec::new();
-    a.each_flow_timeline(|f, _| {
-        let folder = folders.of_interface(f.head.interface);
-        let m = messages.get(dir, &folders, name, folder)?;
-        for msg in &f.messages {
-            m.cols.add(name, &f.id, ids.len(), msg);
-            m.maybe_flush()?;
+    let mut folder = 0;
+    a.each_flow_streamed(|i, part| -> std::io::Result<()> {
+        use rocescope_analysis::analyze::stream::TimelinePart;
+        event_log.push_part(&part).map_err(|e| std::io::Error::other(format!("temporary file: {e}")))?;
+        match part {
+            TimelinePart::Flow(head) => {
+                folder = folders.of_interface(head.interface);
+                ids.push(head.id.clone());
+            }
+            TimelinePart::Message(m) => {
+                let w = messages.get(dir, &folders, name, folder).map_err(std::io::Error::other)?;
+                w.cols.add(name, &ids[i], i, m);
+                w.maybe_flush().map_err(std::io::Error::other)?;
+            }
+            TimelinePart::Loss(l) => {
+                let w = events.get(dir, &folders, name, folder).map_err(std::io::Error::other)?;
+                w.cols.add_loss(name, &ids[i], i, l);
+                w.maybe_flush().map_err(std::io::Error::other)?;
+            }
+            TimelinePart::Retransmission(r) => {
+                let w = events.get(dir, &folders, name, folder).map_err(std::io::Error::other)?;
+                w.cols.add_retransmission(name, &ids[i], i, r);
+                w.maybe_flush().map_err(std::io::Error::other)?;
+            }
+            TimelinePart::CaptureGap(g) => {
+                let w = events.get(dir, &folders, name, folder).map_err(std::io::Error::other)?;
+                w.cols.add_capture_gap(name, &ids[i], i, g);
+                w.maybe_flush().map_err(std::io::Error::other)?;
+            }
         }
-        let e = events.get(dir, &folders, name, folder)?;
-        e.cols.add_flow(name, ids.len(), &f);
-        e.maybe_flush()?;
-        event_log.push_flow(&f).map_err(|e| format!("temporary file: {e}"))?;
-        ids.push(f.head.id.clone());
         Ok(())
     })
-    .map_err(out_err)?;
+    .map_err(|e| out_err(e.to_string()))?;
     drop(a);
     done.messages = messages.finish(dir, &folders, name, &mut done).map_err(out_err)?;
     done.events = events.finish(dir, &folders, name, &mut done).map_err(out_err)?;

@@ -5,19 +5,19 @@
 //!   PSN gap, a duplicate NAK, an RTT sample, CE to CNP), written in frame order as the pass
 //!   goes;
 //! - [`EventLog`]: what the timeline says of frames (retransmissions, losses, capture gaps'
-//!   proofs, message completions), written a flow at a time (each flow's run sorted by frame)
-//!   and read back merged across flows in frame order.
+//!   proofs, message completions), written as the timeline gives them, sorted by frame a run
+//!   of [`RUN_RECORDS`] at a time, and read back merged across runs in frame order.
 //!
 //! Both are unnamed temporary files (created in the system's temporary directory and unlinked
-//! at once where the system allows it). Memory: a buffer per file, and per flow a small read
-//! buffer while merging.
+//! at once where the system allows it). Memory: a buffer per file, one run being sorted, and
+//! per run a small read buffer while merging.
 
 use std::collections::BinaryHeap;
 use std::fs::File;
 use std::io::{self, BufReader, BufWriter, Read, Write};
 
-use rocescope_analysis::analyze::fields::{AField, EventNote, LiveNote};
-use rocescope_analysis::analyze::report::{CaptureGap, FlowTimeline, Loss, Message, Retransmission};
+use rocescope_analysis::analyze::fields::{AField, LiveNote};
+use rocescope_analysis::analyze::stream::TimelinePart;
 
 /// An unnamed temporary file.
 fn temp_file(kind: &str) -> io::Result<File> {
@@ -168,31 +168,18 @@ pub struct Events {
     pub message_complete: Vec<u64>,
 }
 
-impl Events {
-    /// As `decode`'s notes are made from the timeline (for tests).
-    pub fn of_note(n: &EventNote) -> Events {
-        Events {
-            retransmission: n.retransmission.map(|(c, t, s)| {
-                (
-                    value_index(AField::RetransmissionCause, c.name()),
-                    value_index(AField::RetransmissionTrigger, t.name()),
-                    s.map_or(2, u8::from),
-                )
-            }),
-            loss: n.loss.map(|s| value_index(AField::LossSignal, s.name())),
-            acked_unseen: n.acked_unseen,
-            message_complete: n.message_complete.clone(),
-        }
-    }
-}
+/// Records of the timeline held before they are sorted and written as a run: the runs are
+/// merged when read, so memory holds one run, whatever the capture's length.
+const RUN_RECORDS: usize = 64 * 1024;
 
-/// The timeline's entries that name frames, a run per flow.
+/// The timeline's entries that name frames, as they come (a flow at a time, in any order
+/// within it), sorted by frame a run at a time.
 pub struct EventLog {
     out: BufWriter<File>,
     /// Per run: its first record and its length.
     runs: Vec<(u64, u64)>,
     records: u64,
-    sorted: Vec<[u8; EVENT_LEN]>,
+    pending: Vec<[u8; EVENT_LEN]>,
 }
 
 impl EventLog {
@@ -201,23 +188,13 @@ impl EventLog {
             out: BufWriter::with_capacity(1 << 16, temp_file("events")?),
             runs: Vec::new(),
             records: 0,
-            sorted: Vec::new(),
+            pending: Vec::new(),
         })
     }
 
-    /// One flow's timeline entries (as `decode`'s notes take them: `fields::EventNotes`).
-    pub fn push_flow(&mut self, t: &FlowTimeline) -> io::Result<()> {
-        self.push_entries(&t.retransmissions, &t.losses, &t.capture_gaps, &t.messages)
-    }
-
-    /// [`push_flow`](Self::push_flow) of a flow's entries.
-    pub fn push_entries(
-        &mut self,
-        retransmissions: &[Retransmission],
-        losses: &[Loss],
-        capture_gaps: &[CaptureGap],
-        messages: &[Message],
-    ) -> io::Result<()> {
+    /// One timeline entry (as `decode`'s notes take them: `fields::EventNotes`): a
+    /// retransmission, a loss, a capture gap's proof, a message's completion.
+    pub fn push_part(&mut self, part: &TimelinePart<'_>) -> io::Result<()> {
         let rec = |frame: u64, kind: u8, small: [u8; 3], large: u64| {
             let mut r = [0u8; EVENT_LEN];
             r[..8].copy_from_slice(&frame.to_le_bytes());
@@ -226,39 +203,46 @@ impl EventLog {
             r[12..20].copy_from_slice(&large.to_le_bytes());
             r
         };
-        let v = &mut self.sorted;
-        v.clear();
-        for r in retransmissions {
-            let c = value_index(AField::RetransmissionCause, r.cause.name());
-            let g = value_index(AField::RetransmissionTrigger, r.trigger.name());
-            v.push(rec(r.frame, RETRANSMISSION, [c, g, r.spurious.map_or(2, u8::from)], 0));
-        }
-        for l in losses {
-            v.push(rec(l.frame, LOSS, [value_index(AField::LossSignal, l.signal.name()), 0, 0], 0));
-        }
-        for g in capture_gaps {
-            v.push(rec(g.frame, CAPTURE_GAP, [0; 3], 0));
-        }
-        for m in messages {
-            if let Some(c) = m.complete_frame {
-                v.push(rec(c, MESSAGE_COMPLETE, [0; 3], m.index));
+        let r = match part {
+            TimelinePart::Retransmission(r) => {
+                let c = value_index(AField::RetransmissionCause, r.cause.name());
+                let g = value_index(AField::RetransmissionTrigger, r.trigger.name());
+                rec(r.frame, RETRANSMISSION, [c, g, r.spurious.map_or(2, u8::from)], 0)
             }
-        }
-        // (Stable: a frame's entries keep the timeline's order, as `decode`'s notes do.)
-        v.sort_by_key(|r| u64::from_le_bytes(r[..8].try_into().expect("8 bytes")));
-        if v.is_empty() {
-            return Ok(());
-        }
-        self.runs.push((self.records, v.len() as u64));
-        self.records += v.len() as u64;
-        for r in v.iter() {
-            self.out.write_all(r)?;
+            TimelinePart::Loss(l) => rec(l.frame, LOSS, [value_index(AField::LossSignal, l.signal.name()), 0, 0], 0),
+            TimelinePart::CaptureGap(g) => rec(g.frame, CAPTURE_GAP, [0; 3], 0),
+            TimelinePart::Message(m) => match m.complete_frame {
+                Some(c) => rec(c, MESSAGE_COMPLETE, [0; 3], m.index),
+                None => return Ok(()),
+            },
+            TimelinePart::Flow(_) => return Ok(()),
+        };
+        self.pending.push(r);
+        if self.pending.len() == RUN_RECORDS {
+            self.end_run()?;
         }
         Ok(())
     }
 
+    /// Sorts the records held by frame (stably: a frame's entries keep the order they came
+    /// in) and writes them as a run.
+    fn end_run(&mut self) -> io::Result<()> {
+        if self.pending.is_empty() {
+            return Ok(());
+        }
+        self.pending.sort_by_key(|r| u64::from_le_bytes(r[..8].try_into().expect("8 bytes")));
+        self.runs.push((self.records, self.pending.len() as u64));
+        self.records += self.pending.len() as u64;
+        for r in &self.pending {
+            self.out.write_all(r)?;
+        }
+        self.pending.clear();
+        Ok(())
+    }
+
     /// The entries read back merged in frame order.
-    pub fn reader(self) -> io::Result<EventReader> {
+    pub fn reader(mut self) -> io::Result<EventReader> {
+        self.end_run()?;
         let file = self.out.into_inner().map_err(|e| e.into_error())?;
         let mut r = EventReader { file, cursors: Vec::new(), heap: BinaryHeap::new() };
         for (i, &(first, len)) in self.runs.iter().enumerate() {
@@ -331,6 +315,9 @@ impl EventReader {
                 self.heap.push(std::cmp::Reverse((next, i)));
             }
         }
+        // (As the timeline lists a frame's completions: by index. A frame completes messages
+        // of one flow.)
+        e.message_complete.sort_unstable();
         Ok(e)
     }
 }
@@ -371,21 +358,23 @@ mod tests {
     }
 
     #[test]
-    fn events_of_many_flows_merge_in_frame_order() {
-        // Three flows' capture gaps at interleaved frames, more than one read buffer each.
+    fn events_of_many_runs_merge_in_frame_order() {
+        use rocescope_analysis::analyze::report::CaptureGap;
+        // Three flows' capture gaps at interleaved frames, given backwards: more than two runs,
+        // more than one read buffer each.
         let mut log = EventLog::new().unwrap();
         let mut expected = std::collections::BTreeMap::<u64, u32>::new();
+        let n = RUN_RECORDS as u64;
         for flow in 0..3u64 {
-            let mut gaps = Vec::new();
-            for k in 0..200u64 {
+            for k in (0..n).rev() {
                 let frame = k * 3 + flow + if k % 7 == 0 { 0 } else { 1 };
-                gaps.push(CaptureGap { psn: k as u32, frame });
+                log.push_part(&TimelinePart::CaptureGap(&CaptureGap { psn: k as u32, frame })).unwrap();
                 *expected.entry(frame).or_default() += 1;
             }
-            log.push_entries(&[], &[], &gaps, &[]).unwrap();
         }
+        assert_eq!(log.runs.len(), 3);
         let mut r = log.reader().unwrap();
-        for frame in 0..700 {
+        for frame in 0..3 * n + 3 {
             assert_eq!(r.of(frame).unwrap().acked_unseen, expected.get(&frame).copied().unwrap_or(0), "frame {frame}");
         }
     }

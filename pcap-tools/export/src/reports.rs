@@ -18,7 +18,7 @@ use arrow::json::reader::{infer_json_schema_from_iterator, ReaderBuilder};
 use arrow::record_batch::RecordBatch;
 use parquet::arrow::ArrowWriter;
 use parquet::file::properties::WriterProperties;
-use rocescope_analysis::analyze::report::{FlowTimeline, FlowsReport, Message};
+use rocescope_analysis::analyze::report::{CaptureGap, FlowsReport, Loss, Message, Retransmission};
 use serde_json::{json, Value};
 
 /// A report's row with its times (`…time_ns`, strings in the JSON reports: 64-bit) as integers.
@@ -337,45 +337,46 @@ impl EventsColumns {
         self.psn.append_value(psn);
     }
 
-    /// One flow's events: losses, then retransmissions, then capture gaps (each in the
-    /// timeline's order).
-    pub fn add_flow(&mut self, capture_file: &str, flow_index: usize, f: &FlowTimeline) {
-        for l in &f.losses {
-            self.common(capture_file, &f.id, flow_index, "loss", l.frame, l.psn);
-            self.time_ns.append_value(ns(l.time_ns.0));
-            self.signal.append_value(l.signal.name());
-            self.repair.append_value(serde_name(&l.repair));
-            self.evidence.append_value(serde_name(&l.evidence));
-            self.cause.append_null();
-            self.trigger.append_null();
-            self.spurious.append_null();
-            self.copy.append_null();
-            self.message.append_option(l.message);
-        }
-        for r in &f.retransmissions {
-            self.common(capture_file, &f.id, flow_index, "retransmission", r.frame, r.psn);
-            self.time_ns.append_value(ns(r.time_ns.0));
-            self.signal.append_null();
-            self.repair.append_null();
-            self.evidence.append_null();
-            self.cause.append_value(r.cause.name());
-            self.trigger.append_value(r.trigger.name());
-            self.spurious.append_option(r.spurious);
-            self.copy.append_value(r.copy);
-            self.message.append_option(r.message);
-        }
-        for g in &f.capture_gaps {
-            self.common(capture_file, &f.id, flow_index, "capture_gap", g.frame, g.psn);
-            self.time_ns.append_null();
-            self.signal.append_null();
-            self.repair.append_null();
-            self.evidence.append_null();
-            self.cause.append_null();
-            self.trigger.append_null();
-            self.spurious.append_null();
-            self.copy.append_null();
-            self.message.append_null();
-        }
+    /// A loss.
+    pub fn add_loss(&mut self, capture_file: &str, flow: &str, flow_index: usize, l: &Loss) {
+        self.common(capture_file, flow, flow_index, "loss", l.frame, l.psn);
+        self.time_ns.append_value(ns(l.time_ns.0));
+        self.signal.append_value(l.signal.name());
+        self.repair.append_value(serde_name(&l.repair));
+        self.evidence.append_value(serde_name(&l.evidence));
+        self.cause.append_null();
+        self.trigger.append_null();
+        self.spurious.append_null();
+        self.copy.append_null();
+        self.message.append_option(l.message);
+    }
+
+    /// A retransmission.
+    pub fn add_retransmission(&mut self, capture_file: &str, flow: &str, flow_index: usize, r: &Retransmission) {
+        self.common(capture_file, flow, flow_index, "retransmission", r.frame, r.psn);
+        self.time_ns.append_value(ns(r.time_ns.0));
+        self.signal.append_null();
+        self.repair.append_null();
+        self.evidence.append_null();
+        self.cause.append_value(r.cause.name());
+        self.trigger.append_value(r.trigger.name());
+        self.spurious.append_option(r.spurious);
+        self.copy.append_value(r.copy);
+        self.message.append_option(r.message);
+    }
+
+    /// A capture gap.
+    pub fn add_capture_gap(&mut self, capture_file: &str, flow: &str, flow_index: usize, g: &CaptureGap) {
+        self.common(capture_file, flow, flow_index, "capture_gap", g.frame, g.psn);
+        self.time_ns.append_null();
+        self.signal.append_null();
+        self.repair.append_null();
+        self.evidence.append_null();
+        self.cause.append_null();
+        self.trigger.append_null();
+        self.spurious.append_null();
+        self.copy.append_null();
+        self.message.append_null();
     }
 }
 

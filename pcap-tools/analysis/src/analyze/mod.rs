@@ -36,6 +36,7 @@ pub mod run;
 pub mod sdr;
 pub mod series;
 pub mod spill;
+pub mod stream;
 pub mod track;
 
 use std::collections::{HashMap, HashSet};
@@ -841,20 +842,8 @@ impl Analyzer {
         let mut losses: Vec<report::Loss> =
             d.losses.iter().map(|(l, v, m)| report::Loss { message: lookup(*v, None, *m), ..l.clone() }).collect();
         losses.sort_by_key(|l| (l.frame, l.psn));
-        let mut retransmissions: Vec<report::Retransmission> = d
-            .retx
-            .iter()
-            .map(|r| report::Retransmission {
-                psn: r.psn,
-                frame: r.frame,
-                time_ns: Ns(r.time_ns),
-                spurious: r.spurious,
-                cause: r.cause,
-                trigger: r.trigger,
-                copy: r.copy,
-                message: lookup(r.v, r.msn, r.msg),
-            })
-            .collect();
+        let mut retransmissions: Vec<report::Retransmission> =
+            d.retx.iter().map(|r| stream::retx_row(r, lookup(r.v, r.msn, r.msg))).collect();
         retransmissions.sort_by_key(|r| r.frame);
         // SDR's messages follow the tracker's in the flow's list.
         let sdr_base = d.msgs.len() as u64;
@@ -876,23 +865,7 @@ impl Analyzer {
         let mut messages: Vec<report::Message> = order
             .iter()
             .enumerate()
-            .map(|(rank, &k)| {
-                let s = &d.msgs[k].1;
-                report::Message {
-                    index: rank as u64,
-                    op: s.op,
-                    first_psn: psn::wire(s.first_psn),
-                    last_psn: s.last_psn.map(psn::wire),
-                    first_frame: s.first_frame,
-                    last_frame: s.last_frame,
-                    complete_frame: s.complete_frame,
-                    complete_time_ns: s.complete_time.map(Ns),
-                    packets: s.last_psn.map(|l| (l + 1 - s.first_psn) as u32),
-                    retransmitted: s.retransmitted,
-                    bytes: s.bytes,
-                    latency_ns: s.complete_time.map(|c| c.saturating_sub(s.first_time)),
-                }
-            })
+            .map(|(rank, &k)| stream::message_row(rank as u64, &d.msgs[k].1))
             .collect();
         if let Some(out) = self.flows[i].sdr_out.as_ref() {
             messages.extend(out.msgs.iter().map(|m| report::Message { index: sdr_base + m.index, ..m.clone() }));

@@ -186,3 +186,31 @@ pub(crate) fn decode_all<T>(mut spilled: Vec<u8>, held: &mut Vec<u8>, decode: fn
     }
     out
 }
+
+/// Every record of one kind, one at a time, as [`decode_all`] gives them but without holding
+/// them: those spilled to `stream` (read a chunk at a time into `buf`), then those still held
+/// (`held`).
+pub(crate) fn each_record<T>(
+    spill: &mut super::spill::Spill,
+    stream: Option<usize>,
+    held: &[u8],
+    buf: &mut Vec<u8>,
+    decode: fn(&mut Cursor<'_>) -> T,
+    mut f: impl FnMut(T),
+) -> std::io::Result<()> {
+    let mut all = |b: &[u8]| {
+        let mut c = Cursor { b };
+        while !c.done() {
+            f(decode(&mut c));
+        }
+    };
+    if let Some(s) = stream {
+        for k in 0..spill.chunk_count(s) {
+            spill.read_chunk(s, k, buf)?;
+            all(buf);
+        }
+        all(spill.unflushed(s));
+    }
+    all(held);
+    Ok(())
+}

@@ -92,6 +92,32 @@ impl Spill {
         Ok(())
     }
 
+    /// How many chunks stream `stream` has in the store.
+    pub fn chunk_count(&self, stream: usize) -> usize {
+        self.chunks[stream].len()
+    }
+
+    /// Chunk `k` of stream `stream` (whole records: a chunk ends where a record does), into
+    /// `buf`.
+    pub fn read_chunk(&mut self, stream: usize, k: usize, buf: &mut Vec<u8>) -> io::Result<()> {
+        let (at, len) = self.chunks[stream][k];
+        buf.clear();
+        buf.resize(len as usize, 0);
+        match &mut self.store {
+            Store::Memory(v) => buf.copy_from_slice(&v[at as usize..at as usize + len as usize]),
+            Store::File { file, .. } => {
+                file.seek(SeekFrom::Start(at))?;
+                file.read_exact(buf)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// What stream `stream` has not yet sent to the store.
+    pub fn unflushed(&self, stream: usize) -> &[u8] {
+        &self.bufs[stream]
+    }
+
     /// Every byte written to a stream, in order (the stream is then empty).
     pub fn take(&mut self, stream: usize) -> io::Result<Vec<u8>> {
         let mut out = Vec::new();

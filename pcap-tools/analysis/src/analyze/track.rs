@@ -418,6 +418,22 @@ impl Tracker {
         d
     }
 
+    /// The messages still in memory, with their ids (what [`Self::report`] adds after the
+    /// records).
+    pub(crate) fn live_msgs(&self) -> impl Iterator<Item = (u32, &MsgState)> {
+        self.msgs.iter().enumerate().map(|(i, m)| (self.msg_base + i as u32, m))
+    }
+
+    /// The capture gaps still in memory.
+    pub(crate) fn live_gaps(&self) -> impl Iterator<Item = (u32, u64)> + '_ {
+        self.gaps.iter().map(|&(p, f, _)| (p, f))
+    }
+
+    /// The losses still in memory, with their unwrapped PSN and message id + 1.
+    pub(crate) fn live_losses(&self) -> impl Iterator<Item = &(Loss, u64, u32)> {
+        self.losses.iter()
+    }
+
     fn msg_of_psn(&self, v: u64, dcp_msn: Option<u64>) -> Option<u32> {
         if let Some(m) = dcp_msn {
             return self.by_msn.get(&m).copied();
@@ -1248,6 +1264,58 @@ pub struct MessageTable {
     pub ranges: BTreeMap<u64, (Option<u64>, u64)>,
     /// MSN (unwrapped) → index.
     pub msns: HashMap<u64, u64>,
+}
+
+/// A [`MessageTable`] in sorted vectors (about 24 bytes a message, not a tree's 60 or so):
+/// what [`super::stream`] keeps of a flow's messages while it writes the flow out.
+#[derive(Clone, Debug, Default)]
+pub struct CompactTable {
+    /// (first PSN, last PSN, index), by first PSN.
+    ranges: Vec<(u64, Option<u64>, u64)>,
+    /// (MSN, index), by MSN.
+    msns: Vec<(u64, u64)>,
+}
+
+impl CompactTable {
+    /// A range, as [`MessageTable::ranges`] takes it (a later one of the same first PSN
+    /// replaces an earlier one).
+    pub fn push_range(&mut self, first: u64, last: Option<u64>, index: u64) {
+        self.ranges.push((first, last, index));
+    }
+
+    /// An MSN, as [`MessageTable::msns`] takes it (a later one replaces an earlier one).
+    pub fn push_msn(&mut self, msn: u64, index: u64) {
+        self.msns.push((msn, index));
+    }
+
+    /// Sorts what was pushed, keeping the last of each key (as a map's inserts do).
+    pub fn seal(&mut self) {
+        fn keep_last<T: Copy>(v: &mut Vec<T>, key: impl Fn(&T) -> u64) {
+            // (Stable: among equal keys, the order pushed.)
+            v.sort_by_key(&key);
+            let mut out: Vec<T> = Vec::with_capacity(v.len());
+            for x in v.drain(..) {
+                match out.last_mut() {
+                    Some(l) if key(l) == key(&x) => *l = x,
+                    _ => out.push(x),
+                }
+            }
+            *v = out;
+        }
+        keep_last(&mut self.ranges, |r| r.0);
+        keep_last(&mut self.msns, |m| m.0);
+    }
+
+    /// As [`MessageTable::index`] (after [`Self::seal`]).
+    pub fn index(&self, v: u64, msn: Option<u64>) -> Option<u64> {
+        if let Some(m) = msn {
+            let k = self.msns.binary_search_by_key(&m, |x| x.0).ok()?;
+            return Some(self.msns[k].1);
+        }
+        let k = self.ranges.partition_point(|r| r.0 <= v).checked_sub(1)?;
+        let (first, last, index) = self.ranges[k];
+        holds(first, last, v).then_some(index)
+    }
 }
 
 impl MessageTable {

@@ -54,6 +54,13 @@ def text(v):
 
 for row in c.sql(f"select capture_file, frame, {', '.join(ANALYSIS)} from {t('packets')} order by capture_file, frame").fetchall():
     out[row[0]].setdefault("analysis", []).append("\t".join([str(row[1])] + [text(v) for v in row[2:]]))
+# A data packet's message by docs/cluster.md's join (rocescope.analysis.message's value).
+for (f, frame, message) in c.sql(
+    f"""select p.capture_file, p.frame, m.index from {t('packets')} p join {t('messages')} m
+    on p.capture_file = m.capture_file and p.flow_index = m.flow_index and p.bth_psn between m.first_psn and coalesce(m.last_psn, m.first_psn)
+    where p.flow_index is not null order by all"""
+).fetchall():
+    out[f].setdefault("message_join", []).append([frame, message])
 # Each packets file's rows in its stated order: flow_index (none last), time, frame.
 c.sql("set threads = 1")
 unsorted = []
