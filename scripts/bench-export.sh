@@ -5,13 +5,16 @@
 # with every registry column, flows, messages, events), against `tshark -T fields` writing the
 # same capture's 23 standard fields (frame, IP, UDP, BTH, RETH, AETH, ImmDt) as CSV, with no
 # plugin. Median wall time of RUNS runs each under /usr/bin/time, peak RSS, and the Parquet
-# size against the pcap's. The machine may be shared: compare numbers taken back to back.
+# size against the pcap's; then the export's peak RSS on a capture 5.2 times as long (the
+# page benchmark's whole 5.2 M-frame capture, LONG), which should be the same. The machine may
+# be shared: compare numbers taken back to back.
 #
 #   scripts/bench-export.sh
 #   RUNS=5 FILE=/tmp/bench-page/f1000000.pcapng scripts/bench-export.sh
 set -eu
 cd "$(dirname "$0")/.."
 FILE=${FILE:-/tmp/bench-page/f1000000.pcapng}
+LONG=${LONG:-/tmp/bench-page/all.pcapng}
 RUNS=${RUNS:-3}
 LOG=${LOG:-docs/logs/bench-export.log}
 OUT=${OUT:-/tmp/bench-export}
@@ -38,7 +41,13 @@ t_ex=$(cut -d' ' -f1 /tmp/bench-export.export | median); m_ex=$(cut -d' ' -f2 /t
 {
     echo "# $(date -u +%Y-%m-%dT%H:%M:%SZ) $REV, $(nproc) cores, median of $RUNS, $(basename "$FILE") ($(du -m "$FILE" | cut -f1) MB)"
     echo "tshark -T fields (23 standard fields) to CSV: ${t_sh} s, ${m_sh} KB peak RSS, CSV $(du -m "$OUT.csv" | cut -f1) MB"
-    echo "rocescope export (packets with every registry column, flows, messages, events): ${t_ex} s, ${m_ex} KB peak RSS, Parquet $(du -sm "$OUT" | cut -f1) MB (packets $(du -sm "$OUT/packets" | cut -f1) MB)"
+    echo "rocescope export (packets with every registry column and the analysis fields, flows, messages, events): ${t_ex} s, ${m_ex} KB peak RSS, Parquet $(du -sm "$OUT" | cut -f1) MB (packets $(du -sm "$OUT/packets" | cut -f1) MB) against the pcap's $(du -m "$FILE" | cut -f1) MB"
     echo "speed-up: $(echo "$t_sh $t_ex" | awk '{ printf "%.1f", $1 / $2 }')x"
+    if [ -f "$LONG" ]; then
+        rm -rf "$OUT"
+        /usr/bin/time -f "%e %M" -o /tmp/bench-export.time "$BIN" export "$LONG" -o "$OUT" >/dev/null 2>&1
+        read -r t_long m_long < /tmp/bench-export.time
+        echo "memory against length: $(basename "$LONG") ($(du -m "$LONG" | cut -f1) MB): ${t_long} s, ${m_long} KB peak RSS (${m_ex} KB for $(basename "$FILE")), Parquet $(du -sm "$OUT" | cut -f1) MB"
+    fi
 } | tee -a "$LOG"
 rm -rf "$empty"

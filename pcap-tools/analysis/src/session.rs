@@ -112,6 +112,22 @@ impl<R: Read> Session<R> {
         self
     }
 
+    /// Runs the detection pass now, if [`Self::with_detection_pass`] asked for one and it has
+    /// not run ([`Self::run`] runs it first otherwise): a caller with a core to spare runs it
+    /// on another thread while it does something else.
+    pub fn detect(&mut self) {
+        if let Some(mut again) = self.first_pass.take() {
+            if self.decoder.detects() {
+                while let Ok(Some(rec)) = again.next_record() {
+                    if let Some(lt) = crate::link_type(rec.linktype) {
+                        self.decoder.observe(lt, rec.data, rec.orig_len as usize);
+                    }
+                }
+                self.decoder.settle();
+            }
+        }
+    }
+
     /// Other bounds for the held-back frames (tests).
     pub fn with_lookahead(mut self, frames: usize, bytes: usize) -> Self {
         self.limits = (frames.max(1), bytes);
@@ -123,16 +139,7 @@ impl<R: Read> Session<R> {
     /// before it were seen). A record of a link type rocescope does not decode is passed with an
     /// empty, undecoded frame: listed, not decoded.
     pub fn run(&mut self, mut f: impl FnMut(&Record<'_>, &Decoded<'_, '_>) -> ControlFlow<()>) -> Result<(), CaptureError> {
-        if let Some(mut again) = self.first_pass.take() {
-            if self.decoder.detects() {
-                while let Ok(Some(rec)) = again.next_record() {
-                    if let Some(lt) = crate::link_type(rec.linktype) {
-                        self.decoder.observe(lt, rec.data, rec.orig_len as usize);
-                    }
-                }
-                self.decoder.settle();
-            }
-        }
+        self.detect();
         let Session { reader, decoder, held, limits, .. } = self;
         loop {
             // (The record is used where the reader returned it, by reference: moved out of the

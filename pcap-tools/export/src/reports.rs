@@ -101,10 +101,16 @@ fn typed_nulls(fields: &arrow::datatypes::Fields) -> Vec<Field> {
         .collect()
 }
 
-/// Writes `rows` as one Parquet file, their schema inferred from them.
-fn write_inferred(path: &std::path::Path, rows: &[Value], props: WriterProperties) -> Result<(), String> {
+/// Writes `rows` as one Parquet file, their schema inferred from them, with the writer
+/// properties `props` gives that schema.
+fn write_inferred(
+    path: &std::path::Path,
+    rows: &[Value],
+    props: impl FnOnce(&Schema) -> WriterProperties,
+) -> Result<(), String> {
     let schema = infer_json_schema_from_iterator(rows.iter().map(|r| Ok(r.clone()))).map_err(|e| e.to_string())?;
     let schema = Schema::new(typed_nulls(schema.fields()));
+    let props = props(&schema);
     let mut w = RowsWriter::new(path, schema, props)?;
     for r in rows {
         w.push(r.clone())?;
@@ -129,7 +135,11 @@ pub fn flows_rows(capture_file: &str, report: &FlowsReport) -> Vec<Value> {
         .collect()
 }
 
-pub fn write_flows(path: &std::path::Path, rows: &[Value], props: WriterProperties) -> Result<(), String> {
+pub fn write_flows(
+    path: &std::path::Path,
+    rows: &[Value],
+    props: impl FnOnce(&Schema) -> WriterProperties,
+) -> Result<(), String> {
     write_inferred(path, rows, props)
 }
 
