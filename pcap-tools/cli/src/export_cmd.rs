@@ -21,6 +21,12 @@ pub(crate) struct ExportArgs {
     /// frame's UTC date) or @file is taken from each capture.
     #[arg(long, value_name = "KEY=VALUE,…")]
     pub partition: Option<String>,
+    /// Judge each capture against the reference stacks as `rocescope replay` does (stack auto,
+    /// its default windows and timers) and add its findings to `events` (kind `departure` or
+    /// `ambiguous`, with the rule, the frames, what was expected and what was seen). Reads
+    /// each capture twice more.
+    #[arg(long)]
+    pub replay: bool,
     /// Print the packets table's schema (Markdown: column, type, registry field, description)
     /// and exit.
     #[arg(long)]
@@ -37,6 +43,10 @@ pub(crate) fn run(out: &mut impl std::io::Write, args: &ExportArgs) -> Result<u8
     let dir = std::path::PathBuf::from(args.out.as_deref().unwrap_or("."));
     let partition = rocescope_export::partition::Partition::parse(args.partition.as_deref().unwrap_or(""))
         .map_err(Failure::Usage)?;
+    let replay = args.replay.then(|| rocescope_replay::Options {
+        params: args.profile.params.params,
+        ..rocescope_replay::Options::default()
+    });
     let mut names = std::collections::HashSet::new();
     let mut status = 0;
     for file in &args.files {
@@ -56,6 +66,7 @@ pub(crate) fn run(out: &mut impl std::io::Write, args: &ExportArgs) -> Result<u8
             &dir,
             &partition,
             &|| args.profile.decoder(),
+            replay.as_ref(),
             &mut |pass, n, o| {
                 if pass != shown {
                     // (The second pass over the file: the bar starts again, named for it.)

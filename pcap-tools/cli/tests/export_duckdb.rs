@@ -91,7 +91,8 @@ fn duckdb_reads_what_the_command_line_prints() {
     }
     assert!(compared.values().all(|(f, m, e)| *f > 0 && *m > 0 && *e > 0), "{compared:?}");
     // Every analysis field was set on some frame but `duplicate_nak` (compared all the same:
-    // the simulator's receivers NAK a sequence error once).
+    // the simulator's receivers NAK a sequence error once; replay_findings_are_events has a
+    // responder that NAKs twice).
     assert_eq!(fields_set.len(), 13, "{fields_set:?}");
     assert!(!fields_set.contains_key("rocescope.analysis.duplicate_nak"));
     let _ = std::fs::remove_dir_all(&dir);
@@ -132,6 +133,89 @@ fn a_damaged_capture_is_exported_up_to_the_damage() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// `--replay` adds `rocescope replay`'s findings to `events` (every field as replay prints it,
+/// the flow's index as `flows` numbers it), on a capture whose responder NAKs a sequence error
+/// twice (the simulator's `--fault double-nak`), whose duplicate NAKs the analysis fields show too.
+#[test]
+fn replay_findings_are_events() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let dir = std::env::temp_dir().join(format!("rocescope-export-replay-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let fault = dir.join("double-nak.pcapng");
+    rocescope(&[
+        "synth",
+        "--stack",
+        "gbn",
+        "--messages",
+        "20",
+        "--message-size",
+        "16384",
+        "--loss",
+        "0.02",
+        "--seed",
+        "4",
+        "--fault",
+        "double-nak",
+        "-o",
+        fault.to_str().unwrap(),
+    ]);
+    let captures = vec![fault.clone(), root.join("fixtures/synth-gbn-loss.pcapng")];
+    let out = dir.join("export");
+    let mut args = vec!["export", "--replay", "-o", out.to_str().unwrap(), "--partition", "host=h1,date=2026-11-29"];
+    args.extend(captures.iter().map(|c| c.to_str().unwrap()));
+    rocescope(&args);
+    let py = std::process::Command::new("python3")
+        .arg(root.join("pcap-tools/cli/tests/export/duckdb_check.py"))
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(py.status.success(), "duckdb_check.py: {}", String::from_utf8_lossy(&py.stderr));
+    let got: Value = serde_json::from_slice(&py.stdout).unwrap();
+    let mut fields_set = BTreeMap::new();
+    for c in &captures {
+        let name = c.file_name().unwrap().to_str().unwrap();
+        compare(&got, c, Some(&mut fields_set));
+        let file = c.to_str().unwrap();
+        let index: BTreeMap<String, usize> = json(&["flows", "--format", "json", file])["flows"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .enumerate()
+            .map(|(i, f)| (f["id"].as_str().unwrap().to_string(), i))
+            .collect();
+        let r = export_common::rocescope_status(&["replay", "--format", "json", file], &[0, 1]);
+        let r: Value = serde_json::from_slice(&r).unwrap();
+        let mut want: Vec<Value> = r["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|f| {
+                serde_json::json!([
+                    f["flow"],
+                    index.get(f["flow"].as_str().unwrap()),
+                    f["kind"],
+                    f["rule"],
+                    f["frames"][0],
+                    f["frames"],
+                    f["time_ns"].to_string().trim_matches('"'),
+                    f["expected"],
+                    f["seen"]
+                ])
+            })
+            .collect();
+        want.sort_by_key(|v| v.to_string());
+        let mut have = got[name]["findings"].as_array().cloned().unwrap_or_default();
+        have.sort_by_key(|v| v.to_string());
+        assert_eq!(have, want, "{name}: findings");
+        if name == "double-nak.pcapng" {
+            assert!(want.iter().any(|f| f[2] == "departure" && f[3] == "gbn.nak-repeated"), "{want:?}");
+        }
+    }
+    assert!(fields_set.contains_key("rocescope.analysis.duplicate_nak"), "{fields_set:?}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 /// Compares what DuckDB read of capture `c` (`got[its name]`) with what `rocescope decode`,
 /// `flows` and `timeline` print of it: frames and PSNs, flows, messages, events and, unless
 /// `fields_set` is `None` (a damaged capture, whose analysis fields `decode` refuses), each
@@ -167,6 +251,15 @@ fn compare(got: &Value, c: &Path, fields_set: Option<&mut BTreeMap<String, u64>>
         .map(|f| serde_json::json!([f["id"], f["retransmitted"], f["losses"], f["messages_completed"]]))
         .collect();
     assert_eq!(g["flows"], Value::Array(want.clone()), "{name}: flows");
+    // packets: each flow's frames carry its id and tap (flows that have frames: all).
+    let mut taps: Vec<(String, String)> = flows["flows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| (f["id"].as_str().unwrap().to_string(), f["tap"].as_str().unwrap().to_string()))
+        .collect();
+    taps.sort();
+    assert_eq!(g["taps"], serde_json::to_value(&taps).unwrap(), "{name}: taps");
     // messages and events.
     let t = from_json(&["timeline", "--format", "json", file]);
     let (mut messages, mut events) = (Vec::new(), BTreeMap::<&str, u64>::new());
@@ -269,7 +362,7 @@ fn partition_values_come_from_the_captures() {
     let got = export_common::export_and_read(
         std::slice::from_ref(&capture),
         &out,
-        "app=@application,note=@comment,tap=@interface,day=@date,hw=@hardware",
+        "app=@application,note=@comment,link=@interface,day=@date,hw=@hardware",
         &root.join("pcap-tools/cli/tests/export/duckdb_partitions.py"),
         "python3 -m pip install duckdb",
     );

@@ -76,7 +76,7 @@ pub struct Exported {
 
 /// The writer's settings for a table of `schema`: Snappy, page statistics, bloom filters on
 /// the columns users look rows up by (a QPN, an address) when `bloom`, and dictionary encoding
-/// only where values repeat: names and enumerations, addresses, 8- and 16-bit fields, and the
+/// only where values repeat: names, texts and enumerations, addresses, 8- and 16-bit fields, and the
 /// few 32-bit ones that take few values ([`FEW_VALUES`]). (Every column dictionary-encoded,
 /// Parquet's default, the encoder interned every time, frame number and PSN only to fall back
 /// to plain encoding: 13 % of an export's time for no smaller file.)
@@ -90,7 +90,7 @@ fn properties(schema: &arrow::datatypes::Schema, bloom: bool) -> WriterPropertie
         .set_created_by(format!("rocescope {}", env!("CARGO_PKG_VERSION")));
     for f in schema.fields() {
         let repeats = match f.data_type() {
-            T::Dictionary(..) | T::UInt8 | T::UInt16 | T::FixedSizeBinary(_) => true,
+            T::Dictionary(..) | T::Utf8 | T::UInt8 | T::UInt16 | T::FixedSizeBinary(_) => true,
             T::List(item) => matches!(item.data_type(), T::Utf8),
             _ => FEW_VALUES.contains(&f.name().as_str()),
         };
@@ -124,6 +124,17 @@ fn table_file(dir: &Path, table: &str, partition: &str, name: &str) -> Result<Pa
 pub fn file_stem(path: &str) -> String {
     let base = Path::new(path).file_name().map_or_else(|| path.to_string(), |n| n.to_string_lossy().to_string());
     base.chars().map(|c| if c.is_ascii_alphanumeric() || c == '.' || c == '-' { c } else { '_' }).collect()
+}
+
+/// A tap's name, as `flows` prints it.
+fn tap_name(t: rocescope_analysis::analyze::report::Tap) -> &'static str {
+    use rocescope_analysis::analyze::report::Tap;
+    match t {
+        Tap::Sender => "sender",
+        Tap::Receiver => "receiver",
+        Tap::Fabric => "fabric",
+        Tap::Unknown => "unknown",
+    }
 }
 
 /// The writers of one table, a file per partition folder, opened when a row comes.
@@ -183,6 +194,7 @@ pub fn export_capture(
     dir: &Path,
     partition: &Partition,
     decoder: &dyn Fn() -> Decoder,
+    replay: Option<&rocescope_replay::Options>,
     tick: &mut dyn FnMut(u32, u64, u64),
 ) -> Result<Exported, ExportError> {
     let out_err = |e: String| ExportError::Output(format!("{name}: {e}"));
@@ -252,26 +264,26 @@ pub fn export_capture(
         match part {
             TimelinePart::Flow(head) => {
                 folder = folders.of_interface(head.interface);
-                ids.push(head.id.clone());
+                ids.push((head.id.clone(), tap_name(head.tap), folder));
             }
             TimelinePart::Message(m) => {
                 let w = messages.get(dir, &folders, name, folder).map_err(std::io::Error::other)?;
-                w.cols.add(name, &ids[i], i, m);
+                w.cols.add(name, &ids[i].0, i, m);
                 w.maybe_flush().map_err(std::io::Error::other)?;
             }
             TimelinePart::Loss(l) => {
                 let w = events.get(dir, &folders, name, folder).map_err(std::io::Error::other)?;
-                w.cols.add_loss(name, &ids[i], i, l);
+                w.cols.add_loss(name, &ids[i].0, i, l);
                 w.maybe_flush().map_err(std::io::Error::other)?;
             }
             TimelinePart::Retransmission(r) => {
                 let w = events.get(dir, &folders, name, folder).map_err(std::io::Error::other)?;
-                w.cols.add_retransmission(name, &ids[i], i, r);
+                w.cols.add_retransmission(name, &ids[i].0, i, r);
                 w.maybe_flush().map_err(std::io::Error::other)?;
             }
             TimelinePart::CaptureGap(g) => {
                 let w = events.get(dir, &folders, name, folder).map_err(std::io::Error::other)?;
-                w.cols.add_capture_gap(name, &ids[i], i, g);
+                w.cols.add_capture_gap(name, &ids[i].0, i, g);
                 w.maybe_flush().map_err(std::io::Error::other)?;
             }
         }
@@ -279,6 +291,25 @@ pub fn export_capture(
     })
     .map_err(|e| out_err(e.to_string()))?;
     drop(a);
+    // `--replay`: the reference stacks' findings, as events of their flows.
+    if let Some(opts) = replay {
+        let session = || Ok::<_, ExportError>(Session::new(open()?, decoder().checksums_for_detection_only()));
+        let findings = match rocescope_replay::replay_partial(session()?, session()?, opts, None) {
+            // (A damaged capture: the findings before the damage.)
+            Ok((report, _)) => report.findings,
+            Err(rocescope_replay::ReplayError::Capture(_)) => Vec::new(),
+            Err(rocescope_replay::ReplayError::Counters(why)) => return Err(out_err(why)),
+        };
+        let index: std::collections::HashMap<&str, usize> =
+            ids.iter().enumerate().map(|(i, (id, _, _))| (id.as_str(), i)).collect();
+        for f in &findings {
+            let i = index.get(f.flow.as_str()).copied();
+            let folder = i.map_or_else(|| folders.of_interface(0), |i| ids[i].2);
+            let w = events.get(dir, &folders, name, folder).map_err(out_err)?;
+            w.cols.add_finding(name, i, f);
+            w.maybe_flush().map_err(out_err)?;
+        }
+    }
     done.messages = messages.finish(dir, &folders, name, &mut done).map_err(out_err)?;
     done.events = events.finish(dir, &folders, name, &mut done).map_err(out_err)?;
 
@@ -296,7 +327,7 @@ pub fn export_capture(
         let mut step = || -> Result<(), String> {
             let l = live.of(rec.number).map_err(|e| format!("temporary file: {e}"))?;
             let e = event_log.of(rec.number).map_err(|e| format!("temporary file: {e}"))?;
-            let flow = l.flow.and_then(|i| ids.get(i as usize).map(|id| (i, id.as_str())));
+            let flow = l.flow.and_then(|i| ids.get(i as usize).map(|(id, tap, _)| (i, id.as_str(), *tap)));
             let folder = folders.of_interface(rec.interface) as u32;
             if let Some(w) = builder.add(name, rec, d, flow, &l, &e, folder).map_err(|e| e.to_string())? {
                 writer.send(w)?;

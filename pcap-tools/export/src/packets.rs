@@ -164,6 +164,7 @@ struct CaptureCols {
     protocol: StringDictionaryBuilder<Int16Type>,
     flow: StringDictionaryBuilder<Int32Type>,
     flow_index: UInt32Builder,
+    tap: StringDictionaryBuilder<Int16Type>,
 }
 
 impl CaptureCols {
@@ -183,6 +184,7 @@ impl CaptureCols {
             protocol: StringDictionaryBuilder::new(),
             flow: StringDictionaryBuilder::new(),
             flow_index: UInt32Builder::new(),
+            tap: StringDictionaryBuilder::new(),
         }
     }
 
@@ -202,6 +204,7 @@ impl CaptureCols {
             Arc::new(self.protocol.finish()),
             Arc::new(self.flow.finish()),
             Arc::new(self.flow_index.finish()),
+            Arc::new(self.tap.finish()),
         ]
     }
 }
@@ -372,7 +375,7 @@ impl PacketsBuilder {
         self.schema.clone()
     }
 
-    /// One frame's row: its capture columns, its flow (index and id) and analysis, its fields,
+    /// One frame's row: its capture columns, its flow (index, id, tap) and analysis, its fields,
     /// the partition folder it goes to. A full window is returned.
     #[allow(clippy::too_many_arguments)]
     pub fn add(
@@ -380,7 +383,7 @@ impl PacketsBuilder {
         capture_file: &str,
         rec: &Record<'_>,
         d: &Decoded<'_, '_>,
-        flow: Option<(u32, &str)>,
+        flow: Option<(u32, &str, &str)>,
         live: &Live,
         events: &Events,
         folder: u32,
@@ -416,13 +419,15 @@ impl PacketsBuilder {
         }
         c.protocol.append_value(output::protocol_name(d));
         match flow {
-            Some((i, id)) => {
+            Some((i, id, tap)) => {
                 c.flow.append_value(id);
                 c.flow_index.append_value(i);
+                c.tap.append_value(tap);
             }
             None => {
                 c.flow.append_null();
                 c.flow_index.append_null();
+                c.tap.append_null();
             }
         }
         self.analysis.add(live, events);

@@ -11,7 +11,8 @@ use std::fs::File;
 use std::sync::Arc;
 
 use arrow::array::{
-    ArrayBuilder, ArrayRef, BooleanBuilder, Int64Builder, StringDictionaryBuilder, UInt32Builder, UInt64Builder,
+    ArrayBuilder, ArrayRef, BooleanBuilder, Int64Builder, ListBuilder, StringBuilder, StringDictionaryBuilder,
+    UInt32Builder, UInt64Builder,
 };
 use arrow::datatypes::{DataType, Field, Int16Type, Int32Type, Schema};
 use arrow::json::reader::{infer_json_schema_from_iterator, ReaderBuilder};
@@ -220,7 +221,7 @@ impl Keys {
         vec![
             Field::new("capture_file", dict(), false),
             Field::new("flow", dict(), false),
-            Field::new("flow_index", DataType::UInt32, false),
+            Field::new("flow_index", DataType::UInt32, true),
         ]
     }
 }
@@ -321,7 +322,8 @@ fn serde_name<T: serde::Serialize>(v: &T) -> String {
 }
 
 /// The `events` table's columns: `rocescope timeline`'s losses, retransmissions and capture
-/// gaps, each kind's absent keys null.
+/// gaps and, with `--replay`, `rocescope replay`'s findings (departures and ambiguities), each
+/// kind's absent keys null.
 #[derive(Default)]
 pub struct EventsColumns {
     keys: Keys,
@@ -337,6 +339,10 @@ pub struct EventsColumns {
     spurious: BooleanBuilder,
     copy: UInt32Builder,
     message: UInt64Builder,
+    rule: StringDictionaryBuilder<Int16Type>,
+    frames: ListBuilder<UInt64Builder>,
+    expected: StringBuilder,
+    seen: StringBuilder,
 }
 
 impl EventsColumns {
@@ -345,6 +351,37 @@ impl EventsColumns {
         self.kind.append_value(kind);
         self.frame.append_value(frame);
         self.psn.append_value(psn);
+        self.no_finding();
+    }
+
+    fn no_finding(&mut self) {
+        self.rule.append_null();
+        self.frames.append_null();
+        self.expected.append_null();
+        self.seen.append_null();
+    }
+
+    /// A finding of `rocescope replay` (`departure` or `ambiguous`), on the flow of index
+    /// `flow_index` when the analysis has it.
+    pub fn add_finding(&mut self, capture_file: &str, flow_index: Option<usize>, f: &rocescope_replay::Finding) {
+        self.keys.capture_file.append_value(capture_file);
+        self.keys.flow.append_value(&f.flow);
+        self.keys.flow_index.append_option(flow_index.map(|i| i as u32));
+        self.kind.append_value(serde_name(&f.kind));
+        self.frame.append_value(f.frames.first().copied().unwrap_or(0));
+        self.psn.append_null();
+        self.time_ns.append_value(ns(f.time_ns));
+        for b in [&mut self.signal, &mut self.repair, &mut self.evidence, &mut self.cause, &mut self.trigger] {
+            b.append_null();
+        }
+        self.spurious.append_null();
+        self.copy.append_null();
+        self.message.append_null();
+        self.rule.append_value(f.rule);
+        self.frames.values().append_slice(&f.frames);
+        self.frames.append(true);
+        self.expected.append_value(&f.expected);
+        self.seen.append_value(&f.seen);
     }
 
     /// A loss.
@@ -400,7 +437,7 @@ impl Columns for EventsColumns {
         f.extend([
             Field::new("kind", DataType::Dictionary(Box::new(DataType::Int16), Box::new(DataType::Utf8)), false),
             Field::new("frame", DataType::UInt64, false),
-            Field::new("psn", DataType::UInt32, false),
+            Field::new("psn", DataType::UInt32, true),
             Field::new("time_ns", DataType::Int64, true),
             e("signal"),
             e("repair"),
@@ -410,6 +447,10 @@ impl Columns for EventsColumns {
             Field::new("spurious", DataType::Boolean, true),
             Field::new("copy", DataType::UInt32, true),
             Field::new("message", DataType::UInt64, true),
+            e("rule"),
+            Field::new("frames", DataType::List(Arc::new(Field::new("item", DataType::UInt64, true))), true),
+            Field::new("expected", DataType::Utf8, true),
+            Field::new("seen", DataType::Utf8, true),
         ]);
         Schema::new(f)
     }
@@ -433,6 +474,10 @@ impl Columns for EventsColumns {
             Arc::new(self.spurious.finish()),
             Arc::new(self.copy.finish()),
             Arc::new(self.message.finish()),
+            Arc::new(self.rule.finish()),
+            Arc::new(self.frames.finish()),
+            Arc::new(self.expected.finish()),
+            Arc::new(self.seen.finish()),
         ]);
         v
     }

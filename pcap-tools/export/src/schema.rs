@@ -70,7 +70,7 @@ pub fn capture_fields() -> Vec<Field> {
             "The capture file, as named on the command line",
         ),
         described(Field::new("frame", DataType::UInt64, false), "Frame number in its capture, from 1 (frame.number)"),
-        described(Field::new("interface", DataType::UInt32, false), "pcapng interface id (0 for pcap): the tap"),
+        described(Field::new("interface", DataType::UInt32, false), "pcapng interface id (0 for pcap)"),
         described(Field::new("time_ns", DataType::Int64, false), "Capture time, nanoseconds since the Unix epoch"),
         described(
             Field::new("time", DataType::Timestamp(TimeUnit::Microsecond, Some("UTC".into())), false),
@@ -96,6 +96,10 @@ pub fn capture_fields() -> Vec<Field> {
         described(
             Field::new("flow_index", DataType::UInt32, true),
             "The flow's index in its capture (the flows, messages and events tables' flow_index)",
+        ),
+        described(
+            Field::new("tap", DataType::Dictionary(Box::new(DataType::Int16), Box::new(DataType::Utf8)), true),
+            "Where the capture was taken for the frame's flow (sender, receiver, fabric, unknown), as `flows` infers it",
         ),
     ]
 }

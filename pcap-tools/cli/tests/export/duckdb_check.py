@@ -6,7 +6,7 @@
 Per capture file: its frames and each frame's BTH PSN (packets), each frame's flow and analysis
 fields written as `rocescope decode -e` writes them (packets), each flow's id, retransmitted
 frames, losses and completed messages (flows), each message's completion frame and latency
-(messages), and the events of each kind (events); the Hive partition columns seen, the schema
+(messages), the events of each kind and `--replay`'s findings (events); the Hive partition columns seen, the schema
 version and sort order of every packets file, and whether each file's rows are in that order.
 """
 import glob
@@ -31,8 +31,16 @@ for (f, fid, idx, frame, lat) in c.sql(
     f"select capture_file, flow, index, complete_frame, latency_ns from {t('messages')} order by capture_file, flow_index, index"
 ).fetchall():
     out[f].setdefault("messages", []).append([fid, idx, frame, lat])
-for (f, kind, n) in c.sql(f"select capture_file, kind, count(*) from {t('events')} group by all order by all").fetchall():
+for (f, kind, n) in c.sql(
+    f"select capture_file, kind, count(*) from {t('events')} where kind in ('loss', 'retransmission', 'capture_gap') group by all order by all"
+).fetchall():
     out[f].setdefault("events", {})[kind] = n
+# `--replay`'s findings.
+for row in c.sql(
+    f"""select capture_file, flow, flow_index, kind, rule, frame, frames, time_ns::varchar, expected, seen from {t('events')}
+    where kind in ('departure', 'ambiguous') order by all"""
+).fetchall():
+    out[row[0]].setdefault("findings", []).append(list(row[1:]))
 # The analysis fields, as `decode -e` writes values (booleans 0/1, lists joined by commas).
 ANALYSIS = [
     "flow", "analysis_retransmission", "analysis_retransmission_cause", "analysis_retransmission_trigger",
@@ -54,6 +62,9 @@ def text(v):
 
 for row in c.sql(f"select capture_file, frame, {', '.join(ANALYSIS)} from {t('packets')} order by capture_file, frame").fetchall():
     out[row[0]].setdefault("analysis", []).append("\t".join([str(row[1])] + [text(v) for v in row[2:]]))
+# Each flow's tap, as its packets have it.
+for (f, fid, tap) in c.sql(f"select distinct capture_file, flow, tap from {t('packets')} where flow is not null order by all").fetchall():
+    out[f].setdefault("taps", []).append([fid, tap])
 # A data packet's message by docs/cluster.md's join (rocescope.analysis.message's value).
 for (f, frame, message) in c.sql(
     f"""select p.capture_file, p.frame, m.index from {t('packets')} p join {t('messages')} m
