@@ -19,10 +19,7 @@ use export_common::{json, rocescope};
 
 #[test]
 fn duckdb_reads_what_the_command_line_prints() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
-    let dir = std::env::temp_dir().join(format!("rocescope-export-duckdb-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
+    let (root, dir) = scratch("duckdb");
     // Different stacks, taps and seeds: two fixtures and one synthesized here.
     let made = dir.join("irn-sprayed.pcapng");
     rocescope(&[
@@ -103,10 +100,7 @@ fn duckdb_reads_what_the_command_line_prints() {
 /// export says so and exits with status 2, and the next capture is exported whole.
 #[test]
 fn a_damaged_capture_is_exported_up_to_the_damage() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
-    let dir = std::env::temp_dir().join(format!("rocescope-export-cut-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
+    let (root, dir) = scratch("cut");
     let whole = std::fs::read(root.join("fixtures/synth-gbn-loss.pcapng")).unwrap();
     let cut = dir.join("cut.pcapng");
     std::fs::write(&cut, &whole[..whole.len() * 2 / 3]).unwrap();
@@ -120,13 +114,7 @@ fn a_damaged_capture_is_exported_up_to_the_damage() {
     let stderr = String::from_utf8_lossy(&o.stderr);
     assert_eq!(o.status.code(), Some(2), "{stderr}");
     assert!(stderr.contains("cut.pcapng: byte ") && stderr.contains("ends in the middle of a record"), "{stderr}");
-    let py = std::process::Command::new("python3")
-        .arg(root.join("pcap-tools/cli/tests/export/duckdb_check.py"))
-        .arg(&out)
-        .output()
-        .unwrap();
-    assert!(py.status.success(), "duckdb_check.py: {}", String::from_utf8_lossy(&py.stderr));
-    let got: Value = serde_json::from_slice(&py.stdout).unwrap();
+    let got = duckdb_check(&root, &out);
     let (frames, messages, events) = compare(&got, &cut, None);
     assert!(frames > 100 && messages > 0 && events > 0, "{frames} {messages} {events}");
     compare(&got, &next, Some(&mut BTreeMap::new()));
@@ -138,10 +126,7 @@ fn a_damaged_capture_is_exported_up_to_the_damage() {
 /// twice (the simulator's `--fault double-nak`), whose duplicate NAKs the analysis fields show too.
 #[test]
 fn replay_findings_are_events() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
-    let dir = std::env::temp_dir().join(format!("rocescope-export-replay-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
+    let (root, dir) = scratch("replay");
     let fault = dir.join("double-nak.pcapng");
     rocescope(&[
         "synth",
@@ -165,13 +150,7 @@ fn replay_findings_are_events() {
     let mut args = vec!["export", "--replay", "-o", out.to_str().unwrap(), "--partition", "host=h1,date=2026-11-29"];
     args.extend(captures.iter().map(|c| c.to_str().unwrap()));
     rocescope(&args);
-    let py = std::process::Command::new("python3")
-        .arg(root.join("pcap-tools/cli/tests/export/duckdb_check.py"))
-        .arg(&out)
-        .output()
-        .unwrap();
-    assert!(py.status.success(), "duckdb_check.py: {}", String::from_utf8_lossy(&py.stderr));
-    let got: Value = serde_json::from_slice(&py.stdout).unwrap();
+    let got = duckdb_check(&root, &out);
     let mut fields_set = BTreeMap::new();
     for c in &captures {
         let name = c.file_name().unwrap().to_str().unwrap();
@@ -326,6 +305,30 @@ fn compare(got: &Value, c: &Path, fields_set: Option<&mut BTreeMap<String, u64>>
     (frames, messages.len(), events.values().sum::<u64>())
 }
 
+/// The repository's root, and a fresh scratch folder for test `name`.
+fn scratch(name: &str) -> (PathBuf, PathBuf) {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let dir = std::env::temp_dir().join(format!("rocescope-export-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    (root, dir)
+}
+
+/// tests/export/duckdb_check.py's reading of export folder `out`.
+fn duckdb_check(root: &Path, out: &Path) -> Value {
+    let py = std::process::Command::new("python3")
+        .arg(root.join("pcap-tools/cli/tests/export/duckdb_check.py"))
+        .arg(out)
+        .output()
+        .unwrap();
+    assert!(
+        py.status.success(),
+        "duckdb_check.py (python3 -m pip install duckdb): {}",
+        String::from_utf8_lossy(&py.stderr)
+    );
+    serde_json::from_slice(&py.stdout).unwrap()
+}
+
 /// docs/cluster.md's schema is `rocescope export --schema`'s.
 #[test]
 fn the_documented_schema_is_the_commands() {
@@ -345,10 +348,7 @@ fn the_documented_schema_is_the_commands() {
 #[test]
 fn partition_values_come_from_the_captures() {
     use std::process::Command;
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
-    let dir = std::env::temp_dir().join(format!("rocescope-export-parts-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
+    let (root, dir) = scratch("parts");
     // A capture with a section comment and editcap's name as its application.
     let capture = dir.join("commented.pcapng");
     let st = Command::new("editcap")

@@ -15,6 +15,7 @@
 //! digits and `- _ . :` become `_`.
 
 use rocescope_analysis::capture::{self, InterfaceName, SectionInfo};
+use rocescope_analysis::output;
 
 /// Hive's folder name for a null value.
 pub const NULL_VALUE: &str = "__HIVE_DEFAULT_PARTITION__";
@@ -68,19 +69,6 @@ fn clean(v: &str) -> String {
     } else {
         v
     }
-}
-
-/// Days since 1970-01-01 as a civil date (Howard Hinnant's `civil_from_days`).
-fn civil(days: i64) -> (i64, u32, u32) {
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
-    (yoe + era * 400 + i64::from(m <= 2), m, d)
 }
 
 /// The partition folders of a capture: one per distinct combination of values, and for each
@@ -155,7 +143,7 @@ impl Partition {
                 Source::Interface => iface.and_then(|i| i.name.clone()),
                 Source::InterfaceDescription => iface.and_then(|i| i.description.clone()),
                 Source::Date => info.first_ts_ns.map(|t| {
-                    let (y, m, d) = civil((t / 1_000_000_000 / 86_400) as i64);
+                    let (y, m, d) = output::civil_from_days((t / 1_000_000_000 / 86_400) as i64);
                     format!("{y:04}-{m:02}-{d:02}")
                 }),
                 Source::File => Some(info.file.clone()),
@@ -216,13 +204,6 @@ mod tests {
             ]
         );
         assert_eq!((f.of_interface(0), f.of_interface(1), f.of_interface(2)), (0, 1, 2));
-    }
-
-    #[test]
-    fn dates_are_utc_civil_dates() {
-        assert_eq!(civil(0), (1970, 1, 1));
-        assert_eq!(civil(19_782), (2024, 2, 29));
-        assert_eq!(civil(-1), (1969, 12, 31));
     }
 
     #[test]
