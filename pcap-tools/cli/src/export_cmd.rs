@@ -43,6 +43,7 @@ pub(crate) fn run(out: &mut impl std::io::Write, args: &ExportArgs) -> Result<u8
     let dir = std::path::PathBuf::from(args.out.as_deref().unwrap_or("."));
     let partition = rocescope_export::partition::Partition::parse(args.partition.as_deref().unwrap_or(""))
         .map_err(Failure::Usage)?;
+    partition.check_keys(&rocescope_export::column_names()).map_err(Failure::Usage)?;
     let replay = args.replay.then(|| rocescope_replay::Options {
         params: args.profile.params.params,
         ..rocescope_replay::Options::default()

@@ -359,6 +359,14 @@ fn partition_values_come_from_the_captures() {
         .expect("editcap (Debian's wireshark-common, with tshark)");
     assert!(st.success());
     let out = dir.join("export");
+    // A key that names a column (flows' and packets' `tap`) is refused before anything is written.
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_rocescope"))
+        .args(["export", capture.to_str().unwrap(), "-o", out.to_str().unwrap(), "--partition", "tap=@interface"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("key 'tap' is a column of the export"));
+    assert!(!out.exists());
     let got = export_common::export_and_read(
         std::slice::from_ref(&capture),
         &out,

@@ -126,6 +126,17 @@ pub fn file_stem(path: &str) -> String {
     base.chars().map(|c| if c.is_ascii_alphanumeric() || c == '.' || c == '-' { c } else { '_' }).collect()
 }
 
+/// Every column of every table: a partition key of one of these names would shadow it
+/// ([`partition::Partition::check_keys`]).
+pub fn column_names() -> std::collections::BTreeSet<String> {
+    use reports::Columns;
+    let mut names: std::collections::BTreeSet<String> = reports::FLOWS_COLUMNS.iter().map(|c| c.to_string()).collect();
+    for s in [schema::packets_schema(), reports::MessagesColumns::schema(), reports::EventsColumns::schema()] {
+        names.extend(s.fields().iter().map(|f| f.name().clone()));
+    }
+    names
+}
+
 /// A tap's name, as `flows` prints it.
 fn tap_name(t: rocescope_analysis::analyze::report::Tap) -> &'static str {
     use rocescope_analysis::analyze::report::Tap;
@@ -354,5 +365,41 @@ pub fn export_capture(
     match read_error.or(r.err()) {
         Some(e) => Err(ExportError::Input(path.to_string(), e)),
         None => Ok(done),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The flows table's columns, as an export of captures with every kind of flow (a NetRT
+    /// control flow `serves` a data flow) writes them, are the ones [`column_names`] lists.
+    #[test]
+    fn the_flows_columns_listed_are_the_ones_written() {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures");
+        let dir = std::env::temp_dir().join(format!("rocescope-export-columns-{}", std::process::id()));
+        let _ = fs::remove_dir_all(&dir);
+        let mut written = std::collections::BTreeSet::new();
+        for fixture in ["synth-netrt-loss.pcapng", "synth-gbn-loss.pcapng", "std-mix.pcapng"] {
+            let path = root.join(fixture);
+            let decoder = || Decoder::new(Default::default());
+            export_capture(
+                path.to_str().unwrap(),
+                fixture,
+                &dir,
+                &Partition::default(),
+                &decoder,
+                None,
+                &mut |_, _, _| {},
+            )
+            .unwrap();
+            let f = fs::File::open(dir.join("flows").join(format!("{fixture}.parquet"))).unwrap();
+            let b = parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(f).unwrap();
+            written.extend(b.schema().fields().iter().map(|f| f.name().clone()));
+        }
+        let listed: std::collections::BTreeSet<String> = reports::FLOWS_COLUMNS.iter().map(|c| c.to_string()).collect();
+        assert_eq!(written, listed);
+        assert!(column_names().is_superset(&listed) && column_names().contains("bth_psn"));
+        let _ = fs::remove_dir_all(&dir);
     }
 }

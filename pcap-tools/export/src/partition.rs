@@ -126,6 +126,15 @@ impl Partition {
         Ok(Partition { keys })
     }
 
+    /// Refuses a key that names a column of the tables (`columns`): engines would read the
+    /// folder's value and the file's column under one name (DuckDB keeps one of them quietly).
+    pub fn check_keys(&self, columns: &std::collections::BTreeSet<String>) -> Result<(), String> {
+        match self.keys.iter().find(|(k, _)| columns.contains(k)) {
+            Some((k, _)) => Err(format!("--partition: key '{k}' is a column of the export; name it otherwise")),
+            None => Ok(()),
+        }
+    }
+
     /// Whether any value is taken from the capture.
     pub fn reads_capture(&self) -> bool {
         self.keys.iter().any(|(_, s)| !matches!(s, Source::Given(_)))

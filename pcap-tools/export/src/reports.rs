@@ -119,6 +119,55 @@ fn write_inferred(
     w.finish().map(|_| ())
 }
 
+/// The `flows` table's columns (its schema is inferred from the rows; a test checks this list
+/// against the files written): what a partition key may not be named.
+pub const FLOWS_COLUMNS: &[&str] = &[
+    "capture_file",
+    "flow_index",
+    "id",
+    "src",
+    "dst",
+    "destqp",
+    "interface",
+    "profile",
+    "transport",
+    "role",
+    "tap",
+    "peer",
+    "serves",
+    "frames",
+    "bytes",
+    "data_frames",
+    "data_bytes",
+    "unique_bytes",
+    "retransmitted",
+    "spurious",
+    "max_retries",
+    "timeouts",
+    "losses",
+    "capture_gaps",
+    "out_of_order",
+    "sequence_errors",
+    "acks",
+    "naks",
+    "sacks",
+    "rnr_naks",
+    "cnps",
+    "ecn_ce",
+    "header_only",
+    "messages",
+    "messages_completed",
+    "messages_failed",
+    "fct_ns",
+    "message_latency",
+    "rtt",
+    "first_time_ns",
+    "last_time_ns",
+    "goodput_bps",
+    "idle_max_ns",
+    "pfc_paused_ns",
+];
+
 /// The `flows` rows of one capture.
 pub fn flows_rows(capture_file: &str, report: &FlowsReport) -> Vec<Value> {
     report
