@@ -5,27 +5,32 @@ use std::io::{self, IsTerminal};
 /// A progress bar over an input file's bytes, for `decode` and `check`: only when standard
 /// error is a terminal and standard output is not (so the bar never mixes with the output), and
 /// only for a regular file of known size.
-pub struct FileBar(Option<indicatif::ProgressBar>);
+pub struct FileBar(Option<indicatif::ProgressBar>, std::cell::Cell<u64>);
 
 impl FileBar {
     pub fn for_file(path: &str) -> FileBar {
         let len = std::fs::metadata(path).ok().filter(|m| m.is_file()).map(|m| m.len());
         let show = path != "-" && io::stderr().is_terminal() && !io::stdout().is_terminal();
-        FileBar(len.filter(|_| show).map(|len| {
+        let bar = len.filter(|_| show).map(|len| {
             let bar = indicatif::ProgressBar::new(len);
             bar.set_style(
-                indicatif::ProgressStyle::with_template("{prefix}{bar:30} {bytes}/{total_bytes} · {msg} frames · {elapsed}")
-                    .expect("valid template"),
+                indicatif::ProgressStyle::with_template(
+                    "{prefix}{bar:30} {bytes}/{total_bytes} · {msg} frames · {elapsed}",
+                )
+                .expect("valid template"),
             );
             bar
-        }))
+        });
+        FileBar(bar, std::cell::Cell::new(0))
     }
 
-    /// Frame `frame` starts at byte `offset` of the file.
+    /// Frame `frame` starts at byte `offset` of the file. (The bar moves every 4,096 frames:
+    /// callers tick every frame, or once per batch with its last frame.)
     #[inline]
     pub fn tick(&self, frame: u64, offset: u64) {
         if let Some(bar) = &self.0 {
-            if frame % 4096 == 0 {
+            if frame >= self.1.get() + 4096 || frame < self.1.get() {
+                self.1.set(frame);
                 bar.set_position(offset);
                 bar.set_message(frame.to_string());
             }
@@ -37,6 +42,7 @@ impl FileBar {
     /// The bar from the start again, for another pass over the file, labelled `label`.
     pub fn restart(&self, label: &str) {
         if let Some(bar) = &self.0 {
+            self.1.set(0);
             bar.reset();
             bar.set_prefix(format!("{label} "));
         }
