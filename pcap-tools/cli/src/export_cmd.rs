@@ -40,6 +40,12 @@ pub(crate) fn run(out: &mut impl std::io::Write, args: &ExportArgs) -> Result<u8
         let _ = out.write_all(rocescope_export::schema::schema_markdown().as_bytes());
         return Ok(0);
     }
+    if args.files.iter().any(|f| f == "-") {
+        return Err(Failure::Usage(
+            "export reads each capture more than once (the analysis, then the packets): give files, not standard input"
+                .into(),
+        ));
+    }
     let dir = std::path::PathBuf::from(args.out.as_deref().unwrap_or("."));
     let partition = rocescope_export::partition::Partition::parse(args.partition.as_deref().unwrap_or(""))
         .map_err(Failure::Usage)?;

@@ -96,8 +96,9 @@ fn duckdb_reads_what_the_command_line_prints() {
 }
 
 /// A damaged capture (cut in the middle of a record) is exported up to the damage, every table
-/// of it (as `decode`, `flows` and `timeline` print what they read before the damage), the
-/// export says so and exits with status 2, and the next capture is exported whole.
+/// of it (as `decode`, `flows` and `timeline` print what they read before the damage), a file
+/// that is no capture is named with its error, the export exits with status 2, and the next
+/// capture is exported whole; standard input is refused.
 #[test]
 fn a_damaged_capture_is_exported_up_to_the_damage() {
     let (root, dir) = scratch("cut");
@@ -105,15 +106,27 @@ fn a_damaged_capture_is_exported_up_to_the_damage() {
     let cut = dir.join("cut.pcapng");
     std::fs::write(&cut, &whole[..whole.len() * 2 / 3]).unwrap();
     let next = root.join("fixtures/synth-irn-loss.pcapng");
+    let garbage = dir.join("garbage.pcapng");
+    std::fs::write(&garbage, b"not a capture at all, longer than a header").unwrap();
     let out = dir.join("export");
+    // Standard input is refused (each capture is read more than once), before anything is written.
     let o = std::process::Command::new(env!("CARGO_BIN_EXE_rocescope"))
-        .args(["export", cut.to_str().unwrap(), next.to_str().unwrap(), "-o", out.to_str().unwrap()])
+        .args(["export", "-", "-o", out.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("not standard input"));
+    assert!(!out.exists());
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_rocescope"))
+        .args(["export", cut.to_str().unwrap(), garbage.to_str().unwrap(), next.to_str().unwrap()])
+        .args(["-o", out.to_str().unwrap()])
         .args(["--partition", "host=h1,date=2026-11-29"])
         .output()
         .unwrap();
     let stderr = String::from_utf8_lossy(&o.stderr);
     assert_eq!(o.status.code(), Some(2), "{stderr}");
     assert!(stderr.contains("cut.pcapng: byte ") && stderr.contains("ends in the middle of a record"), "{stderr}");
+    assert!(stderr.contains("garbage.pcapng: byte 0: not a pcap or pcapng file"), "{stderr}");
     let got = duckdb_check(&root, &out);
     let (frames, messages, events) = compare(&got, &cut, None);
     assert!(frames > 100 && messages > 0 && events > 0, "{frames} {messages} {events}");
