@@ -36,9 +36,7 @@ impl FileBar {
             }
         }
     }
-}
 
-impl FileBar {
     /// The bar from the start again, for another pass over the file, labelled `label`.
     pub fn restart(&self, label: &str) {
         if let Some(bar) = &self.0 {

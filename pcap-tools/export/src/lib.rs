@@ -29,12 +29,14 @@ pub mod window;
 
 use std::collections::BTreeMap;
 use std::fs;
+use std::io;
 use std::ops::ControlFlow;
 use std::path::{Path, PathBuf};
 
 use parquet::basic::Compression;
 use parquet::file::properties::{EnabledStatistics, WriterProperties};
 use parquet::schema::types::ColumnPath;
+use rocescope_analysis::analyze::render::json_name;
 use rocescope_analysis::analyze::{run, Options};
 use rocescope_analysis::capture::{self, CaptureError};
 use rocescope_analysis::session::Session;
@@ -137,17 +139,6 @@ pub fn column_names() -> std::collections::BTreeSet<String> {
     names
 }
 
-/// A tap's name, as `flows` prints it.
-fn tap_name(t: rocescope_analysis::analyze::report::Tap) -> &'static str {
-    use rocescope_analysis::analyze::report::Tap;
-    match t {
-        Tap::Sender => "sender",
-        Tap::Receiver => "receiver",
-        Tap::Fabric => "fabric",
-        Tap::Unknown => "unknown",
-    }
-}
-
 /// The writers of one table, a file per partition folder, opened when a row comes.
 struct TableWriters<C: reports::Columns> {
     table: &'static str,
@@ -171,6 +162,21 @@ impl<C: reports::Columns> TableWriters<C> {
             v.insert(reports::TableWriter::new(&file, properties(&C::schema(), false))?);
         }
         Ok(self.open.get_mut(&folder).expect("just opened"))
+    }
+
+    /// Adds a row (`add` appends it to the columns) to folder `folder`'s file, written once
+    /// enough rows are held.
+    fn add(
+        &mut self,
+        dir: &Path,
+        folders: &partition::Folders,
+        name: &str,
+        folder: usize,
+        add: impl FnOnce(&mut C),
+    ) -> Result<(), String> {
+        let w = self.get(dir, folders, name, folder)?;
+        add(&mut w.cols);
+        w.maybe_flush()
     }
 
     /// Closes the files (a capture without rows still has its file, so that every export has
@@ -269,34 +275,26 @@ pub fn export_capture(
     let mut event_log = notes::EventLog::new().map_err(|e| out_err(format!("temporary file: {e}")))?;
     let mut ids = Vec::new();
     let mut folder = 0;
-    a.each_flow_streamed(|i, part| -> std::io::Result<()> {
+    a.each_flow_streamed(|i, part| -> io::Result<()> {
         use rocescope_analysis::analyze::stream::TimelinePart;
-        event_log.push_part(&part).map_err(|e| std::io::Error::other(format!("temporary file: {e}")))?;
+        event_log.push_part(&part).map_err(|e| io::Error::other(format!("temporary file: {e}")))?;
         match part {
             TimelinePart::Flow(head) => {
                 folder = folders.of_interface(head.interface);
-                ids.push((head.id.clone(), tap_name(head.tap), folder));
+                ids.push((head.id.clone(), json_name(&head.tap), folder));
             }
             TimelinePart::Message(m) => {
-                let w = messages.get(dir, &folders, name, folder).map_err(std::io::Error::other)?;
-                w.cols.add(name, &ids[i].0, i, m);
-                w.maybe_flush().map_err(std::io::Error::other)?;
+                messages.add(dir, &folders, name, folder, |c| c.add(name, &ids[i].0, i, m)).map_err(io::Error::other)?
             }
-            TimelinePart::Loss(l) => {
-                let w = events.get(dir, &folders, name, folder).map_err(std::io::Error::other)?;
-                w.cols.add_loss(name, &ids[i].0, i, l);
-                w.maybe_flush().map_err(std::io::Error::other)?;
-            }
-            TimelinePart::Retransmission(r) => {
-                let w = events.get(dir, &folders, name, folder).map_err(std::io::Error::other)?;
-                w.cols.add_retransmission(name, &ids[i].0, i, r);
-                w.maybe_flush().map_err(std::io::Error::other)?;
-            }
-            TimelinePart::CaptureGap(g) => {
-                let w = events.get(dir, &folders, name, folder).map_err(std::io::Error::other)?;
-                w.cols.add_capture_gap(name, &ids[i].0, i, g);
-                w.maybe_flush().map_err(std::io::Error::other)?;
-            }
+            TimelinePart::Loss(l) => events
+                .add(dir, &folders, name, folder, |c| c.add_loss(name, &ids[i].0, i, l))
+                .map_err(io::Error::other)?,
+            TimelinePart::Retransmission(r) => events
+                .add(dir, &folders, name, folder, |c| c.add_retransmission(name, &ids[i].0, i, r))
+                .map_err(io::Error::other)?,
+            TimelinePart::CaptureGap(g) => events
+                .add(dir, &folders, name, folder, |c| c.add_capture_gap(name, &ids[i].0, i, g))
+                .map_err(io::Error::other)?,
         }
         Ok(())
     })
@@ -316,9 +314,7 @@ pub fn export_capture(
         for f in &findings {
             let i = index.get(f.flow.as_str()).copied();
             let folder = i.map_or_else(|| folders.of_interface(0), |i| ids[i].2);
-            let w = events.get(dir, &folders, name, folder).map_err(out_err)?;
-            w.cols.add_finding(name, i, f);
-            w.maybe_flush().map_err(out_err)?;
+            events.add(dir, &folders, name, folder, |c| c.add_finding(name, i, f)).map_err(out_err)?;
         }
     }
     done.messages = messages.finish(dir, &folders, name, &mut done).map_err(out_err)?;
@@ -338,7 +334,7 @@ pub fn export_capture(
         let mut step = || -> Result<(), String> {
             let l = live.of(rec.number).map_err(|e| format!("temporary file: {e}"))?;
             let e = event_log.of(rec.number).map_err(|e| format!("temporary file: {e}"))?;
-            let flow = l.flow.and_then(|i| ids.get(i as usize).map(|(id, tap, _)| (i, id.as_str(), *tap)));
+            let flow = l.flow.and_then(|i| ids.get(i as usize).map(|(id, tap, _)| (i, id.as_str(), tap.as_str())));
             let folder = folders.of_interface(rec.interface) as u32;
             if let Some(w) = builder.add(name, rec, d, flow, &l, &e, folder).map_err(|e| e.to_string())? {
                 writer.send(w)?;

@@ -14,20 +14,11 @@
 
 use std::collections::BinaryHeap;
 use std::fs::File;
-use std::io::{self, BufReader, BufWriter, Read, Write};
+use std::io::{self, BufReader, BufWriter, Read, Seek, Write};
 
 use rocescope_analysis::analyze::fields::{AField, LiveNote};
+use rocescope_analysis::analyze::spill::unnamed_temp_file;
 use rocescope_analysis::analyze::stream::TimelinePart;
-
-/// An unnamed temporary file.
-fn temp_file(kind: &str) -> io::Result<File> {
-    static N: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-    let n = N.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    let path = std::env::temp_dir().join(format!("rocescope-export-{}-{kind}-{n}", std::process::id()));
-    let file = std::fs::OpenOptions::new().read(true).write(true).create_new(true).open(&path)?;
-    let _ = std::fs::remove_file(&path);
-    Ok(file)
-}
 
 /// No value (a flow index, a time).
 const NONE: u64 = u64::MAX;
@@ -67,7 +58,7 @@ pub struct LiveLog {
 
 impl LiveLog {
     pub fn new() -> io::Result<LiveLog> {
-        Ok(LiveLog { out: BufWriter::with_capacity(1 << 16, temp_file("live")?), written: 0 })
+        Ok(LiveLog { out: BufWriter::with_capacity(1 << 16, unnamed_temp_file("export-live")?), written: 0 })
     }
 
     /// Frame `frame`'s note (frames in increasing order; a frame with nothing to say is left out).
@@ -87,7 +78,6 @@ impl LiveLog {
 
     /// The notes read back, in frame order.
     pub fn reader(self) -> io::Result<LiveReader> {
-        use std::io::Seek;
         let mut f = self.out.into_inner().map_err(|e| e.into_error())?;
         f.seek(io::SeekFrom::Start(0))?;
         Ok(LiveReader { input: BufReader::with_capacity(1 << 16, f), next: None, left: self.written })
@@ -185,7 +175,7 @@ pub struct EventLog {
 impl EventLog {
     pub fn new() -> io::Result<EventLog> {
         Ok(EventLog {
-            out: BufWriter::with_capacity(1 << 16, temp_file("events")?),
+            out: BufWriter::with_capacity(1 << 16, unnamed_temp_file("export-events")?),
             runs: Vec::new(),
             records: 0,
             pending: Vec::new(),
@@ -285,7 +275,8 @@ impl EventReader {
             }
             let n = (c.end - c.at).min(CURSOR_RECORDS);
             c.buf.resize(n as usize * EVENT_LEN, 0);
-            read_at(&self.file, &mut c.buf, c.at * EVENT_LEN as u64)?;
+            self.file.seek(io::SeekFrom::Start(c.at * EVENT_LEN as u64))?;
+            self.file.read_exact(&mut c.buf)?;
             c.at += n;
             c.pos = 0;
         }
@@ -320,19 +311,6 @@ impl EventReader {
         e.message_complete.sort_unstable();
         Ok(e)
     }
-}
-
-#[cfg(unix)]
-fn read_at(f: &File, buf: &mut [u8], at: u64) -> io::Result<()> {
-    std::os::unix::fs::FileExt::read_exact_at(f, buf, at)
-}
-
-#[cfg(not(unix))]
-fn read_at(f: &File, buf: &mut [u8], at: u64) -> io::Result<()> {
-    use std::io::Seek;
-    let mut f = f;
-    f.seek(io::SeekFrom::Start(at))?;
-    f.read_exact(buf)
 }
 
 #[cfg(test)]

@@ -5,7 +5,7 @@
 //! The flows' rows are the report's own serialisation (INTERFACES.md), their times as integers,
 //! their schema inferred (a capture has few flows); messages and events, as many as the
 //! capture's packets nearly, are built column by column into declared schemas
-//! ([`messages_schema`], [`events_schema`]) and written 8,192 rows at a time.
+//! ([`MessagesColumns`], [`EventsColumns`]) and written 8,192 rows at a time ([`TableWriter`]).
 
 use std::fs::File;
 use std::sync::Arc;
@@ -19,6 +19,7 @@ use arrow::json::reader::{infer_json_schema_from_iterator, ReaderBuilder};
 use arrow::record_batch::RecordBatch;
 use parquet::arrow::ArrowWriter;
 use parquet::file::properties::WriterProperties;
+use rocescope_analysis::analyze::render::json_name;
 use rocescope_analysis::analyze::report::{CaptureGap, FlowsReport, Loss, Message, Retransmission};
 use serde_json::{json, Value};
 
@@ -34,52 +35,6 @@ fn with_integer_times(mut v: Value) -> Value {
         }
     }
     v
-}
-
-/// A table's rows written as they come, 8,192 at a time, to one Parquet file.
-pub struct RowsWriter {
-    schema: Arc<Schema>,
-    rows: Vec<Value>,
-    out: ArrowWriter<File>,
-    pub written: u64,
-    pub path: std::path::PathBuf,
-}
-
-impl RowsWriter {
-    pub fn new(path: &std::path::Path, schema: Schema, props: WriterProperties) -> Result<RowsWriter, String> {
-        let schema = Arc::new(schema);
-        let file = File::create(path).map_err(|e| format!("{}: {e}", path.display()))?;
-        let out = ArrowWriter::try_new(file, schema.clone(), Some(props)).map_err(|e| e.to_string())?;
-        Ok(RowsWriter { schema, rows: Vec::new(), out, written: 0, path: path.to_path_buf() })
-    }
-
-    pub fn push(&mut self, row: Value) -> Result<(), String> {
-        self.rows.push(row);
-        if self.rows.len() == 8192 {
-            self.flush()?;
-        }
-        Ok(())
-    }
-
-    fn flush(&mut self) -> Result<(), String> {
-        if self.rows.is_empty() {
-            return Ok(());
-        }
-        let mut decoder = ReaderBuilder::new(self.schema.clone()).build_decoder().map_err(|e| e.to_string())?;
-        decoder.serialize(&self.rows).map_err(|e| e.to_string())?;
-        if let Some(batch) = decoder.flush().map_err(|e| e.to_string())? {
-            self.out.write(&batch).map_err(|e| e.to_string())?;
-        }
-        self.written += self.rows.len() as u64;
-        self.rows.clear();
-        Ok(())
-    }
-
-    pub fn finish(mut self) -> Result<u64, String> {
-        self.flush()?;
-        self.out.close().map_err(|e| e.to_string())?;
-        Ok(self.written)
-    }
 }
 
 /// A column every row of a capture left null is inferred as the null type; its type is the one
@@ -112,11 +67,16 @@ fn write_inferred(
     let schema = infer_json_schema_from_iterator(rows.iter().map(|r| Ok(r.clone()))).map_err(|e| e.to_string())?;
     let schema = Schema::new(typed_nulls(schema.fields()));
     let props = props(&schema);
-    let mut w = RowsWriter::new(path, schema, props)?;
-    for r in rows {
-        w.push(r.clone())?;
+    let schema = Arc::new(schema);
+    let file = File::create(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let mut out = ArrowWriter::try_new(file, schema.clone(), Some(props)).map_err(|e| e.to_string())?;
+    // (A capture's flows are few: decoded in one batch.)
+    let mut decoder = ReaderBuilder::new(schema).build_decoder().map_err(|e| e.to_string())?;
+    decoder.serialize(rows).map_err(|e| e.to_string())?;
+    if let Some(batch) = decoder.flush().map_err(|e| e.to_string())? {
+        out.write(&batch).map_err(|e| e.to_string())?;
     }
-    w.finish().map(|_| ())
+    out.close().map(|_| ()).map_err(|e| format!("{}: {e}", path.display()))
 }
 
 /// The `flows` table's columns (its schema is inferred from the rows; a test checks this list
@@ -362,14 +322,6 @@ impl Columns for MessagesColumns {
     }
 }
 
-/// An enumeration's JSON name (the reports' serde names).
-fn serde_name<T: serde::Serialize>(v: &T) -> String {
-    match serde_json::to_value(v) {
-        Ok(Value::String(s)) => s,
-        _ => "unknown".into(),
-    }
-}
-
 /// The `events` table's columns: `rocescope timeline`'s losses, retransmissions and capture
 /// gaps and, with `--replay`, `rocescope replay`'s findings (departures and ambiguities), each
 /// kind's absent keys null.
@@ -416,7 +368,7 @@ impl EventsColumns {
         self.keys.capture_file.append_value(capture_file);
         self.keys.flow.append_value(&f.flow);
         self.keys.flow_index.append_option(flow_index.map(|i| i as u32));
-        self.kind.append_value(serde_name(&f.kind));
+        self.kind.append_value(json_name(&f.kind));
         self.frame.append_value(f.frames.first().copied().unwrap_or(0));
         self.psn.append_null();
         self.time_ns.append_value(ns(f.time_ns));
@@ -438,8 +390,8 @@ impl EventsColumns {
         self.common(capture_file, flow, flow_index, "loss", l.frame, l.psn);
         self.time_ns.append_value(ns(l.time_ns.0));
         self.signal.append_value(l.signal.name());
-        self.repair.append_value(serde_name(&l.repair));
-        self.evidence.append_value(serde_name(&l.evidence));
+        self.repair.append_value(json_name(&l.repair));
+        self.evidence.append_value(json_name(&l.evidence));
         self.cause.append_null();
         self.trigger.append_null();
         self.spurious.append_null();

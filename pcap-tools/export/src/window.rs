@@ -146,9 +146,9 @@ fn write_window(
         while end < order.len() && w.folders[order.value(end) as usize] == folder {
             end += 1;
         }
-        let d = target.dir.join("packets").join(&target.folders[folder as usize]);
-        std::fs::create_dir_all(&d).map_err(|e| format!("{}: {e}", d.display()))?;
-        let path = d.join(format!("{}-{k:05}.parquet", target.name));
+        let name = format!("{}-{k:05}", target.name);
+        let path = crate::table_file(&target.dir, "packets", &target.folders[folder as usize], &name)
+            .map_err(|e| e.to_string())?;
         let file = std::fs::File::create(&path).map_err(|e| format!("{}: {e}", path.display()))?;
         let mut out = ArrowWriter::try_new(file, schema.clone(), Some(props.clone())).map_err(|e| e.to_string())?;
         let mut at = start;

@@ -49,7 +49,7 @@ use rocescope_codec::Profile;
 
 use pkt::{Class, Pkt, Seen};
 use report::{FlowRow, FlowTimeline, FlowsReport, Ns, Role, Tap, TimelineReport, Transport};
-use track::{MessageTable, Place, Tracker};
+use track::{MessageTable, Place, Ranks, Tracker};
 
 /// Options of an analysis.
 #[derive(Clone, Debug)]
@@ -806,39 +806,13 @@ impl Analyzer {
     fn flow_timeline(&mut self, i: usize, ids: &[String]) -> (FlowTimeline, MessageTable) {
         let spilled = self.flows[i].streams.map(|s| s.and_then(|s| self.spill.take(s).ok()).unwrap_or_default());
         let d = self.flows[i].data.report(spilled);
-        // Message indices: rank by MSN (DCP) or first PSN, from 0.
-        let mut order: Vec<usize> = (0..d.msgs.len()).collect();
-        order.sort_by_key(|&k| {
-            let s = &d.msgs[k].1;
-            (s.dcp_msn.unwrap_or(0), s.first_psn)
-        });
-        let mut index_of_id: HashMap<u32, u64> = HashMap::new();
-        let mut table = MessageTable::default();
-        for (rank, &k) in order.iter().enumerate() {
-            let (id, s) = &d.msgs[k];
-            index_of_id.insert(*id, rank as u64);
-            match s.dcp_msn {
-                Some(m) => {
-                    table.msns.insert(m, rank as u64);
-                }
-                None => {
-                    table.ranges.insert(s.first_psn, (s.last_psn, rank as u64));
-                }
-            }
-        }
-        // (SDR's and Flor's messages, by their PSNs: they follow the tracker's in the flow's
-        // list.)
-        if let Some(out) = self.flows[i].sdr_out.as_ref() {
-            let base = d.msgs.len() as u64;
-            for &(first, last, index) in &out.ranges {
-                table.ranges.insert(first, (Some(last), base + index));
-            }
-        }
+        // Message indices: rank by MSN (DCP) or first PSN, from 0, then SDR's and Flor's
+        // messages, by their PSNs: they follow the tracker's in the flow's list.
+        let sdr_ranges = self.flows[i].sdr_out.as_ref().map_or(&[][..], |o| &o.ranges[..]);
+        let ranks = Ranks::new(d.msgs.iter().map(|(id, m)| track::rank_key(*id, m)).collect(), sdr_ranges);
         // The message of a PSN: as the per-packet field finds it, else the id the tracker knew
         // when it found the event.
-        let lookup = |v: u64, msn: Option<u64>, hint: u32| -> Option<u64> {
-            table.index(v, msn).or_else(|| hint.checked_sub(1).and_then(|id| index_of_id.get(&id).copied()))
-        };
+        let lookup = |v: u64, msn: Option<u64>, hint: u32| ranks.lookup(v, msn, hint);
         let mut losses: Vec<report::Loss> =
             d.losses.iter().map(|(l, v, m)| report::Loss { message: lookup(*v, None, *m), ..l.clone() }).collect();
         losses.sort_by_key(|l| (l.frame, l.psn));
@@ -846,12 +820,9 @@ impl Analyzer {
             d.retx.iter().map(|r| stream::retx_row(r, lookup(r.v, r.msn, r.msg))).collect();
         retransmissions.sort_by_key(|r| r.frame);
         // SDR's messages follow the tracker's in the flow's list.
-        let sdr_base = d.msgs.len() as u64;
         if let Some(out) = self.flows[i].sdr_out.as_ref() {
             // (An event naming no message of its own takes the tracker's message of its PSN: Flor.)
-            let own = |m: Option<u64>, psn: u32| {
-                m.map(|m| sdr_base + m).or_else(|| self.flows[i].data.peek(psn).and_then(|v| lookup(v, None, 0)))
-            };
+            let own = |m: Option<u64>, psn: u32| ranks.of_sdr_event(m, psn, &self.flows[i].data);
             losses.extend(out.losses.iter().map(|l| report::Loss { message: own(l.message, l.psn), ..l.clone() }));
             losses.sort_by_key(|l| (l.frame, l.psn));
             retransmissions.extend(
@@ -862,16 +833,14 @@ impl Analyzer {
         let mut capture_gaps: Vec<report::CaptureGap> =
             d.gaps.iter().map(|&(psn, frame)| report::CaptureGap { psn, frame }).collect();
         capture_gaps.sort_by_key(|g| (g.frame, g.psn));
-        let mut messages: Vec<report::Message> = order
-            .iter()
-            .enumerate()
-            .map(|(rank, &k)| stream::message_row(rank as u64, &d.msgs[k].1))
-            .collect();
+        let mut messages: Vec<report::Message> =
+            d.msgs.iter().map(|(id, s)| stream::message_row(ranks.of_id(*id).unwrap_or(0), s)).collect();
+        messages.sort_by_key(|m| m.index);
         if let Some(out) = self.flows[i].sdr_out.as_ref() {
-            messages.extend(out.msgs.iter().map(|m| report::Message { index: sdr_base + m.index, ..m.clone() }));
+            messages.extend(out.msgs.iter().map(|m| report::Message { index: ranks.tracked + m.index, ..m.clone() }));
         }
         let t = FlowTimeline { head: self.head(i, ids), losses, capture_gaps, retransmissions, messages };
-        (t, table)
+        (t, ranks.table)
     }
 
     /// Flow `i`'s name and place.

@@ -10,7 +10,8 @@ fn opt<T: ToString>(v: Option<T>) -> String {
     v.map_or(String::new(), |x| x.to_string())
 }
 
-fn name<T: serde::Serialize>(v: &T) -> String {
+/// An enumeration of the reports as its JSON name (`"fabric"`, `"end_host"`).
+pub fn json_name<T: serde::Serialize>(v: &T) -> String {
     serde_json::to_value(v).ok().and_then(|j| j.as_str().map(str::to_owned)).unwrap_or_default()
 }
 
@@ -40,9 +41,9 @@ fn flow_cells(f: &FlowRow) -> Vec<String> {
         f.destqp.to_string(),
         f.interface.to_string(),
         f.profile.to_string(),
-        name(&f.transport),
-        name(&f.role),
-        name(&f.tap),
+        json_name(&f.transport),
+        json_name(&f.role),
+        json_name(&f.tap),
         f.peer.clone().unwrap_or_default(),
         f.frames.to_string(),
         f.bytes.to_string(),
@@ -107,9 +108,9 @@ pub fn flows_text(out: &mut impl Write, r: &FlowsReport) -> io::Result<()> {
             "{:<34} {:>2} {:<8} {:<5} {:<9} {:>8} {:>10} {:>6} {:>5} {:>5} {:>5} {:>6} {:>6} {:>5} {:>5} {:>9} {:>9} {:>9}",
             f.id,
             f.interface,
-            name(&f.tap),
-            name(&f.transport),
-            name(&f.role),
+            json_name(&f.tap),
+            json_name(&f.transport),
+            json_name(&f.role),
             f.frames,
             f.bytes,
             f.retransmitted,
@@ -162,7 +163,7 @@ fn events(f: &FlowTimeline) -> Vec<Event> {
             kind: "loss",
             psn: Some(l.psn),
             message: l.message,
-            detail: format!("signal={} repair={} evidence={}", l.signal.name(), name(&l.repair), name(&l.evidence)),
+            detail: format!("signal={} repair={} evidence={}", l.signal.name(), json_name(&l.repair), json_name(&l.evidence)),
         });
     }
     for r in &f.retransmissions {
@@ -228,9 +229,9 @@ pub fn timeline_text_flow(out: &mut impl Write, f: &FlowTimeline) -> io::Result<
         f.id,
         f.interface,
         f.profile,
-        name(&f.transport),
-        name(&f.role),
-        name(&f.tap),
+        json_name(&f.transport),
+        json_name(&f.role),
+        json_name(&f.tap),
         f.peer.as_ref().map_or(String::new(), |p| format!(", peer {p}")),
         f.serves.as_ref().map_or(String::new(), |p| format!(", serves {p}")),
         f.losses.len(),

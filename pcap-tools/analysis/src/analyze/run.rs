@@ -8,6 +8,7 @@ use std::ops::ControlFlow;
 use crate::capture::{CaptureError, Record};
 use crate::session::Session;
 
+#[cfg(not(target_arch = "wasm32"))]
 use super::fields::LiveNote;
 use super::pkt::{Pkt, Seen};
 use super::{Analyzer, Options};

@@ -38,15 +38,9 @@ impl Spill {
         Spill { store: Store::Memory(Vec::new()), bufs: Vec::new(), chunks: Vec::new() }
     }
 
-    /// A spill in an unnamed temporary file.
+    /// A spill in an unnamed temporary file ([`unnamed_temp_file`]).
     pub fn temp_file() -> io::Result<Spill> {
-        static N: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-        let n = N.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        let path = std::env::temp_dir().join(format!("rocescope-analysis-{}-{n}.spill", std::process::id()));
-        let file = std::fs::OpenOptions::new().read(true).write(true).create_new(true).open(&path)?;
-        // Unlinked at once: the file lives as long as the handle (on systems that allow it; on
-        // others it is removed when the spill is dropped).
-        let _ = std::fs::remove_file(&path);
+        let file = unnamed_temp_file("analysis")?;
         Ok(Spill { store: Store::File { file, len: 0 }, bufs: Vec::new(), chunks: Vec::new() })
     }
 
@@ -135,6 +129,18 @@ impl Spill {
         out.extend_from_slice(&std::mem::take(&mut self.bufs[stream]));
         Ok(out)
     }
+}
+
+/// A new temporary file, read and written, in the system's temporary directory
+/// (`rocescope-WHAT-PID-N`), unlinked at once: it lives as long as the handle (on systems that
+/// allow it; on others it is removed when the handle is dropped).
+pub fn unnamed_temp_file(what: &str) -> io::Result<std::fs::File> {
+    static N: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let n = N.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let path = std::env::temp_dir().join(format!("rocescope-{what}-{}-{n}", std::process::id()));
+    let file = std::fs::OpenOptions::new().read(true).write(true).create_new(true).open(&path)?;
+    let _ = std::fs::remove_file(&path);
+    Ok(file)
 }
 
 /// Little-endian record writing and reading.

@@ -2,7 +2,7 @@
 //! no flow whole (`rocescope export`): a flow's messages, losses, retransmissions and capture
 //! gaps are read back from the spill a chunk at a time and handed out one by one, so that
 //! memory holds, of the flow being written, about 28 bytes a message (its index by first PSN
-//! or MSN, [`CompactTable`], and its rank by id), not the flow's report
+//! or MSN, and its rank by id: [`Ranks`]), not the flow's report
 //! ([`Analyzer::each_flow_timeline`] builds each flow's whole: some 300 bytes a message).
 //!
 //! The entries are those of `each_flow_timeline`, with the same values; only their order
@@ -11,7 +11,7 @@
 
 use super::records::{decode_gap, decode_loss, decode_msg, decode_retx, each_record};
 use super::report::{self, CaptureGap, FlowHead, Loss, Message, Ns, Retransmission};
-use super::track::{CompactTable, MsgState, RetxEvent};
+use super::track::{rank_key, MsgState, RankKey, Ranks, RetxEvent};
 use super::{psn, Analyzer};
 
 /// One entry of a flow's timeline, as [`Analyzer::each_flow_streamed`] hands them out: the
@@ -57,14 +57,6 @@ pub(super) fn retx_row(r: &RetxEvent, message: Option<u64>) -> Retransmission {
     }
 }
 
-/// A message's sort key for its index: (MSN or 0, first PSN, id), its last PSN, whether it has
-/// an MSN.
-type Key = (u64, u64, u32, Option<u64>, bool);
-
-fn key(id: u32, m: &MsgState) -> Key {
-    (m.dcp_msn.unwrap_or(0), m.first_psn, id, m.last_psn, m.dcp_msn.is_some())
-}
-
 impl Analyzer {
     /// The timeline of every flow, in order of first appearance, a record at a time (this
     /// module's doc): `f(flow index, part)`. An error reading the spill back ends it.
@@ -80,37 +72,16 @@ impl Analyzer {
             f(i, TimelinePart::Flow(&head))?;
             self.flows[i].data.finalize_all();
             let streams = self.flows[i].streams;
-            // The messages' indices: ranked by MSN (DCP) or first PSN, from 0, as
-            // `flow_timeline` ranks them (ties by id, the order it has them in).
-            let mut keys: Vec<Key> = Vec::new();
+            // The messages' indices, as `flow_timeline` numbers them.
+            let mut keys: Vec<RankKey> = Vec::new();
             each_record(&mut self.spill, streams[3], &self.flows[i].data.out[3], &mut buf, decode_msg, |(id, m)| {
-                keys.push(key(id, &m))
+                keys.push(rank_key(id, &m))
             })?;
-            keys.extend(self.flows[i].data.live_msgs().map(|(id, m)| key(id, m)));
-            keys.sort_unstable();
-            let ids_end = keys.iter().map(|k| k.2 as usize + 1).max().unwrap_or(0);
-            let mut rank_of = vec![u32::MAX; ids_end];
-            let mut table = CompactTable::default();
-            for (rank, &(msn, first, id, last, dcp)) in keys.iter().enumerate() {
-                rank_of[id as usize] = rank as u32;
-                if dcp {
-                    table.push_msn(msn, rank as u64);
-                } else {
-                    table.push_range(first, last, rank as u64);
-                }
-            }
-            let tracked = keys.len() as u64;
-            drop(keys);
-            if let Some(out) = self.flows[i].sdr_out.as_ref() {
-                for &(first, last, index) in &out.ranges {
-                    table.push_range(first, Some(last), tracked + index);
-                }
-            }
-            table.seal();
-            let rank = |id: u32| rank_of.get(id as usize).filter(|&&r| r != u32::MAX).map(|&r| u64::from(r));
-            let lookup = |v: u64, msn: Option<u64>, hint: u32| -> Option<u64> {
-                table.index(v, msn).or_else(|| hint.checked_sub(1).and_then(rank))
-            };
+            keys.extend(self.flows[i].data.live_msgs().map(|(id, m)| rank_key(id, m)));
+            let sdr_ranges = self.flows[i].sdr_out.as_ref().map_or(&[][..], |o| &o.ranges[..]);
+            let ranks = Ranks::new(keys, sdr_ranges);
+            let rank = |id: u32| ranks.of_id(id);
+            let lookup = |v: u64, msn: Option<u64>, hint: u32| ranks.lookup(v, msn, hint);
             // Messages: the tracker's, then SDR's.
             let mut failed: Result<(), E> = Ok(());
             let mut emit = |part: TimelinePart<'_>| {
@@ -126,7 +97,7 @@ impl Analyzer {
             }
             if let Some(out) = self.flows[i].sdr_out.as_ref() {
                 for m in &out.msgs {
-                    emit(TimelinePart::Message(&report::Message { index: tracked + m.index, ..m.clone() }));
+                    emit(TimelinePart::Message(&report::Message { index: ranks.tracked + m.index, ..m.clone() }));
                 }
             }
             // Losses.
@@ -148,10 +119,7 @@ impl Analyzer {
             // SDR's (an event naming no message of its own takes the tracker's message of its
             // PSN: Flor).
             if let Some(out) = self.flows[i].sdr_out.as_ref() {
-                let data = &self.flows[i].data;
-                let own = |m: Option<u64>, psn: u32| {
-                    m.map(|m| tracked + m).or_else(|| data.peek(psn).and_then(|v| lookup(v, None, 0)))
-                };
+                let own = |m: Option<u64>, psn: u32| ranks.of_sdr_event(m, psn, &self.flows[i].data);
                 for l in &out.losses {
                     emit(TimelinePart::Loss(&Loss { message: own(l.message, l.psn), ..l.clone() }));
                 }

@@ -1257,39 +1257,19 @@ fn holds(first: u64, last: Option<u64>, v: u64) -> bool {
 }
 
 /// Each message's index, by its first PSN and range (Go-Back-N, IRN) or its MSN (DCP), as the
-/// timeline numbers them: what the per-packet `message` field reads.
+/// timeline numbers them: what the per-packet `message` field reads. Sorted vectors (about 24
+/// bytes a message), built by [`Ranks::new`].
 #[derive(Clone, Debug, Default)]
 pub struct MessageTable {
-    /// First PSN (unwrapped) → (last PSN, index).
-    pub ranges: BTreeMap<u64, (Option<u64>, u64)>,
-    /// MSN (unwrapped) → index.
-    pub msns: HashMap<u64, u64>,
-}
-
-/// A [`MessageTable`] in sorted vectors (about 24 bytes a message, not a tree's 60 or so):
-/// what [`super::stream`] keeps of a flow's messages while it writes the flow out.
-#[derive(Clone, Debug, Default)]
-pub struct CompactTable {
-    /// (first PSN, last PSN, index), by first PSN.
+    /// (first PSN (unwrapped), last PSN, index), by first PSN.
     ranges: Vec<(u64, Option<u64>, u64)>,
-    /// (MSN, index), by MSN.
+    /// (MSN (unwrapped), index), by MSN.
     msns: Vec<(u64, u64)>,
 }
 
-impl CompactTable {
-    /// A range, as [`MessageTable::ranges`] takes it (a later one of the same first PSN
-    /// replaces an earlier one).
-    pub fn push_range(&mut self, first: u64, last: Option<u64>, index: u64) {
-        self.ranges.push((first, last, index));
-    }
-
-    /// An MSN, as [`MessageTable::msns`] takes it (a later one replaces an earlier one).
-    pub fn push_msn(&mut self, msn: u64, index: u64) {
-        self.msns.push((msn, index));
-    }
-
-    /// Sorts what was pushed, keeping the last of each key (as a map's inserts do).
-    pub fn seal(&mut self) {
+impl MessageTable {
+    /// Sorts what was pushed, keeping the last of each key (as a map's inserts would).
+    fn seal(&mut self) {
         fn keep_last<T: Copy>(v: &mut Vec<T>, key: impl Fn(&T) -> u64) {
             // (Stable: among equal keys, the order pushed.)
             v.sort_by_key(&key);
@@ -1306,7 +1286,7 @@ impl CompactTable {
         keep_last(&mut self.msns, |m| m.0);
     }
 
-    /// As [`MessageTable::index`] (after [`Self::seal`]).
+    /// The index of the message holding unwrapped PSN `v` (or, DCP, of MSN `msn`).
     pub fn index(&self, v: u64, msn: Option<u64>) -> Option<u64> {
         if let Some(m) = msn {
             let k = self.msns.binary_search_by_key(&m, |x| x.0).ok()?;
@@ -1318,13 +1298,64 @@ impl CompactTable {
     }
 }
 
-impl MessageTable {
-    /// The index of the message holding unwrapped PSN `v` (or, DCP, of MSN `msn`).
-    pub fn index(&self, v: u64, msn: Option<u64>) -> Option<u64> {
-        if let Some(m) = msn {
-            return self.msns.get(&m).copied();
+/// A tracker's message as [`Ranks::new`] ranks it: (MSN or 0, first PSN, id), its last PSN,
+/// whether it has an MSN.
+pub type RankKey = (u64, u64, u32, Option<u64>, bool);
+
+/// Message `id`'s [`RankKey`].
+pub fn rank_key(id: u32, m: &MsgState) -> RankKey {
+    (m.dcp_msn.unwrap_or(0), m.first_psn, id, m.last_psn, m.dcp_msn.is_some())
+}
+
+/// A flow's messages numbered as the timeline numbers them: the tracker's ranked by MSN (DCP)
+/// or first PSN from 0 (ties in id order), then SDR's (and Flor's) after them; with the table
+/// that finds a PSN's message. About 28 bytes a message.
+#[derive(Clone, Debug, Default)]
+pub struct Ranks {
+    /// Message id → index (`u32::MAX`: no such id).
+    rank_of: Vec<u32>,
+    pub table: MessageTable,
+    /// The tracker's messages (SDR's indices follow them).
+    pub tracked: u64,
+}
+
+impl Ranks {
+    /// The ranks of the tracker's messages `keys` ([`rank_key`]) and SDR's PSN runs
+    /// `sdr_ranges` (first, last, SDR index).
+    pub fn new(mut keys: Vec<RankKey>, sdr_ranges: &[(u64, u64, u64)]) -> Ranks {
+        keys.sort_unstable();
+        let ids_end = keys.iter().map(|k| k.2 as usize + 1).max().unwrap_or(0);
+        let mut r =
+            Ranks { rank_of: vec![u32::MAX; ids_end], table: MessageTable::default(), tracked: keys.len() as u64 };
+        for (rank, &(msn, first, id, last, dcp)) in keys.iter().enumerate() {
+            r.rank_of[id as usize] = rank as u32;
+            if dcp {
+                r.table.msns.push((msn, rank as u64));
+            } else {
+                r.table.ranges.push((first, last, rank as u64));
+            }
         }
-        let (&first, &(last, index)) = self.ranges.range(..=v).next_back()?;
-        holds(first, last, v).then_some(index)
+        for &(first, last, index) in sdr_ranges {
+            r.table.ranges.push((first, Some(last), r.tracked + index));
+        }
+        r.table.seal();
+        r
+    }
+
+    /// Message `id`'s index.
+    pub fn of_id(&self, id: u32) -> Option<u64> {
+        self.rank_of.get(id as usize).filter(|&&r| r != u32::MAX).map(|&r| u64::from(r))
+    }
+
+    /// The message of an event: the one holding its PSN `v` (or MSN), else the id + 1 the tracker
+    /// knew when it found the event (`hint`, 0: none).
+    pub fn lookup(&self, v: u64, msn: Option<u64>, hint: u32) -> Option<u64> {
+        self.table.index(v, msn).or_else(|| hint.checked_sub(1).and_then(|id| self.of_id(id)))
+    }
+
+    /// The message of an SDR (or Flor) event: its own SDR message `m`, else the tracker's
+    /// message of its PSN in `data`.
+    pub fn of_sdr_event(&self, m: Option<u64>, psn: u32, data: &Tracker) -> Option<u64> {
+        m.map(|m| self.tracked + m).or_else(|| data.peek(psn).and_then(|v| self.lookup(v, None, 0)))
     }
 }

@@ -546,6 +546,7 @@ impl<R: Read> CaptureReader<R> {
                         Block::InterfaceDescription(idb) => {
                             use pcap_file::pcapng::blocks::interface_description::InterfaceDescriptionOption as O;
                             let (mut units_per_sec, mut offset_s) = (1_000_000, 0);
+                            let mut n = InterfaceName::default();
                             for o in &idb.options {
                                 match o {
                                     O::IfTsResol(r) => {
@@ -558,18 +559,12 @@ impl<R: Read> CaptureReader<R> {
                                     }
                                     // pcapng: a signed 64-bit number of seconds.
                                     O::IfTsOffset(o) => offset_s = *o as i64,
-                                    _ => {}
-                                }
-                            }
-                            ifaces.push(Iface::new(u32::from(idb.linktype), idb.snaplen).with_clock(units_per_sec, offset_s));
-                            let mut n = InterfaceName::default();
-                            for o in &idb.options {
-                                match o {
                                     O::IfName(v) => n.name = Some(v.to_string()),
                                     O::IfDescription(v) => n.description = Some(v.to_string()),
                                     _ => {}
                                 }
                             }
+                            ifaces.push(Iface::new(u32::from(idb.linktype), idb.snaplen).with_clock(units_per_sec, offset_s));
                             names.push(n);
                             None
                         }
