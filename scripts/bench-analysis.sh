@@ -8,8 +8,12 @@
 #   rocescope timeline -T json FILE > /dev/null
 #   tshark -n -r FILE -T fields -e infiniband.bth.opcode -e …destqp -e …psn -e ip.src
 #   rocescope decode --format fields -e rocescope.bth.opcode -e …destqp -e …psn -e ip.src FILE
-# runs 3 times under /usr/bin/time; the median wall time, the peak RSS and the speedups over
-# tshark are printed and appended, with the date, commit, core count and CPU model, to the log.
+# runs in RUNS interleaved rounds (each round runs each command once, in that order, so that a
+# change in the machine's load reaches every command alike); the median wall time (read from
+# the clock in nanoseconds around `/usr/bin/time`: its own %e counts in 10 ms, a tenth of
+# `flows`' time), the peak RSS and the speedups over tshark on the medians are printed, with the
+# range of `flows`' per-round speedup, and appended, with the date, commit, core count and CPU
+# model, to the log.
 # The machine may be shared: compare numbers taken back to back, not across days.
 #
 #   scripts/bench-analysis.sh                  # the 1 M capture
@@ -19,7 +23,7 @@
 set -eu
 cd "$(dirname "$0")/.."
 DIR=${DIR:-/tmp/bench}
-RUNS=${RUNS:-3}
+RUNS=${RUNS:-5}
 LOG=${LOG:-docs/logs/bench-analysis.log}
 mkdir -p "$DIR" "$(dirname "$LOG")"
 if [ -n "${BIN:-}" ]; then
@@ -34,7 +38,8 @@ fi
 command -v tshark >/dev/null || { echo "tshark not found" >&2; exit 1; }
 WS_CONF=$(mktemp -d)
 TIMES=$(mktemp)
-trap 'rm -rf "$WS_CONF" "$TIMES"' EXIT
+ROUNDS=$(mktemp)
+trap 'rm -rf "$WS_CONF" "$TIMES" "$ROUNDS" "$ROUNDS".*' EXIT
 
 # capture NAME MESSAGES: writes $DIR/NAME.pcapng (atomically: other readers may have it open)
 # and the simulator's summary to $DIR/NAME.synth.txt.
@@ -44,18 +49,22 @@ capture() {
     mv "$DIR/$1.tmp.pcapng" "$DIR/$1.pcapng"
 }
 
-# measure CMD...: runs it $RUNS times (output discarded: tshark warns about running as root);
-# prints "median_seconds peak_rss_kb". A failing run stops the script.
-measure() {
-    : >"$TIMES"
-    i=0
-    while [ "$i" -lt "$RUNS" ]; do
-        /usr/bin/time -a -o "$TIMES" -f '%e %M' "$@" >/dev/null 2>&1
-        i=$((i + 1))
-    done
-    med=$(cut -d' ' -f1 "$TIMES" | sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }')
-    rss=$(cut -d' ' -f2 "$TIMES" | sort -n | tail -1)
-    echo "$med $rss"
+# once CMD...: runs it once (output discarded: tshark warns about running as root) and prints
+# "wall_seconds peak_rss_kb". The wall time includes starting /usr/bin/time (about a
+# millisecond), the same for every command. A failing run stops the script.
+once() {
+    start=$(date +%s%N)
+    /usr/bin/time -o "$TIMES" -f '%M' "$@" >/dev/null 2>&1
+    end=$(date +%s%N)
+    echo "$(awk -v a="$start" -v b="$end" 'BEGIN { printf "%.4f", (b - a) / 1e9 }') $(tail -1 "$TIMES")"
+}
+
+# median FILE: the median of the first column; peak FILE: the largest second column.
+median() {
+    cut -d' ' -f1 "$1" | sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'
+}
+peak() {
+    cut -d' ' -f2 "$1" | sort -n | tail -1
 }
 
 ratio() {
@@ -66,17 +75,27 @@ bench() {
     name=$1
     file="$DIR/$name.pcapng"
     size=$(($(wc -c <"$file") / 1048576))
-    set -- $(measure env WIRESHARK_CONFIG_DIR="$WS_CONF" tshark -n -q -z conv,udp -r "$file"); ts=$1; ts_rss=$2
-    set -- $(measure "$BIN" flows "$file"); fl=$1; fl_rss=$2
-    set -- $(measure "$BIN" timeline -T json "$file"); tl=$1; tl_rss=$2
-    # Four columns, as tshark -T fields prints them (issue 11: decode --format fields >= 40x).
-    set -- $(measure env WIRESHARK_CONFIG_DIR="$WS_CONF" tshark -n -r "$file" -T fields \
-        -e infiniband.bth.opcode -e infiniband.bth.destqp -e infiniband.bth.psn -e ip.src); tf=$1; tf_rss=$2
-    set -- $(measure "$BIN" decode --format fields \
-        -e rocescope.bth.opcode -e rocescope.bth.destqp -e rocescope.bth.psn -e ip.src "$file"); df=$1; df_rss=$2
+    rm -f "$ROUNDS".*
+    i=0
+    while [ "$i" -lt "$RUNS" ]; do
+        once env WIRESHARK_CONFIG_DIR="$WS_CONF" tshark -n -q -z conv,udp -r "$file" >>"$ROUNDS.ts"
+        once "$BIN" flows "$file" >>"$ROUNDS.fl"
+        once "$BIN" timeline -T json "$file" >>"$ROUNDS.tl"
+        # Four columns, as tshark -T fields prints them (issue 11: decode --format fields >= 40x).
+        once env WIRESHARK_CONFIG_DIR="$WS_CONF" tshark -n -r "$file" -T fields \
+            -e infiniband.bth.opcode -e infiniband.bth.destqp -e infiniband.bth.psn -e ip.src >>"$ROUNDS.tf"
+        once "$BIN" decode --format fields \
+            -e rocescope.bth.opcode -e rocescope.bth.destqp -e rocescope.bth.psn -e ip.src "$file" >>"$ROUNDS.df"
+        i=$((i + 1))
+    done
+    ts=$(median "$ROUNDS.ts"); fl=$(median "$ROUNDS.fl"); tl=$(median "$ROUNDS.tl")
+    tf=$(median "$ROUNDS.tf"); df=$(median "$ROUNDS.df")
+    # flows' speedup in each round (tshark's time that round over flows' time that round).
+    per_round=$(paste -d' ' "$ROUNDS.ts" "$ROUNDS.fl" | awk '{ printf "%.1f\n", $1 / $3 }' | sort -n |
+        awk '{ v[NR] = $1 } END { printf "×%s-×%s", v[1], v[NR] }')
     echo "# $name: $(tail -1 "$DIR/$name.synth.txt")"
-    echo "$name ($size MiB): tshark -z conv,udp ${ts} s ${ts_rss} KB | flows ${fl} s ${fl_rss} KB ×$(ratio "$ts" "$fl") | timeline -T json ${tl} s ${tl_rss} KB ×$(ratio "$ts" "$tl")"
-    echo "$name ($size MiB): tshark -T fields (4) ${tf} s ${tf_rss} KB | decode --format fields (4) ${df} s ${df_rss} KB ×$(ratio "$tf" "$df")"
+    echo "$name ($size MiB): tshark -z conv,udp ${ts} s $(peak "$ROUNDS.ts") KB | flows ${fl} s $(peak "$ROUNDS.fl") KB ×$(ratio "$ts" "$fl") (rounds $per_round) | timeline -T json ${tl} s $(peak "$ROUNDS.tl") KB ×$(ratio "$ts" "$tl")"
+    echo "$name ($size MiB): tshark -T fields (4) ${tf} s $(peak "$ROUNDS.tf") KB | decode --format fields (4) ${df} s $(peak "$ROUNDS.df") KB ×$(ratio "$tf" "$df")"
 }
 
 names=1m
@@ -88,6 +107,6 @@ fi
 {
     echo "# $(date -u +%Y-%m-%dT%H:%M:%SZ) $REV"
     echo "# $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//'); load $(cut -d' ' -f1-3 /proc/loadavg)"
-    echo "# median of $RUNS runs (wall s, peak RSS KB, speedup over tshark); synth irn --incast 64 --mtu 256 --message-size 4096 --loss 0.01 --seed 1"
+    echo "# median of $RUNS interleaved rounds (wall s, peak RSS KB, speedup over tshark on the medians); synth irn --incast 64 --mtu 256 --message-size 4096 --loss 0.01 --seed 1"
     for n in $names; do bench "$n"; done
 } | tee -a "$LOG"
