@@ -353,24 +353,50 @@ fn the_documented_schema_is_the_commands() {
     assert_eq!(documented, String::from_utf8(rocescope(&["export", "--schema"])).unwrap());
 }
 
+/// `bytes` (a little-endian pcapng file of one section) with its last interface's description
+/// moved to just before that interface's first packet: an interface described after the
+/// capture's first packet, as in a capture that gained an interface while it ran.
+fn describe_last_interface_late(bytes: &[u8]) -> Vec<u8> {
+    let word = |b: &[u8], at: usize| u32::from_le_bytes(b[at..at + 4].try_into().unwrap());
+    let mut blocks: Vec<&[u8]> = Vec::new();
+    let mut at = 0;
+    while at < bytes.len() {
+        let len = word(bytes, at + 4) as usize;
+        blocks.push(&bytes[at..at + len]);
+        at += len;
+    }
+    const IDB: u32 = 1;
+    const EPB: u32 = 6;
+    let idbs: Vec<usize> = (0..blocks.len()).filter(|&i| word(blocks[i], 0) == IDB).collect();
+    let id = idbs.len() as u32 - 1;
+    let idb = blocks.remove(*idbs.last().unwrap());
+    let first = blocks.iter().position(|b| word(b, 0) == EPB && word(b, 8) == id).unwrap();
+    assert!(blocks[..first].iter().any(|b| word(b, 0) == EPB), "a packet now comes before the description");
+    blocks.insert(first, idb);
+    blocks.concat()
+}
+
 /// Partition values taken from the captures (`@application`, `@comment`, `@interface`,
 /// `@date`, `@hardware`) are what capinfos and tshark read in the same files: the section
 /// header's application and comment, each interface's name (each interface's rows, flows,
-/// messages and events in its own folder), the first frame's UTC date, and Hive's null for a
-/// value the capture lacks.
+/// messages and events in its own folder; one interface is described only after the first
+/// packet), the first frame's UTC date, and Hive's null for a value the capture lacks.
 #[test]
 fn partition_values_come_from_the_captures() {
     use std::process::Command;
     let (root, dir) = scratch("parts");
-    // A capture with a section comment and editcap's name as its application.
-    let capture = dir.join("commented.pcapng");
+    // A capture with a section comment and editcap's name as its application, its third tap
+    // described after the first packets.
+    let commented = dir.join("edited.pcapng");
     let st = Command::new("editcap")
         .args(["--capture-comment", "rack 12/host 7"])
         .arg(root.join("fixtures/synth-gbn-loss.pcapng"))
-        .arg(&capture)
+        .arg(&commented)
         .status()
         .expect("editcap (Debian's wireshark-common, with tshark)");
     assert!(st.success());
+    let capture = dir.join("commented.pcapng");
+    std::fs::write(&capture, describe_last_interface_late(&std::fs::read(&commented).unwrap())).unwrap();
     let out = dir.join("export");
     // A key that names a column (flows' and packets' `tap`) is refused before anything is written.
     let o = std::process::Command::new(env!("CARGO_BIN_EXE_rocescope"))

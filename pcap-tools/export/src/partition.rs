@@ -45,16 +45,23 @@ pub struct Partition {
 pub struct CaptureInfo {
     pub file: String,
     pub section: SectionInfo,
-    /// The interfaces described before the first packet.
+    /// The interfaces described in the capture (all of them when read for `@interface` or
+    /// `@interface_description`; else those described before the first packet).
     pub interfaces: Vec<InterfaceName>,
     pub first_ts_ns: Option<u64>,
 }
 
 impl CaptureInfo {
-    /// Reads a capture's header blocks and first frame.
-    pub fn read(path: &str, file: &str) -> Result<CaptureInfo, capture::CaptureError> {
+    /// Reads a capture's header blocks and first frame; with `every_interface`, its blocks
+    /// through to the end (records not decoded: a few percent of an export's time), since a
+    /// pcapng interface may be described after the first packet, before its own first one.
+    /// (The reading stops quietly where the capture turns out unusable: the export reports it.)
+    pub fn read(path: &str, file: &str, every_interface: bool) -> Result<CaptureInfo, capture::CaptureError> {
         let mut r = capture::open(path)?;
         let first_ts_ns = r.next_record()?.map(|rec| rec.ts_ns);
+        if every_interface && first_ts_ns.is_some() {
+            while let Ok(Some(_)) = r.next_record() {}
+        }
         let interfaces = (0..).map_while(|i| r.interface_name(i).cloned()).collect();
         Ok(CaptureInfo { file: file.to_string(), section: r.section_info(), interfaces, first_ts_ns })
     }
@@ -138,6 +145,11 @@ impl Partition {
     /// Whether any value is taken from the capture.
     pub fn reads_capture(&self) -> bool {
         self.keys.iter().any(|(_, s)| !matches!(s, Source::Given(_)))
+    }
+
+    /// Whether a value is taken per interface (`@interface`, `@interface_description`).
+    pub fn per_interface(&self) -> bool {
+        self.keys.iter().any(|(_, s)| matches!(s, Source::Interface | Source::InterfaceDescription))
     }
 
     /// The folders of a capture.
