@@ -18,7 +18,7 @@ seconds="${FUZZ_SECONDS:-30}"
 if [ $# -gt 0 ]; then
     targets=("$@")
 else
-    targets=(frame_decode capture_file roundtrip)
+    targets=(frame_decode capture_file roundtrip analysis)
 fi
 
 if ! cargo fuzz --version >/dev/null 2>&1; then

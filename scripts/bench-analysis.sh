@@ -5,6 +5,7 @@
 # each of
 #   tshark -n -q -z conv,udp -r FILE          (no plugin: an empty WIRESHARK_CONFIG_DIR)
 #   rocescope flows FILE
+#   taskset -c 0 rocescope flows FILE         (on one core: a gauge of how busy the machine is)
 #   rocescope timeline -T json FILE > /dev/null
 #   tshark -n -r FILE -T fields -e infiniband.bth.opcode -e …destqp -e …psn -e ip.src
 #   rocescope decode --format fields -e rocescope.bth.opcode -e …destqp -e …psn -e ip.src FILE
@@ -80,6 +81,9 @@ bench() {
     while [ "$i" -lt "$RUNS" ]; do
         once env WIRESHARK_CONFIG_DIR="$WS_CONF" tshark -n -q -z conv,udp -r "$file" >>"$ROUNDS.ts"
         once "$BIN" flows "$file" >>"$ROUNDS.fl"
+        # The same on one core: how busy the machine is (this VM's second core is shared, and a
+        # noisy hour slows flows' two threads far more than tshark's one).
+        once taskset -c 0 "$BIN" flows "$file" >>"$ROUNDS.f1"
         once "$BIN" timeline -T json "$file" >>"$ROUNDS.tl"
         # Four columns, as tshark -T fields prints them (issue 11: decode --format fields >= 40x).
         once env WIRESHARK_CONFIG_DIR="$WS_CONF" tshark -n -r "$file" -T fields \
@@ -88,13 +92,13 @@ bench() {
             -e rocescope.bth.opcode -e rocescope.bth.destqp -e rocescope.bth.psn -e ip.src "$file" >>"$ROUNDS.df"
         i=$((i + 1))
     done
-    ts=$(median "$ROUNDS.ts"); fl=$(median "$ROUNDS.fl"); tl=$(median "$ROUNDS.tl")
+    ts=$(median "$ROUNDS.ts"); fl=$(median "$ROUNDS.fl"); f1=$(median "$ROUNDS.f1"); tl=$(median "$ROUNDS.tl")
     tf=$(median "$ROUNDS.tf"); df=$(median "$ROUNDS.df")
     # flows' speedup in each round (tshark's time that round over flows' time that round).
     per_round=$(paste -d' ' "$ROUNDS.ts" "$ROUNDS.fl" | awk '{ printf "%.1f\n", $1 / $3 }' | sort -n |
         awk '{ v[NR] = $1 } END { printf "×%s-×%s", v[1], v[NR] }')
     echo "# $name: $(tail -1 "$DIR/$name.synth.txt")"
-    echo "$name ($size MiB): tshark -z conv,udp ${ts} s $(peak "$ROUNDS.ts") KB | flows ${fl} s $(peak "$ROUNDS.fl") KB ×$(ratio "$ts" "$fl") (rounds $per_round) | timeline -T json ${tl} s $(peak "$ROUNDS.tl") KB ×$(ratio "$ts" "$tl")"
+    echo "$name ($size MiB): tshark -z conv,udp ${ts} s $(peak "$ROUNDS.ts") KB | flows ${fl} s $(peak "$ROUNDS.fl") KB ×$(ratio "$ts" "$fl") (rounds $per_round; on one core ${f1} s) | timeline -T json ${tl} s $(peak "$ROUNDS.tl") KB ×$(ratio "$ts" "$tl")"
     echo "$name ($size MiB): tshark -T fields (4) ${tf} s $(peak "$ROUNDS.tf") KB | decode --format fields (4) ${df} s $(peak "$ROUNDS.df") KB ×$(ratio "$tf" "$df")"
 }
 

@@ -9,10 +9,10 @@ use std::fmt::Write as _;
 use std::io::Cursor;
 
 use rocescope_codec::build::{self, FrameRepr, NetRepr, RoceRepr};
-use rocescope_codec::ib::*;
-use rocescope_codec::mac_control::MacControlRepr;
 use rocescope_codec::decoder::{Decoder, DecoderOptions};
 use rocescope_codec::ext::{dcp, Ext};
+use rocescope_codec::ib::*;
+use rocescope_codec::mac_control::MacControlRepr;
 use rocescope_codec::{DecodeOptions, Frame, IcrcStatus, LinkType, Profile, Warning};
 
 use rocescope_analysis::capture::CaptureReader;
@@ -49,6 +49,104 @@ pub fn decode_options(verify: bool, ctl: u8) -> DecodeOptions {
         opts.params.netrt_opcode = [0xc0, 0xc1, 0x0a, 0xff][(ctl >> 6) as usize];
     }
     opts
+}
+
+/// Largest number of records `fuzz_analysis` analyses.
+const MAX_ANALYSED: u64 = 4096;
+
+/// `analysis` target. Input: a whole pcap or pcapng file, analysed as `rocescope flows`,
+/// `timeline` (JSON, CSV and text, each flow's plot and the overview) and `decode -e
+/// rocescope.analysis.*` analyse one (profile `auto`, checksums only where detection compares
+/// them): one analyser keeps the events and the plots' points, a second gives each frame's
+/// analysis fields as it arrives ([`Analyzer::add_noted`]), and the timeline is also handed out
+/// a record at a time (`rocescope export`'s [`Analyzer::each_flow_streamed`]). Every frame a
+/// report names is one of the capture's; the flow table counts no more frames than were read.
+///
+/// [`Analyzer::add_noted`]: rocescope_analysis::analyze::Analyzer::add_noted
+/// [`Analyzer::each_flow_streamed`]: rocescope_analysis::analyze::Analyzer::each_flow_streamed
+pub fn fuzz_analysis(data: &[u8]) {
+    use rocescope_analysis::analyze::pkt::{Pkt, Seen};
+    use rocescope_analysis::analyze::stream::TimelinePart;
+    use rocescope_analysis::analyze::{plot, render, series::Series, Analyzer, Options};
+    use rocescope_analysis::session::Session;
+    use std::ops::ControlFlow;
+
+    let Ok(reader) = CaptureReader::new(Cursor::new(data)) else { return };
+    let mut session = Session::new(reader, Decoder::new(DecoderOptions::default()).checksums_for_detection_only());
+    let params = session.decoder().options().params;
+    let opts =
+        |keep_events| Options::with_params(Options { keep_events, plot: keep_events, ..Options::default() }, &params);
+    let (mut events, mut noted, mut streamed) =
+        (Analyzer::new(opts(true)), Analyzer::new(opts(false)), Analyzer::new(opts(true)));
+    let mut frames = 0u64;
+    let _ = session.run(|rec, d| {
+        if rec.number > MAX_ANALYSED {
+            return ControlFlow::Break(());
+        }
+        frames = rec.number;
+        let seen = Pkt::from_decoded(d, rec.number, rec.ts_ns, rec.interface, rec.orig_len);
+        if !matches!(seen, Seen::None) {
+            events.add(&seen);
+            let _ = noted.add_noted(&seen);
+            streamed.add(&seen);
+        }
+        ControlFlow::Continue(())
+    });
+    let named =
+        |what: &str, frame: u64| assert!((1..=frames).contains(&frame), "{what} names frame {frame} of {frames}");
+
+    let table = events.flows();
+    assert!(table.flows.iter().map(|f| f.frames).sum::<u64>() <= frames, "the flow table counts more frames than read");
+    let mut out = Vec::new();
+    render::flows_text(&mut out, &table).unwrap();
+    render::flows_csv(&mut out, &table).unwrap();
+    serde_json::to_writer(&mut out, &table).unwrap();
+    let empty = Series::default();
+    let mut overview = Vec::new();
+    let mut overview_series = Vec::new();
+    render::timeline_csv_header(&mut out).unwrap();
+    events
+        .each_flow_timeline(|f, s| -> std::io::Result<()> {
+            for l in &f.losses {
+                named("a loss", l.frame);
+            }
+            for r in &f.retransmissions {
+                named("a retransmission", r.frame);
+            }
+            for g in &f.capture_gaps {
+                named("a capture gap", g.frame);
+            }
+            for m in &f.messages {
+                named("a message", m.first_frame);
+                named("a message", m.last_frame);
+                if let Some(c) = m.complete_frame {
+                    named("a message's completion", c);
+                }
+            }
+            serde_json::to_writer(&mut out, &f).unwrap();
+            render::timeline_csv_flow(&mut out, &f)?;
+            render::timeline_text_flow(&mut out, &f)?;
+            let _ = plot::flow_svg(&f, s.unwrap_or(&empty));
+            overview_series.push(s.cloned());
+            overview.push(f);
+            Ok(())
+        })
+        .unwrap();
+    let report = rocescope_analysis::analyze::report::TimelineReport { flows: overview };
+    let _ = plot::overview_svg(&report, &overview_series.iter().map(Option::as_ref).collect::<Vec<_>>());
+    let _ = noted.flows();
+    streamed
+        .each_flow_streamed(|_, part| -> std::io::Result<()> {
+            match part {
+                TimelinePart::Loss(l) => named("a streamed loss", l.frame),
+                TimelinePart::Retransmission(r) => named("a streamed retransmission", r.frame),
+                TimelinePart::CaptureGap(g) => named("a streamed capture gap", g.frame),
+                TimelinePart::Message(m) => named("a streamed message", m.first_frame),
+                TimelinePart::Flow(_) => {}
+            }
+            Ok(())
+        })
+        .unwrap();
 }
 
 /// `capture_file` target. Input: a whole pcap or pcapng file. Every record is read and every
@@ -94,7 +192,12 @@ pub fn fuzz_capture(data: &[u8]) {
             s.clear();
             write!(s, "{v}").unwrap();
             assert!(range.start <= range.end, "{}: range {range:?}", id.name());
-            assert!(range.end <= rec.data.len(), "{}: range {range:?} beyond the {} captured bytes", id.name(), rec.data.len());
+            assert!(
+                range.end <= rec.data.len(),
+                "{}: range {range:?} beyond the {} captured bytes",
+                id.name(),
+                rec.data.len()
+            );
         });
     }
     let st = decoder.stats();

@@ -9,12 +9,12 @@
 use std::path::{Path, PathBuf};
 
 use rocescope_analysis::capture::CaptureWriter;
-use rocescope_testsupport::fuzzing::{fuzz_capture, fuzz_frame, fuzz_roundtrip};
 use rocescope_codec::build::{self, FrameRepr, NetRepr, RoceRepr};
 use rocescope_codec::ext::dcp;
 use rocescope_codec::ib::*;
 use rocescope_codec::mac_control::MacControlRepr;
 use rocescope_codec::{LinkType, Profile};
+use rocescope_testsupport::fuzzing::{fuzz_analysis, fuzz_capture, fuzz_frame, fuzz_roundtrip};
 
 fn corpus_dir(target: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fuzz/corpus").join(target)
@@ -54,6 +54,12 @@ fn replay_capture_file_corpus() {
 fn replay_roundtrip_corpus() {
     let n = replay("roundtrip", fuzz_roundtrip);
     eprintln!("roundtrip: {n} inputs replayed");
+}
+
+#[test]
+fn replay_analysis_corpus() {
+    let n = replay("analysis", fuzz_analysis);
+    eprintln!("analysis: {n} inputs replayed");
 }
 
 /// The generated seeds pass the harnesses even where no corpus is checked out.
@@ -106,10 +112,8 @@ impl Lcg {
 }
 
 const V4: ([u8; 4], [u8; 4]) = ([192, 168, 1, 1], [192, 168, 1, 2]);
-const V6: ([u8; 16], [u8; 16]) = (
-    [0xfe, 0x80, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1],
-    [0xfe, 0x80, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2],
-);
+const V6: ([u8; 16], [u8; 16]) =
+    ([0xfe, 0x80, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1], [0xfe, 0x80, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2]);
 
 fn nets() -> [(&'static str, NetRepr); 3] {
     [
@@ -261,8 +265,16 @@ fn seeds() -> Vec<(&'static str, String, Vec<u8>)> {
     // VLAN tags: one, two (802.1ad outer), and three (unsupported).
     let base = eth_frame(NetRepr::ipv4(V4.0, V4.1), roce(0x0a, &payload5), [None, None]);
     for (name, vl) in [("vlan1", [Some(0x2064), None]), ("vlan2", [Some(0x0010), Some(0x6064)])] {
-        out.push(("frame_decode", name.into(), fd(0, &eth_frame(NetRepr::ipv4(V4.0, V4.1), roce(0x04, &payload5), vl))));
-        out.push(("frame_decode", format!("{name}-v6"), fd(0, &eth_frame(NetRepr::ipv6(V6.0, V6.1), roce(0x11, &[]), vl))));
+        out.push((
+            "frame_decode",
+            name.into(),
+            fd(0, &eth_frame(NetRepr::ipv4(V4.0, V4.1), roce(0x04, &payload5), vl)),
+        ));
+        out.push((
+            "frame_decode",
+            format!("{name}-v6"),
+            fd(0, &eth_frame(NetRepr::ipv6(V6.0, V6.1), roce(0x11, &[]), vl)),
+        ));
     }
     let mut three = base[..12].to_vec();
     for _ in 0..3 {
@@ -308,7 +320,11 @@ fn seeds() -> Vec<(&'static str, String, Vec<u8>)> {
     let mut r = roce(0x04, &payload5);
     r.bth.pad_cnt = 3;
     r.payload = b"";
-    out.push(("frame_decode", "padcnt-too-large".into(), fd(0, &eth_frame(NetRepr::ipv4(V4.0, V4.1), r, [None, None]))));
+    out.push((
+        "frame_decode",
+        "padcnt-too-large".into(),
+        fd(0, &eth_frame(NetRepr::ipv4(V4.0, V4.1), r, [None, None])),
+    ));
     let mut r = roce(0x11, &[]);
     r.bth.tver = 3;
     r.bth.pad_cnt = 2;
@@ -380,19 +396,32 @@ fn seeds() -> Vec<(&'static str, String, Vec<u8>)> {
         if name == "nak-seq" {
             r.irn_sack = Some(IrnSackRepr { sack_psn: 0x1234 });
         }
-        out.push(("frame_decode", format!("aeth-{name}"), fd(0, &eth_frame(NetRepr::ipv4(V4.0, V4.1), r, [None, None]))));
+        out.push((
+            "frame_decode",
+            format!("aeth-{name}"),
+            fd(0, &eth_frame(NetRepr::ipv4(V4.0, V4.1), r, [None, None])),
+        ));
     }
     let mut r = roce(0x81, &[]);
     r.payload = &[0; 8];
     out.push(("frame_decode", "cnp-short".into(), fd(0, &eth_frame(NetRepr::ipv4(V4.0, V4.1), r, [None, None]))));
     let big = rng.bytes(1500);
-    out.push(("frame_decode", "send-only-1500".into(), fd(0, &eth_frame(NetRepr::ipv4(V4.0, V4.1), roce(0x04, &big), [None, None]))));
-    out.push(("frame_decode", "atomic-write-3".into(), fd(0, &eth_frame(NetRepr::ipv4(V4.0, V4.1), roce(0x1d, b"abc"), [None, None]))));
+    out.push((
+        "frame_decode",
+        "send-only-1500".into(),
+        fd(0, &eth_frame(NetRepr::ipv4(V4.0, V4.1), roce(0x04, &big), [None, None])),
+    ));
+    out.push((
+        "frame_decode",
+        "atomic-write-3".into(),
+        fd(0, &eth_frame(NetRepr::ipv4(V4.0, V4.1), roce(0x1d, b"abc"), [None, None])),
+    ));
 
     // CM MADs of every message (and a SIDR attribute, and a short one).
     let msgs = [CmMsg::Req, CmMsg::Mra, CmMsg::Rej, CmMsg::Rep, CmMsg::Rtu, CmMsg::Dreq, CmMsg::Drep];
     for msg in msgs {
-        let cm = CmRepr { msg, transaction_id: 42, local_comm_id: 0x100, remote_comm_id: 0x200, qpn: 0x33, start_psn: 0x44 };
+        let cm =
+            CmRepr { msg, transaction_id: 42, local_comm_id: 0x100, remote_comm_id: 0x200, qpn: 0x33, start_psn: 0x44 };
         let mut mad = [0u8; CmRepr::LEN];
         cm.emit(&mut mad);
         let mut r = RoceRepr::new(0x64, 1, 3).with_payload(&mad);
@@ -405,16 +434,29 @@ fn seeds() -> Vec<(&'static str, String, Vec<u8>)> {
         frames.push((format!("cm-{}", msg.name()), f));
     }
     let mut mad = [0u8; CmRepr::LEN];
-    CmRepr { msg: CmMsg::Req, transaction_id: 1, local_comm_id: 1, remote_comm_id: 0, qpn: 1, start_psn: 1 }.emit(&mut mad);
+    CmRepr { msg: CmMsg::Req, transaction_id: 1, local_comm_id: 1, remote_comm_id: 0, qpn: 1, start_psn: 1 }
+        .emit(&mut mad);
     mad[17] = 0x17; // SIDR REQ
-    out.push(("frame_decode", "cm-sidr".into(), fd(0, &eth_frame(NetRepr::ipv4(V4.0, V4.1), RoceRepr::new(0x64, 1, 3).with_payload(&mad), [None, None]))));
-    out.push(("frame_decode", "cm-short".into(), fd(0, &eth_frame(NetRepr::ipv4(V4.0, V4.1), RoceRepr::new(0x64, 1, 3).with_payload(&mad[..40]), [None, None]))));
+    out.push((
+        "frame_decode",
+        "cm-sidr".into(),
+        fd(0, &eth_frame(NetRepr::ipv4(V4.0, V4.1), RoceRepr::new(0x64, 1, 3).with_payload(&mad), [None, None])),
+    ));
+    out.push((
+        "frame_decode",
+        "cm-short".into(),
+        fd(0, &eth_frame(NetRepr::ipv4(V4.0, V4.1), RoceRepr::new(0x64, 1, 3).with_payload(&mad[..40]), [None, None])),
+    ));
 
     // PAUSE and PFC (and a MAC control frame of another opcode, and cut ones).
     let mut pause = Vec::new();
     build::mac_control_frame([2, 0, 0, 0, 0, 9], &MacControlRepr::Pause { quanta: 0xffff }, &mut pause);
     let mut pfc = Vec::new();
-    build::mac_control_frame([2, 0, 0, 0, 0, 9], &MacControlRepr::Pfc { class_enable: 0x08, quanta: [0, 0, 0, 0xffff, 0, 0, 0, 0] }, &mut pfc);
+    build::mac_control_frame(
+        [2, 0, 0, 0, 0, 9],
+        &MacControlRepr::Pfc { class_enable: 0x08, quanta: [0, 0, 0, 0xffff, 0, 0, 0, 0] },
+        &mut pfc,
+    );
     out.push(("frame_decode", "pause".into(), fd(0, &pause)));
     out.push(("frame_decode", "pfc".into(), fd(0, &pfc)));
     out.push(("frame_decode", "pfc-cut".into(), fd(3 << 3, &pfc[..24])));
@@ -451,7 +493,11 @@ fn seeds() -> Vec<(&'static str, String, Vec<u8>)> {
     ho_bytes.extend_from_slice(&[0, 0, 7]);
     let ho_tos = dcp::with_tag(0x60, 2, dcp::TAG_HO);
     out.push(("frame_decode", "dcp-header-only".into(), fdp(0, DCP, &ipv4_udp(ho_tos, &ho_bytes))));
-    out.push(("frame_decode", "dcp-header-only-long".into(), fdp(0, DCP, &ipv4_udp(ho_tos, &[&ho_bytes[..], &[0; 8]].concat()))));
+    out.push((
+        "frame_decode",
+        "dcp-header-only-long".into(),
+        fdp(0, DCP, &ipv4_udp(ho_tos, &[&ho_bytes[..], &[0; 8]].concat())),
+    ));
     let mut ack = roce(0x11, &[]);
     ack.aeth = Some(AethRepr { syndrome: Syndrome::Ack { credit: 31 }, msn: 5 });
     out.push(("frame_decode", "dcp-ack-emsn".into(), fdp(0, DCP, &tagged(dcp::TAG_ACK, ack))));
@@ -476,9 +522,17 @@ fn seeds() -> Vec<(&'static str, String, Vec<u8>)> {
     out.push(("frame_decode", "netrt-opcode-0a".into(), fdp(0, NETRT | 2 << 6, &base)));
     let mut marked = roce(0x04, &payload5);
     marked.bth.resv6 = 1;
-    out.push(("frame_decode", "netrt-mark".into(), fdp(0, NETRT, &eth_frame(NetRepr::ipv4(V4.0, V4.1), marked, [None, None]))));
+    out.push((
+        "frame_decode",
+        "netrt-mark".into(),
+        fdp(0, NETRT, &eth_frame(NetRepr::ipv4(V4.0, V4.1), marked, [None, None])),
+    ));
     for (name, prof) in [("sdr", SDR), ("flor", FLOR), ("erd", ERD)] {
-        out.push(("frame_decode", format!("{name}-imm"), fdp(0, prof, &frames.iter().find(|(n, _)| n == "op0b-v4").unwrap().1)));
+        out.push((
+            "frame_decode",
+            format!("{name}-imm"),
+            fdp(0, prof, &frames.iter().find(|(n, _)| n == "op0b-v4").unwrap().1),
+        ));
     }
 
     // The six-profile mix the acceptance tests use (rocescope_testsupport::testgen_ext): every frame under
@@ -539,7 +593,13 @@ fn seeds() -> Vec<(&'static str, String, Vec<u8>)> {
     // Every opcode in one file, through the project's own pcapng writer.
     let mut w = CaptureWriter::new(Vec::new(), &["eth0", "eth1"]).unwrap();
     for (i, (_, f)) in frames.iter().enumerate().filter(|(_, (n, _))| n.ends_with("-v4")) {
-        w.write_truncated((i % 2) as u32, 1_700_000_000_000_000_000 + i as u64 * 1000, f, if i % 7 == 0 { 40 } else { f.len() }).unwrap();
+        w.write_truncated(
+            (i % 2) as u32,
+            1_700_000_000_000_000_000 + i as u64 * 1000,
+            f,
+            if i % 7 == 0 { 40 } else { f.len() },
+        )
+        .unwrap();
     }
     out.push(("capture_file", "pcapng-writer-all-opcodes".into(), w.into_inner()));
     // Damaged files.
