@@ -1003,7 +1003,15 @@ impl Tracker {
     fn gap(&mut self, v: u64, frame: u64) {
         self.stats.capture_gaps += 1;
         if self.keep_events {
-            self.gaps.push_back((psn::wire(v), frame, v));
+            // In ascending unwrapped PSN, as a retraction's search needs: most come in order,
+            // a DCP message's (`on_emsn`) may come after higher ones.
+            let e = (psn::wire(v), frame, v);
+            if self.gaps.back().is_none_or(|&(_, _, last)| last <= v) {
+                self.gaps.push_back(e);
+            } else {
+                let at = self.gaps.partition_point(|&(_, _, g)| g <= v);
+                self.gaps.insert(at, e);
+            }
         }
     }
 
