@@ -218,7 +218,8 @@ pub fn export_capture(
     let open = || capture::open(path).map_err(|e| ExportError::Input(path.to_string(), e));
     let mut done = Exported::default();
     let info = if partition.reads_capture() {
-        CaptureInfo::read(path, &file_stem(path), partition.per_interface()).map_err(|e| ExportError::Input(path.to_string(), e))?
+        CaptureInfo::read(path, &file_stem(path), partition.per_interface())
+            .map_err(|e| ExportError::Input(path.to_string(), e))?
     } else {
         CaptureInfo::default()
     };

@@ -20,7 +20,8 @@ use rocescope_analysis::capture::CaptureReader;
 /// Link type selected by the low two bits of a `fuzz_frame` input's first byte.
 pub const LINKS: [LinkType; 4] = [LinkType::Ethernet, LinkType::LinuxSll, LinkType::LinuxSll2, LinkType::RawIp];
 
-/// Largest number of records `fuzz_capture` walks (keeps each run short).
+/// Largest number of records `fuzz_capture` walks and `fuzz_analysis` analyses (keeps each run
+/// short).
 const MAX_RECORDS: usize = 4096;
 
 /// `frame_decode` target. Input: two control bytes, then the captured frame.
@@ -51,9 +52,6 @@ pub fn decode_options(verify: bool, ctl: u8) -> DecodeOptions {
     opts
 }
 
-/// Largest number of records `fuzz_analysis` analyses.
-const MAX_ANALYSED: u64 = 4096;
-
 /// `analysis` target. Input: a whole pcap or pcapng file, analysed as `rocescope flows`,
 /// `timeline` (JSON, CSV and text, each flow's plot and the overview) and `decode -e
 /// rocescope.analysis.*` analyse one (profile `auto`, checksums only where detection compares
@@ -80,7 +78,7 @@ pub fn fuzz_analysis(data: &[u8]) {
         (Analyzer::new(opts(true)), Analyzer::new(opts(false)), Analyzer::new(opts(true)));
     let mut frames = 0u64;
     let _ = session.run(|rec, d| {
-        if rec.number > MAX_ANALYSED {
+        if rec.number > MAX_RECORDS as u64 {
             return ControlFlow::Break(());
         }
         frames = rec.number;
@@ -94,6 +92,13 @@ pub fn fuzz_analysis(data: &[u8]) {
     });
     let named =
         |what: &str, frame: u64| assert!((1..=frames).contains(&frame), "{what} names frame {frame} of {frames}");
+    let message_named = |m: &rocescope_analysis::analyze::report::Message| {
+        named("a message", m.first_frame);
+        named("a message", m.last_frame);
+        if let Some(c) = m.complete_frame {
+            named("a message's completion", c);
+        }
+    };
 
     let table = events.flows();
     assert!(table.flows.iter().map(|f| f.frames).sum::<u64>() <= frames, "the flow table counts more frames than read");
@@ -116,13 +121,7 @@ pub fn fuzz_analysis(data: &[u8]) {
             for g in &f.capture_gaps {
                 named("a capture gap", g.frame);
             }
-            for m in &f.messages {
-                named("a message", m.first_frame);
-                named("a message", m.last_frame);
-                if let Some(c) = m.complete_frame {
-                    named("a message's completion", c);
-                }
-            }
+            f.messages.iter().for_each(message_named);
             serde_json::to_writer(&mut out, &f).unwrap();
             render::timeline_csv_flow(&mut out, &f)?;
             render::timeline_text_flow(&mut out, &f)?;
@@ -141,7 +140,7 @@ pub fn fuzz_analysis(data: &[u8]) {
                 TimelinePart::Loss(l) => named("a streamed loss", l.frame),
                 TimelinePart::Retransmission(r) => named("a streamed retransmission", r.frame),
                 TimelinePart::CaptureGap(g) => named("a streamed capture gap", g.frame),
-                TimelinePart::Message(m) => named("a streamed message", m.first_frame),
+                TimelinePart::Message(m) => message_named(m),
                 TimelinePart::Flow(_) => {}
             }
             Ok(())
