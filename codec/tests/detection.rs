@@ -131,6 +131,25 @@ fn a_netrt_request_labels_the_flow_it_serves() {
 }
 
 #[test]
+fn a_plain_flow_labelled_from_the_other_side_is_given_out_with_its_label() {
+    // Untagged data (ToS 0): no rule looks at it, and while every flow's state is plain the
+    // decoder gives such a frame out without looking its flow up. A NetRT request from the
+    // other side labels the flow: from then on its frames are looked up, and NetRT.
+    let mut d = auto();
+    let data = FrameRepr::new(net(0), RoceRepr::new(0x07, 0x12, 0x102).with_payload(&[1; 64])).to_vec();
+    let mut body = vec![1u8, 0, 1, 2];
+    body.extend([0u8; 15]);
+    body.push(0x0b);
+    let mut req = RoceRepr::new(0xc0, 0x12, 0x102);
+    req.payload = &body;
+    let back = NetRepr::Ipv4 { src: B, dst: A, tos: 0, ttl: 64, ident: 0 };
+    let req = FrameRepr::new(back, req).to_vec();
+    let got = run(&mut d, &[data.clone(), data.clone(), req, data.clone(), data]);
+    let (std, netrt) = ((Profile::Std, 0), (Profile::Netrt, 0));
+    assert_eq!(got, [std, std, netrt, netrt, netrt]);
+}
+
+#[test]
 fn send_only_dscp26_flows_are_reported_once_when_nothing_decides() {
     let mut d = auto();
     let frames: Vec<Vec<u8>> = (0..PATIENCE as u32 + 20)

@@ -209,6 +209,12 @@ impl FlowState {
         self.ambiguous > 0 || (self.dcp_tagged > 0 && !self.dcp_refuted)
     }
 
+    /// Nothing suggests a profile: its packets go out `std`, only counted (what a flow's first
+    /// packet finds). [`Decoder`]'s `unplain` counts the flows whose state is not.
+    fn plain(&self) -> bool {
+        self.profile.is_none() && !self.unsure && !self.evidence()
+    }
+
     /// Its packets should wait for a decision.
     fn pending(&self) -> bool {
         self.profile.is_none() && !self.unsure && !self.closed && self.evidence()
@@ -352,6 +358,13 @@ pub struct Decoder {
     /// By BTH OpCode: whether any of the rules bound to opcodes ([`opcode_rules`]) looks further
     /// at a packet with it.
     opcode_rules: [bool; 256],
+    /// How many flows' states are not [plain](FlowState::plain). While none is (an ordinary
+    /// capture's flows are plain nearly all along: a DSCP-26 flow from its second packet), a
+    /// frame the rules would not look at in a flow's first state arrives as
+    /// [`Arrival::Other`], its flow not looked up: a plain flow's frame is given out exactly
+    /// as that (counted, and SDR's tracker fed), and its flow's state could not change. Its
+    /// flow gets its slot at the first frame that needs one.
+    unplain: u32,
 }
 
 /// The OpCodes the netrt, sdr, flor and erd rules look at (each of them rejects any other
@@ -388,6 +401,7 @@ impl Decoder {
             write_imm_pairs: Default::default(),
             lazy_verify: false,
             settled: false,
+            unplain: 0,
         }
     }
 
@@ -532,6 +546,7 @@ impl Decoder {
         self.nacks = NackReassembler::new();
         self.sdr = SdrTracker::new();
         self.settled = true;
+        self.unplain = self.flow_states.iter().filter(|s| !s.plain()).count() as u32;
     }
 
     /// The end of the capture in look-ahead mode: flows still pending are concluded as
@@ -542,6 +557,7 @@ impl Decoder {
                 s.conclude();
             }
         }
+        self.unplain = self.flow_states.iter().filter(|s| !s.plain()).count() as u32;
     }
 
     /// A flow's slot in `flow_states`, made (with the default state) on the flow's first packet.
@@ -557,6 +573,8 @@ impl Decoder {
 
     #[inline]
     fn store(&mut self, slot: u32, state: FlowState) {
+        let was = self.flow_states[slot as usize].plain();
+        self.unplain = self.unplain + u32::from(was) - u32::from(state.plain());
         self.flow_states[slot as usize] = state;
     }
 
@@ -587,6 +605,10 @@ impl Decoder {
         if let Some(a) = self.without_detection(frame) {
             return a;
         }
+        if self.unplain == 0 && !self.rules_may_look_in(frame, false) {
+            // (A plain flow's frame: see `unplain`.)
+            return Arrival::Other;
+        }
         let Some(key) = Self::flow_key(frame) else { return Arrival::Other };
         let slot = self.slot(key);
         if !self.settled {
@@ -611,12 +633,19 @@ impl Decoder {
     /// each way and the rules' tests: the same state, the same output.
     #[inline]
     fn rules_may_look(&self, frame: &Frame<'_>, state: &FlowState) -> bool {
+        self.rules_may_look_in(frame, state.dcp_refuted)
+    }
+
+    /// [`rules_may_look`](Self::rules_may_look) in a flow whose DCP tag is refuted or not (all
+    /// it reads of the flow's state).
+    #[inline(always)]
+    fn rules_may_look_in(&self, frame: &Frame<'_>, dcp_refuted: bool) -> bool {
         let Some(roce) = frame.roce() else { return false };
         let opcode = roce.opcode();
         if self.opcode_rules[opcode.0 as usize] {
             return true;
         }
-        if frame.is_rocev1() || state.dcp_refuted {
+        if frame.is_rocev1() || dcp_refuted {
             return false;
         }
         match frame.tos().map(|t| crate::ext::dcp::tag(t, self.opts.params.dcp_tag_shift)) {
@@ -646,11 +675,7 @@ impl Decoder {
         // `give_out_any` does for it, with no call.
         if let Arrival::Flow { slot } = arrival {
             if let Some(state) = self.flow_states.get(slot as usize) {
-                if state.profile.is_none()
-                    && !state.unsure
-                    && !state.evidence()
-                    && !matches!(out.frame.ext(), Ext::Sdr(_))
-                {
+                if state.plain() && !matches!(out.frame.ext(), Ext::Sdr(_)) {
                     if out.frame.roce().is_some() {
                         self.stats.packets[out.frame.profile() as usize] += 1;
                     }
@@ -805,6 +830,7 @@ impl Decoder {
                     let rev = self.slot(rev);
                     let e = &mut self.flow_states[rev as usize];
                     if e.profile.is_none() {
+                        self.unplain += u32::from(e.plain());
                         e.profile = Some(Profile::Netrt);
                     }
                 }
