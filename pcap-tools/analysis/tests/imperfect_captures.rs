@@ -252,3 +252,41 @@ fn a_long_run_of_capture_gaps_is_counted_whole_and_listed_in_part() {
     assert_eq!(a.flows().flows.iter().find(|f| f.destqp == 0x11).unwrap().capture_gaps, u64::from(MISSED));
     let _ = std::fs::remove_file(&path);
 }
+
+/// A capture gap taken back: an acknowledgement covers two PSNs the tap had not recorded
+/// (reported as capture gaps), then their copies show up after all (a merged capture out of
+/// order). They are not gaps, in the flow table (no events kept) as in the timeline.
+#[test]
+fn a_gap_taken_back_is_not_counted_in_the_flow_table_either() {
+    use rocescope_analysis::analyze::{run, Options};
+    use rocescope_codec::build::{FrameRepr, NetRepr, RoceRepr};
+    use rocescope_codec::ib::{AethRepr, Syndrome};
+    let (a, b) = ([10, 0, 0, 1], [10, 0, 0, 2]);
+    let payload = [0x5a; 64];
+    let frame = |src, dst, roce| FrameRepr::new(NetRepr::Ipv4 { src, dst, tos: 0, ttl: 64, ident: 1 }, roce).to_vec();
+    let send = |psn| frame(a, b, RoceRepr::new(0x04, 0x11, psn).with_payload(&payload));
+    let ack = |psn, msn| {
+        let mut r = RoceRepr::new(0x11, 0x22, psn);
+        r.aeth = Some(AethRepr { syndrome: Syndrome::Ack { credit: 31 }, msn });
+        frame(b, a, r)
+    };
+    let mut frames: Vec<Vec<u8>> = (0..5).map(send).collect();
+    frames.push(send(7));
+    frames.push(ack(7, 8));
+    frames.extend([send(5), send(6)]);
+    let path = tmp("gap-taken-back");
+    let mut w = CaptureWriter::new(std::io::BufWriter::new(std::fs::File::create(&path).unwrap()), &["tap"]).unwrap();
+    for (i, f) in frames.iter().enumerate() {
+        w.write(0, 1_700_000_000_000_000_000 + 1_000 * i as u64, f).unwrap();
+    }
+    drop(w);
+    let analyse = |keep_events| {
+        let mut s =
+            Session::new(capture::open(&path.display().to_string()).unwrap(), Decoder::new(DecoderOptions::default()));
+        run::analyze(&mut s, Options { keep_events, ..Options::default() }, run::Window::default(), |_| {}).unwrap()
+    };
+    let gaps = |keep_events| analyse(keep_events).flows().flows.iter().find(|f| f.destqp == 0x11).unwrap().capture_gaps;
+    assert_eq!(gaps(true), 0, "the timeline's analysis takes both back");
+    assert_eq!(gaps(false), 0, "the flow table's too");
+    let _ = std::fs::remove_file(&path);
+}

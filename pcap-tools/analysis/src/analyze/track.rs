@@ -80,6 +80,9 @@ struct Slot {
     msg: u32,
     /// A READ response's PSN: the requests flow carries no packet with it.
     read_range: bool,
+    /// Counted as a capture gap (an acknowledgement covered it, no copy recorded): taken back
+    /// if a copy shows up after all, whether or not the gap is listed (`keep_events`).
+    gap: bool,
     payload: u32,
 }
 
@@ -615,9 +618,18 @@ impl Tracker {
         } else {
             // A PSN reported missed by the capture shows up after all (a later copy): it was
             // not missed.
-            // (The gaps ascend by unwrapped PSN: a search, not a walk over them all.)
-            if let Ok(i) = self.gaps.binary_search_by_key(&v, |&(_, _, g)| g) {
+            // (The gaps ascend by unwrapped PSN: a search, not a walk over them all; none to
+            // search when the newest is below this PSN, as for nearly every packet.)
+            let listed = if self.gaps.back().is_some_and(|&(_, _, last)| last >= v) {
+                self.gaps.binary_search_by_key(&v, |&(_, _, g)| g).ok()
+            } else {
+                None
+            };
+            if let Some(i) = listed {
                 self.gaps.remove(i);
+            }
+            if listed.is_some() || s.gap {
+                s.gap = false;
                 self.stats.capture_gaps -= 1;
             }
             self.stats.unique_bytes += k.payload as u64;
@@ -1002,6 +1014,9 @@ impl Tracker {
 
     fn gap(&mut self, v: u64, frame: u64) {
         self.stats.capture_gaps += 1;
+        if let Some(s) = v.checked_sub(self.base).and_then(|i| self.slots.get_mut(i as usize)) {
+            s.gap = true;
+        }
         if self.keep_events {
             // In ascending unwrapped PSN, as a retraction's search needs: most come in order,
             // a DCP message's (`on_emsn`) may come after higher ones.
@@ -1054,7 +1069,9 @@ impl Tracker {
         let c = self.cover;
         let mut done = Vec::new();
         let mut give_up = Vec::new();
-        for (&first, &id) in self.open.range(..c) {
+        // (Walked from the start, the lowest first: `range(..c)` would search the tree for its
+        // end, once per acknowledgement.)
+        for (&first, &id) in self.open.iter().take_while(|(&first, _)| first < c) {
             let Some(m) = self.msg(id) else { continue };
             if m.dcp_msn.is_some() {
                 break;
