@@ -65,9 +65,10 @@ struct Slot {
     /// Position in its message of the first copy recorded (0 none, 1 First, 2 Middle, 3 Last,
     /// 4 Only).
     pos: u8,
-    /// Signals recorded since the latest copy (source tap): a NAK with PSN ≤ this one, a NAK of
-    /// exactly this one, a SACK, a bounce of this one.
-    nak_le: bool,
+    /// Signals recorded since the latest copy (source tap): NAKs (the flow's NAK count then: a
+    /// NAK with PSN ≤ this one since, [`Tracker::nak_le`]), a NAK of exactly this one, a SACK, a
+    /// bounce of this one.
+    nak_seen: u32,
     nak_exact: bool,
     /// The flow's SACK count when the latest copy was recorded (a SACK since: the count grew).
     sack_seen: u32,
@@ -148,6 +149,15 @@ pub struct Tracker {
     msg_base: u32,
     /// SACKs recorded so far.
     sacks: u32,
+    /// NAKs recorded that asked for an outstanding PSN (numbered from 1).
+    naks: u32,
+    /// The NAKs that are the lowest of all those after them, as (number, unwrapped PSN), PSNs
+    /// ascending: the first with a number above a slot's `nak_seen` has the lowest PSN any NAK
+    /// since its latest copy asked for ([`Self::nak_le`]). Those below the window are folded
+    /// into the last of them, so this holds at most one entry per PSN in the window. (Marking
+    /// every outstanding slot per NAK instead cost a NAK the window's length: 262,144 PSNs on
+    /// a damaged capture, for each of a NAK storm's NAKs.)
+    nak_floor: VecDeque<(u32, u64)>,
     /// What the last frame fed showed at once (the per-packet analysis fields).
     pub last: TrackNote,
     /// Go-Back-N's expected PSN at the destination.
@@ -501,8 +511,9 @@ impl Tracker {
         if prior > 0 {
             // A repeat: a retransmission.
             let sack_since = self.sacks != s.sack_seen;
+            let nak_le = self.nak_le(&s, v);
             let asked_evidence = match transport {
-                Transport::Gbn | Transport::Rc => s.nak_le || s.bounce,
+                Transport::Gbn | Transport::Rc => nak_le || s.bounce,
                 Transport::Irn => s.nak_exact,
                 Transport::Dcp => s.bounce,
                 Transport::Erd => false,
@@ -511,11 +522,11 @@ impl Tracker {
                 a.signal
             } else if place == Place::Source {
                 match transport {
-                    Transport::Gbn if s.nak_le => Signal::Nak,
+                    Transport::Gbn if nak_le => Signal::Nak,
                     Transport::Irn if sack_since => Signal::Sack,
                     Transport::Dcp if s.bounce => Signal::Ho,
                     Transport::Rc if s.bounce => Signal::Ho,
-                    Transport::Rc if s.nak_le => Signal::Nak,
+                    Transport::Rc if nak_le => Signal::Nak,
                     Transport::Rc if sack_since => Signal::Sack,
                     _ => Signal::Timeout,
                 }
@@ -692,7 +703,7 @@ impl Tracker {
         s.copies = s.copies.saturating_add(1);
         s.last_frame = k.frame;
         s.last_time = k.time_ns;
-        s.nak_le = false;
+        s.nak_seen = self.naks;
         s.nak_exact = false;
         s.sack_seen = self.sacks;
         s.bounce = false;
@@ -1157,15 +1168,34 @@ impl Tracker {
     /// A NAK with PSN `psn` (the receiver expects it): recorded against the outstanding PSNs.
     pub fn on_nak(&mut self, psn: u32) {
         let Some(e) = self.unwrap.peek(psn) else { return };
-        let from = e.max(self.base);
-        for v in from..self.high {
-            if let Some(s) = self.slot(v) {
-                s.nak_le = true;
-                if v == e {
-                    s.nak_exact = true;
-                }
+        if e.max(self.base) >= self.high {
+            // Nothing outstanding at or above it.
+            return;
+        }
+        self.naks = self.naks.wrapping_add(1);
+        while self.nak_floor.back().is_some_and(|&(_, f)| f >= e) {
+            self.nak_floor.pop_back();
+        }
+        self.nak_floor.push_back((self.naks, e));
+        // Below the window every live PSN is above them: the last of them says as much.
+        while self.nak_floor.len() > 1 && self.nak_floor[1].1 < self.base {
+            self.nak_floor.pop_front();
+        }
+        if e >= self.base {
+            if let Some(s) = self.slot(e) {
+                s.nak_exact = true;
             }
         }
+    }
+
+    /// Whether a NAK with a PSN at or below `v` (outstanding then) came since the latest copy
+    /// of `v` (in `s`, its slot).
+    fn nak_le(&self, s: &Slot, v: u64) -> bool {
+        if s.nak_seen == self.naks {
+            return false;
+        }
+        let i = self.nak_floor.partition_point(|&(n, _)| n <= s.nak_seen);
+        self.nak_floor.get(i).is_some_and(|&(_, e)| e <= v)
     }
 
     /// A SACK (IRN) whose expected PSN is `psn`: counted (every outstanding PSN has had a SACK
