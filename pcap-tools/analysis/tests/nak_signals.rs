@@ -42,7 +42,8 @@ fn a_resend_is_nak_triggered_only_after_a_nak_at_or_below_its_psn() {
         w.write(0, 1_700_000_000_000_000_000 + 1_000 * i as u64, f).unwrap();
     }
     drop(w);
-    let mut s = Session::new(capture::open(&path.display().to_string()).unwrap(), Decoder::new(DecoderOptions::default()));
+    let mut s =
+        Session::new(capture::open(&path.display().to_string()).unwrap(), Decoder::new(DecoderOptions::default()));
     let mut an = run::analyze(&mut s, Options::default(), run::Window::default(), |_| {}).unwrap();
     let _ = std::fs::remove_file(&path);
     let t = an.timeline();
