@@ -115,18 +115,21 @@ fn checksums_for_detection_only_labels_as_full_verification_does() {
     assert_eq!((x.frame.icrc_status(), x.warning_count()), (IcrcStatus::Bad, 1));
 }
 
-#[test]
-fn a_netrt_request_labels_the_flow_it_serves() {
-    let mut d = auto();
-    let data = FrameRepr::new(net(0x68), RoceRepr::new(0x07, 0x12, 0x102).with_payload(&[1; 64])).to_vec();
+/// A NetRT retransmission request (B.4) from B for QP 0x12's PSN 0x102, with `tos`.
+fn netrt_request(tos: u8) -> Vec<u8> {
     let mut body = vec![1u8, 0, 1, 2];
     body.extend([0u8; 15]);
     body.push(0x0b);
     let mut req = RoceRepr::new(0xc0, 0x12, 0x102);
     req.payload = &body;
-    let back = NetRepr::Ipv4 { src: B, dst: A, tos: 0x68, ttl: 64, ident: 0 };
-    let req = FrameRepr::new(back, req).to_vec();
-    let got = run(&mut d, &[data.clone(), req, data]);
+    FrameRepr::new(NetRepr::Ipv4 { src: B, dst: A, tos, ttl: 64, ident: 0 }, req).to_vec()
+}
+
+#[test]
+fn a_netrt_request_labels_the_flow_it_serves() {
+    let mut d = auto();
+    let data = FrameRepr::new(net(0x68), RoceRepr::new(0x07, 0x12, 0x102).with_payload(&[1; 64])).to_vec();
+    let got = run(&mut d, &[data.clone(), netrt_request(0x68), data]);
     assert_eq!(got, [(Profile::Std, 0), (Profile::Netrt, 0), (Profile::Netrt, 0)]);
 }
 
@@ -137,14 +140,7 @@ fn a_plain_flow_labelled_from_the_other_side_is_given_out_with_its_label() {
     // other side labels the flow: from then on its frames are looked up, and NetRT.
     let mut d = auto();
     let data = FrameRepr::new(net(0), RoceRepr::new(0x07, 0x12, 0x102).with_payload(&[1; 64])).to_vec();
-    let mut body = vec![1u8, 0, 1, 2];
-    body.extend([0u8; 15]);
-    body.push(0x0b);
-    let mut req = RoceRepr::new(0xc0, 0x12, 0x102);
-    req.payload = &body;
-    let back = NetRepr::Ipv4 { src: B, dst: A, tos: 0, ttl: 64, ident: 0 };
-    let req = FrameRepr::new(back, req).to_vec();
-    let got = run(&mut d, &[data.clone(), data.clone(), req, data.clone(), data]);
+    let got = run(&mut d, &[data.clone(), data.clone(), netrt_request(0), data.clone(), data]);
     let (std, netrt) = ((Profile::Std, 0), (Profile::Netrt, 0));
     assert_eq!(got, [std, std, netrt, netrt, netrt]);
 }

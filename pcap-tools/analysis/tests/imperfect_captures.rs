@@ -12,9 +12,12 @@ use rocescope_analysis::analyze::report::Tap;
 use rocescope_analysis::capture::{self, CaptureWriter};
 use rocescope_analysis::session::Session;
 use rocescope_codec::decoder::{Decoder, DecoderOptions};
+use rocescope_codec::ib::Syndrome;
 
 #[path = "common/timeline.rs"]
 mod common_timeline;
+#[path = "common/hand_built.rs"]
+mod hand_built;
 use common_timeline::timeline;
 
 const FIXTURES: [(&str, &str); 6] = [
@@ -209,20 +212,9 @@ fn damaged_flor_captures_never_panic() {
 /// found by fuzzing listed 8 million gaps in 450 MB before).
 #[test]
 fn a_long_run_of_capture_gaps_is_counted_whole_and_listed_in_part() {
-    use rocescope_analysis::analyze::{run, Options};
-    use rocescope_codec::build::{FrameRepr, NetRepr, RoceRepr};
-    use rocescope_codec::ib::{AethRepr, Syndrome};
     const MISSED: u32 = 100_000;
-    let (a, b) = ([10, 0, 0, 1], [10, 0, 0, 2]);
-    let payload = [0x5a; 64];
-    let frame = |src, dst, roce| FrameRepr::new(NetRepr::Ipv4 { src, dst, tos: 0, ttl: 64, ident: 1 }, roce).to_vec();
-    // SEND Only requests from a to b's QP 0x11, acknowledged to a's QP 0x22.
-    let send = |psn| frame(a, b, RoceRepr::new(0x04, 0x11, psn).with_payload(&payload));
-    let ack = |psn, msn| {
-        let mut r = RoceRepr::new(0x11, 0x22, psn);
-        r.aeth = Some(AethRepr { syndrome: Syndrome::Ack { credit: 31 }, msn });
-        frame(b, a, r)
-    };
+    let ack = |psn, msn| hand_built::reply(psn, Syndrome::Ack { credit: 31 }, msn, 64);
+    let send = |psn| hand_built::send_only(psn, 64);
     let mut frames: Vec<Vec<u8>> = (0..10).map(send).collect();
     frames.push(ack(9, 10));
     // The tap misses PSNs 10 .. 10 + MISSED; the receiver acknowledges them.
@@ -230,21 +222,12 @@ fn a_long_run_of_capture_gaps_is_counted_whole_and_listed_in_part() {
     frames.extend((10 + MISSED..20 + MISSED).map(send));
     frames.push(ack(19 + MISSED, 20 + MISSED));
     let path = tmp("long-gap");
-    let mut w = CaptureWriter::new(std::io::BufWriter::new(std::fs::File::create(&path).unwrap()), &["tap"]).unwrap();
-    for (i, f) in frames.iter().enumerate() {
-        w.write(0, 1_700_000_000_000_000_000 + 1_000 * i as u64, f).unwrap();
-    }
-    drop(w);
+    hand_built::write_capture(&path, &frames);
 
-    let analyse = |keep_events| {
-        let mut s =
-            Session::new(capture::open(&path.display().to_string()).unwrap(), Decoder::new(DecoderOptions::default()));
-        run::analyze(&mut s, Options { keep_events, ..Options::default() }, run::Window::default(), |_| {}).unwrap()
-    };
-    let table = analyse(false).flows();
+    let table = hand_built::analyse(&path, false).flows();
     let requests = table.flows.iter().find(|f| f.destqp == 0x11).expect("the requests' flow");
     assert_eq!(requests.capture_gaps, u64::from(MISSED), "every PSN acknowledged and never seen is counted");
-    let mut a = analyse(true);
+    let mut a = hand_built::analyse(&path, true);
     let listed = &a.timeline().flows.into_iter().find(|f| f.destqp == 0x11).expect("its timeline").capture_gaps;
     assert_eq!(listed.len(), 65_536);
     // The listed ones are the run's first PSNs, each proven by the acknowledgement that covered it.
@@ -258,34 +241,17 @@ fn a_long_run_of_capture_gaps_is_counted_whole_and_listed_in_part() {
 /// order). They are not gaps, in the flow table (no events kept) as in the timeline.
 #[test]
 fn a_gap_taken_back_is_not_counted_in_the_flow_table_either() {
-    use rocescope_analysis::analyze::{run, Options};
-    use rocescope_codec::build::{FrameRepr, NetRepr, RoceRepr};
-    use rocescope_codec::ib::{AethRepr, Syndrome};
-    let (a, b) = ([10, 0, 0, 1], [10, 0, 0, 2]);
-    let payload = [0x5a; 64];
-    let frame = |src, dst, roce| FrameRepr::new(NetRepr::Ipv4 { src, dst, tos: 0, ttl: 64, ident: 1 }, roce).to_vec();
-    let send = |psn| frame(a, b, RoceRepr::new(0x04, 0x11, psn).with_payload(&payload));
-    let ack = |psn, msn| {
-        let mut r = RoceRepr::new(0x11, 0x22, psn);
-        r.aeth = Some(AethRepr { syndrome: Syndrome::Ack { credit: 31 }, msn });
-        frame(b, a, r)
-    };
+    let send = |psn| hand_built::send_only(psn, 64);
     let mut frames: Vec<Vec<u8>> = (0..5).map(send).collect();
     frames.push(send(7));
-    frames.push(ack(7, 8));
+    frames.push(hand_built::reply(7, Syndrome::Ack { credit: 31 }, 8, 64));
     frames.extend([send(5), send(6)]);
     let path = tmp("gap-taken-back");
-    let mut w = CaptureWriter::new(std::io::BufWriter::new(std::fs::File::create(&path).unwrap()), &["tap"]).unwrap();
-    for (i, f) in frames.iter().enumerate() {
-        w.write(0, 1_700_000_000_000_000_000 + 1_000 * i as u64, f).unwrap();
-    }
-    drop(w);
-    let analyse = |keep_events| {
-        let mut s =
-            Session::new(capture::open(&path.display().to_string()).unwrap(), Decoder::new(DecoderOptions::default()));
-        run::analyze(&mut s, Options { keep_events, ..Options::default() }, run::Window::default(), |_| {}).unwrap()
+    hand_built::write_capture(&path, &frames);
+    let gaps = |keep_events| {
+        let mut a = hand_built::analyse(&path, keep_events);
+        a.flows().flows.iter().find(|f| f.destqp == 0x11).unwrap().capture_gaps
     };
-    let gaps = |keep_events| analyse(keep_events).flows().flows.iter().find(|f| f.destqp == 0x11).unwrap().capture_gaps;
     assert_eq!(gaps(true), 0, "the timeline's analysis takes both back");
     assert_eq!(gaps(false), 0, "the flow table's too");
     let _ = std::fs::remove_file(&path);

@@ -73,8 +73,8 @@ fn streamed(a: &mut rocescope_analysis::analyze::Analyzer) -> Entries {
     out
 }
 
-#[test]
-fn the_streamed_timeline_is_the_timeline_on_every_fixture() {
+/// Every capture in `fixtures/`, sorted.
+fn fixtures() -> Vec<std::path::PathBuf> {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures");
     let mut fixtures: Vec<_> = std::fs::read_dir(&dir)
         .unwrap()
@@ -82,6 +82,12 @@ fn the_streamed_timeline_is_the_timeline_on_every_fixture() {
         .filter(|p| p.extension().is_some_and(|e| e == "pcapng" || e == "pcap"))
         .collect();
     fixtures.sort();
+    fixtures
+}
+
+#[test]
+fn the_streamed_timeline_is_the_timeline_on_every_fixture() {
+    let fixtures = fixtures();
     let mut compared = [0usize; 4];
     for path in &fixtures {
         let want = whole(&analyser(path, false).timeline());
@@ -106,13 +112,7 @@ fn the_streamed_timeline_is_the_timeline_on_every_fixture() {
 /// back until 2026-11-29: 15 gaps where the timeline listed 13, on `synth-irn-clean`.)
 #[test]
 fn the_flow_table_is_the_same_with_or_without_the_events_kept() {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures");
-    let mut fixtures: Vec<_> = std::fs::read_dir(&dir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|e| e == "pcapng" || e == "pcap"))
-        .collect();
-    fixtures.sort();
+    let fixtures = fixtures();
     let table = |path: &Path, keep_events: bool| {
         let reader = capture::open(&path.display().to_string()).expect("open");
         let mut s = Session::new(reader, Decoder::new(DecoderOptions::default()));
