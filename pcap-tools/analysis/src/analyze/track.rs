@@ -772,26 +772,34 @@ impl Tracker {
         self.prefetch_ends();
     }
 
-    /// Looks forward from a message's first PSN for a recorded Last packet (reordering).
+    /// Looks forward from a message's first PSN for a recorded Last packet (reordering), up
+    /// to the next message's first PSN or a recorded First. (The slots walked in place, up to
+    /// a bound found once: a look-up per PSN made a damaged capture's late Firsts, each
+    /// walking the window, take seconds.)
     fn find_last(&mut self, id: u32, from: u64) {
-        let mut v = from;
-        while v < self.high {
-            if v > from && self.by_psn.contains_key(&v) {
+        if from < self.base {
+            return;
+        }
+        let end = self.by_psn.range(from + 1..).next().map_or(self.high, |(&next, _)| next.min(self.high));
+        let lo = (from - self.base) as usize;
+        let hi = usize::try_from(end - self.base).unwrap_or(usize::MAX).min(self.slots.len()).max(lo);
+        let mut last = None;
+        for (v, s) in (from..).zip(self.slots.range(lo..hi)) {
+            if s.copies == 0 {
+                continue;
+            }
+            if v > from && (s.pos == 1 || s.pos == 4) {
                 return;
             }
-            match self.get(v).map(|s| (s.copies, s.pos)) {
-                Some((c, p)) if c > 0 && v > from && (p == 1 || p == 4) => return,
-                Some((c, 3 | 4)) if c > 0 => {
-                    if let Some(m) = self.msg_mut(id).filter(|m| m.op != "read") {
-                        m.last_psn = Some(v);
-                        self.complete_psn();
-                    }
-                    return;
-                }
-                None => return,
-                _ => {}
+            if s.pos == 3 || s.pos == 4 {
+                last = Some(v);
+                break;
             }
-            v += 1;
+        }
+        let Some(v) = last else { return };
+        if let Some(m) = self.msg_mut(id).filter(|m| m.op != "read") {
+            m.last_psn = Some(v);
+            self.complete_psn();
         }
     }
 

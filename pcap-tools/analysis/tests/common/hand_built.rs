@@ -1,5 +1,5 @@
-//! Hand-built flows for the analysers' tests: SEND Only requests from [`A`] to [`B`]'s QP
-//! 0x11 (64 bytes each), answered (ACK, NAK) to A's QP 0x22, written as one tap's capture
+//! Hand-built flows for the analysers' tests: SEND requests from [`A`] to [`B`]'s QP 0x11
+//! (64 bytes each), answered (ACK, NAK) to A's QP 0x22, written as one tap's capture
 //! (frames 1 µs apart) and analysed in one pass.
 
 use std::path::Path;
@@ -21,7 +21,13 @@ pub fn frame(src: [u8; 4], dst: [u8; 4], ttl: u8, roce: RoceRepr<'_>) -> Vec<u8>
 
 /// A's SEND Only with `psn`.
 pub fn send_only(psn: u32, ttl: u8) -> Vec<u8> {
-    frame(A, B, ttl, RoceRepr::new(0x04, 0x11, psn).with_payload(&[0x5a; 64]))
+    request(0x04, psn, ttl)
+}
+
+/// A's request packet with `opcode` (one without extension headers: SEND First, Middle,
+/// Last, Only) and `psn`.
+pub fn request(opcode: u8, psn: u32, ttl: u8) -> Vec<u8> {
+    frame(A, B, ttl, RoceRepr::new(opcode, 0x11, psn).with_payload(&[0x5a; 64]))
 }
 
 /// B's Acknowledge (AETH `syndrome`, `msn`) with `psn`.
