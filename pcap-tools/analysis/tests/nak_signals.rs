@@ -27,12 +27,7 @@ fn a_resend_is_nak_triggered_only_after_a_nak_at_or_below_its_psn() {
     frames.push(nak(2));
     frames.extend([send(9), send(2)]); // the third NAK covers both
     frames.push(send(9)); // resent just now, no NAK since: a timeout
-    let path = std::env::temp_dir().join(format!("rocescope-nak-signals-{}.pcapng", std::process::id()));
-    hand_built::write_capture(&path, &frames);
-    let mut an = hand_built::analyse(&path, true);
-    let _ = std::fs::remove_file(&path);
-    let t = an.timeline();
-    let flow = t.flows.iter().find(|f| f.destqp == 0x11).expect("the requests' flow");
+    let flow = hand_built::requests_timeline("nak-signals", &frames);
     let got: Vec<(u32, Signal)> = flow.retransmissions.iter().map(|r| (r.psn, r.trigger)).collect();
     use Signal::{Nak, Timeout};
     assert_eq!(

@@ -24,12 +24,7 @@ fn a_message_whose_last_came_before_its_first_is_whole_and_completes() {
             frames.push(hand_built::reply(p + 2, Syndrome::Ack { credit: 31 }, k + 1, 63));
         }
     }
-    let path = std::env::temp_dir().join(format!("rocescope-reordered-{}.pcapng", std::process::id()));
-    hand_built::write_capture(&path, &frames);
-    let mut an = hand_built::analyse(&path, true);
-    let _ = std::fs::remove_file(&path);
-    let t = an.timeline();
-    let flow = t.flows.iter().find(|f| f.destqp == 0x11).expect("the requests' flow");
+    let flow = hand_built::requests_timeline("reordered", &frames);
     assert_eq!(flow.messages.len(), MESSAGES as usize);
     for (k, m) in flow.messages.iter().enumerate() {
         let p = 3 * k as u32;
