@@ -210,7 +210,7 @@ impl<'a> RocePacket<'a> {
         // every other header), so a truncated capture decodes like the whole packet.
         if may_carry_irn_sack(opcode.0) && avail == IrnSack::<&[u8]>::LEN {
             let syndrome = p.header_offset(Hdr::Aeth).and_then(|o| buf.get(o)).map(|&b| Syndrome::from_byte(b));
-            if syndrome.map_or(true, |s| s.is_psn_seq_error()) {
+            if syndrome.is_none_or(|s| s.is_psn_seq_error()) {
                 p.sack_at = off as u8;
                 off += IrnSack::<&[u8]>::LEN;
             }

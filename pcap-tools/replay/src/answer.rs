@@ -132,7 +132,7 @@ impl Rises {
 pub(super) fn dcp_data_msn(f: &Frame<'_>, params: &Params) -> Option<u32> {
     let data = f.tos().is_some_and(|t| dcp::tag(t, params.dcp_tag_shift) == dcp::TAG_DATA);
     match (f.ext(), f.roce()) {
-        (rocescope_codec::ext::Ext::Dcp(x), Some(p)) if data => x.msn(&p),
+        (rocescope_codec::ext::Ext::Dcp(x), Some(p)) if data => x.msn(p),
         _ => None,
     }
 }

@@ -379,7 +379,7 @@ impl RequesterFromReceiver {
         let psn = p.bth().psn();
         // (DCP counts messages: a data or header-only packet's MSN.)
         let msg = match frame.ext() {
-            rocescope_codec::ext::Ext::Dcp(x) => x.msn(&p),
+            rocescope_codec::ext::Ext::Dcp(x) => x.msn(p),
             _ => None,
         };
         let read = p.opcode().0 == 0x0C;

@@ -418,15 +418,11 @@ pub fn replay_partial<R: Read>(
                     // first PSN is at most either (its first packet may have been lost, and resent
                     // only after the first requests the tap saw).
                     Class::Ack | Class::Nak { code: 0 } | Class::Sack { .. }
-                        if k.profile != rocescope_codec::Profile::Dcp =>
+                        if k.profile != rocescope_codec::Profile::Dcp && s.answers < FIRST_PACKETS =>
                     {
-                        if s.answers < FIRST_PACKETS {
-                            s.answers += 1;
-                            s.first_answered =
-                                Some(
-                                    s.first_answered.map_or(k.psn, |f| if psn::diff(f, k.psn) < 0 { k.psn } else { f }),
-                                );
-                        }
+                        s.answers += 1;
+                        s.first_answered =
+                            Some(s.first_answered.map_or(k.psn, |f| if psn::diff(f, k.psn) < 0 { k.psn } else { f }));
                     }
                     _ => {}
                 }

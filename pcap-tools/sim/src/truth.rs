@@ -2446,7 +2446,7 @@ impl FlowGen<'_, '_, '_> {
     /// duplicate), and the message was delivered after `t` left.
     fn decoded(&self, t: &TxRec) -> bool {
         let (g, c) = (self.g, self.conn());
-        if !c.cfg.sdr.as_ref().is_some_and(|s| s.ec().is_some()) {
+        if c.cfg.sdr.as_ref().is_none_or(|s| s.ec().is_none()) {
             return false;
         }
         let (Some(seq), Some(m)) = (t.sdr_seq, t.msg) else { return false };

@@ -525,7 +525,7 @@ pub(crate) fn is_content(msg: u64, off: u64, bytes: &[u8]) -> bool {
     }
     let mut words = Words::new(msg, off / 8);
     let mut chunks = bytes.chunks_exact(8);
-    let whole = (&mut chunks).all(|c| u64::from_le_bytes(c.try_into().expect("8 bytes")) == words.next_word());
+    let whole = chunks.all(|c| u64::from_le_bytes(c.try_into().expect("8 bytes")) == words.next_word());
     let tail = chunks.remainder();
     whole && (tail.is_empty() || tail == &words.next_word().to_le_bytes()[..tail.len()])
 }

@@ -60,7 +60,7 @@ impl Series {
         };
         let stride = self.stride[which].max(1);
         self.seen[which] += 1;
-        if self.seen[which] % stride != 0 {
+        if !self.seen[which].is_multiple_of(stride) {
             return;
         }
         v.push(p);

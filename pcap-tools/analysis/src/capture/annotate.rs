@@ -177,7 +177,7 @@ impl<R: Read, W: Write> Annotator<R, W> {
         }
         let big = self.block[8..12] == BYTE_ORDER_MAGIC.to_be_bytes();
         let len = word(big, &self.block[4..8]) as usize;
-        if len < 28 || len % 4 != 0 || len < self.block.len() {
+        if len < 28 || !len.is_multiple_of(4) || len < self.block.len() {
             return Err(input(0, format!("invalid pcapng block length {len}")));
         }
         let have = self.block.len();
@@ -215,7 +215,7 @@ impl<R: Read, W: Write> Annotator<R, W> {
             *big = self.block[8..12] == BYTE_ORDER_MAGIC.to_be_bytes();
         }
         let len = word(*big, &self.block[4..8]) as usize;
-        if len < 12 || len % 4 != 0 || len > super::reader::MAX_RECORD {
+        if len < 12 || !len.is_multiple_of(4) || len > super::reader::MAX_RECORD {
             return Err(input(at, format!("invalid pcapng block length {len}")));
         }
         self.block.resize(len, 0);

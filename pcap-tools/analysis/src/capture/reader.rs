@@ -449,7 +449,7 @@ impl<R: Read> CaptureReader<R> {
         } else {
             u32::from_le_bytes([b[4], b[5], b[6], b[7]])
         } as usize;
-        if len < 12 || len % 4 != 0 {
+        if len < 12 || !len.is_multiple_of(4) {
             return Err(err(self.offset() + at as u64, format!("invalid pcapng block length {len}")));
         }
         Ok(len)
@@ -715,7 +715,7 @@ fn plain_epb_in<const BIG: bool>(block: &[u8]) -> Option<PlainEpb<'_>> {
     let u32_at = |at: usize| word([head[at], head[at + 1], head[at + 2], head[at + 3]]);
     let (_, &trailer) = rest.split_last_chunk::<4>()?;
     let n = block.len();
-    if n % 4 != 0 || u32_at(0) != ENHANCED_PACKET_BLOCK || u32_at(4) as usize != n || word(trailer) as usize != n {
+    if !n.is_multiple_of(4) || u32_at(0) != ENHANCED_PACKET_BLOCK || u32_at(4) as usize != n || word(trailer) as usize != n {
         return None;
     }
     let captured = u32_at(20) as usize;

@@ -155,7 +155,7 @@ pub(super) fn flor_view(cx: &Cx<'_, '_>, unit: u32) -> FlowView {
     }
     // The latest identified copy before copy `c` covering unit `u` of its message.
     let previous = |c: &Copy, u: u32| -> Option<&Copy> {
-        order.iter().map(|g| &by_gn[g]).filter(|p| p.at < c.at && p.identified && c.same_unit(p, u)).next_back()
+        order.iter().map(|g| &by_gn[g]).rfind(|p| p.at < c.at && p.identified && c.same_unit(p, u))
     };
     let source = cx.position == Position::Source;
     let mut unobs: Vec<Unobservable> = Vec::new();

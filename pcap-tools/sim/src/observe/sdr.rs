@@ -486,7 +486,7 @@ fn id_reused(cx: &Cx<'_, '_>, of_send: &HashMap<u64, Vec<Rec>>, first_seen: &Has
         }
     }
     // (The latest CTS of its id before frame f0: the receive a timeline takes its packets for.)
-    let last_cts = |f0: u64, s0: u64| ctrl.iter().filter(|c| c.2 && c.0 < f0 && id(c.1) == id(s0)).last().map(|c| c.1);
+    let last_cts = |f0: u64, s0: u64| ctrl.iter().rfind(|c| c.2 && c.0 < f0 && id(c.1) == id(s0)).map(|c| c.1);
     let mut chains: BTreeMap<u32, Vec<(u64, u64)>> = BTreeMap::new();
     for (&seq, &first) in first_seen {
         chains.entry(id(seq)).or_default().push((first, seq));
