@@ -224,10 +224,10 @@ fn a_long_run_of_capture_gaps_is_counted_whole_and_listed_in_part() {
     let path = tmp("long-gap");
     hand_built::write_capture(&path, &frames);
 
-    let table = hand_built::analyse(&path, false).flows();
+    let table = common_timeline::analyser(&path, "auto", false).flows();
     let requests = table.flows.iter().find(|f| f.destqp == 0x11).expect("the requests' flow");
     assert_eq!(requests.capture_gaps, u64::from(MISSED), "every PSN acknowledged and never seen is counted");
-    let mut a = hand_built::analyse(&path, true);
+    let mut a = common_timeline::analyser(&path, "auto", true);
     let listed = &a.timeline().flows.into_iter().find(|f| f.destqp == 0x11).expect("its timeline").capture_gaps;
     assert_eq!(listed.len(), 65_536);
     // The listed ones are the run's first PSNs, each proven by the acknowledgement that covered it.
@@ -249,7 +249,7 @@ fn a_gap_taken_back_is_not_counted_in_the_flow_table_either() {
     let path = tmp("gap-taken-back");
     hand_built::write_capture(&path, &frames);
     let gaps = |keep_events| {
-        let mut a = hand_built::analyse(&path, keep_events);
+        let mut a = common_timeline::analyser(&path, "auto", keep_events);
         a.flows().flows.iter().find(|f| f.destqp == 0x11).unwrap().capture_gaps
     };
     assert_eq!(gaps(true), 0, "the timeline's analysis takes both back");

@@ -6,6 +6,8 @@
 
 use rocescope_codec::ib::Syndrome;
 
+#[path = "common/timeline.rs"]
+mod common_timeline;
 #[path = "common/hand_built.rs"]
 mod hand_built;
 

@@ -16,12 +16,11 @@ use rocescope_codec::decoder::{Decoder, DecoderOptions, ProfileChoice};
 /// Each flow's entries as sorted JSON texts (the streamed order is not the timeline's).
 type Entries = Vec<(String, Vec<String>, Vec<String>, Vec<String>, Vec<String>)>;
 
-fn analyser(path: &Path, spill_to_file: bool) -> rocescope_analysis::analyze::Analyzer {
+fn analyser(path: &Path, opts: Options) -> rocescope_analysis::analyze::Analyzer {
     let reader = capture::open(&path.display().to_string()).expect("open");
     let profile = ProfileChoice::parse("auto").expect("profile");
     let decoder = Decoder::new(DecoderOptions { profile, maps: vec![], params: Default::default(), no_verify: false });
     let mut s = Session::new(reader, decoder);
-    let opts = Options { spill_to_file, ..Options::default() };
     run::analyze(&mut s, opts, run::Window::default(), |_| {}).expect("analyse")
 }
 
@@ -90,9 +89,9 @@ fn the_streamed_timeline_is_the_timeline_on_every_fixture() {
     let fixtures = fixtures();
     let mut compared = [0usize; 4];
     for path in &fixtures {
-        let want = whole(&analyser(path, false).timeline());
+        let want = whole(&analyser(path, Options::default()).timeline());
         for spill in [false, true] {
-            let got = streamed(&mut analyser(path, spill));
+            let got = streamed(&mut analyser(path, Options { spill_to_file: spill, ..Options::default() }));
             assert_eq!(got, want, "{} (spilled to a file: {spill})", path.display());
         }
         for f in &want {
@@ -114,10 +113,7 @@ fn the_streamed_timeline_is_the_timeline_on_every_fixture() {
 fn the_flow_table_is_the_same_with_or_without_the_events_kept() {
     let fixtures = fixtures();
     let table = |path: &Path, keep_events: bool| {
-        let reader = capture::open(&path.display().to_string()).expect("open");
-        let mut s = Session::new(reader, Decoder::new(DecoderOptions::default()));
-        let opts = Options { keep_events, ..Options::default() };
-        let mut a = run::analyze(&mut s, opts, run::Window::default(), |_| {}).expect("analyse");
+        let mut a = analyser(path, Options { keep_events, ..Options::default() });
         a.flows().flows.iter().map(text).collect::<Vec<_>>()
     };
     let mut rows = 0;

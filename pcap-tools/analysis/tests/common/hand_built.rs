@@ -1,16 +1,14 @@
 //! Hand-built flows for the analysers' tests: SEND requests from [`A`] to [`B`]'s QP 0x11
 //! (64 bytes each), answered (ACK, NAK) to A's QP 0x22, written as one tap's capture
-//! (frames 1 µs apart) and analysed in one pass. (Each test uses some of it.)
+//! (frames 1 µs apart) and analysed in one pass (`common/timeline.rs`, which the test crate
+//! includes too). (Each test uses some of it.)
 #![allow(dead_code)]
 
 use std::path::Path;
 
 use rocescope_analysis::analyze::report::FlowTimeline;
-use rocescope_analysis::analyze::{run, Analyzer, Options};
-use rocescope_analysis::capture::{self, CaptureWriter};
-use rocescope_analysis::session::Session;
+use rocescope_analysis::capture::CaptureWriter;
 use rocescope_codec::build::{FrameRepr, NetRepr, RoceRepr};
-use rocescope_codec::decoder::{Decoder, DecoderOptions};
 use rocescope_codec::ib::{AethRepr, Syndrome};
 
 pub const A: [u8; 4] = [10, 0, 0, 1];
@@ -48,19 +46,12 @@ pub fn write_capture(path: &Path, frames: &[Vec<u8>]) {
     }
 }
 
-/// The capture at `path` analysed as `flows` (`keep_events` false) or `timeline` reads it.
-pub fn analyse(path: &Path, keep_events: bool) -> Analyzer {
-    let mut s =
-        Session::new(capture::open(&path.display().to_string()).unwrap(), Decoder::new(DecoderOptions::default()));
-    run::analyze(&mut s, Options { keep_events, ..Options::default() }, run::Window::default(), |_| {}).unwrap()
-}
-
 /// The timeline of A's requests flow in `frames` (written to a temporary capture named after
 /// `name`, analysed with every event kept, removed).
 pub fn requests_timeline(name: &str, frames: &[Vec<u8>]) -> FlowTimeline {
     let path = std::env::temp_dir().join(format!("rocescope-{name}-{}.pcapng", std::process::id()));
     write_capture(&path, frames);
-    let mut an = analyse(&path, true);
+    let t = crate::common_timeline::timeline(&path, "auto");
     let _ = std::fs::remove_file(&path);
-    an.timeline().flows.into_iter().find(|f| f.destqp == 0x11).expect("the requests' flow")
+    t.flows.into_iter().find(|f| f.destqp == 0x11).expect("the requests' flow")
 }
