@@ -546,7 +546,7 @@ impl Decoder {
         self.nacks = NackReassembler::new();
         self.sdr = SdrTracker::new();
         self.settled = true;
-        self.unplain = self.flow_states.iter().filter(|s| !s.plain()).count() as u32;
+        self.count_unplain();
     }
 
     /// The end of the capture in look-ahead mode: flows still pending are concluded as
@@ -557,6 +557,11 @@ impl Decoder {
                 s.conclude();
             }
         }
+        self.count_unplain();
+    }
+
+    /// Counts the flows that are not plain anew (after concluding them all).
+    fn count_unplain(&mut self) {
         self.unplain = self.flow_states.iter().filter(|s| !s.plain()).count() as u32;
     }
 
@@ -605,7 +610,7 @@ impl Decoder {
         if let Some(a) = self.without_detection(frame) {
             return a;
         }
-        if self.unplain == 0 && !self.rules_may_look_in(frame, false) {
+        if self.unplain == 0 && !self.rules_may_look(frame, false) {
             // (A plain flow's frame: see `unplain`.)
             return Arrival::Other;
         }
@@ -613,7 +618,7 @@ impl Decoder {
         let slot = self.slot(key);
         if !self.settled {
             let state = &self.flow_states[slot as usize];
-            if state.profile.is_none() && self.rules_may_look(frame, state) {
+            if state.profile.is_none() && self.rules_may_look(frame, state.dcp_refuted) {
                 let mut state = *state;
                 self.detect(frame, link, orig_len, key, &mut state);
                 self.store(slot, state);
@@ -623,23 +628,18 @@ impl Decoder {
     }
 
     /// Whether [`detect`](Self::detect) could learn anything from a frame of an undecided flow
-    /// in `state`: false only when every rule would return at its first tests, changing
+    /// whose DCP tag is refuted or not: false only when every rule would return at its first tests, changing
     /// nothing — an opcode none of the opcode-bound rules looks at ([`opcode_rules`]), and no
     /// DCP tag the dcp rule (`rules.rs`) goes on with (none; a refuted flow; RoCEv1; the data
     /// tag on a packet that would carry no DCP header, such as every ACK of a DSCP-26 flow).
     /// `detect`'s own ending changes nothing then either: its one-pass bound is checked after
     /// every frame that could move it. Skipping these frames (nearly all of an ordinary
     /// capture's, whose flows stay undecided to the end) spares a copy of the flow's state
-    /// each way and the rules' tests: the same state, the same output.
-    #[inline]
-    fn rules_may_look(&self, frame: &Frame<'_>, state: &FlowState) -> bool {
-        self.rules_may_look_in(frame, state.dcp_refuted)
-    }
-
-    /// [`rules_may_look`](Self::rules_may_look) in a flow whose DCP tag is refuted or not (all
-    /// it reads of the flow's state).
+    /// each way and the rules' tests: the same state, the same output. (Of the flow's state it
+    /// reads only whether its DCP tag is refuted: `arrive` asks with `false`, a flow's first
+    /// state, while every flow is plain.)
     #[inline(always)]
-    fn rules_may_look_in(&self, frame: &Frame<'_>, dcp_refuted: bool) -> bool {
+    fn rules_may_look(&self, frame: &Frame<'_>, dcp_refuted: bool) -> bool {
         let Some(roce) = frame.roce() else { return false };
         let opcode = roce.opcode();
         if self.opcode_rules[opcode.0 as usize] {
