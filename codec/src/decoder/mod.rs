@@ -42,7 +42,7 @@
 //! with fewer tagged packets and nothing else is plain `std`, silently, like a flow no rule
 //! touches: a few DSCP-26 packets are no evidence worth a warning.
 
-use std::net::IpAddr;
+use std::net::{IpAddr, Ipv4Addr};
 
 use crate::ext::{erd, flor, sdr, Ext};
 use crate::field::FieldId;
@@ -501,6 +501,50 @@ impl Decoder {
         Ok(f(&out))
     }
 
+    /// The decoder's part in a frame that a reader summarised without a [`Frame`] (the
+    /// analysers' fast path, `pcap-tools/analysis/src/analyze/plain.rs`): a RoCEv2 packet over
+    /// IPv4 from `src` to `dst` for QP `qp` with this BTH OpCode and IPv4 ToS, which
+    /// [`decode_step`](Self::decode_step) would give out `std`, undetected and counted, its
+    /// flow plain. Then it is counted as that would count it and `true` is returned; otherwise
+    /// (a `--map`, a fixed profile, a flow with evidence or a profile, a frame a rule would look
+    /// at) nothing is changed but the flow's slot, made as `decode_step` makes it, and `false`
+    /// says to decode the frame with `decode_step` after all. Only for frames that are not held
+    /// back, decoded in file order, and whose std decoding carries no extension and no CM MAD
+    /// (the caller checks: QP1's UD SEND Only is not given here); `interface` is the record's.
+    #[inline(always)]
+    pub fn give_out_plain_v4(
+        &mut self,
+        interface: u32,
+        src: Ipv4Addr,
+        dst: Ipv4Addr,
+        qp: u32,
+        opcode: u8,
+        tos: u8,
+    ) -> bool {
+        // (`without_detection`'s usual case: `auto` without `--map`, a frame that is not TCP.)
+        if !(self.opts.maps.is_empty() && self.opts.profile == ProfileChoice::Auto) {
+            return false;
+        }
+        if self.unplain != 0 || self.rules_may_look_at(opcode, false, Some(tos), false) {
+            // `arrive`'s slot, and its rules when they would run: then the long way.
+            let slot = self.slot(FlowKey { src: IpAddr::V4(src), dst: IpAddr::V4(dst), qp });
+            let state = &self.flow_states[slot as usize];
+            if !self.settled
+                && state.profile.is_none()
+                && self.rules_may_look_at(opcode, false, Some(tos), state.dcp_refuted)
+            {
+                return false;
+            }
+            // (A plain state is never pending; `give_out`'s short way is for plain states.)
+            if !state.plain() {
+                return false;
+            }
+        }
+        self.interface = interface;
+        self.stats.packets[Profile::Std as usize] += 1;
+        true
+    }
+
     /// The detection half of a frame's decoding, for a frame that is held back or for a
     /// detection pass: updates the flow's memory; nothing is given out or counted. Returns the
     /// frame's flow when it is pending.
@@ -641,16 +685,22 @@ impl Decoder {
     #[inline(always)]
     fn rules_may_look(&self, frame: &Frame<'_>, dcp_refuted: bool) -> bool {
         let Some(roce) = frame.roce() else { return false };
-        let opcode = roce.opcode();
-        if self.opcode_rules[opcode.0 as usize] {
+        self.rules_may_look_at(roce.opcode().0, frame.is_rocev1(), frame.tos(), dcp_refuted)
+    }
+
+    /// [`rules_may_look`](Self::rules_may_look) from what it reads of the frame: the BTH
+    /// OpCode, RoCEv1 or not, the IP ToS (or traffic class).
+    #[inline(always)]
+    fn rules_may_look_at(&self, opcode: u8, rocev1: bool, tos: Option<u8>, dcp_refuted: bool) -> bool {
+        if self.opcode_rules[opcode as usize] {
             return true;
         }
-        if frame.is_rocev1() || dcp_refuted {
+        if rocev1 || dcp_refuted {
             return false;
         }
-        match frame.tos().map(|t| crate::ext::dcp::tag(t, self.opts.params.dcp_tag_shift)) {
+        match tos.map(|t| crate::ext::dcp::tag(t, self.opts.params.dcp_tag_shift)) {
             None | Some(crate::ext::dcp::TAG_NONE) => false,
-            Some(crate::ext::dcp::TAG_DATA) => opcode.is_dcp_request(),
+            Some(crate::ext::dcp::TAG_DATA) => crate::ib::opcode::Opcode(opcode).is_dcp_request(),
             Some(_) => true,
         }
     }

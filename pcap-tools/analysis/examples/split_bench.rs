@@ -11,7 +11,8 @@
 use std::ops::ControlFlow;
 use std::time::Instant;
 
-use rocescope_analysis::analyze::pkt::{Pkt, Seen};
+use rocescope_analysis::analyze::pkt::Seen;
+use rocescope_analysis::analyze::run::write_summary;
 use rocescope_analysis::analyze::{Analyzer, Options};
 use rocescope_analysis::capture;
 use rocescope_analysis::session::Session;
@@ -49,10 +50,10 @@ fn half_a(file: &str, mut keep: Option<&mut Vec<Seen>>) {
     // (here dropped, or kept in `keep`).
     let mut batch: Vec<Seen> = Vec::with_capacity(4096);
     session(file)
-        .run(|rec, d| {
+        .run_summarised(|rec, given| {
             batch.push(Seen::None);
             if let Some(slot) = batch.last_mut() {
-                Pkt::write_decoded(slot, d, rec.number, rec.ts_ns, rec.interface, rec.orig_len);
+                write_summary(slot, rec, rec.ts_ns, given);
                 if matches!(slot, Seen::None) {
                     batch.pop();
                 }

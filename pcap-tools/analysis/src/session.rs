@@ -29,12 +29,21 @@ use std::ops::{ControlFlow, Range};
 use rocescope_codec::decoder::{Decoded, Decoder, Extra, FlowRef};
 use rocescope_codec::{Frame, LinkType};
 
+use crate::analyze::plain::PlainV4;
 use crate::capture::{CaptureError, CaptureReader, Record};
 
 /// Frames held back at most while `auto` detection waits for a flow's decision.
 pub const LOOKAHEAD_FRAMES: usize = 100_000;
 /// Captured bytes held back at most (the frames' data).
 pub const LOOKAHEAD_BYTES: usize = 64 << 20;
+
+/// A frame as [`Session::run_summarised`] gives it.
+pub enum Given<'r, 'a, 's> {
+    /// Read by the summary fast path.
+    Plain(&'r PlainV4<'a>),
+    /// Decoded.
+    Decoded(&'r Decoded<'a, 's>),
+}
 
 /// A capture being read and decoded.
 pub struct Session<R: Read> {
@@ -139,6 +148,30 @@ impl<R: Read> Session<R> {
     /// before it were seen). A record of a link type rocescope does not decode is passed with an
     /// empty, undecoded frame: listed, not decoded.
     pub fn run(&mut self, mut f: impl FnMut(&Record<'_>, &Decoded<'_, '_>) -> ControlFlow<()>) -> Result<(), CaptureError> {
+        self.run_with::<false>(|rec, given| match given {
+            Given::Decoded(d) => f(rec, d),
+            // (Not given without the fast path.)
+            Given::Plain(_) => ControlFlow::Continue(()),
+        })
+    }
+
+    /// [`run`](Self::run) for a reader of summaries (the analysers): a frame the summary fast
+    /// path reads ([`PlainV4`], `analyze/plain.rs`), which the decoder would give out `std`, its
+    /// flow plain, is given as [`Given::Plain`] without being decoded (the decoder counts it as
+    /// it counts it decoded); every other frame is decoded, as `run` decodes it.
+    pub fn run_summarised(
+        &mut self,
+        f: impl FnMut(&Record<'_>, Given<'_, '_, '_>) -> ControlFlow<()>,
+    ) -> Result<(), CaptureError> {
+        self.run_with::<true>(f)
+    }
+
+    /// [`run`](Self::run), with the fast path when `FAST`.
+    #[inline(always)]
+    fn run_with<const FAST: bool>(
+        &mut self,
+        mut f: impl FnMut(&Record<'_>, Given<'_, '_, '_>) -> ControlFlow<()>,
+    ) -> Result<(), CaptureError> {
         self.detect();
         let Session { reader, decoder, held, limits, .. } = self;
         loop {
@@ -161,12 +194,23 @@ impl<R: Read> Session<R> {
             };
             let link = crate::link_type(rec.linktype);
             if held.frames.is_empty() {
+                if FAST && link == Some(LinkType::Ethernet) {
+                    if let Some(v) = PlainV4::parse(rec.data, rec.orig_len as usize) {
+                        let (qp, opcode) = (v.roce.bth().dest_qp(), v.roce.opcode().0);
+                        if decoder.give_out_plain_v4(rec.interface, v.src, v.dst, qp, opcode, v.tos) {
+                            if f(rec, Given::Plain(&v)).is_break() {
+                                return Ok(());
+                            }
+                            continue;
+                        }
+                    }
+                }
                 let step = match link {
                     Some(lt) => {
                         decoder.set_interface(rec.interface);
-                        decoder.decode_step(lt, rec.data, rec.orig_len as usize, |d| f(rec, d))
+                        decoder.decode_step(lt, rec.data, rec.orig_len as usize, |d| f(rec, Given::Decoded(d)))
                     }
-                    None => Ok(f(rec, &undecoded())),
+                    None => Ok(f(rec, Given::Decoded(&undecoded()))),
                 };
                 match step {
                     Ok(ControlFlow::Break(())) => return Ok(()),
@@ -215,7 +259,7 @@ fn release(
     decoder: &mut Decoder,
     held: &mut Held,
     limits: (usize, usize),
-    f: &mut impl FnMut(&Record<'_>, &Decoded<'_, '_>) -> ControlFlow<()>,
+    f: &mut impl FnMut(&Record<'_>, Given<'_, '_, '_>) -> ControlFlow<()>,
 ) -> ControlFlow<()> {
     while let Some(h) = held.frames.front() {
         let over = held.frames.len() > limits.0 || held.held_bytes() > limits.1;
@@ -229,9 +273,9 @@ fn release(
         let r = match crate::link_type(rec.linktype) {
             Some(lt) => {
                 decoder.set_interface(rec.interface);
-                f(&rec, &decoder.emit(lt, data, rec.orig_len as usize))
+                f(&rec, Given::Decoded(&decoder.emit(lt, data, rec.orig_len as usize)))
             }
-            None => f(&rec, &undecoded()),
+            None => f(&rec, Given::Decoded(&undecoded())),
         };
         r?;
     }

@@ -37,6 +37,109 @@ pub fn fuzz_frame(data: &[u8]) {
     let n = ctl >> 3;
     let extra = if n == 0 { 0 } else { 1usize << (n - 1) };
     check_frame(link, frame, frame.len() + extra, &opts);
+    if link == LinkType::Ethernet {
+        check_plain_summary(frame, frame.len() + extra);
+    }
+}
+
+/// The analysers' summary fast path (`pcap-tools/analysis/src/analyze/plain.rs`) against the
+/// long way, on one Ethernet frame (`orig_len` long on the wire): when the fast path reads it,
+/// its summary is the one written from the frame's `std` decoding, and that decoding is of a
+/// whole frame with no extension and no CM MAD (what the fast path stands for). Returns whether
+/// the fast path read it.
+pub fn check_plain_summary(data: &[u8], orig_len: usize) -> bool {
+    use rocescope_analysis::analyze::pkt::{Pkt, Seen};
+    use rocescope_analysis::analyze::plain::PlainV4;
+    use rocescope_codec::decoder::ProfileChoice;
+
+    let Some(v) = PlainV4::parse(data, orig_len) else { return false };
+    let mut fast = Seen::None;
+    Pkt::write_plain(&mut fast, &v, 7, 11, 3, orig_len as u32);
+    let mut decoder =
+        Decoder::new(DecoderOptions { profile: ProfileChoice::Fixed(Profile::Std), ..DecoderOptions::default() });
+    let d = decoder.decode(LinkType::Ethernet, data, orig_len);
+    let slow = Pkt::from_decoded(&d, 7, 11, 3, orig_len as u32);
+    assert_eq!(format!("{fast:?}"), format!("{slow:?}"), "the fast path's summary of {data:02x?}");
+    assert!(!d.frame.truncated() && matches!(d.frame.ext(), Ext::None) && d.frame.cm().is_none());
+    assert!(matches!(d.frame.net(), Some(rocescope_codec::frame::Net::Ipv4 { .. })) && d.frame.roce().is_some());
+    true
+}
+
+/// Frames the fast path reads in a whole capture, and the frames read.
+pub struct FastPathRun {
+    pub plain: u64,
+    pub frames: u64,
+}
+
+/// A whole capture analysed the long way (every frame decoded, [`Session::run`]) and with the
+/// summary fast path ([`Session::run_summarised`], as `rocescope flows` and `timeline` read),
+/// with profile `auto` and checksums only where detection compares them: the flow tables,
+/// every flow's timeline and the decoder's counts are the same. At most `max_records` records.
+///
+/// [`Session::run`]: rocescope_analysis::session::Session::run
+/// [`Session::run_summarised`]: rocescope_analysis::session::Session::run_summarised
+pub fn check_fast_path_run(data: &[u8], max_records: u64) -> FastPathRun {
+    use rocescope_analysis::analyze::pkt::{Pkt, Seen};
+    use rocescope_analysis::analyze::run::write_summary;
+    use rocescope_analysis::analyze::{Analyzer, Options};
+    use rocescope_analysis::session::{Given, Session};
+    use std::ops::ControlFlow;
+
+    let session = || {
+        let reader = CaptureReader::new(Cursor::new(data)).ok()?;
+        Some(Session::new(reader, Decoder::new(DecoderOptions::default()).checksums_for_detection_only()))
+    };
+    let Some(mut long) = session() else { return FastPathRun { plain: 0, frames: 0 } };
+    let mut fast = session().expect("the same bytes open again");
+    let params = long.decoder().options().params;
+    let opts = Options::with_params(Options { keep_events: true, ..Options::default() }, &params);
+    let (mut a_long, mut a_fast) = (Analyzer::new(opts.clone()), Analyzer::new(opts));
+    let long_result = long.run(|rec, d| {
+        if rec.number > max_records {
+            return ControlFlow::Break(());
+        }
+        let seen = Pkt::from_decoded(d, rec.number, rec.ts_ns, rec.interface, rec.orig_len);
+        if !matches!(seen, Seen::None) {
+            a_long.add(&seen);
+        }
+        ControlFlow::Continue(())
+    });
+    let mut run = FastPathRun { plain: 0, frames: 0 };
+    let fast_result = fast.run_summarised(|rec, given| {
+        if rec.number > max_records {
+            return ControlFlow::Break(());
+        }
+        run.frames = rec.number;
+        run.plain += u64::from(matches!(given, Given::Plain(_)));
+        let mut seen = Seen::None;
+        write_summary(&mut seen, rec, rec.ts_ns, given);
+        if !matches!(seen, Seen::None) {
+            a_fast.add(&seen);
+        }
+        ControlFlow::Continue(())
+    });
+    assert_eq!(long_result.map_err(|e| e.to_string()), fast_result.map_err(|e| e.to_string()));
+    assert_eq!(long.decoder().stats(), fast.decoder().stats(), "the decoder's counts");
+    let report = |a: &mut Analyzer| {
+        let mut out = serde_json::to_string(&a.flows()).expect("json");
+        a.each_flow_timeline(|f, _| -> Result<(), serde_json::Error> {
+            out.push_str(&serde_json::to_string(&f)?);
+            Ok(())
+        })
+        .expect("json");
+        out
+    };
+    let (l, f) = (report(&mut a_long), report(&mut a_fast));
+    if l != f {
+        let at = l.bytes().zip(f.bytes()).position(|(a, b)| a != b).unwrap_or(l.len().min(f.len()));
+        let from = at.saturating_sub(200);
+        panic!(
+            "the fast path's analysis differs at byte {at}:\n long: {}\n fast: {}",
+            &l[from..(at + 200).min(l.len())],
+            &f[from..(at + 200).min(f.len())]
+        );
+    }
+    run
 }
 
 /// Decoding options from a control byte: bits 2..0 the profile ([`Profile::ALL`]; 6 and 7 are
@@ -134,6 +237,7 @@ pub fn fuzz_analysis(data: &[u8]) {
     let report = rocescope_analysis::analyze::report::TimelineReport { flows: overview };
     let _ = plot::overview_svg(&report, &overview_series.iter().map(Option::as_ref).collect::<Vec<_>>());
     let _ = noted.flows();
+    check_fast_path_run(data, MAX_RECORDS as u64);
     streamed
         .each_flow_streamed(|_, part| -> std::io::Result<()> {
             match part {

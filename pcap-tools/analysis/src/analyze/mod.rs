@@ -27,6 +27,7 @@ pub mod flor;
 pub mod netrt;
 pub mod pfc;
 pub mod pkt;
+pub mod plain;
 pub mod plot;
 pub mod psn;
 pub mod records;

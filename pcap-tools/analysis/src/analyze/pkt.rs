@@ -13,6 +13,7 @@ use rocescope_codec::ext::Ext;
 use rocescope_codec::frame::Net;
 use rocescope_codec::ib::aeth::Syndrome;
 use rocescope_codec::ib::opcode::Position;
+use rocescope_codec::ib::RocePacket;
 use rocescope_codec::Profile;
 
 /// What a RoCE packet is, for the analysers.
@@ -308,8 +309,6 @@ impl Pkt {
             *out = Seen::None;
             return;
         };
-        let bth = p.bth();
-        let opcode = p.opcode();
         let (ttl, ecn) = match f.net() {
             Some(Net::Ipv4 { off, .. }) => {
                 (f.data().get(off as usize + 8).copied(), f.data().get(off as usize + 1).map(|b| b & 3))
@@ -322,15 +321,69 @@ impl Pkt {
             ),
             _ => (None, None),
         };
+        let at = Around { frame, time_ns, iface, len, src, dst, ttl, ecn };
+        Self::write_roce(out, &p, at, f.ext(), d.profile());
+        let plain = matches!(f.ext(), Ext::None);
+        if plain && f.cm().is_none() {
+            return;
+        }
+        let Seen::Roce(pkt) = *out else { return };
+        if !plain {
+            if let Ext::Sdr(Sdr::Ctrl(c)) = f.ext() {
+                *out = Seen::Rare(Box::new(Rare::SdrCtrl(sdr_ctrl(pkt, c, p.payload()))));
+                return;
+            }
+            if let Ext::Flor(Flor::Ack(a)) = f.ext() {
+                *out = Seen::Rare(Box::new(Rare::FlorAck(FlorAckPkt {
+                    pkt,
+                    qpn: a.qpn,
+                    acked: a.acked(p.payload()).collect(),
+                })));
+                return;
+            }
+        }
+        if let Some(cm) = f.cm() {
+            let msg = cm.msg();
+            if matches!(msg, rocescope_codec::ib::cm::CmMsg::Req | rocescope_codec::ib::cm::CmMsg::Rep) {
+                if let Some(qpn) = cm.local_qpn() {
+                    *out = Seen::Rare(Box::new(Rare::Cm(CmPkt {
+                        pkt,
+                        rep: msg == rocescope_codec::ib::cm::CmMsg::Rep,
+                        local_comm_id: cm.local_comm_id(),
+                        remote_comm_id: cm.remote_comm_id().unwrap_or(0),
+                        qpn,
+                    })));
+                }
+            }
+        }
+    }
+
+    /// A frame the fast path read (`analyze/plain.rs`), summarised as
+    /// [`write_decoded`](Self::write_decoded) summarises its `std` decoding: by the same code.
+    #[inline(always)]
+    pub fn write_plain(out: &mut Seen, v: &super::plain::PlainV4<'_>, frame: u64, time_ns: u64, iface: u32, len: u32) {
+        let (src, dst) = (IpAddr::V4(v.src), IpAddr::V4(v.dst));
+        let at = Around { frame, time_ns, iface, len, src, dst, ttl: Some(v.ttl), ecn: Some(v.tos & 3) };
+        Self::write_roce(out, &v.roce, at, &Ext::None, Profile::Std);
+    }
+
+    /// The RoCE packet's summary, written into `out`: the common part of every RoCE frame's
+    /// (what follows for CM MADs and the extensions' control messages is
+    /// [`write_decoded`](Self::write_decoded)'s). `x` is what the frame's profile decoded.
+    #[inline(always)]
+    fn write_roce(out: &mut Seen, p: &RocePacket<'_>, at: Around, x: &Ext, profile: Profile) {
+        let Around { frame, time_ns, iface, len, src, dst, ttl, ecn } = at;
+        let bth = p.bth();
+        let opcode = p.opcode();
         // A packet without an extension (every packet of a `std` flow, nearly all of most
         // captures) skips the extension's readings: what they give for `Ext::None`.
-        let plain = matches!(f.ext(), Ext::None);
-        let dcp = match f.ext() {
+        let plain = matches!(x, Ext::None);
+        let dcp = match x {
             Ext::Dcp(x) => Some(*x),
             _ => None,
         };
         let ext = if !plain {
-            ext_of(f.ext(), p)
+            ext_of(x, p)
         } else if matches!(opcode.0, 0x06 | 0x26) {
             // (An RDMA WRITE First's length: a Flor chunk's span.)
             p.reth().map_or(PktExt::None, |r| PktExt::WriteFirst { dma_len: r.dma_len() })
@@ -341,7 +394,7 @@ impl Pkt {
             Class::Cnp
         } else if !plain
             && (matches!(ext, PktExt::NetrtRequest { .. } | PktExt::NetrtUnfulfilled { .. })
-                || matches!(f.ext(), Ext::Sdr(Sdr::Ctrl(_)) | Ext::Flor(Flor::Ack(_))))
+                || matches!(x, Ext::Sdr(Sdr::Ctrl(_)) | Ext::Flor(Flor::Ack(_))))
         {
             Class::Control
         } else if let Some(x) = dcp.filter(|x| x.ho) {
@@ -408,7 +461,7 @@ impl Pkt {
             ect: ecn.is_some_and(|e| e != 0),
             class,
             payload: p.payload_len() as u32,
-            profile: d.profile(),
+            profile,
             dcp_msn: dcp.and_then(|x| if x.ho { None } else { x.msn(p) }).or(match class {
                 Class::HeaderOnly { msn } => msn,
                 _ => None,
@@ -424,38 +477,6 @@ impl Pkt {
                 pkt.ext = ext;
             }
         }
-        if plain && f.cm().is_none() {
-            return;
-        }
-        let Seen::Roce(pkt) = *out else { return };
-        if !plain {
-            if let Ext::Sdr(Sdr::Ctrl(c)) = f.ext() {
-                *out = Seen::Rare(Box::new(Rare::SdrCtrl(sdr_ctrl(pkt, c, p.payload()))));
-                return;
-            }
-            if let Ext::Flor(Flor::Ack(a)) = f.ext() {
-                *out = Seen::Rare(Box::new(Rare::FlorAck(FlorAckPkt {
-                    pkt,
-                    qpn: a.qpn,
-                    acked: a.acked(p.payload()).collect(),
-                })));
-                return;
-            }
-        }
-        if let Some(cm) = f.cm() {
-            let msg = cm.msg();
-            if matches!(msg, rocescope_codec::ib::cm::CmMsg::Req | rocescope_codec::ib::cm::CmMsg::Rep) {
-                if let Some(qpn) = cm.local_qpn() {
-                    *out = Seen::Rare(Box::new(Rare::Cm(CmPkt {
-                        pkt,
-                        rep: msg == rocescope_codec::ib::cm::CmMsg::Rep,
-                        local_comm_id: cm.local_comm_id(),
-                        remote_comm_id: cm.remote_comm_id().unwrap_or(0),
-                        qpn,
-                    })));
-                }
-            }
-        }
     }
 
     /// Carries message data (a request packet or a READ response).
@@ -467,6 +488,21 @@ impl Pkt {
     pub fn is_netrt_message(&self) -> bool {
         matches!(self.ext, PktExt::NetrtRequest { .. } | PktExt::NetrtUnfulfilled { .. })
     }
+}
+
+/// What a summary keeps of the frame around its RoCE packet.
+#[derive(Clone, Copy)]
+struct Around {
+    frame: u64,
+    time_ns: u64,
+    iface: u32,
+    len: u32,
+    src: IpAddr,
+    dst: IpAddr,
+    /// IPv4 TTL or IPv6 hop limit, when captured.
+    ttl: Option<u8>,
+    /// The ECN bits, when captured.
+    ecn: Option<u8>,
 }
 
 /// What the analysers keep of a research transport's extension.

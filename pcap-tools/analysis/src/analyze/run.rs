@@ -6,7 +6,7 @@ use std::io::Read;
 use std::ops::ControlFlow;
 
 use crate::capture::{CaptureError, Record};
-use crate::session::Session;
+use crate::session::{Given, Session};
 
 #[cfg(not(target_arch = "wasm32"))]
 use super::fields::LiveNote;
@@ -54,19 +54,29 @@ pub fn analyze<R: Read>(
     let mut a = Analyzer::new(opts);
     let mut t0: Option<u64> = None;
     let limits = window.limits();
-    session.run(|rec, d| {
+    session.run_summarised(|rec, given| {
         tick(rec);
         let t = rec.ts_ns;
         if limits && !window.admits(*t0.get_or_insert(t), t)? {
             return ControlFlow::Continue(());
         }
-        let seen = Pkt::from_decoded(d, rec.number, t, rec.interface, rec.orig_len);
+        let mut seen = Seen::None;
+        write_summary(&mut seen, rec, t, given);
         if !matches!(seen, Seen::None) {
             a.add(&seen);
         }
         ControlFlow::Continue(())
     })?;
     Ok(a)
+}
+
+/// A frame's summary (`t`: its time), written into `out`: read by the fast path or decoded.
+#[inline(always)]
+pub fn write_summary(out: &mut Seen, rec: &Record<'_>, t: u64, given: Given<'_, '_, '_>) {
+    match given {
+        Given::Plain(v) => Pkt::write_plain(out, v, rec.number, t, rec.interface, rec.orig_len),
+        Given::Decoded(d) => Pkt::write_decoded(out, d, rec.number, t, rec.interface, rec.orig_len),
+    }
 }
 
 /// Frames summarised per batch handed from the reading thread to the analysing one. (A batch
@@ -133,7 +143,7 @@ fn analyze_threaded_with<R: Read + Send + 'static>(
         let mut closed = false;
         // (Without a window, as `flows` mostly runs, the loop does not look at times at all.)
         let limits = window.limits();
-        let r = session.run(|rec, d| {
+        let r = session.run_summarised(|rec, given| {
             let t = rec.ts_ns;
             at = (rec.number, rec.offset);
             if limits && !window.admits(*t0.get_or_insert(t), t)? {
@@ -143,7 +153,7 @@ fn analyze_threaded_with<R: Read + Send + 'static>(
             // assigned, the summary was built on the stack and copied in).
             batch.push(Seen::None);
             if let Some(slot) = batch.last_mut() {
-                Pkt::write_decoded(slot, d, rec.number, t, rec.interface, rec.orig_len);
+                write_summary(slot, rec, t, given);
                 if matches!(slot, Seen::None) {
                     batch.pop();
                 }
