@@ -43,11 +43,14 @@ ROUNDS=$(mktemp)
 trap 'rm -rf "$WS_CONF" "$TIMES" "$ROUNDS" "$ROUNDS".*' EXIT
 
 # capture NAME MESSAGES: writes $DIR/NAME.pcapng (atomically: other readers may have it open)
-# and the simulator's summary to $DIR/NAME.synth.txt.
+# and the simulator's summary to $DIR/NAME.synth.txt, then has the file written out to disk
+# before anything is timed (else the kernel's writeback of the fresh file, a few hundred MB of
+# dirty pages, runs during the first rounds, beside the commands timed).
 capture() {
     "$BIN" synth --stack irn --incast 64 --mtu 256 --message-size 4096 --messages "$2" --loss 0.01 \
         --loss-dir forward --taps receiver --seed 1 -o "$DIR/$1.tmp.pcapng" >/dev/null 2>"$DIR/$1.synth.txt"
     mv "$DIR/$1.tmp.pcapng" "$DIR/$1.pcapng"
+    sync "$DIR/$1.pcapng"
 }
 
 # once CMD...: runs it once (output discarded: tshark warns about running as root) and prints
