@@ -276,8 +276,17 @@ pub fn analyze(out: &mut impl Write, args: &crate::AnalyzeArgs, timeline: bool) 
     drop(bar);
     // A flow is kept when --flow names it (its id, or its SRC>DST/DESTQP part) and --qpn names
     // its DestQP or its peer's.
+    // (Which --flow ids matched a flow, whatever --qpn says: the others are named on standard
+    // error, as a typo would otherwise give an empty report without a word.)
+    let matched = std::cell::RefCell::new(vec![false; args.flow.len()]);
     let keep = |id: &str, destqp: u32, peer: Option<&str>| {
-        let by_flow = args.flow.is_empty() || args.flow.iter().any(|f| f == id || base_id(id) == f);
+        let mut by_flow = args.flow.is_empty();
+        for (f, m) in args.flow.iter().zip(matched.borrow_mut().iter_mut()) {
+            if f == id || base_id(id) == f {
+                *m = true;
+                by_flow = true;
+            }
+        }
         let peer_qp = peer.and_then(|p| base_id(p).rsplit_once('/')).and_then(|(_, q)| q.parse::<u32>().ok());
         let by_qpn = args.qpn.is_empty() || args.qpn.contains(&destqp) || peer_qp.is_some_and(|q| args.qpn.contains(&q));
         by_flow && by_qpn
@@ -293,6 +302,9 @@ pub fn analyze(out: &mut impl Write, args: &crate::AnalyzeArgs, timeline: bool) 
             crate::TableFormat::Text => render::flows_text(out, &t),
         }
     };
+    for (f, _) in args.flow.iter().zip(matched.borrow().iter()).filter(|(_, m)| !**m && r.is_ok()) {
+        eprintln!("rocescope: warning: {file}: --flow {f} matches no flow (`rocescope flows` lists them)");
+    }
     if let Err(e) = r {
         // A closed pipe ends the output quietly; anything else is the plots' directory.
         if e.kind() != io::ErrorKind::BrokenPipe {

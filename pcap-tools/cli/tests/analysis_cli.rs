@@ -47,6 +47,24 @@ fn flow_selects_by_id_and_by_its_address_part() {
 }
 
 #[test]
+fn a_flow_id_that_matches_nothing_is_named_on_standard_error() {
+    let f = fixture("gbn-loss");
+    for cmd in ["flows", "timeline"] {
+        // A typo'd id beside a real one: the real one is reported, the typo named, exit 0.
+        let out = Command::new(BIN)
+            .args([cmd, "-T", "json", "--flow", "10.0.0.1>10.0.1.1/512@1", "--flow", "10.0.0.9>10.0.1.1/512", &f])
+            .output()
+            .expect("run rocescope");
+        assert!(out.status.success(), "{cmd}: {}", String::from_utf8_lossy(&out.stderr));
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+        assert_eq!(ids(&v), ["10.0.0.1>10.0.1.1/512@1"], "{cmd}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains("--flow 10.0.0.9>10.0.1.1/512 matches no flow"), "{cmd}: {err}");
+        assert!(!err.contains("--flow 10.0.0.1>10.0.1.1/512@1 matches"), "{cmd}: {err}");
+    }
+}
+
+#[test]
 fn from_and_to_keep_a_window_of_the_capture() {
     let f = fixture("gbn-loss");
     // Every frame's time, from decode, to know which frames a window keeps.
