@@ -7,7 +7,7 @@
 //! NACK fields.
 
 use core::ops::Range;
-use std::collections::HashMap;
+use crate::fxhash::FxHashMap;
 use std::net::IpAddr;
 
 use crate::ext::erd::{NackEntry, NACK_ENTRY_LEN, NACK_HEADER_LEN, NACK_MAGIC, NACK_MAX_LEN, NACK_VERSION};
@@ -203,7 +203,9 @@ struct Stream {
 /// kept in two vectors reused from push to push (they grow to the largest segment's worth).
 #[derive(Debug)]
 pub struct NackReassembler {
-    streams: HashMap<StreamKey, Stream>,
+    /// (FxHash: deterministic, as the decoder's other maps, so a decoder's state reads the same
+    /// however it was reached.)
+    streams: FxHashMap<StreamKey, Stream>,
     max_streams: usize,
     max_message_len: usize,
     tick: u64,
@@ -228,7 +230,7 @@ impl NackReassembler {
     /// at most [`NACK_MAX_LEN`]).
     pub fn with_limits(max_streams: usize, max_message_len: usize) -> Self {
         NackReassembler {
-            streams: HashMap::new(),
+            streams: FxHashMap::default(),
             max_streams: max_streams.max(1),
             max_message_len: max_message_len.clamp(NACK_HEADER_LEN, NACK_MAX_LEN),
             tick: 0,

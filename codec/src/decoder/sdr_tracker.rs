@@ -2,7 +2,7 @@
 //! immediate rebuilt from the fragments a message's packets carry, and the RETH VA cross-check.
 
 use core::ops::Range;
-use std::collections::HashMap;
+use crate::fxhash::FxHashMap;
 
 use crate::ext::sdr::{effective_mtu, expected_va, fragment_count, Sdr};
 use crate::ext::Ext;
@@ -55,7 +55,7 @@ struct FlowState {
     max_dma: u32,
     /// The most recent message id that started a new message (ids wrap modulo 2^ID).
     frontier: Option<u32>,
-    msgs: HashMap<u32, MsgState>,
+    msgs: FxHashMap<u32, MsgState>,
     last_use: u64,
 }
 
@@ -70,7 +70,8 @@ struct FlowState {
 /// packet at offset 0 of a message whose fragments were all seen starts a new message.
 #[derive(Debug, Default)]
 pub struct SdrTracker {
-    flows: HashMap<u64, FlowState>,
+    /// (FxHash, as `msgs`: deterministic, as the decoder's other maps.)
+    flows: FxHashMap<u64, FlowState>,
     tick: u64,
 }
 

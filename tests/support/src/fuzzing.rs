@@ -38,7 +38,9 @@ pub fn fuzz_frame(data: &[u8]) {
     let extra = if n == 0 { 0 } else { 1usize << (n - 1) };
     check_frame(link, frame, frame.len() + extra, &opts);
     if link == LinkType::Ethernet {
+        // (Cut by a snaplen, the fast path refuses the frame: also as if captured whole.)
         check_plain_summary(frame, frame.len() + extra);
+        check_plain_summary(frame, frame.len());
     }
 }
 
@@ -73,12 +75,22 @@ pub struct FastPathRun {
 
 /// A whole capture analysed the long way (every frame decoded, [`Session::run`]) and with the
 /// summary fast path ([`Session::run_summarised`], as `rocescope flows` and `timeline` read),
-/// with profile `auto` and checksums only where detection compares them: the flow tables,
-/// every flow's timeline and the decoder's counts are the same. At most `max_records` records.
+/// with profile `auto` and checksums only where detection compares them, both ways a decoder
+/// reads a file (holding frames back, as the analysers do; after a detection pass, as
+/// `decode` does): the flow tables, every flow's timeline and the decoder's whole state (its
+/// flows' detection states, counts, ERD and SDR state: its `Debug` form) are the same. At most
+/// `max_records` records. Returns the look-ahead reading's counts.
 ///
 /// [`Session::run`]: rocescope_analysis::session::Session::run
 /// [`Session::run_summarised`]: rocescope_analysis::session::Session::run_summarised
 pub fn check_fast_path_run(data: &[u8], max_records: u64) -> FastPathRun {
+    let run = check_fast_path_mode(data, max_records, false);
+    check_fast_path_mode(data, max_records, true);
+    run
+}
+
+/// [`check_fast_path_run`] in one of the two modes.
+fn check_fast_path_mode(data: &[u8], max_records: u64, detection_pass: bool) -> FastPathRun {
     use rocescope_analysis::analyze::pkt::{Pkt, Seen};
     use rocescope_analysis::analyze::run::write_summary;
     use rocescope_analysis::analyze::{Analyzer, Options};
@@ -87,7 +99,11 @@ pub fn check_fast_path_run(data: &[u8], max_records: u64) -> FastPathRun {
 
     let session = || {
         let reader = CaptureReader::new(Cursor::new(data)).ok()?;
-        Some(Session::new(reader, Decoder::new(DecoderOptions::default()).checksums_for_detection_only()))
+        let s = Session::new(reader, Decoder::new(DecoderOptions::default()).checksums_for_detection_only());
+        Some(match detection_pass {
+            true => s.with_detection_pass(CaptureReader::new(Cursor::new(data)).ok()?),
+            false => s,
+        })
     };
     let Some(mut long) = session() else { return FastPathRun { plain: 0, frames: 0 } };
     let mut fast = session().expect("the same bytes open again");
@@ -118,8 +134,14 @@ pub fn check_fast_path_run(data: &[u8], max_records: u64) -> FastPathRun {
         }
         ControlFlow::Continue(())
     });
-    assert_eq!(long_result.map_err(|e| e.to_string()), fast_result.map_err(|e| e.to_string()));
-    assert_eq!(long.decoder().stats(), fast.decoder().stats(), "the decoder's counts");
+    let mode = if detection_pass { "after a detection pass" } else { "holding frames back" };
+    assert_eq!(long_result.map_err(|e| e.to_string()), fast_result.map_err(|e| e.to_string()), "{mode}");
+    assert_eq!(long.decoder().stats(), fast.decoder().stats(), "the decoder's counts, {mode}");
+    same_text(
+        &format!("{:?}", long.decoder()),
+        &format!("{:?}", fast.decoder()),
+        &format!("the decoder's state {mode}"),
+    );
     let report = |a: &mut Analyzer| {
         let mut out = serde_json::to_string(&a.flows()).expect("json");
         a.each_flow_timeline(|f, _| -> Result<(), serde_json::Error> {
@@ -129,17 +151,19 @@ pub fn check_fast_path_run(data: &[u8], max_records: u64) -> FastPathRun {
         .expect("json");
         out
     };
-    let (l, f) = (report(&mut a_long), report(&mut a_fast));
+    same_text(&report(&mut a_long), &report(&mut a_fast), &format!("the analysis {mode}"));
+    run
+}
+
+/// Panics when the long way's text `l` and the fast path's `f` differ, showing where.
+fn same_text(l: &str, f: &str, what: &str) {
     if l != f {
         let at = l.bytes().zip(f.bytes()).position(|(a, b)| a != b).unwrap_or(l.len().min(f.len()));
         let from = at.saturating_sub(200);
-        panic!(
-            "the fast path's analysis differs at byte {at}:\n long: {}\n fast: {}",
-            &l[from..(at + 200).min(l.len())],
-            &f[from..(at + 200).min(f.len())]
-        );
+        let show =
+            |t: &str| String::from_utf8_lossy(&t.as_bytes()[from.min(t.len())..(at + 200).min(t.len())]).into_owned();
+        panic!("with the fast path, {what} differs at byte {at}:\n long: {}\n fast: {}", show(l), show(f));
     }
-    run
 }
 
 /// Decoding options from a control byte: bits 2..0 the profile ([`Profile::ALL`]; 6 and 7 are

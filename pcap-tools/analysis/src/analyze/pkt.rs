@@ -1,6 +1,8 @@
 //! What the analysers read of one frame: a small `Copy` summary of the codec's decoding (BTH,
 //! AETH, the IRN SACK, DCP's tag/MSN/eMSN, IP TTL and ECN, PFC), so the per-flow logic never
-//! touches bytes and can be tested with hand-built values. Built by [`Pkt::from_decoded`];
+//! touches bytes and can be tested with hand-built values. Built by [`Pkt::from_decoded`] (or
+//! [`Pkt::write_decoded`]) from a decoded frame, by [`Pkt::write_plain`] from the summary fast
+//! path's reading (`analyze/plain.rs`);
 //! frames cut by the snaplen keep every field whose bytes were captured (the headers suffice:
 //! `tcpdump -s 128` captures are analysed fully).
 

@@ -7,10 +7,14 @@
 //! by the code that writes every summary ([`Pkt::write_plain`](super::pkt::Pkt::write_plain));
 //! the decoder still sees the frame, and the fast path is taken only when the decoder would
 //! give the frame out `std`, its flow plain ([`Decoder::give_out_plain_v4`]). Anything else
-//! (a VLAN tag, IPv6, IPv4 options, a length that disagrees, a frame cut by the snaplen, a CM
-//! MAD) goes the long way, through [`Session::run`](crate::session::Session::run): the fast
-//! path only ever answers what that way answers. `tests/plain_fast_path.rs` checks the two
-//! summaries equal on every fixture, the fuzz corpora and mutated frames.
+//! (a VLAN tag, IPv6, IPv4 options, a length that disagrees, a frame cut by the snaplen, a UD
+//! SEND Only to QP1, where CM MADs travel) goes the long way, decoded by the codec
+//! ([`Decoder::decode_step`], inside [`Session::run_summarised`]): the fast path only ever
+//! answers what that way answers. `tests/support/tests/plain_fast_path.rs` checks the two
+//! equal on every fixture and on mutated frames, and the fuzz harnesses on every input.
+//!
+//! [`Decoder::decode_step`]: rocescope_codec::decoder::Decoder::decode_step
+//! [`Session::run_summarised`]: crate::session::Session::run_summarised
 //!
 //! [`Decoder::give_out_plain_v4`]: rocescope_codec::decoder::Decoder::give_out_plain_v4
 
@@ -42,7 +46,8 @@ pub struct PlainV4<'a> {
 impl<'a> PlainV4<'a> {
     /// Reads an Ethernet frame's bytes (`orig_len` long on the wire); `None` for any frame that
     /// is not plainly Ethernet II · IPv4 · UDP 4791 · a RoCE packet whose BTH was captured,
-    /// whole and with agreeing lengths (the long way decodes those), and for QP1's CM MADs.
+    /// whole and with agreeing lengths (the long way decodes those), and for every UD SEND Only
+    /// to QP1 (a CM MAD, or one that does not parse: decoded, either way).
     #[inline(always)]
     pub fn parse(data: &'a [u8], orig_len: usize) -> Option<Self> {
         // Captured whole (a frame cut by the snaplen is flagged truncated by the long way).
