@@ -27,7 +27,8 @@ use crate::warning::{Layer, Unsupported, Warning, Warnings};
 pub const ROCEV2_PORT: u16 = 4791;
 /// RoCEv1 EtherType.
 pub const ETHERTYPE_ROCEV1: u16 = 0x8915;
-const ETHERTYPE_IPV4: u16 = 0x0800;
+/// IPv4 EtherType.
+pub const ETHERTYPE_IPV4: u16 = 0x0800;
 const ETHERTYPE_IPV6: u16 = 0x86dd;
 const GRH_LEN: usize = 40;
 /// IPv6 next header / GRH NxtHdr value for the IBA transport.
@@ -121,7 +122,8 @@ impl IcrcStatus {
 }
 
 const IPPROTO_TCP: u8 = 6;
-const IPPROTO_UDP: u8 = 17;
+/// UDP's IP protocol number.
+pub const IPPROTO_UDP: u8 = 17;
 
 /// TCP flags (header byte 13).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]

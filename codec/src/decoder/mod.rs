@@ -331,6 +331,16 @@ enum Arrival {
     Other,
 }
 
+/// Where an arriving RoCE packet's flow stands before the rules ([`Decoder::before_rules`]).
+enum Before {
+    /// Not a flow detection keeps, or a plain flow's packet no rule looks at.
+    Other,
+    /// The flow's slot; no rule to try on this packet.
+    Flow { slot: u32 },
+    /// The flow's slot and key: the rules may learn from this packet.
+    Rules { slot: u32, key: FlowKey },
+}
+
 /// Decodes a capture packet by packet with per-flow memory.
 #[derive(Debug)]
 pub struct Decoder {
@@ -521,24 +531,17 @@ impl Decoder {
         opcode: u8,
         tos: u8,
     ) -> bool {
-        // (`without_detection`'s usual case: `auto` without `--map`, a frame that is not TCP.)
-        if !(self.opts.maps.is_empty() && self.opts.profile == ProfileChoice::Auto) {
+        // (`without_detection`'s usual case, where a frame that is not TCP goes on to the rules.)
+        if !self.auto_without_maps() {
             return false;
         }
-        if self.unplain != 0 || self.rules_may_look_at(opcode, false, Some(tos), false) {
-            // `arrive`'s slot, and its rules when they would run: then the long way.
-            let slot = self.slot(FlowKey { src: IpAddr::V4(src), dst: IpAddr::V4(dst), qp });
-            let state = &self.flow_states[slot as usize];
-            if !self.settled
-                && state.profile.is_none()
-                && self.rules_may_look_at(opcode, false, Some(tos), state.dcp_refuted)
-            {
-                return false;
-            }
+        let key = || Some(FlowKey { src: IpAddr::V4(src), dst: IpAddr::V4(dst), qp });
+        match self.before_rules(opcode, false, Some(tos), key) {
+            Before::Other => {}
             // (A plain state is never pending; `give_out`'s short way is for plain states.)
-            if !state.plain() {
-                return false;
-            }
+            Before::Flow { slot } if self.flow_states[slot as usize].plain() => {}
+            // A flow with a profile or evidence, or rules to try: the long way.
+            Before::Flow { .. } | Before::Rules { .. } => return false,
         }
         self.interface = interface;
         self.stats.packets[Profile::Std as usize] += 1;
@@ -627,12 +630,18 @@ impl Decoder {
         self.flow_states[slot as usize] = state;
     }
 
+    /// `auto` detection without `--map` (the usual case): every flow's profile is detected.
+    #[inline(always)]
+    fn auto_without_maps(&self) -> bool {
+        self.opts.maps.is_empty() && self.opts.profile == ProfileChoice::Auto
+    }
+
     /// A frame detection has nothing to do with: TCP (ERD's NACK stream under `erd` or
     /// `auto`), or one a `--map` entry or the fixed profile decides.
     /// (Always inlined: called for every frame, it costs as much again as a call.)
     #[inline(always)]
     fn without_detection(&self, frame: &Frame<'_>) -> Option<Arrival> {
-        if self.opts.maps.is_empty() && self.opts.profile == ProfileChoice::Auto {
+        if self.auto_without_maps() {
             // `auto` without `--map`, the usual case (every frame comes here): what the general
             // path below gives then, without walking it.
             return frame.tcp().is_some().then_some(Arrival::Tcp { erd: true });
@@ -654,44 +663,59 @@ impl Decoder {
         if let Some(a) = self.without_detection(frame) {
             return a;
         }
-        if self.unplain == 0 && !self.rules_may_look(frame, false) {
-            // (A plain flow's frame: see `unplain`.)
-            return Arrival::Other;
-        }
-        let Some(key) = Self::flow_key(frame) else { return Arrival::Other };
-        let slot = self.slot(key);
-        if !self.settled {
-            let state = &self.flow_states[slot as usize];
-            if state.profile.is_none() && self.rules_may_look(frame, state.dcp_refuted) {
-                let mut state = *state;
+        let Some(roce) = frame.roce() else { return Arrival::Other };
+        match self.before_rules(roce.opcode().0, frame.is_rocev1(), frame.tos(), || Self::flow_key(frame)) {
+            Before::Other => Arrival::Other,
+            Before::Flow { slot } => Arrival::Flow { slot },
+            Before::Rules { slot, key } => {
+                let mut state = self.flow_states[slot as usize];
                 self.detect(frame, link, orig_len, key, &mut state);
                 self.store(slot, state);
+                Arrival::Flow { slot }
             }
         }
-        Arrival::Flow { slot }
+    }
+
+    /// An arriving RoCE packet's flow, up to the rules (what [`arrive`](Self::arrive) does
+    /// before [`detect`](Self::detect), and all the summary fast path's frames need,
+    /// [`give_out_plain_v4`](Self::give_out_plain_v4)), from the packet's BTH OpCode, RoCEv1 or
+    /// not, its IP ToS and its flow's key (`key`, read only when the flow is looked up; `None`
+    /// without addresses). While every flow is plain, a packet the rules would not look at in
+    /// a flow's first state is [`Before::Other`], its flow not looked up (see `unplain`).
+    #[inline(always)]
+    fn before_rules(
+        &mut self,
+        opcode: u8,
+        rocev1: bool,
+        tos: Option<u8>,
+        key: impl FnOnce() -> Option<FlowKey>,
+    ) -> Before {
+        if self.unplain == 0 && !self.rules_may_look(opcode, rocev1, tos, false) {
+            return Before::Other;
+        }
+        let Some(key) = key() else { return Before::Other };
+        let slot = self.slot(key);
+        let state = &self.flow_states[slot as usize];
+        if !self.settled && state.profile.is_none() && self.rules_may_look(opcode, rocev1, tos, state.dcp_refuted) {
+            return Before::Rules { slot, key };
+        }
+        Before::Flow { slot }
     }
 
     /// Whether [`detect`](Self::detect) could learn anything from a frame of an undecided flow
-    /// whose DCP tag is refuted or not: false only when every rule would return at its first tests, changing
-    /// nothing — an opcode none of the opcode-bound rules looks at ([`opcode_rules`]), and no
+    /// whose DCP tag is refuted or not: false only when every rule would return at its first
+    /// tests, changing nothing — an opcode none of the opcode-bound rules looks at ([`opcode_rules`]), and no
     /// DCP tag the dcp rule (`rules.rs`) goes on with (none; a refuted flow; RoCEv1; the data
     /// tag on a packet that would carry no DCP header, such as every ACK of a DSCP-26 flow).
     /// `detect`'s own ending changes nothing then either: its one-pass bound is checked after
     /// every frame that could move it. Skipping these frames (nearly all of an ordinary
     /// capture's, whose flows stay undecided to the end) spares a copy of the flow's state
     /// each way and the rules' tests: the same state, the same output. (Of the flow's state it
-    /// reads only whether its DCP tag is refuted: `arrive` asks with `false`, a flow's first
-    /// state, while every flow is plain.)
+    /// reads only whether its DCP tag is refuted: [`before_rules`](Self::before_rules) asks with
+    /// `false`, a flow's first state, while every flow is plain. Of the packet, its BTH OpCode,
+    /// whether it is RoCEv1, its IP ToS or traffic class.)
     #[inline(always)]
-    fn rules_may_look(&self, frame: &Frame<'_>, dcp_refuted: bool) -> bool {
-        let Some(roce) = frame.roce() else { return false };
-        self.rules_may_look_at(roce.opcode().0, frame.is_rocev1(), frame.tos(), dcp_refuted)
-    }
-
-    /// [`rules_may_look`](Self::rules_may_look) from what it reads of the frame: the BTH
-    /// OpCode, RoCEv1 or not, the IP ToS (or traffic class).
-    #[inline(always)]
-    fn rules_may_look_at(&self, opcode: u8, rocev1: bool, tos: Option<u8>, dcp_refuted: bool) -> bool {
+    fn rules_may_look(&self, opcode: u8, rocev1: bool, tos: Option<u8>, dcp_refuted: bool) -> bool {
         if self.opcode_rules[opcode as usize] {
             return true;
         }

@@ -20,6 +20,7 @@
 
 use std::net::Ipv4Addr;
 
+use rocescope_codec::frame::{ETHERTYPE_IPV4, IPPROTO_UDP, ROCEV2_PORT};
 use rocescope_codec::ib::RocePacket;
 use rocescope_codec::warning::Warnings;
 
@@ -29,8 +30,6 @@ const ETH_LEN: usize = 14;
 const IPV4_LEN: usize = 20;
 /// UDP header length.
 const UDP_LEN: usize = 8;
-/// RoCEv2's UDP port.
-const ROCEV2_PORT: u16 = 4791;
 
 /// A frame the fast path reads: its RoCE packet and what the summary keeps of its IPv4 header.
 #[derive(Clone, Copy, Debug)]
@@ -60,10 +59,10 @@ impl<'a> PlainV4<'a> {
         let (ip, udp) = rest.split_at(IPV4_LEN);
         // EtherType IPv4 (no VLAN tag); version 4 with IHL 5; neither More Fragments nor a
         // fragment offset; UDP.
-        if eth[12..14] != [0x08, 0x00]
+        if u16::from_be_bytes([eth[12], eth[13]]) != ETHERTYPE_IPV4
             || ip[0] != 0x45
             || (u16::from_be_bytes([ip[6], ip[7]]) & 0x3fff) != 0
-            || ip[9] != 17
+            || ip[9] != IPPROTO_UDP
         {
             return None;
         }
